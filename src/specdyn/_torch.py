@@ -1,0 +1,38 @@
+"""Lazy access to torch and device choice; the theory never imports this module."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def torch() -> Any:
+    """Import and return torch, with a clear message if it is missing."""
+    try:
+        import torch as _torch
+    except ImportError as err:  # pragma: no cover - torch is a declared dependency
+        raise ImportError(
+            "this part of specdyn needs PyTorch: pip install torch (see the README)"
+        ) from err
+    return _torch
+
+
+def resolve_device(device: Any = None) -> Any:
+    """``device`` as a ``torch.device``: CUDA when present and none was asked for, else CPU."""
+    t = torch()
+    if device is None:
+        return t.device("cuda" if t.cuda.is_available() else "cpu")
+    return t.device(device)
+
+
+def resolve_dtype(dtype: Any = None) -> Any:
+    """``dtype`` as a torch dtype (``None`` means float64); strings like 'float32' accepted."""
+    t = torch()
+    if dtype is None:
+        return t.float64
+    if isinstance(dtype, str):
+        names = {"float64": t.float64, "float32": t.float32, "double": t.float64,
+                 "float": t.float32, "bfloat16": t.bfloat16}
+        if dtype not in names:
+            raise ValueError(f"dtype must be one of {', '.join(map(repr, names))}; got {dtype!r}")
+        return names[dtype]
+    return dtype

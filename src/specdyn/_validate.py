@@ -1,0 +1,105 @@
+"""Checks applied where a value enters the library.
+
+Every public function validates its arguments once, here, and raises a
+``ValueError`` that names the argument and the allowed range before any work
+starts. Nothing downstream re-checks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+
+def positive(name: str, value: Any) -> float:
+    """Return ``value`` as a float, or raise if it is not finite and > 0."""
+    x = _real_scalar(name, value)
+    if not x > 0:
+        raise ValueError(f"{name} must be > 0 (allowed range (0, inf)), got {value!r}")
+    return x
+
+
+def nonnegative(name: str, value: Any) -> float:
+    """Return ``value`` as a float, or raise if it is not finite and >= 0."""
+    x = _real_scalar(name, value)
+    if not x >= 0:
+        raise ValueError(f"{name} must be >= 0 (allowed range [0, inf)), got {value!r}")
+    return x
+
+
+def in_range(
+    name: str, value: Any, lo: float, hi: float, *, lo_open: bool = False, hi_open: bool = False
+) -> float:
+    """Return ``value`` as a float, or raise if it is outside [lo, hi] (ends as given)."""
+    x = _real_scalar(name, value)
+    ok_lo = x > lo if lo_open else x >= lo
+    ok_hi = x < hi if hi_open else x <= hi
+    if not (ok_lo and ok_hi):
+        left = "(" if lo_open else "["
+        right = ")" if hi_open else "]"
+        raise ValueError(f"{name} must lie in {left}{lo}, {hi}{right}, got {value!r}")
+    return x
+
+
+def positive_int(name: str, value: Any, *, minimum: int = 1) -> int:
+    """Return ``value`` as an int, or raise if it is not an integer >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        if isinstance(value, (float, np.floating)) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if int(value) < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def choice(name: str, value: Any, allowed: Iterable[str]) -> str:
+    """Return ``value`` if it is one of ``allowed``; else raise listing the valid names."""
+    options = list(allowed)
+    if value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}; got {value!r}")
+    return str(value)
+
+
+def real_array(name: str, value: ArrayLike, *, lo: float | None = None,
+               allow_inf: bool = False) -> np.ndarray:
+    """Return ``value`` as a float64 array, checking reality, finiteness and a lower bound."""
+    arr = np.asarray(value)
+    if arr.size == 0:
+        raise ValueError(f"{name} must be non-empty")
+    if np.iscomplexobj(arr):
+        raise ValueError(f"{name} must be real, got a complex array")
+    try:
+        arr = arr.astype(np.float64, copy=False)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be numeric: {err}") from None
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} must not contain NaN")
+    if not allow_inf and np.isinf(arr).any():
+        raise ValueError(f"{name} must be finite")
+    if lo is not None and (arr < lo).any():
+        bad = arr[arr < lo].flat[0]
+        raise ValueError(f"{name} must be >= {lo} everywhere, got {bad!r}")
+    return arr
+
+
+def broadcastable(**arrays: np.ndarray) -> None:
+    """Raise a ``ValueError`` naming the arguments if they do not broadcast together."""
+    try:
+        np.broadcast_shapes(*(a.shape for a in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k}{v.shape}" for k, v in arrays.items())
+        raise ValueError(f"arguments have shapes that do not broadcast: {shapes}") from None
+
+
+def _real_scalar(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    x = float(value)
+    if math.isnan(x) or math.isinf(x):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return x

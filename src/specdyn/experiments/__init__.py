@@ -1,0 +1,27 @@
+"""Named experiments (paper figures, related works, sweeps).
+
+Importing this package registers every experiment listed in ``_MODULES``; add a
+module name there to plug a new experiment into ``specdyn reproduce``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from specdyn.experiments.registry import (
+    Experiment,
+    ExperimentResult,
+    get,
+    names,
+    register,
+    run_experiment,
+)
+
+_MODULES = [
+    "theory_figures",
+]
+
+for _m in _MODULES:
+    importlib.import_module(f"specdyn.experiments.{_m}")
+
+__all__ = ["Experiment", "ExperimentResult", "get", "names", "register", "run_experiment"]

@@ -1,0 +1,125 @@
+"""Named, configured experiments and the registry the CLI and sweeps read.
+
+An experiment is a function ``run(config, out_dir) -> ExperimentResult`` with a
+typed config dataclass whose defaults are the quick, laptop-sized version, and
+optionally a ``full()`` constructor for the paper-sized version. Modules
+register their experiments with :func:`register`; nothing here knows about any
+particular experiment.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from specdyn import io
+from specdyn.experiments.config import config_to_dict
+
+
+@dataclass
+class ExperimentResult:
+    """What an experiment wrote, and the few numbers that summarise it."""
+
+    name: str
+    out_dir: Path
+    figures: list[Path] = field(default_factory=list)
+    tables: list[Path] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+RunFn = Callable[[Any, Path], ExperimentResult]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A registered experiment."""
+
+    name: str
+    description: str
+    config_cls: type
+    run: RunFn
+    full: Callable[[], Any] | None = None
+
+    def config(self, full: bool = False) -> Any:
+        """The quick default config, or the full-size one when ``full``."""
+        if full:
+            if self.full is None:
+                raise ValueError(f"experiment {self.name!r} has no --full variant")
+            return self.full()
+        return self.config_cls()
+
+
+_REGISTRY: dict[str, Experiment] = {}
+
+
+def register(name: str, description: str, config_cls: type,
+             full: Callable[[], Any] | None = None) -> Callable[[RunFn], RunFn]:
+    """Decorator registering ``run`` under ``name``."""
+
+    def deco(run: RunFn) -> RunFn:
+        if name in _REGISTRY:
+            raise RuntimeError(f"experiment {name!r} registered twice")
+        _REGISTRY[name] = Experiment(name, description, config_cls, run, full)
+        return run
+
+    return deco
+
+
+def get(name: str) -> Experiment:
+    """The experiment called ``name``; a ``ValueError`` lists the valid names otherwise."""
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown experiment {name!r}; valid names: {', '.join(names())}")
+    return _REGISTRY[name]
+
+
+def names() -> list[str]:
+    """Registered experiment names, in registration order."""
+    return list(_REGISTRY)
+
+
+def run_experiment(name: str, out_root: str | Path = "specdyn-out", *, full: bool = False,
+                   config: Any = None) -> ExperimentResult:
+    """Run one experiment into ``out_root/name`` and write its JSON run record.
+
+    The record holds the exact config, the specdyn version and commit, the host
+    and the wall time. A failure is recorded (status ``failed`` with the
+    traceback) and then re-raised.
+    """
+    exp = get(name)
+    cfg = exp.config(full) if config is None else config
+    if not isinstance(cfg, exp.config_cls):
+        raise ValueError(f"config for {name!r} must be a {exp.config_cls.__name__}")
+    out_dir = Path(out_root) / name
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cfg_dict = config_to_dict(cfg)
+    seed = cfg_dict.get("seed")
+    start = time.perf_counter()
+    try:
+        result = exp.run(cfg, out_dir)
+    except Exception:
+        io.write_json(
+            io.run_record({"experiment": name, **cfg_dict}, seed=seed,
+                          wall_time=time.perf_counter() - start, status="failed",
+                          error=traceback.format_exc()),
+            out_dir / "record.json",
+        )
+        raise
+    wall = time.perf_counter() - start
+    io.write_json(
+        io.run_record({"experiment": name, **cfg_dict}, seed=seed, wall_time=wall,
+                      extra={"figures": [p.name for p in result.figures],
+                             "tables": [p.name for p in result.tables],
+                             "summary": result.summary}),
+        out_dir / "record.json",
+    )
+    return result
+
+
+def replace_config(cfg: Any, **changes: Any) -> Any:
+    """A copy of ``cfg`` with fields changed (validated again by the dataclass)."""
+    return dataclasses.replace(cfg, **changes)

@@ -1,0 +1,120 @@
+"""Result files: tidy Parquet tables and JSON run records, written atomically.
+
+Every write goes to a temporary file in the destination folder and is then
+renamed into place, so an interrupted run never leaves a partial file and
+loses nothing that was already finished.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+import pandas as pd
+
+from specdyn._version import __version__
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it onto ``path`` on success."""
+    dest = Path(path)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, dest)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+@contextmanager
+def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
+    """Open a temporary file beside ``path`` for writing; rename it onto ``path`` on success."""
+    with atomic_path(path) as tmp, open(tmp, mode) as fh:
+        yield fh
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def write_table(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Write ``df`` to Parquet atomically and return the path."""
+    with atomic_path(path) as tmp:
+        df.to_parquet(tmp, index=False)
+    return Path(path)
+
+
+def write_json(obj: Any, path: str | os.PathLike[str]) -> Path:
+    """Write ``obj`` as indented JSON atomically (numpy values converted)."""
+    with atomic_open(path) as fh:
+        json.dump(obj, fh, indent=2, default=_json_default, sort_keys=False)
+        fh.write("\n")
+    return Path(path)
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """Read a JSON file."""
+    with open(path) as fh:
+        return json.load(fh)
+
+
+def run_record(config: Any, *, seed: int | None = None, wall_time: float | None = None,
+               status: str = "finished", error: str | None = None,
+               extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON record of one run: settings, version, commit, seed, host, time, status."""
+    record: dict[str, Any] = {
+        "specdyn_version": __version__,
+        "git_commit": git_commit(),
+        "config": config,
+        "seed": seed,
+        "host": socket.gethostname(),
+        "python": platform.python_version(),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "wall_time_s": wall_time,
+        "status": status,
+        "error": error,
+    }
+    if extra:
+        record.update(extra)
+    return record
+
+
+def git_commit() -> str | None:
+    """The commit of the specdyn source tree, if it is a git checkout; else ``None``."""
+    here = Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    if hasattr(obj, "to_dict"):
+        return obj.to_dict()
+    if hasattr(obj, "__dataclass_fields__"):
+        import dataclasses
+
+        return dataclasses.asdict(obj)
+    raise TypeError(f"cannot write {type(obj).__name__} to JSON")

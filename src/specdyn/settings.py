@@ -1,0 +1,263 @@
+"""Settings of the two-layer linear teacher-student model of the core paper.
+
+One settings object is shared by the theory and the simulations, so that a
+theory curve and a simulation are always of the same system. Each object is
+validated at construction; a bad value raises a ``ValueError`` naming the
+field and its allowed range.
+
+Notation follows the paper: input covariance eigenvalues ``lambda_k``, teacher
+mode strengths ``mu_k = theta_k**2``, initial weight variances ``sigma_w**2``
+(first layer) and ``sigma_a**2`` (second layer), and the mean-field output
+scale ``gamma0`` in ``f(x) = a^T W x / (gamma0 N)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.special import zeta
+
+from specdyn import _validate as v
+
+
+@dataclass(frozen=True)
+class PowerLawSetting:
+    """Aligned power-law spectra: ``lambda_k = lambda0 k^-alpha``, ``mu_k = mu0 k^-beta``.
+
+    Parameters
+    ----------
+    alpha, beta
+        Exponents of the input covariance and of the teacher spectrum (> 0).
+    sigma_w, sigma_a
+        Standard deviations of the first- and second-layer initial weights (> 0).
+    gamma0
+        Mean-field output scale (> 0); large values mean feature learning.
+    lambda0, mu0
+        Amplitudes of the two power laws (> 0).
+    D
+        Number of modes (input dimension), or ``None`` for the continuum of
+        modes ``k >= 1`` used by the theory.
+    """
+
+    alpha: float
+    beta: float
+    sigma_w: float
+    sigma_a: float
+    gamma0: float
+    lambda0: float = 1.0
+    mu0: float = 1.0
+    D: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("alpha", "beta", "sigma_w", "sigma_a", "gamma0", "lambda0", "mu0"):
+            object.__setattr__(self, name, v.positive(name, getattr(self, name)))
+        if self.D is not None:
+            object.__setattr__(self, "D", v.positive_int("D", self.D))
+
+    @classmethod
+    def paper(
+        cls,
+        sigma_w: float,
+        gamma0_ratio: float,
+        *,
+        alpha: float = 1.0,
+        beta: float = 1.0,
+        sigma_a: float = 1.0,
+        D: int | None = None,
+    ) -> PowerLawSetting:
+        """The paper's numerical setting (Appendix G).
+
+        ``lambda0 = 1``, ``mu0 = 1/zeta(alpha + beta)`` (so that
+        ``sum_k lambda_k mu_k = 1``) and ``gamma0 = gamma0_ratio * S / theta0``
+        with ``S = sigma_w**2 + sigma_a**2`` and ``theta0 = sqrt(mu0)``.
+        Fig. 2 and the feature-learning panels use ``sigma_w = 0.1``,
+        ``gamma0_ratio = 2``; the lazy panels ``sigma_w = 1``, ``gamma0_ratio = 0.5``.
+        """
+        alpha = v.positive("alpha", alpha)
+        beta = v.positive("beta", beta)
+        if alpha + beta <= 1:
+            raise ValueError(
+                f"alpha + beta must be > 1 for mu0 = 1/zeta(alpha + beta), got {alpha + beta}"
+            )
+        sigma_w = v.positive("sigma_w", sigma_w)
+        sigma_a = v.positive("sigma_a", sigma_a)
+        ratio = v.positive("gamma0_ratio", gamma0_ratio)
+        mu0 = 1.0 / float(zeta(alpha + beta))
+        S = sigma_w**2 + sigma_a**2
+        return cls(alpha, beta, sigma_w, sigma_a, ratio * S / np.sqrt(mu0), 1.0, mu0, D)
+
+    @property
+    def S(self) -> float:
+        """``sigma_w**2 + sigma_a**2``, the conserved scale of the dynamics."""
+        return self.sigma_w**2 + self.sigma_a**2
+
+    @property
+    def theta0(self) -> float:
+        """``sqrt(mu0)``, the strength of the strongest teacher mode."""
+        return float(np.sqrt(self.mu0))
+
+    def lam(self, k: np.ndarray) -> np.ndarray:
+        """Input covariance eigenvalue ``lambda_k`` at (real) mode ``k``."""
+        return self.lambda0 * np.power(k, -self.alpha)
+
+    def mu(self, k: np.ndarray) -> np.ndarray:
+        """Teacher mode strength ``mu_k = theta_k**2`` at (real) mode ``k``."""
+        return self.mu0 * np.power(k, -self.beta)
+
+    def spectra(self, D: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(lambda_k, mu_k)`` for ``k = 1..D`` (``D`` defaults to the setting's)."""
+        D = _resolve_D(self.D, D)
+        k = np.arange(1, D + 1, dtype=np.float64)
+        return self.lam(k), self.mu(k)
+
+    def with_D(self, D: int) -> PowerLawSetting:
+        """A copy of this setting truncated to ``D`` modes."""
+        return dataclasses.replace(self, D=D)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict (JSON- and TOML-friendly)."""
+        return {"kind": "power-law", **dataclasses.asdict(self)}
+
+
+@dataclass(frozen=True)
+class AlignedSetting:
+    """Arbitrary aligned spectra given as arrays over modes ``k = 1..D``.
+
+    Parameters
+    ----------
+    lam
+        Input covariance eigenvalues ``lambda_k`` (> 0), one per mode.
+    mu
+        Teacher mode strengths ``mu_k = theta_k**2`` (>= 0), same length.
+    sigma_w, sigma_a, gamma0
+        As in :class:`PowerLawSetting`.
+    """
+
+    lam_values: np.ndarray = field(repr=False)
+    mu_values: np.ndarray = field(repr=False)
+    sigma_w: float = 1.0
+    sigma_a: float = 1.0
+    gamma0: float = 1.0
+
+    def __init__(self, lam: ArrayLike, mu: ArrayLike, sigma_w: float, sigma_a: float,
+                 gamma0: float) -> None:
+        lam_arr = v.real_array("lam", lam)
+        mu_arr = v.real_array("mu", mu)
+        if lam_arr.ndim != 1 or mu_arr.ndim != 1:
+            raise ValueError("lam and mu must be 1-D arrays over modes")
+        if lam_arr.shape != mu_arr.shape:
+            raise ValueError(
+                f"lam and mu must have the same length, got {lam_arr.size} and {mu_arr.size}"
+            )
+        if (lam_arr <= 0).any():
+            raise ValueError("lam must be > 0 for every mode (allowed range (0, inf))")
+        if (mu_arr < 0).any():
+            raise ValueError("mu must be >= 0 for every mode (allowed range [0, inf))")
+        lam_arr.setflags(write=False)
+        mu_arr.setflags(write=False)
+        object.__setattr__(self, "lam_values", lam_arr)
+        object.__setattr__(self, "mu_values", mu_arr)
+        object.__setattr__(self, "sigma_w", v.positive("sigma_w", sigma_w))
+        object.__setattr__(self, "sigma_a", v.positive("sigma_a", sigma_a))
+        object.__setattr__(self, "gamma0", v.positive("gamma0", gamma0))
+
+    @property
+    def D(self) -> int:
+        """Number of modes."""
+        return int(self.lam_values.size)
+
+    @property
+    def S(self) -> float:
+        """``sigma_w**2 + sigma_a**2``."""
+        return self.sigma_w**2 + self.sigma_a**2
+
+    @property
+    def theta0(self) -> float:
+        """``sqrt(max mu_k)``."""
+        return float(np.sqrt(self.mu_values.max()))
+
+    def lam(self, k: np.ndarray) -> np.ndarray:
+        """``lambda_k`` at integer modes ``k`` (1-based)."""
+        return self.lam_values[np.asarray(k, dtype=np.int64) - 1]
+
+    def mu(self, k: np.ndarray) -> np.ndarray:
+        """``mu_k`` at integer modes ``k`` (1-based)."""
+        return self.mu_values[np.asarray(k, dtype=np.int64) - 1]
+
+    def spectra(self, D: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(lambda_k, mu_k)`` for ``k = 1..D`` (default: all modes)."""
+        D = self.D if D is None else min(v.positive_int("D", D), self.D)
+        return self.lam_values[:D].copy(), self.mu_values[:D].copy()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict."""
+        return {
+            "kind": "aligned",
+            "lam": self.lam_values.tolist(),
+            "mu": self.mu_values.tolist(),
+            "sigma_w": self.sigma_w,
+            "sigma_a": self.sigma_a,
+            "gamma0": self.gamma0,
+        }
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AlignedSetting):
+            return NotImplemented
+        return (
+            np.array_equal(self.lam_values, other.lam_values)
+            and np.array_equal(self.mu_values, other.mu_values)
+            and (self.sigma_w, self.sigma_a, self.gamma0)
+            == (other.sigma_w, other.sigma_a, other.gamma0)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.lam_values.tobytes(), self.mu_values.tobytes(), self.sigma_w,
+                     self.sigma_a, self.gamma0))
+
+
+Setting = Union[PowerLawSetting, AlignedSetting]
+
+
+def setting_from_dict(d: dict[str, Any]) -> Setting:
+    """Inverse of ``to_dict`` for either settings class."""
+    d = dict(d)
+    kind = d.pop("kind", "power-law")
+    if kind == "power-law":
+        return PowerLawSetting(**d)
+    if kind == "aligned":
+        return AlignedSetting(**d)
+    raise ValueError(f"kind must be 'power-law' or 'aligned', got {kind!r}")
+
+
+def as_modes(s: Setting, k: ArrayLike) -> np.ndarray:
+    """Validate mode indices for a setting and return them as float64.
+
+    Power-law settings accept real ``k >= 1`` (and ``k <= D`` when ``D`` is set);
+    aligned settings accept integers ``1 <= k <= D``.
+    """
+    arr = v.real_array("k", k, lo=1.0)
+    if isinstance(s, AlignedSetting):
+        if not np.all(arr == np.round(arr)):
+            raise ValueError("k must be integer mode indices for an AlignedSetting")
+        if (arr > s.D).any():
+            raise ValueError(f"k must be <= D = {s.D}")
+    elif s.D is not None and (arr > s.D).any():
+        raise ValueError(f"k must be <= D = {s.D} for this setting")
+    return arr
+
+
+def as_times(t: ArrayLike) -> np.ndarray:
+    """Validate times ``t >= 0`` (``inf`` allowed) and return them as float64."""
+    return v.real_array("t", t, lo=0.0, allow_inf=True)
+
+
+def _resolve_D(own: int | None, D: int | None) -> int:
+    if D is None:
+        if own is None:
+            raise ValueError("D must be given: this setting has D=None (a continuum of modes)")
+        return own
+    return v.positive_int("D", D)
