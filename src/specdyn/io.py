@@ -118,3 +118,74 @@ def _json_default(obj: Any) -> Any:
 
         return dataclasses.asdict(obj)
     raise TypeError(f"cannot write {type(obj).__name__} to JSON")
+
+
+def load(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """The results at ``path`` as one pandas DataFrame.
+
+    - a sweep folder (it has ``data/``): every finished point's tidy rows
+      (``run_id``, the config fields, ``step, t, k, quantity, value``), in
+      run-id order;
+    - an experiment folder: its Parquet tables stacked, with a ``table``
+      column naming the file when there are several;
+    - a ``.parquet`` file: that table.
+
+    Temporary files of an interrupted write (``.NAME.*.tmp``) are never read.
+    """
+    p = Path(path)
+    if p.is_file():
+        if p.suffix != ".parquet":
+            raise ValueError(f"path must be a .parquet file or a results folder, got {str(p)!r}")
+        return pd.read_parquet(p)
+    if not p.is_dir():
+        raise ValueError(f"path {str(p)!r} does not exist")
+    if (p / "data").is_dir():
+        files = sorted((p / "data").glob("*.parquet"))
+        if not files:
+            return pd.DataFrame()
+        return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+    files = sorted(f for f in p.glob("*.parquet") if not f.name.startswith("."))
+    if not files:
+        raise ValueError(f"no Parquet tables in {str(p)!r}")
+    if len(files) == 1:
+        return pd.read_parquet(files[0])
+    frames = [pd.read_parquet(f).assign(table=f.stem) for f in files]
+    return pd.concat(frames, ignore_index=True)
+
+
+def load_records(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """The run records at ``path`` as a DataFrame, one row per run.
+
+    ``path`` is a sweep folder (records in ``runs/*.json``) or an experiment
+    folder (its ``record.json``). Columns: ``run_id``, ``status``,
+    ``wall_time_s``, ``host``, ``seed``, the swept setting (for sweeps), every
+    summary number as ``summary.NAME``, ``error`` (the last line of the
+    traceback), and ``config`` (the full config dict).
+    """
+    p = Path(path)
+    if (p / "runs").is_dir():
+        files = sorted((p / "runs").glob("*.json"))
+    elif (p / "record.json").is_file():
+        files = [p / "record.json"]
+    elif p.is_file() and p.suffix == ".json":
+        files = [p]
+    else:
+        raise ValueError(f"no run records in {str(p)!r} (expected runs/*.json or record.json)")
+    rows = []
+    for f in files:
+        rec = read_json(f)
+        row: dict[str, Any] = {
+            "run_id": rec.get("run_id", f.parent.name if f.name == "record.json" else f.stem),
+            "status": rec.get("status"),
+            "wall_time_s": rec.get("wall_time_s"),
+            "host": rec.get("host"),
+            "seed": rec.get("seed"),
+        }
+        row.update(rec.get("setting") or {})
+        for key, value in (rec.get("summary") or {}).items():
+            row[f"summary.{key}"] = value
+        err = rec.get("error")
+        row["error"] = err.strip().splitlines()[-1] if err else None
+        row["config"] = rec.get("config")
+        rows.append(row)
+    return pd.DataFrame(rows)

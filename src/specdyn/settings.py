@@ -219,7 +219,7 @@ class AlignedSetting:
                      self.sigma_a, self.gamma0))
 
 
-Setting = Union[PowerLawSetting, AlignedSetting]
+Setting = Union[PowerLawSetting, AlignedSetting]  # noqa: UP007  (a runtime alias on 3.10)
 
 
 def setting_from_dict(d: dict[str, Any]) -> Setting:

@@ -17,6 +17,7 @@ from specdyn._version import __version__
 _COMMANDS = [
     "specdyn.cli.theory",
     "specdyn.cli.reproduce",
+    "specdyn.cli.sweep",
 ]
 
 

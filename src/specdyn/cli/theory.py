@@ -1,0 +1,126 @@
+"""``specdyn theory`` and ``specdyn regime``: the exact theory from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+import pandas as pd
+
+from specdyn import theory
+from specdyn.cli._args import number_list
+from specdyn.settings import PowerLawSetting
+
+
+def add_setting_options(p: argparse.ArgumentParser) -> None:
+    """Options that define a :class:`PowerLawSetting` (defaults: the paper's Fig. 2)."""
+    g = p.add_argument_group("setting (defaults: the paper's feature-learning setting)")
+    g.add_argument("--alpha", type=float, default=1.0, help="input exponent (default 1)")
+    g.add_argument("--beta", type=float, default=1.0, help="teacher exponent (default 1)")
+    g.add_argument("--sigma-w", type=float, default=0.1, help="first-layer init std (0.1)")
+    g.add_argument("--sigma-a", type=float, default=1.0, help="second-layer init std (1)")
+    g.add_argument("--gamma0", type=float, default=None,
+                   help="output scale gamma0 (overrides --gamma0-ratio)")
+    g.add_argument("--gamma0-ratio", type=float, default=2.0,
+                   help="gamma0 in units of S/theta0 (default 2)")
+    g.add_argument("--lambda0", type=float, default=1.0, help="input amplitude (1)")
+    g.add_argument("--mu0", type=float, default=None,
+                   help="teacher amplitude (default 1/zeta(alpha+beta), as in the paper)")
+
+
+def setting_from_args(args: argparse.Namespace) -> PowerLawSetting:
+    """Build the setting from parsed options (validation errors name the field)."""
+    base = PowerLawSetting.paper(args.sigma_w, args.gamma0_ratio, alpha=args.alpha,
+                                 beta=args.beta, sigma_a=args.sigma_a) \
+        if args.mu0 is None else None
+    mu0 = base.mu0 if base is not None else args.mu0
+    if args.gamma0 is not None:
+        gamma0 = args.gamma0
+    else:
+        ratio = args.gamma0_ratio
+        gamma0 = ratio * (args.sigma_w**2 + args.sigma_a**2) / np.sqrt(mu0) \
+            if mu0 is not None and mu0 > 0 else ratio
+    return PowerLawSetting(args.alpha, args.beta, args.sigma_w, args.sigma_a, gamma0,
+                           args.lambda0, mu0)
+
+
+def _theory_cmd(args: argparse.Namespace) -> int:
+    s = setting_from_args(args)
+    k = args.k
+    t = args.t
+    K, T = np.meshgrid(k, t, indexing="ij")
+    if args.first_layer:
+        rho = theory.rho_first_layer(s, K, T)
+        aeff = theory.alpha_eff_first_layer(s, K, T)
+        reg = theory.region_first_layer(s, K, T)
+    else:
+        rho = theory.rho(s, K, T)
+        aeff = theory.alpha_eff(s, K, T)
+        reg = theory.region(s, K, T)
+    df = pd.DataFrame({"k": K.ravel(), "t": T.ravel(), "rho": rho.ravel(),
+                       "alpha_eff": aeff.ravel(), "region": reg.ravel()})
+    if args.format == "json":
+        json.dump({"setting": s.to_dict(), "rows": df.to_dict(orient="records")}, sys.stdout,
+                  indent=1, default=float)
+        print()
+    elif args.format == "csv":
+        df.to_csv(sys.stdout, index=False)
+    else:
+        print(df.to_string(index=False, float_format=lambda x: f"{x:.6g}"))
+    return 0
+
+
+def _regime_cmd(args: argparse.Namespace) -> int:
+    s = setting_from_args(args)
+    rep = theory.regime(s, margin=args.margin)
+    out = {
+        "setting": s.to_dict(),
+        "regime": rep.label,
+        "k_u": rep.k_u,
+        "k_l": rep.k_l,
+        "k_region_II": rep.k_region_ii,
+        "regions": {name: {"k_range": list(rep.ranges[name]), "exists": rep.exists[name]}
+                    for name in rep.ranges},
+        "asymptotic_exponents": theory.asymptotic_exponents(s),
+    }
+    if args.format == "json":
+        json.dump(out, sys.stdout, indent=1, default=float)
+        print()
+        return 0
+    print(f"regime: {rep.label}")
+    print(f"S = {s.S:.6g}, theta0 = {s.theta0:.6g}, gamma0 = {s.gamma0:.6g} "
+          f"(gamma0 theta0 / S = {s.gamma0 * s.theta0 / s.S:.4g})")
+    print(f"k_u (crossing possible below) = {rep.k_u:.6g}")
+    print(f"k_l (both layers learn below) = {rep.k_l:.6g}")
+    print(f"k_II (upper end of Region II) = {rep.k_region_ii:.6g}")
+    print(f"regions (exist = span >= {rep.margin:g}x in k):")
+    for name, (lo, hi) in rep.ranges.items():
+        expo = theory.asymptotic_exponents(s)[name]
+        print(f"  {name:5s} alpha_eff -> {expo:.4g}  k in [{lo:.4g}, {hi:.4g}]  "
+              f"exists: {'yes' if rep.exists[name] else 'no'}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``theory`` and ``regime``."""
+    p = sub.add_parser("theory", help="rho_k(t), alpha_eff and region labels on a (k, t) grid",
+                       description="Evaluate the exact theory of the core paper on a grid.")
+    add_setting_options(p)
+    p.add_argument("--k", type=number_list, default=number_list("1,10,100"),
+                   help="modes: list '1,10,100' or range 'log:1:1e4:20' (default 1,10,100)")
+    p.add_argument("--t", type=number_list, default=number_list("0,1,100,1e4,inf"),
+                   help="times: list or range, inf allowed (default 0,1,100,1e4,inf)")
+    p.add_argument("--first-layer", action="store_true",
+                   help="second layer frozen (Appendices B-C) instead of both layers")
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.set_defaults(func=_theory_cmd)
+
+    r = sub.add_parser("regime", help="lazy / feature-learning / intermediate, with boundaries",
+                       description="Classify a setting and print its region boundaries.")
+    add_setting_options(r)
+    r.add_argument("--margin", type=float, default=10.0,
+                   help="a region exists if it spans at least this factor in k (10)")
+    r.add_argument("--format", choices=("table", "json"), default="table")
+    r.set_defaults(func=_regime_cmd)

@@ -1,0 +1,127 @@
+"""Figures of the exact theory: exponent maps (Fig. 3), first-layer spectra and regions (5-6)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib
+import numpy as np
+from matplotlib import colors
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from specdyn.plot._figure import new_figure
+
+_BOUNDARY_STYLE: dict[str, dict[str, Any]] = {
+    "k_learn": dict(color="white", ls="-", lw=1.6),
+    "k_cross": dict(color="black", ls="--", lw=1.6),
+    "k_layer": dict(color="magenta", ls=":", lw=1.8),
+    "k1": dict(color="black", ls="--", lw=1.4),
+    "k2": dict(color="black", ls="-.", lw=1.4),
+}
+
+
+def _exponent_map(fig: Figure, ax: Axes, k: np.ndarray, t: np.ndarray, aeff: np.ndarray,
+                  boundaries: Mapping[str, np.ndarray], title: str,
+                  vlim: tuple[float, float]) -> None:
+    mesh = ax.pcolormesh(t, k, aeff, shading="auto", cmap="viridis", vmin=vlim[0], vmax=vlim[1],
+                         rasterized=True)
+    for name, kb in boundaries.items():
+        ok = np.isfinite(kb) & (kb >= k.min()) & (kb <= k.max())
+        if ok.any():
+            ax.plot(t[ok], kb[ok], label=name, **_BOUNDARY_STYLE.get(name, {}))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_ylim(k.min(), k.max())
+    ax.set_xlabel("training time t")
+    ax.set_ylabel("mode k")
+    ax.set_title(title)
+    fig.colorbar(mesh, ax=ax, label=r"$\alpha_{\rm eff}(k,t)$")
+    if boundaries:
+        ax.legend(loc="lower right", fontsize=8, framealpha=0.7)
+
+
+def fig3(panels: Sequence[Mapping], slices: Mapping) -> Figure:
+    """Local exponent over the (k, t) plane with boundaries, plus slices at fixed t.
+
+    ``panels``: dicts with ``k``, ``t``, ``alpha_eff`` (len(k) x len(t)),
+    ``boundaries`` (name -> k(t)), ``title``. ``slices``: ``k``, ``t`` (a few
+    times), ``alpha_eff`` (len(t) x len(k)), ``exponents`` (region -> value), ``title``.
+    """
+    fig, axes = new_figure(ncols=len(panels) + 1, width=4.6, height=3.8)
+    lo = min(float(np.min(p["alpha_eff"])) for p in panels)
+    hi = max(float(np.max(p["alpha_eff"])) for p in panels)
+    for ax, p in zip(axes, panels, strict=False):
+        _exponent_map(fig, ax, p["k"], p["t"], p["alpha_eff"], p["boundaries"], p["title"],
+                      (lo, hi))
+    ax = axes[-1]
+    norm = colors.LogNorm(vmin=float(np.min(slices["t"])), vmax=float(np.max(slices["t"])))
+    cmap = colors.ListedColormap(matplotlib.colormaps["plasma"](np.linspace(0, 0.9, 256)))
+    for tt, row in zip(slices["t"], slices["alpha_eff"], strict=True):
+        ax.plot(slices["k"], row, color=cmap(norm(tt)), lw=1.4)
+    for name, val in slices["exponents"].items():
+        ax.axhline(val, color="gray", ls=":", lw=1)
+        ax.text(slices["k"][-1], val, f" {name}", va="center", fontsize=8, color="gray")
+    ax.set_xscale("log")
+    ax.set_xlabel("mode k")
+    ax.set_ylabel(r"$\alpha_{\rm eff}(k,t)$")
+    ax.set_title(slices["title"])
+    sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
+    fig.colorbar(sm, ax=ax, label="training time t")
+    return fig
+
+
+def spectra_over_time(k: np.ndarray, t: np.ndarray, rho: np.ndarray, *, title: str,
+                      guides: Mapping[str, float] | None = None) -> Figure:
+    """``rho_k(t)`` against ``k`` on log axes, one curve per time, coloured by time (Fig. 5)."""
+    fig, (ax,) = new_figure(width=5.2, height=4.0)
+    positive_t = t[t > 0]
+    norm = colors.LogNorm(vmin=float(positive_t.min()), vmax=float(positive_t.max()))
+    cmap = matplotlib.colormaps["viridis"]
+    for tt, row in zip(t, rho, strict=True):
+        ax.plot(k, row, color=cmap(norm(tt)) if tt > 0 else "black", lw=1.2,
+                label="t = 0" if tt == 0 else None)
+    if guides:
+        anchor = rho[-1][0]
+        for name, slope in guides.items():
+            ax.plot(k, anchor * 3 * k**-slope, color="gray", ls="--", lw=1)
+            ax.text(k[len(k) // 8], anchor * 3 * k[len(k) // 8] ** -slope, f" slope -{name}",
+                    fontsize=8, color="gray")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("mode k")
+    ax.set_ylabel(r"$\rho_k(t)$")
+    ax.set_title(title)
+    ax.legend(loc="lower left", fontsize=8)
+    fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax,
+                 label="training time t")
+    return fig
+
+
+def region_map(k: np.ndarray, t: np.ndarray, labels: np.ndarray, order: Sequence[str],
+               exponents: Mapping[str, float], boundaries: Mapping[str, np.ndarray], *,
+               title: str) -> Figure:
+    """Region labels over the (k, t) plane as a categorical map with boundary lines (Fig. 6)."""
+    fig, (ax,) = new_figure(width=5.4, height=4.0)
+    codes = np.zeros(labels.shape)
+    for i, name in enumerate(order):
+        codes[labels == name] = i
+    cmap = colors.ListedColormap(matplotlib.colormaps["Pastel1"](np.arange(len(order))))
+    norm = colors.BoundaryNorm(np.arange(len(order) + 1) - 0.5, len(order))
+    mesh = ax.pcolormesh(t, k, codes, cmap=cmap, norm=norm, shading="auto", rasterized=True)
+    for name, kb in boundaries.items():
+        ok = np.isfinite(kb) & (kb >= k.min()) & (kb <= k.max())
+        if ok.any():
+            ax.plot(t[ok], kb[ok], label=name, **_BOUNDARY_STYLE.get(name, {"color": "k"}))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_ylim(k.min(), k.max())
+    ax.set_xlabel("training time t")
+    ax.set_ylabel("mode k")
+    ax.set_title(title)
+    cb = fig.colorbar(mesh, ax=ax, ticks=np.arange(len(order)))
+    cb.ax.set_yticklabels([f"{n}: {exponents[n]:.3g}" for n in order])
+    cb.set_label(r"region: asymptotic $\alpha_{\rm eff}$")
+    ax.legend(loc="lower right", fontsize=8, framealpha=0.7)
+    return fig

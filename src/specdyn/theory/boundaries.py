@@ -1,0 +1,265 @@
+"""Region boundaries, region labels and the regime of a setting (Section 3.2, Appendix E).
+
+Three dimensionless quantities split the (k, t) plane (Eq. 16):
+``R = Delta eta / sigma_w^2`` (learned vs initial component), ``l = xi / (gamma0 theta)``
+(learned fraction) and ``u = xi / S`` (allocation between layers). Their level
+sets ``R = 1``, ``l = 0.9`` and ``u = 1`` are ``k_cross(t)``, ``k_learn(t)`` and
+``k_layer(t)``. The times at which a mode reaches them have a closed form
+(the inverse of the solution for ``xi``); the quadrature of Eq. (181) is kept in
+:mod:`specdyn.theory.oracles` as the test oracle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from specdyn import _validate as v
+from specdyn.settings import PowerLawSetting, Setting, as_times
+from specdyn.theory._modes import (
+    Modes,
+    blockwise,
+    grid,
+    mode_constants,
+    modes,
+    require_power_law,
+)
+from specdyn.theory.linear import _delta_eta, _xi
+
+LEARNED_FRACTION = 0.9  # l = 0.9 defines k_learn (Appendix E.1)
+
+
+def cross_level(s: Setting) -> float:
+    """``xi`` at which the learned component equals the initial one, Eq. (187)."""
+    return float(np.sqrt(s.sigma_w**2 * (2.0 * s.sigma_w**2 + s.sigma_a**2)))
+
+
+def _time_to(md: Modes, C: np.ndarray) -> np.ndarray:
+    """Closed-form time for ``xi_k`` to reach ``C`` (inf if ``C >= gamma0 theta_k``).
+
+    Inverts ``v = r (E - 1)/(r^2 + E)`` at ``v_C = 2C/(S + sqrt(S^2 + 4C^2))``:
+    ``t = log1p(v_C (1 + r^2) / (r - v_C)) / b``, with ``r - v_C`` written as
+    ``2 S (m - C)[1 + S (m + C)/(m p + C q)] / ((S + q)(S + p))`` to avoid cancellation.
+    """
+    S, m, q, r = md.S, md.m, md.q, md.r
+    p = np.sqrt(S * S + 4.0 * C * C)
+    vC = 2.0 * C / (S + p)
+    reachable = C < m
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gap = 2.0 * S * (m - C) * (1.0 + S * (m + C) / (m * p + C * q)) / ((S + q) * (S + p))
+        t = np.log1p(vC * (1.0 + r * r) / gap) / md.b
+    t = np.where(reachable, t, np.inf)
+    return np.where(C == 0, 0.0, t)
+
+
+def time_to_xi(s: Setting, k: ArrayLike, C: ArrayLike) -> np.ndarray:
+    """Time ``t*_k(C)`` at which ``xi_k`` reaches ``C`` (Eq. 181, closed form); inf if never."""
+    md = modes(s, k)
+    CC = v.real_array("C", C, lo=0.0)
+    return _time_to(md, np.broadcast_to(CC, np.broadcast_shapes(CC.shape, md.m.shape)))
+
+
+def t_learn(s: Setting, k: ArrayLike) -> np.ndarray:
+    """``t_learn(k)``: ``xi_k`` reaches 90 % of ``gamma0 theta_k``, Eq. (182)."""
+    md = modes(s, k)
+    return _time_to(md, LEARNED_FRACTION * md.m)
+
+
+def t_cross(s: Setting, k: ArrayLike) -> np.ndarray:
+    """``t_cross(k)``: learned part equals the initial one (``R = 1``), Eq. (189); inf if never."""
+    md = modes(s, k)
+    return _time_to(md, np.full_like(md.m, cross_level(s)))
+
+
+def t_layer(s: Setting, k: ArrayLike) -> np.ndarray:
+    """``t_layer(k)``: ``xi_k = S`` (``u = 1``), Eq. (192); inf if never."""
+    md = modes(s, k)
+    return _time_to(md, np.full_like(md.m, s.S))
+
+
+def k_u(s: PowerLawSetting) -> float:
+    """Modes ``k < k_u`` eventually cross (``R`` reaches 1), Eq. (190)."""
+    p = require_power_law(s, "k_u")
+    return float((p.gamma0 * p.theta0 / cross_level(p)) ** (2.0 / p.beta))
+
+
+def k_l(s: PowerLawSetting) -> float:
+    """Modes ``k < k_l`` eventually learn in both layers (``u`` reaches 1), Eq. (193)."""
+    p = require_power_law(s, "k_l")
+    return float((p.gamma0 * p.theta0 / p.S) ** (2.0 / p.beta))
+
+
+def k_region_ii(s: PowerLawSetting) -> float:
+    """Upper end of Region II, where ``t_cross`` meets ``t_learn``, Eq. (195)."""
+    p = require_power_law(s, "k_region_ii")
+    return float((LEARNED_FRACTION * p.gamma0 * p.theta0 / cross_level(p)) ** (2.0 / p.beta))
+
+
+def _invert(p: PowerLawSetting, level: Callable[[Modes], np.ndarray], t: ArrayLike,
+            k_max: float) -> np.ndarray:
+    """Solve ``T(k) = t`` for ``k`` in ``(0, k_max)``, ``T`` increasing (bisection in log k).
+
+    ``T(k) -> 0`` as ``k -> 0`` and ``T -> inf`` as ``k -> k_max``; ``t = 0`` gives
+    ``k = 0`` and ``t = inf`` gives ``k_max``. Modes are continuous here, so the
+    answer may lie below 1.
+    """
+    tt = as_times(t)
+    flat = tt.ravel()
+    out = np.empty_like(flat)
+    out[flat == 0] = 0.0
+    out[np.isinf(flat)] = k_max
+    todo = (flat > 0) & np.isfinite(flat)
+    if k_max <= 0:
+        out[todo] = 0.0
+        return out.reshape(tt.shape)
+    target = flat[todo]
+
+    def T(logk: np.ndarray) -> np.ndarray:
+        return level(mode_constants(p, np.exp(logk)))
+
+    hi = np.full(target.shape, np.log(k_max) if np.isfinite(k_max) else 0.0)
+    if not np.isfinite(k_max):  # expand upwards until T(hi) >= t
+        for _ in range(200):
+            low = T(hi) < target
+            if not low.any():
+                break
+            hi[low] += 5.0
+    lo = np.minimum(hi, 0.0) - 5.0
+    for _ in range(400):  # expand downwards until T(lo) <= t
+        high = T(lo) > target
+        if not high.any():
+            break
+        lo[high] -= 5.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        above = T(mid) > target
+        hi = np.where(above, mid, hi)
+        lo = np.where(above, lo, mid)
+        if np.all(hi - lo < 1e-13):
+            break
+    out[todo] = np.exp(0.5 * (lo + hi))
+    return out.reshape(tt.shape)
+
+
+def k_learn(s: PowerLawSetting, t: ArrayLike) -> np.ndarray:
+    """Inverse of :func:`t_learn`: modes below ``k_learn(t)`` have learned 90 %."""
+    p = require_power_law(s, "k_learn")
+    return _invert(p, lambda md: _time_to(md, LEARNED_FRACTION * md.m), t, np.inf)
+
+
+def k_cross(s: PowerLawSetting, t: ArrayLike) -> np.ndarray:
+    """Inverse of :func:`t_cross`; tends to :func:`k_u` as ``t -> inf``."""
+    p = require_power_law(s, "k_cross")
+    C = cross_level(p)
+    return _invert(p, lambda md: _time_to(md, np.full_like(md.m, C)), t, k_u(p))
+
+
+def k_layer(s: PowerLawSetting, t: ArrayLike) -> np.ndarray:
+    """Inverse of :func:`t_layer`; tends to :func:`k_l` as ``t -> inf``."""
+    p = require_power_law(s, "k_layer")
+    return _invert(p, lambda md: _time_to(md, np.full_like(md.m, p.S)), t, k_l(p))
+
+
+def region_quantities(s: Setting, k: ArrayLike, t: ArrayLike) -> dict[str, np.ndarray]:
+    """``R``, ``l`` and ``u`` of Eq. (16) at ``(k, t)``."""
+    md, tt = grid(s, k, t)
+    xi_ = blockwise(_xi, md, tt)
+    m = np.broadcast_to(md.m, xi_.shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ell = np.where(m > 0, xi_ / m, 0.0)
+    R = _delta_eta(np.atleast_1d(xi_), md.S).reshape(xi_.shape) / s.sigma_w**2
+    return {"R": R, "l": ell, "u": xi_ / md.S}
+
+
+def region(s: Setting, k: ArrayLike, t: ArrayLike) -> np.ndarray:
+    """Region label at each ``(k, t)`` with the paper's thresholds R = 1, l = 0.9, u = 1.
+
+    "I" (R < 1), "II" (R >= 1, l < 0.9, u < 1), "transition" (R >= 1, l < 0.9,
+    u >= 1), "IIIa" (R >= 1, l >= 0.9, u < 1), "IIIb" (R >= 1, l >= 0.9, u >= 1).
+    """
+    q = region_quantities(s, k, t)
+    R, ell, u = q["R"], q["l"], q["u"]
+    learned = ell >= LEARNED_FRACTION
+    return np.where(
+        R < 1,
+        "I",
+        np.where(learned, np.where(u < 1, "IIIa", "IIIb"), np.where(u < 1, "II", "transition")),
+    )
+
+
+def asymptotic_exponents(s: PowerLawSetting) -> dict[str, float]:
+    """The four asymptotic local exponents of Eq. (31), keyed by region."""
+    p = require_power_law(s, "asymptotic_exponents")
+    a, b = p.alpha, p.beta
+    return {"I": a, "II": 3 * a + b, "IIIa": a + b, "IIIb": a + b / 2}
+
+
+@dataclass(frozen=True)
+class RegimeReport:
+    """The regime of a setting and where each region can appear (Appendix E.4).
+
+    ``label`` is "lazy" when no mode's learned component ever reaches the
+    initial one (``gamma0 theta0 <= sqrt(sigma_w^2 (2 sigma_w^2 + sigma_a^2))``,
+    Eq. 33, i.e. ``k_u <= 1``), "feature-learning" when the paper's two
+    conditions hold (``sigma_a > sigma_w`` and ``gamma0 theta0 > S``, the strict
+    forms of ``>>``), and "intermediate" otherwise. ``ranges`` gives, per region,
+    the interval of modes in ``[1, D]`` where it can appear, and ``exists`` says
+    whether that interval spans at least a factor ``margin``.
+    """
+
+    label: str
+    k_u: float
+    k_l: float
+    k_region_ii: float
+    ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
+    exists: dict[str, bool] = field(default_factory=dict)
+    margin: float = 10.0
+
+
+def regime(s: PowerLawSetting, margin: float = 10.0) -> RegimeReport:
+    """Classify ``s`` as lazy, feature-learning or intermediate, with region extents."""
+    p = require_power_law(s, "regime")
+    margin = v.in_range("margin", margin, 1.0, np.inf)
+    ku, kl, k2 = k_u(p), k_l(p), k_region_ii(p)
+    D = float(p.D) if p.D is not None else np.inf
+    ranges = {
+        "I": (1.0, D),
+        "II": (1.0, min(k2, D)),
+        "IIIa": (max(1.0, kl), min(D, ku)),
+        "IIIb": (1.0, min(ku, kl, D)),
+    }
+    exists = {name: bool(hi / lo >= margin) if hi > lo else False for name, (lo, hi) in
+              ranges.items()}
+    exists["I"] = True  # at t = 0 every mode is in Region I
+    if ku <= 1.0:
+        label = "lazy"
+    elif p.sigma_a > p.sigma_w and p.gamma0 * p.theta0 > p.S:
+        label = "feature-learning"
+    else:
+        label = "intermediate"
+    return RegimeReport(label, ku, kl, k2, ranges, exists, margin)
+
+
+
+
+__all__ = [
+    "RegimeReport",
+    "asymptotic_exponents",
+    "cross_level",
+    "k_cross",
+    "k_l",
+    "k_layer",
+    "k_learn",
+    "k_region_ii",
+    "k_u",
+    "region",
+    "region_quantities",
+    "regime",
+    "t_cross",
+    "t_layer",
+    "t_learn",
+    "time_to_xi",
+]

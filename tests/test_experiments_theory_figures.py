@@ -1,0 +1,51 @@
+"""The theory figures run end to end and write figures, data and a settings record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from specdyn import PowerLawSetting, io, theory
+from specdyn.experiments import get, run_experiment
+from specdyn.experiments.theory_figures import Fig3Config, FirstLayerConfig
+
+
+@pytest.mark.parametrize("name, cfg", [
+    ("fig3", Fig3Config(n_k=30, n_t=40, n_slices=3)),
+    ("fig5", FirstLayerConfig(n_k=30, n_t=40, n_curves=4)),
+    ("fig6", FirstLayerConfig(n_k=30, n_t=40)),
+])
+def test_theory_figure_writes_outputs(tmp_path: Path, name: str, cfg: object) -> None:
+    res = run_experiment(name, tmp_path, config=cfg)
+    for p in res.figures + res.tables:
+        assert p.exists() and p.stat().st_size > 0
+    assert {p.suffix for p in res.figures} == {".png", ".pdf"}
+    rec = io.read_json(tmp_path / name / "record.json")
+    assert rec["status"] == "finished" and rec["config"]["experiment"] == name
+    assert rec["config"]["n_k"] == 30 and rec["specdyn_version"]
+    df = pd.read_parquet(res.tables[0])
+    assert {"k", "t", "quantity", "value"} <= set(df.columns)
+    assert np.isfinite(df["value"]).all()
+
+
+def test_fig3_data_is_the_theory(tmp_path: Path) -> None:
+    cfg = Fig3Config(n_k=12, n_t=10, n_slices=2)
+    res = run_experiment("fig3", tmp_path, config=cfg)
+    df = pd.read_parquet(res.tables[0])
+    sub = df[(df.panel == "feature-learning") & (df.quantity == "alpha_eff")]
+    s = PowerLawSetting.paper(0.1, 2.0)
+    np.testing.assert_allclose(sub["value"], theory.alpha_eff(s, sub["k"].to_numpy(),
+                                                              sub["t"].to_numpy()), rtol=1e-12)
+
+
+def test_unknown_experiment_lists_valid_names() -> None:
+    with pytest.raises(ValueError, match="valid names: .*fig3"):
+        get("fig99")
+
+
+def test_bad_config_value_is_refused() -> None:
+    with pytest.raises(ValueError, match="n_k"):
+        Fig3Config(n_k=1)
