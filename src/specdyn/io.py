@@ -7,6 +7,7 @@ loses nothing that was already finished.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -25,6 +26,15 @@ import pandas as pd
 from specdyn._version import __version__
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` on success."""
@@ -33,6 +43,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
     os.close(fd)
     tmp_path = Path(tmp)
+    os.chmod(tmp_path, 0o666 & ~_UMASK)  # mkstemp makes 0600; results are for sharing
     try:
         yield tmp_path
         os.replace(tmp_path, dest)
@@ -92,8 +103,12 @@ def run_record(config: Any, *, seed: int | None = None, wall_time: float | None 
     return record
 
 
+@functools.lru_cache(maxsize=1)
 def git_commit() -> str | None:
-    """The commit of the specdyn source tree, if it is a git checkout; else ``None``."""
+    """The commit of the specdyn source tree, if it is a git checkout; else ``None``.
+
+    Cached: it cannot change within a process, and a sweep writes a record per point.
+    """
     here = Path(__file__).resolve().parent
     try:
         out = subprocess.run(

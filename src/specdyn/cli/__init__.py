@@ -18,6 +18,7 @@ _COMMANDS = [
     "specdyn.cli.theory",
     "specdyn.cli.reproduce",
     "specdyn.cli.sweep",
+    "specdyn.cli.analyze",
 ]
 
 

@@ -19,15 +19,16 @@ def _reproduce_cmd(args: argparse.Namespace) -> int:
     if args.print_config:
         for name in names:
             exp = experiments.get(name)
-            cfg = (cfgmod.load_config(args.config, exp.config_cls) if args.config
+            cfg = (cfgmod.load_config(args.config, exp.config_cls, experiment=name) if args.config
                    else exp.config(args.full))
             print(f"# specdyn reproduce {name}{' --full' if args.full else ''}")
-            print(cfgmod.config_to_toml(cfg))
+            print(cfgmod.config_to_toml(cfg, experiment=name))
         return 0
     configs = {}
     for name in names:
         exp = experiments.get(name)
-        configs[name] = (cfgmod.load_config(args.config, exp.config_cls) if args.config
+        configs[name] = (cfgmod.load_config(args.config, exp.config_cls, experiment=name)
+                         if args.config
                          else exp.config(args.full))
     out = Path(args.out)
     failures = 0

@@ -19,6 +19,13 @@ from specdyn.experiments.registry import (
 
 _MODULES = [
     "theory_figures",
+    "simulate",
+    "regime_map",
+    "linear_figures",
+    "nonlinear_figures",
+    "outlier_escape",
+    "mean_field",
+    "two_step",
 ]
 
 for _m in _MODULES:

@@ -1,0 +1,80 @@
+"""Exact theory (numpy/scipy only, float64, no torch).
+
+The core paper's two-layer linear network: the spectrum ``rho`` and Gram
+diagonals with both layers trained (Appendix D), the first-layer-only warm-up
+(Appendices B-C), local exponents, region boundaries and regimes (Section 3.2,
+Appendix E). Every function takes the setting first, then ``k`` and ``t``
+(broadcasting like numpy), and is finite for every ``t`` in ``[0, inf]``.
+Reference ODE and quadrature solvers live in :mod:`specdyn.theory.oracles`.
+"""
+
+import specdyn.theory.outlier_escape as outlier_escape  # issue 6: BBP escape, trainability
+from specdyn.theory import rmt  # random-matrix baselines (MP, TW, BBP)
+from specdyn.theory.boundaries import (
+    RegimeReport,
+    asymptotic_exponents,
+    cross_level,
+    k_cross,
+    k_l,
+    k_layer,
+    k_learn,
+    k_region_ii,
+    k_u,
+    regime,
+    region,
+    region_quantities,
+    t_cross,
+    t_layer,
+    t_learn,
+    time_to_xi,
+)
+from specdyn.theory.first_layer import (
+    alpha_eff_first_layer,
+    k1,
+    k2,
+    k_cross_first_layer,
+    k_learn_first_layer,
+    region_first_layer,
+    rho_first_layer,
+    t_star,
+    xi_first_layer,
+)
+from specdyn.theory.linear import alpha_eff, delta_eta, eta, loss, mode_loss, rho, xi, zeta
+
+__all__ = [
+    "RegimeReport",
+    "alpha_eff",
+    "alpha_eff_first_layer",
+    "asymptotic_exponents",
+    "cross_level",
+    "delta_eta",
+    "eta",
+    "k1",
+    "k2",
+    "k_cross",
+    "k_cross_first_layer",
+    "k_l",
+    "k_layer",
+    "k_learn",
+    "k_learn_first_layer",
+    "k_region_ii",
+    "k_u",
+    "loss",
+    "mode_loss",
+    "outlier_escape",
+    "regime",
+    "region",
+    "region_first_layer",
+    "region_quantities",
+    "rho",
+    "rmt",
+    "rho_first_layer",
+    "t_cross",
+    "t_layer",
+    "t_learn",
+    "t_star",
+    "time_to_xi",
+    "xi",
+    "xi_first_layer",
+    "zeta",
+]

@@ -1,0 +1,125 @@
+"""``specdyn run``, ``specdyn sweep`` and ``specdyn results``: experiments from config files."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from specdyn import io
+
+
+def _run_cmd(args: argparse.Namespace) -> int:
+    from specdyn.experiments import run_experiment
+    from specdyn.experiments.sweep import load_run
+
+    name, cfg = load_run(args.config)  # every config error is raised here, before running
+    print(f"[specdyn] {name}: running {args.config} ...", flush=True)
+    res = run_experiment(name, args.out, config=cfg)
+    files = ", ".join(p.name for p in res.figures + res.tables)
+    print(f"[specdyn] {name}: done -> {res.out_dir} ({files})")
+    for key, value in res.summary.items():
+        print(f"  {key} = {value}")
+    return 0
+
+
+def _sweep_cmd(args: argparse.Namespace) -> int:
+    from specdyn.experiments.sweep import load_sweep, run_sweep
+
+    spec = load_sweep(args.config)  # every config error is raised here, before running
+    out = Path(args.out) if args.out else Path("specdyn-out") / "sweeps" / Path(args.config).stem
+    print(f"[specdyn] sweep of {spec.experiment}: {len(spec.points)} points -> {out}",
+          flush=True)
+    try:
+        report = run_sweep(spec, out, executor=args.executor, workers=args.workers,
+                           address=args.address, retry_failed=args.retry_failed,
+                           progress=not args.no_progress, timeout=args.timeout)
+    except ConnectionError as err:
+        raise ValueError(str(err)) from None
+    print(f"[specdyn] {report}")
+    if report.failed:
+        print(f"[specdyn] failed: {', '.join(report.failed_ids)} "
+              f"(tracebacks in {out / 'runs'}; rerun with --retry-failed)")
+    return 1 if report.failed else 0
+
+
+def results_table(path: Path) -> pd.DataFrame:
+    """The runs at ``path`` (sweep or experiment folder) with status and summary numbers."""
+    records = io.load_records(path)
+    if (path / "sweep.json").exists():
+        from specdyn.experiments.sweep import sweep_status
+
+        status = sweep_status(path)
+        pending = status[status["status"] == "pending"]
+        pending = pending[~pending["run_id"].isin(records.get("run_id", []))]
+        records = pd.concat([records, pending], ignore_index=True)
+    return records.drop(columns=["config"], errors="ignore")
+
+
+def _results_cmd(args: argparse.Namespace) -> int:
+    path = Path(args.path)
+    if not path.exists():
+        raise ValueError(f"path {str(path)!r} does not exist")
+    table = results_table(path)
+    if table.empty:
+        print(f"no runs in {path}")
+        return 0
+    counts = table["status"].value_counts()
+    order = ["finished", "failed", "pending"] + sorted(set(counts.index) - {
+        "finished", "failed", "pending"})
+    print(f"{path}: {len(table)} runs (" +
+          ", ".join(f"{counts[s]} {s}" for s in order if s in counts) + ")")
+    if "error" in table:
+        table["error"] = table["error"].map(
+            lambda e: e if not isinstance(e, str) or len(e) <= 60 else e[:57] + "...")
+    for col in table.columns:
+        if table[col].dtype == object:
+            table[col] = table[col].map(lambda x: "-" if x is None else x)
+    with pd.option_context("display.max_rows", args.max_rows, "display.width", 160,
+                           "display.max_columns", 40, "display.float_format", "{:.6g}".format):
+        print(table.to_string(index=False, na_rep="-", max_rows=args.max_rows))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``run``, ``sweep`` and ``results``."""
+    p = sub.add_parser(
+        "run", help="run one experiment from a TOML config file",
+        description="Run the experiment named by `experiment = \"NAME\"` in CONFIG.toml with "
+                    "the config fields given there (others keep their defaults). "
+                    "`specdyn reproduce NAME --print-config` prints a config to start from.")
+    p.add_argument("config", metavar="CONFIG.toml")
+    p.add_argument("--out", default="specdyn-out", help="output folder (default ./specdyn-out)")
+    p.set_defaults(func=_run_cmd)
+
+    p = sub.add_parser(
+        "sweep", help="run an experiment over a grid of settings and seeds",
+        description="Run every point of the [sweep] in CONFIG.toml (axes over config fields, "
+                    "seeds). Finished points in --out are skipped, so an interrupted sweep "
+                    "resumes where it stopped. Results: one Parquet file per point in "
+                    "OUT/data, one JSON record per point in OUT/runs.")
+    p.add_argument("config", metavar="CONFIG.toml")
+    p.add_argument("--executor", choices=["local", "dask", "inline"], default=None,
+                   help="local process pool (default), Dask distributed, or inline "
+                        "(one point after another in this process)")
+    p.add_argument("--address", default=None, metavar="tcp://HOST:PORT",
+                   help="join the running Dask scheduler at this address (implies dask)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="worker processes (local pool or Dask LocalCluster; default: CPUs)")
+    p.add_argument("--retry-failed", action="store_true", help="run failed points again")
+    p.add_argument("--out", default=None,
+                   help="sweep folder (default ./specdyn-out/sweeps/<config file name>)")
+    p.add_argument("--timeout", type=float, default=5.0,
+                   help="seconds to wait for a Dask scheduler (default 5)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=_sweep_cmd)
+
+    p = sub.add_parser(
+        "results", help="list the runs in a sweep or experiment folder",
+        description="List runs with their status, setting, wall time and summary numbers. "
+                    "In Python: specdyn.io.load(PATH) gives the data table, "
+                    "specdyn.io.load_records(PATH) this list.")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--max-rows", type=int, default=200, help="rows to print (default 200)")
+    p.set_defaults(func=_results_cmd)

@@ -1,0 +1,390 @@
+"""Mean-field Langevin dynamics under muP (related-notes.md, section 3).
+
+Three experiments:
+
+* ``propagation-of-chaos``: per-particle squared distance between ``N``-particle
+  systems and their synchronously coupled mean-field copies, against ``N`` on
+  log axes, with the fitted slope (claim: ``O(1/N)`` uniformly in time) and
+  the spread over seeds.
+* ``sparse-atoms``: a two-atom teacher learnt at small temperature; particles
+  at the end coloured by |a|-weighted direction cluster against the teacher's
+  atoms, and the mass in the heaviest clusters over time.
+* ``error-budget``: statistical (against n), optimisation (against t),
+  particle (against N) and sparse-residual (against K) parts of the error.
+
+Default target ``f*(x) = tanh(2 x1) + 0.5 He2(x1)`` and the default student
+activation ``tanh-shift`` (``tanh(z + 1/2)``): a plain ``tanh`` network has no
+bias and is odd, so it cannot represent the even ``He2`` part at all.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from specdyn import _validate as v
+from specdyn import io
+from specdyn.data.hermite import HermiteTarget, hermite_coefficients
+from specdyn.experiments.registry import ExperimentResult, register
+from specdyn.plot import mean_field as mplot
+from specdyn.plot import save_figure
+
+_ACTS = ("linear", "relu", "tanh", "gelu", "erf", "quadratic", "tanh-shift")
+
+
+def notes_target(degree: int = 40) -> HermiteTarget:
+    """``f*(x) = tanh(2 x1) + 0.5 He2(x1)`` as a :class:`~specdyn.data.hermite.HermiteTarget`.
+
+    Coefficients in the orthonormal basis ``h_k = He_k / sqrt(k!)`` up to
+    ``degree`` (``He2 = sqrt(2) h2``); the exact link is kept as ``fn``.
+    """
+    c = hermite_coefficients(lambda z: np.tanh(2 * z), degree)
+    c[2] += 0.5 * math.sqrt(2.0)
+
+    def fn(z: np.ndarray) -> np.ndarray:
+        return np.tanh(2 * z) + 0.5 * (z * z - 1)
+
+    return HermiteTarget(c, fn=fn, name="tanh(2z) + 0.5 He2(z)")
+
+
+def _check_common(cfg: Any) -> None:
+    v.choice("activation", cfg.activation, _ACTS)
+    v.positive_int("d", cfg.d)
+    v.positive("eta", cfg.eta)
+    v.nonnegative("temperature", cfg.temperature)
+    v.nonnegative("weight_decay", cfg.weight_decay)
+    v.positive_int("steps", cfg.steps)
+
+
+# --------------------------------------------------------------------------------------
+# propagation of chaos
+
+@dataclass(frozen=True)
+class ChaosConfig:
+    """Coupled distance against N; defaults are the quick version (~30 s on one core)."""
+
+    activation: str = "tanh-shift"
+    d: int = 5
+    n: int = 100
+    eta: float = 0.05
+    temperature: float = 0.02
+    weight_decay: float = 0.05
+    steps: int = 60
+    N_values: tuple[int, ...] = (25, 50, 100, 200, 400, 800)
+    reference_N: int = 4000
+    replicas: int = 4
+    seeds: tuple[int, ...] = (0, 1, 2)
+    checkpoints: int = 7
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+        v.positive_int("n", self.n)
+        if len(self.N_values) < 2:
+            raise ValueError("N_values must hold at least two sizes to fit a slope")
+        for N in self.N_values:
+            v.positive_int("N_values", N)
+        v.positive_int("reference_N", self.reference_N)
+        v.positive_int("replicas", self.replicas)
+        if not self.seeds:
+            raise ValueError("seeds must hold at least one seed")
+        v.positive_int("checkpoints", self.checkpoints, minimum=2)
+
+
+def _chaos_full() -> ChaosConfig:
+    return ChaosConfig(n=400, steps=400, reference_N=16000, replicas=4, seeds=(0, 1, 2, 3, 4),
+                       N_values=(25, 50, 100, 200, 400, 800, 1600), checkpoints=11)
+
+
+@register("propagation-of-chaos",
+          "mean-field Langevin: coupled particle distance against N, slope about -1",
+          ChaosConfig, full=_chaos_full)
+def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
+    """Synchronous coupling (same start, same noise) to copies driven by a reference."""
+    from specdyn.sim.langevin import propagation_of_chaos
+
+    target = notes_target()
+    rows = []
+    finals = []
+    w2s = []
+    scaled = []
+    for seed in cfg.seeds:
+        run = propagation_of_chaos(cfg.activation, target, cfg.N_values, cfg.d, cfg.n,
+                                   eta=cfg.eta, temperature=cfg.temperature,
+                                   weight_decay=cfg.weight_decay, steps=cfg.steps, seed=seed,
+                                   reference_N=cfg.reference_N, replicas=cfg.replicas,
+                                   checkpoints=cfg.checkpoints, w2=True)
+        assert run.w2_distance is not None
+        for i, N in enumerate(run.N):
+            for j, t in enumerate(run.times):
+                rows.append({"seed": seed, "N": int(N), "step": int(run.steps[j]),
+                             "t": float(t), "sq_distance": run.sq_distance[i, j],
+                             "w2_distance": run.w2_distance[i, j],
+                             "function_gap": run.function_gap[i, j]})
+        finals.append(run.sq_distance[:, -1])
+        w2s.append(run.w2_distance[:, -1])
+        scaled.append(run.sq_distance * run.N[:, None])
+        times = run.times
+        Ns = run.N
+    D = np.asarray(finals)
+    slope, intercept = np.polyfit(np.log(Ns), np.log(D.mean(0)), 1)
+    per_seed = [float(np.polyfit(np.log(Ns), np.log(row), 1)[0]) for row in D]
+    fig = mplot.plot_propagation_of_chaos(Ns, D, float(slope), float(intercept), times,
+                                          np.mean(scaled, axis=0), np.asarray(w2s))
+    slope_w2 = float(np.polyfit(np.log(Ns), np.log(np.mean(w2s, axis=0)), 1)[0])
+    figures = save_figure(fig, out_dir / "propagation-of-chaos")
+    table = io.write_table(pd.DataFrame(rows), out_dir / "propagation-of-chaos.parquet")
+    summary = {"slope": float(slope), "slope_w2": slope_w2, "slope_per_seed": per_seed,
+               "slope_spread": float(np.ptp(per_seed)),
+               "slope_in_claimed_range": bool(-1.3 <= slope <= -0.7),
+               "reference_N": cfg.reference_N, "t_final": float(times[-1])}
+    return ExperimentResult("propagation-of-chaos", out_dir, figures, [table], summary)
+
+
+# --------------------------------------------------------------------------------------
+# sparse atoms
+
+@dataclass(frozen=True)
+class AtomsConfig:
+    """Two-atom teacher ``a1 sigma(s e1 . x) + a2 sigma(s e2 . x)`` learnt at small temperature."""
+
+    activation: str = "relu"
+    d: int = 3
+    n: int = 400
+    N: int = 200
+    eta: float = 0.05
+    temperature: float = 1e-4
+    weight_decay: float = 0.1
+    steps: int = 1000
+    teacher_a: tuple[float, float] = (1.0, -1.0)
+    teacher_scale: float = 1.0
+    threshold_deg: float = 20.0
+    seed: int = 0
+    checkpoints: int = 11
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+        if self.d < 2:
+            raise ValueError(f"d must be >= 2 for a two-atom teacher, got {self.d}")
+        v.positive_int("n", self.n)
+        v.positive_int("N", self.N)
+        if len(self.teacher_a) != 2:
+            raise ValueError("teacher_a must hold the two output weights")
+        for a in self.teacher_a:
+            v.real_array("teacher_a", a)
+        v.positive("teacher_scale", self.teacher_scale)
+        v.in_range("threshold_deg", self.threshold_deg, 0.0, 90.0, lo_open=True)
+        v.positive_int("checkpoints", self.checkpoints, minimum=2)
+
+    def teacher_atoms(self) -> np.ndarray:
+        """``(2, d+1)`` rows ``[a_k, w_k]``: ``w_1 = s e1``, ``w_2 = s e2``."""
+        atoms = np.zeros((2, self.d + 1))
+        atoms[:, 0] = self.teacher_a
+        atoms[0, 1] = atoms[1, 2] = self.teacher_scale
+        return atoms
+
+
+def _atoms_full() -> AtomsConfig:
+    return AtomsConfig(d=5, N=1000, n=2000, steps=4000, checkpoints=21)
+
+
+@register("sparse-atoms",
+          "mean-field Langevin: particles concentrate on the atoms of a two-atom teacher",
+          AtomsConfig, full=_atoms_full)
+def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
+    """Train, cluster directions weighted by |a|, compare with the teacher's atoms."""
+    from specdyn.measure.atoms import cluster_directions
+    from specdyn.sim.activations import get_activation
+    from specdyn.sim.langevin import AtomTeacher, mean_field_langevin
+
+    act = get_activation(cfg.activation)
+    atoms = cfg.teacher_atoms()
+    teacher = AtomTeacher(act, atoms)
+    run = mean_field_langevin(act, teacher, cfg.N, cfg.d, cfg.n, eta=cfg.eta,
+                              temperature=cfg.temperature, weight_decay=cfg.weight_decay,
+                              steps=cfg.steps, seed=cfg.seed, checkpoints=cfg.checkpoints)
+    # odd activations identify (a, w) with (-a, -w): cluster u and -u together
+    odd = cfg.activation in ("tanh", "erf", "linear")
+    clusters = [cluster_directions(p, threshold_deg=cfg.threshold_deg, symmetric=odd)
+                for p in run.particles]
+    top = np.array([[c.top_mass(k) for k in (1, 2, 3)] for c in clusters])
+    end = clusters[-1]
+    u_teacher = atoms[:, 1:] / np.linalg.norm(atoms[:, 1:], axis=1, keepdims=True)
+    sim = end.centers[:2] @ u_teacher.T
+    sim = np.abs(sim) if odd else sim
+    angles = np.degrees(np.arccos(np.clip(sim.max(axis=1), -1, 1)))
+    fig = mplot.plot_sparse_atoms(run.particles[0], run.final, end.labels, atoms, run.times,
+                                  top, np.arange(cfg.steps + 1) * cfg.eta, run.loss)
+    figures = save_figure(fig, out_dir / "sparse-atoms")
+    p = run.final
+    df = pd.DataFrame({"particle": np.arange(cfg.N), "a": p[:, 0], "cluster": end.labels,
+                       **{f"w{k + 1}": p[:, 1 + k] for k in range(cfg.d)}})
+    mass = pd.DataFrame([{"step": int(s), "t": float(t), "k": k, "top_mass": top[j, k - 1],
+                          "n_clusters": clusters[j].K}
+                         for j, (s, t) in enumerate(zip(run.steps, run.times, strict=True))
+                         for k in (1, 2, 3)])
+    tables = [io.write_table(df, out_dir / "sparse-atoms-particles.parquet"),
+              io.write_table(mass, out_dir / "sparse-atoms-mass.parquet")]
+    summary = {"top2_mass": end.top_mass(2), "n_atoms_90": end.n_atoms(0.9),
+               "n_clusters": end.K, "angle_to_teacher_deg": angles.tolist(),
+               "final_loss": float(run.loss[-1]), "claim_met": bool(end.top_mass(2) >= 0.9)}
+    return ExperimentResult("sparse-atoms", out_dir, figures, tables, summary)
+
+
+# --------------------------------------------------------------------------------------
+# error budget
+
+@dataclass(frozen=True)
+class BudgetConfig:
+    """Error parts against n, t, N and K (quick defaults, ~30 s on one core).
+
+    GELU by default: with no bias, every student misses much of the even
+    ``He2`` part of the target; at ``t = 40`` GELU reaches a test error of
+    about 0.30 against 0.46 for ``tanh-shift`` (E[f*^2] = 1.14).
+    """
+
+    activation: str = "gelu"
+    d: int = 5
+    N: int = 200
+    eta: float = 0.05
+    temperature: float = 0.02
+    weight_decay: float = 0.05
+    steps: int = 200
+    long_factor: int = 4
+    n_values: tuple[int, ...] = (50, 100, 200, 400, 800)
+    population_size: int = 2048
+    n_test: int = 4000
+    chaos_n: int = 100
+    chaos_N_values: tuple[int, ...] = (25, 50, 100, 200, 400)
+    chaos_reference_N: int = 2000
+    chaos_steps: int = 60
+    chaos_replicas: int = 2
+    K_max: int = 8
+    hermite_degree: int = 10
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+        v.positive_int("N", self.N)
+        v.positive_int("long_factor", self.long_factor, minimum=2)
+        if not self.n_values:
+            raise ValueError("n_values must hold at least one training-set size")
+        for n in self.n_values:
+            v.positive_int("n_values", n)
+        v.positive_int("population_size", self.population_size)
+        v.positive_int("n_test", self.n_test)
+        v.positive_int("chaos_n", self.chaos_n)
+        for N in self.chaos_N_values:
+            v.positive_int("chaos_N_values", N)
+        v.positive_int("chaos_reference_N", self.chaos_reference_N)
+        v.positive_int("chaos_steps", self.chaos_steps)
+        v.positive_int("chaos_replicas", self.chaos_replicas)
+        v.positive_int("K_max", self.K_max)
+        v.positive_int("hermite_degree", self.hermite_degree)
+
+
+def _budget_full() -> BudgetConfig:
+    return BudgetConfig(N=1000, steps=1000, chaos_replicas=4,
+                        n_values=(50, 100, 200, 400, 800, 1600, 3200),
+                        population_size=8192, n_test=20000, chaos_n=400,
+                        chaos_N_values=(25, 50, 100, 200, 400, 800), chaos_reference_N=8000,
+                        chaos_steps=400)
+
+
+@register("error-budget",
+          "mean-field Langevin: statistical, optimisation, particle and sparse-residual errors",
+          BudgetConfig, full=_budget_full)
+def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
+    """Measure each part of the error with the other knobs held at their large values.
+
+    * statistical(n): test error ``E = mean_test (f - f*)^2`` after ``steps``
+      on ``n`` samples, minus the same for the population run (fixed sample of
+      ``population_size``), same ``N``, seed and time (it can come out
+      negative: a single seed, and a finite test set; shown as open markers);
+    * optimisation(t): ``E(t) - E(t_end)`` along the population run continued
+      to ``t_end = long_factor * steps * eta`` (a lower bound of the gap to
+      ``t = inf``; the ``E(t_end)`` plateau is drawn);
+    * particle(N): ``mean_data (f_N - f_ref)^2`` at the end of a synchronous
+      coupling to a ``chaos_reference_N``-particle reference (:func:`propagation_of_chaos`);
+    * sparse residual(K): the target's Hermite tail beyond its ``K`` largest
+      coefficients (plus the truncation beyond the stored degree), and, for the
+      learned measure, ``mean_test (f - f_K)^2`` with ``f_K`` the network
+      restricted to its ``K`` heaviest |a|-weighted direction clusters.
+    """
+    from specdyn.data.hermite import gaussian_expectation
+    from specdyn.measure.atoms import (
+        cluster_directions,
+        hermite_tail,
+        network_hermite_coefficients,
+        top_clusters_function,
+    )
+    from specdyn.sim.langevin import mean_field_langevin, network_function, propagation_of_chaos
+
+    target = notes_target()
+    rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 7]))
+    x_test = rng.standard_normal((cfg.n_test, cfg.d))
+    y_test = np.asarray(target(x_test))
+    common: dict[str, Any] = dict(eta=cfg.eta, temperature=cfg.temperature,
+                                  weight_decay=cfg.weight_decay, seed=cfg.seed)
+
+    def test_error(p: np.ndarray) -> float:
+        return float(np.mean((network_function(p, x_test, cfg.activation) - y_test) ** 2))
+
+    rows = []
+    long = cfg.steps * cfg.long_factor
+    ckpt = np.unique(np.concatenate([np.rint(np.geomspace(1, long, 16)), [0, cfg.steps]]))
+    pop = mean_field_langevin(cfg.activation, target, cfg.N, cfg.d, None, steps=long,
+                              population_size=cfg.population_size,
+                              checkpoints=ckpt.astype(int).tolist(), **common)
+    e_pop_t = np.array([test_error(p) for p in pop.particles])
+    e_end = float(e_pop_t[-1])
+    e_pop = float(e_pop_t[list(pop.steps).index(cfg.steps)])  # at the budget's time
+    opt = e_pop_t[1:-1] - e_end
+    rows += [{"part": "optimisation", "knob": "t", "x": float(t), "value": float(val)}
+             for t, val in zip(pop.times[1:-1], opt, strict=True)]
+    stat = []
+    for n in cfg.n_values:
+        run = mean_field_langevin(cfg.activation, target, cfg.N, cfg.d, n, steps=cfg.steps,
+                                  checkpoints=2, **common)
+        stat.append(test_error(run.final) - e_pop)
+    rows += [{"part": "statistical", "knob": "n", "x": float(n), "value": float(s)}
+             for n, s in zip(cfg.n_values, stat, strict=True)]
+    chaos = propagation_of_chaos(cfg.activation, target, cfg.chaos_N_values, cfg.d, cfg.chaos_n,
+                                 steps=cfg.chaos_steps, reference_N=cfg.chaos_reference_N,
+                                 replicas=cfg.chaos_replicas, checkpoints=2, **common)
+    rows += [{"part": "particle", "knob": "N", "x": float(N), "value": float(g)}
+             for N, g in zip(chaos.N, chaos.function_gap[:, -1], strict=True)]
+    link = target.fn if target.fn is not None else target.link
+    m2 = gaussian_expectation(lambda z: np.asarray(link(z)) ** 2)
+    Ks = np.arange(cfg.K_max + 1)
+    tail = np.array([hermite_tail(target.coeffs, int(K), second_moment=m2) for K in Ks])
+    rows += [{"part": "sparse residual", "knob": "K", "x": float(K), "value": float(t)}
+             for K, t in zip(Ks, tail, strict=True)]
+    final = pop.particles[list(pop.steps).index(cfg.steps)]
+    clusters = cluster_directions(final)
+    f_full = network_function(final, x_test, cfg.activation)
+    kres = np.array([np.mean((f_full - top_clusters_function(final, clusters, int(K), x_test,
+                                                             cfg.activation)) ** 2)
+                     for K in Ks])
+    rows += [{"part": "K-cluster residual", "knob": "K", "x": float(K), "value": float(r)}
+             for K, r in zip(Ks, kres, strict=True)]
+    learned = network_hermite_coefficients(final, cfg.activation, cfg.hermite_degree)
+    df = pd.DataFrame(rows)
+    parts = {name: (g["x"].to_numpy(), g["value"].to_numpy()) for name, g in df.groupby("part")}
+    fig = mplot.plot_error_budget(parts, e_pop, target.coeffs[:cfg.hermite_degree + 1], learned,
+                                  np.arange(long + 1) * cfg.eta, pop.loss, plateau=e_end,
+                                  budget_time=cfg.steps * cfg.eta)
+    figures = save_figure(fig, out_dir / "error-budget")
+    table = io.write_table(df, out_dir / "error-budget.parquet")
+    slope_N = float(np.polyfit(np.log(chaos.N), np.log(chaos.function_gap[:, -1]), 1)[0])
+    summary = {"test_error_population": e_pop, "test_error_t_end": e_end,
+               "optimisation_gap_at_budget_time": e_pop - e_end,
+               "statistical": dict(zip(map(str, cfg.n_values), map(float, stat), strict=True)),
+               "particle_slope_vs_N": slope_N,
+               "hermite_tail_K2": float(tail[min(2, cfg.K_max)]),
+               "n_clusters_90": clusters.n_atoms(0.9)}
+    return ExperimentResult("error-budget", out_dir, figures, [table], summary)

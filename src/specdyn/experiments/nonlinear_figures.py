@@ -1,0 +1,213 @@
+"""Nonlinear students: the paper's Fig. 4 (Section 3.3, Appendix G).
+
+``fig4``: a ReLU student ``f(x) = a^T ReLU(W x) / (gamma0 N)`` (mean-field,
+learning rate ``nu = N``, full-batch GD, ``t = step * dt``) on the paper's
+power-law teacher, in the feature-learning (``sigma_w = 0.1``,
+``gamma0 = 2 S/theta0``) and lazy (``sigma_w = 1``, ``gamma0 = 0.5 S/theta0``)
+regimes, ``sigma_a = 1``. Records the preactivation spectrum (nonzero
+eigenvalues of ``H H^T/(MN)``, ``H = X W^T``) over time, fits its slope over a
+finite range of ranks (:func:`specdyn.measure.fit_power_law`, weighted
+least squares in log-log) and sets it against the same fit of the linear
+network's exact spectrum ``rho_k(t)`` (:func:`specdyn.theory.rho`) at the same
+settings and times, and at an effective output scale ``gamma0 / c1``, where
+``c1 = E[phi'(h)]`` over the initial preactivations is the slope of the
+activation's linear part (``c1 = 1/2`` for ReLU: ``relu(h) = h/2 + |h|/2``).
+Measured: the ReLU student follows the linear theory at ``2 gamma0`` far
+more closely than at ``gamma0`` (see ``tests/test_two_layer_fig4.py``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from specdyn import _validate as v
+from specdyn import io, theory
+from specdyn.experiments.registry import ExperimentResult, register
+from specdyn.measure.exponents import fit_power_law
+from specdyn.plot import save_figure
+from specdyn.plot.nonlinear import plot_spectra_and_slopes
+from specdyn.settings import PowerLawSetting
+from specdyn.sim.activations import ACTIVATIONS, get_activation
+from specdyn.sim.parameterization import PARAMETERIZATIONS
+from specdyn.sim.trajectory import Trajectory
+from specdyn.sim.two_layer import train_two_layer
+
+
+@dataclass(frozen=True)
+class Fig4Config:
+    """Fig. 4. Defaults: a CPU-sized version (< 2 min); ``--full``: the paper's sizes (GPU)."""
+
+    D: int = 64
+    N: int = 512
+    M: int = 512
+    steps: int = 3000
+    dt: float = 1.0
+    kmin: int = 2
+    kmax: int = 24
+    alpha: float = 1.0
+    beta: float = 1.0
+    sigma_a: float = 1.0
+    fl_sigma_w: float = 0.1
+    fl_gamma0_ratio: float = 2.0
+    lazy_sigma_w: float = 1.0
+    lazy_gamma0_ratio: float = 0.5
+    activation: str = "relu"
+    parameterization: str = "mean-field"
+    n_checkpoints: int = 40
+    dtype: str = "float32"
+    device: str | None = None
+    precision: str | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("D", "N", "M", "steps", "n_checkpoints"):
+            v.positive_int(name, getattr(self, name))
+        v.positive_int("seed", self.seed, minimum=0)
+        for name in ("dt", "alpha", "beta", "sigma_a", "fl_sigma_w", "fl_gamma0_ratio",
+                     "lazy_sigma_w", "lazy_gamma0_ratio"):
+            v.positive(name, getattr(self, name))
+        v.choice("activation", self.activation, ACTIVATIONS)
+        v.choice("parameterization", self.parameterization, PARAMETERIZATIONS)
+        v.choice("dtype", self.dtype, ("float32", "float64"))
+        if self.precision is not None:
+            v.choice("precision", self.precision, ("tf32", "bf16"))
+        v.positive_int("kmin", self.kmin)
+        if not self.kmin + 2 <= self.kmax <= min(self.D, self.M):
+            raise ValueError(f"kmax must lie in [kmin + 2, min(D, M)] = [{self.kmin + 2}, "
+                             f"{min(self.D, self.M)}], got {self.kmax}")
+
+    def settings(self) -> dict[str, PowerLawSetting]:
+        """The two runs, keyed by regime."""
+        def paper(sigma_w: float, ratio: float) -> PowerLawSetting:
+            return PowerLawSetting.paper(sigma_w, ratio, alpha=self.alpha, beta=self.beta,
+                                         sigma_a=self.sigma_a, D=self.D)
+
+        return {"feature-learning": paper(self.fl_sigma_w, self.fl_gamma0_ratio),
+                "lazy": paper(self.lazy_sigma_w, self.lazy_gamma0_ratio)}
+
+
+def _fig4_full() -> Fig4Config:
+    # Appendix G: D = P = 512, N = 8192, M = 4096. 1e4 steps (t = 1e4) lets the modes of
+    # the fit range learn; ~1.7e11 flop a step, i.e. minutes on one GPU.
+    return Fig4Config(D=512, N=8192, M=4096, steps=10_000, kmin=2, kmax=64, n_checkpoints=60)
+
+
+def slopes(eigs: np.ndarray, kmin: int, kmax: int) -> np.ndarray:
+    """Fitted rank exponent of each row of ``eigs`` (``(n, D)``) over ``kmin..kmax``."""
+    return np.array([fit_power_law(e, kmin, kmax, n_boot=0).exponent for e in eigs])
+
+
+def theory_slopes(s: PowerLawSetting, times: np.ndarray, kmin: int, kmax: int) -> np.ndarray:
+    """The same fit applied to the linear network's exact spectrum ``rho_k(t)``, ``k = 1..D``."""
+    assert s.D is not None
+    k = np.arange(1, s.D + 1, dtype=np.float64)
+    rho = theory.rho(s, k[None, :], np.asarray(times, dtype=np.float64)[:, None])
+    return slopes(rho, kmin, kmax)
+
+
+def linear_coefficient(activation: str, var: float, n_nodes: int = 80) -> float:
+    """``c1 = E[phi'(h)]``, ``h ~ N(0, var)`` (Gauss-Hermite): the slope of ``phi``'s linear part.
+
+    By Stein's lemma this is also ``E[h phi(h)] / var``, the first Hermite
+    coefficient; it is ``1/2`` for ReLU at any ``var`` and ``1`` for the identity.
+    """
+    from specdyn._torch import torch
+
+    t = torch()
+    x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
+    h = t.as_tensor(np.sqrt(var) * x, dtype=t.float64)
+    d = get_activation(activation).deriv(h).double().numpy()
+    return float(np.sum(w * d) / np.sum(w))
+
+
+def effective_setting(s: PowerLawSetting, activation: str) -> PowerLawSetting:
+    """``s`` with ``gamma0 -> gamma0 / c1``, ``c1`` at the initial preactivation variance
+    ``sigma_w^2 tr(Lambda)``: the linear network closest to the nonlinear student."""
+    lam, _ = s.spectra()
+    c1 = linear_coefficient(activation, s.sigma_w**2 * float(lam.sum()))
+    if not c1 > 0:
+        raise ValueError(f"activation {activation!r} has no linear part (c1 = {c1:g})")
+    return dataclasses.replace(s, gamma0=s.gamma0 / c1)
+
+
+@register("fig4", "Fig. 4: slope of a ReLU student's preactivation spectrum, "
+          "feature-learning vs lazy", Fig4Config, full=_fig4_full)
+def run_fig4(cfg: Fig4Config, out_dir: Path) -> ExperimentResult:
+    runs: dict[str, Trajectory] = {}
+    walls: dict[str, float] = {}
+    for name, s in cfg.settings().items():
+        start = time.perf_counter()
+        runs[name] = train_two_layer(
+            s, cfg.activation, N=cfg.N, M=cfg.M, steps=cfg.steps, dt=cfg.dt,
+            parameterization=cfg.parameterization, optimizer="gd",
+            checkpoints=cfg.n_checkpoints, record=("preact",), seed=cfg.seed,
+            dtype=cfg.dtype, device=cfg.device, precision=cfg.precision)
+        walls[name] = time.perf_counter() - start
+
+    settings = cfg.settings()
+    k_mid = float(np.sqrt(cfg.kmin * cfg.kmax))
+    frames, slope_rows = [], []
+    summary: dict[str, Any] = {}
+    spectra_plot, slopes_plot, effective = {}, {}, {}
+    for name, tr in runs.items():
+        s = settings[name]
+        sim = slopes(tr.spectra, cfg.kmin, cfg.kmax)
+        lin = theory_slopes(s, tr.times, cfg.kmin, cfg.kmax)
+        s_eff = effective_setting(s, cfg.activation)
+        lin_eff = theory_slopes(s_eff, tr.times, cfg.kmin, cfg.kmax)
+        a_eff = theory.alpha_eff(s, k_mid, tr.times)
+        df = tr.to_frame()
+        df.insert(0, "regime", name)
+        frames.append(df)
+        slope_rows.append(pd.DataFrame({
+            "regime": name, "step": tr.steps, "t": tr.times, "slope_sim": sim,
+            "slope_linear_theory": lin, "slope_linear_theory_effective_gamma0": lin_eff,
+            "alpha_eff_theory_kmid": a_eff,
+        }))
+        effective[name] = lin_eff
+        spectra_plot[name] = (tr.times, tr.spectra)
+        slopes_plot[name] = (tr.times, sim, lin)
+        change = sim - sim[0]
+        dev = sim - lin
+        i_dev = int(np.argmax(np.abs(dev)))
+        summary[name] = {
+            "setting": s.to_dict(),
+            "wall_time_s": walls[name],
+            "time_per_step_ms": 1e3 * walls[name] / cfg.steps,
+            "slope_initial": float(sim[0]), "slope_final": float(sim[-1]),
+            "slope_max": float(sim.max()), "t_of_slope_max": float(tr.times[int(sim.argmax())]),
+            "max_abs_change": float(np.abs(change).max()),
+            "final_change": float(change[-1]),
+            "linear_theory_slope_final": float(lin[-1]),
+            "linear_theory_slope_max": float(lin.max()),
+            "linear_theory_max_abs_change": float(np.abs(lin - lin[0]).max()),
+            "max_abs_sim_minus_theory": float(np.abs(dev[i_dev])),
+            "t_of_max_abs_sim_minus_theory": float(tr.times[i_dev]),
+            "final_sim_minus_theory": float(dev[-1]),
+            "effective_gamma0": s_eff.gamma0,
+            "max_abs_sim_minus_effective_theory": float(np.abs(sim - lin_eff).max()),
+        }
+    fl, lz = summary["feature-learning"], summary["lazy"]
+    summary["k_range"] = [cfg.kmin, cfg.kmax]
+    summary["lazy_over_feature_learning_max_change"] = (
+        lz["max_abs_change"] / fl["max_abs_change"])
+
+    fig = plot_spectra_and_slopes(spectra_plot, slopes_plot, alpha=cfg.alpha, beta=cfg.beta,
+                                  k_range=(cfg.kmin, cfg.kmax), effective=effective,
+                                  effective_label=r"linear theory at $\gamma_0/c_1$")
+    fig.suptitle(f"{cfg.activation} student, {cfg.parameterization}, D = P = {cfg.D}, "
+                 f"N = {cfg.N}, M = {cfg.M}, GD dt = {cfg.dt:g}, {cfg.dtype}", fontsize=10)
+    figures = save_figure(fig, out_dir / "fig4")
+    tables = [io.write_table(pd.concat(frames, ignore_index=True), out_dir / "data.parquet"),
+              io.write_table(pd.concat(slope_rows, ignore_index=True),
+                             out_dir / "fig4_slopes.parquet")]
+    io.write_json({"config": asdict(cfg), "runs": {k: tr.meta for k, tr in runs.items()}},
+                  out_dir / "fig4_runs.json")
+    return ExperimentResult("fig4", out_dir, figures=figures, tables=tables, summary=summary)

@@ -1,0 +1,196 @@
+"""The regime map of the core paper: lazy vs feature learning over two ratios.
+
+Axes: ``r = sigma_w / sigma_a`` and ``g = gamma0 theta0 / S`` (``S = sigma_w^2 +
+sigma_a^2``), the two dimensionless numbers of Section 3.2 / Appendix E.4.
+Three panels on the same axes:
+
+(a) theory's classification :func:`specdyn.theory.regime` on a fine grid;
+(b) the exponent change measured in simulation: for every grid point a
+    ``simulate`` run (finite-width two-layer linear network, exact Gram GD),
+    ``delta_alpha = max_t |alpha_fit(t) - alpha_fit(0)|`` of the fitted exponent
+    of the representation spectrum over ranks ``fit_k_min..fit_k_max``;
+(c) the same number from the exact infinite-width theory at the same times.
+
+Boundaries drawn on every panel (with ``sigma_a`` fixed these depend on r only):
+
+- lazy (Eq. 33 at equality, ``k_u = 1``):
+  ``gamma0 theta0 = sqrt(sigma_w^2 (2 sigma_w^2 + sigma_a^2))``, i.e.
+  ``g = r sqrt(2 r^2 + 1) / (1 + r^2)``;
+- feature learning (strict forms of ``sigma_a >> sigma_w`` and
+  ``gamma0 >> S / theta0``): ``g = 1`` for ``r < 1``, and ``r = 1``.
+
+The simulations run as a sweep (``specdyn.experiments.sweep``) into
+``out_dir/sweep``, so an interrupted map resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from specdyn import _validate as v
+from specdyn import io
+from specdyn.experiments.registry import ExperimentResult, register
+from specdyn.settings import PowerLawSetting
+
+
+@dataclass(frozen=True)
+class RegimeMapConfig:
+    """Grid, simulation size and executor of the regime map (quick default: 5 x 5, D = 32)."""
+
+    alpha: float = 1.0
+    beta: float = 1.0
+    sigma_a: float = 1.0
+    ratio_min: float = 0.05
+    ratio_max: float = 3.0
+    n_ratio: int = 5
+    gamma_min: float = 0.03
+    gamma_max: float = 30.0
+    n_gamma: int = 5
+    D: int = 32
+    N: int | None = 512
+    steps: int = 2000
+    checkpoints: int = 30
+    fit_k_min: int = 2
+    fit_k_max: int = 16
+    seed: int = 0
+    executor: Literal["local", "dask", "inline"] = "local"
+    workers: int = 0
+    theory_resolution: int = 120
+
+    def __post_init__(self) -> None:
+        for name in ("alpha", "beta", "sigma_a", "ratio_min", "gamma_min"):
+            v.positive(name, getattr(self, name))
+        v.in_range("ratio_max", self.ratio_max, self.ratio_min, np.inf, lo_open=True)
+        v.in_range("gamma_max", self.gamma_max, self.gamma_min, np.inf, lo_open=True)
+        v.positive_int("n_ratio", self.n_ratio)
+        v.positive_int("n_gamma", self.n_gamma)
+        v.positive_int("workers", self.workers, minimum=0)
+        v.positive_int("theory_resolution", self.theory_resolution, minimum=2)
+        v.choice("executor", self.executor, ("local", "dask", "inline"))
+        self.simulate_base()  # validates the simulation fields through SimulateConfig
+
+    def simulate_base(self) -> dict[str, object]:
+        """The fixed fields of every ``simulate`` point (checked by ``SimulateConfig``)."""
+        from specdyn.experiments.simulate import SimulateConfig
+
+        base: dict[str, object] = {
+            "alpha": self.alpha, "beta": self.beta, "sigma_a": self.sigma_a, "D": self.D,
+            "N": self.N, "steps": self.steps, "checkpoints": self.checkpoints,
+            "fit_k_min": self.fit_k_min, "fit_k_max": self.fit_k_max,
+            "seed": self.seed, "figure": False, "dt": None,
+        }
+        SimulateConfig(**base)  # type: ignore[arg-type]  # checked at run time
+        return base
+
+    def ratios(self) -> np.ndarray:
+        """``sigma_w / sigma_a`` values (log-spaced)."""
+        return np.geomspace(self.ratio_min, self.ratio_max, self.n_ratio)
+
+    def gammas(self) -> np.ndarray:
+        """``gamma0 theta0 / S`` values (log-spaced)."""
+        return np.geomspace(self.gamma_min, self.gamma_max, self.n_gamma)
+
+
+def _full() -> RegimeMapConfig:
+    return RegimeMapConfig(n_ratio=9, n_gamma=9, D=128, N=4096, steps=6000, fit_k_max=32,
+                           checkpoints=50)
+
+
+def lazy_boundary(r: np.ndarray) -> np.ndarray:
+    """``g`` on the lazy boundary, Eq. (33) at equality, at ``r = sigma_w / sigma_a``."""
+    r = np.asarray(r, dtype=np.float64)
+    return r * np.sqrt(2 * r**2 + 1) / (1 + r**2)
+
+
+def feature_boundary(r: np.ndarray) -> np.ndarray:
+    """``g = 1`` where ``r < 1`` (NaN elsewhere): the edge of the feature-learning corner."""
+    r = np.asarray(r, dtype=np.float64)
+    return np.where(r < 1, 1.0, np.nan)
+
+
+def theory_labels(cfg: RegimeMapConfig, ratios: np.ndarray, gammas: np.ndarray) -> pd.DataFrame:
+    """``theory.regime`` label of every (ratio, gamma) pair, one row each."""
+    from specdyn import theory
+
+    rows = []
+    for r in ratios:
+        for g in gammas:
+            s = PowerLawSetting.paper(r * cfg.sigma_a, g, alpha=cfg.alpha, beta=cfg.beta,
+                                      sigma_a=cfg.sigma_a, D=cfg.D)
+            rows.append({"sigma_ratio": float(r), "gamma_ratio": float(g),
+                         "regime": theory.regime(s).label})
+    return pd.DataFrame(rows)
+
+
+@register("regime-map", "lazy vs feature-learning regime over (sigma_w/sigma_a, "
+          "gamma0 theta0/S): theory's classification beside the exponent change measured "
+          "in simulation", RegimeMapConfig, full=_full)
+def run(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
+    """Sweep ``simulate`` over the grid, then draw the three panels."""
+    from specdyn.experiments.sweep import make_sweep, run_sweep
+    from specdyn.plot import new_figure, save_figure
+    from specdyn.plot.phase import Boundary, phase_diagram
+
+    ratios, gammas = cfg.ratios(), cfg.gammas()
+    spec = make_sweep("simulate", {"sigma_w": [float(r * cfg.sigma_a) for r in ratios],
+                                   "gamma0_ratio": [float(g) for g in gammas]},
+                      base=cfg.simulate_base())
+    executor = cfg.executor
+    if executor == "local" and multiprocessing.current_process().daemon:
+        executor = "inline"  # a pool worker may not start processes of its own
+    sweep_dir = out_dir / "sweep"
+    report = run_sweep(spec, sweep_dir, executor=executor, workers=cfg.workers or None)
+    if report.failed:
+        raise RuntimeError(f"{report.failed} simulations of the regime map failed; "
+                           f"tracebacks in {sweep_dir / 'runs'}")
+    rec = io.load_records(sweep_dir)
+    rec = rec[rec["run_id"].isin([p.run_id for p in spec.points])]
+    points = pd.DataFrame({
+        "sigma_ratio": rec["sigma_w"] / cfg.sigma_a,
+        "gamma_ratio": rec["gamma0_ratio"],
+        "regime": rec["summary.regime"],
+        "delta_alpha": rec["summary.delta_alpha"],
+        "delta_alpha_theory": rec["summary.delta_alpha_theory"],
+        "final_loss": rec["summary.final_loss"],
+        "run_id": rec["run_id"],
+    }).sort_values(["sigma_ratio", "gamma_ratio"]).reset_index(drop=True)
+    table = io.write_table(points, out_dir / "regime_map.parquet")
+
+    n = cfg.theory_resolution
+    fine = theory_labels(cfg, np.geomspace(cfg.ratio_min, cfg.ratio_max, n),
+                         np.geomspace(cfg.gamma_min, cfg.gamma_max, n))
+    bounds = [Boundary("lazy boundary, Eq. (33)", lazy_boundary, "--"),
+              Boundary(r"$\gamma_0\theta_0 = S$, $\sigma_w<\sigma_a$", feature_boundary, ":")]
+    fig, axes = new_figure(3, 1, width=5.0, height=4.2)
+    labels = {"lazy": "#8da0cb", "intermediate": "#e5c494", "feature-learning": "#fc8d62"}
+    xl, yl = r"$\sigma_w/\sigma_a$", r"$\gamma_0\theta_0/S$"
+    phase_diagram(fine, "sigma_ratio", "gamma_ratio", "regime", ax=axes[0], boundaries=bounds,
+                  title="(a) theory: regime", xlabel=xl, ylabel=yl, value_label="regime",
+                  label_colors=labels)
+    vmax = float(np.nanmax(points[["delta_alpha", "delta_alpha_theory"]].to_numpy()))
+    phase_diagram(points, "sigma_ratio", "gamma_ratio", "delta_alpha", ax=axes[1],
+                  boundaries=bounds, title=f"(b) simulation, N={cfg.N}, D={cfg.D}",
+                  xlabel=xl, ylabel=yl, value_label=r"max$_t|\Delta\alpha_{fit}|$",
+                  vmin=0.0, vmax=vmax)
+    phase_diagram(points, "sigma_ratio", "gamma_ratio", "delta_alpha_theory", ax=axes[2],
+                  boundaries=bounds, title="(c) exact theory (N = inf)", xlabel=xl, ylabel=yl,
+                  value_label=r"max$_t|\Delta\alpha_{fit}|$", vmin=0.0, vmax=vmax)
+    figures = save_figure(fig, out_dir / "regime-map")
+
+    by = points.groupby("regime")["delta_alpha"]
+    summary: dict[str, object] = {
+        "points": len(points),
+        "max_abs_sim_minus_theory": float(
+            np.max(np.abs(points["delta_alpha"] - points["delta_alpha_theory"]))),
+    }
+    for label, vals in by:
+        summary[f"delta_alpha_{label}_max"] = float(vals.max())
+        summary[f"delta_alpha_{label}_min"] = float(vals.min())
+    return ExperimentResult("regime-map", out_dir, figures=figures, tables=[table],
+                            summary=summary)

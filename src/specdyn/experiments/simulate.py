@@ -1,0 +1,175 @@
+"""The plain ``simulate`` experiment: train the two-layer linear network on one setting.
+
+One run of :func:`specdyn.sim.linear.train_linear` on a
+:class:`~specdyn.settings.PowerLawSetting` in the paper's units
+(``PowerLawSetting.paper``: ``lambda0 = 1``, ``mu0 = 1/zeta(alpha+beta)``,
+``gamma0 = gamma0_ratio * S / theta0``), beside the exact infinite-width theory
+at the same times. It is the unit that sweeps vary: every field is a plain
+value, so ``specdyn sweep`` can put an axis on any of them.
+
+Table (tidy rows ``step, t, k, quantity, value``): the trajectory's
+``preact`` spectrum (rank ``k``), Gram diagonals ``xi, eta, zeta`` (mode ``k``),
+``loss`` (``k = 0``); ``rho_theory`` (the closed form ``rho_k(t)``, Eq. 12, at
+``k = 1..D``), and the fitted exponents ``alpha_fit`` / ``alpha_fit_theory``
+(``k = 0``): the power-law exponent fitted over ranks ``fit_k_min..fit_k_max``
+(:func:`specdyn.measure.exponents.fit_power_law`).
+
+Summary: final loss, the fitted exponent at ``t = 0`` and at the end, the
+largest change ``delta_alpha = max_t |alpha_fit(t) - alpha_fit(0)|`` in the
+simulation and in the theory, and the theory's regime label.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from specdyn import _validate as v
+from specdyn import io
+from specdyn.experiments.registry import ExperimentResult, register
+from specdyn.settings import PowerLawSetting
+
+
+@dataclass(frozen=True)
+class SimulateConfig:
+    """One linear-network run (quick default: D = 32, N = 512, 2000 GD steps).
+
+    ``N = None`` is infinite width (Grams start at their means) and ``M = None``
+    the population limit; ``dtype`` is the torch dtype of the GD loop.
+    ``dt = None`` picks the step from the setting (:meth:`time_step`), so the
+    same ``steps`` covers the same number of relaxation times of the fastest
+    mode whatever ``gamma0`` is.
+    """
+
+    alpha: float = 1.0
+    beta: float = 1.0
+    sigma_w: float = 0.1
+    sigma_a: float = 1.0
+    gamma0_ratio: float = 2.0
+    D: int = 32
+    N: int | None = 512
+    M: int | None = None
+    steps: int = 2000
+    dt: float | None = None
+    method: Literal["gd", "flow"] = "gd"
+    engine: Literal["gram", "weights"] = "gram"
+    checkpoints: int = 30
+    fit_k_min: int = 2
+    fit_k_max: int = 16
+    dtype: Literal["float64", "float32"] = "float64"
+    seed: int = 0
+    figure: bool = True
+
+    def __post_init__(self) -> None:
+        self.setting()  # validates alpha, beta, sigma_w, sigma_a, gamma0_ratio, D
+        if self.N is not None:
+            v.positive_int("N", self.N)
+        if self.M is not None:
+            v.positive_int("M", self.M)
+        v.positive_int("steps", self.steps)
+        if self.dt is not None:
+            v.positive("dt", self.dt)
+        v.choice("method", self.method, ("gd", "flow"))
+        v.choice("engine", self.engine, ("gram", "weights"))
+        v.positive_int("checkpoints", self.checkpoints, minimum=2)
+        v.positive_int("fit_k_min", self.fit_k_min)
+        if not self.fit_k_min < self.fit_k_max <= self.D:
+            raise ValueError(f"fit_k_max must satisfy fit_k_min < fit_k_max <= D = {self.D}, "
+                             f"got fit_k_min={self.fit_k_min}, fit_k_max={self.fit_k_max}")
+        v.choice("dtype", self.dtype, ("float64", "float32"))
+        v.positive_int("seed", self.seed, minimum=0)
+
+    def time_step(self) -> float:
+        """``dt``, or when it is ``None``: ``0.5 / b_1``.
+
+        ``b_k = lambda_k sqrt(S^2 + 4 gamma0^2 theta_k^2) / gamma0^2`` is the rate
+        in the exponent ``E_k(t)`` of Eq. (12), the relaxation rate of mode k
+        near its fixed point; GD is stable for ``dt b_1 < 2`` and ``b_1`` is the
+        largest rate, so ``dt = 0.5 / b_1`` is stable for every mode.
+        """
+        if self.dt is not None:
+            return float(self.dt)
+        s = self.setting()
+        b1 = s.lambda0 * np.sqrt(s.S**2 + 4 * s.gamma0**2 * s.mu0) / s.gamma0**2
+        return float(0.5 / b1)
+
+    def setting(self) -> PowerLawSetting:
+        """The system simulated, in the paper's units."""
+        return PowerLawSetting.paper(self.sigma_w, self.gamma0_ratio, alpha=self.alpha,
+                                     beta=self.beta, sigma_a=self.sigma_a,
+                                     D=v.positive_int("D", self.D, minimum=2))
+
+
+def _full() -> SimulateConfig:
+    return SimulateConfig(D=256, N=4096, M=None, steps=20000, checkpoints=60, fit_k_max=64)
+
+
+def fit_exponent(spectra: np.ndarray, k_min: int, k_max: int) -> np.ndarray:
+    """The power-law exponent of each spectrum over ranks ``k_min..k_max``.
+
+    ``spectra`` is ``(n, D)`` (rank ``k = 1..D`` along axis 1) or ``(D,)``;
+    returns one exponent per row, from
+    :func:`specdyn.measure.exponents.fit_power_law` (least squares of
+    ``log rho`` on ``log k`` weighted by ``1/k``, i.e. evenly in log-rank).
+    """
+    from specdyn.measure.exponents import fit_power_law
+
+    rows = np.atleast_2d(np.asarray(spectra, dtype=np.float64))
+    return np.array([fit_power_law(r, k_min, k_max, n_boot=0).exponent for r in rows])
+
+
+@register("simulate", "two-layer linear network on a power-law setting, beside the exact "
+          "theory", SimulateConfig, full=_full)
+def run(cfg: SimulateConfig, out_dir: Path) -> ExperimentResult:
+    """Train, compare with the theory, write the tidy table (and a figure)."""
+    from specdyn import theory
+    from specdyn.sim.linear import train_linear
+
+    s = cfg.setting()
+    traj = train_linear(s, cfg.N, cfg.M, cfg.steps, dt=cfg.time_step(), method=cfg.method,
+                        engine=cfg.engine, checkpoints=cfg.checkpoints, seed=cfg.seed,
+                        dtype=cfg.dtype, progress=False)
+    k = np.arange(1, cfg.D + 1, dtype=np.float64)
+    rho_th = theory.rho(s, k, traj.times[:, None])  # (n, D), decreasing in k (Appendix F)
+    a_sim = fit_exponent(traj.spectra, cfg.fit_k_min, cfg.fit_k_max)
+    a_th = fit_exponent(rho_th, cfg.fit_k_min, cfg.fit_k_max)
+    n = len(traj.times)
+    frames = [
+        traj.to_frame(),
+        pd.DataFrame({"step": np.repeat(traj.steps, cfg.D), "t": np.repeat(traj.times, cfg.D),
+                      "quantity": "rho_theory", "k": np.tile(np.arange(1, cfg.D + 1), n),
+                      "value": rho_th.ravel()}),
+        pd.DataFrame({"step": traj.steps, "t": traj.times, "quantity": "alpha_fit", "k": 0,
+                      "value": a_sim}),
+        pd.DataFrame({"step": traj.steps, "t": traj.times, "quantity": "alpha_fit_theory",
+                      "k": 0, "value": a_th}),
+    ]
+    df = pd.concat(frames, ignore_index=True)[["step", "t", "k", "quantity", "value"]]
+    table = io.write_table(df, out_dir / "simulate.parquet")
+    figures: list[Path] = []
+    if cfg.figure:
+        from specdyn.plot import save_figure
+        from specdyn.plot.theory import spectra_over_time
+
+        fig = spectra_over_time(k, traj.times, traj.spectra,
+                                title=f"simulation, N={cfg.N}, "
+                                      f"$\\sigma_w$={cfg.sigma_w:g}, "
+                                      f"$\\gamma_0\\theta_0/S$={cfg.gamma0_ratio:g}")
+        figures = save_figure(fig, out_dir / "simulate")
+    summary = {
+        "final_loss": float(traj.loss[-1]),
+        "alpha_fit_initial": float(a_sim[0]),
+        "alpha_fit_final": float(a_sim[-1]),
+        "delta_alpha": float(np.nanmax(np.abs(a_sim - a_sim[0]))),
+        "delta_alpha_theory": float(np.nanmax(np.abs(a_th - a_th[0]))),
+        "regime": theory.regime(s).label,
+        "gamma0": s.gamma0,
+        "dt": cfg.time_step(),
+        "t_end": float(traj.times[-1]),
+    }
+    return ExperimentResult("simulate", out_dir, figures=figures, tables=[table],
+                            summary=summary)

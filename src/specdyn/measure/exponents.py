@@ -1,0 +1,419 @@
+"""Power-law exponents of spectra: local, global (with a bootstrap CI) and broken.
+
+Conventions
+-----------
+Rank exponent
+    ``a`` in ``lambda_k ~ C k^-a`` for eigenvalues in decreasing order,
+    ``k = 1, 2, ...`` (the core paper's ``alpha``; alpha-ReQ's ``alpha``).
+Density exponent
+    ``1 + 1/a``: the exponent of the eigenvalue density
+    ``rho(lambda) ~ lambda^-(1 + 1/a)`` implied by the rank law; this is what
+    WeightWatcher and the ``powerlaw`` package call ``alpha``.
+Fits
+    Least squares of ``log lambda_k`` on ``log k`` with weights ``1/k``, so
+    that every decade of rank counts the same (unweighted fits are dominated
+    by the many high ranks). Zeros are left out, negative values are an
+    error; automatic windows (and ``fit_broken_power_law``'s default range)
+    also leave out eigenvalues below ``1e-12 * lambda_1`` (round-off of a
+    rank-deficient matrix).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import optimize
+
+from specdyn import _validate as v
+
+__all__ = [
+    "BrokenPowerLawFit",
+    "LocalExponent",
+    "PowerLawFit",
+    "fit_broken_power_law",
+    "fit_power_law",
+    "local_exponent",
+]
+
+_ZERO_RTOL = 1e-12
+
+
+class LocalExponent(NamedTuple):
+    """Local rank exponent ``alpha_eff(k) = -d log lambda_k / d log k``."""
+
+    rank: np.ndarray
+    exponent: np.ndarray
+
+
+@dataclass(frozen=True)
+class PowerLawFit:
+    """Power-law fit ``lambda_k = amplitude * k^-exponent`` on ``kmin <= k <= kmax``.
+
+    Attributes
+    ----------
+    exponent
+        Rank exponent ``a``.
+    ci_low, ci_high
+        Percentile bootstrap interval for ``a`` (level ``ci_level``): wild
+        bootstrap of the weighted residuals about the fitted line, with signs
+        shared within blocks of 0.05 decades of rank. It measures how well the
+        window's eigenvalues pin down the slope, not the sampling variability
+        of the matrix or the bias of a finite sample (resample the data, e.g.
+        the rows of ``F``, for that).
+    r2
+        Weighted coefficient of determination of the log-log fit.
+    kmin, kmax
+        The window (ranks, inclusive), given or chosen automatically.
+    density_exponent
+        ``1 + 1/a``, comparable with WeightWatcher's ``alpha``.
+    amplitude
+        ``C`` in ``lambda_k = C k^-a``.
+    n_points
+        Number of eigenvalues in the window.
+    ci_level
+        Level of the interval (0.95).
+    """
+
+    exponent: float
+    ci_low: float
+    ci_high: float
+    r2: float
+    kmin: int
+    kmax: int
+    density_exponent: float
+    amplitude: float
+    n_points: int
+    ci_level: float = 0.95
+
+
+@dataclass(frozen=True)
+class BrokenPowerLawFit:
+    """Continuous broken power law in log-log coordinates.
+
+    Attributes
+    ----------
+    breakpoints
+        Ranks where the exponent changes (increasing, real-valued).
+    exponents
+        Rank exponent of each of the ``len(breakpoints) + 1`` segments, from
+        low to high rank.
+    amplitude
+        ``lambda`` of the fitted curve at ``k = 1``.
+    r2
+        Weighted coefficient of determination.
+    kmin, kmax
+        Ranks used.
+    """
+
+    breakpoints: np.ndarray
+    exponents: np.ndarray
+    amplitude: float
+    r2: float
+    kmin: int
+    kmax: int
+
+    def predict(self, k: ArrayLike) -> np.ndarray:
+        """The fitted ``lambda_k`` at ranks ``k``."""
+        x = np.log(v.real_array("k", k, lo=1e-300))
+        b = np.log(self.breakpoints)
+        slopes = -self.exponents
+        y = np.log(self.amplitude) + slopes[0] * x
+        for j, bj in enumerate(b):
+            y = y + (slopes[j + 1] - slopes[j]) * np.maximum(x - bj, 0.0)
+        return np.asarray(np.exp(y))
+
+
+def _spectrum(eigs: ArrayLike) -> np.ndarray:
+    """Positive eigenvalues, decreasing; validated."""
+    arr = np.asarray(eigs)
+    if arr.ndim != 1:
+        raise ValueError(f"eigs must be a 1-D array of eigenvalues, got shape {arr.shape}")
+    arr = v.real_array("eigs", arr)
+    if np.any(arr < 0):
+        raise ValueError(f"eigs must be >= 0 (eigenvalues of a PSD matrix), got {arr.min()!r}")
+    lam = np.sort(arr)[::-1]
+    lam = lam[lam > 0]
+    if lam.size < 3:
+        raise ValueError(f"eigs must hold at least 3 positive eigenvalues, got {lam.size}")
+    return lam
+
+
+def _wls(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float, float]:
+    """Weighted LS line ``y = c + s x``: (slope, intercept, R^2)."""
+    sw = w.sum()
+    mx, my = (w * x).sum() / sw, (w * y).sum() / sw
+    dx, dy = x - mx, y - my
+    sxx = (w * dx * dx).sum()
+    s = (w * dx * dy).sum() / sxx
+    c = my - s * mx
+    ss_tot = (w * dy * dy).sum()
+    ss_res = (w * (dy - s * dx) ** 2).sum()
+    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
+    return float(s), float(c), float(r2)
+
+
+def local_exponent(eigs: ArrayLike, window: float = 0.5) -> LocalExponent:
+    """Local rank exponent from weighted least squares over sliding log-rank windows.
+
+    At each rank ``k`` the slope of ``log lambda`` on ``log j`` is fitted over
+    the ranks ``j`` with ``|log10 j - log10 k| <= window / 2`` (clipped to the
+    spectrum), weights ``1/j``. Ranks whose window holds fewer than 3
+    eigenvalues are left out.
+
+    Parameters
+    ----------
+    eigs
+        Eigenvalues (any order; sorted decreasing here).
+    window
+        Window width in decades of rank (> 0).
+
+    Returns
+    -------
+    LocalExponent
+        ``(rank, exponent)`` arrays; ``exponent = -slope``.
+    """
+    lam = _spectrum(eigs)
+    win = v.positive("window", window)
+    K = lam.size
+    k = np.arange(1, K + 1, dtype=np.float64)
+    x, y, w = np.log(k), np.log(lam), 1.0 / k
+    r = 10.0 ** (win / 2)
+    lo = np.clip(np.ceil(k / r - 1e-9).astype(int), 1, K)
+    hi = np.clip(np.floor(k * r + 1e-9).astype(int), 1, K)
+    count = hi - lo + 1
+    ok = count >= 3
+    if not ok.any():
+        raise ValueError(f"window must cover at least 3 ranks somewhere; window={window!r} "
+                         f"decades covers fewer for all {K} eigenvalues")
+    # Prefix sums give every window's weighted moments in O(K); centre x for conditioning.
+    xc = x - x.mean()
+    yc = y - y.mean()
+    P = [np.concatenate([[0.0], np.cumsum(a)]) for a in (w, w * xc, w * yc, w * xc * xc,
+                                                           w * xc * yc)]
+    S = [p[hi] - p[lo - 1] for p in P]
+    sw, sx, sy, sxx, sxy = S
+    var = sxx - sx * sx / sw
+    cov = sxy - sx * sy / sw
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slope = cov / var
+    return LocalExponent(rank=k[ok].astype(np.int64), exponent=-slope[ok])
+
+
+def _auto_window(lam: np.ndarray, tol: float, window: float) -> tuple[int, int]:
+    """Longest range of ranks on which the local exponent is flat to within ``tol``.
+
+    Candidates are ranges between points of a log-spaced rank grid (41 points)
+    spanning at least half a decade (or half the spectrum's span if shorter)
+    and 5 ranks. A range qualifies when its local exponents lie within
+    ``tol * max(1, |mid|)`` of their mid-range value ``mid``; the longest (in
+    decades) wins, ties going to the flatter. If none qualifies, the flattest
+    range spanning a decade (or the whole spectrum if shorter) is used.
+    """
+    K = lam.size
+    le = local_exponent(lam, window=window)
+    grid = np.unique(np.round(np.logspace(0, np.log10(K), 41)).astype(int))
+    grid = grid[np.isin(grid, le.rank)]
+    if grid.size < 2:
+        return 1, K
+    ex = np.interp(grid, le.rank, le.exponent)
+    lg = np.log10(grid)
+    G = grid.size
+    # spread[i, j] over ex[i..j] via running max/min along j for every start i.
+    hi_ = np.full((G, G), np.nan)
+    lo_ = np.full((G, G), np.nan)
+    for i in range(G):
+        hi_[i, i:] = np.maximum.accumulate(ex[i:])
+        lo_[i, i:] = np.minimum.accumulate(ex[i:])
+    half = 0.5 * (hi_ - lo_)
+    mid = 0.5 * (hi_ + lo_)
+    span = lg[None, :] - lg[:, None]
+    npts = grid[None, :] - grid[:, None] + 1
+    min_span = min(0.5, 0.5 * (lg[-1] - lg[0]))
+    valid = np.triu(np.ones((G, G), dtype=bool), 1) & (span >= min_span) & (npts >= 5)
+    if not valid.any():
+        return 1, K
+    ok = valid & (half <= tol * np.maximum(1.0, np.abs(mid)))
+    if ok.any():
+        # Longest first, then flattest (lexsort: last key is primary).
+        ii, jj = np.nonzero(ok)
+        order = np.lexsort((half[ii, jj], -np.round(span[ii, jj], 12)))
+        i, j = ii[order[0]], jj[order[0]]
+        return int(grid[i]), int(grid[j])
+    long_enough = valid & (span >= min(1.0, lg[-1] - lg[0]) - 1e-12)
+    pool = long_enough if long_enough.any() else valid
+    ii, jj = np.nonzero(pool)
+    best = int(np.argmin(half[ii, jj]))
+    return int(grid[ii[best]]), int(grid[jj[best]])
+
+
+def fit_power_law(eigs: ArrayLike, kmin: int | None = None, kmax: int | None = None, *,
+                  n_boot: int = 200, seed: int = 0, plateau_tol: float = 0.1,
+                  window: float = 0.5) -> PowerLawFit:
+    """Fit ``lambda_k = C k^-a`` by weighted least squares in log-log coordinates.
+
+    Parameters
+    ----------
+    eigs
+        Eigenvalues (any order).
+    kmin, kmax
+        Window of ranks (1-based, inclusive). Either left ``None`` is chosen
+        from the plateau of ``local_exponent``: the longest log-rank range on
+        which the local exponent stays within ``plateau_tol`` (relative to
+        ``max(1, |a|)``) of its median.
+    n_boot
+        Bootstrap resamples for the interval (0 gives ``ci = (a, a)``).
+    seed
+        Seed of the bootstrap.
+    plateau_tol, window
+        Plateau tolerance and the ``local_exponent`` window (decades) for the
+        automatic window.
+
+    Returns
+    -------
+    PowerLawFit
+    """
+    lam = _spectrum(eigs)
+    K = lam.size
+    nb = v.positive_int("n_boot", n_boot, minimum=0)
+    sd = v.positive_int("seed", seed, minimum=0)
+    tol = v.positive("plateau_tol", plateau_tol)
+    if kmin is None or kmax is None:
+        # Round-off "zeros" of a rank-deficient matrix are not part of any power law.
+        k_eff = max(3, int(np.sum(lam > _ZERO_RTOL * lam[0])))
+        auto_lo, auto_hi = _auto_window(lam[:k_eff], tol, window)
+        kmin = auto_lo if kmin is None else kmin
+        kmax = auto_hi if kmax is None else kmax
+    k_lo = v.positive_int("kmin", kmin)
+    k_hi = v.positive_int("kmax", kmax)
+    if k_hi > K:
+        raise ValueError(f"kmax must be <= {K} (the number of positive eigenvalues), got {k_hi}")
+    if k_hi - k_lo + 1 < 3:
+        raise ValueError(f"the window kmin..kmax must hold at least 3 ranks, got {k_lo}..{k_hi}")
+    k = np.arange(k_lo, k_hi + 1, dtype=np.float64)
+    x, y, w = np.log(k), np.log(lam[k_lo - 1:k_hi]), 1.0 / k
+    s, c, r2 = _wls(x, y, w)
+    a = -s
+    lo_ci = hi_ci = a
+    if nb > 0:
+        rng = np.random.default_rng(sd)
+        # Wild bootstrap of the weighted residuals: Rademacher signs shared within
+        # blocks of 0.05 decades of rank, so that correlated neighbouring
+        # eigenvalues move together; valid for independent residuals too.
+        resid = y - (c + s * x)
+        block = np.floor((x - x[0]) / (0.05 * np.log(10.0))).astype(np.int64)
+        signs = rng.choice(np.array([-1.0, 1.0]), size=(nb, int(block[-1]) + 1))
+        yb = (c + s * x)[None, :] + signs[:, block] * resid[None, :]
+        sw = w.sum()
+        mx = (w * x).sum() / sw
+        dx = x - mx
+        boots = -(yb * (w * dx)[None, :]).sum(axis=1) / (w * dx * dx).sum()
+        lo_ci, hi_ci = (float(q) for q in np.quantile(boots, [0.025, 0.975]))
+        lo_ci, hi_ci = min(lo_ci, a), max(hi_ci, a)
+    dens = 1.0 + 1.0 / a if a != 0 else np.inf
+    return PowerLawFit(exponent=a, ci_low=lo_ci, ci_high=hi_ci, r2=r2, kmin=k_lo, kmax=k_hi,
+                       density_exponent=float(dens), amplitude=float(np.exp(c)),
+                       n_points=int(k.size))
+
+
+def _hinge_fit(x: np.ndarray, y: np.ndarray, w: np.ndarray, b: np.ndarray
+               ) -> tuple[float, np.ndarray]:
+    """Weighted LS of a continuous piecewise-linear function with knots ``b``."""
+    cols = [np.ones_like(x), x] + [np.maximum(x - bj, 0.0) for bj in b]
+    A = np.stack(cols, axis=1)
+    sw = np.sqrt(w)
+    coef, *_ = np.linalg.lstsq(A * sw[:, None], y * sw, rcond=None)
+    res = float(np.sum(w * (y - A @ coef) ** 2))
+    return res, coef
+
+
+def _log_bins(x: np.ndarray, y: np.ndarray, w: np.ndarray, nbins: int = 200
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Weighted means of (x, y) in ``nbins`` equal bins of ``x`` (for the coarse grid search)."""
+    if x.size <= nbins:
+        return x, y, w
+    idx = np.minimum(((x - x[0]) / (x[-1] - x[0]) * nbins).astype(np.int64), nbins - 1)
+    W = np.bincount(idx, weights=w, minlength=nbins)
+    keep = W > 0
+    X = np.bincount(idx, weights=w * x, minlength=nbins)[keep] / W[keep]
+    Y = np.bincount(idx, weights=w * y, minlength=nbins)[keep] / W[keep]
+    return X, Y, W[keep]
+
+
+def fit_broken_power_law(eigs: ArrayLike, n_breaks: int, *, kmin: int = 1,
+                         kmax: int | None = None, min_points: int = 3) -> BrokenPowerLawFit:
+    """Fit a continuous broken power law with ``n_breaks`` breakpoints.
+
+    Weighted (``1/k``) least squares of ``log lambda_k`` on ``log k`` by a
+    continuous piecewise-linear function: a grid search of the breakpoints
+    over up to 40 log-spaced ranks (at most ~3000 combinations, on
+    log-binned points), refined by Nelder-Mead on all points. Each segment must hold
+    at least ``min_points`` eigenvalues.
+
+    Parameters
+    ----------
+    eigs
+        Eigenvalues (any order).
+    n_breaks
+        Number of breakpoints (>= 1; the core paper's four regimes need 3).
+    kmin, kmax
+        Ranks used (default: every eigenvalue above ``1e-12 * lambda_1``).
+    min_points
+        Minimum eigenvalues per segment (>= 3).
+    """
+    lam = _spectrum(eigs)
+    nbk = v.positive_int("n_breaks", n_breaks)
+    mp = v.positive_int("min_points", min_points, minimum=3)
+    k_lo = v.positive_int("kmin", kmin)
+    k_eff = max(3, int(np.sum(lam > _ZERO_RTOL * lam[0])))
+    k_hi = k_eff if kmax is None else v.positive_int("kmax", kmax)
+    if k_hi > lam.size:
+        raise ValueError(f"kmax must be <= {lam.size}, got {k_hi}")
+    if k_hi - k_lo + 1 < mp * (nbk + 1):
+        raise ValueError(f"n_breaks={nbk} needs at least {mp * (nbk + 1)} eigenvalues in "
+                         f"kmin..kmax, got {k_hi - k_lo + 1}")
+    k = np.arange(k_lo, k_hi + 1, dtype=np.float64)
+    x, y, w = np.log(k), np.log(lam[k_lo - 1:k_hi]), 1.0 / k
+
+    def feasible(b: np.ndarray) -> bool:
+        edges = np.concatenate([[x[0] - 1e-12], np.sort(b), [x[-1] + 1e-12]])
+        counts = np.histogram(x, bins=edges)[0]
+        return bool(np.all(counts >= mp)) and bool(np.all(np.diff(edges) > 0))
+
+    # Interior grid of G points with at most ~3000 combinations to try.
+    G = 40
+    while G > nbk + 2 and math.comb(G, nbk) > 3000:
+        G -= 1
+    grid = np.linspace(x[0], x[-1], G + 2)[1:-1]
+    xg, yg, wg = _log_bins(x, y, w)  # coarse search on binned points, refined on all
+    best: tuple[float, np.ndarray] | None = None
+    for combo in itertools.combinations(grid, nbk):
+        b = np.array(combo)
+        if not feasible(b):
+            continue
+        res = _hinge_fit(xg, yg, wg, b)[0]
+        if best is None or res < best[0]:
+            best = (res, b)
+    if best is None:
+        raise ValueError(f"n_breaks={nbk}: no breakpoints leave {mp} eigenvalues per segment")
+
+    def objective(b: np.ndarray) -> float:
+        bs = np.sort(b)
+        return _hinge_fit(x, y, w, bs)[0] if feasible(bs) else np.inf
+
+    opt = optimize.minimize(objective, best[1], method="Nelder-Mead",
+                            options={"xatol": 1e-6, "fatol": 1e-14, "maxiter": 2000})
+    start_res = objective(best[1])
+    b = np.sort(opt.x) if opt.fun < start_res else best[1]
+    res, coef = _hinge_fit(x, y, w, b)
+    slopes = np.cumsum(coef[1:])
+    ybar = np.sum(w * y) / np.sum(w)
+    ss_tot = float(np.sum(w * (y - ybar) ** 2))
+    r2 = 1.0 - res / ss_tot if ss_tot > 0 else 1.0
+    return BrokenPowerLawFit(breakpoints=np.exp(b), exponents=-slopes,
+                             amplitude=float(np.exp(coef[0])), r2=float(r2),
+                             kmin=k_lo, kmax=k_hi)

@@ -1,0 +1,113 @@
+"""Figures of the linear-network simulations: Fig. 2 and the finite-size study."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib import cm, colors
+from matplotlib.figure import Figure
+
+from specdyn.plot._figure import new_figure
+
+
+def _time_norm(times: np.ndarray) -> colors.Normalize:
+    pos = times[times > 0]
+    lo = pos.min() if pos.size else 1.0
+    return colors.LogNorm(vmin=lo, vmax=max(times.max(), lo * 10))
+
+
+def fig2(times: np.ndarray, k: np.ndarray, rho_theory: np.ndarray, rho_sim: np.ndarray,
+         alpha_t: np.ndarray, alpha_theory: np.ndarray, alpha_theory_fit: np.ndarray,
+         alpha_sim_t: np.ndarray, alpha_sim: np.ndarray, *, fit_ranks: Sequence[int] = (1, 2, 3),
+         marker_ranks: np.ndarray | None = None, title: str = "") -> Figure:
+    """Fig. 2 of the paper: (a) spectra over training, (b) the exponent at ``k = 1``.
+
+    Parameters
+    ----------
+    times
+        ``(n,)`` times of the curves in panel (a) (``t = 0`` is drawn in the
+        lowest colour).
+    k, rho_theory, rho_sim
+        Ranks ``(D,)`` and spectra ``(n, D)`` (theory lines, simulation markers).
+    alpha_t, alpha_theory, alpha_theory_fit
+        Fine time grid and the theory's ``alpha_eff`` at ``k = 1`` (exact
+        derivative) and with the simulation's estimator (fit over ``fit_ranks``).
+    alpha_sim_t, alpha_sim
+        Checkpoint times and the simulation's fitted exponent.
+    marker_ranks
+        Ranks at which simulation markers are drawn (default: ~30 log-spaced).
+    """
+    fig, (ax_a, ax_b) = new_figure(2, 1, width=5.0, height=3.8)
+    norm = _time_norm(times)
+    cmap = cm.viridis
+    if marker_ranks is None:
+        marker_ranks = np.unique(np.round(np.geomspace(1, k.size, 30)).astype(int))
+    idx = marker_ranks - 1
+    for i, t in enumerate(times):
+        col = cmap(norm(max(t, norm.vmin)))
+        ax_a.plot(k, rho_theory[i], color=col, lw=1.4)
+        ax_a.plot(k[idx], rho_sim[i, idx], "o", ms=3.2, mfc="none", color=col, mew=0.9)
+    ax_a.set_xscale("log")
+    ax_a.set_yscale("log")
+    ax_a.set_xlabel("mode index k (rank)")
+    ax_a.set_ylabel(r"eigenvalue $\rho_k(t)$")
+    ax_a.set_title("(a) representation spectra: theory (lines), simulation (markers)",
+                   fontsize=9)
+    sm = cm.ScalarMappable(norm=norm, cmap=cmap)
+    fig.colorbar(sm, ax=ax_a, label="training time t (t = 0 at the bottom)")
+
+    ax_b.plot(alpha_t, alpha_theory, color="k", lw=1.5,
+              label=r"theory, $-d\log\rho/d\log k$ at k=1")
+    lo, hi = fit_ranks[0], fit_ranks[-1]
+    ax_b.plot(alpha_t, alpha_theory_fit, color="C1", lw=1.2, ls="--",
+              label=f"theory, log-log fit k={lo}..{hi}")
+    ax_b.plot(alpha_sim_t, alpha_sim, "o", color="C0", ms=3.5, mfc="none",
+              label=f"simulation, log-log fit k={lo}..{hi}")
+    ax_b.set_xscale("log")
+    ax_b.set_xlabel("training time t")
+    ax_b.set_ylabel(r"local exponent $\alpha_{\rm eff}$ at k = 1")
+    ax_b.set_title("(b) local power-law exponent", fontsize=9)
+    ax_b.legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=9)
+    return fig
+
+
+def finite_size(by_n: tuple, by_m: tuple, *,
+                metric: str = "median over modes of |log rho_sim/rho_theory|",
+                title: str = "") -> Figure:
+    """Agreement with theory against width ``N`` (``M = inf``) and samples ``M`` (``N = inf``).
+
+    ``by_n`` and ``by_m`` are ``(sizes, mean_error, sd_error, slope, slope_upper)``:
+    seed-mean errors with their standard deviation, and the least-squares
+    power-law slopes over all sizes and over the upper half of the sizes
+    (drawn as lines ``err ~ size^slope``).
+    """
+    fig, axes = new_figure(2, 1, width=4.4, height=3.6)
+    for ax, data, name, col, letter in (
+        (axes[0], by_n, "width N  (M = inf)", "C0", "a"),
+        (axes[1], by_m, "samples M  (N = inf)", "C3", "b"),
+    ):
+        x, y, sd, slope, slope_upper = data
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        ax.errorbar(x, y, yerr=sd, fmt="o", color=col, ms=4, capsize=2,
+                    label="simulation (seed mean, sd)")
+        for xs, ys, sl, ls, lab in ((x, y, slope, "--", "all sizes"),
+                                    (x[len(x) // 2:], y[len(y) // 2:], slope_upper, ":",
+                                     "upper half")):
+            if len(xs) < 2:
+                continue
+            fit = np.polyfit(np.log(xs), np.log(ys), 1)
+            xx = np.geomspace(xs.min(), xs.max(), 50)
+            ax.plot(xx, np.exp(np.polyval(fit, np.log(xx))), ls, color="k", lw=1.1,
+                    label=f"fit, {lab}: slope {sl:.2f}")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(name)
+        ax.set_ylabel("error vs theory")
+        ax.set_title(f"({letter}) {metric}", fontsize=8)
+        ax.legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=9)
+    return fig

@@ -1,0 +1,168 @@
+"""Figures of the two-step GD experiments: outlier-count phase grid and batch-reuse alignment."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.collections import QuadMesh
+from matplotlib.colors import BoundaryNorm
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+from numpy.typing import ArrayLike
+
+from specdyn.plot._figure import new_figure
+
+__all__ = ["alignment_bars", "outlier_phase_grid"]
+
+
+def _count_panel(ax: Axes, a1: np.ndarray, a2: np.ndarray, counts: np.ndarray, vmax: int,
+                 title: str, near: np.ndarray | None = None) -> QuadMesh:
+    """One integer map on the (alpha1, alpha2) grid, with the value written in each cell."""
+    cmap = "viridis"
+    norm = BoundaryNorm(np.arange(-0.5, vmax + 1.5), 256)
+    im = ax.pcolormesh(_edges(a1), _edges(a2), counts.T, cmap=cmap, norm=norm,
+                       shading="flat")
+    for i, x in enumerate(a1):
+        for j, y in enumerate(a2):
+            val = counts[i, j]
+            if np.isnan(val):
+                continue
+            txt = f"{val:.0f}" if float(val).is_integer() else f"{val:.1f}"
+            light = val < 0.6 * vmax
+            ax.text(x, y, txt, ha="center", va="center", fontsize=8,
+                    color="white" if light else "black")
+            if near is not None and near[i, j]:
+                ax.add_patch(_hatch(x, y, a1, a2))
+    _lines(ax, vmax)
+    ax.set_xlim(_edges(a1)[0], _edges(a1)[-1])
+    ax.set_ylim(_edges(a2)[0], _edges(a2)[-1])
+    ax.set_xlabel(r"$\alpha_1$ (step 1: $\eta_1 = N^{\alpha_1}$)")
+    ax.set_ylabel(r"$\alpha_2$ (step 2: $\eta_2 = N^{\alpha_2}$)")
+    ax.set_title(title, fontsize=10)
+    return im
+
+
+def _edges(c: np.ndarray) -> np.ndarray:
+    c = np.asarray(c, dtype=np.float64)
+    if c.size == 1:
+        return np.array([c[0] - 0.025, c[0] + 0.025])
+    mid = 0.5 * (c[1:] + c[:-1])
+    return np.concatenate([[2 * c[0] - mid[0]], mid, [2 * c[-1] - mid[-1]]])
+
+
+def _hatch(x: float, y: float, a1: np.ndarray, a2: np.ndarray) -> Rectangle:
+    e1, e2 = _edges(a1), _edges(a2)
+    i = int(np.searchsorted(e1, x)) - 1
+    j = int(np.searchsorted(e2, y)) - 1
+    return Rectangle((e1[i], e2[j]), e1[i + 1] - e1[i], e2[j + 1] - e2[j], fill=False,
+                     hatch="///", edgecolor="0.85", linewidth=0)
+
+
+def _lines(ax: Axes, kmax: int) -> None:
+    """The lines alpha2 = k (1/2 - alpha1) where floor(alpha2 / (1/2 - alpha1)) steps."""
+    x = np.linspace(0.0, 0.5, 400)
+    for k in range(1, max(kmax, 1) + 2):
+        ax.plot(x, k * (0.5 - x), color="white", lw=0.8, ls="--", alpha=0.8)
+
+
+def outlier_phase_grid(alpha1: ArrayLike, alpha2: ArrayLike,
+                       measured: np.ndarray, near_line: np.ndarray | None = None,
+                       title: str = "") -> Figure:
+    """Measured outlier count of ``W2`` beside the two formulas, on the (alpha1, alpha2) grid.
+
+    Parameters
+    ----------
+    alpha1, alpha2
+        Grid values (x and y axes).
+    measured
+        ``(len(alpha1), len(alpha2))`` outliers of ``W2`` (all of them, the
+        step-1 spike included); seed means allowed.
+    near_line
+        Boolean mask of cells near a line where the formula steps (hatched;
+        they are left out of the agreement score).
+    title
+        Figure title (sizes, target, agreement).
+
+    Panels: measured; ``floor(alpha2 / (1/2 - alpha1))`` (abstract);
+    ``1 + floor(...)`` (with the step-1 spike). Dashed lines: ``alpha2 = k (1/2 - alpha1)``.
+    """
+    a1 = np.asarray(alpha1, dtype=np.float64)
+    a2 = np.asarray(alpha2, dtype=np.float64)
+    measured = np.asarray(measured, dtype=np.float64)
+    A1, A2 = np.meshgrid(a1, a2, indexing="ij")
+    abstract = np.floor(A2 / (0.5 - A1))
+    total = 1 + abstract
+    vmax = int(max(np.nanmax(measured), np.max(total)))
+    fig, axes = new_figure(3, 1, width=4.3, height=3.9)
+    im = _count_panel(axes[0], a1, a2, measured, vmax, "measured outliers of $W_2$", near_line)
+    _count_panel(axes[1], a1, a2, abstract, vmax,
+                 r"abstract: $\lfloor \alpha_2 / (1/2 - \alpha_1) \rfloor$", near_line)
+    _count_panel(axes[2], a1, a2, total, vmax,
+                 r"with step-1 spike: $1 + \lfloor \alpha_2 / (1/2 - \alpha_1) \rfloor$",
+                 near_line)
+    fig.colorbar(im, ax=axes, label="number of outliers", shrink=0.85)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def alignment_bars(labels: Sequence[str], fresh: Mapping[str, np.ndarray],
+                   reused: Mapping[str, np.ndarray],
+                   reuse_quantity: Mapping[str, Sequence[float]],
+                   thresholds: tuple[float, float] = (0.15, 0.1), noise_floor: float | None = None,
+                   title: str = "") -> Figure:
+    """Target alignment of the outliers of ``W2``: fresh versus reused batch, per target.
+
+    Parameters
+    ----------
+    labels
+        Target names in plot order (e.g. ``"He2+He3 (k*=2)"``).
+    fresh, reused
+        Per label, the per-seed alignment ``max_i |v_i . beta|`` over the outliers'
+        right singular vectors (cosine, not squared).
+    reuse_quantity
+        Per label ``E[z sigma*(z)^(k+1)]`` for ``k = 1, 2, ...``, shown in the
+        right panel as absolute values on a log axis (below 1e-12 drawn at 1e-12).
+    thresholds
+        ``(aligned, not aligned)`` reference levels drawn as horizontal lines.
+    noise_floor
+        Typical overlap of a random unit vector, ``1/sqrt(d)`` (dotted line).
+    """
+    fig, (ax, ax2) = new_figure(2, 1, width=5.0, height=3.8)
+    x = np.arange(len(labels))
+    w = 0.38
+    for off, data, name, col in ((-w / 2, fresh, "fresh batch", "tab:blue"),
+                                 (w / 2, reused, "reused batch", "tab:orange")):
+        vals = [np.asarray(data[lab], dtype=np.float64) for lab in labels]
+        means = np.array([v.mean() for v in vals])
+        lo = means - np.array([v.min() for v in vals])
+        hi = np.array([v.max() for v in vals]) - means
+        ax.bar(x + off, means, w, yerr=[lo, hi], capsize=3, color=col, label=name)
+    ax.axhline(thresholds[0], color="k", ls="--", lw=0.8, label=f"aligned ({thresholds[0]:g})")
+    ax.axhline(thresholds[1], color="0.4", ls=":", lw=0.8,
+               label=f"not aligned ({thresholds[1]:g})")
+    if noise_floor is not None:
+        ax.axhline(noise_floor, color="0.6", ls="-.", lw=0.8, label=r"$1/\sqrt{d}$")
+    ax.set_xticks(x)
+    ax.set_xticklabels(labels, rotation=15)
+    ax.set_ylabel(r"$\max_i |\langle v_i, \beta\rangle|$ over outliers of $W_2$")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8)
+    ax.set_title("alignment with the target (bars: seed mean, whiskers: range)", fontsize=9)
+    q = np.array([[max(abs(float(x)), 1e-12) for x in reuse_quantity[lab]] for lab in labels])
+    nk = q.shape[1]
+    wk = 0.8 / nk
+    for k in range(nk):
+        ax2.bar(x + (k - (nk - 1) / 2) * wk, q[:, k], wk, label=f"k = {k + 1}")
+    ax2.set_yscale("log")
+    ax2.set_ylim(1e-13, max(1e3, 1e3 * q.max()))
+    ax2.set_xticks(x)
+    ax2.set_xticklabels(labels, rotation=15)
+    ax2.set_ylabel(r"$|E[z\,\sigma_*(z)^{k+1}]|$ (1e-12 = zero)")
+    ax2.legend(fontsize=8, ncol=3, loc="upper left")
+    ax2.set_title("reuse quantity: direction k can align under reuse iff non-zero", fontsize=9)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig

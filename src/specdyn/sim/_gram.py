@@ -1,0 +1,255 @@
+"""Gram-space kernels of the two-layer linear network (private to :mod:`specdyn.sim.linear`).
+
+Notation (``../../../shared/design.md``): ``f(x) = A^T W x / (gamma0 N)``, ``W`` is
+``N x D``, ``A`` is ``N x P``; ``Gw = W^T W/N``, ``Ga = A^T A/N``, ``Gwa = W^T A/N``;
+data statistics ``Sigma = X^T X/M`` (``D x D``), ``C = X^T Y/M`` (``D x P``),
+``Syy = Y^T Y/M`` (``P x P``). With learning rate ``nu = N`` and step ``dt``,
+one full-batch GD step is ``W' = W + c A G^T``, ``A' = A + c W G`` with
+``c = dt/gamma0`` and ``G = C - Sigma Gwa/gamma0``, which closes on the Grams.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.integrate import solve_ivp
+
+Grams = tuple[np.ndarray, np.ndarray, np.ndarray]  # (Gw, Ga, Gwa)
+
+_WEIGHT_CHUNK = 2048  # rows of [W A] drawn per call: same stream for both engines
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Float64 host statistics of the training data (or of the population)."""
+
+    sigma: np.ndarray  # D x D
+    c: np.ndarray  # D x P
+    syy: np.ndarray  # P x P
+    sigma_half: np.ndarray  # symmetric square root of sigma
+
+    @classmethod
+    def build(cls, sigma: np.ndarray, c: np.ndarray, syy: np.ndarray) -> Stats:
+        w, v = np.linalg.eigh(0.5 * (sigma + sigma.T))
+        half = (v * np.sqrt(np.clip(w, 0.0, None))) @ v.T
+        return cls(sigma, c, syy, 0.5 * (half + half.T))
+
+
+def weight_chunks(N: int, D: int, P: int, sigma_w: float, sigma_a: float,
+                  seed: int) -> Iterator[tuple[Any, Any]]:
+    """Rows of the initial ``(W, A)`` in float64 CPU chunks, ``W_ij ~ N(0, sigma_w^2)``,
+    ``A_ij ~ N(0, sigma_a^2)``; a fixed chunking so every engine sees the same weights."""
+    from specdyn._torch import torch
+
+    t = torch()
+    gen = t.Generator().manual_seed(int(seed))
+    for start in range(0, N, _WEIGHT_CHUNK):
+        rows = min(_WEIGHT_CHUNK, N - start)
+        z = t.randn(rows, D + P, generator=gen, dtype=t.float64)
+        yield sigma_w * z[:, :D], sigma_a * z[:, D:]
+
+
+def initial_grams(N: int | None, D: int, P: int, sigma_w: float, sigma_a: float,
+                  seed: int) -> Grams:
+    """``(Gw, Ga, Gwa)`` at initialisation, float64: Wishart for finite ``N``,
+    ``(sigma_w^2 I, sigma_a^2 I, 0)`` for ``N = None``."""
+    if N is None:
+        return sigma_w**2 * np.eye(D), sigma_a**2 * np.eye(P), np.zeros((D, P))
+    gw, ga, gwa = np.zeros((D, D)), np.zeros((P, P)), np.zeros((D, P))
+    for w, a in weight_chunks(N, D, P, sigma_w, sigma_a, seed):
+        wn, an = w.numpy(), a.numpy()
+        gw += wn.T @ wn
+        ga += an.T @ an
+        gwa += wn.T @ an
+    return gw / N, ga / N, gwa / N
+
+
+def make_gd_step(sigma: Any, c_mat: Any, gamma0: float, dt: float) -> Callable[..., tuple]:
+    """The exact Gram-space GD step as a function ``(Gw, Ga, Gwa) -> (Gw', Ga', Gwa')``.
+
+    ``sigma`` is the ``D x D`` input covariance, or a length-``D`` vector when the
+    Grams and ``C`` are expressed in the eigenbasis of ``Sigma`` (then
+    ``Sigma Gwa`` is a row scaling and the step needs seven products, not eight).
+    Eight matrix products a step, whatever ``N`` and ``M`` are::
+
+        Gw'  = Gw  + c (G Gwa^T + Gwa G^T) + c^2 G Ga G^T
+        Ga'  = Ga  + c (G^T Gwa + Gwa^T G) + c^2 G^T Gw G
+        Gwa' = Gwa + c (Gw G + G Ga)       + c^2 G Gwa^T G
+
+    The symmetric updates are written ``Gw' = Gw + V + V^T`` with
+    ``V = c G Gwa^T + (c^2/2) G Ga G^T`` (and likewise for ``Ga``). The step
+    updates its arguments in place and writes every product into buffers
+    allocated once (fresh megabyte-sized tensors each step cost page faults).
+    """
+    from specdyn._torch import torch
+
+    t = torch()
+    c = dt / gamma0
+    half_c2 = 0.5 * c * c
+    inv_g = 1.0 / gamma0
+    D, P = c_mat.shape
+    opts = {"dtype": c_mat.dtype, "device": c_mat.device}
+    g, sg = t.empty(D, P, **opts), t.empty(D, P, **opts)
+    t1, v = t.empty(D, D, **opts), t.empty(D, D, **opts)
+    t2, t5, w = t.empty(D, P, **opts), t.empty(D, P, **opts), t.empty(D, P, **opts)
+    t4, u = t.empty(P, P, **opts), t.empty(P, P, **opts)
+    diagonal = sigma.dim() == 1
+    sigma_col = sigma.reshape(-1, 1)
+
+    def step(gw: Any, ga: Any, gwa: Any) -> tuple[Any, Any, Any]:
+        if diagonal:
+            t.mul(gwa, sigma_col, out=sg)  # Sigma Gwa in Sigma's eigenbasis
+        else:
+            t.mm(sigma, gwa, out=sg)  # 1: Sigma Gwa
+        t.sub(c_mat, sg, alpha=inv_g, out=g)  # G = C - Sigma Gwa / gamma0
+        t.mm(g, gwa.T, out=t1)  # 2: G Gwa^T            (D x D)
+        t.mm(g, ga, out=t2)  # 3: G Ga                   (D x P)
+        t.mm(gw, g, out=t5)  # 4: Gw G                   (D x P)
+        t.mm(g.T, gwa, out=t4)  # 5: G^T Gwa             (P x P)
+        t.mm(t2, g.T, out=v)  # 6: G Ga G^T
+        v.mul_(half_c2).add_(t1, alpha=c)
+        t.mm(g.T, t5, out=u)  # 7: G^T Gw G
+        u.mul_(half_c2).add_(t4, alpha=c)
+        t.mm(t1, g, out=w)  # 8: G Gwa^T G
+        w.mul_(2.0 * half_c2).add_(t5, alpha=c).add_(t2, alpha=c)
+        gw.add_(v).add_(v.T)
+        ga.add_(u).add_(u.T)
+        gwa.add_(w)
+        return gw, ga, gwa
+
+    return step
+
+
+def loss_from_grams(stats: Stats, gwa: np.ndarray, gamma0: float) -> float:
+    """``(1/2) tr(Syy) - tr(C^T B) + (1/2) tr(B^T Sigma B)``, ``B = Gwa/gamma0``."""
+    b = gwa / gamma0
+    return float(0.5 * np.trace(stats.syy) - np.sum(stats.c * b)
+                 + 0.5 * np.sum(b * (stats.sigma @ b)))
+
+
+def spectrum(stats: Stats, gw: np.ndarray) -> np.ndarray:
+    """Eigenvalues of ``Sigma^(1/2) Gw Sigma^(1/2)``, clipped at 0, decreasing (length D).
+
+    These are the nonzero eigenvalues of ``H H^T / (M N)``, ``H = X W^T``
+    (padded with zeros when ``M < D``). Eigenvalues below ``D eps |rho|_max`` are
+    roundoff of a rank-deficient matrix and are set to exactly 0.
+    """
+    m = stats.sigma_half @ gw @ stats.sigma_half
+    w = np.linalg.eigvalsh(0.5 * (m + m.T))[::-1].copy()
+    w[w < w.size * np.finfo(np.float64).eps * max(abs(w[0]), abs(w[-1]))] = 0.0
+    return w
+
+
+def teacher_diagonals(gw: np.ndarray, ga: np.ndarray, gwa: np.ndarray, bx: np.ndarray,
+                      by: np.ndarray, identity: bool) -> tuple[np.ndarray, ...]:
+    """``(xi, eta, zeta)``: diagonals of ``Bx^T Gwa By``, ``Bx^T Gw Bx``, ``By^T Ga By``,
+    each of length ``D`` (zero-padded or truncated on the output side)."""
+    D, P = gwa.shape
+    if identity:
+        xi_r, eta, zeta_r = np.diagonal(gwa), np.diagonal(gw), np.diagonal(ga)
+    else:
+        xi_r = np.einsum("ik,ik->k", bx[:, : min(D, P)], (gwa @ by)[:, : min(D, P)])
+        eta = np.einsum("ik,ik->k", bx, gw @ bx)
+        zeta_r = np.einsum("ik,ik->k", by, ga @ by)
+    xi, zeta = np.zeros(D), np.zeros(D)
+    r = min(D, P)
+    xi[:r] = xi_r[:r]
+    zeta[:r] = zeta_r[:r]
+    return xi, np.array(eta, dtype=np.float64), zeta
+
+
+# --------------------------------------------------------------------- gradient flow
+
+
+def flow_rhs_full(stats: Stats, gamma0: float, D: int, P: int) -> Callable[[float, np.ndarray],
+                                                                          np.ndarray]:
+    """Right-hand side of the Gram gradient flow on the flattened ``(Gw, Ga, Gwa)``."""
+    inv_g = 1.0 / gamma0
+    nw, na = D * D, P * P
+
+    def rhs(_t: float, y: np.ndarray) -> np.ndarray:
+        gw = y[:nw].reshape(D, D)
+        ga = y[nw:nw + na].reshape(P, P)
+        gwa = y[nw + na:].reshape(D, P)
+        g = stats.c - stats.sigma @ gwa * inv_g
+        t1 = g @ gwa.T
+        t4 = g.T @ gwa
+        out = np.empty_like(y)
+        out[:nw] = (inv_g * (t1 + t1.T)).ravel()
+        out[nw:nw + na] = (inv_g * (t4 + t4.T)).ravel()
+        out[nw + na:] = (inv_g * (gw @ g + g @ ga)).ravel()
+        return out
+
+    return rhs
+
+
+def solve_flow_full(stats: Stats, gamma0: float, grams: Grams, times: np.ndarray,
+                    rtol: float, atol: float) -> tuple[list[Grams], int]:
+    """Integrate the full-matrix Gram flow (explicit DOP853) to each of ``times``."""
+    gw, ga, gwa = grams
+    D, P = gwa.shape
+    rhs = flow_rhs_full(stats, gamma0, D, P)
+    y = np.concatenate([gw.ravel(), ga.ravel(), gwa.ravel()])
+    out: list[Grams] = []
+    nfev, t_prev = 0, 0.0
+    for t in times:
+        if t > t_prev:
+            sol = solve_ivp(rhs, (t_prev, t), y, method="DOP853", rtol=rtol, atol=atol)
+            if not sol.success:
+                raise RuntimeError(f"gradient-flow integration failed at t = {t_prev}: "
+                                   f"{sol.message}")
+            y, nfev, t_prev = sol.y[:, -1], nfev + sol.nfev, t
+        out.append((y[:D * D].reshape(D, D).copy(), y[D * D:D * D + P * P].reshape(P, P).copy(),
+                    y[D * D + P * P:].reshape(D, P).copy()))
+    return out, nfev
+
+
+def solve_flow_diagonal(lam: np.ndarray, cdiag: np.ndarray, gamma0: float,
+                        init: tuple[np.ndarray, np.ndarray, np.ndarray], times: np.ndarray,
+                        rtol: float, atol: float) -> tuple[list[np.ndarray], int]:
+    """Integrate the decoupled per-mode flow (implicit Radau, exact sparse Jacobian).
+
+    In a basis where ``Sigma = diag(lam)``, ``C = diag(cdiag)`` and the Grams start
+    diagonal they stay diagonal; the flow is, per mode,
+    ``xi' = g_k (eta + zeta)/gamma0``, ``eta' = zeta' = 2 g_k xi/gamma0`` with
+    ``g_k = cdiag_k - lam_k xi_k/gamma0`` (Eqs. 144-145 of the paper). It is
+    stiff at late times (relaxation rate ``~ lam_1 sqrt(S^2 + 4 gamma0^2 theta^2)
+    / gamma0^2``), hence the implicit solver. Returns ``[state (3, D)]`` per time.
+    """
+    D = lam.size
+    inv_g = 1.0 / gamma0
+
+    def rhs(_t: float, y: np.ndarray) -> np.ndarray:
+        xi, eta, zeta = y[:D], y[D:2 * D], y[2 * D:]
+        g = cdiag - lam * xi * inv_g
+        dxi = inv_g * g * (eta + zeta)
+        de = 2.0 * inv_g * g * xi
+        return np.concatenate([dxi, de, de])
+
+    def jac(_t: float, y: np.ndarray) -> sp.csc_matrix:
+        xi, eta, zeta = y[:D], y[D:2 * D], y[2 * D:]
+        g = cdiag - lam * xi * inv_g
+        a = -inv_g * inv_g * lam * (eta + zeta)  # d xi'/d xi
+        b = inv_g * g  # d xi'/d eta = d xi'/d zeta
+        e = 2.0 * inv_g * (g - lam * xi * inv_g)  # d eta'/d xi
+        z = sp.csc_matrix((D, D))
+        return sp.bmat([[sp.diags(a), sp.diags(b), sp.diags(b)],
+                        [sp.diags(e), z, z],
+                        [sp.diags(e), z, z]], format="csc")
+
+    y = np.concatenate(init)
+    out, nfev, t_prev = [], 0, 0.0
+    for t in times:
+        if t > t_prev:
+            sol = solve_ivp(rhs, (t_prev, t), y, method="Radau", jac=jac, rtol=rtol,
+                            atol=atol)
+            if not sol.success:
+                raise RuntimeError(f"gradient-flow integration failed at t = {t_prev}: "
+                                   f"{sol.message}")
+            y, nfev, t_prev = sol.y[:, -1], nfev + sol.nfev, t
+        out.append(y.reshape(3, D).copy())
+    return out, nfev

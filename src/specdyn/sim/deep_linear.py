@@ -1,0 +1,442 @@
+"""Deep linear students under muP, NTK and standard parameterisations.
+
+Model: ``f(x) = m_L W_L m_{L-1} W_{L-1} ... m_1 W_1 x`` with ``W_1`` (``N x D``),
+``W_l`` (``N x N``) for ``1 < l < L``, ``W_L`` (``P x N``); depth ``L >= 1``
+(``L = 1`` is a single ``P x D`` layer, the same in every parameterisation).
+Teacher ``y = W* x + noise_std * eps``, ``x ~ N(0, I_D)``, loss
+``(1/2) E||f(x) - y||^2`` (population) or its average over a sample; every
+weight is updated by plain GD/SGD ``W_l <- W_l - lr_eff * dL/dW_l``.
+
+Parameterisations (``sigma0`` scales every init; ``lr`` is the base rate ``eta0``):
+
+============  =======================  ==============================  ===================
+name          init of ``W_l`` entries  multipliers ``m_l``             ``lr_eff``
+============  =======================  ==============================  ===================
+mup           ``N(0, sigma0^2)``       ``1/sqrt(fan_in)``, last        ``eta0 gamma0^2 N``
+                                       ``1/(gamma0 N)``
+ntk           ``N(0, sigma0^2)``       ``1/sqrt(fan_in)``              ``eta0``
+standard      ``N(0, sigma0^2/fan_in)``  1                             ``eta0``
+============  =======================  ==============================  ===================
+
+``mup`` is the mean-field (maximal-update) scaling of related-notes section 1
+(``f = (gamma0 N)^-1 w^T h``, ``eta = eta0 gamma0^2 N``): the hidden weights move
+by O(1) in spectral norm relative to their bulk, so outliers escape in a
+width-independent time. ``ntk`` has the same kernel scale but weights move by
+O(1/sqrt N): the escape is delayed and disappears as ``N`` grows. ``standard``
+(PyTorch-like fan-in init, one global rate) has an NTK that grows with ``N``:
+the stable ``eta0`` shrinks like ``1/N``.
+
+The loss sharpness is reported as the top eigenvalue of the Gauss-Newton
+matrix ``J^T Sigma J`` (``J``: parameters -> ``W_eff``), i.e. of the NTK on
+the ``P x D`` output space, computed exactly by power iteration with
+hand-written Kronecker products: ``E -> c^2 sum_l A_l E Sigma^(1/2) B_l Sigma^(1/2)``
+with ``A_l = S_l S_l^T`` (``S_l = W_L ... W_{l+1}``), ``B_l = Q_l^T Q_l``
+(``Q_l = W_{l-1} ... W_1``), ``c = prod m_l``. GD on a quadratic model is stable iff
+``lr_eff * sharpness < 2`` (the edge of stability ``2 / lr_eff``). It equals the
+Hessian's top eigenvalue at an interpolating minimum.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from specdyn import _torch
+from specdyn import _validate as v
+from specdyn.theory import rmt
+
+__all__ = ["PARAMETERIZATIONS", "DeepLinearRun", "DeepLinearScaling", "escape_step",
+           "scaling", "train_deep_linear"]
+
+PARAMETERIZATIONS = ("mup", "ntk", "standard")
+METHODS = ("population", "gd", "sgd", "online")
+
+
+@dataclass(frozen=True)
+class DeepLinearScaling:
+    """Init standard deviations, forward multipliers and the effective learning rate.
+
+    ``dims`` are ``(D, N, ..., N, P)``; layer ``l`` maps ``dims[l]`` to ``dims[l+1]``.
+    """
+
+    name: str
+    dims: tuple[int, ...]
+    init_std: tuple[float, ...]
+    multipliers: tuple[float, ...]
+    lr_eff: float
+
+
+def scaling(parameterization: str, *, depth: int, width: int, D: int, P: int, lr: float,
+            sigma0: float = 1.0, gamma0: float = 1.0) -> DeepLinearScaling:
+    """The multipliers of ``parameterization`` (module table) for the given sizes."""
+    name = v.choice("parameterization", parameterization, PARAMETERIZATIONS)
+    L = v.positive_int("depth", depth)
+    N = v.positive_int("width", width)
+    d = v.positive_int("D", D)
+    p = v.positive_int("P", P)
+    eta0 = v.positive("lr", lr)
+    s0 = v.positive("sigma0", sigma0)
+    g0 = v.positive("gamma0", gamma0)
+    dims = (d, *([N] * (L - 1)), p)
+    fan = dims[:-1]
+    if name == "standard":
+        std = tuple(s0 / math.sqrt(f) for f in fan)
+        mult = tuple(1.0 for _ in fan)
+        lr_eff = eta0
+    else:
+        std = tuple(s0 for _ in fan)
+        mult_l = [1.0 / math.sqrt(f) for f in fan]
+        lr_eff = eta0
+        if name == "mup" and L > 1:
+            mult_l[-1] = 1.0 / (g0 * N)
+            lr_eff = eta0 * g0 * g0 * N
+        mult = tuple(mult_l)
+    return DeepLinearScaling(name, dims, std, mult, lr_eff)
+
+
+@dataclass(frozen=True)
+class DeepLinearRun:
+    """Record of one deep-linear run (host float64 arrays).
+
+    Attributes
+    ----------
+    loss
+        ``(T' + 1,)`` loss at every step before divergence (population loss
+        ``(1/2)||W_eff - W*||_F^2``, without the constant label-noise term, for
+        ``"population"`` and ``"online"``; the empirical loss for ``"gd"`` and
+        ``"sgd"``).
+    record_steps
+        ``(n,)`` steps at which spectra were recorded.
+    singular_values
+        One ``(n, k_l)`` array per layer: top singular values of the raw weight
+        ``W_l``, decreasing.
+    bulk_edge
+        ``(L,)`` Marchenko-Pastur edge of each layer's singular values at init,
+        ``init_std * (sqrt(rows) + sqrt(cols))``.
+    sharpness_steps, sharpness
+        Steps and top Gauss-Newton (NTK) eigenvalue, in the units of
+        ``lr_eff`` (stable iff ``lr_eff * sharpness < 2``).
+    scaling
+        The parameterisation used.
+    weights
+        Final raw weights (empty when the run diverged).
+    diverged, diverged_step, message
+        Divergence is a result: the run stops and says where.
+    meta
+        Sizes, method, seed, device, dtype.
+    """
+
+    loss: np.ndarray
+    record_steps: np.ndarray
+    singular_values: list[np.ndarray]
+    bulk_edge: np.ndarray
+    sharpness_steps: np.ndarray
+    sharpness: np.ndarray
+    scaling: DeepLinearScaling
+    weights: list[np.ndarray]
+    diverged: bool
+    diverged_step: int | None
+    message: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def escape_step(record_steps: ArrayLike, top_singular_value: ArrayLike, edge: float,
+                margin: float = 0.05) -> int | None:
+    """First recorded step whose top singular value exceeds ``(1 + margin) * edge``.
+
+    A simple, width-uniform escape criterion for weight matrices whose bulk
+    stays near its initial Marchenko-Pastur edge; ``None`` if it never happens.
+    """
+    st = np.asarray(record_steps)
+    sv = v.real_array("top_singular_value", top_singular_value)
+    e = v.positive("edge", edge)
+    mg = v.nonnegative("margin", margin)
+    hit = np.nonzero(sv > (1.0 + mg) * e)[0]
+    return int(st[hit[0]]) if hit.size else None
+
+
+def _steps_list(rec: int | Sequence[int] | np.ndarray | None, T: int, name: str) -> np.ndarray:
+    if rec is None:
+        return np.zeros(0, dtype=np.int64)
+    if isinstance(rec, (int, np.integer)) and not isinstance(rec, bool):
+        every = v.positive_int(name, rec)
+        return np.unique(np.r_[np.arange(0, T + 1, every), T]).astype(np.int64)
+    arr = np.unique(np.asarray(rec, dtype=np.int64))
+    if arr.size and (arr[0] < 0 or arr[-1] > T):
+        raise ValueError(f"{name} must lie in [0, steps={T}], got {rec!r}")
+    return arr
+
+
+def train_deep_linear(
+    teacher: ArrayLike,
+    *,
+    depth: int,
+    width: int,
+    parameterization: str,
+    lr: float,
+    steps: int,
+    sigma0: float = 1.0,
+    gamma0: float = 1.0,
+    method: str = "population",
+    n_samples: int | None = None,
+    batch_size: int | None = None,
+    noise_std: float = 0.0,
+    init: Sequence[ArrayLike] | None = None,
+    record: int | Sequence[int] | np.ndarray | None = None,
+    layers: Sequence[int] | None = None,
+    top_k: int = 4,
+    spectra: str = "auto",
+    sharpness: int | Sequence[int] | np.ndarray | None = None,
+    power_iters: int = 60,
+    divergence_factor: float = 1e6,
+    check_every: int = 20,
+    seed: int = 0,
+    device: Any = None,
+    dtype: Any = None,
+) -> DeepLinearRun:
+    """Train a deep linear student on ``teacher`` (``P x D``) and record spectra.
+
+    Parameters
+    ----------
+    teacher
+        ``W*``, a ``P x D`` array.
+    depth, width
+        ``L >= 1`` weight matrices, hidden width ``N >= 1``.
+    parameterization
+        ``"mup"``, ``"ntk"`` or ``"standard"`` (module table).
+    lr
+        Base learning rate ``eta0 > 0``; the applied rate is ``scaling(...).lr_eff``.
+    steps
+        Number of updates (>= 1).
+    sigma0, gamma0
+        Init scale and muP output scale (> 0).
+    method
+        ``"population"`` (exact population gradient), ``"gd"`` (full batch on
+        ``n_samples``), ``"sgd"`` (``batch_size`` in ``[1, n_samples]``) or
+        ``"online"`` (fresh batch of ``batch_size``).
+    noise_std
+        Label noise (>= 0).
+    init
+        Optional initial weights (one array per layer, shapes ``dims[l+1] x dims[l]``)
+        replacing the random init (the scaling's multipliers and rates still apply).
+    record
+        Record singular values every ``record`` steps or at the given steps
+        (``None``: never).
+    layers
+        Which layers (0-based) to record (default all).
+    top_k
+        Singular values kept per layer.
+    spectra
+        ``"exact"`` (eigenvalues of the smaller Gram matrix), ``"subspace"``
+        (warm-started block power iteration with Rayleigh-Ritz, 8 sweeps per
+        record on ``top_k + 4`` vectors: accurate for separated outliers, an
+        underestimate inside a dense bulk edge), or ``"auto"`` (exact up to
+        ``min(rows, cols) = 256``, subspace above).
+    sharpness
+        Steps (or every so many) at which to compute the Gauss-Newton top eigenvalue.
+    power_iters
+        Power-iteration steps per sharpness evaluation (warm-started).
+    divergence_factor
+        Stop when the loss exceeds this times its start (> 1).
+    """
+    W_star = v.real_array("teacher", teacher)
+    if W_star.ndim != 2:
+        raise ValueError(f"teacher must be a P x D matrix, got shape {W_star.shape}")
+    P, D = W_star.shape
+    sc = scaling(parameterization, depth=depth, width=width, D=D, P=P, lr=lr, sigma0=sigma0,
+                 gamma0=gamma0)
+    L = len(sc.multipliers)
+    T = v.positive_int("steps", steps)
+    meth = v.choice("method", method, METHODS)
+    noise = v.nonnegative("noise_std", noise_std)
+    factor = v.in_range("divergence_factor", divergence_factor, 1.0, np.inf, lo_open=True,
+                        hi_open=True)
+    every = v.positive_int("check_every", check_every)
+    k_top = v.positive_int("top_k", top_k)
+    spec_mode = v.choice("spectra", spectra, ("auto", "exact", "subspace"))
+    iters = v.positive_int("power_iters", power_iters)
+    n = B = 0
+    if meth in ("gd", "sgd"):
+        if n_samples is None:
+            raise ValueError(f"n_samples must be given (an integer >= 1) for method {meth!r}")
+        n = v.positive_int("n_samples", n_samples)
+    if meth in ("sgd", "online"):
+        if batch_size is None:
+            raise ValueError(f"batch_size must be given for method {meth!r}")
+        B = v.positive_int("batch_size", batch_size)
+        if meth == "sgd" and B > n:
+            raise ValueError(f"batch_size must lie in [1, n_samples={n}], got {batch_size!r}")
+    lay = list(range(L)) if layers is None else [int(x) for x in layers]
+    for li in lay:
+        if not 0 <= li < L:
+            raise ValueError(f"layers must hold indices in [0, {L - 1}], got {layers!r}")
+    rec = _steps_list(record, T, "record")
+    shp = _steps_list(sharpness, T, "sharpness")
+
+    torch = _torch.torch()
+    dev = _torch.resolve_device(device)
+    dt = _torch.resolve_dtype(dtype)
+    gen = torch.Generator(device=dev).manual_seed(int(seed))
+    Ws = torch.as_tensor(W_star, dtype=dt, device=dev)
+    dims = sc.dims
+    W = [torch.randn(dims[i + 1], dims[i], generator=gen, dtype=dt, device=dev) * sc.init_std[i]
+         for i in range(L)]
+    if init is not None:
+        if len(init) != L:
+            raise ValueError(f"init must hold {L} arrays (one per layer), got {len(init)}")
+        for i, w0 in enumerate(init):
+            a = v.real_array(f"init[{i}]", w0)
+            if a.shape != (dims[i + 1], dims[i]):
+                raise ValueError(f"init[{i}] must have shape {(dims[i + 1], dims[i])}, "
+                                 f"got {a.shape}")
+            W[i] = torch.as_tensor(a, dtype=dt, device=dev)
+    ctot = float(np.prod(sc.multipliers))
+    eta = sc.lr_eff
+    eye_d = torch.eye(D, dtype=dt, device=dev)
+    eye_p = torch.eye(P, dtype=dt, device=dev)
+
+    if meth in ("gd", "sgd"):
+        X = torch.randn(n, D, generator=gen, dtype=dt, device=dev)
+        Y = X @ Ws.T + noise * torch.randn(n, P, generator=gen, dtype=dt, device=dev)
+        Sig = X.T @ X / n
+        Cxy = Y.T @ X / n
+        ev, evec = torch.linalg.eigh(Sig)
+        sig_half = (evec * ev.clamp_min(0).sqrt()) @ evec.T
+    else:
+        Sig, Cxy, sig_half = eye_d, Ws, eye_d
+
+    def prefixes() -> list[Any]:
+        out = [eye_d]
+        for Wl in W:
+            out.append(Wl @ out[-1])
+        return out  # out[l] = W_l ... W_1 (dims[l] x D); out[0] = I
+
+    def suffixes() -> list[Any]:
+        out = [eye_p]
+        for Wl in reversed(W):
+            out.append(out[-1] @ Wl)
+        return out[::-1]  # out[l] = W_L ... W_{l+1} (P x dims[l]); out[L] = I
+
+    def loss_of(weff: Any) -> Any:
+        # Residual form: no cancellation, so tiny losses stay accurate (and >= 0).
+        if meth in ("gd", "sgd"):
+            return 0.5 * ((X @ weff.T - Y) ** 2).sum() / n
+        return 0.5 * ((weff - Ws) ** 2).sum()
+
+    svals: list[list[np.ndarray]] = [[] for _ in lay]
+    sharp_vals: list[float] = []
+    sharp_done: list[int] = []
+    rec_done: list[int] = []
+    rec_set, shp_set = set(rec.tolist()), set(shp.tolist())
+    pi_vec = torch.randn(P, D, generator=gen, dtype=dt, device=dev)
+
+    blocks: dict[int, Any] = {}
+
+    def top_sv(li: int) -> Any:
+        Wl = W[li]
+        small = min(Wl.shape)
+        if spec_mode == "exact" or (spec_mode == "auto" and small <= 256):
+            gram = Wl @ Wl.T if Wl.shape[0] <= Wl.shape[1] else Wl.T @ Wl
+            return torch.linalg.eigvalsh(gram).clamp_min(0).sqrt().flip(0)[:k_top]
+        b = min(k_top + 4, small)
+        if li not in blocks:
+            blocks[li] = torch.randn(Wl.shape[1], b, generator=gen, dtype=dt, device=dev)
+        Q = torch.linalg.qr(blocks[li]).Q
+        for _ in range(8):
+            Q = torch.linalg.qr(Wl.T @ (Wl @ Q)).Q
+        blocks[li] = Q
+        return torch.linalg.svdvals(Wl @ Q)[:k_top]
+
+    def record_now(t: int) -> None:
+        for j, li in enumerate(lay):
+            svals[j].append(top_sv(li).double().cpu().numpy())
+        rec_done.append(t)
+
+    def sharpness_now(t: int, pre: list[Any], suf: list[Any]) -> None:
+        nonlocal pi_vec
+        A = [suf[i + 1] @ suf[i + 1].T for i in range(L)]  # P x P
+        Bm = [sig_half @ (pre[i].T @ pre[i]) @ sig_half for i in range(L)]  # D x D
+        x = pi_vec / pi_vec.norm()
+        lam = x.new_zeros(())
+        for _ in range(iters):
+            y = sum(A[i] @ x @ Bm[i] for i in range(L)) * (ctot * ctot)
+            lam = (x * y).sum()
+            x = y / y.norm().clamp_min(1e-300)
+        pi_vec = x
+        sharp_vals.append(float(lam))
+        sharp_done.append(t)
+
+    losses = torch.empty(T + 1, dtype=dt, device=dev)
+    pre = prefixes()
+    losses[0] = loss_of(ctot * pre[-1])
+    l0 = float(losses[0])
+    diverged_step: int | None = None
+    last = T
+    for t in range(T + 1):
+        if t > 0:
+            pre = prefixes()
+            losses[t] = loss_of(ctot * pre[-1])
+            if t % every == 0 or t == T or t in rec_set or t in shp_set:
+                cur = float(losses[t])
+                if not math.isfinite(cur) or cur > factor * max(l0, 1e-300):
+                    window = losses[max(t - every, 0):t + 1].double().cpu().numpy()
+                    bad = ~np.isfinite(window) | (window > factor * max(l0, 1e-300))
+                    diverged_step = max(t - every, 0) + int(np.argmax(bad))
+                    last = diverged_step
+                    break
+        if t in rec_set:
+            record_now(t)
+        suf = suffixes()
+        if t in shp_set:
+            sharpness_now(t, pre, suf)
+        if t == T:
+            break
+        weff = ctot * pre[-1]
+        if meth in ("population", "gd"):
+            E = weff @ Sig - Cxy
+        else:
+            if meth == "online":
+                xb = torch.randn(B, D, generator=gen, dtype=dt, device=dev)
+                yb = xb @ Ws.T
+                if noise > 0:
+                    yb = yb + noise * torch.randn(B, P, generator=gen, dtype=dt, device=dev)
+            else:
+                idx = torch.randperm(n, generator=gen, device=dev)[:B]
+                xb, yb = X[idx], Y[idx]
+            E = (xb @ weff.T - yb).T @ xb / B
+        grads = [ctot * suf[i + 1].T @ (E @ pre[i].T) for i in range(L)]
+        for i in range(L):
+            W[i] = W[i] - eta * grads[i]
+
+    loss_np = losses[: last + 1].double().cpu().numpy()
+    if diverged_step is not None:
+        loss_np = loss_np[np.isfinite(loss_np)]
+        msg = (f"diverged at step {diverged_step} (loss above {factor:g} x start); lower lr "
+               f"(lr_eff * sharpness must stay below 2)")
+    else:
+        msg = f"completed {T} steps"
+    edges = np.array([sc.init_std[i] * math.sqrt(dims[i])
+                      * float(rmt.rectangular_bulk_edge(dims[i + 1] / dims[i]))
+                      for i in range(L)])
+    return DeepLinearRun(
+        loss=loss_np,
+        record_steps=np.asarray(rec_done, dtype=np.int64),
+        singular_values=[np.array(s, dtype=np.float64).reshape(len(rec_done), -1)
+                         if rec_done else np.zeros((0, k_top)) for s in svals],
+        bulk_edge=edges[lay],
+        sharpness_steps=np.asarray(sharp_done, dtype=np.int64),
+        sharpness=np.asarray(sharp_vals, dtype=np.float64),
+        scaling=sc,
+        weights=[] if diverged_step is not None else [w.double().cpu().numpy() for w in W],
+        diverged=diverged_step is not None,
+        diverged_step=diverged_step,
+        message=msg,
+        meta={"method": meth, "depth": L, "width": int(width), "D": D, "P": P,
+              "layers": lay, "n_samples": n or None, "batch_size": B or None,
+              "noise_std": noise, "seed": int(seed), "device": str(dev), "dtype": str(dt)},
+    )

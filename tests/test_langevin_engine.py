@@ -1,0 +1,182 @@
+"""Mean-field Langevin particle engine: gradients, coupling, bad input, blow-up, chaos."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from specdyn.data.hermite import HermiteTarget, hermite_coefficients
+from specdyn.sim.langevin import (
+    AtomTeacher,
+    LangevinBlowUp,
+    mean_field_langevin,
+    network_function,
+    propagation_of_chaos,
+)
+
+
+def _notes_target() -> HermiteTarget:
+    """f*(x) = tanh(2 x1) + 0.5 He2(x1) (related-notes.md, section 3)."""
+    c = hermite_coefficients(lambda z: np.tanh(2 * z), 40)
+    c[2] += 0.5 * np.sqrt(2.0)  # He2 = sqrt(2) h2 in the orthonormal basis
+    return HermiteTarget(c)
+
+
+def _tanh1(x: np.ndarray) -> np.ndarray:
+    return np.tanh(x[:, 0])
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu", "quadratic", "gelu"])
+def test_one_step_equals_autograd_gd_with_lr_eta_n(activation: str) -> None:
+    # oracle: autograd of the network loss L = (1/2M) sum (f_N - y)^2 + (wd/2N) sum |theta|^2,
+    # one GD step with per-particle learning rate eta N (temperature 0)
+    N, d, eta, wd = 7, 3, 0.03, 0.2
+    run = mean_field_langevin(activation, _tanh1, N, d, 50, eta=eta, temperature=0.0,
+                              weight_decay=wd, steps=1, seed=3, checkpoints=[0, 1])
+    theta = torch.tensor(run.particles[0], requires_grad=True)
+    x = torch.tensor(run.x)
+    y = torch.tensor(run.y)
+    from specdyn.sim.activations import get_activation
+
+    act = get_activation(activation)
+    f = act.fn(x @ theta[:, 1:].T) @ theta[:, 0] / N
+    loss = 0.5 * ((f - y) ** 2).mean() + 0.5 * wd * (theta ** 2).sum() / N
+    loss.backward()
+    expected = run.particles[0] - eta * N * theta.grad.numpy()
+    np.testing.assert_allclose(run.particles[1], expected, rtol=1e-12, atol=1e-13)
+
+
+def test_loss_matches_network_function_oracle() -> None:
+    run = mean_field_langevin("tanh", _tanh1, 20, 4, 64, steps=10, seed=1, checkpoints=[0, 10])
+    for j, k in enumerate(run.steps):
+        f = network_function(run.particles[j], run.x, "tanh")
+        np.testing.assert_allclose(run.loss[k], 0.5 * np.mean((f - run.y) ** 2), rtol=1e-12)
+    assert run.particles.shape == (2, 20, 5)
+    np.testing.assert_allclose(run.times, [0.0, 0.5])
+
+
+def test_noise_array_callable_and_seed_agree() -> None:
+    N, d, steps = 6, 2, 15
+    rng = np.random.default_rng(0)
+    xi = rng.standard_normal((steps, N, d + 1))
+    init = rng.standard_normal((N, d + 1))
+    kw = dict(steps=steps, seed=5, init=init, temperature=0.1, checkpoints=3)
+    r1 = mean_field_langevin("tanh", _tanh1, N, d, 30, noise=xi, **kw)
+    r2 = mean_field_langevin("tanh", _tanh1, N, d, 30, noise=lambda k: xi[k], **kw)
+    np.testing.assert_array_equal(r1.particles, r2.particles)
+    # a different noise realisation moves the particles differently
+    r3 = mean_field_langevin("tanh", _tanh1, N, d, 30, **kw)
+    assert np.abs(r3.final - r1.final).max() > 1e-3
+    # temperature 0 ignores the noise: plain GD
+    kw0 = {**kw, "temperature": 0.0}
+    g1 = mean_field_langevin("tanh", _tanh1, N, d, 30, noise=xi, **kw0)
+    g2 = mean_field_langevin("tanh", _tanh1, N, d, 30, **kw0)
+    np.testing.assert_array_equal(g1.particles, g2.particles)
+
+
+def test_noise_increment_has_variance_2_tau_eta() -> None:
+    # zero target, particles started at 0, linear sigma, no decay: the drift is O(|theta|^2)
+    # and stays negligible over t = 0.2, so theta_T is a Gaussian random walk with
+    # Var = 2 tau eta steps per coordinate (tolerance: ~5 standard errors of a variance
+    # estimated from N = 4000 samples, sqrt(2/4000) = 2.2%)
+    N, d, steps, eta, tau = 4000, 2, 20, 0.01, 0.5
+    run = mean_field_langevin("linear", lambda x: np.zeros(len(x)), N, d, 16, eta=eta,
+                              temperature=tau, weight_decay=0.0, steps=steps, seed=2,
+                              init=np.zeros((N, d + 1)), checkpoints=[0, steps])
+    var = run.final.var(0)
+    np.testing.assert_allclose(var, 2 * tau * eta * steps, rtol=0.08)  # 5 sigma at N=4000
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [({"temperature": -0.1}, "temperature"), ({"eta": 0.0}, "eta"), ({"eta": -1.0}, "eta"),
+     ({"N": 0}, "N"), ({"weight_decay": -1.0}, "weight_decay"), ({"steps": -1}, "steps"),
+     ({"d": 0}, "d"), ({"n": 0}, "n"), ({"activation": "sigmoid"}, "activation"),
+     ({"checkpoints": [0, 99]}, "checkpoints"), ({"init": np.zeros((3, 3))}, "init"),
+     ({"noise": np.zeros((2, 2, 2))}, "noise")],
+)
+def test_bad_input_names_the_argument(kwargs: dict, name: str) -> None:
+    base = dict(activation="tanh", target=_tanh1, N=4, d=2, n=10, steps=5)
+    with pytest.raises(ValueError, match=name):
+        mean_field_langevin(**{**base, **kwargs})
+
+
+def test_target_of_wrong_dimension_is_rejected() -> None:
+    teacher = AtomTeacher("tanh", np.array([[1.0, 1.0, 0.0, 0.0]]))  # d = 3
+    with pytest.raises(ValueError, match="target"):
+        mean_field_langevin("tanh", teacher, 4, 5, 10, steps=2)
+    with pytest.raises(ValueError, match="target"):
+        mean_field_langevin("tanh", lambda x: x[:, 7], 4, 5, 10, steps=2)
+    with pytest.raises(ValueError, match="target"):
+        mean_field_langevin("tanh", lambda x: x, 4, 5, 10, steps=2)  # not one value per row
+    with pytest.raises(ValueError, match="target"):
+        mean_field_langevin("tanh", HermiteTarget([0, 1], direction=[1, 0, 0]), 4, 5, 10,
+                            steps=2)
+
+
+def test_blow_up_stops_with_step_and_suggestion() -> None:
+    with pytest.raises(LangevinBlowUp, match=r"step \d+.*[Rr]educe eta") as info:
+        mean_field_langevin("quadratic", lambda x: 5 * x[:, 0] ** 2, 20, 3, 50, eta=5.0,
+                            temperature=0.0, weight_decay=0.0, steps=400, seed=0)
+    assert 0 < info.value.step < 400
+    # the same problem with a small step is stable
+    run = mean_field_langevin("quadratic", lambda x: 5 * x[:, 0] ** 2, 20, 3, 50, eta=0.002,
+                              temperature=0.0, weight_decay=0.0, steps=50, seed=0)
+    assert np.isfinite(run.loss).all()
+
+
+def test_chaos_distance_starts_at_zero_and_needs_valid_sizes() -> None:
+    run = propagation_of_chaos("tanh", _tanh1, [4, 8], 2, 32, steps=20, seed=0,
+                               reference_N=64, replicas=2, checkpoints=3, w2=True)
+    assert run.sq_distance[:, 0].tolist() == [0.0, 0.0]
+    assert (run.sq_distance[:, -1] > 0).all()
+    # the optimal assignment never does worse than the identity pairing
+    assert run.w2_distance is not None
+    assert (run.w2_distance <= run.sq_distance + 1e-15).all()
+    assert (run.w2_distance[:, -1] > 0).all()
+    assert run.meta["replicas"] == [4, 2]
+    with pytest.raises(ValueError, match="N_values"):
+        propagation_of_chaos("tanh", _tanh1, [0, 8], 2, 32, steps=2)
+    with pytest.raises(ValueError, match="temperature"):
+        propagation_of_chaos("tanh", _tanh1, [4], 2, 32, steps=2, temperature=-1.0)
+
+
+def test_chaos_system_equals_single_engine_with_same_start_and_noise() -> None:
+    # the batched block engine against mean_field_langevin: replica 0 of each system size is
+    # an ordinary N-particle run from the pool's first N particles with the pool's noise rows
+    from specdyn.sim.langevin import _seeds
+
+    Ns, d, seed, steps = [5, 10], 2, 4, 12
+    run = propagation_of_chaos("tanh", _tanh1, Ns, d, 20, steps=steps, seed=seed,
+                               reference_N=50, temperature=0.1, checkpoints=[0, steps],
+                               keep_systems=True)
+    assert run.system_particles is not None
+    for i, N in enumerate(Ns):
+        gen = torch.Generator().manual_seed(_seeds(seed, 5)[4])
+        draws = [torch.randn((max(Ns), d + 1), generator=gen, dtype=torch.float64)
+                 for _ in range(steps)]
+        single = mean_field_langevin("tanh", _tanh1, N, d, data=(run.x, run.y), steps=steps,
+                                     temperature=0.1, init=run.system_particles[i][0],
+                                     noise=lambda k, N=N, draws=draws: draws[k][:N],
+                                     checkpoints=[0, steps])
+        np.testing.assert_allclose(single.final, run.system_particles[i][-1], rtol=1e-12,
+                                   atol=1e-13)
+
+
+@pytest.mark.slow
+def test_propagation_of_chaos_rate_is_one_over_n() -> None:
+    # claim [A]: (1/N) sum_i |theta_i - bar theta_i|^2 = O(1/N). Log-log slope of the
+    # seed-averaged distance over N = 25..800 must lie in [-1.3, -0.7]. Reference
+    # population of 4000 particles (floor ~ 1/4000, about 20% of the N = 800 value).
+    Ns = [25, 50, 100, 200, 400, 800]
+    target = _notes_target()
+    dists = []
+    for seed in range(3):
+        run = propagation_of_chaos("tanh-shift", target, Ns, 5, 100, eta=0.05,
+                                   temperature=0.02, weight_decay=0.05, steps=40, seed=seed,
+                                   reference_N=4000, replicas=4, checkpoints=[0, 40])
+        dists.append(run.sq_distance[:, -1])
+    mean = np.mean(dists, axis=0)
+    slope = np.polyfit(np.log(Ns), np.log(mean), 1)[0]
+    assert -1.3 <= slope <= -0.7, (slope, mean)

@@ -1,0 +1,154 @@
+"""The exact Gram-space engine against weight-space GD and direct spectra."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from specdyn.data import PowerLawTeacher
+from specdyn.settings import PowerLawSetting
+from specdyn.sim import _gram
+from specdyn.sim.linear import DivergenceError, _seeds, train_linear
+
+FIG2 = PowerLawSetting.paper(0.1, 2.0)  # the paper's Fig. 2 setting (feature learning)
+LAZY = PowerLawSetting.paper(1.0, 0.5)
+
+
+def _rel(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.max(np.abs(a - b) / np.abs(b)))
+
+
+def test_gram_engine_equals_weight_engine() -> None:
+    # Issue 3: D = P = 64, N = 1024, M = 512, 300 steps, float64, same seed.
+    # Both are exact GD; only roundoff separates them (measured ~1e-13).
+    s = FIG2.with_D(64)
+    kw = dict(N=1024, M=512, steps=300, checkpoints=12, seed=3, dtype=torch.float64,
+              progress=False)
+    g = train_linear(s, engine="gram", **kw)
+    w = train_linear(s, engine="weights", **kw)
+    np.testing.assert_array_equal(g.steps, w.steps)
+    assert _rel(g.spectra, w.spectra) < 1e-9
+    assert _rel(g.loss, w.loss) < 1e-9  # Gram-formula loss vs loss from the residuals
+    for q in ("xi", "eta", "zeta"):
+        np.testing.assert_allclose(g.diagonals[q], w.diagonals[q], rtol=1e-9, atol=1e-12)
+    assert g.loss[-1] < 0.05 * g.loss[0]  # it learned
+
+
+@pytest.mark.parametrize("rotation, P, M", [("random", 24, None), ("misaligned", 40, 60),
+                                            (None, 32, 20)])
+def test_gram_engine_equals_weight_engine_rect_rotated(rotation: str | None, P: int,
+                                                       M: int | None) -> None:
+    # P != D, rotated bases, population gradients and M < D all exercise other paths.
+    s = LAZY.with_D(32)
+    t = PowerLawTeacher(s, P=P, rotation=rotation, seed=5)
+    kw = dict(N=300, M=M, steps=60, checkpoints=[0, 1, 7, 60], seed=1, teacher=t,
+              progress=False)
+    g = train_linear(s, engine="gram", **kw)
+    w = train_linear(s, engine="weights", **kw)
+    assert _rel(g.spectra[g.spectra > 1e-12], w.spectra[g.spectra > 1e-12]) < 1e-9
+    np.testing.assert_allclose(g.loss, w.loss, rtol=1e-9)
+    for q in ("xi", "eta", "zeta"):
+        np.testing.assert_allclose(g.diagonals[q], w.diagonals[q], rtol=1e-8, atol=1e-12)
+
+
+def test_spectrum_equals_direct_hht_eigenvalues() -> None:
+    # Oracle: an independent numpy GD on the same data and initial weights, and the
+    # M x M eigendecomposition of H H^T / (M N), H = X W^T (Appendix G of the paper).
+    s = FIG2.with_D(16)
+    N, M, steps, dt = 200, 40, 30, 1.0
+    tr = train_linear(s, N, M, steps, dt=dt, engine="gram", checkpoints=[0, steps], seed=9,
+                      progress=False)
+    teacher = PowerLawTeacher(s)
+    data_seed, weight_seed = _seeds(9)
+    X, Y = teacher.sample(M, data_seed)
+    chunks = list(_gram.weight_chunks(N, 16, 16, s.sigma_w, s.sigma_a, weight_seed))
+    W = np.concatenate([w.numpy() for w, _ in chunks])
+    A = np.concatenate([a.numpy() for _, a in chunks])
+    for k in range(steps + 1):
+        if k in (0, steps):
+            H = X @ W.T
+            direct = np.sort(np.linalg.eigvalsh(H @ H.T / (M * N)))[::-1][:16]
+            row = list(tr.steps).index(k)
+            np.testing.assert_allclose(tr.spectra[row], direct, rtol=1e-9, atol=1e-14)
+        E = Y - X @ W.T @ A / (s.gamma0 * N)
+        gW = -(A @ E.T @ X) / (s.gamma0 * N * M)  # dL/dW, L = |E|^2 / (2M)
+        gA = -(W @ X.T @ E) / (s.gamma0 * N * M)
+        W, A = W - N * dt * gW, A - N * dt * gA  # learning rate nu = N
+
+
+@pytest.mark.parametrize("N, M", [(None, None), (64, None), (None, 48), (64, 48)])
+def test_all_four_limits_run_and_learn(N: int | None, M: int | None) -> None:
+    s = FIG2.with_D(24)
+    tr = train_linear(s, N, M, 400, checkpoints=8, progress=False)
+    assert np.isfinite(tr.spectra).all() and np.isfinite(tr.loss).all()
+    assert (np.diff(tr.spectra, axis=1) <= 0).all()  # decreasing order
+    assert tr.loss[-1] < 0.1 * tr.loss[0]
+    assert tr.times[0] == 0 and tr.times[-1] == 400
+
+
+def test_infinite_width_population_init_is_exact() -> None:
+    # t = 0, N = M = None: rho_k(0) = sigma_w^2 lambda_k exactly.
+    s = LAZY.with_D(10)
+    tr = train_linear(s, None, None, 5, checkpoints=[0], progress=False)
+    np.testing.assert_allclose(tr.spectra[0], s.sigma_w**2 * s.spectra()[0], rtol=1e-14)
+
+
+def test_random_rotation_leaves_spectra_invariant() -> None:
+    # Rotating input and output bases together is a symmetry of the problem
+    # (N = M = None); the engine works in the rotated coordinates.
+    s = FIG2.with_D(20)
+    a = train_linear(s, None, None, 200, checkpoints=6, progress=False)
+    r = train_linear(s, None, None, 200, checkpoints=6, progress=False,
+                     teacher=PowerLawTeacher(s, rotation="random", seed=11))
+    assert _rel(r.spectra, a.spectra) < 1e-10
+    for q in ("xi", "eta", "zeta"):
+        np.testing.assert_allclose(r.diagonals[q], a.diagonals[q], atol=1e-11)
+
+
+def test_misaligned_teacher_runs_and_differs() -> None:
+    s = FIG2.with_D(32)
+    a = train_linear(s, None, None, 300, checkpoints=6, progress=False)
+    m = train_linear(s, None, None, 300, checkpoints=6, progress=False,
+                     teacher=PowerLawTeacher(s, rotation="misaligned", seed=1))
+    assert np.isfinite(m.spectra).all()
+    assert m.loss[-1] < m.loss[0]
+    np.testing.assert_allclose(m.spectra[0], a.spectra[0], rtol=1e-12)  # same init
+    assert _rel(m.spectra[-1], a.spectra[-1]) > 0.05
+
+
+def test_weights_engine_float32_close_to_float64() -> None:
+    s = FIG2.with_D(32)
+    kw = dict(N=512, M=256, steps=200, checkpoints=5, progress=False)
+    w32 = train_linear(s, engine="weights", dtype=torch.float32, **kw)
+    g64 = train_linear(s, engine="gram", **kw)
+    assert w32.meta["dtype"] == "float32"
+    # float32 roundoff over 200 steps; the top of the spectrum is accurate to ~1e-5
+    np.testing.assert_allclose(w32.spectra[:, :8], g64.spectra[:, :8], rtol=1e-3)
+
+
+def test_divergence_names_first_bad_step() -> None:
+    s = FIG2.with_D(16)
+    with pytest.raises(DivergenceError, match=r"step (\d+).*smaller dt") as info:
+        train_linear(s, None, None, 1000, dt=60.0, progress=False)
+    step = int(str(info.value).split("step ")[1].split(" ")[0])
+    assert step >= 1
+    if step > 1:  # the step before the reported one is still fine
+        train_linear(s, None, None, step - 1, dt=60.0, progress=False)
+    with pytest.raises(DivergenceError, match="smaller dt"):
+        train_linear(s, 64, 64, 1000, dt=60.0, engine="weights", progress=False)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"N": 0}, "N"), ({"N": -5}, "N"), ({"M": 0}, "M"), ({"steps": 0}, "steps"),
+    ({"dt": 0.0}, "dt"), ({"dt": -1.0}, "dt"), ({"engine": "fast"}, "engine"),
+    ({"method": "adam"}, "method"), ({"engine": "weights", "N": None}, "N"),
+    ({"engine": "weights", "method": "flow"}, "flow"), ({"checkpoints": [0, 99]}, "checkpoints"),
+    ({"setting": FIG2}, "D"), ({"seed": -1}, "seed"),
+    ({"teacher": PowerLawTeacher(FIG2.with_D(9))}, "teacher"),
+])
+def test_bad_input_raises_before_work(kwargs: dict, match: str) -> None:
+    args = {"setting": FIG2.with_D(8), "N": 16, "M": 16, "steps": 10, "progress": False,
+            **kwargs}
+    with pytest.raises(ValueError, match=match):
+        train_linear(**args)

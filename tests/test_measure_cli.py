@@ -1,0 +1,97 @@
+"""``specdyn analyze`` on every supported file type, on bad layers and unreadable files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from safetensors.torch import save_file
+
+from specdyn.cli import main
+
+
+def _spiked(rng: np.random.Generator, N: int = 300, M: int = 150) -> np.ndarray:
+    W = rng.standard_normal((N, M))
+    W[:, 0] *= 4.0  # one strong direction: population spike theta = 15
+    return W
+
+
+def test_analyze_npy_reports_outlier(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "w.npy"
+    np.save(path, _spiked(np.random.default_rng(0)))
+    assert main(["analyze", str(path), "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if ln.startswith("w "))
+    assert "300x150" in line
+    assert "1: " in line  # one outlier with its p-value
+    assert "1 analysed, 0 listed" in out
+
+
+def test_analyze_npz_lists_unusable_arrays(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    rng = np.random.default_rng(1)
+    path = tmp_path / "m.npz"
+    np.savez(path, w=_spiked(rng), bias=np.ones(7), conv=rng.standard_normal((16, 8, 3, 3)),
+             ints=np.ones((5, 5), dtype=np.int64), bad=np.full((4, 4), np.nan))
+    assert main(["analyze", str(path)]) == 0
+    out = capsys.readouterr().out
+    lines = {ln.split()[0]: ln for ln in out.splitlines() if ln and not ln.startswith("-")}
+    assert "1-D tensor" in lines["bias"]
+    assert "reshaped (16, 8, 3, 3) -> (16, 72)" in lines["conv"]
+    assert "non-float" in lines["ints"]
+    assert "NaN or inf" in lines["bad"]
+    assert "2 analysed, 3 listed with a reason" in out
+
+
+def test_analyze_torch_state_dict_and_checkpoint(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture) -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(50, 80), torch.nn.ReLU(), torch.nn.Linear(80, 10))
+    sd = tmp_path / "sd.pt"
+    torch.save(model.state_dict(), sd)
+    assert main(["analyze", str(sd)]) == 0
+    out = capsys.readouterr().out
+    assert "0.weight" in out and "80x50" in out and "2.bias" in out
+    ck = tmp_path / "ck.pth"
+    torch.save({"model": model.state_dict(), "epoch": 3}, ck)
+    assert main(["analyze", str(ck)]) == 0
+    out = capsys.readouterr().out
+    assert "epoch" in out and "outside the model state" in out
+
+
+def test_analyze_safetensors_with_plot(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "x.safetensors"
+    rng = np.random.default_rng(2)
+    save_file({"w": torch.tensor(_spiked(rng), dtype=torch.float32),
+               "b": torch.zeros(5)}, str(path))
+    assert main(["analyze", str(path), "--plot", "--out", str(tmp_path / "fig")]) == 0
+    out = capsys.readouterr().out
+    assert "300x150" in out
+    assert (tmp_path / "fig" / "x-spectra.png").stat().st_size > 0
+    assert (tmp_path / "fig" / "x-spectra.pdf").exists()
+
+
+@pytest.mark.parametrize(("name", "content", "why"), [
+    ("garbage.pt", b"not a checkpoint", "not a torch checkpoint"),
+    ("broken.npy", b"\x93NUMPY garbage", "cannot read"),
+    ("broken.safetensors", b"\x00\x01", "cannot read"),
+    ("data.txt", b"1 2 3", "unsupported file type"),
+])
+def test_unreadable_file_names_file_and_fails(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                             name: str, content: bytes, why: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    assert main(["analyze", str(path)]) != 0
+    err = capsys.readouterr().err
+    assert name in err and why in err
+
+
+def test_missing_file_and_only_unusable_layers(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture) -> None:
+    assert main(["analyze", str(tmp_path / "nothere.npy")]) != 0
+    assert "no such file" in capsys.readouterr().err
+    path = tmp_path / "bias.npy"
+    np.save(path, np.ones(5))
+    assert main(["analyze", str(path)]) != 0
+    assert "1-D tensor" in capsys.readouterr().out

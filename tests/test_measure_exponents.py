@@ -1,0 +1,123 @@
+"""Exponent estimators: exact power laws, sampled power-law covariances, broken laws.
+
+Oracles: spectra constructed with a known exponent (exact), Monte Carlo sample
+covariances of a power-law population, and the counting function of the
+eigenvalues for the density-exponent convention.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from specdyn.measure import (
+    covariance_spectrum,
+    fit_broken_power_law,
+    fit_power_law,
+    local_exponent,
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(a=st.floats(0.2, 4.0), C=st.floats(1e-3, 1e3), K=st.integers(20, 3000))
+def test_exact_power_law_exponent_to_1e6(a: float, C: float, K: int) -> None:
+    lam = C * np.arange(1, K + 1, dtype=np.float64) ** -a
+    rng = np.random.default_rng(0)
+    fit = fit_power_law(rng.permutation(lam))  # any order, automatic window
+    assert abs(fit.exponent - a) < 1e-6
+    assert fit.amplitude == pytest.approx(C, rel=1e-6)
+    assert fit.r2 == pytest.approx(1.0, abs=1e-9)
+    assert fit.ci_low <= fit.exponent <= fit.ci_high
+    assert fit.ci_high - fit.ci_low < 1e-6
+    given_window = fit_power_law(lam, kmin=2, kmax=K // 2 + 3)
+    assert abs(given_window.exponent - a) < 1e-6
+    le = local_exponent(lam)
+    assert np.max(np.abs(le.exponent - a)) < 1e-6
+
+
+@pytest.mark.parametrize(("alpha", "seed"), [(1.0, 0), (1.5, 1), (0.8, 2)])
+def test_sample_covariance_of_power_law_population(alpha: float, seed: int) -> None:
+    """D = 512, M = 4096 samples: automatic window gives alpha within 0.05."""
+    rng = np.random.default_rng(seed)
+    D, M = 512, 4096
+    X = rng.standard_normal((M, D)) * np.arange(1, D + 1) ** (-alpha / 2)
+    fit = fit_power_law(covariance_spectrum(X))
+    assert abs(fit.exponent - alpha) < 0.05
+    assert fit.kmax / fit.kmin >= 10  # a real window, not a couple of points
+
+
+def test_density_exponent_convention_matches_counting_function() -> None:
+    """For lambda_k = k^-a the count N(>x) ~ x^(-1/a): density exponent 1 + 1/a."""
+    a = 1.7
+    lam = np.arange(1, 20001, dtype=np.float64) ** -a
+    fit = fit_power_law(lam, n_boot=0)
+    x = np.logspace(np.log10(lam[15000]), np.log10(lam[100]), 20)
+    counts = np.array([(lam > xi).sum() for xi in x])
+    slope = np.polyfit(np.log(x), np.log(counts), 1)[0]
+    assert fit.density_exponent == pytest.approx(1 - slope, abs=3e-3)
+    assert fit.density_exponent == pytest.approx(1 + 1 / a)
+
+
+def test_bootstrap_interval_covers_noise_and_is_reproducible() -> None:
+    rng = np.random.default_rng(3)
+    k = np.arange(1, 2001, dtype=np.float64)
+    lam = k**-1.2 * np.exp(0.05 * rng.standard_normal(k.size))
+    f1 = fit_power_law(lam, kmin=1, kmax=2000, seed=5)
+    f2 = fit_power_law(lam, kmin=1, kmax=2000, seed=5)
+    assert f1 == f2
+    assert f1.ci_low < 1.2 < f1.ci_high
+    assert f1.ci_high - f1.ci_low < 0.05
+
+
+def test_local_exponent_of_broken_law_follows_segments() -> None:
+    k = np.arange(1, 5001, dtype=np.float64)
+    lam = np.where(k < 100, k**-1.0, 100.0**-1.0 * (k / 100) ** -2.5)
+    le = local_exponent(lam, window=0.3)
+    assert np.allclose(le.exponent[(le.rank > 3) & (le.rank < 60)], 1.0, atol=1e-9)
+    assert np.allclose(le.exponent[le.rank > 200], 2.5, atol=1e-9)
+
+
+def test_broken_power_law_recovers_four_regimes() -> None:
+    k = np.arange(1, 4001, dtype=np.float64)
+    breaks, exps = [20.0, 150.0, 900.0], [0.5, 2.0, 1.0, 3.0]
+    logl = -exps[0] * np.log(k)
+    for b, e0, e1 in zip(breaks, exps[:-1], exps[1:], strict=True):
+        logl -= (e1 - e0) * np.maximum(np.log(k) - np.log(b), 0.0)
+    lam = 2.0 * np.exp(logl)
+    fit = fit_broken_power_law(lam, 3)
+    assert fit.breakpoints == pytest.approx(breaks, rel=1e-3)
+    assert fit.exponents == pytest.approx(exps, abs=1e-3)
+    assert fit.r2 == pytest.approx(1.0, abs=1e-9)
+    assert fit.predict(k) == pytest.approx(lam, rel=1e-3)
+
+
+@pytest.mark.parametrize(("eigs", "match"), [
+    (np.array([]), "eigs"),
+    (np.ones((4, 4)), "eigs must be a 1-D"),
+    (np.array([3.0, np.nan, 1.0]), "eigs"),
+    (np.array([3.0, np.inf, 1.0]), "eigs"),
+    (np.array([3.0 + 1j, 2.0, 1.0]), "eigs must be real"),
+    (np.array([3.0, -2.0, 1.0]), "eigs must be >= 0"),
+    (np.array([1.0, 0.0, 0.0, 0.0]), "at least 3 positive"),
+])
+def test_bad_eigs_rejected(eigs: np.ndarray, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        fit_power_law(eigs)
+    with pytest.raises(ValueError, match=match):
+        local_exponent(eigs)
+
+
+def test_bad_windows_rejected() -> None:
+    lam = np.arange(1, 11, dtype=np.float64) ** -1.0
+    with pytest.raises(ValueError, match="window"):
+        local_exponent(lam, window=0.05)  # 0.05 decades never holds 3 ranks here
+    with pytest.raises(ValueError, match="window"):
+        local_exponent(lam, window=-1.0)
+    with pytest.raises(ValueError, match="at least 3 ranks"):
+        fit_power_law(lam, kmin=4, kmax=5)
+    with pytest.raises(ValueError, match="kmax"):
+        fit_power_law(lam, kmin=1, kmax=50)
+    with pytest.raises(ValueError, match="n_breaks"):
+        fit_broken_power_law(lam, 4)

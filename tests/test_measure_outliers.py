@@ -1,0 +1,187 @@
+"""Outlier tests against the Marchenko-Pastur bulk: calibration, power, BBP locations.
+
+Oracles: Monte Carlo of pure-noise and spiked Wishart matrices (fixed seeds)
+and the BBP formulas of specdyn.theory.rmt (themselves checked against
+simulation in test_measure_rmt.py); Tracy-Widom values from the Fredholm
+determinant (rmt.tw_sf) for the fast interpolant.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from specdyn.measure import find_outliers, fit_mp_bulk
+from specdyn.measure import outliers as outl
+from specdyn.theory import rmt
+
+
+def _noise_eigs(rng: np.random.Generator, n: int, p: int, s2: float = 1.0,
+                theta: float = 0.0) -> np.ndarray:
+    F = rng.standard_normal((n, p)) * np.sqrt(s2)
+    if theta:
+        F[:, 0] *= np.sqrt(1.0 + theta)
+    G = F.T @ F / n if p <= n else F @ F.T / n
+    return np.linalg.eigvalsh(G)
+
+
+@pytest.mark.parametrize(("n", "p", "seed"), [(120, 60, 11), (60, 120, 12)])
+def test_false_positive_rate_is_nominal_on_pure_noise(n: int, p: int, seed: int) -> None:
+    """Pure MP matrices: family-wise false-positive rate within 2 points of 5 %.
+
+    500 trials: the binomial standard deviation is 1 point, so the 2-point band
+    is a 2-sigma check of calibration (unknown noise variance, fitted).
+    """
+    rng = np.random.default_rng(seed)
+    trials = 500
+    flagged = sum(find_outliers(_noise_eigs(rng, n, p, s2=2.3), p / n).n_outliers > 0
+                  for _ in range(trials))
+    assert abs(flagged / trials - 0.05) <= 0.02
+
+
+def test_known_variance_false_positive_rate() -> None:
+    rng = np.random.default_rng(21)
+    n, p, trials = 150, 50, 400
+    flagged = sum(find_outliers(_noise_eigs(rng, n, p), p / n, sigma2=1.0).n_outliers > 0
+                  for _ in range(trials))
+    assert abs(flagged / trials - 0.05) <= 0.025
+
+
+@pytest.mark.parametrize("theta", [1.5, 4.0])
+def test_planted_spike_found_at_bbp_location(theta: float) -> None:
+    """Above threshold (sqrt(gamma) = 0.5): always found; at the BBP location within 3 %.
+
+    The BBP location is the large-size limit; one outlier fluctuates by about
+    sqrt(2/n) = 4 % here, so the 3 % check is on the mean of 20 trials
+    (standard error ~0.9 %) and each trial is only required within 15 %.
+    """
+    rng = np.random.default_rng(31)
+    n, p = 1200, 300
+    pred = rmt.spiked_covariance(theta, p / n, sigma2=1.7)
+    locs, strengths, exactly_one = [], [], 0
+    for _ in range(20):
+        rep = find_outliers(_noise_eigs(rng, n, p, s2=1.7, theta=theta), p / n)
+        assert rep.n_outliers >= 1
+        exactly_one += rep.n_outliers == 1  # a second one is a 5 %-level false positive
+        assert rep.p_values[0] < 1e-6
+        assert rep.eigenvalues[0] == pytest.approx(pred.location, rel=0.15)
+        assert rep.sigma2 == pytest.approx(1.7, rel=0.02)
+        locs.append(rep.eigenvalues[0])
+        strengths.append(rep.spike_strength[0])
+    assert exactly_one >= 17
+    assert np.mean(locs) == pytest.approx(pred.location, rel=0.03)
+    assert np.mean(strengths) == pytest.approx(theta, rel=0.05)
+
+
+def test_two_spikes_found_sequentially() -> None:
+    rng = np.random.default_rng(41)
+    n, p = 1000, 250
+    F = rng.standard_normal((n, p))
+    F[:, 0] *= np.sqrt(1 + 6.0)
+    F[:, 1] *= np.sqrt(1 + 2.0)
+    rep = find_outliers(np.linalg.eigvalsh(F.T @ F / n), p / n)
+    assert rep.n_outliers == 2
+    locs = rmt.spiked_covariance(np.array([6.0, 2.0]), p / n).location
+    assert rep.eigenvalues[:2] == pytest.approx(locs, rel=0.12)
+
+
+def test_spike_below_threshold_is_not_flagged() -> None:
+    """theta = 0.5 sqrt(gamma): no outlier exists, flagged in at most 10 % of trials."""
+    rng = np.random.default_rng(51)
+    n, p, trials = 200, 100, 200
+    theta = 0.5 * np.sqrt(p / n)
+    flagged = sum(find_outliers(_noise_eigs(rng, n, p, theta=theta), p / n).n_outliers > 0
+                  for _ in range(trials))
+    assert flagged / trials <= 0.10
+
+
+def test_p_greater_than_n_zeros_are_ignored() -> None:
+    rng = np.random.default_rng(61)
+    n, p = 150, 450
+    F = rng.standard_normal((n, p))
+    F[:, 0] *= np.sqrt(1 + 8.0)
+    nonzero = np.linalg.eigvalsh(F @ F.T / n)
+    full = np.concatenate([nonzero, np.zeros(p - n)])
+    a = find_outliers(nonzero, p / n)
+    b = find_outliers(full, p / n, n_samples=n)
+    assert a.n_outliers == b.n_outliers == 1
+    assert a.p_values == pytest.approx(b.p_values)
+    assert a.eigenvalues[0] == pytest.approx(
+        rmt.spiked_covariance(8.0, p / n).location, rel=0.15)
+
+
+def test_fit_mp_bulk_recovers_variance_with_and_without_spikes() -> None:
+    rng = np.random.default_rng(71)
+    n, p = 800, 400
+    fit = fit_mp_bulk(_noise_eigs(rng, n, p, s2=0.6), p / n)
+    assert fit.sigma2 == pytest.approx(0.6, rel=0.01)
+    assert (fit.lo, fit.hi) == pytest.approx(rmt.mp_edges(p / n, fit.sigma2))
+    assert fit.ks_distance < 0.05
+    spiked = _noise_eigs(rng, n, p, s2=0.6, theta=50.0)
+    fit_s = fit_mp_bulk(spiked, p / n)
+    assert fit_s.n_excluded >= 1
+    assert fit_s.sigma2 == pytest.approx(0.6, rel=0.01)
+    naive = spiked.sum() / p  # the trace would be biased by the spike
+    assert abs(naive / 0.6 - 1) > 0.1
+
+
+def test_fast_tw_survival_matches_fredholm() -> None:
+    s = np.linspace(-7.5, 11.5, 23)
+    fast = outl._tw1_sf(s)
+    exact = np.asarray(rmt.tw_sf(s, 1))
+    assert np.max(np.abs(fast / exact - 1)) < 1e-9
+
+
+def test_deconvolved_tail_reduces_to_tw_without_noise() -> None:
+    for t in (-2.0, 0.5, 3.0):
+        assert outl._tw1_sf_deconvolved(t, 0.0)[0] == pytest.approx(float(rmt.tw_sf(t, 1)),
+                                                              rel=1e-9)
+    # Convolving the deconvolved tail with N(0, c^2) gives back TW1 (to O(c^6)).
+    c, t = 0.4, 1.0
+    z, w = np.polynomial.hermite_e.hermegauss(40)
+    w = w / w.sum()
+    back = float(np.dot(w, outl._tw1_sf_deconvolved(t - c * z, np.full(z.size, c))))
+    assert back == pytest.approx(float(rmt.tw_sf(t, 1)), rel=2e-3)
+
+
+@pytest.mark.parametrize(("eigs", "match"), [
+    (np.array([]), "eigs"),
+    (np.ones((3, 3)), "eigs"),
+    (np.array([1.0, np.nan, 2.0, 3.0]), "eigs"),
+    (np.array([1.0, np.inf, 2.0, 3.0]), "eigs"),
+    (np.array([1.0 + 1j, 2.0, 3.0, 4.0]), "eigs"),
+])
+def test_bad_eigs_rejected(eigs: np.ndarray, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        find_outliers(eigs, 0.5)
+    with pytest.raises(ValueError, match=match):
+        fit_mp_bulk(eigs, 0.5)
+
+
+@pytest.mark.parametrize("ratio", [0.0, -0.5, np.inf, np.nan])
+def test_bad_ratio_rejected(ratio: float) -> None:
+    eigs = np.linspace(0.5, 2.0, 50)
+    with pytest.raises(ValueError, match="ratio"):
+        find_outliers(eigs, ratio)
+
+
+def test_bad_alpha_and_rank_deficiency_rejected() -> None:
+    eigs = np.linspace(0.5, 2.0, 50)
+    with pytest.raises(ValueError, match="alpha"):
+        find_outliers(eigs, 0.5, alpha=1.5)
+    deficient = np.concatenate([np.linspace(0.5, 2.0, 30), np.zeros(20)])
+    with pytest.raises(ValueError, match="rank deficient"):
+        find_outliers(deficient, 0.5)
+
+
+def test_centred_covariance_with_n_minus_one_degrees_of_freedom() -> None:
+    """covariance_spectrum (centred) + n_samples = n - 1: still 5 % +- 2 points (400 trials)."""
+    from specdyn.measure import covariance_spectrum
+
+    rng = np.random.default_rng(5)
+    n, p, trials = 100, 60, 400
+    flagged = 0
+    for _ in range(trials):
+        eigs = covariance_spectrum(rng.standard_normal((n, p)) + 3.0)
+        flagged += find_outliers(eigs, p / (n - 1), n_samples=n - 1).n_outliers > 0
+    assert abs(flagged / trials - 0.05) <= 0.02

@@ -1,0 +1,170 @@
+"""Spectra: the Gram trick, Lanczos top-k, normalisations, streaming, bad input.
+
+Oracles: numpy's dense eigvalsh of the explicit p x p covariance and
+numpy.linalg.svd.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from specdyn.measure import (
+    CovarianceAccumulator,
+    covariance_spectrum,
+    gram_spectrum,
+    weight_spectrum,
+)
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def _direct(F: np.ndarray, center: bool) -> np.ndarray:
+    Fc = F - F.mean(axis=0) if center else F
+    return np.sort(np.linalg.eigvalsh(Fc.T @ Fc / F.shape[0]))[::-1]
+
+
+@pytest.mark.parametrize(("n", "p"), [(200, 50), (50, 200), (64, 64)])
+@pytest.mark.parametrize("center", [True, False])
+def test_gram_trick_equals_direct(n: int, p: int, center: bool) -> None:
+    rng = np.random.default_rng(0)
+    F = rng.standard_normal((n, p)) @ np.diag(np.arange(1, p + 1) ** -0.5) + 2.0
+    eigs = covariance_spectrum(F, center=center)
+    direct = _direct(F, center)
+    assert eigs.shape == (min(n, p),)
+    assert np.all(np.diff(eigs) <= 0)
+    assert np.max(np.abs(eigs - direct[: min(n, p)])) <= 1e-12 * direct[0]
+    # What is not returned is exactly the null space.
+    assert np.all(direct[min(n, p):] <= 1e-10 * direct[0])
+
+
+@pytest.mark.parametrize(("n", "p"), [(1500, 800), (700, 1400)])
+def test_top_k_lanczos_matches_full_spectrum(n: int, p: int) -> None:
+    rng = np.random.default_rng(1)
+    F = rng.standard_normal((n, p)) * np.arange(1, p + 1) ** -0.6
+    full = covariance_spectrum(F, method="dense")
+    for method in ("lanczos", "auto"):
+        top = covariance_spectrum(F, top=40, method=method)
+        assert top.shape == (40,)
+        assert np.max(np.abs(top / full[:40] - 1)) < 1e-8
+
+
+def test_top_larger_than_rank_is_clipped_and_dense_top_matches() -> None:
+    rng = np.random.default_rng(2)
+    F = rng.standard_normal((30, 10))
+    assert covariance_spectrum(F, top=50).shape == (10,)
+    assert covariance_spectrum(F, top=3) == pytest.approx(covariance_spectrum(F)[:3])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_torch_input_matches_numpy(device: str, dtype: torch.dtype) -> None:
+    rng = np.random.default_rng(3)
+    F = rng.standard_normal((120, 40))
+    ref = covariance_spectrum(F)
+    T = torch.tensor(F, dtype=dtype, device=device)
+    got = covariance_spectrum(T)
+    assert isinstance(got, np.ndarray) and got.dtype == np.float64
+    tol = 1e-12 if dtype == torch.float64 else 1e-5
+    assert np.max(np.abs(got - ref)) <= tol * ref[0]
+    W = torch.tensor(F.T, dtype=dtype, device=device)
+    assert np.max(np.abs(weight_spectrum(W) - weight_spectrum(F.T))) <= tol * ref[0] * 10
+
+
+@pytest.mark.parametrize(("normalize", "divisor"), [("none", lambda N, M, W: 1.0),
+                                                   ("rows", lambda N, M, W: N),
+                                                   ("cols", lambda N, M, W: M),
+                                                   ("trace", lambda N, M, W: np.sum(W**2))])
+def test_weight_spectrum_normalisations_match_svd(normalize: str, divisor) -> None:
+    rng = np.random.default_rng(4)
+    for N, M in ((40, 90), (90, 40)):
+        W = rng.standard_normal((N, M))
+        s = np.linalg.svd(W, compute_uv=False)
+        got = weight_spectrum(W, normalize=normalize)
+        assert got == pytest.approx(s**2 / divisor(N, M, W), rel=1e-10)
+    assert weight_spectrum(W, "trace").sum() == pytest.approx(1.0)
+
+
+def test_weight_spectrum_rows_is_marchenko_pastur() -> None:
+    from specdyn.measure import fit_mp_bulk
+
+    rng = np.random.default_rng(5)
+    N, M = 1000, 400
+    W = rng.standard_normal((N, M)) * 0.3
+    fit = fit_mp_bulk(weight_spectrum(W, "rows"), M / N)
+    assert fit.sigma2 == pytest.approx(0.09, rel=0.01)
+
+
+def test_gram_spectrum_is_uncentred() -> None:
+    rng = np.random.default_rng(6)
+    H = rng.standard_normal((50, 20)) + 5
+    assert gram_spectrum(H) == pytest.approx(_direct(H, center=False)[:20])
+
+
+@pytest.mark.parametrize("center", [True, False])
+def test_accumulator_equals_batch_spectrum(center: bool) -> None:
+    rng = np.random.default_rng(7)
+    F = rng.standard_normal((1000, 30)) * np.linspace(1, 0.1, 30) + 1e4  # large mean
+    acc = CovarianceAccumulator(30, center=center)
+    for i in range(0, 1000, 137):
+        acc.update(F[i:i + 137])
+    assert acc.count == 1000
+    Fc = F - F.mean(axis=0) if center else F
+    direct_cov = Fc.T @ Fc / 1000
+    # Chan's update: centred covariance exact to rounding despite the mean of 1e4.
+    assert np.max(np.abs(acc.covariance() - direct_cov)) < 1e-7 * np.max(np.abs(direct_cov))
+    assert acc.mean == pytest.approx(F.mean(axis=0), rel=1e-14)
+    top = acc.spectrum(top=5)
+    ref = np.sort(np.linalg.eigvalsh(direct_cov))[::-1][:5]
+    assert np.max(np.abs(top - ref)) < 1e-8 * ref[0]
+
+
+def test_accumulator_accepts_torch_batches() -> None:
+    rng = np.random.default_rng(8)
+    F = rng.standard_normal((300, 12))
+    acc = CovarianceAccumulator()
+    for i in range(0, 300, 100):
+        acc.update(torch.tensor(F[i:i + 100]))
+    assert acc.spectrum() == pytest.approx(covariance_spectrum(F), rel=1e-10)
+
+
+def test_accumulator_bad_input() -> None:
+    acc = CovarianceAccumulator(4)
+    with pytest.raises(ValueError, match="no batches"):
+        acc.spectrum()
+    with pytest.raises(ValueError, match="columns"):
+        acc.update(np.ones((3, 5)))
+    with pytest.raises(ValueError, match="batch"):
+        acc.update(np.ones(4))
+
+
+@pytest.mark.parametrize(("F", "match"), [
+    (np.zeros((0, 3)), "F must be non-empty"),
+    (np.ones(5), "F must be a 2-D"),
+    (np.ones((2, 2, 2)), "F must be a 2-D"),
+    (np.array([[1.0, np.nan], [0.0, 1.0]]), "F must not contain NaN"),
+    (np.array([[1.0, np.inf], [0.0, 1.0]]), "F must be finite"),
+    (np.array([[1.0 + 2j, 0.0], [0.0, 1.0]]), "F must be real"),
+    (torch.ones(4), "F must be a 2-D"),
+    (torch.tensor([[1.0, float("nan")], [0.0, 1.0]]), "F must be finite"),
+    (torch.ones((2, 2), dtype=torch.complex64), "F must be real"),
+])
+def test_bad_matrices_rejected(F, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        covariance_spectrum(F)
+
+
+def test_bad_options_rejected() -> None:
+    F = np.ones((5, 3))
+    with pytest.raises(ValueError, match="top"):
+        covariance_spectrum(F, top=0)
+    with pytest.raises(ValueError, match="method"):
+        covariance_spectrum(F, method="qr")
+    with pytest.raises(ValueError, match="normalize"):
+        weight_spectrum(F, normalize="max")
+    with pytest.raises(ValueError, match="W must be a 2-D"):
+        weight_spectrum(np.ones(3))
+    with pytest.raises(ValueError, match="top must be <"):
+        covariance_spectrum(np.random.default_rng(0).standard_normal((5, 3)), top=3,
+                            method="lanczos")

@@ -1,0 +1,148 @@
+"""Kill a sweep midway (a worker SIGKILLed, then the parent interrupted), resume it.
+
+The sweep runs through the real command line in a subprocess. Each probe call
+logs ``start``/``end`` lines with its pid and the phase (first run / rerun), so
+the test can kill a worker in the middle of a point and count executions.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from specdyn import io
+
+TESTS = Path(__file__).resolve().parent
+N_POINTS = 8
+
+
+def _wait(cond, what: str, timeout: float = 90.0) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _log_lines(log: Path) -> list[list[str]]:
+    return [line.split() for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def _finished(out: Path) -> dict[str, int]:
+    """Finished run ids -> record mtime (ns)."""
+    done = {}
+    for rec in (out / "runs").glob("*.json") if (out / "runs").exists() else []:
+        if io.read_json(rec)["status"] == "finished":
+            done[rec.stem] = rec.stat().st_mtime_ns
+    return done
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is dead for our purpose
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return True
+
+
+def _no_partial_files(out: Path) -> None:
+    assert [p for p in out.rglob("*") if p.name.startswith(".") or p.suffix == ".tmp"] == []
+    for f in (out / "data").glob("*.parquet"):
+        pd.read_parquet(f)  # every data file is complete
+    for f in (out / "runs").glob("*.json"):
+        io.read_json(f)
+
+
+@pytest.mark.slow  # two CLI subprocesses and three process pools: ~10 s idle, more when loaded
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_killed_worker_and_interrupted_parent_then_resume(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    out = tmp_path / "sweep"
+    cfg = tmp_path / "s.toml"
+    xs = ", ".join(f"{i + 1}.0" for i in range(N_POINTS))
+    cfg.write_text(
+        f'experiment = "sweep-probe"\nmodule = "sweep_probe"\nn = 5\nsleep = 0.5\n'
+        f'log = "{log}"\nhang_at = 1.0\nhang_marker = "{tmp_path / "hung"}"\n\n'
+        f'[sweep]\nseeds = [7]\n[sweep.axes]\nx = [{xs}]\n')
+    env = {**os.environ, "PYTHONPATH": f"{TESTS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+           "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "specdyn", "sweep", str(cfg), "--out", str(out),
+           "--workers", "2", "--no-progress"]
+
+    proc = subprocess.Popen(cmd, env={**env, "PROBE_PHASE": "first"},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        # 1. the first attempt at x = 1 hangs; once another point has finished, SIGKILL
+        #    the worker that runs x = 1 (it is certainly in the middle of that point)
+        def hung_pid() -> int | None:
+            starts = [ln for ln in _log_lines(log) if ln[0] == "start" and ln[1] == "1.0"]
+            return int(starts[0][3]) if starts else None
+
+        _wait(lambda: len(_finished(out)) >= 1 and hung_pid() is not None,
+              "a finished point while x = 1 hangs")
+        victim_pid = hung_pid()
+        assert victim_pid is not None and _alive(victim_pid)
+        os.kill(victim_pid, signal.SIGKILL)
+        # 2. the sweep goes on (x = 1 again, on a fresh worker); then Ctrl-C the parent
+        _wait(lambda: len(_finished(out)) >= 3 and [
+            ln[1] for ln in _log_lines(log) if ln[0] == "start"].count("1.0") == 2,
+            "points after the worker was killed")
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=60)
+    except AssertionError as err:
+        proc.kill()
+        output, _ = proc.communicate()
+        raise AssertionError(f"{err}\n--- sweep output:\n{output}\n--- log:\n"
+                             f"{log.read_text() if log.exists() else ''}") from None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, output
+    assert "interrupted" in output
+
+    # the interrupted state: complete files only, some points still to do
+    _no_partial_files(out)
+    done_first = _finished(out)
+    assert 3 <= len(done_first) < N_POINTS
+    for rid in done_first:
+        assert (out / "data" / f"{rid}.parquet").exists()
+    # the parent stopped its workers: none is left running a point
+    worker_pids = {int(ln[3]) for ln in _log_lines(log)}
+    _wait(lambda: not any(_alive(p) for p in worker_pids), "workers to exit", timeout=20)
+
+    # 3. resume: only the unfinished points run, each finished point exactly once
+    rerun = subprocess.run(cmd, env={**env, "PROBE_PHASE": "second"}, capture_output=True,
+                           text=True, timeout=120)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    _no_partial_files(out)
+    done = _finished(out)
+    assert len(done) == N_POINTS
+    for rid, mtime in done_first.items():
+        assert done[rid] == mtime  # not rewritten
+    df = io.load(out)
+    assert sorted(df.groupby("run_id").size().tolist()) == [5] * N_POINTS
+    assert sorted(df["x"].unique().tolist()) == [float(i + 1) for i in range(N_POINTS)]
+
+    lines = _log_lines(log)
+    x_done_first = {io.read_json(out / "runs" / f"{rid}.json")["config"]["x"]
+                    for rid in done_first}
+    second_starts = [float(ln[1]) for ln in lines if ln[0] == "start" and ln[4] == "second"]
+    assert x_done_first.isdisjoint(second_starts)  # no finished point recomputed
+    assert len(second_starts) == len(set(second_starts)) == N_POINTS - len(done_first)
+    # in the first run, the point whose worker was killed ran again, and no other twice
+    first_starts = [ln[1] for ln in lines if ln[0] == "start" and ln[4] == "first"]
+    assert first_starts.count("1.0") == 2
+    assert all(first_starts.count(x) == 1 for x in set(first_starts) - {"1.0"})

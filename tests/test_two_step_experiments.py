@@ -1,0 +1,127 @@
+"""Two-step experiments and the claims of the second related abstract.
+
+Measured at d = n = N = 2000 (see the issue note): with a reused batch the
+second step aligns an outlier of W2 with the target for He2+He3
+(E[z sigma*^2] = sqrt 3) but not for He2 (E[z sigma*^(k+1)] = 0 for every k).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from specdyn.experiments import run_experiment
+from specdyn.experiments.two_step import (
+    PhaseConfig,
+    ReuseConfig,
+    formula_count,
+    near_line,
+    phase_agreement,
+    phase_table,
+)
+from specdyn.measure.weight_outliers import weight_outliers
+from specdyn.sim.two_step import gd_steps
+
+
+def test_formula_and_lines() -> None:
+    assert formula_count(0.35, 0.40) == 2  # 0.40 / 0.15 = 2.67
+    assert formula_count(0.2, 0.25) == 0
+    assert formula_count(0.25, 0.25) == 1  # exactly on the line k = 1
+    assert near_line(0.25, 0.26, 0.15)
+    assert not near_line(0.2, 0.45, 0.15)  # ratio 1.5
+    assert not near_line(0.1, 0.02, 0.15)  # ratio 0.05: no line at k = 0
+
+
+def test_phase_agreement_counts_cells() -> None:
+    df = pd.DataFrame({
+        "alpha1": [0.1, 0.1, 0.3, 0.3], "alpha2": [0.1, 0.45, 0.1, 0.45],
+        "count_W2": [1, 2, 1, 1], "near_line": [False, False, False, False]})
+    df["formula_abstract"] = [formula_count(a, b) for a, b in zip(df.alpha1, df.alpha2,
+                                                                    strict=True)]
+    df["formula_total"] = df["formula_abstract"] + 1
+    agree = phase_agreement(df)
+    # formulas: 0, 1, 0, 2 -> counts 1, 2, 1, 1 agree with 1+floor, 1+floor, 1+floor, neither
+    assert agree["agree_total"] == pytest.approx(0.75)
+    assert agree["agree_abstract"] == pytest.approx(0.0)
+    assert agree["agree_either"] == pytest.approx(0.75)
+    assert agree["below_total"] == pytest.approx(0.25)
+
+
+def test_phase_grid_small_sizes_never_exceeds_total_formula() -> None:
+    # N = 400: the outliers of W2 are the step-1 spike plus those of step 2; the
+    # count including the step-1 spike, 1 + floor(...), bounds every cell and is
+    # reached where floor(...) = 0 (finite-size lag elsewhere: see the issue note).
+    cfg = PhaseConfig(N=400, d=400, n=400, alpha1=(0.1, 0.2, 0.44), alpha2=(0.05, 0.13, 0.45))
+    df = phase_table(cfg)
+    assert (df["count_W2"] <= df["formula_total"]).all()
+    zero = df[(df["formula_abstract"] == 0) & ~df["near_line"] & (df["alpha1"] >= 0.1)]
+    assert len(zero) >= 4
+    assert (zero["count_W2"] == 1).all()
+    assert (df["count_W1"] == 1).all()  # the step-1 spike, for alpha1 >= 0.1
+
+
+def test_experiments_run_and_write(tmp_path: Path) -> None:
+    phase = PhaseConfig(N=120, d=120, n=120, alpha1=(0.1, 0.4), alpha2=(0.2,))
+    r = run_experiment("two-step-phase", tmp_path, config=phase)
+    assert (tmp_path / "two-step-phase" / "two-step-phase.png").exists()
+    assert (tmp_path / "two-step-phase" / "record.json").exists()
+    assert set(r.summary) >= {"agree_abstract", "agree_total", "agree_either"}
+    reuse = ReuseConfig(N=120, d=120, n=120, seeds=1, targets=("He1", "He2"))
+    r = run_experiment("batch-reuse", tmp_path, config=reuse)
+    df = pd.read_parquet(tmp_path / "batch-reuse" / "batch-reuse.parquet")
+    assert len(df) == 4 and set(df["batch"]) == {"fresh", "reused"}
+    assert r.summary["He2"]["reuse_quantity_1"] == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize(("kwargs", "name"), [
+    (dict(alpha1=(0.1, 0.5)), "alpha1"),
+    (dict(alpha2=()), "alpha2"),
+    (dict(N=0), "N"),
+    (dict(target="He9"), "target"),
+    (dict(line_margin=0.7), "line_margin"),
+])
+def test_phase_config_validation(kwargs: dict, name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        PhaseConfig(**kwargs)
+
+
+@pytest.mark.parametrize(("kwargs", "name"), [
+    (dict(alpha2=0.5), "alpha2"), (dict(targets=()), "targets"), (dict(d=0), "d"),
+    (dict(targets=("He1", "sin")), "targets"),
+])
+def test_reuse_config_validation(kwargs: dict, name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        ReuseConfig(**kwargs)
+
+
+def _alignment(target: str, reuse: bool) -> tuple[float, float]:
+    res = gd_steps(2000, 2000, 2000, alphas=(0.35, 0.45), target=target, reuse_batch=reuse,
+                   seed=0)
+    o = weight_outliers(res.W2, res.a, res.beta)
+    cos = np.sqrt(o.right_alignment)
+    dirs = o.direction_alignment()
+    ident = float(np.nanmax(dirs)) if np.isfinite(dirs).any() else 0.0
+    return float(cos.max()), ident
+
+
+@pytest.mark.slow
+def test_batch_reuse_learns_information_exponent_two_iff_reuse_quantity_nonzero() -> None:
+    # d = n = N = 2000, (alpha1, alpha2) = (0.35, 0.45). "overlap" = |<v_i, beta>| (cosine)
+    # of the right singular vectors of W2's outliers. A random direction has
+    # |cos| ~ 1/sqrt(2000) = 0.022.
+    reused_mix, reused_mix_id = _alignment("He2+He3", True)
+    fresh_mix, fresh_mix_id = _alignment("He2+He3", False)
+    reused_he2, _ = _alignment("He2", True)
+    assert reused_mix >= 0.15  # measured 0.33 (seed 0), 0.35 (seed 1)
+    assert reused_mix_id >= 0.15  # carried by an outlier identified with a power of a
+    # fresh batch: no learned direction aligns (identified outliers, measured 0.02);
+    # single-sample outliers reach ~0.1 at this d, so compare with the reused batch
+    assert fresh_mix_id < 0.1
+    assert reused_mix - fresh_mix >= 0.15
+    # He2 alone: E[z sigma*^(k+1)] = 0 for all k, no alignment even with reuse
+    assert reused_he2 < 0.1
+    assert math.isfinite(fresh_mix)
