@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -47,6 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as err:
         print(f"specdyn: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. `specdyn theory | head`: the reader left, not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("specdyn: interrupted (finished results are kept)", file=sys.stderr)
         return 130
