@@ -1,6 +1,6 @@
 """Regenerate the documentation gallery from quick ``specdyn reproduce`` runs.
 
-For every registered experiment (``specdyn.experiments.names()``, or the names
+For every registered experiment (``specdyn.experiments.builtin_names()``, or the names
 given on the command line) this runs ``specdyn reproduce NAME --out OUT`` in a
 subprocess (one failing experiment does not stop the others), copies each PNG
 the experiment wrote into ``docs/gallery/`` as a small PNG (downscaled until it
@@ -146,7 +146,7 @@ def write_page(manifest: dict[str, Any]) -> None:
         "write).",
         "",
     ]
-    for name in experiments.names():
+    for name in experiments.builtin_names():
         exp = experiments.get(name)
         entry = manifest.get(name, {})
         images = [img for img in entry.get("images", []) if (GALLERY / img).exists()]
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     manifest = _load_manifest()
     failed: list[str] = []
     if not args.page_only:
-        names = args.names or experiments.names()
+        names = args.names or experiments.builtin_names()
         for name in names:
             experiments.get(name)  # a bad name fails before any work
         if args.stale:

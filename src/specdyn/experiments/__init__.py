@@ -11,6 +11,7 @@ import importlib
 from specdyn.experiments.registry import (
     Experiment,
     ExperimentResult,
+    builtin_names,
     get,
     names,
     register,
@@ -31,4 +32,12 @@ _MODULES = [
 for _m in _MODULES:
     importlib.import_module(f"specdyn.experiments.{_m}")
 
-__all__ = ["Experiment", "ExperimentResult", "get", "names", "register", "run_experiment"]
+__all__ = [
+    "Experiment",
+    "ExperimentResult",
+    "builtin_names",
+    "get",
+    "names",
+    "register",
+    "run_experiment",
+]

@@ -82,6 +82,12 @@ def names() -> list[str]:
     return list(_REGISTRY)
 
 
+def builtin_names() -> list[str]:
+    """Names of the experiments that ship with specdyn (not ones a user registered)."""
+    return [n for n, e in _REGISTRY.items()
+            if getattr(e.run, "__module__", "").startswith("specdyn.experiments.")]
+
+
 def run_experiment(name: str, out_root: str | Path = "specdyn-out", *, full: bool = False,
                    config: Any = None) -> ExperimentResult:
     """Run one experiment into ``out_root/name`` and write its JSON run record.
