@@ -9,7 +9,8 @@ import torch
 from specdyn.data import PowerLawTeacher
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import _gram
-from specdyn.sim.linear import DivergenceError, _seeds, train_linear
+from specdyn.sim._run import run_seeds
+from specdyn.sim.linear import DivergenceError, train_linear
 
 FIG2 = PowerLawSetting.paper(0.1, 2.0)  # the paper's Fig. 2 setting (feature learning)
 LAZY = PowerLawSetting.paper(1.0, 0.5)
@@ -60,7 +61,7 @@ def test_spectrum_equals_direct_hht_eigenvalues() -> None:
     tr = train_linear(s, N, M, steps, dt=dt, engine="gram", checkpoints=[0, steps], seed=9,
                       progress=False)
     teacher = PowerLawTeacher(s)
-    data_seed, weight_seed = _seeds(9)
+    data_seed, weight_seed = run_seeds(9)
     X, Y = teacher.sample(M, data_seed)
     chunks = list(_gram.weight_chunks(N, 16, 16, s.sigma_w, s.sigma_a, weight_seed))
     W = np.concatenate([w.numpy() for w, _ in chunks])

@@ -16,8 +16,9 @@ import torch
 
 from specdyn.data.teacher import PowerLawTeacher
 from specdyn.settings import PowerLawSetting
+from specdyn.sim._run import run_seeds
 from specdyn.sim.activations import ACTIVATIONS, Activation, get_activation
-from specdyn.sim.linear import _seeds, train_linear
+from specdyn.sim.linear import train_linear
 from specdyn.sim.parameterization import PARAMETERIZATIONS, get_parameterization
 from specdyn.sim.two_layer import _Engine, _postact_spectrum, init_weights, train_two_layer
 
@@ -236,7 +237,7 @@ def test_checkpoint_spectra_equal_explicit_decompositions(N: int, M: int) -> Non
     D = setting.D
     tr = train_two_layer(setting, "tanh", N=N, M=M, steps=1, checkpoints=[0], seed=9,
                          progress=False, device="cpu", dtype=torch.float64)
-    data_seed, weight_seed = _seeds(9)
+    data_seed, weight_seed = run_seeds(9)
     X, _ = PowerLawTeacher(setting).sample(M, data_seed)
     par = get_parameterization("mean-field", N, setting.gamma0)
     W, _A = init_weights(N, D, D, setting.sigma_w, setting.sigma_a, par, weight_seed,

@@ -47,8 +47,8 @@ from specdyn import _validate as v
 from specdyn._progress import progress as _progress
 from specdyn._torch import resolve_device, resolve_dtype
 from specdyn._torch import torch as _torch
+from specdyn.sim._run import DivergenceError
 from specdyn.sim.activations import ACTIVATIONS, Activation, get_activation
-from specdyn.sim.linear import DivergenceError
 
 Tensor = Any  # torch.Tensor (torch is imported lazily)
 Target = Callable[[np.ndarray], ArrayLike]
@@ -73,7 +73,7 @@ _CHECK_EVERY = 50
 class LangevinBlowUp(DivergenceError):
     """A mean-field Langevin run diverged; ``step`` is the first step past the limit.
 
-    A :class:`specdyn.sim.linear.DivergenceError`, like the other engines' errors.
+    A :class:`specdyn.sim.DivergenceError`, like the other engines' errors.
     """
 
     def __init__(self, message: str, step: int) -> None:

@@ -27,8 +27,14 @@ import numpy as np
 from specdyn import _validate as v
 from specdyn._progress import progress as _progress
 from specdyn.data.teacher import PowerLawTeacher
-from specdyn.settings import AlignedSetting, PowerLawSetting, Setting
+from specdyn.settings import AlignedSetting, Setting
 from specdyn.sim import _gram
+from specdyn.sim._run import (
+    DivergenceError,
+    resolve_checkpoints,
+    run_seeds,
+    setting_dim,
+)
 from specdyn.sim.trajectory import Trajectory
 
 _CHECK_EVERY = 100  # steps between divergence checks (one host sync each)
@@ -36,56 +42,6 @@ _BLOWUP = 1e6  # loss growth factor treated as divergence
 _FLOW_RTOL = 1e-10
 
 
-class DivergenceError(RuntimeError):
-    """Training diverged (non-finite Grams/weights or a loss grown by more than 1e6x)."""
-
-
-def default_checkpoints(steps: int, n: int = 60) -> np.ndarray:
-    """``0`` and about ``n`` log-spaced steps in ``[1, steps]`` (always including ``steps``)."""
-    n = v.positive_int("checkpoints", n)
-    ck = np.unique(np.round(np.geomspace(1, steps, max(n - 1, 1))).astype(np.int64))
-    return np.unique(np.concatenate([[0], ck, [steps]]))
-
-
-def _resolve_checkpoints(checkpoints: int | Sequence[int] | np.ndarray | None,
-                         steps: int) -> np.ndarray:
-    if checkpoints is None:
-        return default_checkpoints(steps)
-    if isinstance(checkpoints, (int, np.integer)) and not isinstance(checkpoints, bool):
-        return default_checkpoints(steps, int(checkpoints))
-    arr = np.asarray(checkpoints)
-    if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.number):
-        raise ValueError("checkpoints must be None, an int count, or a 1-D list of steps")
-    if not np.all(arr == np.round(arr)) or arr.min() < 0 or arr.max() > steps:
-        raise ValueError(f"checkpoints must be integer steps in [0, steps={steps}]")
-    return np.unique(arr.astype(np.int64))
-
-
-def _seeds(seed: int) -> tuple[int, int]:
-    """Independent (data, weights) seeds derived from one run seed."""
-    data_ss, weight_ss = np.random.SeedSequence(seed).spawn(2)
-    return int(data_ss.generate_state(1)[0]), int(weight_ss.generate_state(1)[0])
-
-
-def _setting_D(setting: Setting, teacher: PowerLawTeacher | None) -> int:
-    if isinstance(setting, AlignedSetting):
-        D = setting.D
-    elif isinstance(setting, PowerLawSetting):
-        if setting.D is None:
-            if teacher is None:
-                raise ValueError("setting.D must be set (or a teacher given) to simulate")
-            D = teacher.D
-        else:
-            D = setting.D
-    else:
-        raise ValueError(f"setting must be a PowerLawSetting or AlignedSetting, "
-                         f"got {type(setting).__name__}")
-    if teacher is not None:
-        if not isinstance(teacher, PowerLawTeacher):
-            raise ValueError(f"teacher must be a PowerLawTeacher, got {type(teacher).__name__}")
-        if teacher.D != D:
-            raise ValueError(f"teacher.D = {teacher.D} does not match the setting's D = {D}")
-    return D
 
 
 def train_linear(
@@ -163,7 +119,7 @@ def train_linear(
     DivergenceError
         The run diverged; the message names the first bad step.
     """
-    D = _setting_D(setting, teacher)
+    D = setting_dim(setting, teacher)
     if N is not None:
         N = v.positive_int("N", N)
     if M is not None:
@@ -177,7 +133,7 @@ def train_linear(
         raise ValueError("N must be a finite width for engine='weights' (N=None needs 'gram')")
     if engine == "weights" and method == "flow":
         raise ValueError("method='flow' is only available with engine='gram'")
-    ck = _resolve_checkpoints(checkpoints, steps)
+    ck = resolve_checkpoints(checkpoints, steps)
     if teacher is None:
         teacher = PowerLawTeacher(setting if isinstance(setting, AlignedSetting)
                                   else setting.with_D(D))
@@ -187,7 +143,7 @@ def train_linear(
     tdevice = resolve_device(device)
 
     start = time.perf_counter()
-    data_seed, weight_seed = _seeds(seed)
+    data_seed, weight_seed = run_seeds(seed)
     P = teacher.P
     if M is None:
         sigma, c = teacher.population()

@@ -56,8 +56,8 @@ from specdyn._torch import torch as _torch
 from specdyn.data.teacher import PowerLawTeacher
 from specdyn.settings import AlignedSetting, Setting
 from specdyn.sim import _gram
+from specdyn.sim._run import DivergenceError, resolve_checkpoints, run_seeds, setting_dim
 from specdyn.sim.activations import ACTIVATIONS, Activation, get_activation
-from specdyn.sim.linear import DivergenceError, _resolve_checkpoints, _seeds, _setting_D
 from specdyn.sim.parameterization import Parameterization, get_parameterization
 from specdyn.sim.trajectory import Trajectory
 
@@ -311,7 +311,7 @@ def train_two_layer(
     """
     t = _torch()
     # ---- validation, before any work
-    D = _setting_D(setting, teacher)  # setting/teacher types and sizes
+    D = setting_dim(setting, teacher)  # setting/teacher types and sizes
     act = get_activation(activation)
     N = v.positive_int("N", N)
     M = v.positive_int("M", M)
@@ -352,7 +352,7 @@ def train_two_layer(
             raise ValueError(f"precision={precision!r} needs a CUDA device, got {dev}")
         if dtype != t.float32:
             raise ValueError(f"precision={precision!r} needs dtype=float32")
-    ckpts = _resolve_checkpoints(checkpoints, steps)
+    ckpts = resolve_checkpoints(checkpoints, steps)
     if teacher is None:
         teacher = PowerLawTeacher(setting if isinstance(setting, AlignedSetting)
                                   else setting.with_D(D))
@@ -360,7 +360,7 @@ def train_two_layer(
 
     # ---- setup
     start = time.perf_counter()
-    data_seed, weight_seed = _seeds(seed)  # the same streams as train_linear
+    data_seed, weight_seed = run_seeds(seed)  # the same streams as train_linear
     X, Y = teacher.sample_torch(M, seed=data_seed, dtype=dtype, device=dev)
     if optimizer == "online":
         sigma_pop, c_pop = teacher.population()
