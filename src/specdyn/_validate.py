@@ -57,6 +57,16 @@ def positive_int(name: str, value: Any, *, minimum: int = 1) -> int:
     return int(value)
 
 
+def integer(name: str, value: Any) -> int:
+    """Return ``value`` as an int, or raise if it is not an integer (``bool`` and ``3.0`` refused).
+
+    For seeds, where any integer is allowed and a float is a mistake.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    return int(value)
+
+
 def choice(name: str, value: Any, allowed: Iterable[str]) -> str:
     """Return ``value`` if it is one of ``allowed``; else raise listing the valid names."""
     options = list(allowed)

@@ -112,7 +112,8 @@ def alignment_bars(labels: Sequence[str], fresh: Mapping[str, np.ndarray],
                    reused: Mapping[str, np.ndarray],
                    reuse_quantity: Mapping[str, Sequence[float]],
                    thresholds: tuple[float, float] = (0.15, 0.1), noise_floor: float | None = None,
-                   title: str = "") -> Figure:
+                   title: str = "", fresh_all: Mapping[str, np.ndarray] | None = None,
+                   reused_all: Mapping[str, np.ndarray] | None = None) -> Figure:
     """Target alignment of the outliers of ``W2``: fresh versus reused batch, per target.
 
     Parameters
@@ -120,8 +121,8 @@ def alignment_bars(labels: Sequence[str], fresh: Mapping[str, np.ndarray],
     labels
         Target names in plot order (e.g. ``"He2+He3 (k*=2)"``).
     fresh, reused
-        Per label, the per-seed alignment ``max_i |v_i . beta|`` over the outliers'
-        right singular vectors (cosine, not squared).
+        Per label, the per-seed alignment ``max_i |v_i . beta|`` over the learned
+        directions' right singular vectors (cosine, not squared).
     reuse_quantity
         Per label ``E[z sigma*(z)^(k+1)]`` for ``k = 1, 2, ...``, shown in the
         right panel as absolute values on a log axis (below 1e-12 drawn at 1e-12).
@@ -129,6 +130,9 @@ def alignment_bars(labels: Sequence[str], fresh: Mapping[str, np.ndarray],
         ``(aligned, not aligned)`` reference levels drawn as horizontal lines.
     noise_floor
         Typical overlap of a random unit vector, ``1/sqrt(d)`` (dotted line).
+    fresh_all, reused_all
+        Optional per-seed ``max_i |v_i . beta|`` over *all* outliers (drawn as
+        small markers beside each bar).
     """
     fig, (ax, ax2) = new_figure(2, 1, width=5.0, height=3.8)
     x = np.arange(len(labels))
@@ -140,6 +144,12 @@ def alignment_bars(labels: Sequence[str], fresh: Mapping[str, np.ndarray],
         lo = means - np.array([v.min() for v in vals])
         hi = np.array([v.max() for v in vals]) - means
         ax.bar(x + off, means, w, yerr=[lo, hi], capsize=3, color=col, label=name)
+        every = fresh_all if data is fresh else reused_all
+        if every is not None:
+            for i, lab in enumerate(labels):
+                pts = np.asarray(every[lab], dtype=np.float64)
+                ax.plot(np.full(pts.shape, x[i] + off), pts, "x", color="0.25", ms=4,
+                        label="all outliers" if (i == 0 and data is fresh) else None)
     ax.axhline(thresholds[0], color="k", ls="--", lw=0.8, label=f"aligned ({thresholds[0]:g})")
     ax.axhline(thresholds[1], color="0.4", ls=":", lw=0.8,
                label=f"not aligned ({thresholds[1]:g})")
@@ -147,7 +157,7 @@ def alignment_bars(labels: Sequence[str], fresh: Mapping[str, np.ndarray],
         ax.axhline(noise_floor, color="0.6", ls="-.", lw=0.8, label=r"$1/\sqrt{d}$")
     ax.set_xticks(x)
     ax.set_xticklabels(labels, rotation=15)
-    ax.set_ylabel(r"$\max_i |\langle v_i, \beta\rangle|$ over outliers of $W_2$")
+    ax.set_ylabel(r"$\max_i |\langle v_i, \beta\rangle|$, learned directions of $W_2$")
     ax.set_ylim(0, 1)
     ax.legend(fontsize=8)
     ax.set_title("alignment with the target (bars: seed mean, whiskers: range)", fontsize=9)

@@ -195,9 +195,8 @@ def gd_steps(d: int, n: int, N: int, etas: tuple[float, float] | None = None,
     N = v.positive_int("N", N)
     (eta1, eta2), (al1, al2) = _resolve_steps(N, etas, alphas)
     act = get_activation(activation)
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
-    tgt = _resolve_target(target, d, int(seed))
+    seed = v.integer("seed", seed)
+    tgt = _resolve_target(target, d, seed)
     beta = np.asarray(tgt.direction)
 
     torch = _torch.torch()
