@@ -224,7 +224,8 @@ def test_online_sgd_approaches_population_gradient_descent() -> None:
                          device="cpu", record=("preact",))
     top = slice(0, 3)  # the learned modes
     assert np.allclose(on.series["preact"][:, top], ref.series["preact"][:, top], rtol=0.05)
-    assert np.array_equal(on.series["preact"][0], ref.series["preact"][0])  # population Sigma
+    # population Sigma at t = 0: same data, may differ in the last bit between BLAS paths
+    np.testing.assert_allclose(on.series["preact"][0], ref.series["preact"][0], rtol=1e-12)
 
 
 # ----------------------------------------------------------------- spectra conventions
