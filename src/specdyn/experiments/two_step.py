@@ -302,11 +302,13 @@ def reuse_table(cfg: ReuseConfig) -> pd.DataFrame:
     those made by a few large-residual samples (module docstring).
     """
     rows = []
+    targets = {name: HermiteTarget.named(name) for name in cfg.targets}
+    quantities = {name: {f"reuse_quantity_{k}": tgt.reuse_quantity(k) for k in (1, 2, 3)}
+                  for name, tgt in targets.items()}
     runs = list(itertools.product(cfg.targets, (False, True),
                                   range(cfg.seed, cfg.seed + cfg.seeds)))
     for name, reuse, s in progress(runs, total=len(runs), desc="batch-reuse"):
-        tgt = HermiteTarget.named(name)
-        quantities = {f"reuse_quantity_{k}": tgt.reuse_quantity(k) for k in (1, 2, 3)}
+        tgt = targets[name]
         res = gd_steps(cfg.d, cfg.n, cfg.N, alphas=(cfg.alpha1, cfg.alpha2),
                        activation=cfg.activation, target=name, reuse_batch=reuse, seed=s)
         o = weight_outliers(res.W2, res.a, res.beta, pvalue=cfg.pvalue)
@@ -321,7 +323,7 @@ def reuse_table(cfg: ReuseConfig) -> pd.DataFrame:
             "overlap_top": float(cos[0]) if o.count else 0.0,
             **{f"overlap_a{k + 1}": float(np.nan_to_num(x)) for k, x in enumerate(dirs)},
             "identity_W2": ",".join(str(int(i)) for i in o.identity),
-            **quantities,
+            **quantities[name],
         })
     return pd.DataFrame(rows)
 

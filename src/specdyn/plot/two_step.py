@@ -137,19 +137,21 @@ def alignment_bars(labels: Sequence[str], fresh: Mapping[str, np.ndarray],
     fig, (ax, ax2) = new_figure(2, 1, width=5.0, height=3.8)
     x = np.arange(len(labels))
     w = 0.38
-    for off, data, name, col in ((-w / 2, fresh, "fresh batch", "tab:blue"),
-                                 (w / 2, reused, "reused batch", "tab:orange")):
+    series = ((-w / 2, fresh, fresh_all, "fresh batch", "tab:blue"),
+              (w / 2, reused, reused_all, "reused batch", "tab:orange"))
+    marker_label: str | None = "all outliers"  # legend entry for the first markers drawn only
+    for off, data, every, name, col in series:
         vals = [np.asarray(data[lab], dtype=np.float64) for lab in labels]
         means = np.array([v.mean() for v in vals])
         lo = means - np.array([v.min() for v in vals])
         hi = np.array([v.max() for v in vals]) - means
         ax.bar(x + off, means, w, yerr=[lo, hi], capsize=3, color=col, label=name)
-        every = fresh_all if data is fresh else reused_all
         if every is not None:
             for i, lab in enumerate(labels):
                 pts = np.asarray(every[lab], dtype=np.float64)
                 ax.plot(np.full(pts.shape, x[i] + off), pts, "x", color="0.25", ms=4,
-                        label="all outliers" if (i == 0 and data is fresh) else None)
+                        label=marker_label)
+                marker_label = None
     ax.axhline(thresholds[0], color="k", ls="--", lw=0.8, label=f"aligned ({thresholds[0]:g})")
     ax.axhline(thresholds[1], color="0.4", ls=":", lw=0.8,
                label=f"not aligned ({thresholds[1]:g})")
