@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 
+from specdyn.experiments.claims import Claim, within
 from specdyn.experiments.registry import (
     Experiment,
     ExperimentResult,
@@ -33,6 +34,7 @@ for _m in _MODULES:
     importlib.import_module(f"specdyn.experiments.{_m}")
 
 __all__ = [
+    "Claim",
     "Experiment",
     "ExperimentResult",
     "builtin_names",
@@ -40,4 +42,5 @@ __all__ = [
     "names",
     "register",
     "run_experiment",
+    "within",
 ]

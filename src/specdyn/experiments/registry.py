@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from specdyn import io
+from specdyn.experiments.claims import Claim
 from specdyn.experiments.config import config_to_dict
 
 
@@ -30,6 +31,7 @@ class ExperimentResult:
     figures: list[Path] = field(default_factory=list)
     tables: list[Path] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
+    claims: list[Claim] = field(default_factory=list)
 
 
 RunFn = Callable[[Any, Path], ExperimentResult]
@@ -120,7 +122,8 @@ def run_experiment(name: str, out_root: str | Path = "specdyn-out", *, full: boo
         io.run_record({"experiment": name, **cfg_dict}, seed=seed, wall_time=wall,
                       extra={"figures": [p.name for p in result.figures],
                              "tables": [p.name for p in result.tables],
-                             "summary": result.summary}),
+                             "summary": result.summary,
+                             "claims": [c.to_dict() for c in result.claims]}),
         out_dir / "record.json",
     )
     return result
