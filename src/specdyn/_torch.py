@@ -36,3 +36,17 @@ def resolve_dtype(dtype: Any = None) -> Any:
             raise ValueError(f"dtype must be one of {', '.join(map(repr, names))}; got {dtype!r}")
         return names[dtype]
     return dtype
+
+
+def to_numpy(x: Any, dtype: Any = None) -> Any:
+    """``x`` (a torch tensor, numpy array or array-like) as a numpy array on the host.
+
+    The one torch-to-numpy conversion of specdyn: detaches, moves to the CPU and
+    converts; ``dtype`` (e.g. ``np.float64``) casts afterwards. Never imports
+    torch for non-torch input.
+    """
+    import numpy as np
+
+    if type(x).__module__.startswith("torch") and hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    return np.asarray(x, dtype=dtype)
