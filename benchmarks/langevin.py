@@ -3,7 +3,7 @@
 Both do noisy GD on the same particles, data and noise (temperature > 0):
 the baseline builds ``f_N`` with torch ops, calls ``loss.backward()`` and
 updates ``theta -= eta N grad + sqrt(2 tau eta) xi``; the engine is
-:class:`specdyn.sim.langevin._Engine` (hand-written gradient, no autograd).
+:class:`specdyn.sim.ParticleEngine` (hand-written gradient, no autograd).
 A second row times the coupled propagation-of-chaos step (reference +
 copies + replicated systems in one batched pass) against looping the
 baseline over every system. The script first checks that engine and
@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from specdyn.sim import Block, ParticleEngine
 from specdyn.sim.activations import get_activation
-from specdyn.sim.langevin import _Block, _Engine
 
 
 def _baseline_step(theta: torch.Tensor, x: torch.Tensor, y: torch.Tensor, act: Any,
@@ -80,7 +80,7 @@ def main() -> None:
     xi = torch.randn(theta.shape, generator=g, dtype=dt, device=dev)
 
     # --- single system: equality, then timing
-    eng = _Engine(act, x, y, [_Block(1, args.N)], eta, tau, wd)
+    eng = ParticleEngine(act, x, y, [Block(1, args.N)], eta, tau, wd)
     a, b = theta.clone(), theta.clone()
     for _ in range(3):
         a = eng.step(a, xi)[0]
@@ -95,12 +95,12 @@ def main() -> None:
     Ns = [25, 50, 100, 200]
     n_max = max(Ns)
     reps_n = [n_max // n for n in Ns]
-    blocks = [_Block(1, args.N), _Block(1, n_max, driver=0),
-              *(_Block(r, n) for r, n in zip(reps_n, Ns, strict=True))]
+    blocks = [Block(1, args.N), Block(1, n_max, driver=0),
+              *(Block(r, n) for r, n in zip(reps_n, Ns, strict=True))]
     P = args.N + n_max * (1 + len(Ns))
     th_all = torch.randn((P, args.d + 1), generator=g, dtype=dt, device=dev)
     xi_all = torch.randn(th_all.shape, generator=g, dtype=dt, device=dev)
-    ceng = _Engine(act, x, y, blocks, eta, tau, wd)
+    ceng = ParticleEngine(act, x, y, blocks, eta, tau, wd)
 
     def looped() -> None:
         ref = th_all[:args.N]

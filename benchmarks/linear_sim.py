@@ -32,8 +32,7 @@ import torch
 
 from specdyn.data import PowerLawTeacher
 from specdyn.settings import PowerLawSetting
-from specdyn.sim import _gram
-from specdyn.sim.linear import train_linear
+from specdyn.sim import gram, train_linear
 
 
 def _sync(device: torch.device) -> None:
@@ -90,14 +89,14 @@ def spectrum_times(s: PowerLawSetting, N: int, M: int, dtype: torch.dtype,
     assert D is not None
     teacher = PowerLawTeacher(s)
     Xn, Yn = teacher.sample(M, 0)
-    stats = _gram.Stats.build(Xn.T @ Xn / M, Xn.T @ Yn / M, Yn.T @ Yn / M)
+    stats = gram.Stats.build(Xn.T @ Xn / M, Xn.T @ Yn / M, Yn.T @ Yn / M)
     W = s.sigma_w * torch.randn(N, D, generator=torch.Generator().manual_seed(1),
                                 dtype=torch.float64).to(device, dtype)
     X = torch.as_tensor(Xn, dtype=dtype, device=device)
     gw = (W.T @ W).double().cpu().numpy() / N
 
     def from_w() -> None:
-        _gram.spectrum(stats, (W.T @ W).double().cpu().numpy() / N)
+        gram.spectrum(stats, (W.T @ W).double().cpu().numpy() / N)
 
     def m_by_m() -> None:
         H = X @ W.T
@@ -112,7 +111,7 @@ def spectrum_times(s: PowerLawSetting, N: int, M: int, dtype: torch.dtype,
             out.append(time.perf_counter() - t0)
         return min(out)
 
-    return (best(lambda: _gram.spectrum(stats, gw), 5), best(from_w, 5), best(m_by_m, 2))
+    return (best(lambda: gram.spectrum(stats, gw), 5), best(from_w, 5), best(m_by_m, 2))
 
 
 def main() -> None:

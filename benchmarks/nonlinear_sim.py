@@ -3,7 +3,7 @@
 Both run full-batch GD on the same data, weights and multipliers (mean-field
 ReLU student of Fig. 4): the baseline is an ``nn.Module`` (two bias-free
 ``nn.Linear`` layers) with ``loss.backward()`` and ``torch.optim.SGD``; the
-engine is :class:`specdyn.sim.two_layer._Engine` (hand-written passes, in-place
+engine is :class:`specdyn.sim.TwoLayerEngine` (hand-written passes, in-place
 buffers). The script first checks that the two produce the same weights after
 a few steps, then times them in one run and prints a markdown table.
 
@@ -23,9 +23,9 @@ import torch
 
 from specdyn.data.teacher import PowerLawTeacher
 from specdyn.settings import PowerLawSetting
+from specdyn.sim import TwoLayerEngine, init_weights
 from specdyn.sim.activations import get_activation
 from specdyn.sim.parameterization import get_parameterization
-from specdyn.sim.two_layer import _Engine, init_weights
 
 
 class _Baseline(torch.nn.Module):
@@ -62,7 +62,7 @@ def bench(D: int, N: int, M: int, dtype: torch.dtype, device: torch.device, reps
     if precision == "tf32":
         torch.set_float32_matmul_precision("high")
     try:
-        eng = _Engine(W0.clone(), A0.clone(), get_activation("relu"), par, M, compute)
+        eng = TwoLayerEngine(W0.clone(), A0.clone(), get_activation("relu"), par, M, compute)
         Xc, Yc = (X.to(compute), Y.to(compute)) if compute is not None else (X, Y)
         net = _Baseline(W0, A0, par.output_scale)
         opt = torch.optim.SGD([{"params": [net.fc1.weight], "lr": dt * par.lr_w},

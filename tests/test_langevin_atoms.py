@@ -146,7 +146,7 @@ def test_two_atom_teacher_concentrates_on_two_clusters() -> None:
     # weight decay tilts the regularised optimum away from them (12-15 degrees seen at
     # lambda' = 0.1, 5 degrees at lambda' = 0.02, the same with n = 400 or the population).
     teacher = AtomTeacher("relu", np.array([[1.0, 1.0, 0.0, 0.0], [-1.0, 0.0, 1.0, 0.0]]))
-    run = mean_field_langevin("relu", teacher, 150, 3, 400, eta=0.05, temperature=1e-4,
+    run = mean_field_langevin("relu", teacher, 150, 3, 400, dt=0.05, temperature=1e-4,
                               weight_decay=0.1, steps=600, seed=0, checkpoints=[0, 600])
     start = cluster_directions(run.particles[0])
     end = cluster_directions(run.final)

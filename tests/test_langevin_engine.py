@@ -7,12 +7,14 @@ import pytest
 import torch
 
 from specdyn.data.hermite import HermiteTarget, hermite_coefficients
-from specdyn.sim.langevin import (
+from specdyn.sim import (
     AtomTeacher,
-    LangevinBlowUp,
+    DivergenceError,
+    Schedule,
     mean_field_langevin,
     network_function,
     propagation_of_chaos,
+    seed_streams,
 )
 
 
@@ -32,7 +34,7 @@ def test_one_step_equals_autograd_gd_with_lr_eta_n(activation: str) -> None:
     # oracle: autograd of the network loss L = (1/2M) sum (f_N - y)^2 + (wd/2N) sum |theta|^2,
     # one GD step with per-particle learning rate eta N (temperature 0)
     N, d, eta, wd = 7, 3, 0.03, 0.2
-    run = mean_field_langevin(activation, _tanh1, N, d, 50, eta=eta, temperature=0.0,
+    run = mean_field_langevin(activation, _tanh1, N, d, 50, dt=eta, temperature=0.0,
                               weight_decay=wd, steps=1, seed=3, checkpoints=[0, 1])
     theta = torch.tensor(run.particles[0], requires_grad=True)
     x = torch.tensor(run.x)
@@ -61,7 +63,7 @@ def test_noise_array_callable_and_seed_agree() -> None:
     rng = np.random.default_rng(0)
     xi = rng.standard_normal((steps, N, d + 1))
     init = rng.standard_normal((N, d + 1))
-    kw = dict(steps=steps, seed=5, init=init, temperature=0.1, checkpoints=3)
+    kw = dict(steps=steps, seed=5, init=init, temperature=0.1, checkpoints=Schedule.even(3))
     r1 = mean_field_langevin("tanh", _tanh1, N, d, 30, noise=xi, **kw)
     r2 = mean_field_langevin("tanh", _tanh1, N, d, 30, noise=lambda k: xi[k], **kw)
     np.testing.assert_array_equal(r1.particles, r2.particles)
@@ -81,7 +83,7 @@ def test_noise_increment_has_variance_2_tau_eta() -> None:
     # Var = 2 tau eta steps per coordinate (tolerance: ~5 standard errors of a variance
     # estimated from N = 4000 samples, sqrt(2/4000) = 2.2%)
     N, d, steps, eta, tau = 4000, 2, 20, 0.01, 0.5
-    run = mean_field_langevin("linear", lambda x: np.zeros(len(x)), N, d, 16, eta=eta,
+    run = mean_field_langevin("linear", lambda x: np.zeros(len(x)), N, d, 16, dt=eta,
                               temperature=tau, weight_decay=0.0, steps=steps, seed=2,
                               init=np.zeros((N, d + 1)), checkpoints=[0, steps])
     var = run.final.var(0)
@@ -90,14 +92,14 @@ def test_noise_increment_has_variance_2_tau_eta() -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "name"),
-    [({"temperature": -0.1}, "temperature"), ({"eta": 0.0}, "eta"), ({"eta": -1.0}, "eta"),
+    [({"temperature": -0.1}, "temperature"), ({"dt": 0.0}, "dt"), ({"dt": -1.0}, "dt"),
      ({"N": 0}, "N"), ({"weight_decay": -1.0}, "weight_decay"), ({"steps": -1}, "steps"),
-     ({"d": 0}, "d"), ({"n": 0}, "n"), ({"activation": "sigmoid"}, "activation"),
+     ({"D": 0}, "D"), ({"M": 0}, "M"), ({"activation": "sigmoid"}, "activation"),
      ({"checkpoints": [0, 99]}, "checkpoints"), ({"init": np.zeros((3, 3))}, "init"),
      ({"noise": np.zeros((2, 2, 2))}, "noise")],
 )
 def test_bad_input_names_the_argument(kwargs: dict, name: str) -> None:
-    base = dict(activation="tanh", target=_tanh1, N=4, d=2, n=10, steps=5)
+    base = dict(activation="tanh", target=_tanh1, N=4, D=2, M=10, steps=5)
     with pytest.raises(ValueError, match=name):
         mean_field_langevin(**{**base, **kwargs})
 
@@ -116,19 +118,19 @@ def test_target_of_wrong_dimension_is_rejected() -> None:
 
 
 def test_blow_up_stops_with_step_and_suggestion() -> None:
-    with pytest.raises(LangevinBlowUp, match=r"step \d+.*[Rr]educe eta") as info:
-        mean_field_langevin("quadratic", lambda x: 5 * x[:, 0] ** 2, 20, 3, 50, eta=5.0,
+    with pytest.raises(DivergenceError, match=r"step \d+.*[Rr]educe dt") as info:
+        mean_field_langevin("quadratic", lambda x: 5 * x[:, 0] ** 2, 20, 3, 50, dt=5.0,
                             temperature=0.0, weight_decay=0.0, steps=400, seed=0)
     assert 0 < info.value.step < 400
     # the same problem with a small step is stable
-    run = mean_field_langevin("quadratic", lambda x: 5 * x[:, 0] ** 2, 20, 3, 50, eta=0.002,
+    run = mean_field_langevin("quadratic", lambda x: 5 * x[:, 0] ** 2, 20, 3, 50, dt=0.002,
                               temperature=0.0, weight_decay=0.0, steps=50, seed=0)
     assert np.isfinite(run.loss).all()
 
 
 def test_chaos_distance_starts_at_zero_and_needs_valid_sizes() -> None:
     run = propagation_of_chaos("tanh", _tanh1, [4, 8], 2, 32, steps=20, seed=0,
-                               reference_N=64, replicas=2, checkpoints=3, w2=True)
+                               reference_N=64, replicas=2, checkpoints=Schedule.even(3), w2=True)
     assert run.sq_distance[:, 0].tolist() == [0.0, 0.0]
     assert (run.sq_distance[:, -1] > 0).all()
     # the optimal assignment never does worse than the identity pairing
@@ -145,15 +147,13 @@ def test_chaos_distance_starts_at_zero_and_needs_valid_sizes() -> None:
 def test_chaos_system_equals_single_engine_with_same_start_and_noise() -> None:
     # the batched block engine against mean_field_langevin: replica 0 of each system size is
     # an ordinary N-particle run from the pool's first N particles with the pool's noise rows
-    from specdyn.sim.langevin import _seeds
-
     Ns, d, seed, steps = [5, 10], 2, 4, 12
     run = propagation_of_chaos("tanh", _tanh1, Ns, d, 20, steps=steps, seed=seed,
                                reference_N=50, temperature=0.1, checkpoints=[0, steps],
                                keep_systems=True)
     assert run.system_particles is not None
     for i, N in enumerate(Ns):
-        gen = torch.Generator().manual_seed(_seeds(seed, 5)[4])
+        gen = torch.Generator().manual_seed(seed_streams(seed, 5, scheme="words")[4])
         draws = [torch.randn((max(Ns), d + 1), generator=gen, dtype=torch.float64)
                  for _ in range(steps)]
         single = mean_field_langevin("tanh", _tanh1, N, d, data=(run.x, run.y), steps=steps,
@@ -173,7 +173,7 @@ def test_propagation_of_chaos_rate_is_one_over_n() -> None:
     target = _notes_target()
     dists = []
     for seed in range(3):
-        run = propagation_of_chaos("tanh-shift", target, Ns, 5, 100, eta=0.05,
+        run = propagation_of_chaos("tanh-shift", target, Ns, 5, 100, dt=0.05,
                                    temperature=0.02, weight_decay=0.05, steps=40, seed=seed,
                                    reference_N=4000, replicas=4, checkpoints=[0, 40])
         dists.append(run.sq_distance[:, -1])

@@ -8,8 +8,7 @@ import torch
 
 from specdyn.data import PowerLawTeacher
 from specdyn.settings import PowerLawSetting
-from specdyn.sim import _gram
-from specdyn.sim._run import run_seeds
+from specdyn.sim import gram, seed_streams
 from specdyn.sim.linear import DivergenceError, train_linear
 
 FIG2 = PowerLawSetting.paper(0.1, 2.0)  # the paper's Fig. 2 setting (feature learning)
@@ -61,9 +60,9 @@ def test_spectrum_equals_direct_hht_eigenvalues() -> None:
     tr = train_linear(s, N, M, steps, dt=dt, engine="gram", checkpoints=[0, steps], seed=9,
                       progress=False)
     teacher = PowerLawTeacher(s)
-    data_seed, weight_seed = run_seeds(9)
+    data_seed, weight_seed = seed_streams(9, 2)
     X, Y = teacher.sample(M, data_seed)
-    chunks = list(_gram.weight_chunks(N, 16, 16, s.sigma_w, s.sigma_a, weight_seed))
+    chunks = list(gram.weight_chunks(N, 16, 16, s.sigma_w, s.sigma_a, weight_seed))
     W = np.concatenate([w.numpy() for w, _ in chunks])
     A = np.concatenate([a.numpy() for _, a in chunks])
     for k in range(steps + 1):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from specdyn.sim.deep_linear import escape_step, scaling, train_deep_linear
+from specdyn.sim import DivergenceError, Schedule, escape_step, scaling, train_deep_linear
 
 
 def _teacher(P: int, D: int, theta: float = 4.0) -> np.ndarray:
@@ -44,11 +44,11 @@ def _autograd_step(init, sc, W_star, X=None, Y=None):
 def test_gradient_step_matches_autograd(par: str, depth: int) -> None:
     P, D, N = 3, 5, 7
     W_star = np.random.default_rng(1).standard_normal((P, D))
-    sc = scaling(par, depth=depth, width=N, D=D, P=P, lr=0.01)
+    sc = scaling(par, depth=depth, N=N, D=D, P=P, lr=0.01)
     rng = np.random.default_rng(2)
     init = [rng.standard_normal((sc.dims[i + 1], sc.dims[i])) * sc.init_std[i]
             for i in range(depth)]
-    run = train_deep_linear(W_star, depth=depth, width=N, parameterization=par, lr=0.01,
+    run = train_deep_linear(W_star, depth=depth, N=N, parameterization=par, lr=0.01,
                             steps=1, init=init)
     for got, want in zip(run.weights, _autograd_step(init, sc, W_star), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
@@ -58,10 +58,10 @@ def test_sharpness_matches_explicit_gauss_newton() -> None:
     """Top eigenvalue of J^T J (autograd Jacobian of W_eff, explicit matrix) is the oracle."""
     P, D, N, L = 3, 4, 6, 3
     W_star = np.random.default_rng(0).standard_normal((P, D))
-    sc = scaling("ntk", depth=L, width=N, D=D, P=P, lr=0.1)
+    sc = scaling("ntk", depth=L, N=N, D=D, P=P, lr=0.1)
     rng = np.random.default_rng(3)
     init = [rng.standard_normal((sc.dims[i + 1], sc.dims[i])) for i in range(L)]
-    run = train_deep_linear(W_star, depth=L, width=N, parameterization="ntk", lr=0.1,
+    run = train_deep_linear(W_star, depth=L, N=N, parameterization="ntk", lr=0.1,
                             steps=1, init=init, sharpness=[0], power_iters=500)
     sizes = [w.size for w in init]
 
@@ -81,11 +81,11 @@ def test_sharpness_matches_explicit_gauss_newton() -> None:
 def test_finite_sample_gd_matches_autograd() -> None:
     P, D, N, n = 2, 4, 5, 9
     W_star = np.random.default_rng(4).standard_normal((P, D))
-    sc = scaling("mup", depth=2, width=N, D=D, P=P, lr=0.02)
+    sc = scaling("mup", depth=2, N=N, D=D, P=P, lr=0.02)
     rng = np.random.default_rng(5)
     init = [rng.standard_normal((sc.dims[i + 1], sc.dims[i])) for i in range(2)]
-    run = train_deep_linear(W_star, depth=2, width=N, parameterization="mup", lr=0.02, steps=1,
-                            init=init, method="gd", n_samples=n, seed=6)
+    run = train_deep_linear(W_star, depth=2, N=N, parameterization="mup", lr=0.02, steps=1,
+                            init=init, method="gd", M=n, seed=6)
     # the engine draws X (n x D) then the label noise from the seed; rebuild X the same way
     gen = torch.Generator().manual_seed(6)
     for i in range(2):
@@ -97,8 +97,9 @@ def test_finite_sample_gd_matches_autograd() -> None:
 
 
 def _mup_escape(N: int, seed: int, par: str = "mup", steps: int = 30) -> int | None:
-    run = train_deep_linear(_teacher(16, 16), depth=3, width=N, parameterization=par,
-                            lr=0.05, steps=steps, record=1, layers=[1], top_k=1, seed=seed)
+    run = train_deep_linear(_teacher(16, 16), depth=3, N=N, parameterization=par,
+                            lr=0.05, steps=steps, checkpoints=Schedule.every(1), layers=[1],
+                            top_k=1, seed=seed)
     return escape_step(run.record_steps, run.singular_values[0][:, 0], run.bulk_edge[0],
                        margin=0.2)
 
@@ -132,9 +133,12 @@ def _best_lr(par: str, N: int, lrs: np.ndarray, steps: int = 30) -> float:
     W_star = _power_law_teacher(16, 16)
     losses = []
     for lr in lrs:
-        run = train_deep_linear(W_star, depth=3, width=N, parameterization=par, lr=float(lr),
-                                steps=steps, seed=0)
-        losses.append(np.inf if run.diverged else run.loss[-1])
+        try:
+            run = train_deep_linear(W_star, depth=3, N=N, parameterization=par, lr=float(lr),
+                                    steps=steps, seed=0)
+            losses.append(run.loss[-1])
+        except DivergenceError:
+            losses.append(np.inf)
     return int(np.argmin(losses))
 
 
@@ -146,36 +150,38 @@ def test_mup_best_learning_rate_transfers() -> None:
     assert max(best) - min(best) <= 1, best
 
 
-def test_divergence_is_a_result() -> None:
-    run = train_deep_linear(_teacher(4, 4), depth=2, width=16, parameterization="ntk", lr=50.0,
-                            steps=200, sharpness=[0], record=1)
-    assert run.diverged and run.diverged_step is not None and run.diverged_step < 200
+def test_divergence_raises_with_step_and_partial_record() -> None:
+    with pytest.raises(DivergenceError, match="diverged at step") as info:
+        train_deep_linear(_teacher(4, 4), depth=2, N=16, parameterization="ntk", lr=50.0,
+                          steps=200, sharpness=[0], checkpoints=Schedule.every(1))
+    run = info.value.record
+    assert 0 < info.value.step < 200
     assert np.isfinite(run.loss).all() and run.weights == []
-    assert "diverged at step" in run.message
+    assert run.record_steps.max() < info.value.step
     assert run.sharpness[0] * run.scaling.lr_eff > 2  # beyond the edge of stability at init
 
 
 def test_scaling_table() -> None:
-    m = scaling("mup", depth=3, width=100, D=10, P=5, lr=0.1, gamma0=2.0)
+    m = scaling("mup", depth=3, N=100, D=10, P=5, lr=0.1, gamma0=2.0)
     assert m.dims == (10, 100, 100, 5)
     assert m.multipliers[-1] == pytest.approx(1 / 200) and m.lr_eff == pytest.approx(40.0)
-    s = scaling("standard", depth=3, width=100, D=10, P=5, lr=0.1, sigma0=2.0)
+    s = scaling("standard", depth=3, N=100, D=10, P=5, lr=0.1, sigma0=2.0)
     assert s.init_std[0] == pytest.approx(2 / np.sqrt(10)) and s.multipliers == (1.0,) * 3
-    n = scaling("ntk", depth=3, width=100, D=10, P=5, lr=0.1)
+    n = scaling("ntk", depth=3, N=100, D=10, P=5, lr=0.1)
     assert n.multipliers[1] == pytest.approx(0.1) and n.lr_eff == 0.1
 
 
 @pytest.mark.parametrize("kwargs, name", [
-    (dict(depth=0, width=8, parameterization="mup", lr=0.1, steps=3), "depth"),
-    (dict(depth=2, width=0, parameterization="mup", lr=0.1, steps=3), "width"),
-    (dict(depth=2, width=8, parameterization="mup", lr=0.0, steps=3), "lr"),
-    (dict(depth=2, width=8, parameterization="mup", lr=-0.1, steps=3), "lr"),
-    (dict(depth=2, width=8, parameterization="sp", lr=0.1, steps=3), "parameterization"),
-    (dict(depth=2, width=8, parameterization="mup", lr=0.1, steps=3, method="sgd",
-          n_samples=10, batch_size=11), "batch_size"),
-    (dict(depth=2, width=8, parameterization="mup", lr=0.1, steps=3, method="sgd",
-          n_samples=10, batch_size=0), "batch_size"),
-    (dict(depth=2, width=8, parameterization="mup", lr=0.1, steps=3, method="online"),
+    (dict(depth=0, N=8, parameterization="mup", lr=0.1, steps=3), "depth"),
+    (dict(depth=2, N=0, parameterization="mup", lr=0.1, steps=3), "N"),
+    (dict(depth=2, N=8, parameterization="mup", lr=0.0, steps=3), "lr"),
+    (dict(depth=2, N=8, parameterization="mup", lr=-0.1, steps=3), "lr"),
+    (dict(depth=2, N=8, parameterization="sp", lr=0.1, steps=3), "parameterization"),
+    (dict(depth=2, N=8, parameterization="mup", lr=0.1, steps=3, method="sgd",
+          M=10, batch_size=11), "batch_size"),
+    (dict(depth=2, N=8, parameterization="mup", lr=0.1, steps=3, method="sgd",
+          M=10, batch_size=0), "batch_size"),
+    (dict(depth=2, N=8, parameterization="mup", lr=0.1, steps=3, method="online"),
      "batch_size"),
 ])
 def test_bad_input_raises_naming_argument(kwargs, name) -> None:

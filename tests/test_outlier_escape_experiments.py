@@ -13,7 +13,7 @@ from specdyn.experiments.outlier_escape import (
     LRTransferConfig,
     TrainabilityConfig,
 )
-from specdyn.sim.deep_linear import train_deep_linear
+from specdyn.sim import Schedule, train_deep_linear
 
 
 def test_bbp_escape_tiny(tmp_path) -> None:
@@ -74,7 +74,8 @@ def test_bad_config_names_field(cls, kwargs, field) -> None:
 def test_subspace_spectra_match_exact_for_outliers() -> None:
     W = np.zeros((8, 8))
     W[0, 0] = 4.0
-    kw = dict(depth=3, width=96, parameterization="mup", lr=0.05, steps=30, record=1,
+    kw = dict(depth=3, N=96, parameterization="mup", lr=0.05, steps=30,
+              checkpoints=Schedule.every(1),
               layers=[1], top_k=2, seed=1)
     ex = train_deep_linear(W, spectra="exact", **kw)
     sub = train_deep_linear(W, spectra="subspace", **kw)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from specdyn.measure.outliers import find_outliers
-from specdyn.sim.linear_student import rank_one_teacher, train_linear_student
+from specdyn.sim import DivergenceError, Schedule, rank_one_teacher, train_linear_student
 from specdyn.theory import outlier_escape as oe
 
 
@@ -34,7 +34,7 @@ def test_population_gd_escape_time_location_and_overlaps() -> None:
     rec = np.unique(np.r_[np.arange(0, int(0.95 * ts), 20), np.arange(int(0.95 * ts),
                           int(1.07 * ts) + 1), np.arange(int(1.07 * ts), steps + 1, 8)])
     run = train_linear_student(W_star, method="population", lr=eta, steps=steps, sigma0=sigma0,
-                               record=rec, top_k=None, seed=3)
+                               checkpoints=rec, top_k=None, seed=3)
     flags = np.array([_n_flagged(sv, N, M) for sv in run.singular_values])
     before = run.record_steps < ts
     assert flags[before].sum() == 0, "an outlier was flagged before the BBP time"
@@ -60,7 +60,8 @@ def test_oscillating_gd_escapes_on_odd_steps_first() -> None:
     theta = sigma0 * c**0.25 / 3.0  # x = 3
     W_star, _, _ = rank_one_teacher(N, M, theta, seed=2)
     run = train_linear_student(W_star, method="population", lr=eta, steps=16, sigma0=sigma0,
-                               record=1, top_k=None, overlaps=False, seed=4)
+                               checkpoints=Schedule.every(1), top_k=None, overlaps=False,
+                               seed=4)
     path = oe.population_gd_path(theta, sigma0, c, eta, run.record_steps)
     thr = c**0.25
     checked = 0
@@ -84,8 +85,7 @@ def test_online_sgd_mean_square_rate(frac: float) -> None:
     steps = int(20 / -math.log(rho))
     W_star, _, _ = rank_one_teacher(N, M, 1.0, seed=0)
     run = train_linear_student(W_star, method="online", lr=eta, steps=steps, batch_size=B,
-                               replicas=16, record=[0], overlaps=False, seed=5)
-    assert not run.diverged
+                               replicas=16, checkpoints=[0], overlaps=False, seed=5)
     y = np.log(run.mean_sq_error / run.mean_sq_error[0])
     t = np.arange(y.size)
     slope = float(t @ y / (t @ t))  # exact theory passes through the origin
@@ -97,17 +97,18 @@ def test_online_sgd_diverges_five_percent_above_threshold() -> None:
     B = 8
     eta = 1.05 * oe.online_sgd_critical_lr(B, M)
     W_star, _, _ = rank_one_teacher(N, M, 1.0, seed=0)
-    run = train_linear_student(W_star, method="online", lr=eta, steps=3000, batch_size=B,
-                               replicas=4, record=[0], overlaps=False, divergence_factor=1e4,
-                               seed=6)
-    assert run.diverged and run.diverged_step is not None
+    with pytest.raises(DivergenceError, match="diverged at step") as info:
+        train_linear_student(W_star, method="online", lr=eta, steps=3000, batch_size=B,
+                             replicas=4, checkpoints=[0], overlaps=False,
+                             divergence_factor=1e4, seed=6)
+    run = info.value.record
+    assert 0 < info.value.step < 3000 and len(run.sq_error) == info.value.step + 1
     assert np.isfinite(run.sq_error).all()
-    assert "diverged at step" in run.message
     # and 5 % below converges over the same budget
     ok = train_linear_student(W_star, method="online", lr=eta / 1.05 * 0.95, steps=3000,
-                              batch_size=B, replicas=4, record=[0], overlaps=False,
+                              batch_size=B, replicas=4, checkpoints=[0], overlaps=False,
                               divergence_factor=1e4, seed=6)
-    assert not ok.diverged and ok.mean_sq_error[-1] < 1e-3 * ok.mean_sq_error[0]
+    assert ok.mean_sq_error[-1] < 1e-3 * ok.mean_sq_error[0]
 
 
 @pytest.mark.slow
@@ -122,7 +123,7 @@ def test_online_sgd_stationary_noise_edge(frac: float) -> None:
     W_star, _, _ = rank_one_teacher(N, M, 3.0, seed=7)
     rec = np.arange(burn, steps + 1, max(int(tau), 1))
     run = train_linear_student(W_star, method="online", lr=eta, steps=steps, batch_size=B,
-                               noise_std=s, record=rec, overlaps=False, top_k=2, seed=8)
+                               noise_std=s, checkpoints=rec, overlaps=False, top_k=2, seed=8)
     edge = oe.online_sgd_noise_edge(eta, B, N, M, s)
     assert run.singular_values[:, 1].mean() == pytest.approx(edge, rel=0.03)
     var = oe.online_sgd_stationary_variance(eta, B, M, s)
@@ -138,7 +139,7 @@ def test_noise_edge_hypothesis_fails_near_critical_lr() -> None:
     tau = 1.0 / (1.0 - rho)
     burn, steps = int(6 * tau), int(16 * tau)
     run = train_linear_student(np.zeros((N, M)), method="online", lr=eta, steps=steps,
-                               batch_size=B, noise_std=s, record=np.arange(burn, steps + 1,
+                               batch_size=B, noise_std=s, checkpoints=np.arange(burn, steps + 1,
                                int(tau)), overlaps=False, top_k=1, seed=9)
     edge = oe.online_sgd_noise_edge(eta, B, N, M, s)
     assert run.singular_values[:, 0].mean() > 1.10 * edge
@@ -151,17 +152,17 @@ def test_full_batch_gd_threshold_from_sample_covariance() -> None:
     eta_c = oe.full_batch_critical_lr(X)
     W_star, _, _ = rank_one_teacher(N, M, 1.0, seed=1)
     below = train_linear_student(W_star, method="gd", lr=0.97 * eta_c, steps=1500, inputs=X,
-                                 record=[0], overlaps=False, seed=11)
-    above = train_linear_student(W_star, method="gd", lr=1.03 * eta_c, steps=1500, inputs=X,
-                                 record=[0], overlaps=False, seed=11)
-    assert not below.diverged and below.sq_error[-1, 0] < 1e-6 * below.sq_error[0, 0]
-    assert above.diverged
+                                 checkpoints=[0], overlaps=False, seed=11)
+    assert below.sq_error[-1, 0] < 1e-6 * below.sq_error[0, 0]
+    with pytest.raises(DivergenceError):
+        train_linear_student(W_star, method="gd", lr=1.03 * eta_c, steps=1500, inputs=X,
+                             checkpoints=[0], overlaps=False, seed=11)
 
 
 def test_sgd_on_a_data_set_and_replicas_are_reproducible() -> None:
     W_star, _, _ = rank_one_teacher(10, 20, 1.0, seed=1)
-    kw = dict(method="sgd", lr=0.05, steps=30, n_samples=40, batch_size=5, replicas=2,
-              record=10, seed=3)
+    kw = dict(method="sgd", lr=0.05, steps=30, M=40, batch_size=5, replicas=2,
+              checkpoints=Schedule.every(10), seed=3)
     a = train_linear_student(W_star, **kw)
     b = train_linear_student(W_star, **kw)
     np.testing.assert_array_equal(a.sq_error, b.sq_error)
@@ -172,10 +173,10 @@ def test_sgd_on_a_data_set_and_replicas_are_reproducible() -> None:
 @pytest.mark.parametrize("kwargs, name", [
     (dict(method="population", lr=0.0, steps=5), "lr"),
     (dict(method="population", lr=-1.0, steps=5), "lr"),
-    (dict(method="sgd", lr=0.1, steps=5, n_samples=10, batch_size=11), "batch_size"),
-    (dict(method="sgd", lr=0.1, steps=5, n_samples=10, batch_size=0), "batch_size"),
+    (dict(method="sgd", lr=0.1, steps=5, M=10, batch_size=11), "batch_size"),
+    (dict(method="sgd", lr=0.1, steps=5, M=10, batch_size=0), "batch_size"),
     (dict(method="online", lr=0.1, steps=5), "batch_size"),
-    (dict(method="gd", lr=0.1, steps=5), "n_samples"),
+    (dict(method="gd", lr=0.1, steps=5), "M"),
     (dict(method="population", lr=0.1, steps=0), "steps"),
     (dict(method="newton", lr=0.1, steps=5), "method"),
     (dict(method="population", lr=0.1, steps=5, sigma0=0.0), "sigma0"),

@@ -16,11 +16,16 @@ import torch
 
 from specdyn.data.teacher import PowerLawTeacher
 from specdyn.settings import PowerLawSetting
-from specdyn.sim._run import run_seeds
+from specdyn.sim import seed_streams
 from specdyn.sim.activations import ACTIVATIONS, Activation, get_activation
 from specdyn.sim.linear import train_linear
 from specdyn.sim.parameterization import PARAMETERIZATIONS, get_parameterization
-from specdyn.sim.two_layer import _Engine, _postact_spectrum, init_weights, train_two_layer
+from specdyn.sim.two_layer import (
+    TwoLayerEngine,
+    init_weights,
+    postact_spectrum,
+    train_two_layer,
+)
 
 FL = PowerLawSetting.paper(0.1, 2.0, D=12)  # feature-learning setting of Figs. 2 and 4
 
@@ -83,7 +88,7 @@ def test_gradients_match_autograd(act_name: str, par_name: str) -> None:
     A = torch.randn(N, D, generator=g, dtype=torch.float64) * par.a_std
     X = torch.randn(B, D, generator=g, dtype=torch.float64)
     Y = torch.randn(B, D, generator=g, dtype=torch.float64)
-    eng = _Engine(W.clone(), A.clone(), act, par, batch=32)
+    eng = TwoLayerEngine(W.clone(), A.clone(), act, par, batch=32)
     loss = eng.gradients(X, Y)  # a batch smaller than the buffers: exercises the slicing
     ref_loss, gW, gA = _autograd_grads(act, par.output_scale, W, A, X, Y)
     assert abs(float(loss) - float(ref_loss)) <= 1e-12 * float(ref_loss)
@@ -100,7 +105,7 @@ def test_step_applies_learning_rates() -> None:
         10, 3, generator=g, dtype=torch.float64)
     X, Y = torch.randn(6, 4, generator=g, dtype=torch.float64), torch.randn(
         6, 3, generator=g, dtype=torch.float64)
-    eng = _Engine(W.clone(), A.clone(), get_activation("tanh"), par, batch=6)
+    eng = TwoLayerEngine(W.clone(), A.clone(), get_activation("tanh"), par, batch=6)
     _, gW, gA = _autograd_grads(eng.act, par.output_scale, W, A, X, Y)
     eng.step(X, Y, dt=0.3)
     assert _rel(eng.W.numpy(), (W - 0.3 * par.lr_w * gW).numpy()) < 1e-13
@@ -115,8 +120,8 @@ def test_bf16_products_approximate_float32() -> None:
     W = torch.randn(64, 12, generator=g) * 0.3
     A = torch.randn(64, 12, generator=g)
     X, Y = torch.randn(40, 12, generator=g), torch.randn(40, 12, generator=g)
-    e32 = _Engine(W.clone(), A.clone(), get_activation("relu"), par, 40)
-    e16 = _Engine(W.clone(), A.clone(), get_activation("relu"), par, 40, torch.bfloat16)
+    e32 = TwoLayerEngine(W.clone(), A.clone(), get_activation("relu"), par, 40)
+    e16 = TwoLayerEngine(W.clone(), A.clone(), get_activation("relu"), par, 40, torch.bfloat16)
     l32, l16 = e32.gradients(X, Y), e16.gradients(X, Y)
     assert abs(float(l16) / float(l32) - 1) < 2e-2
     assert _rel(e16.gWt.float().numpy(), e32.gWt.numpy()) < 5e-2
@@ -169,7 +174,7 @@ def test_initial_tangent_kernel_matches_mean_field(par_name: str) -> None:
     def velocity(name: str, layer: str) -> torch.Tensor:
         par = get_parameterization(name, N, FL.gamma0)
         W, A = init_weights(N, D, D, FL.sigma_w, FL.sigma_a, par, 0, torch.float64, "cpu")
-        eng = _Engine(W, A, act, par, M)
+        eng = TwoLayerEngine(W, A, act, par, M)
         f0 = par.output_scale * act.fn(X @ W.T) @ A
         eng.gradients(X, f0 + Y)  # residual f0 - (f0 + Y) = -Y for every parameterisation
         h = 1e-7
@@ -238,7 +243,7 @@ def test_checkpoint_spectra_equal_explicit_decompositions(N: int, M: int) -> Non
     D = setting.D
     tr = train_two_layer(setting, "tanh", N=N, M=M, steps=1, checkpoints=[0], seed=9,
                          progress=False, device="cpu", dtype=torch.float64)
-    data_seed, weight_seed = run_seeds(9)
+    data_seed, weight_seed = seed_streams(9, 2)
     X, _ = PowerLawTeacher(setting).sample(M, data_seed)
     par = get_parameterization("mean-field", N, setting.gamma0)
     W, _A = init_weights(N, D, D, setting.sigma_w, setting.sigma_a, par, weight_seed,
@@ -261,8 +266,8 @@ def test_checkpoint_spectra_equal_explicit_decompositions(N: int, M: int) -> Non
 def test_postact_spectrum_uses_smaller_gram() -> None:
     g = torch.Generator().manual_seed(0)
     phi = torch.rand(7, 30, generator=g, dtype=torch.float64)
-    a = _postact_spectrum(phi, 30)
-    b = _postact_spectrum(phi.T.contiguous(), 7)  # N and M swapped: same nonzero spectrum
+    a = postact_spectrum(phi, 30)
+    b = postact_spectrum(phi.T.contiguous(), 7)  # N and M swapped: same nonzero spectrum
     assert a.shape == (7,) and b.shape == (7,)
     np.testing.assert_allclose(a * 7 * 30, b * 7 * 30, rtol=1e-12)
     assert np.all(np.diff(a) <= 0)

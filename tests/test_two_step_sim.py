@@ -14,7 +14,7 @@ import pytest
 
 from specdyn.data import HermiteTarget
 from specdyn.measure.weight_outliers import weight_outliers
-from specdyn.sim.two_step import activation_mu1, gd_steps, one_step_spike_strength
+from specdyn.sim import DivergenceError, activation_mu1, gd_steps, one_step_spike_strength
 from specdyn.theory.rmt import rectangular_spike
 
 
@@ -24,7 +24,7 @@ def test_update_is_sqrtN_times_negative_autograd_gradient(reuse: bool) -> None:
     d, n, N = 7, 11, 5
     etas = (0.7, 1.3)
     tgt = HermiteTarget.named("He2+He3", d=d, seed=1)
-    res = gd_steps(d, n, N, etas=etas, target=tgt, reuse_batch=reuse, seed=3)
+    res = gd_steps(d, n, N, lrs=etas, target=tgt, reuse_batch=reuse, seed=3)
     # rebuild the same draws (documented order: W0, a, X1, then X2 if fresh)
     rng = np.random.default_rng(3)
     W0 = rng.standard_normal((N, d)) / math.sqrt(d)
@@ -50,7 +50,7 @@ def test_fresh_and_reused_share_the_first_step() -> None:
     reused = gd_steps(30, 40, 20, reuse_batch=True, **kw)
     np.testing.assert_array_equal(fresh.W1, reused.W1)
     assert not np.allclose(fresh.W2, reused.W2)
-    assert fresh.etas == pytest.approx((20**0.2, 20**0.3))
+    assert fresh.lrs == pytest.approx((20**0.2, 20**0.3))
     assert reused.alphas == pytest.approx((0.2, 0.3))
 
 
@@ -93,28 +93,29 @@ def test_one_step_spike_non_square() -> None:
 
 
 def test_divergence_is_reported_with_the_step() -> None:
-    with pytest.raises(FloatingPointError, match="step 2"):
-        gd_steps(5, 5, 5, etas=(1e200, 1e200), activation="quadratic", seed=0)
+    with pytest.raises(DivergenceError, match="step 2") as info:
+        gd_steps(5, 5, 5, lrs=(1e200, 1e200), activation="quadratic", seed=0)
+    assert info.value.step == 2
 
 
 @pytest.mark.parametrize(("kwargs", "name"), [
     (dict(alphas=(0.5, 0.1)), "alpha1"),
     (dict(alphas=(-0.1, 0.1)), "alpha1"),
     (dict(alphas=(0.1, 0.55)), "alpha2"),
-    (dict(etas=(1.0, 0.0)), "eta2"),
-    (dict(etas=(1.0, 1.0), alphas=(0.1, 0.1)), "etas"),
-    (dict(), "etas"),
+    (dict(lrs=(1.0, 0.0)), "lr2"),
+    (dict(lrs=(1.0, 1.0), alphas=(0.1, 0.1)), "lrs"),
+    (dict(), "lrs"),
 ])
 def test_bad_step_sizes(kwargs: dict, name: str) -> None:
     with pytest.raises(ValueError, match=name):
         gd_steps(4, 4, 4, **kwargs)
 
 
-@pytest.mark.parametrize("name", ["d", "n", "N"])
+@pytest.mark.parametrize("name", ["D", "M", "N"])
 def test_bad_sizes(name: str) -> None:
-    sizes = {"d": 4, "n": 4, "N": 4, name: 0}
+    sizes = {"D": 4, "M": 4, "N": 4, name: 0}
     with pytest.raises(ValueError, match=name):
-        gd_steps(sizes["d"], sizes["n"], sizes["N"], alphas=(0.1, 0.1))
+        gd_steps(sizes["D"], sizes["M"], sizes["N"], alphas=(0.1, 0.1))
 
 
 def test_bad_target() -> None:

@@ -105,7 +105,7 @@ def _chaos_full() -> ChaosConfig:
           ChaosConfig, full=_chaos_full)
 def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
     """Synchronous coupling (same start, same noise) to copies driven by a reference."""
-    from specdyn.sim.langevin import propagation_of_chaos
+    from specdyn.sim import Schedule, propagation_of_chaos
 
     target = notes_target()
     rows = []
@@ -114,10 +114,10 @@ def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
     scaled = []
     for seed in cfg.seeds:
         run = propagation_of_chaos(cfg.activation, target, cfg.N_values, cfg.d, cfg.n,
-                                   eta=cfg.eta, temperature=cfg.temperature,
+                                   dt=cfg.eta, temperature=cfg.temperature,
                                    weight_decay=cfg.weight_decay, steps=cfg.steps, seed=seed,
                                    reference_N=cfg.reference_N, replicas=cfg.replicas,
-                                   checkpoints=cfg.checkpoints, w2=True)
+                                   checkpoints=Schedule.even(cfg.checkpoints), w2=True)
         assert run.w2_distance is not None
         for i, N in enumerate(run.N):
             for j, t in enumerate(run.times):
@@ -198,15 +198,17 @@ def _atoms_full() -> AtomsConfig:
 def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
     """Train, cluster directions weighted by |a|, compare with the teacher's atoms."""
     from specdyn.measure.atoms import cluster_directions
+    from specdyn.sim import Schedule, mean_field_langevin
     from specdyn.sim.activations import get_activation
-    from specdyn.sim.langevin import AtomTeacher, mean_field_langevin
+    from specdyn.sim.langevin import AtomTeacher
 
     act = get_activation(cfg.activation)
     atoms = cfg.teacher_atoms()
     teacher = AtomTeacher(act, atoms)
-    run = mean_field_langevin(act, teacher, cfg.N, cfg.d, cfg.n, eta=cfg.eta,
+    run = mean_field_langevin(act, teacher, cfg.N, cfg.d, cfg.n, dt=cfg.eta,
                               temperature=cfg.temperature, weight_decay=cfg.weight_decay,
-                              steps=cfg.steps, seed=cfg.seed, checkpoints=cfg.checkpoints)
+                              steps=cfg.steps, seed=cfg.seed,
+                              checkpoints=Schedule.even(cfg.checkpoints))
     # odd activations identify (a, w) with (-a, -w): cluster u and -u together
     odd = cfg.activation in ("tanh", "erf", "linear")
     clusters = [cluster_directions(p, threshold_deg=cfg.threshold_deg, symmetric=odd)
@@ -322,13 +324,14 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
         network_hermite_coefficients,
         top_clusters_function,
     )
-    from specdyn.sim.langevin import mean_field_langevin, network_function, propagation_of_chaos
+    from specdyn.sim import Schedule, mean_field_langevin, propagation_of_chaos
+    from specdyn.sim.langevin import network_function
 
     target = notes_target()
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 7]))
     x_test = rng.standard_normal((cfg.n_test, cfg.d))
     y_test = np.asarray(target(x_test))
-    common: dict[str, Any] = dict(eta=cfg.eta, temperature=cfg.temperature,
+    common: dict[str, Any] = dict(dt=cfg.eta, temperature=cfg.temperature,
                                   weight_decay=cfg.weight_decay, seed=cfg.seed)
 
     def test_error(p: np.ndarray) -> float:
@@ -349,13 +352,14 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
     stat = []
     for n in cfg.n_values:
         run = mean_field_langevin(cfg.activation, target, cfg.N, cfg.d, n, steps=cfg.steps,
-                                  checkpoints=2, **common)
+                                  checkpoints=Schedule.even(2), **common)
         stat.append(test_error(run.final) - e_pop)
     rows += [{"part": "statistical", "knob": "n", "x": float(n), "value": float(s)}
              for n, s in zip(cfg.n_values, stat, strict=True)]
     chaos = propagation_of_chaos(cfg.activation, target, cfg.chaos_N_values, cfg.d, cfg.chaos_n,
                                  steps=cfg.chaos_steps, reference_N=cfg.chaos_reference_N,
-                                 replicas=cfg.chaos_replicas, checkpoints=2, **common)
+                                 replicas=cfg.chaos_replicas, checkpoints=Schedule.even(2),
+                                 **common)
     rows += [{"part": "particle", "knob": "N", "x": float(N), "value": float(g)}
              for N, g in zip(chaos.N, chaos.function_gap[:, -1], strict=True)]
     link = target.fn if target.fn is not None else target.link

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,9 +31,24 @@ from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.measure.outliers import find_outliers
 from specdyn.plot import outlier_escape as oplot
 from specdyn.plot import save_figure
-from specdyn.sim.deep_linear import escape_step, train_deep_linear
-from specdyn.sim.linear_student import rank_one_teacher, train_linear_student
+from specdyn.sim import (
+    DivergenceError,
+    Schedule,
+    escape_step,
+    rank_one_teacher,
+    train_deep_linear,
+    train_linear_student,
+)
 from specdyn.theory import outlier_escape as oe
+
+
+def _run_or_partial(train: Any, *args: Any, **kwargs: Any) -> tuple[Any, int | None]:
+    """A student's record and ``None``, or a diverged run's partial record and its step."""
+    try:
+        return train(*args, **kwargs), None
+    except DivergenceError as err:
+        return err.record, err.step
+
 
 # --------------------------------------------------------------------------
 # bbp-escape
@@ -72,14 +88,15 @@ def _bbp_full() -> BBPEscapeConfig:
           BBPEscapeConfig, full=_bbp_full)
 def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
     c = cfg.N / cfg.M
-    W_star, _, _ = rank_one_teacher(cfg.N, cfg.M, cfg.theta, seed=cfg.seed)
+    W_star, _, _ = rank_one_teacher(cfg.N, cfg.M, cfg.theta, seed=cfg.seed)  # P x D
     t_star = oe.bbp_crossing_time(cfg.theta, cfg.sigma0, c, cfg.lr)
     steps = int(np.ceil(cfg.horizon * t_star))
     # dense records around t*, sparse elsewhere
     rec = np.unique(np.r_[np.arange(0, steps + 1, max(steps // 60, 1)),
                           np.arange(int(0.9 * t_star), min(int(1.15 * t_star), steps) + 1)])
     run = train_linear_student(W_star, method="population", lr=cfg.lr, steps=steps,
-                               sigma0=cfg.sigma0, record=rec, top_k=None, seed=cfg.seed + 1)
+                               sigma0=cfg.sigma0, checkpoints=rec, top_k=None,
+                               seed=cfg.seed + 1)
     flags = np.array([find_outliers(sv**2 / cfg.N, cfg.M / cfg.N, alpha=cfg.alpha).n_outliers
                       for sv in run.singular_values])
     t_meas = int(run.record_steps[np.argmax(flags > 0)]) if flags.any() else None
@@ -193,17 +210,17 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
     rows = []
     for i, var in enumerate(vars_):
         for j, lr in enumerate(lrs):
-            run = train_linear_student(W_star, method="online", lr=float(lr), steps=cfg.steps,
-                                       sigma0=float(np.sqrt(var)), batch_size=cfg.batch_size,
-                                       noise_std=cfg.noise_std, replicas=cfg.replicas,
-                                       record=[0], overlaps=False, divergence_factor=1e6,
-                                       seed=cfg.seed + 1000 * i + j)
+            run, div = _run_or_partial(
+                train_linear_student, W_star, method="online", lr=float(lr), steps=cfg.steps,
+                sigma0=float(np.sqrt(var)), batch_size=cfg.batch_size,
+                noise_std=cfg.noise_std, replicas=cfg.replicas, checkpoints=[0],
+                overlaps=False, divergence_factor=1e6, seed=cfg.seed + 1000 * i + j)
             ms = run.mean_sq_error
             rel = float(ms[-1] / ms[0])
             rows.append({"model": "single-layer", "lr": lr, "init_var": var,
-                         "rel_error": None if run.diverged else rel,
-                         "diverged_step": run.diverged_step,
-                         "status": _status(run.diverged, rel, cfg.tol)})
+                         "rel_error": None if div is not None else rel,
+                         "diverged_step": div,
+                         "status": _status(div is not None, rel, cfg.tol)})
     single = pd.DataFrame(rows)
     th_lr = eta_c * np.geomspace(cfg.lr_range[0] / 1.2, cfg.lr_range[1] * 1.2, 300)
     th_var = np.geomspace(cfg.var_range[0] / 1.5, cfg.var_range[1] * 1.5, 200)
@@ -231,24 +248,24 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
         sharp0 = None
         sharp_end = None
         for j, lr in enumerate(lrs2):
-            drun = train_deep_linear(teacher, depth=2, width=cfg.two_layer_width,
-                                     parameterization="standard", lr=float(lr),
-                                     steps=cfg.two_layer_steps, sigma0=float(np.sqrt(var)),
-                                     sharpness=[0, cfg.two_layer_steps],
-                                     divergence_factor=1e6,
-                                     seed=cfg.seed + 7 * i)  # same init along a row
+            drun, div = _run_or_partial(
+                train_deep_linear, teacher, depth=2, N=cfg.two_layer_width,
+                parameterization="standard", lr=float(lr), steps=cfg.two_layer_steps,
+                sigma0=float(np.sqrt(var)), sharpness=[0, cfg.two_layer_steps],
+                divergence_factor=1e6, seed=cfg.seed + 7 * i)  # same init along a row
             if j == 0:
                 sharp0 = float(drun.sharpness[0])
             rel = float(drun.loss[-1] / drun.loss[0])
-            status = _status(drun.diverged, rel, cfg.tol)
+            status = _status(div is not None, rel, cfg.tol)
             if status == "converged" and sharp_end is None:
                 sharp_end = float(drun.sharpness[-1])  # solution reached at the smallest lr
             rows2.append({"model": "two-layer", "lr": lr, "init_var": var,
-                          "rel_error": None if drun.diverged else rel,
-                          "diverged_step": drun.diverged_step,
+                          "rel_error": None if div is not None else rel,
+                          "diverged_step": div,
                           "max_loss_ratio": float(np.max(drun.loss) / drun.loss[0]),
                           "sharpness_init": float(drun.sharpness[0]),
-                          "sharpness_final": None if drun.diverged else float(drun.sharpness[-1]),
+                          "sharpness_final": None if div is not None
+                          else float(drun.sharpness[-1]),
                           "status": status})
         naive.append({"init_var": var, "lr": 2.0 / sharp0 if sharp0 else np.inf,
                       "lr_final": 2.0 / sharp_end if sharp_end else np.nan})
@@ -352,13 +369,13 @@ def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
         for N in cfg.widths:
             for s in range(cfg.seeds):
                 for lr in lrs:
-                    run = train_deep_linear(teacher, depth=cfg.depth, width=N,
-                                            parameterization=par, lr=float(lr),
-                                            steps=cfg.steps, seed=cfg.seed + s)
+                    run, div = _run_or_partial(train_deep_linear, teacher, depth=cfg.depth,
+                                               N=N, parameterization=par, lr=float(lr),
+                                               steps=cfg.steps, seed=cfg.seed + s)
                     rows.append({"parameterization": par, "width": N, "seed": s, "lr": lr,
-                                 "diverged": run.diverged,
-                                 "diverged_step": run.diverged_step,
-                                 "loss": None if run.diverged else float(run.loss[-1])})
+                                 "diverged": div is not None,
+                                 "diverged_step": div,
+                                 "loss": None if div is not None else float(run.loss[-1])})
     raw = pd.DataFrame(rows)
     # seed-average (a diverged seed makes the cell diverged)
     sweep = (raw.groupby(["parameterization", "width", "lr"], as_index=False)
@@ -375,15 +392,16 @@ def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
         label = f"{par} (eta0={lr:g}, theta={th:g})"
         for N in cfg.widths:
             for s in range(cfg.escape_seeds):
-                run = train_deep_linear(spike, depth=cfg.depth, width=N, parameterization=par,
-                                        lr=lr, steps=cfg.escape_steps, record=1, layers=[1],
-                                        top_k=2, seed=cfg.seed + s)
-                e = None if run.diverged else escape_step(
+                run, div = _run_or_partial(
+                    train_deep_linear, spike, depth=cfg.depth, N=N, parameterization=par,
+                    lr=lr, steps=cfg.escape_steps, checkpoints=Schedule.every(1), layers=[1],
+                    top_k=2, seed=cfg.seed + s)
+                e = None if div is not None else escape_step(
                     run.record_steps, run.singular_values[0][:, 0], run.bulk_edge[0],
                     margin=cfg.escape_margin)
                 erows.append({"parameterization": label, "width": N, "seed": s, "lr": lr,
                               "theta": th, "escape_step": e, "budget": cfg.escape_steps,
-                              "diverged": run.diverged,
+                              "diverged": div is not None,
                               "max_top_over_edge": float(np.max(run.singular_values[0][:, 0])
                                                          / run.bulk_edge[0])})
     eraw = pd.DataFrame(erows)

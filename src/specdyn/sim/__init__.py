@@ -1,25 +1,77 @@
-from specdyn.sim.deep_linear import DeepLinearRun, train_deep_linear  # noqa: F401  (issue 6)
-from specdyn.sim.langevin import (  # noqa: F401  (issue 8)
-    AtomTeacher,
-    ChaosRun,
-    LangevinBlowUp,
-    LangevinRun,
-    mean_field_langevin,
-    network_function,
-    propagation_of_chaos,
+"""Finite-width training: every engine on one run protocol (:mod:`specdyn.sim.protocol`).
+
+Entry points (thin wrappers over an engine's ``init``/``step`` pair and the one
+driver :func:`~specdyn.sim.protocol.drive`): :func:`train_linear`,
+:func:`train_two_layer`, :func:`train_linear_student`, :func:`train_deep_linear`,
+:func:`mean_field_langevin`, :func:`propagation_of_chaos`, :func:`gd_steps`.
+Sizes follow the vocabulary of ``docs/concepts.md``: ``D`` inputs, ``P``
+outputs, ``N`` width, ``M`` samples, ``B`` batch, ``dt`` flow step, ``lr``
+plain step size.
+"""
+
+from specdyn.sim.activations import ACTIVATIONS, Activation, get_activation
+from specdyn.sim.chaos import ChaosRun, propagation_of_chaos
+from specdyn.sim.deep_linear import (
+    DeepLinearRun,
+    DeepLinearScaling,
+    escape_step,
+    scaling,
+    train_deep_linear,
 )
-from specdyn.sim.linear import DivergenceError, train_linear  # noqa: F401  (issue 3)
-from specdyn.sim.linear_student import (  # noqa: F401  (issue 6)
-    LinearStudentRun,
-    rank_one_teacher,
-    train_linear_student,
-)
-from specdyn.sim.overlay import theory_agreement, theory_spectra  # noqa: F401  (issue 3)
-from specdyn.sim.parameterization import (  # noqa: F401  (issue 4)
+from specdyn.sim.gram import GramEngine
+from specdyn.sim.langevin import AtomTeacher, LangevinRun, mean_field_langevin, network_function
+from specdyn.sim.linear import WeightEngine, train_linear
+from specdyn.sim.linear_student import LinearStudentRun, rank_one_teacher, train_linear_student
+from specdyn.sim.overlay import theory_agreement, theory_spectra
+from specdyn.sim.parameterization import (
     PARAMETERIZATIONS,
     Parameterization,
     get_parameterization,
 )
-from specdyn.sim.trajectory import Trajectory  # noqa: F401  (issue 3)
-from specdyn.sim.two_layer import TrainingDivergedError, train_two_layer  # noqa: F401  (issue 4)
-from specdyn.sim.two_step import TwoStepResult, gd_steps, one_step_spike_strength  # noqa: F401  (issue 7)
+from specdyn.sim.particles import Block, ParticleEngine
+from specdyn.sim.protocol import DivergenceError, Schedule, drive, seed_streams
+from specdyn.sim.trajectory import Trajectory
+from specdyn.sim.two_layer import TwoLayerEngine, init_weights, train_two_layer
+from specdyn.sim.two_step import TwoStepResult, activation_mu1, gd_steps, one_step_spike_strength
+
+__all__ = [
+    "ACTIVATIONS",
+    "PARAMETERIZATIONS",
+    "Activation",
+    "AtomTeacher",
+    "Block",
+    "ChaosRun",
+    "DeepLinearRun",
+    "DeepLinearScaling",
+    "DivergenceError",
+    "GramEngine",
+    "LangevinRun",
+    "LinearStudentRun",
+    "Parameterization",
+    "ParticleEngine",
+    "Schedule",
+    "Trajectory",
+    "TwoLayerEngine",
+    "TwoStepResult",
+    "WeightEngine",
+    "activation_mu1",
+    "drive",
+    "escape_step",
+    "gd_steps",
+    "get_activation",
+    "get_parameterization",
+    "init_weights",
+    "mean_field_langevin",
+    "network_function",
+    "one_step_spike_strength",
+    "propagation_of_chaos",
+    "rank_one_teacher",
+    "scaling",
+    "seed_streams",
+    "theory_agreement",
+    "theory_spectra",
+    "train_deep_linear",
+    "train_linear",
+    "train_linear_student",
+    "train_two_layer",
+]

@@ -39,6 +39,7 @@ Hessian's top eigenvalue at an interpolating minimum.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,13 +49,23 @@ from numpy.typing import ArrayLike
 
 from specdyn import _torch
 from specdyn import _validate as v
+from specdyn.sim.linear_student import METHODS
+from specdyn.sim.protocol import (
+    DivergenceError,
+    Schedule,
+    ScheduleLike,
+    drive,
+    first_divergent,
+    record_meta,
+)
 from specdyn.theory import rmt
 
-__all__ = ["PARAMETERIZATIONS", "DeepLinearRun", "DeepLinearScaling", "escape_step",
+__all__ = ["DEEP_PARAMETERIZATIONS", "DeepLinearRun", "DeepLinearScaling", "escape_step",
            "scaling", "train_deep_linear"]
 
-PARAMETERIZATIONS = ("mup", "ntk", "standard")
-METHODS = ("population", "gd", "sgd", "online")
+#: the deep students' parameterisations (the two-layer engine's are
+#: :data:`specdyn.sim.parameterization.PARAMETERIZATIONS`, a different family)
+DEEP_PARAMETERIZATIONS = ("mup", "ntk", "standard")
 
 
 @dataclass(frozen=True)
@@ -71,12 +82,12 @@ class DeepLinearScaling:
     lr_eff: float
 
 
-def scaling(parameterization: str, *, depth: int, width: int, D: int, P: int, lr: float,
+def scaling(parameterization: str, *, depth: int, N: int, D: int, P: int, lr: float,
             sigma0: float = 1.0, gamma0: float = 1.0) -> DeepLinearScaling:
-    """The multipliers of ``parameterization`` (module table) for the given sizes."""
-    name = v.choice("parameterization", parameterization, PARAMETERIZATIONS)
+    """The multipliers of ``parameterization`` (module table) for width ``N``."""
+    name = v.choice("parameterization", parameterization, DEEP_PARAMETERIZATIONS)
     L = v.positive_int("depth", depth)
-    N = v.positive_int("width", width)
+    N = v.positive_int("N", N)
     d = v.positive_int("D", D)
     p = v.positive_int("P", P)
     eta0 = v.positive("lr", lr)
@@ -106,7 +117,7 @@ class DeepLinearRun:
     Attributes
     ----------
     loss
-        ``(T' + 1,)`` loss at every step before divergence (population loss
+        ``(steps + 1,)`` loss at every step (population loss
         ``(1/2)||W_eff - W*||_F^2``, without the constant label-noise term, for
         ``"population"`` and ``"online"``; the empirical loss for ``"gd"`` and
         ``"sgd"``).
@@ -124,11 +135,11 @@ class DeepLinearRun:
     scaling
         The parameterisation used.
     weights
-        Final raw weights (empty when the run diverged).
-    diverged, diverged_step, message
-        Divergence is a result: the run stops and says where.
+        Final raw weights (empty in the partial record of a diverged run, whose
+        ``loss`` ends at the first bad step, non-finite values dropped).
     meta
-        Sizes, method, seed, device, dtype.
+        The fixed keys of :func:`~specdyn.sim.protocol.record_meta`, then method,
+        sizes, lr_eff.
     """
 
     loss: np.ndarray
@@ -139,9 +150,6 @@ class DeepLinearRun:
     sharpness: np.ndarray
     scaling: DeepLinearScaling
     weights: list[np.ndarray]
-    diverged: bool
-    diverged_step: int | None
-    message: str
     meta: dict[str, Any] = field(default_factory=dict)
 
 
@@ -160,38 +168,26 @@ def escape_step(record_steps: ArrayLike, top_singular_value: ArrayLike, edge: fl
     return int(st[hit[0]]) if hit.size else None
 
 
-def _steps_list(rec: int | Sequence[int] | np.ndarray | None, T: int, name: str) -> np.ndarray:
-    if rec is None:
-        return np.zeros(0, dtype=np.int64)
-    if isinstance(rec, (int, np.integer)) and not isinstance(rec, bool):
-        every = v.positive_int(name, rec)
-        return np.unique(np.r_[np.arange(0, T + 1, every), T]).astype(np.int64)
-    arr = np.unique(np.asarray(rec, dtype=np.int64))
-    if arr.size and (arr[0] < 0 or arr[-1] > T):
-        raise ValueError(f"{name} must lie in [0, steps={T}], got {rec!r}")
-    return arr
-
-
 def train_deep_linear(
     teacher: ArrayLike,
     *,
     depth: int,
-    width: int,
+    N: int,
     parameterization: str,
     lr: float,
     steps: int,
     sigma0: float = 1.0,
     gamma0: float = 1.0,
     method: str = "population",
-    n_samples: int | None = None,
+    M: int | None = None,
     batch_size: int | None = None,
     noise_std: float = 0.0,
     init: Sequence[ArrayLike] | None = None,
-    record: int | Sequence[int] | np.ndarray | None = None,
+    checkpoints: ScheduleLike = None,
     layers: Sequence[int] | None = None,
     top_k: int = 4,
     spectra: str = "auto",
-    sharpness: int | Sequence[int] | np.ndarray | None = None,
+    sharpness: ScheduleLike = None,
     power_iters: int = 60,
     divergence_factor: float = 1e6,
     check_every: int = 20,
@@ -205,28 +201,29 @@ def train_deep_linear(
     ----------
     teacher
         ``W*``, a ``P x D`` array.
-    depth, width
+    depth, N
         ``L >= 1`` weight matrices, hidden width ``N >= 1``.
     parameterization
         ``"mup"``, ``"ntk"`` or ``"standard"`` (module table).
     lr
         Base learning rate ``eta0 > 0``; the applied rate is ``scaling(...).lr_eff``.
     steps
-        Number of updates (>= 1).
+        Number of updates (>= 1); all are run.
     sigma0, gamma0
         Init scale and muP output scale (> 0).
     method
         ``"population"`` (exact population gradient), ``"gd"`` (full batch on
-        ``n_samples``), ``"sgd"`` (``batch_size`` in ``[1, n_samples]``) or
+        ``M`` samples), ``"sgd"`` (``batch_size`` in ``[1, M]``) or
         ``"online"`` (fresh batch of ``batch_size``).
     noise_std
         Label noise (>= 0).
     init
         Optional initial weights (one array per layer, shapes ``dims[l+1] x dims[l]``)
         replacing the random init (the scaling's multipliers and rates still apply).
-    record
-        Record singular values every ``record`` steps or at the given steps
-        (``None``: never).
+    checkpoints
+        When to record singular values: a :class:`~specdyn.sim.protocol.Schedule`
+        (e.g. ``Schedule.every(10)``), an int count of log-spaced steps, explicit
+        steps, or ``None`` (never).
     layers
         Which layers (0-based) to record (default all).
     top_k
@@ -238,17 +235,26 @@ def train_deep_linear(
         underestimate inside a dense bulk edge), or ``"auto"`` (exact up to
         ``min(rows, cols) = 256``, subspace above).
     sharpness
-        Steps (or every so many) at which to compute the Gauss-Newton top eigenvalue.
+        When to compute the Gauss-Newton top eigenvalue (a schedule as
+        ``checkpoints``; ``None``: never).
     power_iters
         Power-iteration steps per sharpness evaluation (warm-started).
     divergence_factor
-        Stop when the loss exceeds this times its start (> 1).
+        Divergence: the loss exceeds this times its start (> 1).
+
+    Raises
+    ------
+    DivergenceError
+        The loss became non-finite or exceeded ``divergence_factor`` times its
+        start; ``.step`` is the first bad step, ``.record`` a :class:`DeepLinearRun`
+        of the steps before it (``weights`` empty).
     """
+    start = time.perf_counter()
     W_star = v.real_array("teacher", teacher)
     if W_star.ndim != 2:
         raise ValueError(f"teacher must be a P x D matrix, got shape {W_star.shape}")
     P, D = W_star.shape
-    sc = scaling(parameterization, depth=depth, width=width, D=D, P=P, lr=lr, sigma0=sigma0,
+    sc = scaling(parameterization, depth=depth, N=N, D=D, P=P, lr=lr, sigma0=sigma0,
                  gamma0=gamma0)
     L = len(sc.multipliers)
     T = v.positive_int("steps", steps)
@@ -262,21 +268,22 @@ def train_deep_linear(
     iters = v.positive_int("power_iters", power_iters)
     n = B = 0
     if meth in ("gd", "sgd"):
-        if n_samples is None:
-            raise ValueError(f"n_samples must be given (an integer >= 1) for method {meth!r}")
-        n = v.positive_int("n_samples", n_samples)
+        if M is None:
+            raise ValueError(f"M must be given (an integer >= 1) for method {meth!r}")
+        n = v.positive_int("M", M)
     if meth in ("sgd", "online"):
         if batch_size is None:
             raise ValueError(f"batch_size must be given for method {meth!r}")
         B = v.positive_int("batch_size", batch_size)
         if meth == "sgd" and B > n:
-            raise ValueError(f"batch_size must lie in [1, n_samples={n}], got {batch_size!r}")
+            raise ValueError(f"batch_size must lie in [1, M={n}], got {batch_size!r}")
     lay = list(range(L)) if layers is None else [int(x) for x in layers]
     for li in lay:
         if not 0 <= li < L:
             raise ValueError(f"layers must hold indices in [0, {L - 1}], got {layers!r}")
-    rec = _steps_list(record, T, "record")
-    shp = _steps_list(sharpness, T, "sharpness")
+    none = np.zeros(0, dtype=np.int64)
+    rec = none if checkpoints is None else Schedule.of(checkpoints).resolve(T)
+    shp = none if sharpness is None else Schedule.of(sharpness).resolve(T)
 
     torch = _torch.torch()
     dev = _torch.resolve_device(device)
@@ -354,7 +361,7 @@ def train_deep_linear(
 
     def record_now(t: int) -> None:
         for j, li in enumerate(lay):
-            svals[j].append(top_sv(li).double().cpu().numpy())
+            svals[j].append(_torch.to_numpy(top_sv(li), np.float64))
         rec_done.append(t)
 
     def sharpness_now(t: int, pre: list[Any], suf: list[Any]) -> None:
@@ -372,30 +379,36 @@ def train_deep_linear(
         sharp_done.append(t)
 
     losses = torch.empty(T + 1, dtype=dt, device=dev)
-    pre = prefixes()
-    losses[0] = loss_of(ctot * pre[-1])
-    l0 = float(losses[0])
-    diverged_step: int | None = None
-    last = T
-    for t in range(T + 1):
-        if t > 0:
-            pre = prefixes()
-            losses[t] = loss_of(ctot * pre[-1])
-            if t % every == 0 or t == T or t in rec_set or t in shp_set:
-                cur = float(losses[t])
-                if not math.isfinite(cur) or cur > factor * max(l0, 1e-300):
-                    window = losses[max(t - every, 0):t + 1].double().cpu().numpy()
-                    bad = ~np.isfinite(window) | (window > factor * max(l0, 1e-300))
-                    diverged_step = max(t - every, 0) + int(np.argmax(bad))
-                    last = diverged_step
-                    break
-        if t in rec_set:
-            record_now(t)
-        suf = suffixes()
-        if t in shp_set:
-            sharpness_now(t, pre, suf)
-        if t == T:
-            break
+    cur = {"pre": prefixes()}
+    losses[0] = loss_of(ctot * cur["pre"][-1])
+    limit = factor * max(float(losses[0]), 1e-300)
+    checked = [0]
+    edges = np.array([sc.init_std[i] * math.sqrt(dims[i])
+                      * float(rmt.rectangular_bulk_edge(dims[i + 1] / dims[i]))
+                      for i in range(L)])
+
+    def run_record(upto: int, final: bool) -> DeepLinearRun:
+        loss_np = _torch.to_numpy(losses[:upto], np.float64)
+        if not final:  # up to the first bad step, its loss kept when finite
+            loss_np = loss_np[np.isfinite(loss_np)]
+        return DeepLinearRun(
+            loss=loss_np,
+            record_steps=np.asarray(rec_done, dtype=np.int64),
+            singular_values=[np.array(s, dtype=np.float64).reshape(len(rec_done), -1)
+                             if rec_done else np.zeros((0, k_top)) for s in svals],
+            bulk_edge=edges[lay],
+            sharpness_steps=np.asarray(sharp_done, dtype=np.int64),
+            sharpness=np.asarray(sharp_vals, dtype=np.float64),
+            scaling=sc,
+            weights=[_torch.to_numpy(w, np.float64) for w in W] if final else [],
+            meta=record_meta("deep_linear", seed=seed, dtype=dt, device=dev, start=start,
+                             steps=T, method=meth, depth=L, N=int(N), D=D, P=P, layers=lay,
+                             M=n or None, batch_size=B or None, noise_std=noise,
+                             lr_eff=sc.lr_eff),
+        )
+
+    def step(Wl: list[Any], t: int) -> list[Any]:
+        pre, suf = cur["pre"], suffixes()
         weff = ctot * pre[-1]
         if meth in ("population", "gd"):
             E = weff @ Sig - Cxy
@@ -411,32 +424,26 @@ def train_deep_linear(
             E = (xb @ weff.T - yb).T @ xb / B
         grads = [ctot * suf[i + 1].T @ (E @ pre[i].T) for i in range(L)]
         for i in range(L):
-            W[i] = W[i] - eta * grads[i]
+            Wl[i] = Wl[i] - eta * grads[i]
+        cur["pre"] = prefixes()
+        losses[t] = loss_of(ctot * cur["pre"][-1])
+        return Wl
 
-    loss_np = losses[: last + 1].double().cpu().numpy()
-    if diverged_step is not None:
-        loss_np = loss_np[np.isfinite(loss_np)]
-        msg = (f"diverged at step {diverged_step} (loss above {factor:g} x start); lower lr "
-               f"(lr_eff * sharpness must stay below 2)")
-    else:
-        msg = f"completed {T} steps"
-    edges = np.array([sc.init_std[i] * math.sqrt(dims[i])
-                      * float(rmt.rectangular_bulk_edge(dims[i + 1] / dims[i]))
-                      for i in range(L)])
-    return DeepLinearRun(
-        loss=loss_np,
-        record_steps=np.asarray(rec_done, dtype=np.int64),
-        singular_values=[np.array(s, dtype=np.float64).reshape(len(rec_done), -1)
-                         if rec_done else np.zeros((0, k_top)) for s in svals],
-        bulk_edge=edges[lay],
-        sharpness_steps=np.asarray(sharp_done, dtype=np.int64),
-        sharpness=np.asarray(sharp_vals, dtype=np.float64),
-        scaling=sc,
-        weights=[] if diverged_step is not None else [w.double().cpu().numpy() for w in W],
-        diverged=diverged_step is not None,
-        diverged_step=diverged_step,
-        message=msg,
-        meta={"method": meth, "depth": L, "width": int(width), "D": D, "P": P,
-              "layers": lay, "n_samples": n or None, "batch_size": B or None,
-              "noise_std": noise, "seed": int(seed), "device": str(dev), "dtype": str(dt)},
-    )
+    def check(Wl: list[Any], t: int) -> list[Any]:
+        bad = first_divergent(losses[checked[0]:t + 1], limit)
+        if bad is not None:
+            k = checked[0] + bad
+            raise DivergenceError(
+                f"diverged at step {k} (loss above {factor:g} x start); lower lr "
+                f"(lr_eff * sharpness must stay below 2)", k, run_record(k + 1, final=False))
+        checked[0] = t
+        return Wl
+
+    def observe(Wl: list[Any], t: int) -> None:
+        if t in rec_set:
+            record_now(t)
+        if t in shp_set:
+            sharpness_now(t, cur["pre"], suffixes())
+
+    drive(W, step, T, np.union1d(rec, shp), observe=observe, check=check, check_every=every)
+    return run_record(T + 1, final=True)

@@ -19,29 +19,52 @@ Two engines:
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from specdyn import _validate as v
-from specdyn._progress import progress as _progress
 from specdyn.data.teacher import PowerLawTeacher
-from specdyn.settings import AlignedSetting, Setting
-from specdyn.sim import _gram
-from specdyn.sim._run import (
+from specdyn.settings import AlignedSetting, PowerLawSetting, Setting
+from specdyn.sim import gram as _gram
+from specdyn.sim.protocol import (
     DivergenceError,
-    resolve_checkpoints,
-    run_seeds,
-    setting_dim,
+    Schedule,
+    ScheduleLike,
+    drive,
+    first_divergent,
+    record_meta,
+    seed_streams,
 )
 from specdyn.sim.trajectory import Trajectory
+
+__all__ = ["WeightEngine", "setting_dim", "train_linear"]
 
 _CHECK_EVERY = 100  # steps between divergence checks (one host sync each)
 _BLOWUP = 1e6  # loss growth factor treated as divergence
 _FLOW_RTOL = 1e-10
 
 
+def setting_dim(setting: Setting, teacher: PowerLawTeacher | None) -> int:
+    """The number of modes ``D`` of a run, checking the setting against the teacher."""
+    if isinstance(setting, AlignedSetting):
+        D = setting.D
+    elif isinstance(setting, PowerLawSetting):
+        if setting.D is None:
+            if teacher is None:
+                raise ValueError("setting.D must be set (or a teacher given) to simulate")
+            D = teacher.D
+        else:
+            D = setting.D
+    else:
+        raise ValueError(f"setting must be a PowerLawSetting or AlignedSetting, "
+                         f"got {type(setting).__name__}")
+    if teacher is not None:
+        if not isinstance(teacher, PowerLawTeacher):
+            raise ValueError(f"teacher must be a PowerLawTeacher, got {type(teacher).__name__}")
+        if teacher.D != D:
+            raise ValueError(f"teacher.D = {teacher.D} does not match the setting's D = {D}")
+    return D
 
 
 def train_linear(
@@ -52,7 +75,7 @@ def train_linear(
     dt: float = 1.0,
     method: str = "gd",
     engine: str = "gram",
-    checkpoints: int | Sequence[int] | np.ndarray | None = None,
+    checkpoints: ScheduleLike = None,
     seed: int = 0,
     dtype: Any = None,
     device: Any = None,
@@ -90,8 +113,10 @@ def train_linear(
         with finite ``M`` it uses the data matrix each step, with ``M = None``
         the population gradient ``G = Lambda Theta - Lambda W^T A/(gamma0 N)``).
     checkpoints
-        ``None`` (60 log-spaced steps and 0), an int count of log-spaced
-        steps, or explicit integer steps in ``[0, steps]``.
+        A :class:`~specdyn.sim.protocol.Schedule`, ``None`` (0 and 60
+        log-spaced steps), an int count of log-spaced steps, or explicit integer
+        steps in ``[0, steps]``. GD always runs all ``steps`` (checked for
+        divergence to the end); the flow is evaluated at the checkpoint times.
     seed
         Seeds the data sample and the initial weights (independent streams);
         the same seed gives the same data and weights in both engines.
@@ -117,7 +142,8 @@ def train_linear(
     ValueError
         Bad arguments (before any work).
     DivergenceError
-        The run diverged; the message names the first bad step.
+        The run diverged; the message and ``.step`` name the first bad step,
+        ``.record`` holds the checkpoints recorded before it.
     """
     D = setting_dim(setting, teacher)
     if N is not None:
@@ -133,7 +159,7 @@ def train_linear(
         raise ValueError("N must be a finite width for engine='weights' (N=None needs 'gram')")
     if engine == "weights" and method == "flow":
         raise ValueError("method='flow' is only available with engine='gram'")
-    ck = resolve_checkpoints(checkpoints, steps)
+    ck = Schedule.of(checkpoints).resolve(steps)
     if teacher is None:
         teacher = PowerLawTeacher(setting if isinstance(setting, AlignedSetting)
                                   else setting.with_D(D))
@@ -143,7 +169,7 @@ def train_linear(
     tdevice = resolve_device(device)
 
     start = time.perf_counter()
-    data_seed, weight_seed = run_seeds(seed)
+    data_seed, weight_seed = seed_streams(seed, 2)
     P = teacher.P
     if M is None:
         sigma, c = teacher.population()
@@ -154,24 +180,35 @@ def train_linear(
         stats = _gram.Stats.build(x.T @ x / M, x.T @ y / M, y.T @ y / M)
         xy = (x, y)
     run = _Run(setting, teacher, stats, ck, dt)
+    partial = None
     if method == "flow":
         diagonal = _flow(run, N, weight_seed)
         extra: dict[str, Any] = {"flow_solver": "Radau (per mode)" if diagonal else "DOP853",
                                  "rtol": _FLOW_RTOL}
-        dtype_name, device_name = "float64", "cpu"
+        tdtype, tdevice = "float64", "cpu"
     else:
-        if engine == "gram":
-            _gram_gd(run, N, weight_seed, tdtype, tdevice, progress)
-        else:
-            assert N is not None
-            _weights_gd(run, N, xy, weight_seed, tdtype, tdevice, progress)
         extra = {}
-        dtype_name, device_name = str(tdtype).replace("torch.", ""), str(tdevice)
-    meta = {"engine": engine, "method": method, "N": N, "M": M, "D": D, "P": P,
-            "dt": dt, "seed": seed, "dtype": dtype_name, "device": device_name,
-            "wall_time": time.perf_counter() - start, "setting": setting.to_dict(),
-            "teacher": teacher.to_dict(), **extra}
-    return run.trajectory(meta)
+
+        def partial() -> Trajectory | None:
+            return run.trajectory(meta()) if run.rows else None
+
+    def meta() -> dict[str, Any]:
+        return record_meta(engine, seed=seed, dtype=tdtype, device=tdevice, start=start,
+                           steps=steps, method=method, N=N, M=M, D=D, P=P, dt=dt,
+                           setting=setting.to_dict(), teacher=teacher.to_dict(), **extra)
+
+    if method == "gd":
+        show = progress and steps >= 2000
+        try:
+            if engine == "gram":
+                _gram_gd(run, N, steps, weight_seed, tdtype, tdevice, show)
+            else:
+                assert N is not None
+                _weights_gd(run, N, steps, xy, weight_seed, tdtype, tdevice, show)
+        except DivergenceError as err:
+            err.record = partial()
+            raise
+    return run.trajectory(meta())
 
 
 class _Run:
@@ -205,128 +242,127 @@ class _Run:
         )
 
 
-def _diverged(loss: float, ref: float) -> bool:
-    return not np.isfinite(loss) or loss > _BLOWUP * ref
-
-
 def _divergence_error(step: int, dt: float, loss: float) -> DivergenceError:
     return DivergenceError(
         f"training diverged at step {step} (t = {step * dt:g}, loss = {loss:.3g}); "
-        f"the step is too large for this setting: try a smaller dt (e.g. dt={dt / 4:g})"
-    )
+        f"the step is too large for this setting: try a smaller dt (e.g. dt={dt / 4:g})", step)
 
 
-def _gram_gd(run: _Run, N: int | None, weight_seed: int, tdtype: Any, tdevice: Any,
+def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: int, tdtype: Any, tdevice: Any,
              show: bool) -> None:
-    from specdyn._torch import torch
-
-    t = torch()
     s = run.setting
     D, P = run.stats.c.shape
     grams0 = _gram.initial_grams(N, D, P, s.sigma_w, s.sigma_a, weight_seed)
+    eng = _gram.GramEngine(run.stats, run.gamma0, run.dt, tdtype, tdevice)
+    limit = _BLOWUP * max(_gram.loss_from_grams(run.stats, grams0[2], run.gamma0), 1e-12)
+    good: list[Any] = [None, 0]  # the last checked state (a copy) and its step
 
-    # Work in the eigenbasis U of Sigma (an exact orthogonal change of variables):
-    # Gw -> U^T Gw U, Gwa -> U^T Gwa, C -> U^T C; Sigma Gwa becomes a row scaling.
-    evals, U = np.linalg.eigh(run.stats.sigma)
-    evals = np.clip(evals, 0.0, None)
-
-    def dev(a: np.ndarray) -> Any:  # a copy: the step updates the Grams in place
-        return t.tensor(a, dtype=tdtype, device=tdevice)
-
-    def host(g: tuple[Any, ...]) -> _gram.Grams:
-        gw, ga, gwa = (x.detach().to("cpu", t.float64).numpy() for x in g)
-        return U @ gw @ U.T, ga.copy(), U @ gwa
-
-    c_u = U.T @ run.stats.c
-    step_fn = _gram.make_gd_step(dev(evals), dev(c_u), run.gamma0, run.dt)
-    evals_d, c_d, syy_tr = dev(evals).reshape(-1, 1), dev(c_u), float(np.trace(run.stats.syy))
-    inv_g = 1.0 / run.gamma0
-
-    def loss_dev(gwa: Any) -> float:
-        b = gwa * inv_g
-        return float(0.5 * syy_tr - (c_d * b).sum() + 0.5 * (evals_d * b * b).sum())
-
-    grams = (dev(U.T @ grams0[0] @ U), dev(grams0[1]), dev(U.T @ grams0[2]))
-    ref = max(_gram.loss_from_grams(run.stats, grams0[2], run.gamma0), 1e-12)
-    ck = set(run.ck.tolist())
-    steps = int(run.ck.max())
-    if 0 in ck:
-        run.record(0, *grams0)
-    good, good_step = tuple(g.clone() for g in grams), 0
-    for k in _progress(range(1, steps + 1), total=steps, desc="gram GD",
-                       enabled=show and steps >= 2000):
-        grams = step_fn(*grams)
-        if k % _CHECK_EVERY == 0 or k in ck:
-            loss = loss_dev(grams[2])
-            if _diverged(loss, ref) or not bool(t.isfinite(grams[0]).all()):
+    def check(state: Any, k: int) -> Any:
+        if k > 0:
+            loss = eng.loss(state)
+            if first_divergent(np.array([loss]), limit) is not None or not eng.finite(state):
                 # replay from the last good state one step at a time to name the step
-                g2 = good
-                for j in range(good_step + 1, k + 1):
-                    g2 = step_fn(*g2)
-                    lj = loss_dev(g2[2])
-                    if _diverged(lj, ref) or not bool(t.isfinite(g2[0]).all()):
+                g2 = good[0]
+                for j in range(good[1] + 1, k + 1):
+                    g2 = eng.step(g2)
+                    lj = eng.loss(g2)
+                    if first_divergent(np.array([lj]), limit) is not None \
+                            or not eng.finite(g2):
                         raise _divergence_error(j, run.dt, lj)
                 raise _divergence_error(k, run.dt, loss)
-            # symmetrise away the roundoff asymmetry of the products
-            grams = (0.5 * (grams[0] + grams[0].T), 0.5 * (grams[1] + grams[1].T), grams[2])
-            good, good_step = tuple(g.clone() for g in grams), k
-            if k in ck:
-                run.record(k, *host(grams))
+            state = eng.symmetrize(state)
+        good[:] = [tuple(g.clone() for g in state), k]
+        return state
+
+    def observe(state: Any, k: int) -> None:
+        # checkpoint 0 is the float64 draw itself, not its device copy
+        run.record(k, *(grams0 if k == 0 else eng.to_host(state)))
+
+    drive(eng.init(grams0), lambda st, _k: eng.step(st), steps, run.ck, observe=observe,
+          check=check, check_every=_CHECK_EVERY, progress=show, desc="gram GD")
 
 
-def _weights_gd(run: _Run, N: int, xy: tuple[np.ndarray, np.ndarray] | None, weight_seed: int,
-                tdtype: Any, tdevice: Any, show: bool) -> None:
-    from specdyn._torch import torch
+class WeightEngine:
+    """Weight-space full-batch GD of the two-layer linear network (hand-written gradients).
 
-    t = torch()
-    s = run.setting
-    D, P = run.stats.c.shape
-    chunks = list(_gram.weight_chunks(N, D, P, s.sigma_w, s.sigma_a, weight_seed))
-    W = t.cat([w for w, _ in chunks]).to(tdevice, tdtype)
-    A = t.cat([a for _, a in chunks]).to(tdevice, tdtype)
-    del chunks
-    c = run.dt / run.gamma0
-    scale = 1.0 / (run.gamma0 * N)
-    if xy is not None:
-        X = t.as_tensor(xy[0], dtype=tdtype, device=tdevice)
-        Y = t.as_tensor(xy[1], dtype=tdtype, device=tdevice)
-        M = X.shape[0]
+    The reference the Gram engine is tested against. The state is
+    ``(W, A, G, loss)``: the weights, the gradient factor
+    ``G = X^T E / M`` (``E = Y - f(X)``; the population ``Lambda Theta - Lambda B``
+    when ``xy`` is ``None``) and the loss, both of the current weights.
+    :meth:`step` updates ``W`` and ``A`` in place (learning rate ``nu = N``:
+    ``W' = W + c A G^T``, ``A' = A + c W G``, ``c = dt / gamma0``).
+    """
 
-        def grad_and_loss(W: Any, A: Any) -> tuple[Any, Any]:
-            E = Y - (X @ W.T) @ A * scale  # residuals, M x P
-            return X.T @ E / M, 0.5 * (E * E).sum() / M  # G = X^T E / M
-    else:
-        sigma = t.as_tensor(run.stats.sigma, dtype=tdtype, device=tdevice)
-        cm = t.as_tensor(run.stats.c, dtype=tdtype, device=tdevice)
-        syy_tr = float(np.trace(run.stats.syy))
+    def __init__(self, stats: _gram.Stats, gamma0: float, dt: float,
+                 xy: tuple[np.ndarray, np.ndarray] | None, dtype: Any = None,
+                 device: Any = None) -> None:
+        from specdyn._torch import resolve_device, resolve_dtype, torch
 
-        def grad_and_loss(W: Any, A: Any) -> tuple[Any, Any]:
-            B = (W.T @ A) * scale
-            SB = sigma @ B
-            return cm - SB, 0.5 * syy_tr - (cm * B).sum() + 0.5 * (B * SB).sum()
+        t = self.t = torch()
+        self.dtype, self.device = resolve_dtype(dtype), resolve_device(device)
+        self.gamma0, self.c = gamma0, dt / gamma0
+        if xy is not None:
+            self.X = t.as_tensor(xy[0], dtype=self.dtype, device=self.device)
+            self.Y = t.as_tensor(xy[1], dtype=self.dtype, device=self.device)
+        else:
+            self.X = self.Y = None
+            self.sigma = t.as_tensor(stats.sigma, dtype=self.dtype, device=self.device)
+            self.cm = t.as_tensor(stats.c, dtype=self.dtype, device=self.device)
+            self.syy_tr = float(np.trace(stats.syy))
 
-    def grams_host() -> _gram.Grams:
-        Wd, Ad = W.to("cpu", t.float64), A.to("cpu", t.float64)
+    def _grad_and_loss(self, W: Any, A: Any) -> tuple[Any, Any]:
+        scale = 1.0 / (self.gamma0 * W.shape[0])
+        if self.X is not None:
+            M = self.X.shape[0]
+            E = self.Y - (self.X @ W.T) @ A * scale  # residuals, M x P
+            return self.X.T @ E / M, 0.5 * (E * E).sum() / M  # G = X^T E / M
+        B = (W.T @ A) * scale
+        SB = self.sigma @ B
+        return self.cm - SB, 0.5 * self.syy_tr - (self.cm * B).sum() + 0.5 * (B * SB).sum()
+
+    def init(self, N: int, sigma_w: float, sigma_a: float, seed: int) -> tuple[Any, ...]:
+        """Initial weights (the same stream as the Gram engine's ``initial_grams``)."""
+        D, P = (self.X.shape[1], self.Y.shape[1]) if self.X is not None else self.cm.shape
+        chunks = list(_gram.weight_chunks(N, D, P, sigma_w, sigma_a, seed))
+        W = self.t.cat([w for w, _ in chunks]).to(self.device, self.dtype)
+        A = self.t.cat([a for _, a in chunks]).to(self.device, self.dtype)
+        return (W, A, *self._grad_and_loss(W, A))
+
+    def step(self, state: tuple[Any, ...], batch: Any = None) -> tuple[Any, ...]:
+        """One full-batch GD step (``batch`` is unused)."""
+        W, A, G, _ = state
+        dW = A @ G.T  # uses the old A
+        A.addmm_(W, G, alpha=self.c)  # A' = A + c W G
+        W.add_(dW, alpha=self.c)  # W' = W + c A G^T
+        return (W, A, *self._grad_and_loss(W, A))
+
+    def grams(self, state: tuple[Any, ...]) -> _gram.Grams:
+        """Float64 host ``(Gw, Ga, Gwa)``."""
+        W, A = state[0], state[1]
+        N = W.shape[0]
+        Wd, Ad = W.to("cpu", self.t.float64), A.to("cpu", self.t.float64)
         return (Wd.T @ Wd).numpy() / N, (Ad.T @ Ad).numpy() / N, (Wd.T @ Ad).numpy() / N
 
-    ck = set(run.ck.tolist())
-    steps = int(run.ck.max())
-    _, loss0 = grad_and_loss(W, A)
-    ref = max(float(loss0), 1e-12)
-    for k in _progress(range(0, steps + 1), total=steps + 1, desc="weight GD",
-                       enabled=show and steps >= 2000):
-        G, loss = grad_and_loss(W, A)  # loss of the current (step-k) weights
-        if k in ck or k % _CHECK_EVERY == 0:
-            lk = float(loss)
-            if _diverged(lk, ref) or not bool(t.isfinite(W).all()):
-                raise _divergence_error(k, run.dt, lk)
-            if k in ck:
-                run.record(k, *grams_host(), loss=lk)
-        if k == steps:
-            break
-        dW = A @ G.T  # uses the old A
-        A.addmm_(W, G, alpha=c)  # A' = A + c W G
-        W.add_(dW, alpha=c)  # W' = W + c A G^T
+
+def _weights_gd(run: _Run, N: int, steps: int, xy: tuple[np.ndarray, np.ndarray] | None,
+                weight_seed: int, tdtype: Any, tdevice: Any, show: bool) -> None:
+    eng = WeightEngine(run.stats, run.gamma0, run.dt, xy, tdtype, tdevice)
+    s = run.setting
+    state0 = eng.init(N, s.sigma_w, s.sigma_a, weight_seed)
+    limit = _BLOWUP * max(float(state0[3]), 1e-12)
+
+    def check(state: Any, k: int) -> Any:
+        lk = float(state[3])
+        if first_divergent(np.array([lk]), limit) is not None \
+                or not bool(eng.t.isfinite(state[0]).all()):
+            raise _divergence_error(k, run.dt, lk)
+        return state
+
+    def observe(state: Any, k: int) -> None:
+        run.record(k, *eng.grams(state), loss=float(state[3]))
+
+    drive(state0, lambda st, _k: eng.step(st), steps, run.ck, observe=observe, check=check,
+          check_every=_CHECK_EVERY, progress=show, desc="weight GD")
 
 
 def _flow(run: _Run, N: int | None, weight_seed: int) -> bool:

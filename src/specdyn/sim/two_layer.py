@@ -50,16 +50,27 @@ from typing import Any
 import numpy as np
 
 from specdyn import _validate as v
-from specdyn._progress import progress as _progress
-from specdyn._torch import resolve_device, resolve_dtype
+from specdyn._torch import resolve_device, resolve_dtype, to_numpy
 from specdyn._torch import torch as _torch
 from specdyn.data.teacher import PowerLawTeacher
 from specdyn.settings import AlignedSetting, Setting
-from specdyn.sim import _gram
-from specdyn.sim._run import DivergenceError, resolve_checkpoints, run_seeds, setting_dim
+from specdyn.sim import gram as _gram
 from specdyn.sim.activations import ACTIVATIONS, Activation, get_activation
+from specdyn.sim.linear import setting_dim
 from specdyn.sim.parameterization import Parameterization, get_parameterization
+from specdyn.sim.protocol import (
+    DivergenceError,
+    Schedule,
+    ScheduleLike,
+    drive,
+    first_divergent,
+    record_meta,
+    seed_streams,
+)
 from specdyn.sim.trajectory import Trajectory
+
+__all__ = ["OPTIMIZERS", "PRECISIONS", "RECORDS", "TwoLayerEngine", "init_weights",
+           "postact_spectrum", "train_two_layer"]
 
 OPTIMIZERS = ("gd", "sgd", "online")
 RECORDS = ("preact", "postact", "weights")
@@ -75,23 +86,14 @@ _CHECK_EVERY = 256
 _CPU_ROWS = 128
 
 
-class TrainingDivergedError(DivergenceError):
-    """A run whose loss became non-finite or exploded; ``step`` is the first bad step.
-
-    ``trajectory`` holds the checkpoints recorded before the divergence (all finite).
-    """
-
-    def __init__(self, message: str, step: int, trajectory: Trajectory | None) -> None:
-        super().__init__(message)
-        self.step = step
-        self.trajectory = trajectory
-
-
 # --------------------------------------------------------------------------- engine
 
 
-class _Engine:
+class TwoLayerEngine:
     """Weights, buffers and the hand-written passes of one two-layer network.
+
+    The engine object is the run's state (its weights are updated in place):
+    :meth:`init` builds it, :meth:`step` makes one update on a batch.
 
     The parameters are stored transposed, ``Wt = W^T`` (``D x N``) and
     ``At = A^T`` (``P x N``), in ``dtype``: then every ``B x N`` matrix of a step
@@ -126,6 +128,12 @@ class _Engine:
         self.gWt = t.empty(D, N, **kw)
         self.gAt = t.empty(P, N, **kw)
         self.kind = self._kind(act)
+
+    @classmethod
+    def init(cls, W: Tensor, A: Tensor, act: Activation, par: Parameterization, batch: int,
+             compute: Any = None) -> TwoLayerEngine:
+        """The state holding initial weights ``W`` (``N x D``), ``A`` (``N x P``)."""
+        return cls(W, A, act, par, batch, compute)
 
     @staticmethod
     def _kind(act: Activation) -> str:
@@ -241,7 +249,7 @@ def train_two_layer(
     parameterization: str | Parameterization = "mean-field",
     optimizer: str = "gd",
     batch_size: int | None = None,
-    checkpoints: int | Sequence[int] | np.ndarray | None = None,
+    checkpoints: ScheduleLike = None,
     record: Sequence[str] = RECORDS,
     seed: int = 0,
     dtype: Any = None,
@@ -277,8 +285,9 @@ def train_two_layer(
         ``"online"`` (fresh samples a step, any size, default ``M``), not
         allowed for ``"gd"``.
     checkpoints
-        ``None`` (0 and 60 log-spaced steps), an int count of log-spaced steps, or
-        explicit integer steps in ``[0, steps]`` (as :func:`specdyn.sim.train_linear`).
+        A :class:`~specdyn.sim.protocol.Schedule`, ``None`` (0 and 60 log-spaced
+        steps), an int count of log-spaced steps, or explicit integer steps in
+        ``[0, steps]`` (as :func:`specdyn.sim.train_linear`); all ``steps`` run.
     record
         Subset of ``("preact", "postact", "weights")``.
     seed
@@ -306,8 +315,9 @@ def train_two_layer(
     ------
     ValueError
         Bad arguments (before any work).
-    TrainingDivergedError
-        The loss became non-finite or grew by ``1e6``; names the step.
+    DivergenceError
+        The loss became non-finite or grew by ``1e6``; ``.step`` is the first bad
+        step, ``.record`` the trajectory recorded before it (``None`` if empty).
     """
     t = _torch()
     # ---- validation, before any work
@@ -352,7 +362,7 @@ def train_two_layer(
             raise ValueError(f"precision={precision!r} needs a CUDA device, got {dev}")
         if dtype != t.float32:
             raise ValueError(f"precision={precision!r} needs dtype=float32")
-    ckpts = resolve_checkpoints(checkpoints, steps)
+    ckpts = Schedule.of(checkpoints).resolve(steps)
     if teacher is None:
         teacher = PowerLawTeacher(setting if isinstance(setting, AlignedSetting)
                                   else setting.with_D(D))
@@ -360,18 +370,18 @@ def train_two_layer(
 
     # ---- setup
     start = time.perf_counter()
-    data_seed, weight_seed = run_seeds(seed)  # the same streams as train_linear
+    data_seed, weight_seed = seed_streams(seed, 2)  # the same streams as train_linear
     X, Y = teacher.sample_torch(M, seed=data_seed, dtype=dtype, device=dev)
     if optimizer == "online":
         sigma_pop, c_pop = teacher.population()
         stats = _gram.Stats.build(sigma_pop, c_pop, teacher.output_second_moment())
     else:
-        xs, ys = X.double().cpu().numpy(), Y.double().cpu().numpy()
+        xs, ys = to_numpy(X, np.float64), to_numpy(Y, np.float64)
         stats = _gram.Stats.build(xs.T @ xs / M, xs.T @ ys / M, ys.T @ ys / M)
     W, A = init_weights(N, D, P, setting.sigma_w, setting.sigma_a, par, weight_seed, dtype,
                         dev)
     compute = t.bfloat16 if precision == "bf16" else None
-    eng = _Engine(W, A, act, par, batch, compute)
+    eng = TwoLayerEngine.init(W, A, act, par, batch, compute)
     rng = np.random.default_rng([seed, 0x5D])
     sampler = _OnlineSampler(teacher, batch, dtype, dev, int(rng.integers(2**62))) \
         if optimizer == "online" else None
@@ -388,11 +398,11 @@ def train_two_layer(
         loss, phi = eng.evaluate(X, Y, "postact" in rec)
         W64 = eng.W.double()
         A64 = eng.A.double() * a_mf
-        gw = (W64.T @ W64 / N).cpu().numpy()
-        ga = (A64.T @ A64 / N).cpu().numpy()
-        gwa = (W64.T @ A64 / N).cpu().numpy()
+        gw = to_numpy(W64.T @ W64 / N)
+        ga = to_numpy(A64.T @ A64 / N)
+        gwa = to_numpy(W64.T @ A64 / N)
         if not (math.isfinite(loss) and np.isfinite(gw).all() and np.isfinite(ga).all()):
-            raise _Diverged(step, loss)
+            raise _divergence(step, loss)
         rec_times.append(step * dt)
         rec_steps.append(step)
         rec_loss.append(loss)
@@ -401,21 +411,18 @@ def train_two_layer(
         if "weights" in rec:
             series["weights"].append(_sym_eigs(gw))
         if "postact" in rec and phi is not None:
-            series["postact"].append(_postact_spectrum(phi, N))
+            series["postact"].append(postact_spectrum(phi, N))
         for name, arr in zip(("xi", "eta", "zeta"),
                              _gram.teacher_diagonals(gw, ga, gwa, bx, by, identity),
                              strict=True):
             diags[name].append(arr)
 
     def trajectory() -> Trajectory:
-        meta = {
-            "engine": "two-layer", "activation": act.name, "parameterization": asdict(par),
-            "optimizer": optimizer, "batch_size": batch, "N": N, "M": M, "D": D, "P": P,
-            "dt": dt, "steps": steps, "seed": seed, "dtype": str(dtype).replace("torch.", ""),
-            "device": str(dev), "precision": precision, "setting": setting.to_dict(),
-            "teacher": teacher.to_dict(),
-            "wall_time_s": time.perf_counter() - start,
-        }
+        meta = record_meta(
+            "two-layer", seed=seed, dtype=dtype, device=dev, start=start, steps=steps,
+            activation=act.name, parameterization=asdict(par), optimizer=optimizer,
+            batch_size=batch, N=N, M=M, D=D, P=P, dt=dt, precision=precision,
+            setting=setting.to_dict(), teacher=teacher.to_dict())
         return Trajectory(
             times=np.asarray(rec_times, dtype=np.float64),
             steps=np.asarray(rec_steps, dtype=np.int64),
@@ -426,66 +433,55 @@ def train_two_layer(
         )
 
     losses = t.zeros(max(steps, 1), dtype=t.float64, device=dev)
-    ck_set = set(int(c) for c in ckpts)
-    perm_X, perm_Y, pos = X, Y, M  # sgd epoch state
+    perm = [X, Y, M]  # sgd epoch state: shuffled X, Y and the position in them
+    last_checked = [0]
+    hint = ", or use dtype=float64" if dtype == t.float32 else ""
+
+    def _divergence(step: int, loss: float) -> DivergenceError:
+        return DivergenceError(
+            f"training diverged at step {step} (t = {step * dt:g}, loss "
+            f"{loss:.3g}); the step is too large for this setting: reduce dt (now "
+            f"{dt:g}, try dt={dt / 4:g}){hint}", step)
+
+    def step(e: TwoLayerEngine, k: int) -> TwoLayerEngine:
+        if optimizer == "gd":
+            xb, yb = X_c, Y_c
+        elif optimizer == "sgd":
+            if perm[2] >= M:
+                order = t.as_tensor(rng.permutation(M), device=dev)
+                perm[:] = [X_c[order], Y_c[order], 0]
+            xb, yb = perm[0][perm[2]:perm[2] + batch], perm[1][perm[2]:perm[2] + batch]
+            perm[2] += batch
+        else:
+            assert sampler is not None
+            xb, yb = sampler.draw()
+        losses[k - 1] = e.step(xb, yb, dt)  # the loss of the weights after k - 1 steps
+        return e
+
+    def check(e: TwoLayerEngine, k: int) -> TwoLayerEngine:
+        # one host sync for the losses since the last check (NaN-safe)
+        lo = last_checked[0]
+        first = first_divergent(losses[lo:k], _BLOWUP * loss_scale) if k > lo else None
+        if first is not None:
+            raise _divergence(lo + first, float(losses[lo + first]))
+        last_checked[0] = k
+        return e
+
     old_prec = t.get_float32_matmul_precision()
-    last_checked = 0
     try:
         if precision == "tf32":
             t.set_float32_matmul_precision("high")
         X_c = X.to(eng.cdt) if compute is not None else X
         Y_c = Y.to(eng.cdt) if compute is not None else Y
-        if 0 in ck_set:
-            snapshot(0)
-        for i in _progress(range(steps), total=steps, desc="two-layer",
-                           enabled=progress and steps >= 500):
-            if optimizer == "gd":
-                xb, yb = X_c, Y_c
-            elif optimizer == "sgd":
-                if pos >= M:
-                    perm = t.as_tensor(rng.permutation(M), device=dev)
-                    perm_X, perm_Y, pos = X_c[perm], Y_c[perm], 0
-                xb, yb = perm_X[pos:pos + batch], perm_Y[pos:pos + batch]
-                pos += batch
-            else:
-                assert sampler is not None
-                xb, yb = sampler.draw()
-            losses[i] = eng.step(xb, yb, dt)
-            done = i + 1
-            if done in ck_set or done - last_checked >= _CHECK_EVERY or done == steps:
-                _check_losses(losses, last_checked, done, loss_scale)
-                last_checked = done
-                if done in ck_set:
-                    snapshot(done)
-    except _Diverged as err:
-        traj = trajectory() if rec_steps else None
-        hint = ", or use dtype=float64" if dtype == t.float32 else ""
-        raise TrainingDivergedError(
-            f"training diverged at step {err.step} (t = {err.step * dt:g}, loss "
-            f"{err.loss:.3g}); the step is too large for this setting: reduce dt (now "
-            f"{dt:g}, try dt={dt / 4:g}){hint}", err.step, traj) from None
+        drive(eng, step, steps, ckpts, observe=lambda _e, k: snapshot(k), check=check,
+              check_every=_CHECK_EVERY, progress=progress and steps >= 500, desc="two-layer",
+              partial=lambda: trajectory() if rec_steps else None)
     finally:
         t.set_float32_matmul_precision(old_prec)
     return trajectory()
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-class _Diverged(Exception):
-    def __init__(self, step: int, loss: float) -> None:
-        super().__init__(step)
-        self.step, self.loss = step, loss
-
-
-def _check_losses(losses: Tensor, lo: int, hi: int, scale: float) -> None:
-    """Raise :class:`_Diverged` at the first step in ``[lo, hi)`` with a bad loss."""
-    seg = losses[lo:hi]
-    bad = ~(seg.abs() <= _BLOWUP * scale)  # NaN-safe: NaN <= x is False
-    if bool(bad.any()):
-        first = int(bad.nonzero()[0, 0])
-        # the loss of step i is measured before update i, i.e. on the weights after i steps
-        raise _Diverged(lo + first, float(seg[first]))
 
 
 class _OnlineSampler:
@@ -523,14 +519,14 @@ def _sym_eigs(m: np.ndarray) -> np.ndarray:
     return np.clip(w, 0.0, None)[::-1].copy()
 
 
-def _postact_spectrum(phi: Tensor, N: int) -> np.ndarray:
+def postact_spectrum(phi: Tensor, N: int) -> np.ndarray:
     """Nonzero eigenvalues of ``phi phi^T / (M N)`` via the smaller Gram, decreasing."""
     t = _torch()
     p = phi.double()
     M = p.shape[0]
     g = p @ p.T if M <= N else p.T @ p
     g = 0.5 * (g + g.T) / (M * N)
-    w = t.linalg.eigvalsh(g).cpu().numpy()
+    w = to_numpy(t.linalg.eigvalsh(g))
     return np.clip(w, 0.0, None)[::-1].copy()
 
 

@@ -1,30 +1,32 @@
 """Two full-batch gradient steps on the first layer of a wide two-layer network.
 
 Setting (linear-width regime, ``related-notes.md`` section 2; Ba et al. 2022,
-Moniri et al. 2023)::
+Moniri et al. 2023, who write ``d`` for our ``D``, ``n`` for ``M`` and ``eta``
+for ``lr``)::
 
-    f(x) = N^(-1/2) a^T sigma(W x),    W: N x d,   a: N (fixed, not trained),
-    a_i ~ N(0, 1/N),   rows of W0 ~ N(0, I_d / d),   x ~ N(0, I_d),
+    f(x) = N^(-1/2) a^T sigma(W x),    W: N x D,   a: N (fixed, not trained),
+    a_i ~ N(0, 1/N),   rows of W0 ~ N(0, I_D / D),   x ~ N(0, I_D),
     y = sigma*(beta . x)  (a single-index :class:`~specdyn.data.HermiteTarget`).
 
-Each step uses a batch ``X`` (``n x d``) with labels ``y`` and residual
+Each step uses a batch ``X`` (``M x D``) with labels ``y`` and residual
 ``r = y - f(X)`` and updates
 
-    W <- W + eta * G,    G = (1/n) diag(a) [sigma'(W X^T) o 1 r^T] X,
+    W <- W + lr * G,    G = (1/M) diag(a) [sigma'(W X^T) o 1 r^T] X,
 
-i.e. ``G = -sqrt(N) dL/dW`` for ``L = (1/2n) ||y - f(X)||^2``: the step size
-``eta`` multiplies ``sqrt(N)`` times the negative gradient. The step sizes are
-``eta_k = N^alpha_k`` with ``alpha_k in [0, 1/2)``. The second step uses a
+i.e. ``G = -sqrt(N) dL/dW`` for ``L = (1/2M) ||y - f(X)||^2``: the step size
+``lr`` multiplies ``sqrt(N)`` times the negative gradient. The step sizes are
+``lr_k = N^alpha_k`` with ``alpha_k in [0, 1/2)``. The second step uses a
 fresh batch (independent of the first) or reuses the first batch.
 
 At this scaling the first step adds to ``W0`` a rank-one spike
-``eta1 mu1 a g1^T`` (``mu1 = E sigma'(z)``, ``g1 = X1^T r0 / n``) plus terms of
+``lr1 mu1 a g1^T`` (``mu1 = E sigma'(z)``, ``g1 = X1^T r0 / M``) plus terms of
 operator norm ``O(N^(alpha1 - 1/2))``; see :func:`one_step_spike_strength`.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +36,7 @@ from specdyn import _torch
 from specdyn import _validate as v
 from specdyn.data.hermite import HermiteTarget, gaussian_expectation, random_direction
 from specdyn.sim.activations import Activation, get_activation
+from specdyn.sim.protocol import DivergenceError, record_meta
 
 __all__ = ["TwoStepResult", "activation_mu1", "gd_steps", "one_step_spike_strength"]
 
@@ -45,23 +48,24 @@ class TwoStepResult:
     Attributes
     ----------
     W0, W1, W2
-        ``(N, d)`` first-layer weights at initialisation, after step 1, after step 2.
+        ``(N, D)`` first-layer weights at initialisation, after step 1, after step 2.
     a
         ``(N,)`` fixed second-layer weights (``a_i ~ N(0, 1/N)``).
     beta
-        ``(d,)`` unit target direction.
-    etas, alphas
-        Step sizes ``(eta1, eta2)`` and exponents ``alpha_k = log eta_k / log N``.
+        ``(D,)`` unit target direction.
+    lrs, alphas
+        Step sizes ``(lr1, lr2)`` and exponents ``alpha_k = log lr_k / log N``.
     reuse_batch
         Whether step 2 reused the batch of step 1.
     g
-        ``(2, d)``: ``g_k = X_k^T r_{k-1} / n``, the data vector of step ``k``
-        (its rank-one part is ``eta_k mu1 a g_k^T``).
+        ``(2, D)``: ``g_k = X_k^T r_{k-1} / M``, the data vector of step ``k``
+        (its rank-one part is ``lr_k mu1 a g_k^T``).
     loss
-        ``(3,)`` training loss ``(1/2n) ||y - f(X)||^2`` on the batch of step 1
+        ``(3,)`` training loss ``(1/2M) ||y - f(X)||^2`` on the batch of step 1
         at ``W0, W1, W2``.
     meta
-        Sizes, seed, activation, target, dtype, device.
+        The fixed keys of :func:`~specdyn.sim.protocol.record_meta`, then sizes,
+        activation, target.
     """
 
     W0: np.ndarray
@@ -69,7 +73,7 @@ class TwoStepResult:
     W2: np.ndarray
     a: np.ndarray
     beta: np.ndarray
-    etas: tuple[float, float]
+    lrs: tuple[float, float]
     alphas: tuple[float, float]
     reuse_batch: bool
     g: np.ndarray
@@ -99,55 +103,55 @@ def activation_mu1(activation: str | Activation, n_quad: int = 200) -> float:
 
 def one_step_spike_strength(result: TwoStepResult, activation: str | Activation | None = None
                             ) -> float:
-    """``theta1 = eta1 |mu1| ||a|| ||g1||`` of the rank-one part of the first step.
+    """``theta1 = lr1 |mu1| ||a|| ||g1||`` of the rank-one part of the first step.
 
-    With ``W0 = G0 / sqrt(d)`` (``G0`` standard Gaussian, ``N x d``) the step-1
-    weights are ``W1 ~ G0/sqrt(d) + theta1 u v^T`` with ``u = a/||a||`` and
+    With ``W0 = G0 / sqrt(D)`` (``G0`` standard Gaussian, ``N x D``) the step-1
+    weights are ``W1 ~ G0/sqrt(D) + theta1 u v^T`` with ``u = a/||a||`` and
     ``v = g1/||g1||``: Benaych-Georges & Nadakuditi's rectangular model with
-    ``n = N`` rows, ``m = d`` columns and ``c = N/d`` (see
+    ``n = N`` rows, ``m = D`` columns and ``c = N/D`` (see
     :func:`specdyn.theory.rmt.rectangular_spike`). Left overlaps are with ``a``,
     right overlaps with ``g1``.
     """
     act = result.meta["activation"] if activation is None else activation
     mu1 = activation_mu1(act)
-    return float(result.etas[0] * abs(mu1) * np.linalg.norm(result.a)
+    return float(result.lrs[0] * abs(mu1) * np.linalg.norm(result.a)
                  * np.linalg.norm(result.g[0]))
 
 
-def _resolve_steps(N: int, etas: tuple[float, float] | None,
+def _resolve_steps(N: int, lrs: tuple[float, float] | None,
                    alphas: tuple[float, float] | None) -> tuple[tuple[float, float],
                                                                 tuple[float, float]]:
-    if (etas is None) == (alphas is None):
-        raise ValueError("give exactly one of etas=(eta1, eta2) or alphas=(alpha1, alpha2)")
+    if (lrs is None) == (alphas is None):
+        raise ValueError("give exactly one of lrs=(lr1, lr2) or alphas=(alpha1, alpha2)")
     if alphas is not None:
         if len(alphas) != 2:
             raise ValueError(f"alphas must be a pair (alpha1, alpha2), got {alphas!r}")
         a1 = v.in_range("alpha1", alphas[0], 0.0, 0.5, hi_open=True)
         a2 = v.in_range("alpha2", alphas[1], 0.0, 0.5, hi_open=True)
         return (float(N) ** a1, float(N) ** a2), (a1, a2)
-    assert etas is not None
-    if len(etas) != 2:
-        raise ValueError(f"etas must be a pair (eta1, eta2), got {etas!r}")
-    e1 = v.positive("eta1", etas[0])
-    e2 = v.positive("eta2", etas[1])
+    assert lrs is not None
+    if len(lrs) != 2:
+        raise ValueError(f"lrs must be a pair (lr1, lr2), got {lrs!r}")
+    e1 = v.positive("lr1", lrs[0])
+    e2 = v.positive("lr2", lrs[1])
     logn = math.log(N) if N > 1 else 1.0
     return (e1, e2), (math.log(e1) / logn, math.log(e2) / logn)
 
 
-def _resolve_target(target: HermiteTarget | str, d: int, seed: int) -> HermiteTarget:
+def _resolve_target(target: HermiteTarget | str, D: int, seed: int) -> HermiteTarget:
     if isinstance(target, str):
-        return HermiteTarget.named(target, d=d, seed=seed + 7919)
+        return HermiteTarget.named(target, d=D, seed=seed + 7919)
     if not isinstance(target, HermiteTarget):
         raise ValueError(f"target must be a HermiteTarget or a name, got {type(target).__name__}")
     if target.direction is None:
-        return target.with_direction(random_direction(d, seed + 7919))
-    if target.direction.shape[0] != d:
+        return target.with_direction(random_direction(D, seed + 7919))
+    if target.direction.shape[0] != D:
         raise ValueError(f"target direction has dimension {target.direction.shape[0]}, "
-                         f"but d = {d}")
+                         f"but D = {D}")
     return target
 
 
-def gd_steps(d: int, n: int, N: int, etas: tuple[float, float] | None = None,
+def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
              alphas: tuple[float, float] | None = None, *,
              activation: str | Activation = "tanh-shift",
              target: HermiteTarget | str = "He1", reuse_batch: bool = False, seed: int = 0,
@@ -158,11 +162,11 @@ def gd_steps(d: int, n: int, N: int, etas: tuple[float, float] | None = None,
 
     Parameters
     ----------
-    d, n, N
+    D, M, N
         Input dimension, batch size (samples per step), width (each >= 1).
-    etas, alphas
-        Exactly one: the step sizes ``(eta1, eta2)`` (> 0), or exponents
-        ``(alpha1, alpha2)`` in ``[0, 1/2)`` giving ``eta_k = N^alpha_k``.
+    lrs, alphas
+        Exactly one: the step sizes ``(lr1, lr2)`` (> 0), or exponents
+        ``(alpha1, alpha2)`` in ``[0, 1/2)`` giving ``lr_k = N^alpha_k``.
     activation
         A name from :data:`specdyn.sim.activations.ACTIVATIONS` or an
         :class:`Activation`; the default ``"tanh-shift"`` (``tanh(z + 1/2)``)
@@ -186,27 +190,28 @@ def gd_steps(d: int, n: int, N: int, etas: tuple[float, float] | None = None,
 
     Raises
     ------
-    FloatingPointError
-        If the weights or the residual stop being finite (the step and a
-        suggestion are in the message).
+    DivergenceError
+        If the weights stop being finite (``.step`` is 1 or 2, the message has a
+        suggestion; no partial record).
     """
-    d = v.positive_int("d", d)
-    n = v.positive_int("n", n)
+    start = time.perf_counter()
+    D = v.positive_int("D", D)
+    M = v.positive_int("M", M)
     N = v.positive_int("N", N)
-    (eta1, eta2), (al1, al2) = _resolve_steps(N, etas, alphas)
+    (lr1, lr2), (al1, al2) = _resolve_steps(N, lrs, alphas)
     act = get_activation(activation)
     seed = v.integer("seed", seed)
-    tgt = _resolve_target(target, d, seed)
+    tgt = _resolve_target(target, D, seed)
     beta = np.asarray(tgt.direction)
 
     torch = _torch.torch()
     dev = _torch.resolve_device(device)
     dt = _torch.resolve_dtype(dtype)
     rng = np.random.default_rng(seed)
-    W0_np = rng.standard_normal((N, d)) / math.sqrt(d)
+    W0_np = rng.standard_normal((N, D)) / math.sqrt(D)
     a_np = rng.standard_normal(N) / math.sqrt(N)
-    X1_np = rng.standard_normal((n, d))
-    X2_np = X1_np if reuse_batch else rng.standard_normal((n, d))
+    X1_np = rng.standard_normal((M, D))
+    X2_np = X1_np if reuse_batch else rng.standard_normal((M, D))
 
     def put(arr: np.ndarray) -> Any:
         return torch.from_numpy(arr).to(device=dev, dtype=dt)
@@ -218,7 +223,7 @@ def gd_steps(d: int, n: int, N: int, etas: tuple[float, float] | None = None,
     inv_sqrt_n_width = 1.0 / math.sqrt(N)
 
     def forward(Wt: Any, X: Any) -> tuple[Any, Any]:
-        pre = Wt @ X.T  # (N, n) preactivations
+        pre = Wt @ X.T  # (N, M) preactivations
         return pre, inv_sqrt_n_width * (a @ act.fn(pre))
 
     def loss(Wt: Any) -> float:
@@ -228,22 +233,22 @@ def gd_steps(d: int, n: int, N: int, etas: tuple[float, float] | None = None,
     losses = [loss(W)]
     gs = []
     Ws = [W0_np]
-    for step, (eta, X, y) in enumerate(((eta1, X1, y1), (eta2, X2, y2)), start=1):
+    for step, (lr, X, y) in enumerate(((lr1, X1, y1), (lr2, X2, y2)), start=1):
         pre, f = forward(W, X)
         r = y - f
-        # G = (1/n) diag(a) [sigma'(W X^T) o 1 r^T] X
-        G = (a[:, None] * act.deriv(pre) * r[None, :]) @ X / n
-        W = W + eta * G
+        # G = (1/M) diag(a) [sigma'(W X^T) o 1 r^T] X
+        G = (a[:, None] * act.deriv(pre) * r[None, :]) @ X / M
+        W = W + lr * G
         if not bool(torch.isfinite(W).all()):
-            raise FloatingPointError(
-                f"two-step GD diverged at step {step} (eta = {eta:.4g}): the weights are "
-                "not finite; lower the step size or use a bounded activation")
-        gs.append((X.T @ r / n).cpu().numpy().astype(np.float64))
-        Ws.append(W.cpu().numpy().astype(np.float64))
+            raise DivergenceError(
+                f"two-step GD diverged at step {step} (lr = {lr:.4g}): the weights are "
+                "not finite; lower the step size or use a bounded activation", step)
+        gs.append(_torch.to_numpy(X.T @ r / M, np.float64))
+        Ws.append(_torch.to_numpy(W, np.float64))
         losses.append(loss(W))
-    meta = {"d": d, "n": n, "N": N, "seed": int(seed), "activation": act.name,
-            "target": repr(tgt), "information_exponent": tgt.information_exponent,
-            "dtype": str(dt).replace("torch.", ""), "device": str(dev)}
+    meta = record_meta("two_step", seed=seed, dtype=dt, device=dev, start=start, steps=2,
+                       D=D, M=M, N=N, activation=act.name, target=repr(tgt),
+                       information_exponent=tgt.information_exponent)
     return TwoStepResult(W0=Ws[0], W1=Ws[1], W2=Ws[2], a=a_np, beta=beta,
-                         etas=(eta1, eta2), alphas=(al1, al2), reuse_batch=bool(reuse_batch),
+                         lrs=(lr1, lr2), alphas=(al1, al2), reuse_batch=bool(reuse_batch),
                          g=np.stack(gs), loss=np.asarray(losses), meta=meta)

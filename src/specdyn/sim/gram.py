@@ -1,4 +1,4 @@
-"""Gram-space kernels of the two-layer linear network (private to :mod:`specdyn.sim.linear`).
+"""Gram-space engine of the two-layer linear network (used by :mod:`specdyn.sim.linear`).
 
 Notation (``../../../shared/design.md``): ``f(x) = A^T W x / (gamma0 N)``, ``W`` is
 ``N x D``, ``A`` is ``N x P``; ``Gw = W^T W/N``, ``Ga = A^T A/N``, ``Gwa = W^T A/N``;
@@ -17,6 +17,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from scipy.integrate import solve_ivp
+
+__all__ = ["GramEngine", "Grams", "Stats", "initial_grams", "loss_from_grams", "make_gd_step",
+           "solve_flow_diagonal", "solve_flow_full", "spectrum", "teacher_diagonals",
+           "weight_chunks"]
 
 Grams = tuple[np.ndarray, np.ndarray, np.ndarray]  # (Gw, Ga, Gwa)
 
@@ -122,6 +126,67 @@ def make_gd_step(sigma: Any, c_mat: Any, gamma0: float, dt: float) -> Callable[.
         return gw, ga, gwa
 
     return step
+
+
+class GramEngine:
+    """Exact full-batch GD of the Grams: the protocol's ``init``/``step`` pair.
+
+    The state is ``(Gw, Ga, Gwa)`` as torch tensors expressed in the eigenbasis
+    ``U`` of ``Sigma`` (an exact orthogonal change of variables:
+    ``Gw -> U^T Gw U``, ``Gwa -> U^T Gwa``, ``C -> U^T C``; ``Sigma Gwa`` becomes a
+    row scaling). :meth:`step` updates the state's tensors in place (buffers are
+    allocated once) and returns them; :meth:`to_host` maps a state back to
+    float64 host Grams in the original basis.
+    """
+
+    def __init__(self, stats: Stats, gamma0: float, dt: float, dtype: Any = None,
+                 device: Any = None) -> None:
+        from specdyn._torch import resolve_device, resolve_dtype, torch
+
+        self.t = torch()
+        self.dtype, self.device = resolve_dtype(dtype), resolve_device(device)
+        evals, U = np.linalg.eigh(stats.sigma)
+        self.U = U
+        evals = np.clip(evals, 0.0, None)
+        c_u = U.T @ stats.c
+        self._step = make_gd_step(self._dev(evals), self._dev(c_u), gamma0, dt)
+        self._evals = self._dev(evals).reshape(-1, 1)
+        self._c = self._dev(c_u)
+        self._syy_tr = float(np.trace(stats.syy))
+        self._inv_g = 1.0 / gamma0
+
+    def _dev(self, a: np.ndarray) -> Any:  # a copy: the step updates the Grams in place
+        return self.t.tensor(a, dtype=self.dtype, device=self.device)
+
+    def init(self, grams: Grams) -> tuple[Any, Any, Any]:
+        """The state of host Grams ``(Gw, Ga, Gwa)`` (copied to the device, in ``U``'s basis)."""
+        U = self.U
+        return self._dev(U.T @ grams[0] @ U), self._dev(grams[1]), self._dev(U.T @ grams[2])
+
+    def step(self, state: tuple[Any, Any, Any], batch: Any = None) -> tuple[Any, Any, Any]:
+        """One exact GD step (full batch: ``batch`` is unused)."""
+        return self._step(*state)
+
+    def loss(self, state: tuple[Any, Any, Any]) -> float:
+        """The training loss of ``state`` (one host sync)."""
+        b = state[2] * self._inv_g
+        return float(0.5 * self._syy_tr - (self._c * b).sum()
+                     + 0.5 * (self._evals * b * b).sum())
+
+    def finite(self, state: tuple[Any, Any, Any]) -> bool:
+        """Whether ``Gw`` is finite (one host sync)."""
+        return bool(self.t.isfinite(state[0]).all())
+
+    @staticmethod
+    def symmetrize(state: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
+        """``Gw``, ``Ga`` made exactly symmetric (removes the roundoff of the products)."""
+        gw, ga, gwa = state
+        return 0.5 * (gw + gw.T), 0.5 * (ga + ga.T), gwa
+
+    def to_host(self, state: tuple[Any, Any, Any]) -> Grams:
+        """Float64 host Grams in the original basis."""
+        gw, ga, gwa = (x.detach().to("cpu", self.t.float64).numpy() for x in state)
+        return self.U @ gw @ self.U.T, ga.copy(), self.U @ gwa
 
 
 def loss_from_grams(stats: Stats, gwa: np.ndarray, gamma0: float) -> float:

@@ -1,0 +1,245 @@
+"""Propagation of chaos: ``N``-particle systems coupled to their mean-field copies.
+
+:func:`propagation_of_chaos` runs, in lock-step on one device, a large
+reference population (the stand-in for the mean-field limit), ``N``-particle
+systems for several ``N``, and mean-field copies of their particles (same
+initial condition and same Brownian increments, drift from the reference
+measure): Sznitman's synchronous coupling. The model and the update are those
+of :mod:`specdyn.sim.langevin`; the engine is
+:class:`specdyn.sim.particles.ParticleEngine`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from specdyn import _validate as v
+from specdyn._torch import resolve_device, resolve_dtype, to_numpy
+from specdyn._torch import torch as _torch
+from specdyn.measure.transport import wasserstein2_squared
+from specdyn.sim.activations import Activation, get_activation
+from specdyn.sim.langevin import Target
+from specdyn.sim.particles import (
+    CHECK_EVERY,
+    Block,
+    ParticleEngine,
+    check_blowup,
+    initial_particles,
+    make_data,
+    validate_common,
+)
+from specdyn.sim.protocol import Schedule, ScheduleLike, drive, record_meta, seed_streams
+
+__all__ = ["ChaosRun", "propagation_of_chaos"]
+
+
+@dataclass(frozen=True)
+class ChaosRun:
+    """Synchronous coupling of ``N``-particle systems to mean-field copies.
+
+    Attributes
+    ----------
+    N
+        ``(K,)`` system sizes.
+    steps, times
+        ``(C,)`` checkpoint steps and times ``t = step * dt``.
+    sq_distance
+        ``(K, C)`` per-particle squared distance
+        ``(1/N) sum_i ||theta_i^N(t) - bar theta_i(t)||^2`` between each system
+        and its mean-field copies (an upper bound of ``W2^2`` of the two
+        empirical measures); expected ``O(1/N)`` uniformly in ``t``.
+    w2_distance
+        ``(K, C)`` exact ``W2^2`` between each system's empirical measure and
+        that of its ``N`` copies (optimal assignment; ``<= sq_distance``),
+        averaged over replicas; ``None`` unless ``w2=True``. Unlike the paired
+        distance it forgives relabelling (a particle and its copy ending in
+        different but equally populated places).
+    function_gap
+        ``(K, C)`` ``(1/M) sum_m (f_N(x_m) - f_ref(x_m))^2`` on the data.
+    reference_loss
+        ``(steps+1,)`` data term of the reference population.
+    reference_N
+        Size of the reference population.
+    reference_particles
+        ``(C, reference_N, D+1)`` reference states (``None`` unless kept).
+    system_particles
+        For each ``N``, ``(C, N, D+1)`` states of its first replica (``None``
+        unless kept).
+    x, y
+        The data all systems were trained on.
+    meta
+        The fixed keys of :func:`~specdyn.sim.protocol.record_meta`, then the
+        run's parameters.
+    """
+
+    N: np.ndarray
+    steps: np.ndarray
+    times: np.ndarray
+    sq_distance: np.ndarray
+    w2_distance: np.ndarray | None
+    function_gap: np.ndarray
+    reference_loss: np.ndarray
+    reference_N: int
+    reference_particles: np.ndarray | None
+    system_particles: list[np.ndarray] | None
+    x: np.ndarray
+    y: np.ndarray
+    meta: dict[str, Any]
+
+
+
+
+def propagation_of_chaos(
+    activation: str | Activation,
+    target: Target,
+    N_values: Sequence[int],
+    D: int,
+    M: int | None = 400,
+    *,
+    dt: float = 0.05,
+    temperature: float = 0.02,
+    weight_decay: float = 0.05,
+    steps: int = 200,
+    seed: int = 0,
+    reference_N: int = 8000,
+    replicas: int = 1,
+    checkpoints: ScheduleLike = None,
+    init_scale: tuple[float, float] = (1.0, 1.0),
+    population_size: int = 4096,
+    label_noise: float = 0.0,
+    keep_reference: bool = False,
+    keep_systems: bool = False,
+    w2: bool = False,
+    dtype: Any = None,
+    device: Any = None,
+    progress: bool = False,
+) -> ChaosRun:
+    """Distance of ``N``-particle systems to their mean-field copies (synchronous coupling).
+
+    Three kinds of particles move together on the same data:
+
+    * the *reference*: ``reference_N`` particles with their own initial draw
+      and noise, a stand-in for the mean-field law ``mu_t``;
+    * the *copies* ``bar theta_i``, ``i < max(N_values)``: driven by the
+      reference measure's drift ``grad dF/dmu(mu_ref, .)``;
+    * for each ``N``, a system of ``N`` particles driven by its own empirical
+      measure. There are ``R_N = replicas * max(N_values) // N`` independent
+      systems of each size, the ``j``-th sharing start and noise with copies
+      ``jN..(j+1)N-1``, and distances are averaged over them: every ``N``
+      costs ``replicas * max(N_values)`` particles and is estimated from
+      ``replicas * max(N_values)`` independent initial particles (a single
+      system's distance is a heavy-tailed variable, dominated by the few
+      directions of ``f_N - f_ref`` that the dynamics amplifies).
+
+    The copies do not depend on ``N`` (each is a deterministic function of its
+    own start and noise and of the reference), so one set serves every ``N``.
+    The measured ``(1/N) sum_i ||theta_i - bar theta_i||^2`` includes, besides
+    the ``O(1/N)`` chaos term, a floor of order ``1/reference_N`` from the
+    reference's own fluctuation; keep ``max(N_values) <= reference_N / 8``.
+
+    Other parameters are those of :func:`specdyn.sim.mean_field_langevin`
+    (``checkpoints`` defaults to ``Schedule.even(11)`` there too). Returns a
+    :class:`ChaosRun`; raises :class:`~specdyn.sim.protocol.DivergenceError` as
+    it does (with ``record`` ``None``).
+    """
+    torch = _torch()
+    act = get_activation(activation)
+    Ns = sorted({v.positive_int("N_values", N) for N in N_values})
+    if not Ns:
+        raise ValueError("N_values must list at least one system size >= 1")
+    reference_N = v.positive_int("reference_N", reference_N)
+    replicas = v.positive_int("replicas", replicas)
+    dt, temperature, weight_decay, steps, D, M, population_size, label_noise = (
+        validate_common(dt, temperature, weight_decay, steps, D, M, population_size,
+                        label_noise, init_scale))
+    ckpt = Schedule.of(checkpoints, Schedule.even(11)).resolve(steps)
+    start = time.perf_counter()
+    s_data, s_init_ref, s_init, s_noise_ref, s_noise = seed_streams(seed, 5, scheme="words")
+    x_np, y_np = make_data(target, D, M, population_size, label_noise, s_data)
+    n_max = max(Ns) * replicas  # size of the pool of copies
+    ref0 = initial_particles("gaussian", reference_N, D, init_scale, s_init_ref)
+    sys0 = initial_particles("gaussian", n_max, D, init_scale, s_init)
+    dev = resolve_device(device)
+    tdtype = resolve_dtype(dtype)
+    g_ref = torch.Generator(device=dev).manual_seed(s_noise_ref)
+    g_sys = torch.Generator(device=dev).manual_seed(s_noise)
+
+    # block 0: reference; block 1: the pool of copies (driven by block 0); block 2+i:
+    # R_i = n_max / N_i self-driven systems of N_i particles, replica j starting from (and
+    # sharing the noise of) copies j N_i .. (j+1) N_i - 1
+    reps = [n_max // N for N in Ns]
+    blocks = [Block(1, reference_N), Block(1, n_max, driver=0),
+              *(Block(R, N) for R, N in zip(reps, Ns, strict=True))]
+    x = torch.as_tensor(x_np, dtype=tdtype, device=dev)
+    y = torch.as_tensor(y_np, dtype=tdtype, device=dev)
+    engine = ParticleEngine(act, x, y, blocks, dt, temperature, weight_decay)
+    theta = engine.init(np.concatenate([ref0, sys0, *(sys0[:R * N] for R, N in
+                                                      zip(reps, Ns, strict=True))]))
+    ref_loss = torch.empty(steps + 1, dtype=tdtype, device=dev)
+    theta_max = torch.empty(steps + 1, dtype=tdtype, device=dev)
+    theta_max[0] = theta.abs().max()
+    dist = np.zeros((len(Ns), len(ckpt)))
+    w2d = np.zeros((len(Ns), len(ckpt)))
+    gap = np.zeros((len(Ns), len(ckpt)))
+    ref_saved: list[np.ndarray] = []
+    sys_saved: list[list[np.ndarray]] = [[] for _ in Ns]
+    want = {int(s): j for j, s in enumerate(ckpt)}
+    use_noise = temperature > 0
+    ref_rows, copy_rows = engine.rows(0), engine.rows(1)
+
+    def step(th: Any, k: int) -> Any:
+        xi = None
+        if use_noise:
+            xr = torch.randn((reference_N, D + 1), generator=g_ref, dtype=tdtype, device=dev)
+            xs = torch.randn((n_max, D + 1), generator=g_sys, dtype=tdtype, device=dev)
+            xi = torch.cat([xr, xs, *(xs[:R * N] for R, N in zip(reps, Ns, strict=True))])
+        th, lk = engine.step(th, xi)
+        ref_loss[k - 1] = lk[0][0]
+        theta_max[k] = th.abs().max()
+        return th
+
+    def check(th: Any, k: int) -> Any:
+        check_blowup(theta_max, k + 1, dt)
+        return th
+
+    def observe(th: Any, k: int) -> None:
+        j = want[k]
+        fs = engine.functions(th)
+        copies = th[copy_rows]
+        for i, (R, N) in enumerate(zip(reps, Ns, strict=True)):
+            diff = th[engine.rows(2 + i)] - copies[:R * N]
+            # mean over replicas of (1/N) sum_i ||.||^2 == mean over all R N particles
+            dist[i, j] = float((diff * diff).sum(1).mean())
+            gap[i, j] = float((fs[2 + i] - fs[0]).pow(2).mean())
+            if w2:  # exact W2^2 per replica (optimal assignment), averaged
+                sys_r = to_numpy(th[engine.rows(2 + i)]).reshape(R, N, D + 1)
+                cop_r = to_numpy(copies[:R * N]).reshape(R, N, D + 1)
+                w2d[i, j] = sum(wasserstein2_squared(a, b, method="assignment")
+                                for a, b in zip(sys_r, cop_r, strict=True)) / R
+        if keep_reference:
+            ref_saved.append(to_numpy(th[ref_rows], np.float64))
+        if keep_systems:
+            for i, N in enumerate(Ns):
+                sys_saved[i].append(to_numpy(th[engine.rows(2 + i)][:N], np.float64))
+
+    theta = drive(theta, step, steps, ckpt, observe=observe, check=check,
+                  check_every=CHECK_EVERY, progress=progress, desc="chaos")
+    ref_loss[steps] = 0.5 * (engine.functions(theta)[0][:, 0] - y).pow(2).mean()
+    meta = record_meta("propagation_of_chaos", seed=seed, dtype=tdtype, device=dev,
+                       start=start, steps=steps, activation=act.name, D=D, M=M, dt=dt,
+                       temperature=temperature, weight_decay=weight_decay,
+                       reference_N=reference_N, replicas=reps,
+                       population_size=population_size if M is None else None,
+                       label_noise=label_noise)
+    return ChaosRun(N=np.asarray(Ns), steps=ckpt, times=ckpt * dt, sq_distance=dist,
+                    w2_distance=w2d if w2 else None, function_gap=gap,
+                    reference_loss=to_numpy(ref_loss, np.float64),
+                    reference_N=reference_N,
+                    reference_particles=np.stack(ref_saved) if keep_reference else None,
+                    system_particles=[np.stack(s) for s in sys_saved] if keep_systems else None,
+                    x=x_np, y=y_np, meta=meta)

@@ -1,0 +1,273 @@
+"""The particle engine of the mean-field simulators: groups of particles driven by measures.
+
+Shared by :func:`specdyn.sim.mean_field_langevin` and
+:func:`specdyn.sim.propagation_of_chaos` (see :mod:`specdyn.sim.langevin` for
+the model, the free energy and the update). A particle is a row
+``[a, w_1, ..., w_D]``; :class:`ParticleEngine` steps all particles of all
+:class:`Block` s at once, with hand-written gradients.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from specdyn import _validate as v
+from specdyn._torch import to_numpy
+from specdyn._torch import torch as _torch
+from specdyn.sim.activations import ACTIVATIONS, Activation
+from specdyn.sim.protocol import DivergenceError, first_divergent
+
+__all__ = ["BLOWUP_LIMIT", "Block", "ParticleEngine"]
+
+Tensor = Any  # torch.Tensor (torch is imported lazily)
+NoiseSource = Callable[[int], Any] | np.ndarray | Any
+
+#: A run stops as diverged once any |parameter| exceeds this (or is not finite).
+BLOWUP_LIMIT = 1e6
+#: Steps between two (host-synchronising) divergence checks.
+CHECK_EVERY = 50
+
+
+def as_host(a: Any) -> np.ndarray:
+    """A float64 host copy (writable: ``torch.from_numpy`` needs writable memory)."""
+    return np.array(to_numpy(a), dtype=np.float64)
+
+
+# --------------------------------------------------------------------------------------
+# inputs
+
+def declared_dim(target: Any) -> int | None:
+    for attr in ("d", "dim", "input_dim"):
+        val = getattr(target, attr, None)
+        if isinstance(val, (int, np.integer)) and not isinstance(val, bool):
+            return int(val)
+    direction = getattr(target, "direction", None)
+    if direction is not None:
+        return int(np.asarray(direction).shape[-1])
+    return None
+
+
+def target_values(target: Any, x: np.ndarray) -> np.ndarray:
+    """``target(x)`` as a finite float64 ``(M,)`` array; errors name ``target``."""
+    d = x.shape[1]
+    if not callable(target):
+        raise ValueError(f"target must be a callable of x with shape (M, D), got {target!r}")
+    dim = declared_dim(target)
+    if dim is not None and dim != d:
+        raise ValueError(f"target takes inputs of dimension {dim}, but D = {d}")
+    try:
+        y = as_host(target(x.copy()))
+    except (IndexError, ValueError, TypeError, RuntimeError) as err:
+        raise ValueError(f"target cannot be evaluated on inputs of dimension D = {d}: {err}"
+                         ) from None
+    if y.shape == (len(x), 1):
+        y = y[:, 0]
+    if y.shape != (len(x),):
+        raise ValueError(f"target must return one value per input row, shape ({len(x)},), "
+                         f"got {y.shape}")
+    if not np.isfinite(y).all():
+        raise ValueError("target must be finite at the sampled inputs")
+    return y
+
+
+def make_data(target: Any, D: int, M: int | None, population_size: int, label_noise: float,
+              seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``M`` inputs ``x ~ N(0, I_D)`` (``population_size`` when ``M`` is ``None``), labels."""
+    rng = np.random.default_rng(seed)
+    m = population_size if M is None else M
+    x = rng.standard_normal((m, D))
+    y = target_values(target, x)
+    if label_noise > 0:
+        y = y + label_noise * rng.standard_normal(m)
+    return x, y
+
+
+def initial_particles(init: Any, N: int, D: int, init_scale: tuple[float, float],
+                      seed: int) -> np.ndarray:
+    """``init="gaussian"``: ``a ~ N(0, s_a^2)``, ``w ~ N(0, s_w^2 I_D / D)``; or an array."""
+    d = D
+    if isinstance(init, str):
+        v.choice("init", init, ("gaussian",))
+        s_a, s_w = init_scale
+        rng = np.random.default_rng(seed)
+        theta = rng.standard_normal((N, d + 1))
+        theta[:, 0] *= s_a
+        theta[:, 1:] *= s_w / math.sqrt(d)
+        return theta
+    theta = v.real_array("init", as_host(init))
+    if theta.shape != (N, d + 1):
+        raise ValueError(f"init must be 'gaussian' or an array of shape (N, d+1) = "
+                         f"{(N, d + 1)}, got {theta.shape}")
+    return theta.copy()
+
+
+def validate_common(dt: float, temperature: float, weight_decay: float, steps: int,
+                    D: int, M: int | None, population_size: int, label_noise: float,
+                     init_scale: tuple[float, float]) -> tuple[float, float, float, int, int,
+                                                                int | None, int, float]:
+    dt = v.positive("dt", dt)
+    temperature = v.nonnegative("temperature", temperature)
+    weight_decay = v.nonnegative("weight_decay", weight_decay)
+    steps = v.positive_int("steps", steps, minimum=0)
+    D = v.positive_int("D", D)
+    M = None if M is None else v.positive_int("M", M)
+    population_size = v.positive_int("population_size", population_size)
+    label_noise = v.nonnegative("label_noise", label_noise)
+    if len(init_scale) != 2:
+        raise ValueError(f"init_scale must be a pair (s_a, s_w), got {init_scale!r}")
+    v.nonnegative("init_scale[0]", init_scale[0])
+    v.nonnegative("init_scale[1]", init_scale[1])
+    return dt, temperature, weight_decay, steps, D, M, population_size, label_noise
+
+
+# --------------------------------------------------------------------------------------
+# the engine: groups of particles, each driven by the measure of one group
+
+def _tanh_chain(s: Tensor, r: Tensor) -> Tensor:
+    # r * (1 - s^2) in one fused pass (autograd's own tanh backward kernel)
+    return _torch().ops.aten.tanh_backward(r, s)
+
+
+# r * sigma'(z) from s = sigma(z) for built-ins where that saves passes over (M, P)
+_CHAIN_FROM_VALUE = {"tanh": _tanh_chain, "tanh-shift": _tanh_chain}
+
+
+@dataclass(frozen=True)
+class Block:
+    """``R`` groups of ``N`` consecutive particles; ``driver`` is the block (with
+    ``R == 1``) whose measure drives them, ``None`` when each group drives itself."""
+
+    R: int
+    N: int
+    driver: int | None = None
+
+
+class ParticleEngine:
+    """Particles in blocks of equal-size groups; one step costs one activation pass.
+
+    The protocol's pair: :meth:`init` gives the state (the particle tensor),
+    :meth:`step` (state, noise increments) one Euler-Maruyama step of size ``dt``.
+
+    Groups of a block are stored consecutively, so their functions and
+    gradients are batched contractions over an ``(M, R, N)`` view (no gather).
+    """
+
+    def __init__(self, act: Activation, x: Tensor, y: Tensor, blocks: Sequence[Block],
+                 dt: float, temperature: float, weight_decay: float) -> None:
+        self._einsum = _torch().einsum
+        self.act = act
+        self.x, self.y = x, y
+        self.M = x.shape[0]
+        self.blocks = list(blocks)
+        for b in self.blocks:
+            if b.driver is not None and self.blocks[b.driver].R != 1:
+                raise ValueError("a driving block must hold a single group")
+        sizes = [b.R * b.N for b in self.blocks]
+        self.starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+        self.dt, self.wd = dt, weight_decay
+        self.noise_scale = math.sqrt(2.0 * temperature * dt)
+        registered = ACTIVATIONS.get(act.name)
+        self.chain_from_value = (_CHAIN_FROM_VALUE.get(act.name)
+                                 if registered is act else None)
+
+    def init(self, theta0: Any) -> Tensor:
+        """The state: particles ``theta0`` (rows ``[a, w]``, all blocks stacked) as a
+        tensor of the data's dtype and device."""
+        return _torch().as_tensor(theta0, dtype=self.x.dtype, device=self.x.device)
+
+    def rows(self, i: int) -> slice:
+        """The rows of block ``i`` in the state."""
+        return slice(int(self.starts[i]), int(self.starts[i + 1]))
+
+    def _block_forward(self, theta: Tensor, i: int) -> tuple[Tensor, Tensor, Tensor]:
+        b = self.blocks[i]
+        th = theta[self.rows(i)]
+        z = self.x @ th[:, 1:].T
+        s = self.act.fn(z)
+        if b.R == 1:
+            f = (s @ th[:, :1]) / b.N
+        else:
+            f = self._einsum("mrn,rn->mr", s.view(self.M, b.R, b.N),
+                             th[:, 0].view(b.R, b.N)) / b.N
+        return f, z, s
+
+    def functions(self, theta: Tensor) -> list[Tensor]:
+        """Each block's group functions on the data, ``(M, R)`` per block."""
+        return [self._block_forward(theta, i)[0] for i in range(len(self.blocks))]
+
+    def step(self, theta: Tensor, xi: Tensor | None) -> tuple[Tensor, list[Tensor]]:
+        """One noisy GD step; returns ``(new theta, per-block losses (R,) before it)``."""
+        fwd = [self._block_forward(theta, i) for i in range(len(self.blocks))]
+        res = [f - self.y[:, None] for f, _, _ in fwd]
+        grad = theta * self.wd
+        for i, b in enumerate(self.blocks):
+            _, z, s = fwd[i]
+            r = res[i if b.driver is None else b.driver]  # (M, R) or (M, 1)
+            rows = self.rows(i)
+            if b.R == 1:
+                grad[rows, 0] += (s.T @ r[:, 0]) / self.M
+            else:
+                grad[rows, 0] += self._einsum("mrn,mr->rn", s.view(self.M, b.R, b.N),
+                                              r).reshape(-1) / self.M
+            # r_m sigma'(z_mi), r broadcast over each group's particles (no copy of r)
+            shape = (self.M, b.R, b.N)
+            r3 = r.view(self.M, b.R, 1).expand(shape)
+            if self.chain_from_value is not None:
+                dr = self.chain_from_value(s.view(shape), r3)
+            else:
+                dr = self.act.deriv(z).reshape(shape) * r3
+            dr = dr.reshape(self.M, b.R * b.N)
+            grad[rows, 1:] += (self.x.T @ dr).T * (theta[rows, 0] / self.M)[:, None]
+        new = theta - self.dt * grad
+        if xi is not None and self.noise_scale > 0:
+            new = new + self.noise_scale * xi
+        return new, [0.5 * (r * r).mean(0) for r in res]
+
+
+def blowup_message(step: int, dt: float, what: str) -> str:
+    """The divergence message of the particle engines."""
+    return (f"mean-field Langevin run blew up at step {step} (t = {step * dt:g}): {what}. "
+            f"Reduce dt (try dt = {dt / 4:g}) or increase weight_decay; a large "
+            f"temperature or an unbounded activation (quadratic, relu) with a large "
+            f"target also makes particles escape.")
+
+
+def check_blowup(theta_max: Tensor, upto: int, dt: float) -> None:
+    """Raise at the first step (< ``upto``) whose max |theta| is non-finite or too large."""
+    k = first_divergent(theta_max[:upto], BLOWUP_LIMIT)
+    if k is not None:
+        val = float(theta_max[k])
+        what = ("a parameter became non-finite" if not math.isfinite(val)
+                else f"max |theta| = {val:.3g} exceeds {BLOWUP_LIMIT:g}")
+        raise DivergenceError(blowup_message(k, dt, what), k)
+
+
+def noise_fn(noise: NoiseSource, N: int, d: int, steps: int, gen: Any, dtype: Any,
+              device: Any) -> Callable[[int], Tensor]:
+    torch = _torch()
+    shape = (N, d + 1)
+    if noise is None:
+        def draw(k: int) -> Tensor:
+            return torch.randn(shape, generator=gen, dtype=dtype, device=device)
+        return draw
+    if callable(noise):
+        def call(k: int) -> Tensor:
+            xi = noise(k)
+            xi = torch.as_tensor(xi, dtype=dtype, device=device)
+            if tuple(xi.shape) != shape:
+                raise ValueError(f"noise(step) must return shape {shape}, got {tuple(xi.shape)}")
+            return xi
+        return call
+    arr = torch.as_tensor(noise, dtype=dtype, device=device)
+    if tuple(arr.shape) != (steps, *shape):
+        raise ValueError(f"noise must be a callable or an array of shape (steps, N, d+1) = "
+                         f"{(steps, *shape)}, got {tuple(arr.shape)}")
+    if not bool(torch.isfinite(arr).all()):
+        raise ValueError("noise must be finite")
+    return lambda k: arr[k]
+

@@ -1,0 +1,242 @@
+"""The run protocol shared by every simulator: schedules, seeds, divergence, records, the driver.
+
+Every engine of :mod:`specdyn.sim` has the same shape (the jax-md one)::
+
+    state = engine.init(...)              # the initial state
+    state = engine.step(state, batch)     # one update: no I/O, no host sync
+
+and its entry point (``train_linear``, ``train_two_layer``, ...) hands the
+engine to :func:`drive`, the one loop: it runs *all* ``steps`` updates, checks
+for divergence every ``check_every`` steps and at every checkpoint, records the
+checkpoints of a :class:`Schedule`, and shows the progress bar. This module
+holds the pieces every entry point shares:
+
+- :class:`Schedule`: when to record. An ``int`` means one thing everywhere: a
+  *count* of log-spaced checkpoints (``0``, about ``count`` steps in
+  ``[1, steps]``, always ``steps``); evenly spaced counts and periods are
+  spelled :meth:`Schedule.even` and :meth:`Schedule.every`, explicit steps are a
+  list. Checkpoints never change how many steps run: ``steps`` are always run.
+- :func:`seed_streams`: independent seeds derived from one run seed.
+- :class:`DivergenceError`: the one divergence policy. A run whose watched
+  quantity (loss or parameter size) stops being finite or exceeds its engine's
+  limit raises it, carrying the first bad ``step`` and the partial ``record``
+  (the checkpoints recorded before it).
+- :func:`record_meta`: the fixed metadata keys of every record (``engine``,
+  ``seed``, ``dtype`` as ``"float64"``, ``device``, ``wall_time_s``, ``steps``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+
+from specdyn import _validate as v
+from specdyn._progress import progress as _progress
+
+__all__ = [
+    "DivergenceError",
+    "Schedule",
+    "ScheduleLike",
+    "drive",
+    "first_divergent",
+    "record_meta",
+    "seed_streams",
+]
+
+S = TypeVar("S")
+
+
+# ---------------------------------------------------------------------------- schedules
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The steps of a run at which a record is taken.
+
+    Build one with :meth:`log`, :meth:`even`, :meth:`every` or :meth:`at`; entry
+    points also accept the shorthands of :func:`Schedule.of` (an ``int`` is a
+    log-spaced count, a sequence is explicit steps). :meth:`resolve` turns it
+    into sorted unique integer steps in ``[0, steps]``.
+    """
+
+    kind: str  # "log" | "even" | "every" | "at"
+    value: int | tuple[int, ...]
+
+    @classmethod
+    def log(cls, count: int = 60) -> Schedule:
+        """``0`` and about ``count`` log-spaced steps in ``[1, steps]``, always ``steps``."""
+        return cls("log", v.positive_int("checkpoints", count))
+
+    @classmethod
+    def even(cls, count: int) -> Schedule:
+        """``count`` (>= 2) evenly spaced steps from ``0`` to ``steps`` (rounded)."""
+        return cls("even", v.positive_int("checkpoints", count, minimum=2))
+
+    @classmethod
+    def every(cls, period: int) -> Schedule:
+        """Every ``period`` steps from ``0``, and always ``steps``."""
+        return cls("every", v.positive_int("checkpoints", period))
+
+    @classmethod
+    def at(cls, steps: Sequence[int] | np.ndarray) -> Schedule:
+        """Explicit integer steps (each in ``[0, steps]``, checked by :meth:`resolve`)."""
+        arr = np.asarray(steps)
+        if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.number) \
+                or not np.all(arr == np.round(arr)):
+            raise ValueError("checkpoints must be a Schedule, an int count, or a non-empty "
+                             "1-D list of integer steps")
+        return cls("at", tuple(int(s) for s in np.unique(arr.astype(np.int64))))
+
+    @classmethod
+    def of(cls, spec: ScheduleLike, default: Schedule | None = None) -> Schedule:
+        """A :class:`Schedule` from a schedule, an ``int`` (a log-spaced count, see
+        :meth:`log`), a sequence of explicit steps, or ``None`` (``default``)."""
+        if isinstance(spec, Schedule):
+            return spec
+        if spec is None:
+            return cls.log() if default is None else default
+        if isinstance(spec, bool):
+            raise ValueError(f"checkpoints must be a Schedule, an int count or a list of "
+                             f"steps, got {spec!r}")
+        if isinstance(spec, (int, np.integer)):
+            return cls.log(int(spec))
+        return cls.at(spec)
+
+    def resolve(self, steps: int) -> np.ndarray:
+        """The checkpoint steps of a run of ``steps`` updates (sorted, unique, int64)."""
+        if self.kind == "at":
+            arr = np.asarray(self.value, dtype=np.int64)
+            if arr.min() < 0 or arr.max() > steps:
+                raise ValueError(f"checkpoints must be integer steps in [0, steps={steps}], "
+                                 f"got {list(self.value)}")
+            return arr
+        n = int(self.value)  # type: ignore[arg-type]
+        if self.kind == "log":
+            ck = np.unique(np.round(np.geomspace(1, max(steps, 1), max(n - 1, 1)))
+                           .astype(np.int64))
+            out = np.unique(np.concatenate([[0], ck, [steps]]))
+            return out[out <= steps]
+        if self.kind == "even":
+            return np.unique(np.rint(np.linspace(0, steps, n)).astype(np.int64))
+        return np.unique(np.r_[np.arange(0, steps + 1, n), steps]).astype(np.int64)
+
+
+ScheduleLike = Schedule | int | Sequence[int] | np.ndarray | None
+
+
+# ---------------------------------------------------------------------------- seeds
+
+
+def seed_streams(seed: int, k: int, *, scheme: str = "spawn") -> list[int]:
+    """``k`` independent integer seeds derived from one run ``seed``.
+
+    Two schemes, kept so that recorded runs stay bit-reproducible:
+
+    - ``"spawn"`` (the default, used by the linear and two-layer engines, which
+      draw the same data and weights from one seed so that their runs match step
+      for step): ``SeedSequence(seed).spawn(k)``, one 32-bit word of each child.
+    - ``"words"`` (the particle engines): the first ``k`` 64-bit words of
+      ``SeedSequence(seed)``, masked to 63 bits.
+
+    Both are independent streams in the sense of :class:`numpy.random.SeedSequence`.
+    """
+    k = v.positive_int("k", k)
+    scheme = v.choice("scheme", scheme, ("spawn", "words"))
+    if scheme == "spawn":
+        return [int(ss.generate_state(1)[0]) for ss in np.random.SeedSequence(seed).spawn(k)]
+    state = np.random.SeedSequence(seed).generate_state(k, dtype=np.uint64)
+    return [int(s) & ((1 << 63) - 1) for s in state]
+
+
+# ---------------------------------------------------------------------------- divergence
+
+
+class DivergenceError(RuntimeError):
+    """A run diverged: its watched quantity became non-finite or exceeded the engine's limit.
+
+    Attributes
+    ----------
+    step
+        The first bad step (the state after ``step`` updates).
+    record
+        The partial record: the entry point's record type holding the checkpoints
+        taken before the divergence (``None`` when none was taken, or for
+        :func:`specdyn.sim.gd_steps`, which has no checkpoints).
+    """
+
+    def __init__(self, message: str, step: int, record: Any = None) -> None:
+        super().__init__(message)
+        self.step = int(step)
+        self.record = record
+
+
+def first_divergent(values: Any, limit: float) -> int | None:
+    """Index of the first entry of ``values`` (numpy or torch, 1-D) that is not finite or
+    exceeds ``limit`` in absolute value, or ``None``. The one divergence test."""
+    bad = ~(abs(values) <= limit)  # NaN-safe: NaN <= x is False
+    if not bool(bad.any()):
+        return None
+    if isinstance(bad, np.ndarray):
+        return int(np.flatnonzero(bad)[0])
+    return int(bad.nonzero()[0, 0])
+
+
+# ---------------------------------------------------------------------------- records
+
+
+def dtype_name(dtype: Any) -> str:
+    """A torch or numpy dtype as its plain name (``"float64"``, not ``"torch.float64"``)."""
+    return str(dtype).replace("torch.", "")
+
+
+def record_meta(engine: str, *, seed: int, dtype: Any, device: Any, start: float,
+                steps: int | None, **extra: Any) -> dict[str, Any]:
+    """The metadata of a record: the fixed keys first, then the engine's own.
+
+    Fixed keys: ``engine``, ``seed``, ``steps``, ``dtype`` (``"float64"``),
+    ``device`` (``"cpu"``, ``"cuda:0"``), ``wall_time_s`` (since ``start``, a
+    :func:`time.perf_counter` value).
+    """
+    return {"engine": engine, "seed": int(seed), "steps": steps, "dtype": dtype_name(dtype),
+            "device": str(device), "wall_time_s": time.perf_counter() - start, **extra}
+
+
+# ---------------------------------------------------------------------------- the driver
+
+
+def drive(state: S, step: Callable[[S, int], S], steps: int, checkpoints: np.ndarray, *,
+          observe: Callable[[S, int], None], check: Callable[[S, int], S] | None = None,
+          check_every: int = 100, partial: Callable[[], Any] | None = None,
+          progress: bool = False, desc: str = "") -> S:
+    """The one training loop: run ``steps`` updates, check, record at ``checkpoints``.
+
+    ``step(state, k)`` makes update ``k`` (``1..steps``) and returns the state
+    after ``k`` updates. ``check(state, k)`` (at ``k = 0``, every
+    ``check_every`` steps, at every checkpoint and at ``steps``) raises
+    :class:`DivergenceError` naming the first bad step and may return a
+    cleaned-up state (e.g. re-symmetrised Grams); a state is always checked
+    before it is recorded. ``observe(state, k)`` records checkpoint ``k``. On
+    divergence the error's ``record`` is set from ``partial()`` (the checkpoints
+    taken so far). All ``steps`` are run whatever the checkpoints are.
+    """
+    ck = set(int(c) for c in checkpoints)
+    try:
+        if check is not None:
+            state = check(state, 0)
+        if 0 in ck:
+            observe(state, 0)
+        for k in _progress(range(1, steps + 1), total=steps, desc=desc, enabled=progress):
+            state = step(state, k)
+            if check is not None and (k % check_every == 0 or k in ck or k == steps):
+                state = check(state, k)
+            if k in ck:
+                observe(state, k)
+    except DivergenceError as err:
+        if err.record is None and partial is not None:
+            err.record = partial()
+        raise
+    return state
