@@ -38,6 +38,7 @@ class Stats:
 
     @classmethod
     def build(cls, sigma: np.ndarray, c: np.ndarray, syy: np.ndarray) -> Stats:
+        """The statistics of ``(Sigma, C, Syy)``, with the symmetric square root of ``Sigma``."""
         w, v = np.linalg.eigh(0.5 * (sigma + sigma.T))
         half = (v * np.sqrt(np.clip(w, 0.0, None))) @ v.T
         return cls(sigma, c, syy, 0.5 * (half + half.T))
