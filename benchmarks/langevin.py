@@ -3,7 +3,7 @@
 Both do noisy GD on the same particles, data and noise (temperature > 0):
 the baseline builds ``f_N`` with torch ops, calls ``loss.backward()`` and
 updates ``theta -= eta N grad + sqrt(2 tau eta) xi``; the engine is
-:class:`specdyn.sim.ParticleEngine` (hand-written gradient, no autograd).
+:class:`specdyn.sim.particles.ParticleEngine` (hand-written gradient, no autograd).
 A second row times the coupled propagation-of-chaos step (reference +
 copies + replicated systems in one batched pass) against looping the
 baseline over every system. The script first checks that engine and

@@ -3,7 +3,7 @@
 Both run full-batch GD on the same data, weights and multipliers (mean-field
 ReLU student of Fig. 4): the baseline is an ``nn.Module`` (two bias-free
 ``nn.Linear`` layers) with ``loss.backward()`` and ``torch.optim.SGD``; the
-engine is :class:`specdyn.sim.TwoLayerEngine` (hand-written passes, in-place
+engine is :class:`specdyn.sim.two_layer_engine.TwoLayerEngine` (hand-written passes, in-place
 buffers). The script first checks that the two produce the same weights after
 a few steps, then times them in one run and prints a markdown table.
 

@@ -16,16 +16,11 @@ import torch
 
 from specdyn.data.teacher import PowerLawTeacher
 from specdyn.settings import PowerLawSetting
-from specdyn.sim import seed_streams
+from specdyn.sim import TwoLayerEngine, init_weights, seed_streams, train_two_layer
 from specdyn.sim.activations import ACTIVATIONS, Activation, get_activation
 from specdyn.sim.linear import train_linear
 from specdyn.sim.parameterization import PARAMETERIZATIONS, get_parameterization
-from specdyn.sim.two_layer import (
-    TwoLayerEngine,
-    init_weights,
-    postact_spectrum,
-    train_two_layer,
-)
+from specdyn.sim.two_layer import postact_spectrum
 
 FL = PowerLawSetting.paper(0.1, 2.0, D=12)  # feature-learning setting of Figs. 2 and 4
 

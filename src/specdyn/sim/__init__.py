@@ -31,7 +31,8 @@ from specdyn.sim.parameterization import (
 from specdyn.sim.particles import Block, ParticleEngine
 from specdyn.sim.protocol import DivergenceError, Schedule, drive, seed_streams
 from specdyn.sim.trajectory import Trajectory
-from specdyn.sim.two_layer import TwoLayerEngine, init_weights, train_two_layer
+from specdyn.sim.two_layer import train_two_layer
+from specdyn.sim.two_layer_engine import TwoLayerEngine, init_weights
 from specdyn.sim.two_step import TwoStepResult, activation_mu1, gd_steps, one_step_spike_strength
 
 __all__ = [

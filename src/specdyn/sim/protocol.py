@@ -112,7 +112,7 @@ class Schedule:
             arr = np.asarray(self.value, dtype=np.int64)
             if arr.min() < 0 or arr.max() > steps:
                 raise ValueError(f"checkpoints must be integer steps in [0, steps={steps}], "
-                                 f"got {list(self.value)}")
+                                 f"got {arr.tolist()}")
             return arr
         n = int(self.value)  # type: ignore[arg-type]
         if self.kind == "log":

@@ -1,0 +1,110 @@
+"""The run protocol of every simulator: schedules, seeds, the driver, divergence, metadata."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from specdyn.settings import PowerLawSetting
+from specdyn.sim import (
+    AtomTeacher,
+    DivergenceError,
+    Schedule,
+    drive,
+    gd_steps,
+    mean_field_langevin,
+    propagation_of_chaos,
+    seed_streams,
+    train_deep_linear,
+    train_linear,
+    train_linear_student,
+    train_two_layer,
+)
+
+S = PowerLawSetting.paper(0.1, 2.0, D=8)
+
+
+def test_an_int_is_a_log_spaced_count_everywhere() -> None:
+    # geomspace(1, 100, 4) = 1, 4.64, 21.5, 100, rounded, with 0 and steps added
+    assert Schedule.of(5).resolve(100).tolist() == [0, 1, 5, 22, 100]
+    assert Schedule.log(5) == Schedule.of(5)
+    assert Schedule.of(None).resolve(3).tolist() == [0, 1, 2, 3]  # default: log(60)
+    assert Schedule.even(5).resolve(100).tolist() == [0, 25, 50, 75, 100]
+    assert Schedule.every(30).resolve(100).tolist() == [0, 30, 60, 90, 100]
+    assert Schedule.of([5, 0, 5]).resolve(10).tolist() == [0, 5]
+    assert Schedule.of(np.array([3])).resolve(3).tolist() == [3]
+
+
+@pytest.mark.parametrize("bad", [True, 0, [], [1.5], [[1, 2]], ["a"]])
+def test_bad_schedules_name_checkpoints(bad: object) -> None:
+    with pytest.raises(ValueError, match="checkpoints"):
+        Schedule.of(bad).resolve(10)  # type: ignore[arg-type]
+
+
+def test_explicit_steps_outside_the_run_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"checkpoints.*\[0, steps=10\]"):
+        Schedule.at([0, 11]).resolve(10)
+    with pytest.raises(ValueError, match="checkpoints"):
+        Schedule.even(1)
+
+
+def test_seed_streams_keep_the_recorded_streams() -> None:
+    # the values of the former _run.run_seeds(7) and langevin._seeds(7, 3)
+    assert seed_streams(7, 2) == [1201125462, 3618983171]
+    assert seed_streams(7, 3, scheme="words") == [7696923348926885464, 610735763742393210,
+                                                  7078124019849193311]
+    assert seed_streams(8, 2) != seed_streams(7, 2)
+
+
+def test_driver_checks_before_recording_and_sets_the_partial_record() -> None:
+    checked, seen = [], []
+
+    def check(state: int, k: int) -> int:
+        checked.append(k)
+        if state >= 7:
+            raise DivergenceError("too big", k)
+        return state
+
+    out = drive(0, lambda s, k: s + 1, 5, np.array([0, 2, 5]), observe=lambda s, k:
+                seen.append((k, s)), check=check, check_every=2)
+    assert out == 5
+    assert checked == [0, 2, 4, 5] and seen == [(0, 0), (2, 2), (5, 5)]
+    checked.clear()
+    with pytest.raises(DivergenceError) as info:
+        drive(0, lambda s, k: s + 1, 20, np.array([0, 3]), observe=lambda s, k: None,
+              check=check, check_every=7, partial=lambda: "partial")
+    assert info.value.step == 7 and info.value.record == "partial"
+
+
+def test_all_steps_run_whatever_the_checkpoints() -> None:
+    # issue 17: steps=210 with checkpoints=[0] used to run 0 steps and say nothing
+    tr = train_linear(S, None, None, 210, checkpoints=[0], progress=False)
+    assert tr.steps.tolist() == [0] and tr.meta["steps"] == 210
+    # a run that diverges after its last checkpoint is caught, with that checkpoint kept
+    with pytest.raises(DivergenceError) as info:
+        train_linear(S, None, None, 1000, dt=60.0, checkpoints=[0], progress=False)
+    assert info.value.step > 0 and info.value.record.steps.tolist() == [0]
+    with pytest.raises(DivergenceError):
+        train_two_layer(S, "relu", N=16, M=16, steps=400, dt=40.0, checkpoints=[0],
+                        progress=False, device="cpu")
+
+
+def test_every_record_has_the_fixed_metadata_keys() -> None:
+    W = np.eye(3)
+    teacher = AtomTeacher("tanh", [[1.0, 1.0, 0.0]])
+    metas = [
+        train_linear(S, 16, 16, 5, checkpoints=2, progress=False, device="cpu").meta,
+        train_linear(S, 16, 16, 5, engine="weights", progress=False, device="cpu").meta,
+        train_linear(S, None, None, 5, method="flow", progress=False).meta,
+        train_two_layer(S, "tanh", N=8, M=8, steps=3, progress=False, device="cpu").meta,
+        train_linear_student(W, method="population", lr=0.1, steps=3, device="cpu").meta,
+        train_deep_linear(W, depth=2, N=4, parameterization="mup", lr=0.1, steps=3,
+                          device="cpu").meta,
+        mean_field_langevin("tanh", teacher, 4, 2, 8, steps=3, device="cpu").meta,
+        propagation_of_chaos("tanh", teacher, [2], 2, 8, steps=3, reference_N=8,
+                             device="cpu").meta,
+        gd_steps(4, 4, 4, alphas=(0.1, 0.1), device="cpu").meta,
+    ]
+    for meta in metas:
+        assert list(meta)[:6] == ["engine", "seed", "steps", "dtype", "device", "wall_time_s"]
+        assert meta["dtype"] == "float64" and meta["wall_time_s"] >= 0
