@@ -28,7 +28,7 @@ from specdyn.sim.particles import (
     CHECK_EVERY,
     Block,
     ParticleEngine,
-    check_blowup,
+    blowup_check,
     initial_particles,
     make_data,
     validate_common,
@@ -198,14 +198,7 @@ def propagation_of_chaos(
             xr = torch.randn((reference_N, D + 1), generator=g_ref, dtype=tdtype, device=dev)
             xs = torch.randn((n_max, D + 1), generator=g_sys, dtype=tdtype, device=dev)
             xi = torch.cat([xr, xs, *(xs[:R * N] for R, N in zip(reps, Ns, strict=True))])
-        th, lk = engine.step(th, xi)
-        ref_loss[k - 1] = lk[0][0]
-        theta_max[k] = th.abs().max()
-        return th
-
-    def check(th: Any, k: int) -> Any:
-        check_blowup(theta_max, k + 1, dt)
-        return th
+        return engine.tracked_step(th, xi, k, ref_loss, theta_max)
 
     def observe(th: Any, k: int) -> None:
         j = want[k]
@@ -227,7 +220,7 @@ def propagation_of_chaos(
             for i, N in enumerate(Ns):
                 sys_saved[i].append(to_numpy(th[engine.rows(2 + i)][:N], np.float64))
 
-    theta = drive(theta, step, steps, ckpt, observe=observe, check=check,
+    theta = drive(theta, step, steps, ckpt, observe=observe, check=blowup_check(theta_max, dt),
                   check_every=CHECK_EVERY, progress=progress, desc="chaos")
     ref_loss[steps] = 0.5 * (engine.functions(theta)[0][:, 0] - y).pow(2).mean()
     meta = record_meta("propagation_of_chaos", seed=seed, dtype=tdtype, device=dev,

@@ -49,15 +49,8 @@ from numpy.typing import ArrayLike
 
 from specdyn import _torch
 from specdyn import _validate as v
-from specdyn.sim.linear_student import METHODS
-from specdyn.sim.protocol import (
-    DivergenceError,
-    Schedule,
-    ScheduleLike,
-    drive,
-    first_divergent,
-    record_meta,
-)
+from specdyn.sim import protocol
+from specdyn.sim.linear_student import METHODS, batch_size_for
 from specdyn.theory import rmt
 
 __all__ = ["DEEP_PARAMETERIZATIONS", "DeepLinearRun", "DeepLinearScaling", "escape_step",
@@ -183,11 +176,11 @@ def train_deep_linear(
     batch_size: int | None = None,
     noise_std: float = 0.0,
     init: Sequence[ArrayLike] | None = None,
-    checkpoints: ScheduleLike = None,
+    checkpoints: protocol.ScheduleLike = None,
     layers: Sequence[int] | None = None,
     top_k: int = 4,
     spectra: str = "auto",
-    sharpness: ScheduleLike = None,
+    sharpness: protocol.ScheduleLike = None,
     power_iters: int = 60,
     divergence_factor: float = 1e6,
     check_every: int = 20,
@@ -266,24 +259,19 @@ def train_deep_linear(
     k_top = v.positive_int("top_k", top_k)
     spec_mode = v.choice("spectra", spectra, ("auto", "exact", "subspace"))
     iters = v.positive_int("power_iters", power_iters)
-    n = B = 0
+    n = 0
     if meth in ("gd", "sgd"):
         if M is None:
             raise ValueError(f"M must be given (an integer >= 1) for method {meth!r}")
         n = v.positive_int("M", M)
-    if meth in ("sgd", "online"):
-        if batch_size is None:
-            raise ValueError(f"batch_size must be given for method {meth!r}")
-        B = v.positive_int("batch_size", batch_size)
-        if meth == "sgd" and B > n:
-            raise ValueError(f"batch_size must lie in [1, M={n}], got {batch_size!r}")
+    B = batch_size_for(meth, n, batch_size)
     lay = list(range(L)) if layers is None else [int(x) for x in layers]
     for li in lay:
         if not 0 <= li < L:
             raise ValueError(f"layers must hold indices in [0, {L - 1}], got {layers!r}")
     none = np.zeros(0, dtype=np.int64)
-    rec = none if checkpoints is None else Schedule.of(checkpoints).resolve(T)
-    shp = none if sharpness is None else Schedule.of(sharpness).resolve(T)
+    rec = none if checkpoints is None else protocol.Schedule.of(checkpoints).resolve(T)
+    shp = none if sharpness is None else protocol.Schedule.of(sharpness).resolve(T)
 
     torch = _torch.torch()
     dev = _torch.resolve_device(device)
@@ -401,10 +389,10 @@ def train_deep_linear(
             sharpness=np.asarray(sharp_vals, dtype=np.float64),
             scaling=sc,
             weights=[_torch.to_numpy(w, np.float64) for w in W] if final else [],
-            meta=record_meta("deep_linear", seed=seed, dtype=dt, device=dev, start=start,
-                             steps=T, method=meth, depth=L, N=int(N), D=D, P=P, layers=lay,
-                             M=n or None, batch_size=B or None, noise_std=noise,
-                             lr_eff=sc.lr_eff),
+            meta=protocol.record_meta(
+                "deep_linear", seed=seed, dtype=dt, device=dev, start=start, steps=T,
+                method=meth, depth=L, N=int(N), D=D, P=P, layers=lay, M=n or None,
+                batch_size=B or None, noise_std=noise, lr_eff=sc.lr_eff),
         )
 
     def step(Wl: list[Any], t: int) -> list[Any]:
@@ -430,10 +418,10 @@ def train_deep_linear(
         return Wl
 
     def check(Wl: list[Any], t: int) -> list[Any]:
-        bad = first_divergent(losses[checked[0]:t + 1], limit)
+        bad = protocol.first_divergent(losses[checked[0]:t + 1], limit)
         if bad is not None:
             k = checked[0] + bad
-            raise DivergenceError(
+            raise protocol.DivergenceError(
                 f"diverged at step {k} (loss above {factor:g} x start); lower lr "
                 f"(lr_eff * sharpness must stay below 2)", k, run_record(k + 1, final=False))
         checked[0] = t
@@ -445,5 +433,6 @@ def train_deep_linear(
         if t in shp_set:
             sharpness_now(t, cur["pre"], suffixes())
 
-    drive(W, step, T, np.union1d(rec, shp), observe=observe, check=check, check_every=every)
+    protocol.drive(W, step, T, np.union1d(rec, shp), observe=observe, check=check,
+                   check_every=every)
     return run_record(T + 1, final=True)

@@ -45,14 +45,15 @@ from numpy.typing import ArrayLike
 from specdyn import _validate as v
 from specdyn._torch import resolve_device, resolve_dtype, to_numpy
 from specdyn._torch import torch as _torch
+from specdyn.sim import protocol
 from specdyn.sim.activations import Activation, get_activation
 from specdyn.sim.particles import (
     CHECK_EVERY,
     Block,
     NoiseSource,
     ParticleEngine,
+    blowup_check,
     blowup_message,
-    check_blowup,
     initial_particles,
     make_data,
     noise_fn,
@@ -60,14 +61,6 @@ from specdyn.sim.particles import (
     validate_common,
 )
 from specdyn.sim.particles import as_host as _as_host
-from specdyn.sim.protocol import (
-    DivergenceError,
-    Schedule,
-    ScheduleLike,
-    drive,
-    record_meta,
-    seed_streams,
-)
 
 Target = Callable[[np.ndarray], ArrayLike]
 
@@ -171,7 +164,7 @@ def mean_field_langevin(
     steps: int = 1000,
     seed: int = 0,
     noise: NoiseSource = None,
-    checkpoints: ScheduleLike = None,
+    checkpoints: protocol.ScheduleLike = None,
     init: str | ArrayLike = "gaussian",
     init_scale: tuple[float, float] = (1.0, 1.0),
     population_size: int = 4096,
@@ -245,9 +238,9 @@ def mean_field_langevin(
     dt, temperature, weight_decay, steps, D, M, population_size, label_noise = (
         validate_common(dt, temperature, weight_decay, steps, D, M, population_size,
                         label_noise, init_scale))
-    ckpt = Schedule.of(checkpoints, Schedule.even(11)).resolve(steps)
+    ckpt = protocol.Schedule.of(checkpoints, protocol.Schedule.even(11)).resolve(steps)
     start = time.perf_counter()
-    s_data, s_init, s_noise = seed_streams(seed, 3, scheme="words")
+    s_data, s_init, s_noise = protocol.seed_streams(seed, 3, scheme="words")
     if data is None:
         x_np, y_np = make_data(target, D, M, population_size, label_noise, s_data)
     else:
@@ -276,21 +269,14 @@ def mean_field_langevin(
     use_noise = temperature > 0
 
     def step(th: Any, k: int) -> Any:
-        th, lk = engine.step(th, draw(k - 1) if use_noise else None)
-        loss[k - 1] = lk[0][0]  # the loss of the state before the step
-        theta_max[k] = th.abs().max()
-        return th
-
-    def check(th: Any, k: int) -> Any:
-        check_blowup(theta_max, k + 1, dt)
-        return th
+        return engine.tracked_step(th, draw(k - 1) if use_noise else None, k, loss, theta_max)
 
     def observe(th: Any, k: int) -> None:
         saved.append(to_numpy(th, np.float64))
         penalty.append(0.5 * weight_decay * float((th * th).sum(1).mean()))
 
     def record(upto: int) -> LangevinRun:
-        meta = record_meta(
+        meta = protocol.record_meta(
             "mean_field_langevin", seed=seed, dtype=tdtype, device=dev, start=start,
             steps=steps, activation=act.name, N=N, D=D, M=M,
             population_size=population_size if M is None else None, dt=dt,
@@ -301,12 +287,13 @@ def mean_field_langevin(
                            loss=to_numpy(loss[:upto], np.float64),
                            penalty=np.asarray(penalty), x=x_np, y=y_np, meta=meta)
 
-    theta = drive(theta, step, steps, ckpt, observe=observe, check=check,
-                  check_every=CHECK_EVERY, progress=progress, desc="langevin",
-                  partial=lambda: record(int(ckpt[len(saved) - 1])) if saved else None)
+    theta = protocol.drive(theta, step, steps, ckpt, observe=observe,
+                           check=blowup_check(theta_max, dt), check_every=CHECK_EVERY,
+                           progress=progress, desc="langevin",
+                           partial=lambda: record(int(ckpt[len(saved) - 1])) if saved else None)
     loss[steps] = 0.5 * (engine.functions(theta)[0][:, 0] - y).pow(2).mean()
     out = record(steps + 1)
     if not np.isfinite(out.loss).all():
         k = int(np.flatnonzero(~np.isfinite(out.loss))[0])
-        raise DivergenceError(blowup_message(k, dt, "the loss became non-finite"), k, out)
+        raise protocol.DivergenceError(blowup_message(k, dt, "the loss became non-finite"), k, out)
     return out

@@ -27,15 +27,7 @@ from specdyn import _validate as v
 from specdyn.data.teacher import PowerLawTeacher
 from specdyn.settings import AlignedSetting, PowerLawSetting, Setting
 from specdyn.sim import gram as _gram
-from specdyn.sim.protocol import (
-    DivergenceError,
-    Schedule,
-    ScheduleLike,
-    drive,
-    first_divergent,
-    record_meta,
-    seed_streams,
-)
+from specdyn.sim import protocol
 from specdyn.sim.trajectory import Trajectory
 
 __all__ = ["WeightEngine", "setting_dim", "train_linear"]
@@ -75,7 +67,7 @@ def train_linear(
     dt: float = 1.0,
     method: str = "gd",
     engine: str = "gram",
-    checkpoints: ScheduleLike = None,
+    checkpoints: protocol.ScheduleLike = None,
     seed: int = 0,
     dtype: Any = None,
     device: Any = None,
@@ -159,7 +151,7 @@ def train_linear(
         raise ValueError("N must be a finite width for engine='weights' (N=None needs 'gram')")
     if engine == "weights" and method == "flow":
         raise ValueError("method='flow' is only available with engine='gram'")
-    ck = Schedule.of(checkpoints).resolve(steps)
+    ck = protocol.Schedule.of(checkpoints).resolve(steps)
     if teacher is None:
         teacher = PowerLawTeacher(setting if isinstance(setting, AlignedSetting)
                                   else setting.with_D(D))
@@ -169,7 +161,7 @@ def train_linear(
     tdevice = resolve_device(device)
 
     start = time.perf_counter()
-    data_seed, weight_seed = seed_streams(seed, 2)
+    data_seed, weight_seed = protocol.seed_streams(seed, 2)
     P = teacher.P
     if M is None:
         sigma, c = teacher.population()
@@ -193,9 +185,10 @@ def train_linear(
             return run.trajectory(meta()) if run.rows else None
 
     def meta() -> dict[str, Any]:
-        return record_meta(engine, seed=seed, dtype=tdtype, device=tdevice, start=start,
-                           steps=steps, method=method, N=N, M=M, D=D, P=P, dt=dt,
-                           setting=setting.to_dict(), teacher=teacher.to_dict(), **extra)
+        return protocol.record_meta(
+            engine, seed=seed, dtype=tdtype, device=tdevice, start=start, steps=steps,
+            method=method, N=N, M=M, D=D, P=P, dt=dt, setting=setting.to_dict(),
+            teacher=teacher.to_dict(), **extra)
 
     if method == "gd":
         show = progress and steps >= 2000
@@ -205,7 +198,7 @@ def train_linear(
             else:
                 assert N is not None
                 _weights_gd(run, N, steps, xy, weight_seed, tdtype, tdevice, show)
-        except DivergenceError as err:
+        except protocol.DivergenceError as err:
             err.record = partial()
             raise
     return run.trajectory(meta())
@@ -242,8 +235,8 @@ class _Run:
         )
 
 
-def _divergence_error(step: int, dt: float, loss: float) -> DivergenceError:
-    return DivergenceError(
+def _divergence_error(step: int, dt: float, loss: float) -> protocol.DivergenceError:
+    return protocol.DivergenceError(
         f"training diverged at step {step} (t = {step * dt:g}, loss = {loss:.3g}); "
         f"the step is too large for this setting: try a smaller dt (e.g. dt={dt / 4:g})", step)
 
@@ -255,19 +248,19 @@ def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: int, tdtype: Any
     grams0 = _gram.initial_grams(N, D, P, s.sigma_w, s.sigma_a, weight_seed)
     eng = _gram.GramEngine(run.stats, run.gamma0, run.dt, tdtype, tdevice)
     limit = _BLOWUP * max(_gram.loss_from_grams(run.stats, grams0[2], run.gamma0), 1e-12)
+    bad = protocol.first_divergent
     good: list[Any] = [None, 0]  # the last checked state (a copy) and its step
 
     def check(state: Any, k: int) -> Any:
         if k > 0:
             loss = eng.loss(state)
-            if first_divergent(np.array([loss]), limit) is not None or not eng.finite(state):
+            if bad(np.array([loss]), limit) is not None or not eng.finite(state):
                 # replay from the last good state one step at a time to name the step
                 g2 = good[0]
                 for j in range(good[1] + 1, k + 1):
                     g2 = eng.step(g2)
                     lj = eng.loss(g2)
-                    if first_divergent(np.array([lj]), limit) is not None \
-                            or not eng.finite(g2):
+                    if bad(np.array([lj]), limit) is not None or not eng.finite(g2):
                         raise _divergence_error(j, run.dt, lj)
                 raise _divergence_error(k, run.dt, loss)
             state = eng.symmetrize(state)
@@ -278,8 +271,9 @@ def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: int, tdtype: Any
         # checkpoint 0 is the float64 draw itself, not its device copy
         run.record(k, *(grams0 if k == 0 else eng.to_host(state)))
 
-    drive(eng.init(grams0), lambda st, _k: eng.step(st), steps, run.ck, observe=observe,
-          check=check, check_every=_CHECK_EVERY, progress=show, desc="gram GD")
+    protocol.drive(eng.init(grams0), lambda st, _k: eng.step(st), steps, run.ck,
+                   observe=observe, check=check, check_every=_CHECK_EVERY, progress=show,
+                   desc="gram GD")
 
 
 class WeightEngine:
@@ -353,7 +347,7 @@ def _weights_gd(run: _Run, N: int, steps: int, xy: tuple[np.ndarray, np.ndarray]
 
     def check(state: Any, k: int) -> Any:
         lk = float(state[3])
-        if first_divergent(np.array([lk]), limit) is not None \
+        if protocol.first_divergent(np.array([lk]), limit) is not None \
                 or not bool(eng.t.isfinite(state[0]).all()):
             raise _divergence_error(k, run.dt, lk)
         return state
@@ -361,8 +355,8 @@ def _weights_gd(run: _Run, N: int, steps: int, xy: tuple[np.ndarray, np.ndarray]
     def observe(state: Any, k: int) -> None:
         run.record(k, *eng.grams(state), loss=float(state[3]))
 
-    drive(state0, lambda st, _k: eng.step(st), steps, run.ck, observe=observe, check=check,
-          check_every=_CHECK_EVERY, progress=show, desc="weight GD")
+    protocol.drive(state0, lambda st, _k: eng.step(st), steps, run.ck, observe=observe,
+                   check=check, check_every=_CHECK_EVERY, progress=show, desc="weight GD")
 
 
 def _flow(run: _Run, N: int | None, weight_seed: int) -> bool:

@@ -38,19 +38,24 @@ from numpy.typing import ArrayLike
 
 from specdyn import _torch
 from specdyn import _validate as v
-from specdyn.sim.protocol import (
-    DivergenceError,
-    Schedule,
-    ScheduleLike,
-    drive,
-    first_divergent,
-    record_meta,
-)
+from specdyn.sim import protocol
 
 __all__ = ["METHODS", "LinearStudentRun", "rank_one_teacher", "train_linear_student"]
 
 #: training methods of the linear students (single-layer and deep)
 METHODS = ("population", "gd", "sgd", "online")
+
+
+def batch_size_for(method: str, M: int, batch_size: int | None) -> int:
+    """The validated batch of ``"sgd"`` (in ``[1, M]``) and ``"online"``; 0 otherwise."""
+    if method not in ("sgd", "online"):
+        return 0
+    if batch_size is None:
+        raise ValueError(f"batch_size must be given for method {method!r}")
+    B = v.positive_int("batch_size", batch_size)
+    if method == "sgd" and B > M:
+        raise ValueError(f"batch_size must lie in [1, M={M}], got {batch_size!r}")
+    return B
 
 
 def rank_one_teacher(P: int, D: int, theta: float, seed: int = 0
@@ -115,7 +120,7 @@ def train_linear_student(
     batch_size: int | None = None,
     noise_std: float = 0.0,
     replicas: int = 1,
-    checkpoints: ScheduleLike = None,
+    checkpoints: protocol.ScheduleLike = None,
     top_k: int | None = 8,
     overlaps: bool = True,
     divergence_factor: float = 1e8,
@@ -183,7 +188,7 @@ def train_linear_student(
     factor = v.in_range("divergence_factor", divergence_factor, 1.0, np.inf, lo_open=True,
                         hi_open=True)
     every = v.positive_int("check_every", check_every)
-    n = B = 0
+    n = 0
     X_in = None
     if meth in ("gd", "sgd"):
         if inputs is not None:
@@ -197,14 +202,9 @@ def train_linear_student(
             raise ValueError(f"M must be given (an integer >= 1) for method {meth!r}")
         else:
             n = v.positive_int("M", M)
-    if meth in ("sgd", "online"):
-        if batch_size is None:
-            raise ValueError(f"batch_size must be given for method {meth!r}")
-        B = v.positive_int("batch_size", batch_size)
-        if meth == "sgd" and B > n:
-            raise ValueError(f"batch_size must lie in [1, M={n}], got {batch_size!r}")
+    B = batch_size_for(meth, n, batch_size)
     k = min(P, D) if top_k is None else min(v.positive_int("top_k", top_k), min(P, D))
-    rec = Schedule.of(checkpoints, Schedule.every(1)).resolve(T)
+    rec = protocol.Schedule.of(checkpoints, protocol.Schedule.every(1)).resolve(T)
     torch = _torch.torch()
     dev = _torch.resolve_device(device)
     dt = _torch.resolve_dtype(dtype)
@@ -272,9 +272,10 @@ def train_linear_student(
             singular_values=np.array(svals, dtype=np.float64).reshape(len(rec_done), k),
             left_overlap2=np.asarray(lov, dtype=np.float64),
             right_overlap2=np.asarray(rov, dtype=np.float64),
-            meta=record_meta("linear_student", seed=seed, dtype=dt, device=dev, start=start,
-                             steps=T, method=meth, P=P, D=D, lr=eta, sigma0=s0, M=n or None,
-                             batch_size=B or None, noise_std=noise, replicas=R),
+            meta=protocol.record_meta(
+                "linear_student", seed=seed, dtype=dt, device=dev, start=start, steps=T,
+                method=meth, P=P, D=D, lr=eta, sigma0=s0, M=n or None, batch_size=B or None,
+                noise_std=noise, replicas=R),
         )
 
     def step(W: Any, t: int) -> Any:
@@ -298,15 +299,15 @@ def train_linear_student(
         return W
 
     def check(W: Any, t: int) -> Any:
-        bad = first_divergent(errs[checked[0]:t + 1].mean(dim=1), limit)
+        bad = protocol.first_divergent(errs[checked[0]:t + 1].mean(dim=1), limit)
         if bad is not None:
             j = checked[0] + bad
-            raise DivergenceError(
+            raise protocol.DivergenceError(
                 f"diverged at step {j} (squared error above {factor:g} x start); lower lr "
                 f"below the stability threshold", j, run_record(j + 1))
         checked[0] = t
         return W
 
-    W = drive(W, step, T, rec, observe=lambda w, t: record_now(t, w), check=check,
-              check_every=every)
+    W = protocol.drive(W, step, T, rec, observe=lambda w, t: record_now(t, w), check=check,
+                       check_every=every)
     return run_record(T + 1)

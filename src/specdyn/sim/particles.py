@@ -180,6 +180,15 @@ class ParticleEngine:
         tensor of the data's dtype and device."""
         return _torch().as_tensor(theta0, dtype=self.x.dtype, device=self.x.device)
 
+    def tracked_step(self, theta: Tensor, xi: Tensor | None, k: int, loss: Tensor,
+                     theta_max: Tensor) -> Tensor:
+        """Update ``k`` (1-based) of the driver: :meth:`step`, then ``loss[k - 1]`` (block
+        0's loss before the step) and ``theta_max[k]`` (max |theta| after it), on the device."""
+        theta, lk = self.step(theta, xi)
+        loss[k - 1] = lk[0][0]
+        theta_max[k] = theta.abs().max()
+        return theta
+
     def rows(self, i: int) -> slice:
         """The rows of block ``i`` in the state."""
         return slice(int(self.starts[i]), int(self.starts[i + 1]))
@@ -235,6 +244,14 @@ def blowup_message(step: int, dt: float, what: str) -> str:
             f"Reduce dt (try dt = {dt / 4:g}) or increase weight_decay; a large "
             f"temperature or an unbounded activation (quadratic, relu) with a large "
             f"target also makes particles escape.")
+
+
+def blowup_check(theta_max: Tensor, dt: float) -> Callable[[Tensor, int], Tensor]:
+    """The driver's ``check``: :func:`check_blowup` of the states ``0..k``."""
+    def check(theta: Tensor, k: int) -> Tensor:
+        check_blowup(theta_max, k + 1, dt)
+        return theta
+    return check
 
 
 def check_blowup(theta_max: Tensor, upto: int, dt: float) -> None:

@@ -56,18 +56,10 @@ from specdyn._torch import torch as _torch
 from specdyn.data.teacher import PowerLawTeacher
 from specdyn.settings import AlignedSetting, Setting
 from specdyn.sim import gram as _gram
+from specdyn.sim import protocol
 from specdyn.sim.activations import Activation, get_activation
 from specdyn.sim.linear import setting_dim
 from specdyn.sim.parameterization import Parameterization, get_parameterization
-from specdyn.sim.protocol import (
-    DivergenceError,
-    Schedule,
-    ScheduleLike,
-    drive,
-    first_divergent,
-    record_meta,
-    seed_streams,
-)
 from specdyn.sim.trajectory import Trajectory
 from specdyn.sim.two_layer_engine import TwoLayerEngine, init_weights
 
@@ -98,7 +90,7 @@ def train_two_layer(
     parameterization: str | Parameterization = "mean-field",
     optimizer: str = "gd",
     batch_size: int | None = None,
-    checkpoints: ScheduleLike = None,
+    checkpoints: protocol.ScheduleLike = None,
     record: Sequence[str] = RECORDS,
     seed: int = 0,
     dtype: Any = None,
@@ -211,7 +203,7 @@ def train_two_layer(
             raise ValueError(f"precision={precision!r} needs a CUDA device, got {dev}")
         if dtype != t.float32:
             raise ValueError(f"precision={precision!r} needs dtype=float32")
-    ckpts = Schedule.of(checkpoints).resolve(steps)
+    ckpts = protocol.Schedule.of(checkpoints).resolve(steps)
     if teacher is None:
         teacher = PowerLawTeacher(setting if isinstance(setting, AlignedSetting)
                                   else setting.with_D(D))
@@ -219,7 +211,7 @@ def train_two_layer(
 
     # ---- setup
     start = time.perf_counter()
-    data_seed, weight_seed = seed_streams(seed, 2)  # the same streams as train_linear
+    data_seed, weight_seed = protocol.seed_streams(seed, 2)  # the same streams as train_linear
     X, Y = teacher.sample_torch(M, seed=data_seed, dtype=dtype, device=dev)
     if optimizer == "online":
         sigma_pop, c_pop = teacher.population()
@@ -267,7 +259,7 @@ def train_two_layer(
             diags[name].append(arr)
 
     def trajectory() -> Trajectory:
-        meta = record_meta(
+        meta = protocol.record_meta(
             "two-layer", seed=seed, dtype=dtype, device=dev, start=start, steps=steps,
             activation=act.name, parameterization=asdict(par), optimizer=optimizer,
             batch_size=batch, N=N, M=M, D=D, P=P, dt=dt, precision=precision,
@@ -286,8 +278,8 @@ def train_two_layer(
     last_checked = [0]
     hint = ", or use dtype=float64" if dtype == t.float32 else ""
 
-    def _divergence(step: int, loss: float) -> DivergenceError:
-        return DivergenceError(
+    def _divergence(step: int, loss: float) -> protocol.DivergenceError:
+        return protocol.DivergenceError(
             f"training diverged at step {step} (t = {step * dt:g}, loss "
             f"{loss:.3g}); the step is too large for this setting: reduce dt (now "
             f"{dt:g}, try dt={dt / 4:g}){hint}", step)
@@ -310,7 +302,7 @@ def train_two_layer(
     def check(e: TwoLayerEngine, k: int) -> TwoLayerEngine:
         # one host sync for the losses since the last check (NaN-safe)
         lo = last_checked[0]
-        first = first_divergent(losses[lo:k], _BLOWUP * loss_scale) if k > lo else None
+        first = protocol.first_divergent(losses[lo:k], _BLOWUP * loss_scale) if k > lo else None
         if first is not None:
             raise _divergence(lo + first, float(losses[lo + first]))
         last_checked[0] = k
@@ -322,9 +314,10 @@ def train_two_layer(
             t.set_float32_matmul_precision("high")
         X_c = X.to(eng.cdt) if compute is not None else X
         Y_c = Y.to(eng.cdt) if compute is not None else Y
-        drive(eng, step, steps, ckpts, observe=lambda _e, k: snapshot(k), check=check,
-              check_every=_CHECK_EVERY, progress=progress and steps >= 500, desc="two-layer",
-              partial=lambda: trajectory() if rec_steps else None)
+        protocol.drive(eng, step, steps, ckpts, observe=lambda _e, k: snapshot(k),
+                       check=check, check_every=_CHECK_EVERY,
+                       progress=progress and steps >= 500, desc="two-layer",
+                       partial=lambda: trajectory() if rec_steps else None)
     finally:
         t.set_float32_matmul_precision(old_prec)
     return trajectory()
