@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from specdyn.sim.activations import get_activation
+from specdyn.models.activations import get_activation
 from specdyn.sim.langevin import _Block, _Engine
 
 

@@ -22,8 +22,8 @@ import numpy as np
 import torch
 
 from specdyn.data.teacher import PowerLawTeacher
+from specdyn.models.activations import get_activation
 from specdyn.settings import PowerLawSetting
-from specdyn.sim.activations import get_activation
 from specdyn.sim.parameterization import get_parameterization
 from specdyn.sim.two_layer import _Engine, init_weights
 

@@ -15,9 +15,9 @@ import pytest
 import torch
 
 from specdyn.data.teacher import PowerLawTeacher
+from specdyn.models.activations import ACTIVATIONS, Activation, get_activation
 from specdyn.settings import PowerLawSetting
 from specdyn.sim._run import run_seeds
-from specdyn.sim.activations import ACTIVATIONS, Activation, get_activation
 from specdyn.sim.linear import train_linear
 from specdyn.sim.parameterization import PARAMETERIZATIONS, get_parameterization
 from specdyn.sim.two_layer import _Engine, _postact_spectrum, init_weights, train_two_layer

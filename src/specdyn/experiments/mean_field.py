@@ -198,8 +198,9 @@ def _atoms_full() -> AtomsConfig:
 def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
     """Train, cluster directions weighted by |a|, compare with the teacher's atoms."""
     from specdyn.measure.atoms import cluster_directions
-    from specdyn.sim.activations import get_activation
-    from specdyn.sim.langevin import AtomTeacher, mean_field_langevin
+    from specdyn.models.activations import get_activation
+    from specdyn.models.mean_field import AtomTeacher
+    from specdyn.sim.langevin import mean_field_langevin
 
     act = get_activation(cfg.activation)
     atoms = cfg.teacher_atoms()
@@ -322,7 +323,8 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
         network_hermite_coefficients,
         top_clusters_function,
     )
-    from specdyn.sim.langevin import mean_field_langevin, network_function, propagation_of_chaos
+    from specdyn.models.mean_field import network_function
+    from specdyn.sim.langevin import mean_field_langevin, propagation_of_chaos
 
     target = notes_target()
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 7]))

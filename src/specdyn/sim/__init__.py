@@ -1,11 +1,9 @@
 from specdyn.sim.deep_linear import DeepLinearRun, train_deep_linear  # noqa: F401  (issue 6)
 from specdyn.sim.langevin import (  # noqa: F401  (issue 8)
-    AtomTeacher,
     ChaosRun,
     LangevinBlowUp,
     LangevinRun,
     mean_field_langevin,
-    network_function,
     propagation_of_chaos,
 )
 from specdyn.sim.linear import DivergenceError, train_linear  # noqa: F401  (issue 3)
