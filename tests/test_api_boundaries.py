@@ -166,3 +166,27 @@ def test_every_package_declares_all() -> None:
                                     if isinstance(t, ast.Name)}]
     # specdyn/sim gets its __all__ with the run protocol (issue 18, sim branch)
     assert missing in ([], ["specdyn/sim"]), f"packages without __all__: {missing}"
+
+
+def _foreign_exports(package: str) -> list[str]:
+    """Names a package exports whose home (``__module__``) is outside it."""
+    import importlib
+
+    mod = importlib.import_module(package)
+    names = getattr(mod, "__all__", None) or [n for n in vars(mod) if not n.startswith("_")]
+    out = []
+    for name in names:
+        home = getattr(getattr(mod, name), "__module__", None)
+        if (isinstance(home, str) and home.startswith("specdyn")
+                and not (home == package or home.startswith(package + "."))):
+            out.append(f"{package}.{name} (from {home})")
+    return out
+
+
+def test_one_import_path_per_public_name() -> None:
+    # a package exports its own objects only; re-exporting another package's names
+    # (measure once re-exported theory.rmt) gives one object two import paths
+    packages = [".".join(p.parent.relative_to(SRC).parts)
+                for p in sorted((SRC / "specdyn").rglob("__init__.py"))]
+    foreign = [f for p in packages for f in _foreign_exports(p)]
+    assert not foreign, "re-exported from another package: " + ", ".join(foreign)

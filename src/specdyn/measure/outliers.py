@@ -340,10 +340,9 @@ def find_outliers(eigs: ArrayLike, ratio: float, alpha: float = 0.05, *,
 
     Parameters
     ----------
-    eigs
-        Eigenvalues of ``F^T F / n`` (any order), at least 3.
-    ratio
-        ``p / n`` in (0, inf).
+    eigs, ratio
+        As for :func:`fit_mp_bulk`: eigenvalues of ``F^T F / n`` (any order, at
+        least 3) and ``p / n`` in (0, inf).
     alpha
         Level of the sequential test, in (0, 1).
     n_samples
