@@ -224,7 +224,6 @@ def top_clusters_function(particles: ArrayLike, clusters: AtomClusters, k: int,
     to zero (the ``1/N`` normalisation is kept), so ``f - f_top_k`` is the part
     of the network carried by the light clusters.
     """
-
     p = _particles("particles", particles).copy()
     k = v.positive_int("k", k, minimum=0)
     if p.shape[0] != len(clusters.labels):
@@ -314,7 +313,6 @@ def function_distance(p1: ArrayLike, p2: ArrayLike, activation: str | Activation
     (``numpy.random.default_rng(seed)``). Both measures use the mean-field
     normalisation of their own size.
     """
-
     a1 = _particles("p1", p1)
     a2 = _particles("p2", p2)
     if a1.shape[1] != a2.shape[1]:
