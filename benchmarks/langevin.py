@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from specdyn.models.activations import get_activation
 from specdyn.sim import Block, ParticleEngine
-from specdyn.sim.activations import get_activation
 
 
 def _baseline_step(theta: torch.Tensor, x: torch.Tensor, y: torch.Tensor, act: Any,

@@ -22,9 +22,9 @@ import numpy as np
 import torch
 
 from specdyn.data.teacher import PowerLawTeacher
+from specdyn.models.activations import get_activation
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import TwoLayerEngine, init_weights
-from specdyn.sim.activations import get_activation
 from specdyn.sim.parameterization import get_parameterization
 
 

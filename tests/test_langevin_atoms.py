@@ -17,7 +17,8 @@ from specdyn.measure.atoms import (
     sign_flip,
     top_clusters_function,
 )
-from specdyn.sim.langevin import AtomTeacher, mean_field_langevin, network_function
+from specdyn.models import AtomTeacher, network_function
+from specdyn.sim.langevin import mean_field_langevin
 
 E1E2 = np.array([[1.0, 1.0, 0.0, 0.0], [1.0, 0.0, 1.0, 0.0]])  # {(1, e1), (1, e2)}, d = 3
 S = 1 / np.sqrt(2)

@@ -7,12 +7,11 @@ import pytest
 import torch
 
 from specdyn.data.hermite import HermiteTarget, hermite_coefficients
+from specdyn.models import AtomTeacher, network_function
 from specdyn.sim import (
-    AtomTeacher,
     DivergenceError,
     Schedule,
     mean_field_langevin,
-    network_function,
     propagation_of_chaos,
     seed_streams,
 )
@@ -39,7 +38,7 @@ def test_one_step_equals_autograd_gd_with_lr_eta_n(activation: str) -> None:
     theta = torch.tensor(run.particles[0], requires_grad=True)
     x = torch.tensor(run.x)
     y = torch.tensor(run.y)
-    from specdyn.sim.activations import get_activation
+    from specdyn.models.activations import get_activation
 
     act = get_activation(activation)
     f = act.fn(x @ theta[:, 1:].T) @ theta[:, 0] / N

@@ -103,3 +103,23 @@ def test_trajectory_frame_and_shapes() -> None:
     with pytest.raises(ValueError, match="preact"):
         Trajectory(times=np.zeros(2), steps=np.zeros(2), loss=np.zeros(2),
                    series={"preact": np.zeros((3, 4))})
+
+
+def test_random_bases_are_haar_distributed() -> None:
+    # Oracle: moments of a Haar orthogonal n x n matrix Q: E[Q_ij^2] = 1/n,
+    # E[tr Q] = 0, E[(tr Q)^2] = 1, and det Q = +-1 with probability 1/2 each.
+    # 1500 draws at n = 4: standard errors 0.0065 (Q_11^2), 0.026 (tr Q),
+    # 0.037 ((tr Q)^2, variance 2), 0.013 (det); allowed: 4 of them.
+    s = PowerLawSetting.paper(0.1, 2.0, D=4)
+    qs = np.stack([PowerLawTeacher(s, P=1, rotation="misaligned", seed=i).basis_theta
+                   for i in range(1500)])
+    tr = np.trace(qs, axis1=1, axis2=2)
+    assert abs(np.mean(qs[:, 0, 0] ** 2) - 0.25) < 4 * 0.0065
+    assert abs(np.mean(qs[:, 2, 1] ** 2) - 0.25) < 4 * 0.0065
+    assert abs(np.mean(tr)) < 4 * 0.026
+    assert abs(np.mean(tr**2) - 1.0) < 4 * 0.037
+    assert abs(np.mean(np.linalg.det(qs) > 0) - 0.5) < 4 * 0.013
+    # P = 1: the output "basis" is a sign, both signs drawn
+    signs = {float(PowerLawTeacher(s, P=1, rotation="random", seed=i).basis_y[0, 0])
+             for i in range(20)}
+    assert signs == {-1.0, 1.0}

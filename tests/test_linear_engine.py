@@ -8,8 +8,7 @@ import torch
 
 from specdyn.data import PowerLawTeacher
 from specdyn.settings import PowerLawSetting
-from specdyn.sim import gram, seed_streams
-from specdyn.sim.linear import DivergenceError, train_linear
+from specdyn.sim import DivergenceError, gram, seed_streams, train_linear
 
 FIG2 = PowerLawSetting.paper(0.1, 2.0)  # the paper's Fig. 2 setting (feature learning)
 LAZY = PowerLawSetting.paper(1.0, 0.5)

@@ -12,14 +12,8 @@ import pytest
 from specdyn import io, theory
 from specdyn.experiments import get, run_experiment
 from specdyn.experiments.config import config_from_dict, config_to_dict
-from specdyn.experiments.linear_figures import Fig2Config, FiniteSizeConfig, fit_exponent
+from specdyn.experiments.linear_figures import Fig2Config, FiniteSizeConfig
 from specdyn.settings import PowerLawSetting
-
-
-def test_fit_exponent_recovers_a_power_law() -> None:
-    k = np.arange(1, 11, dtype=float)
-    rho = np.stack([3.0 * k**-1.7, 0.5 * k**-0.4])
-    np.testing.assert_allclose(fit_exponent(rho), [1.7, 0.4], rtol=1e-12)
 
 
 def test_fig2_quick_run_writes_data_and_agrees(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from specdyn.measure import (
     covariance_spectrum,
     fit_broken_power_law,
+    fit_exponents,
     fit_power_law,
     local_exponent,
 )
@@ -121,3 +122,59 @@ def test_bad_windows_rejected() -> None:
         fit_power_law(lam, kmin=1, kmax=50)
     with pytest.raises(ValueError, match="n_breaks"):
         fit_broken_power_law(lam, 4)
+
+
+@pytest.mark.parametrize("weights", ["log-rank", "uniform"])
+@pytest.mark.parametrize("a", [0.5, 1.0, 2.3])
+def test_fit_exponents_recovers_exact_power_laws_rowwise(a: float, weights: str) -> None:
+    k = np.arange(1, 33, dtype=np.float64)
+    spectra = np.stack([3.0 * k**-a, 0.1 * k ** -(a + 1)])
+    np.testing.assert_allclose(fit_exponents(spectra, 2, 16, weights=weights), [a, a + 1],
+                               rtol=1e-12)
+    # any leading shape, any order along the rank axis (rows are sorted decreasing)
+    stack = np.stack([spectra, spectra[:, ::-1]])
+    np.testing.assert_allclose(fit_exponents(stack, 2, 16, weights=weights),
+                               [[a, a + 1], [a, a + 1]], rtol=1e-12)
+
+
+def test_fit_exponents_uniform_is_ordinary_least_squares() -> None:
+    # oracle: the textbook OLS slope cov(x, y) / var(x), written out
+    rng = np.random.default_rng(3)
+    k = np.arange(1, 41, dtype=np.float64)
+    spectra = k**-1.3 * np.exp(0.2 * rng.standard_normal((5, k.size)))
+    spectra = -np.sort(-spectra, axis=1)
+    x = np.log(k[2:30])
+    y = np.log(spectra[:, 2:30])
+    xc = x - x.mean()
+    ols = -((y - y.mean(axis=1, keepdims=True)) @ xc) / (xc @ xc)
+    np.testing.assert_allclose(fit_exponents(spectra, 3, 30, weights="uniform"), ols,
+                               rtol=1e-12)
+
+
+def test_fit_exponents_log_rank_weights_match_fit_power_law() -> None:
+    rng = np.random.default_rng(4)
+    k = np.arange(1, 65, dtype=np.float64)
+    spectra = -np.sort(-(k**-0.9 * np.exp(0.3 * rng.standard_normal((4, k.size)))), axis=1)
+    # oracle: weighted normal equations with weights 1/k, written out
+    x, y, w = np.log(k[1:48]), np.log(spectra[:, 1:48]), 1.0 / k[1:48]
+    mx = (w * x).sum() / w.sum()
+    wls = -(((y - (y * w).sum(axis=1, keepdims=True) / w.sum()) * (w * (x - mx))).sum(axis=1)
+            / (w * (x - mx) ** 2).sum())
+    got = fit_exponents(spectra, 2, 48)
+    np.testing.assert_allclose(got, wls, rtol=1e-12)
+    np.testing.assert_allclose([fit_power_law(r, 2, 48, n_boot=0).exponent for r in spectra],
+                               wls, rtol=1e-12)
+
+
+def test_fit_exponents_bad_input_names_the_argument() -> None:
+    k = np.arange(1, 9, dtype=np.float64)
+    with pytest.raises(ValueError, match="kmax must be <= 8"):
+        fit_exponents(k**-1.0, 1, 9)
+    with pytest.raises(ValueError, match="kmax"):
+        fit_exponents(k**-1.0, 2, 3)  # two ranks: no fit
+    with pytest.raises(ValueError, match="spectra must be > 0"):
+        fit_exponents(np.r_[k[:6] ** -1.0, 0.0, 0.0], 2, 8)
+    with pytest.raises(ValueError, match="weights"):
+        fit_exponents(k**-1.0, 1, 8, weights="1/k")
+    with pytest.raises(ValueError, match="spectra"):
+        fit_exponents(np.r_[k[:7] ** -1.0, np.nan], 1, 8)

@@ -143,3 +143,38 @@ def test_trainability_prediction_regions() -> None:
 def test_bad_input_names_argument(call, name) -> None:
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_trainability_status_rule_table() -> None:
+    # the rule written out: diverged (flag or non-finite error) > converged (<= tol) > stalled
+    rel = np.array([0.01, 0.05, 0.2, np.inf, np.nan, 0.01])
+    flag = np.array([False, False, False, False, False, True])
+    assert oe.trainability_status(rel, 0.05, diverged=flag).tolist() == [
+        "converged", "converged", "stalled", "diverged", "diverged", "diverged"]
+    assert str(oe.trainability_status(0.3, 0.5)) == "converged"
+    with pytest.raises(ValueError, match="tol"):
+        oe.trainability_status(0.3, 0.0)
+
+
+@pytest.mark.parametrize("batch_size", [None, 1, 8])
+def test_predict_trainability_agrees_with_the_scalar_formulas(batch_size: int | None) -> None:
+    N, M, theta, steps, s = 12, 20, 1.5, 40, 0.3
+    lrs = np.array([0.05, 0.3, 0.7, 1.2, 1.9, 2.5]) * (
+        1.0 if batch_size is None else oe.online_sgd_critical_lr(batch_size, M) / 2)
+    pred = oe.predict_trainability(lrs, 0.8, N=N, M=M, theta=theta, steps=steps,
+                                   batch_size=batch_size, noise_std=s, tol=0.05)
+    e0 = 0.8**2 * N + theta**2
+    for lr, rel, status in zip(lrs, pred.rel_error, pred.status, strict=True):
+        if batch_size is None:  # population GD: the error contracts by (1 - lr)^2 a step
+            rho = (1.0 - lr) ** 2
+            expected = rho**steps
+        else:
+            rho = oe.online_sgd_contraction(lr, batch_size, M)
+            expected = float(oe.online_sgd_sq_error(lr, batch_size, N, M, s, e0, steps)) / e0
+        if rho > 1:
+            assert status == "diverged" and rel == np.inf
+        else:
+            assert rel == pytest.approx(expected, rel=1e-12)
+            assert status == ("converged" if expected <= 0.05 else "stalled")
+    eta_c = 2.0 if batch_size is None else 2.0 * batch_size / (batch_size + M + 1.0)
+    assert pred.eta_c == pytest.approx(eta_c, rel=1e-15)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from specdyn.models import AtomTeacher
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import (
-    AtomTeacher,
     DivergenceError,
     Schedule,
     drive,

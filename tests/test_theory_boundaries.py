@@ -82,3 +82,17 @@ def test_asymptotic_exponents() -> None:
     s = PowerLawSetting(alpha=0.7, beta=1.3, sigma_w=0.1, sigma_a=1, gamma0=1)
     assert theory.asymptotic_exponents(s) == pytest.approx(
         {"I": 0.7, "II": 3 * 0.7 + 1.3, "IIIa": 2.0, "IIIb": 0.7 + 0.65})
+
+
+@pytest.mark.parametrize("r", [0.05, 0.4, 1.0, 2.5])
+def test_lazy_boundary_is_where_k_u_reaches_one(r: float) -> None:
+    # oracle: k_u = (gamma0 theta0 / cross_level)^(2/beta) = 1 on the boundary (Eq. 190)
+    for sa in (0.5, 2.0):
+        g = float(theory.lazy_boundary(np.array([r]))[0])
+        s = PowerLawSetting.paper(r * sa, g, alpha=1.0, beta=1.0, sigma_a=sa, D=16)
+        assert theory.k_u(s) == pytest.approx(1.0, rel=1e-12)
+        assert theory.regime(PowerLawSetting.paper(r * sa, g / 1.01, alpha=1.0, beta=1.0,
+                                                   sigma_a=sa, D=16)).label == "lazy"
+    assert np.isnan(theory.feature_boundary(np.array([r]))[0]) == (r >= 1)
+    with pytest.raises(ValueError, match="r"):
+        theory.lazy_boundary(-1.0)

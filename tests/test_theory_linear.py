@@ -170,3 +170,19 @@ def test_mode_loss_decays_and_sums_to_loss() -> None:
     lam, theta = s.lam(np.array(3.0)), np.sqrt(s.mu(np.array(3.0)))
     ref = 0.5 * lam * (theta - ode["xi"] / s.gamma0) ** 2
     np.testing.assert_allclose(theory.mode_loss(s, 3.0, np.array([5.0, 20.0])), ref, rtol=1e-5)
+
+
+@pytest.mark.parametrize(("sigma_w", "ratio"), [(0.1, 2.0), (1.0, 0.5), (0.3, 30.0)])
+def test_mode_rate_is_the_relaxation_rate_of_xi(sigma_w: float, ratio: float) -> None:
+    s = PowerLawSetting.paper(sigma_w, ratio, alpha=1.2, beta=0.8, sigma_a=1.0, D=64)
+    k = np.array([1.0, 3.0, 10.0])
+    b = theory.mode_rate(s, k)
+    # oracle 1: the paper's rate written out, lambda_k sqrt(S^2 + 4 gamma0^2 mu_k) / gamma0^2
+    lam, mu = s.lambda0 * k**-s.alpha, s.mu0 * k**-s.beta  # theta_k^2 = mu_k
+    np.testing.assert_allclose(b, lam * np.sqrt(s.S**2 + 4 * s.gamma0**2 * mu) / s.gamma0**2,
+                               rtol=1e-14)
+    # oracle 2: late in the flow xi_k approaches gamma0 theta_k as exp(-b_k t); the next
+    # term is smaller by about exp(-b_k t) / (1 - r_k), below 1e-3 here
+    t = 12.0 / b
+    gap = lambda tt: theory.xi(s, k, np.inf) - theory.xi(s, k, tt)  # noqa: E731
+    np.testing.assert_allclose(np.log(gap(t) / gap(t + 1.0 / b)), 1.0, rtol=1e-3)

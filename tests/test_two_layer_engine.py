@@ -15,9 +15,9 @@ import pytest
 import torch
 
 from specdyn.data.teacher import PowerLawTeacher
+from specdyn.models.activations import ACTIVATIONS, Activation, get_activation
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import TwoLayerEngine, init_weights, seed_streams, train_two_layer
-from specdyn.sim.activations import ACTIVATIONS, Activation, get_activation
 from specdyn.sim.linear import train_linear
 from specdyn.sim.parameterization import PARAMETERIZATIONS, get_parameterization
 from specdyn.sim.two_layer import postact_spectrum

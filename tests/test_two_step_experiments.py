@@ -18,32 +18,13 @@ from specdyn.experiments import run_experiment
 from specdyn.experiments.two_step import (
     PhaseConfig,
     ReuseConfig,
-    formula_count,
-    line_gap,
-    near_line,
-    near_line_ratio,
     phase_agreement,
     phase_table,
     step_strengths,
 )
 from specdyn.measure.weight_outliers import weight_outliers
 from specdyn.sim.two_step import gd_steps
-
-
-def test_formula_and_lines() -> None:
-    assert formula_count(0.35, 0.40) == 2  # 0.40 / 0.15 = 2.67
-    assert formula_count(0.2, 0.25) == 0
-    assert formula_count(0.25, 0.25) == 1  # exactly on the line k = 1
-    # exponent gap to the nearest line alpha2 = k (1/2 - alpha1), k >= 1
-    assert line_gap(0.2, 0.45) == pytest.approx(0.15)  # lines at 0.3, 0.6
-    assert line_gap(0.44, 0.45) == pytest.approx(0.03)  # lines 0.06 apart: 0.42, 0.48
-    assert line_gap(0.1, 0.02) == pytest.approx(0.38)  # no line at k = 0
-    assert near_line(0.25, 0.26, 0.05)
-    assert not near_line(0.2, 0.45, 0.05)
-    assert near_line(0.44, 0.37, 0.05)  # ratio 6.17: 0.17 from an integer, 0.01 in exponent
-    assert not near_line_ratio(0.44, 0.37, 0.15)
-    assert near_line_ratio(0.25, 0.26, 0.15)
-    assert not near_line_ratio(0.1, 0.02, 0.15)
+from specdyn.theory.two_step import formula_count
 
 
 def test_phase_agreement_counts_cells() -> None:

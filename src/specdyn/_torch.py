@@ -48,5 +48,8 @@ def to_numpy(x: Any, dtype: Any = None) -> Any:
     import numpy as np
 
     if type(x).__module__.startswith("torch") and hasattr(x, "detach"):
-        x = x.detach().cpu().numpy()
+        t = x.detach().cpu()
+        if str(t.dtype) == "torch.bfloat16":  # numpy has no bfloat16; float32 holds it exactly
+            t = t.float()
+        x = t.numpy()
     return np.asarray(x, dtype=dtype)

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 from specdyn._version import __version__
 
+__all__ = ["build_parser", "main"]
+
 _COMMANDS = [
     "specdyn.cli.theory",
     "specdyn.cli.reproduce",

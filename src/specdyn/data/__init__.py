@@ -1,6 +1,6 @@
 """Teachers and input distributions: samplers and population statistics."""
 
-from specdyn.data.hermite import (  # noqa: F401
+from specdyn.data.hermite import (
     HermiteTarget,
     gaussian_expectation,
     hermite_basis,
@@ -8,4 +8,14 @@ from specdyn.data.hermite import (  # noqa: F401
     hermite_eval,
     random_direction,
 )
-from specdyn.data.teacher import PowerLawTeacher  # noqa: F401  (issue 3)
+from specdyn.data.teacher import PowerLawTeacher
+
+__all__ = [
+    "HermiteTarget",
+    "PowerLawTeacher",
+    "gaussian_expectation",
+    "hermite_basis",
+    "hermite_coefficients",
+    "hermite_eval",
+    "random_direction",
+]

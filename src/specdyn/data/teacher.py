@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy.stats import ortho_group
 
 from specdyn import _validate as v
 from specdyn.settings import AlignedSetting, PowerLawSetting, Setting
@@ -31,10 +32,10 @@ _ROTATIONS = (None, "random", "misaligned")
 
 
 def _haar_orthogonal(n: int, rng: np.random.Generator) -> np.ndarray:
-    """A Haar-distributed ``n x n`` orthogonal matrix (QR with sign fix)."""
-    z = rng.standard_normal((n, n))
-    q, r = np.linalg.qr(z)
-    return q * np.sign(np.diag(r))
+    """A Haar-distributed ``n x n`` orthogonal matrix (``scipy.stats.ortho_group``)."""
+    if n == 1:  # O(1) = {-1, 1}; older scipy releases refuse dim = 1
+        return rng.choice(np.array([-1.0, 1.0]), size=(1, 1))
+    return np.asarray(ortho_group.rvs(n, random_state=rng), dtype=np.float64)
 
 
 class PowerLawTeacher:

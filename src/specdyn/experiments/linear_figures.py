@@ -20,6 +20,7 @@ import pandas as pd
 from specdyn import _validate as v
 from specdyn import io, theory
 from specdyn.experiments.registry import ExperimentResult, register
+from specdyn.measure.exponents import fit_exponents
 from specdyn.plot import linear as lplot
 from specdyn.plot import save_figure
 from specdyn.settings import PowerLawSetting
@@ -27,17 +28,6 @@ from specdyn.sim.linear import train_linear
 from specdyn.sim.overlay import theory_agreement, theory_spectra
 
 FIT_RANKS = (1, 2, 3)  # ranks of the simulation's local log-log fit for alpha_eff at k = 1
-
-
-def fit_exponent(rho: np.ndarray, ranks: tuple[int, ...] = FIT_RANKS) -> np.ndarray:
-    """``-slope`` of the least-squares line through ``(log k, log rho_k)``, ``k`` in ``ranks``.
-
-    ``rho`` is ``(..., D)`` with rank ``k`` at index ``k - 1``; returns ``(...)``.
-    """
-    x = np.log(np.asarray(ranks, dtype=np.float64))
-    y = np.log(rho[..., np.asarray(ranks) - 1])
-    xc = x - x.mean()
-    return -((y - y.mean(axis=-1, keepdims=True)) @ xc) / (xc @ xc)
 
 
 @dataclass(frozen=True)
@@ -101,9 +91,9 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
     t_fine = np.geomspace(max(pos.min(), 1e-2), pos.max(), 300)
     alpha_exact = theory.alpha_eff(s, 1.0, t_fine)
     rho_fine = theory.rho(s, np.asarray(FIT_RANKS, dtype=float)[None, :], t_fine[:, None])
-    alpha_fit_theory = fit_exponent(rho_fine)
-    alpha_sim = fit_exponent(tr.spectra[1:])
-    alpha_th_ck = fit_exponent(th[1:])
+    alpha_fit_theory = fit_exponents(rho_fine, FIT_RANKS[0], FIT_RANKS[-1], weights="uniform")
+    alpha_sim = fit_exponents(tr.spectra[1:], FIT_RANKS[0], FIT_RANKS[-1], weights="uniform")
+    alpha_th_ck = fit_exponents(th[1:], FIT_RANKS[0], FIT_RANKS[-1], weights="uniform")
 
     fig = lplot.fig2(tr.times[rows], k, th[rows], tr.spectra[rows], t_fine, alpha_exact,
                      alpha_fit_theory, tr.times[1:], alpha_sim, fit_ranks=FIT_RANKS,

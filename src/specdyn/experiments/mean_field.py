@@ -198,9 +198,8 @@ def _atoms_full() -> AtomsConfig:
 def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
     """Train, cluster directions weighted by |a|, compare with the teacher's atoms."""
     from specdyn.measure.atoms import cluster_directions
+    from specdyn.models import AtomTeacher, get_activation
     from specdyn.sim import Schedule, mean_field_langevin
-    from specdyn.sim.activations import get_activation
-    from specdyn.sim.langevin import AtomTeacher
 
     act = get_activation(cfg.activation)
     atoms = cfg.teacher_atoms()
@@ -324,8 +323,8 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
         network_hermite_coefficients,
         top_clusters_function,
     )
+    from specdyn.models import network_function
     from specdyn.sim import Schedule, mean_field_langevin, propagation_of_chaos
-    from specdyn.sim.langevin import network_function
 
     target = notes_target()
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 7]))

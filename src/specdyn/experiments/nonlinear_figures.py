@@ -6,7 +6,7 @@ power-law teacher, in the feature-learning (``sigma_w = 0.1``,
 ``gamma0 = 2 S/theta0``) and lazy (``sigma_w = 1``, ``gamma0 = 0.5 S/theta0``)
 regimes, ``sigma_a = 1``. Records the preactivation spectrum (nonzero
 eigenvalues of ``H H^T/(MN)``, ``H = X W^T``) over time, fits its slope over a
-finite range of ranks (:func:`specdyn.measure.fit_power_law`, weighted
+finite range of ranks (:func:`specdyn.measure.fit_exponents`, weighted
 least squares in log-log) and sets it against the same fit of the linear
 network's exact spectrum ``rho_k(t)`` (:func:`specdyn.theory.rho`) at the same
 settings and times, and at an effective output scale ``gamma0 / c1``, where
@@ -30,11 +30,11 @@ import pandas as pd
 from specdyn import _validate as v
 from specdyn import io, theory
 from specdyn.experiments.registry import ExperimentResult, register
-from specdyn.measure.exponents import fit_power_law
+from specdyn.measure.exponents import fit_exponents
+from specdyn.models.activations import ACTIVATIONS, get_activation
 from specdyn.plot import save_figure
 from specdyn.plot.nonlinear import plot_spectra_and_slopes
 from specdyn.settings import PowerLawSetting
-from specdyn.sim.activations import ACTIVATIONS, get_activation
 from specdyn.sim.parameterization import PARAMETERIZATIONS
 from specdyn.sim.trajectory import Trajectory
 from specdyn.sim.two_layer import train_two_layer
@@ -99,17 +99,12 @@ def _fig4_full() -> Fig4Config:
     return Fig4Config(D=512, N=8192, M=4096, steps=10_000, kmin=2, kmax=64, n_checkpoints=60)
 
 
-def slopes(eigs: np.ndarray, kmin: int, kmax: int) -> np.ndarray:
-    """Fitted rank exponent of each row of ``eigs`` (``(n, D)``) over ``kmin..kmax``."""
-    return np.array([fit_power_law(e, kmin, kmax, n_boot=0).exponent for e in eigs])
-
-
 def theory_slopes(s: PowerLawSetting, times: np.ndarray, kmin: int, kmax: int) -> np.ndarray:
     """The same fit applied to the linear network's exact spectrum ``rho_k(t)``, ``k = 1..D``."""
     assert s.D is not None
     k = np.arange(1, s.D + 1, dtype=np.float64)
     rho = theory.rho(s, k[None, :], np.asarray(times, dtype=np.float64)[:, None])
-    return slopes(rho, kmin, kmax)
+    return fit_exponents(rho, kmin, kmax)
 
 
 def linear_coefficient(activation: str, var: float, n_nodes: int = 80) -> float:
@@ -118,12 +113,12 @@ def linear_coefficient(activation: str, var: float, n_nodes: int = 80) -> float:
     By Stein's lemma this is also ``E[h phi(h)] / var``, the first Hermite
     coefficient; it is ``1/2`` for ReLU at any ``var`` and ``1`` for the identity.
     """
-    from specdyn._torch import torch
+    from specdyn._torch import to_numpy, torch
 
     t = torch()
     x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
     h = t.as_tensor(np.sqrt(var) * x, dtype=t.float64)
-    d = get_activation(activation).deriv(h).double().numpy()
+    d = to_numpy(get_activation(activation).deriv(h), np.float64)
     return float(np.sum(w * d) / np.sum(w))
 
 
@@ -158,7 +153,7 @@ def run_fig4(cfg: Fig4Config, out_dir: Path) -> ExperimentResult:
     spectra_plot, slopes_plot, effective = {}, {}, {}
     for name, tr in runs.items():
         s = settings[name]
-        sim = slopes(tr.spectra, cfg.kmin, cfg.kmax)
+        sim = fit_exponents(tr.spectra, cfg.kmin, cfg.kmax)
         lin = theory_slopes(s, tr.times, cfg.kmin, cfg.kmax)
         s_eff = effective_setting(s, cfg.activation)
         lin_eff = theory_slopes(s_eff, tr.times, cfg.kmin, cfg.kmax)

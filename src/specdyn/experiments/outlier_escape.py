@@ -194,12 +194,6 @@ def _train_full() -> TrainabilityConfig:
                               replicas=8, two_layer_width=256, two_layer_steps=400)
 
 
-def _status(diverged: bool, rel: float, tol: float) -> str:
-    if diverged or not np.isfinite(rel):
-        return "diverged"
-    return "converged" if rel <= tol else "stalled"
-
-
 @register("trainability", "(learning rate, init variance) phase diagrams: single and two-layer",
           TrainabilityConfig, full=_train_full)
 def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult:
@@ -220,7 +214,8 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
             rows.append({"model": "single-layer", "lr": lr, "init_var": var,
                          "rel_error": None if div is not None else rel,
                          "diverged_step": div,
-                         "status": _status(div is not None, rel, cfg.tol)})
+                         "status": str(oe.trainability_status(rel, cfg.tol,
+                                                                diverged=div is not None))})
     single = pd.DataFrame(rows)
     th_lr = eta_c * np.geomspace(cfg.lr_range[0] / 1.2, cfg.lr_range[1] * 1.2, 300)
     th_var = np.geomspace(cfg.var_range[0] / 1.5, cfg.var_range[1] * 1.5, 200)
@@ -256,7 +251,7 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
             if j == 0:
                 sharp0 = float(drun.sharpness[0])
             rel = float(drun.loss[-1] / drun.loss[0])
-            status = _status(div is not None, rel, cfg.tol)
+            status = str(oe.trainability_status(rel, cfg.tol, diverged=div is not None))
             if status == "converged" and sharp_end is None:
                 sharp_end = float(drun.sharpness[-1])  # solution reached at the smallest lr
             rows2.append({"model": "two-layer", "lr": lr, "init_var": var,

@@ -37,6 +37,7 @@ from specdyn import _validate as v
 from specdyn import io
 from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.settings import PowerLawSetting
+from specdyn.theory.boundaries import feature_boundary, lazy_boundary
 
 
 @dataclass(frozen=True)
@@ -100,18 +101,6 @@ class RegimeMapConfig:
 def _full() -> RegimeMapConfig:
     return RegimeMapConfig(n_ratio=9, n_gamma=9, D=128, N=4096, steps=6000, fit_k_max=32,
                            checkpoints=50)
-
-
-def lazy_boundary(r: np.ndarray) -> np.ndarray:
-    """``g`` on the lazy boundary, Eq. (33) at equality, at ``r = sigma_w / sigma_a``."""
-    r = np.asarray(r, dtype=np.float64)
-    return r * np.sqrt(2 * r**2 + 1) / (1 + r**2)
-
-
-def feature_boundary(r: np.ndarray) -> np.ndarray:
-    """``g = 1`` where ``r < 1`` (NaN elsewhere): the edge of the feature-learning corner."""
-    r = np.asarray(r, dtype=np.float64)
-    return np.where(r < 1, 1.0, np.nan)
 
 
 def theory_labels(cfg: RegimeMapConfig, ratios: np.ndarray, gammas: np.ndarray) -> pd.DataFrame:

@@ -12,7 +12,7 @@ Table (tidy rows ``step, t, k, quantity, value``): the trajectory's
 ``loss`` (``k = 0``); ``rho_theory`` (the closed form ``rho_k(t)``, Eq. 12, at
 ``k = 1..D``), and the fitted exponents ``alpha_fit`` / ``alpha_fit_theory``
 (``k = 0``): the power-law exponent fitted over ranks ``fit_k_min..fit_k_max``
-(:func:`specdyn.measure.exponents.fit_power_law`).
+(:func:`specdyn.measure.exponents.fit_exponents`, weights ``1/k``).
 
 Summary: final loss, the fitted exponent at ``t = 0`` and at the end, the
 largest change ``delta_alpha = max_t |alpha_fit(t) - alpha_fit(0)|`` in the
@@ -93,9 +93,9 @@ class SimulateConfig:
         """
         if self.dt is not None:
             return float(self.dt)
-        s = self.setting()
-        b1 = s.lambda0 * np.sqrt(s.S**2 + 4 * s.gamma0**2 * s.mu0) / s.gamma0**2
-        return float(0.5 / b1)
+        from specdyn.theory import mode_rate
+
+        return float(0.5 / mode_rate(self.setting(), 1))
 
     def setting(self) -> PowerLawSetting:
         """The system simulated, in the paper's units."""
@@ -108,25 +108,12 @@ def _full() -> SimulateConfig:
     return SimulateConfig(D=256, N=4096, M=None, steps=20000, checkpoints=60, fit_k_max=64)
 
 
-def fit_exponent(spectra: np.ndarray, k_min: int, k_max: int) -> np.ndarray:
-    """The power-law exponent of each spectrum over ranks ``k_min..k_max``.
-
-    ``spectra`` is ``(n, D)`` (rank ``k = 1..D`` along axis 1) or ``(D,)``;
-    returns one exponent per row, from
-    :func:`specdyn.measure.exponents.fit_power_law` (least squares of
-    ``log rho`` on ``log k`` weighted by ``1/k``, i.e. evenly in log-rank).
-    """
-    from specdyn.measure.exponents import fit_power_law
-
-    rows = np.atleast_2d(np.asarray(spectra, dtype=np.float64))
-    return np.array([fit_power_law(r, k_min, k_max, n_boot=0).exponent for r in rows])
-
-
 @register("simulate", "two-layer linear network on a power-law setting, beside the exact "
           "theory", SimulateConfig, full=_full)
 def run(cfg: SimulateConfig, out_dir: Path) -> ExperimentResult:
     """Train, compare with the theory, write the tidy table (and a figure)."""
     from specdyn import theory
+    from specdyn.measure.exponents import fit_exponents
     from specdyn.sim.linear import train_linear
 
     s = cfg.setting()
@@ -135,8 +122,8 @@ def run(cfg: SimulateConfig, out_dir: Path) -> ExperimentResult:
                         dtype=cfg.dtype, progress=False)
     k = np.arange(1, cfg.D + 1, dtype=np.float64)
     rho_th = theory.rho(s, k, traj.times[:, None])  # (n, D), decreasing in k (Appendix F)
-    a_sim = fit_exponent(traj.spectra, cfg.fit_k_min, cfg.fit_k_max)
-    a_th = fit_exponent(rho_th, cfg.fit_k_min, cfg.fit_k_max)
+    a_sim = fit_exponents(traj.spectra, cfg.fit_k_min, cfg.fit_k_max)
+    a_th = fit_exponents(rho_th, cfg.fit_k_min, cfg.fit_k_max)
     n = len(traj.times)
     frames = [
         traj.to_frame(),

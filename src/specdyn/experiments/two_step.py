@@ -60,45 +60,17 @@ from specdyn._progress import progress
 from specdyn.data.hermite import NAMED_TARGETS, HermiteTarget
 from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.measure.weight_outliers import orthonormal_powers, weight_outliers
+from specdyn.models.activations import ACTIVATIONS
 from specdyn.plot import save_figure
 from specdyn.plot import two_step as tsplot
-from specdyn.sim.activations import ACTIVATIONS
 from specdyn.sim.two_step import gd_steps
+from specdyn.theory.two_step import formula_count, line_gap, near_line, near_line_ratio
 
 
 def _alphas(name: str, values: tuple[float, ...]) -> tuple[float, ...]:
     if len(values) == 0:
         raise ValueError(f"{name} must be a non-empty tuple of exponents in [0, 0.5)")
     return tuple(v.in_range(name, a, 0.0, 0.5, hi_open=True) for a in values)
-
-
-def formula_count(alpha1: float, alpha2: float) -> int:
-    """The abstract's outlier count ``floor(alpha2 / (1/2 - alpha1))``."""
-    return int(math.floor(alpha2 / (0.5 - alpha1) + 1e-12))
-
-
-def line_gap(alpha1: float, alpha2: float) -> float:
-    """Exponent distance ``min_k |alpha2 - k (1/2 - alpha1)|`` (``k >= 1``) to the nearest line.
-
-    The ``k``-th step-2 spike has strength ``~ C_k N^(alpha2 - k (1/2 - alpha1))``,
-    so a cell at gap ``g`` has its nearest spike a factor ``N^g`` from the
-    line's strength.
-    """
-    step = 0.5 - alpha1
-    k = max(1, round(alpha2 / step))
-    return min(abs(alpha2 - j * step) for j in (k - 1, k, k + 1) if j >= 1)
-
-
-def near_line(alpha1: float, alpha2: float, margin: float) -> bool:
-    """Whether the cell is within ``margin`` (an exponent gap, :func:`line_gap`) of a line."""
-    return line_gap(alpha1, alpha2) < margin
-
-
-def near_line_ratio(alpha1: float, alpha2: float, margin: float) -> bool:
-    """Whether ``alpha2 / (1/2 - alpha1)`` is within ``margin`` of a positive integer."""
-    rho = alpha2 / (0.5 - alpha1)
-    k = round(rho)
-    return k >= 1 and abs(rho - k) < margin
 
 
 #: Ratio margin of the score reported beside the exponent-margin one.
@@ -111,7 +83,7 @@ class PhaseConfig:
 
     ``alpha1`` and ``alpha2`` sit on different lattices so that few cells fall
     on the lines ``alpha2 = k (1/2 - alpha1)``. ``line_margin`` is an exponent
-    gap (see :func:`line_gap`), in ``[0, 0.25]``.
+    gap (see :func:`specdyn.theory.two_step.line_gap`), in ``[0, 0.25]``.
     """
 
     N: int = 600

@@ -3,8 +3,8 @@
 Spectra (``covariance_spectrum``, ``weight_spectrum``,
 ``CovarianceAccumulator``), power-law exponents (``local_exponent``,
 ``fit_power_law``, ``fit_broken_power_law``), random-matrix baselines and
-outlier tests (``fit_mp_bulk``, ``find_outliers`` and the formulas of
-:mod:`specdyn.theory.rmt`, re-exported here), alignment of eigenvectors with
+outlier tests (``fit_mp_bulk``, ``find_outliers``; the random-matrix formulas
+live in :mod:`specdyn.theory.rmt`), alignment of eigenvectors with
 given directions, and ``SpectrumTracker`` for any torch model.
 
 Conventions are stated in each module: covariance spectrum = eigenvalues of
@@ -21,7 +21,7 @@ from specdyn.measure.alignment import (
     top_eigenvectors,
     top_singular_vectors,
 )
-from specdyn.measure.atoms import (  # noqa: F401  (issue 8)
+from specdyn.measure.atoms import (
     AtomClusters,
     cluster_directions,
     function_distance,
@@ -38,6 +38,7 @@ from specdyn.measure.exponents import (
     LocalExponent,
     PowerLawFit,
     fit_broken_power_law,
+    fit_exponents,
     fit_power_law,
     local_exponent,
 )
@@ -56,27 +57,11 @@ from specdyn.measure.summary import (
     summarize_tensors,
 )
 from specdyn.measure.tracker import SpectrumTracker, log_schedule
-from specdyn.measure.transport import paired_sq_distance, wasserstein2_squared  # noqa: F401
-from specdyn.theory.rmt import (
-    RectangularSpike,
-    SpikePrediction,
-    mp_cdf,
-    mp_density,
-    mp_edges,
-    mp_quantile,
-    rectangular_bulk_edge,
-    rectangular_spike,
-    spike_strength_from_eigenvalue,
-    spike_strength_from_singular_value,
-    spiked_covariance,
-    tw_cdf,
-    tw_quantile,
-    tw_sf,
-    wishart_edge_scaling,
-)
+from specdyn.measure.transport import paired_sq_distance, wasserstein2_squared
 
 __all__ = [
     "Alignment",
+    "AtomClusters",
     "BrokenPowerLawFit",
     "CovarianceAccumulator",
     "LayerSummary",
@@ -84,39 +69,36 @@ __all__ = [
     "MPFit",
     "OutlierReport",
     "PowerLawFit",
-    "RectangularSpike",
     "SingularAlignment",
     "SpectrumTracker",
-    "SpikePrediction",
+    "cluster_directions",
     "covariance_alignment",
     "covariance_spectrum",
     "find_outliers",
     "fit_broken_power_law",
+    "fit_exponents",
     "fit_mp_bulk",
     "fit_power_law",
+    "function_distance",
     "gram_spectrum",
+    "hermite_tail",
     "load_tensors",
     "local_exponent",
     "log_schedule",
-    "mp_cdf",
-    "mp_density",
-    "mp_edges",
-    "mp_quantile",
+    "mix_particles",
+    "moment_tensors",
+    "network_hermite_coefficients",
     "overlaps",
-    "rectangular_bulk_edge",
-    "rectangular_spike",
+    "paired_sq_distance",
+    "relu_rescale",
+    "sign_flip",
     "singular_alignment",
-    "spike_strength_from_eigenvalue",
-    "spike_strength_from_singular_value",
-    "spiked_covariance",
     "summarize_file",
     "summarize_matrix",
     "summarize_tensors",
+    "top_clusters_function",
     "top_eigenvectors",
     "top_singular_vectors",
-    "tw_cdf",
-    "tw_quantile",
-    "tw_sf",
+    "wasserstein2_squared",
     "weight_spectrum",
-    "wishart_edge_scaling",
 ]

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from specdyn import _validate as v
+from specdyn._torch import to_numpy
 from specdyn.measure.spectra import _check_matrix, _is_torch
 
 __all__ = [
@@ -34,13 +35,11 @@ __all__ = [
 
 def _host(x: Any) -> np.ndarray:
     """numpy float64 copy of an (already validated) array or tensor."""
-    if _is_torch(x):
-        return np.asarray(x.detach().double().cpu().numpy())
-    return np.asarray(x)
+    return to_numpy(x, np.float64) if _is_torch(x) else np.asarray(x)
 
 
 def _directions(name: str, d: Any, length: int) -> np.ndarray:
-    arr = np.asarray(d.detach().cpu().numpy() if _is_torch(d) else d)
+    arr = to_numpy(d)
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2:

@@ -33,7 +33,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from specdyn import _validate as v
-from specdyn.sim.activations import Activation, get_activation
+from specdyn._torch import to_numpy
+from specdyn.models.activations import Activation, get_activation
+from specdyn.models.mean_field import network_function
 
 __all__ = [
     "AtomClusters",
@@ -50,9 +52,7 @@ __all__ = [
 
 
 def _particles(name: str, p: Any) -> np.ndarray:
-    if hasattr(p, "detach"):
-        p = p.detach().cpu().numpy()
-    arr = v.real_array(name, p)
+    arr = v.real_array(name, to_numpy(p))
     if arr.ndim != 2 or arr.shape[1] < 2:
         raise ValueError(f"{name} must have shape (N, d+1) with d >= 1, got {arr.shape}")
     return arr
@@ -224,8 +224,6 @@ def top_clusters_function(particles: ArrayLike, clusters: AtomClusters, k: int,
     to zero (the ``1/N`` normalisation is kept), so ``f - f_top_k`` is the part
     of the network carried by the light clusters.
     """
-    from specdyn.sim.langevin import network_function
-
     p = _particles("particles", particles).copy()
     k = v.positive_int("k", k, minimum=0)
     if p.shape[0] != len(clusters.labels):
@@ -315,8 +313,6 @@ def function_distance(p1: ArrayLike, p2: ArrayLike, activation: str | Activation
     (``numpy.random.default_rng(seed)``). Both measures use the mean-field
     normalisation of their own size.
     """
-    from specdyn.sim.langevin import network_function
-
     a1 = _particles("p1", p1)
     a2 = _particles("p2", p2)
     if a1.shape[1] != a2.shape[1]:
@@ -374,7 +370,7 @@ def network_hermite_coefficients(particles: ArrayLike, activation: str | Activat
     for j, rad in enumerate(radii):
 
         def fn(z: np.ndarray, rad: float = float(rad)) -> np.ndarray:
-            return act.fn(torch.from_numpy(rad * z)).numpy()
+            return to_numpy(act.fn(torch.from_numpy(rad * z)))
 
         c1 = hermite_coefficients(fn, degree)
         sel = inverse == j

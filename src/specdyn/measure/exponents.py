@@ -36,6 +36,7 @@ __all__ = [
     "LocalExponent",
     "PowerLawFit",
     "fit_broken_power_law",
+    "fit_exponents",
     "fit_power_law",
     "local_exponent",
 ]
@@ -144,17 +145,55 @@ def _spectrum(eigs: ArrayLike) -> np.ndarray:
 
 
 def _wls(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float, float]:
-    """Weighted LS line ``y = c + s x``: (slope, intercept, R^2)."""
-    sw = w.sum()
-    mx, my = (w * x).sum() / sw, (w * y).sum() / sw
-    dx, dy = x - mx, y - my
-    sxx = (w * dx * dx).sum()
-    s = (w * dx * dy).sum() / sxx
-    c = my - s * mx
-    ss_tot = (w * dy * dy).sum()
-    ss_res = (w * (dy - s * dx) ** 2).sum()
+    """Weighted LS line ``y = c + s x`` (``w`` weighs squared residuals): slope, intercept, R^2."""
+    s, c = np.polyfit(x, y, 1, w=np.sqrt(w))  # polyfit weights the unsquared residuals
+    my = (w * y).sum() / w.sum()
+    ss_tot = (w * (y - my) ** 2).sum()
+    ss_res = (w * (y - (c + s * x)) ** 2).sum()
     r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
     return float(s), float(c), float(r2)
+
+
+def fit_exponents(spectra: ArrayLike, kmin: int, kmax: int, *,
+                  weights: str = "log-rank") -> np.ndarray:
+    """Rank exponent of every row of ``spectra`` over the ranks ``kmin..kmax``.
+
+    The row-wise estimator behind :func:`fit_power_law` (without the bootstrap):
+    least squares of ``log lambda_k`` on ``log k``, each row sorted decreasing.
+
+    Parameters
+    ----------
+    spectra
+        ``(..., K)`` eigenvalues, rank along the last axis (any order); the
+        window must hold positive values.
+    kmin, kmax
+        Window of ranks (1-based, inclusive), at least 3 ranks, ``kmax <= K``.
+    weights
+        ``"log-rank"`` (``1/k``, every decade of rank counts the same; as
+        :func:`fit_power_law`) or ``"uniform"``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(...)`` exponents ``a`` in ``lambda_k ~ k^-a``.
+    """
+    arr = v.real_array("spectra", spectra)
+    if arr.ndim < 1:
+        raise ValueError("spectra must have the rank along its last axis, got a scalar")
+    K = arr.shape[-1]
+    k_lo = v.positive_int("kmin", kmin)
+    k_hi = v.positive_int("kmax", kmax, minimum=k_lo + 2)  # 3 ranks, as fit_power_law
+    if k_hi > K:
+        raise ValueError(f"kmax must be <= {K} (the number of ranks), got {k_hi}")
+    v.choice("weights", weights, ("log-rank", "uniform"))
+    lam = -np.sort(-arr, axis=-1)[..., k_lo - 1:k_hi]
+    if not np.all(lam > 0):
+        raise ValueError(f"spectra must be > 0 on the ranks {k_lo}..{k_hi} (log-log fit)")
+    k = np.arange(k_lo, k_hi + 1, dtype=np.float64)
+    w = 1.0 / np.sqrt(k) if weights == "log-rank" else None  # sqrt: polyfit's convention
+    y = np.log(lam).reshape(-1, k.size).T
+    slope = np.polyfit(np.log(k), y, 1, w=w)[0]
+    return -slope.reshape(arr.shape[:-1])
 
 
 def local_exponent(eigs: ArrayLike, window: float = 0.5) -> LocalExponent:

@@ -39,6 +39,7 @@ import numpy as np
 from numpy.polynomial import Chebyshev
 from numpy.typing import ArrayLike
 from scipy.interpolate import CubicSpline
+from scipy.stats import kstest
 
 from specdyn import _validate as v
 from specdyn.theory import rmt
@@ -239,18 +240,6 @@ def _canonical(eigs: np.ndarray, ratio: float, n: float, p: float
     return e, ratio, n, p
 
 
-def _bbp_inverse(ell: np.ndarray, ratio: float) -> np.ndarray:
-    """Spike strength from ``ell / sigma2`` (unvalidated ``rmt.spike_strength_from_eigenvalue``).
-
-    At or inside the bulk edge the strength is at most ``sqrt(ratio)``; that is returned.
-    """
-    bq = ell - 1.0 - ratio
-    disc = bq * bq - 4.0 * ratio
-    ok = (ell > (1.0 + np.sqrt(ratio)) ** 2) & (disc > 0)
-    th = 0.5 * (bq + np.sqrt(np.where(ok, disc, 0.0)))
-    return np.where(ok, th, np.sqrt(ratio))
-
-
 @functools.lru_cache(maxsize=256)
 def _mp_median(ratio: float) -> float:
     return float(rmt.mp_quantile(0.5, ratio))
@@ -275,7 +264,9 @@ def _sigma2_all(e: np.ndarray, ratio: float, p: float, kmax: int) -> np.ndarray:
     top = e[:kmax]
     below = k[:, None] > np.arange(kmax)[None, :]  # j < k: the spikes assumed under k
     for _ in range(8):
-        th = _bbp_inverse(top[None, :] / s2[:, None], ratio)
+        # at or inside the edge a spike is at most sqrt(ratio) strong: use that bound
+        th = np.nan_to_num(rmt.spike_strength_from_eigenvalue(top[None, :] / s2[:, None], ratio),
+                           nan=np.sqrt(ratio))
         corr = ratio * np.sum(np.where(below, 1.0 + 1.0 / th, 0.0), axis=1)
         s2 = rest / np.maximum(p - k - corr, 0.5 * (p - k))
     return s2
@@ -284,14 +275,6 @@ def _sigma2_all(e: np.ndarray, ratio: float, p: float, kmax: int) -> np.ndarray:
 def _sigma2_given_k(e: np.ndarray, ratio: float, p: float, k: int) -> float:
     """``_sigma2_all(...)[k]``."""
     return float(_sigma2_all(e, ratio, p, k)[k])
-
-
-def _ks(e: np.ndarray, ratio: float, sigma2: float) -> float:
-    x = np.sort(e)
-    m = x.size
-    cdf = np.asarray(rmt.mp_cdf(x, ratio, sigma2), dtype=np.float64)
-    i = np.arange(1, m + 1)
-    return float(max(np.max(i / m - cdf), np.max(cdf - (i - 1) / m)))
 
 
 def fit_mp_bulk(eigs: ArrayLike, ratio: float, *, n_excluded: int | None = None,
@@ -345,7 +328,8 @@ def fit_mp_bulk(eigs: ArrayLike, ratio: float, *, n_excluded: int | None = None,
         raise ValueError("eigs: the bulk fit gave a non-positive noise variance "
                          "(are the eigenvalues all zero?)")
     lo, hi = rmt.mp_edges(g, s2)
-    ks = _ks(ec[k:], gc * (m - k) / m, s2)
+    g_bulk = gc * (m - k) / m
+    ks = float(kstest(ec[k:], lambda x: rmt.mp_cdf(x, g_bulk, s2)).statistic)
     return MPFit(sigma2=s2, ratio=g, lo=float(lo), hi=float(hi), n_excluded=k, ks_distance=ks)
 
 
@@ -356,10 +340,9 @@ def find_outliers(eigs: ArrayLike, ratio: float, alpha: float = 0.05, *,
 
     Parameters
     ----------
-    eigs
-        Eigenvalues of ``F^T F / n`` (any order), at least 3.
-    ratio
-        ``p / n`` in (0, inf).
+    eigs, ratio
+        As for :func:`fit_mp_bulk`: eigenvalues of ``F^T F / n`` (any order, at
+        least 3) and ``p / n`` in (0, inf).
     alpha
         Level of the sequential test, in (0, 1).
     n_samples

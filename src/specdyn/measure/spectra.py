@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from specdyn import _validate as v
+from specdyn._torch import to_numpy
 
 __all__ = ["CovarianceAccumulator", "covariance_spectrum", "gram_spectrum", "weight_spectrum"]
 
@@ -157,7 +158,7 @@ def covariance_spectrum(F: Any, center: bool = True, top: int | None = None, *,
     if _is_torch(X):
         if X.device.type != "cpu":
             return _finish(_torch_gram_eigs(X.double(), center, n), k)
-        X = np.asarray(X.double().numpy())  # CPU tensors share memory with numpy
+        X = to_numpy(X, np.float64)  # a float64 CPU tensor shares memory with numpy
     Xc = X - X.mean(axis=0, keepdims=True) if center else X
     if _use_lanczos(meth, k, m):
         assert k is not None
@@ -176,7 +177,7 @@ def _torch_gram_eigs(X: Any, center: bool, n: int) -> np.ndarray:
     Xc = X - X.mean(dim=0, keepdim=True) if center else X
     G = Xc.T @ Xc if X.shape[1] <= X.shape[0] else Xc @ Xc.T
     vals = torch.linalg.eigvalsh(G / n)
-    return np.asarray(vals.cpu().numpy(), dtype=np.float64)
+    return to_numpy(vals, np.float64)
 
 
 def gram_spectrum(H: Any, top: int | None = None, *, method: str = "auto") -> np.ndarray:
@@ -298,15 +299,15 @@ class CovarianceAccumulator:
     def mean(self) -> np.ndarray:
         """Feature means so far (float64 numpy)."""
         self._require()
-        return _to_numpy(self._mean)
+        return to_numpy(self._mean, np.float64)
 
     def covariance(self) -> np.ndarray:
         """``p x p`` covariance ``F_c^T F_c / n`` (or ``F^T F / n`` if not centred), float64."""
         self._require()
-        m2 = _to_numpy(self._m2)
+        m2 = to_numpy(self._m2, np.float64)
         if self.center:
             return m2 / self.count
-        mu = _to_numpy(self._mean)
+        mu = to_numpy(self._mean, np.float64)
         return (m2 + self.count * np.outer(mu, mu)) / self.count
 
     def spectrum(self, top: int | None = None) -> np.ndarray:
@@ -314,9 +315,3 @@ class CovarianceAccumulator:
         C = self.covariance()
         k = _top_arg(top, C.shape[0])
         return _finish(np.linalg.eigvalsh(0.5 * (C + C.T)), k)
-
-
-def _to_numpy(x: Any) -> np.ndarray:
-    if _is_torch(x):
-        return np.asarray(x.detach().cpu().numpy(), dtype=np.float64)
-    return np.asarray(x, dtype=np.float64)

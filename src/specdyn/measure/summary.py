@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from specdyn import _validate as v
+from specdyn._torch import to_numpy
 from specdyn.measure.exponents import PowerLawFit, fit_power_law
 from specdyn.measure.outliers import MPFit, OutlierReport, find_outliers, fit_mp_bulk
 from specdyn.measure.spectra import covariance_spectrum, weight_spectrum
@@ -119,12 +120,8 @@ def summarize_tensors(tensors: Mapping[str, Any], *, center: bool = False,
 
 def _to_numpy(x: Any) -> Any:
     if hasattr(x, "detach") and hasattr(x, "cpu"):
-        t = x.detach().cpu()
-        if t.is_complex():
-            return np.asarray(t.numpy())
-        if t.dtype.is_floating_point:
-            return np.asarray(t.double().numpy())  # bfloat16 has no numpy dtype
-        return np.asarray(t.numpy())
+        arr = to_numpy(x)
+        return arr.astype(np.float64) if arr.dtype.kind == "f" else arr
     if isinstance(x, np.ndarray):
         return x
     if isinstance(x, (int, float, np.number)):
@@ -224,4 +221,3 @@ def summarize_file(path: str | Path, *, center: bool = False, alpha: float = 0.0
         else:
             out.append(summarize_matrix(name, t, center=center, alpha=alpha, n_boot=n_boot))
     return out
-

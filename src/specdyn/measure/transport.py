@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from specdyn import _validate as v
+from specdyn._torch import to_numpy
 
 __all__ = ["paired_sq_distance", "wasserstein2_squared"]
 
@@ -43,9 +44,7 @@ LP_MAX_VARIABLES = 250_000
 
 
 def _points(name: str, x: Any) -> np.ndarray:
-    if hasattr(x, "detach"):
-        x = x.detach().cpu().numpy()
-    arr = v.real_array(name, x)
+    arr = v.real_array(name, to_numpy(x))
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2:
@@ -56,9 +55,7 @@ def _points(name: str, x: Any) -> np.ndarray:
 def _weights(name: str, w: Any, n: int) -> np.ndarray | None:
     if w is None:
         return None
-    if hasattr(w, "detach"):
-        w = w.detach().cpu().numpy()
-    arr = v.real_array(name, w, lo=0.0)
+    arr = v.real_array(name, to_numpy(w), lo=0.0)
     if arr.shape != (n,):
         raise ValueError(f"{name} must have shape ({n},) to match the points, got {arr.shape}")
     total = float(arr.sum())

@@ -36,6 +36,7 @@ import numpy as np
 import scipy.linalg
 
 from specdyn import _validate as v
+from specdyn._torch import to_numpy
 from specdyn.theory.rmt import mp_quantile, rectangular_bulk_edge, tw_quantile, wishart_edge_scaling
 
 __all__ = ["WeightOutliers", "orthonormal_powers", "weight_outliers"]
@@ -122,21 +123,14 @@ class WeightOutliers:
         return float(np.nanmax(self.right_alignment))
 
 
-def _to_numpy(name: str, x: Any) -> np.ndarray:
-    if hasattr(x, "detach"):  # torch tensor
-        x = x.detach().cpu().double().numpy()
-    arr = v.real_array(name, x)
-    return arr
-
-
 def orthonormal_powers(a: Any, k: int) -> np.ndarray:
     """``(N, k)`` orthonormal columns spanning ``a, a^2, ..., a^k`` (Gram-Schmidt in order).
 
     Powers are elementwise. Column ``j`` is ``a^(j+1)`` minus its projection on
     the previous columns, normalised. Computed on ``a / max|a|`` (same
-    directions, no overflow) with two passes of classical Gram-Schmidt.
+    directions, no overflow) by Householder QR (``numpy.linalg.qr``).
     """
-    vec = _to_numpy("reference", a)
+    vec = v.real_array("reference", to_numpy(a))
     if vec.ndim != 1:
         raise ValueError(f"reference must be a vector a (powers are taken), got shape {vec.shape}")
     k = v.positive_int("n_reference", k)
@@ -144,7 +138,7 @@ def orthonormal_powers(a: Any, k: int) -> np.ndarray:
     if not scale > 0:
         raise ValueError("reference must be a non-zero vector")
     base = vec / scale
-    return _gram_schmidt(np.stack([base ** (j + 1) for j in range(k)], axis=1))
+    return _orthonormal_columns(np.stack([base ** (j + 1) for j in range(k)], axis=1))
 
 
 def _gram_eigh(M: np.ndarray, device: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -155,21 +149,24 @@ def _gram_eigh(M: np.ndarray, device: Any) -> tuple[np.ndarray, np.ndarray]:
         torch = _torch.torch()
         Mt = torch.from_numpy(M).to(device=_torch.resolve_device(device), dtype=torch.float64)
         lam, vecs = torch.linalg.eigh(Mt.T @ Mt)
-        return lam.cpu().numpy(), vecs.cpu().numpy()
+        return to_numpy(lam), to_numpy(vecs)
     return scipy.linalg.eigh(M.T @ M)
 
 
-def _gram_schmidt(M: np.ndarray) -> np.ndarray:
-    Q = np.zeros_like(M)
-    for j in range(M.shape[1]):
-        q = M[:, j].copy()
-        for _ in range(2):  # re-orthogonalise once: powers of a are far from orthogonal
-            q -= Q[:, :j] @ (Q[:, :j].T @ q)
-        norm = float(np.linalg.norm(q))
-        if not norm > 1e-12 * max(1.0, float(np.linalg.norm(M[:, j]))):
-            raise ValueError(f"reference direction {j} is linearly dependent on the previous ones")
-        Q[:, j] = q / norm
-    return Q
+def _orthonormal_columns(M: np.ndarray) -> np.ndarray:
+    """Orthonormal columns spanning ``M[:, :j+1]`` for every ``j`` (Householder QR, signed so
+    that column ``j`` leans on ``M[:, j]``, as Gram-Schmidt in order would give)."""
+    if M.shape[1] > M.shape[0]:
+        raise ValueError(f"reference direction {M.shape[0]} is linearly dependent on the "
+                         "previous ones (more directions than dimensions)")
+    Q, R = np.linalg.qr(M)
+    d = np.diag(R)
+    scale = np.maximum(1.0, np.linalg.norm(M, axis=0))
+    dependent = ~(np.abs(d) > 1e-12 * scale)
+    if dependent.any():
+        j = int(np.argmax(dependent))
+        raise ValueError(f"reference direction {j} is linearly dependent on the previous ones")
+    return Q * np.sign(d)
 
 
 def weight_outliers(W: Any, reference: Any = None, target_direction: Any = None, *,
@@ -217,7 +214,7 @@ def weight_outliers(W: Any, reference: Any = None, target_direction: Any = None,
     the bulk is no longer MP and ``mp_edge`` underestimates the edge (by ~3 %
     at ``alpha = (0.45, 0.45)``, ``N = 1000``), which the ``"fit"`` edge avoids.
     """
-    Wn = _to_numpy("W", W)
+    Wn = v.real_array("W", to_numpy(W))
     if Wn.ndim != 2:
         raise ValueError(f"W must be a 2-D matrix, got shape {Wn.shape}")
     N, d = Wn.shape
@@ -228,13 +225,13 @@ def weight_outliers(W: Any, reference: Any = None, target_direction: Any = None,
         window = v.positive_int("window", window, minimum=5)
     Q = None
     if reference is not None:
-        ref = _to_numpy("reference", reference)
+        ref = v.real_array("reference", to_numpy(reference))
         if ref.shape[0] != N:
             raise ValueError(f"reference must have {N} rows (W's rows), got shape {ref.shape}")
-        Q = orthonormal_powers(ref, n_reference) if ref.ndim == 1 else _gram_schmidt(ref)
+        Q = orthonormal_powers(ref, n_reference) if ref.ndim == 1 else _orthonormal_columns(ref)
     beta = None
     if target_direction is not None:
-        beta = _to_numpy("target_direction", target_direction)
+        beta = v.real_array("target_direction", to_numpy(target_direction))
         if beta.shape != (d,):
             raise ValueError(f"target_direction must have shape ({d},), got {beta.shape}")
         nb = float(np.linalg.norm(beta))

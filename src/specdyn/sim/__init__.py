@@ -9,7 +9,6 @@ outputs, ``N`` width, ``M`` samples, ``B`` batch, ``dt`` flow step, ``lr``
 plain step size.
 """
 
-from specdyn.sim.activations import ACTIVATIONS, Activation, get_activation
 from specdyn.sim.chaos import ChaosRun, propagation_of_chaos
 from specdyn.sim.deep_linear import (
     DeepLinearRun,
@@ -19,7 +18,7 @@ from specdyn.sim.deep_linear import (
     train_deep_linear,
 )
 from specdyn.sim.gram import GramEngine
-from specdyn.sim.langevin import AtomTeacher, LangevinRun, mean_field_langevin, network_function
+from specdyn.sim.langevin import LangevinRun, mean_field_langevin
 from specdyn.sim.linear import WeightEngine, train_linear
 from specdyn.sim.linear_student import LinearStudentRun, rank_one_teacher, train_linear_student
 from specdyn.sim.overlay import theory_agreement, theory_spectra
@@ -36,10 +35,7 @@ from specdyn.sim.two_layer_engine import TwoLayerEngine, init_weights
 from specdyn.sim.two_step import TwoStepResult, activation_mu1, gd_steps, one_step_spike_strength
 
 __all__ = [
-    "ACTIVATIONS",
     "PARAMETERIZATIONS",
-    "Activation",
-    "AtomTeacher",
     "Block",
     "ChaosRun",
     "DeepLinearRun",
@@ -59,11 +55,9 @@ __all__ = [
     "drive",
     "escape_step",
     "gd_steps",
-    "get_activation",
     "get_parameterization",
     "init_weights",
     "mean_field_langevin",
-    "network_function",
     "one_step_spike_strength",
     "propagation_of_chaos",
     "rank_one_teacher",

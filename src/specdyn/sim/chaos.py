@@ -22,7 +22,7 @@ from specdyn import _validate as v
 from specdyn._torch import resolve_device, resolve_dtype, to_numpy
 from specdyn._torch import torch as _torch
 from specdyn.measure.transport import wasserstein2_squared
-from specdyn.sim.activations import Activation, get_activation
+from specdyn.models.activations import Activation, get_activation
 from specdyn.sim.langevin import Target
 from specdyn.sim.particles import (
     CHECK_EVERY,

@@ -45,8 +45,8 @@ from numpy.typing import ArrayLike
 from specdyn import _validate as v
 from specdyn._torch import resolve_device, resolve_dtype, to_numpy
 from specdyn._torch import torch as _torch
+from specdyn.models.activations import Activation, get_activation
 from specdyn.sim import protocol
-from specdyn.sim.activations import Activation, get_activation
 from specdyn.sim.particles import (
     CHECK_EVERY,
     Block,
@@ -60,15 +60,12 @@ from specdyn.sim.particles import (
     target_values,
     validate_common,
 )
-from specdyn.sim.particles import as_host as _as_host
 
 Target = Callable[[np.ndarray], ArrayLike]
 
 __all__ = [
-    "AtomTeacher",
     "LangevinRun",
     "mean_field_langevin",
-    "network_function",
 ]
 
 
@@ -110,46 +107,6 @@ class LangevinRun:
 
 
 
-class AtomTeacher:
-    """Multi-index teacher ``f*(x) = sum_k a_k sigma(w_k . x)`` with a few atoms.
-
-    Note the *sum* (not the mean) over atoms: ``atoms`` rows ``[a_k, w_k]`` are
-    the target's atoms. Calls accept numpy ``(M, d)`` arrays and return ``(M,)``.
-    """
-
-    def __init__(self, activation: str | Activation, atoms: ArrayLike) -> None:
-        arr = v.real_array("atoms", atoms)
-        if arr.ndim != 2 or arr.shape[1] < 2:
-            raise ValueError(f"atoms must have shape (K, d+1) with d >= 1, got {arr.shape}")
-        self.activation = get_activation(activation)
-        self.atoms = arr.copy()
-        self.atoms.setflags(write=False)
-        self.d = arr.shape[1] - 1
-
-    def __repr__(self) -> str:
-        return f"AtomTeacher({self.activation.name!r}, K={len(self.atoms)}, d={self.d})"
-
-    def __call__(self, x: ArrayLike) -> np.ndarray:
-        return len(self.atoms) * network_function(self.atoms, x, self.activation)
-
-
-def network_function(particles: ArrayLike, x: ArrayLike, activation: str | Activation
-                     ) -> np.ndarray:
-    """``f_N(x) = (1/N) sum_i a_i sigma(w_i . x)`` at the rows of ``x`` (float64, CPU).
-
-    ``particles`` is ``(N, d+1)`` with rows ``[a, w]`` (numpy or torch); ``x`` is
-    ``(M, d)``. Returns a numpy ``(M,)`` array.
-    """
-    torch = _torch()
-    act = get_activation(activation)
-    p = _as_host(particles)
-    xs = _as_host(x)
-    if p.ndim != 2 or xs.ndim != 2 or xs.shape[1] != p.shape[1] - 1:
-        raise ValueError(f"particles (N, d+1) and x (M, d) do not match: {p.shape}, {xs.shape}")
-    pt = torch.from_numpy(p)
-    xt = torch.from_numpy(xs)
-    return (act.fn(xt @ pt[:, 1:].T) @ pt[:, 0] / p.shape[0]).numpy()
-
 
 def mean_field_langevin(
     activation: str | Activation,
@@ -179,7 +136,7 @@ def mean_field_langevin(
     Parameters
     ----------
     activation
-        A name of :data:`specdyn.sim.activations.ACTIVATIONS` or an ``Activation``.
+        A name of :data:`specdyn.models.activations.ACTIVATIONS` or an ``Activation``.
     target
         ``f*``: a callable mapping a numpy ``(M, D)`` array to ``(M,)`` (e.g. a
         :class:`specdyn.data.hermite.HermiteTarget` or an :class:`AtomTeacher`).

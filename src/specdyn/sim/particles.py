@@ -19,7 +19,7 @@ import numpy as np
 from specdyn import _validate as v
 from specdyn._torch import to_numpy
 from specdyn._torch import torch as _torch
-from specdyn.sim.activations import ACTIVATIONS, Activation
+from specdyn.models.activations import ACTIVATIONS, Activation
 from specdyn.sim.protocol import DivergenceError, first_divergent
 
 __all__ = ["BLOWUP_LIMIT", "Block", "ParticleEngine"]

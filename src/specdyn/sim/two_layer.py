@@ -54,10 +54,10 @@ from specdyn import _validate as v
 from specdyn._torch import resolve_device, resolve_dtype, to_numpy
 from specdyn._torch import torch as _torch
 from specdyn.data.teacher import PowerLawTeacher
+from specdyn.models.activations import Activation, get_activation
 from specdyn.settings import AlignedSetting, Setting
 from specdyn.sim import gram as _gram
 from specdyn.sim import protocol
-from specdyn.sim.activations import Activation, get_activation
 from specdyn.sim.linear import setting_dim
 from specdyn.sim.parameterization import Parameterization, get_parameterization
 from specdyn.sim.trajectory import Trajectory
@@ -109,7 +109,7 @@ def train_two_layer(
         ``sigma_a`` and ``gamma0``.
     activation
         A name (``linear``, ``relu``, ``tanh``, ``gelu``, ``erf``, ...) or an
-        :class:`~specdyn.sim.activations.Activation` (any torch callable and its
+        :class:`~specdyn.models.activations.Activation` (any torch callable and its
         derivative).
     N, M, steps
         Width, number of fixed samples (training set, or probe set for

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from specdyn._torch import torch as _torch
+from specdyn.models.activations import ACTIVATIONS, Activation
 from specdyn.sim import gram as _gram
-from specdyn.sim.activations import ACTIVATIONS, Activation
 from specdyn.sim.parameterization import Parameterization
 
 __all__ = ["TwoLayerEngine", "init_weights"]

@@ -35,7 +35,7 @@ import numpy as np
 from specdyn import _torch
 from specdyn import _validate as v
 from specdyn.data.hermite import HermiteTarget, gaussian_expectation, random_direction
-from specdyn.sim.activations import Activation, get_activation
+from specdyn.models.activations import Activation, get_activation
 from specdyn.sim.protocol import DivergenceError, record_meta
 
 __all__ = ["TwoStepResult", "activation_mu1", "gd_steps", "one_step_spike_strength"]
@@ -168,7 +168,7 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
         Exactly one: the step sizes ``(lr1, lr2)`` (> 0), or exponents
         ``(alpha1, alpha2)`` in ``[0, 1/2)`` giving ``lr_k = N^alpha_k``.
     activation
-        A name from :data:`specdyn.sim.activations.ACTIVATIONS` or an
+        A name from :data:`specdyn.models.activations.ACTIVATIONS` or an
         :class:`Activation`; the default ``"tanh-shift"`` (``tanh(z + 1/2)``)
         has every Hermite coefficient non-zero.
     target

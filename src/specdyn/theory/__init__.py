@@ -9,17 +9,22 @@ Reference ODE and quadrature solvers live in :mod:`specdyn.theory.oracles`.
 """
 
 import specdyn.theory.outlier_escape as outlier_escape  # issue 6: BBP escape, trainability
-from specdyn.theory import rmt  # random-matrix baselines (MP, TW, BBP)
+from specdyn.theory import (
+    rmt,  # random-matrix baselines (MP, TW, BBP)
+    two_step,  # second related abstract: outlier count and its lines
+)
 from specdyn.theory.boundaries import (
     RegimeReport,
     asymptotic_exponents,
     cross_level,
+    feature_boundary,
     k_cross,
     k_l,
     k_layer,
     k_learn,
     k_region_ii,
     k_u,
+    lazy_boundary,
     regime,
     region,
     region_quantities,
@@ -39,7 +44,17 @@ from specdyn.theory.first_layer import (
     t_star,
     xi_first_layer,
 )
-from specdyn.theory.linear import alpha_eff, delta_eta, eta, loss, mode_loss, rho, xi, zeta
+from specdyn.theory.linear import (
+    alpha_eff,
+    delta_eta,
+    eta,
+    loss,
+    mode_loss,
+    mode_rate,
+    rho,
+    xi,
+    zeta,
+)
 
 __all__ = [
     "RegimeReport",
@@ -47,6 +62,7 @@ __all__ = [
     "alpha_eff_first_layer",
     "asymptotic_exponents",
     "cross_level",
+    "feature_boundary",
     "delta_eta",
     "eta",
     "k1",
@@ -59,8 +75,10 @@ __all__ = [
     "k_learn_first_layer",
     "k_region_ii",
     "k_u",
+    "lazy_boundary",
     "loss",
     "mode_loss",
+    "mode_rate",
     "outlier_escape",
     "regime",
     "region",
@@ -74,6 +92,7 @@ __all__ = [
     "t_learn",
     "t_star",
     "time_to_xi",
+    "two_step",
     "xi",
     "xi_first_layer",
     "zeta",

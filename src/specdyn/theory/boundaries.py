@@ -197,6 +197,28 @@ def asymptotic_exponents(s: PowerLawSetting) -> dict[str, float]:
     return {"I": a, "II": 3 * a + b, "IIIa": a + b, "IIIb": a + b / 2}
 
 
+def lazy_boundary(r: ArrayLike) -> np.ndarray:
+    """``g = gamma0 theta0 / S`` on the lazy boundary, Eq. (33) at equality (``k_u = 1``).
+
+    ``r = sigma_w / sigma_a``; ``gamma0 theta0 = sqrt(sigma_w^2 (2 sigma_w^2 + sigma_a^2))``
+    (:func:`cross_level`) divided by ``S`` is ``r sqrt(2 r^2 + 1) / (1 + r^2)``,
+    whatever ``sigma_a``. Settings below it are lazy (:func:`regime`).
+    """
+    rr = v.real_array("r", r, lo=0.0)
+    return rr * np.sqrt(2 * rr**2 + 1) / (1 + rr**2)
+
+
+def feature_boundary(r: ArrayLike) -> np.ndarray:
+    """``g = 1`` where ``r < 1`` (NaN elsewhere): the edge of the feature-learning corner.
+
+    The strict forms of the paper's two conditions, ``sigma_a > sigma_w`` and
+    ``gamma0 theta0 > S``, in the ratios ``r = sigma_w / sigma_a`` and
+    ``g = gamma0 theta0 / S`` (:func:`regime`).
+    """
+    rr = v.real_array("r", r, lo=0.0)
+    return np.where(rr < 1, 1.0, np.nan)
+
+
 @dataclass(frozen=True)
 class RegimeReport:
     """The regime of a setting and where each region can appear (Appendix E.4).
@@ -249,12 +271,14 @@ __all__ = [
     "RegimeReport",
     "asymptotic_exponents",
     "cross_level",
+    "feature_boundary",
     "k_cross",
     "k_l",
     "k_layer",
     "k_learn",
     "k_region_ii",
     "k_u",
+    "lazy_boundary",
     "region",
     "region_quantities",
     "regime",

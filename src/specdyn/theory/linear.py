@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from specdyn.settings import Setting
-from specdyn.theory._modes import Modes, blockwise, grid, require_power_law
+from specdyn.theory._modes import Modes, blockwise, grid, modes, require_power_law
 
 
 def _xi_factors(md: Modes, t: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -66,6 +66,17 @@ def _delta_eta(xi: np.ndarray, S: float) -> np.ndarray:
     xi2 *= 2.0
     xi2 /= den
     return xi2
+
+
+def mode_rate(s: Setting, k: ArrayLike) -> np.ndarray:
+    """Rate ``b_k = lambda_k sqrt(S^2 + 4 gamma0^2 theta_k^2) / gamma0^2`` of mode ``k``.
+
+    The rate in ``E_k(t) = exp(b_k t)`` of Eq. (12), i.e. the relaxation rate of
+    mode ``k`` near its fixed point; it decreases with ``k`` for a power law, so
+    ``mode_rate(s, 1)`` is the fastest. Full-batch GD with step ``dt`` is stable
+    for ``dt b_1 < 2``.
+    """
+    return np.asarray(modes(s, k).b, dtype=np.float64)
 
 
 def xi(s: Setting, k: ArrayLike, t: ArrayLike) -> np.ndarray:

@@ -62,6 +62,7 @@ __all__ = [
     "online_sgd_stationary_variance",
     "population_gd_path",
     "predict_trainability",
+    "trainability_status",
 ]
 
 # Above this effective strength W_t is the teacher to float64 precision (a_t ~ 0).
@@ -225,7 +226,12 @@ def online_sgd_contraction(eta: float, batch_size: int, M: int) -> float:
     ``x ~ N(0, I_M)``: ``E[(I - eta Sigma_B)^2] = rho I``.
     """
     lr, B, m = _sgd_args(eta, batch_size, M)
-    return 1.0 - 2.0 * lr + lr * lr * (1.0 + (m + 1.0) / B)
+    return float(_contraction(lr, B, m))
+
+
+def _contraction(lr: Any, B: int, M: int) -> Any:
+    """``1 - 2 lr + lr^2 (1 + (M + 1)/B)`` elementwise, unvalidated (``online_sgd_contraction``)."""
+    return 1.0 - 2.0 * lr + lr * lr * (1.0 + (M + 1.0) / B)
 
 
 def online_sgd_critical_lr(batch_size: int, M: int) -> float:
@@ -368,9 +374,9 @@ def predict_trainability(eta: ArrayLike, sigma0: ArrayLike, *, N: int, M: int, t
         eta_c = 2.0
     else:
         B = v.positive_int("batch_size", batch_size)
-        rho = 1.0 - 2.0 * lr + lr * lr * (1.0 + (m + 1.0) / B)
+        rho = _contraction(lr, B, m)
         q = lr * lr * s * s * n * m / B
-        eta_c = 2.0 * B / (B + m + 1.0)
+        eta_c = online_sgd_critical_lr(B, m)
     e0 = s0**2 * n + th**2
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         rt = np.power(rho, T)
@@ -379,5 +385,21 @@ def predict_trainability(eta: ArrayLike, sigma0: ArrayLike, *, N: int, M: int, t
         geo = np.where(rho > 0, geo, 1.0)  # rho = 0 (eta = 1, population): one step of noise
         rel = (rt * e0 + q * geo) / e0
     rel = np.where(rho > 1.0, np.inf, rel)
-    status = np.where(rho > 1.0, "diverged", np.where(rel <= tl, "converged", "stalled"))
-    return TrainabilityPrediction(lr, s0, rel, status, eta_c)
+    return TrainabilityPrediction(lr, s0, rel, trainability_status(rel, tl, diverged=rho > 1.0),
+                                  eta_c)
+
+
+def trainability_status(rel_error: ArrayLike, tol: float, *, diverged: ArrayLike = False
+                        ) -> np.ndarray:
+    """The trainability rule: ``"diverged"``, ``"converged"`` or ``"stalled"``, elementwise.
+
+    ``"diverged"`` where ``diverged`` is true or ``rel_error`` (final over initial
+    squared error) is not finite; else ``"converged"`` where ``rel_error <= tol``;
+    else ``"stalled"``. One rule for the theory (:func:`predict_trainability`,
+    ``diverged = rho > 1``) and for measured runs (a run's divergence flag).
+    """
+    rel = np.asarray(rel_error, dtype=np.float64)
+    tl = v.positive("tol", tol)
+    with np.errstate(invalid="ignore"):
+        bad = np.asarray(diverged, dtype=bool) | ~np.isfinite(rel)
+        return np.where(bad, "diverged", np.where(rel <= tl, "converged", "stalled"))

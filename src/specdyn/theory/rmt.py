@@ -376,23 +376,28 @@ def _tw_beta(beta: int) -> int:
     return int(beta)
 
 
+def _tw_log_cdf(s: ArrayLike, beta: int) -> np.ndarray:
+    """``log F_beta(s)`` elementwise (validated ``s``; ``-inf`` where ``F < 1e-300``)."""
+    b = _tw_beta(beta)
+    ss = v.real_array("s", s, allow_inf=True)
+    out = np.empty(ss.shape)
+    for i, si in np.ndenumerate(ss):
+        if si == np.inf:
+            out[i] = 0.0
+        elif si == -np.inf or si < -40.0:  # F < 1e-300 there
+            out[i] = -np.inf
+        else:
+            out[i] = _tw_log_det(float(si), b)
+    return out
+
+
 def tw_cdf(s: ArrayLike, beta: int = 1) -> Any:
     """Tracy-Widom distribution function ``F_beta(s)`` for beta = 1 or 2.
 
     Bornemann's method: Gauss-Legendre (40 nodes) Nystrom discretisation of
     the Fredholm determinant; absolute error ~1e-14 on the real line.
     """
-    b = _tw_beta(beta)
-    ss = v.real_array("s", s, allow_inf=True)
-    out = np.empty(ss.shape)
-    for i, si in np.ndenumerate(ss):
-        if si == np.inf:
-            out[i] = 1.0
-        elif si == -np.inf or si < -40.0:  # F < 1e-300 there
-            out[i] = 0.0
-        else:
-            out[i] = np.exp(_tw_log_det(float(si), b))
-    return _scalar_or_array(out)
+    return _scalar_or_array(np.exp(_tw_log_cdf(s, beta)))
 
 
 def tw_sf(s: ArrayLike, beta: int = 1) -> Any:
@@ -401,17 +406,7 @@ def tw_sf(s: ArrayLike, beta: int = 1) -> Any:
     Computed as ``-expm1(log det(I - K))`` so small tail probabilities keep
     their relative precision instead of cancelling against 1.
     """
-    b = _tw_beta(beta)
-    ss = v.real_array("s", s, allow_inf=True)
-    out = np.empty(ss.shape)
-    for i, si in np.ndenumerate(ss):
-        if si == np.inf:
-            out[i] = 0.0
-        elif si == -np.inf or si < -40.0:
-            out[i] = 1.0
-        else:
-            out[i] = -np.expm1(_tw_log_det(float(si), b))
-    return _scalar_or_array(out)
+    return _scalar_or_array(0.0 - np.expm1(_tw_log_cdf(s, beta)))  # 0 - x: no -0.0 at s = inf
 
 
 @functools.lru_cache(maxsize=256)

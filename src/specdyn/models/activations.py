@@ -14,6 +14,8 @@ from typing import Any
 
 from specdyn import _validate as v
 
+__all__ = ["ACTIVATIONS", "Activation", "get_activation"]
+
 Tensor = Any  # torch.Tensor, kept lazy so that importing this module needs no torch
 TensorFn = Callable[[Tensor], Tensor]
 
