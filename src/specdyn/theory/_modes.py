@@ -72,11 +72,14 @@ def _constants(s: Setting, lam: np.ndarray, theta: np.ndarray, log_lam: np.ndarr
     two_m_q = q + 2.0 * m
     one_minus_r = (S / (S + q)) * ((two_m_q + S) / two_m_q)
     log_b = log_lam + np.log(q) - 2.0 * log_g
-    with np.errstate(over="ignore", under="ignore"):
-        b = np.exp(log_b)
-        if s.gamma0 > 1e-150 and s.gamma0 < 1e150:  # the rate to the last bit where it can
-            b = lam * q / s.gamma0**2
     tiny = np.finfo(np.float64).tiny
+    with np.errstate(over="ignore", under="ignore"):
+        lam_q = lam * q
+        if 1e-150 < s.gamma0 < 1e150 and np.all((lam >= tiny) & (lam_q >= tiny)
+                                               & np.isfinite(lam_q)):
+            b = lam_q / s.gamma0**2  # to the last bit where every factor is a normal float
+        else:  # a subnormal factor would cost digits
+            b = np.exp(log_b)
     b_normal = bool(np.all((b >= tiny) & np.isfinite(b)))
     return Modes(lam, theta, m, q, r, one_minus_r, b, log_b, S, b_normal)
 

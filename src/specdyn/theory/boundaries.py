@@ -155,8 +155,11 @@ def _invert(p: PowerLawSetting, level: Callable[[Modes], np.ndarray], t: ArrayLi
     top = min(np.log(k_max), _LOG_K_RANGE) if np.isfinite(k_max) else _LOG_K_RANGE
     # below mode 1 lambda_k and theta_k grow: stop where they would leave float64
     bottom = max(-_LOG_K_RANGE, (np.log(p.lambda0) - 700.0) / p.alpha,
-                 2.0 * (np.log(p.gamma0 * p.theta0) - 700.0) / p.beta)
-    lo = np.full(target.shape, min(bottom, top))
+                 (2.0 * max(np.log(p.gamma0), 0.0) + np.log(p.mu0) - 1400.0) / p.beta)
+    if top <= bottom:  # k_max itself is below the representable modes: so is the answer
+        out[todo] = 0.0
+        return out.reshape(tt.shape)
+    lo = np.full(target.shape, bottom)
     hi = np.full(target.shape, top)
     beyond = T(hi) < target  # past the largest representable mode: inf (or k_max)
     below = T(lo) > target  # before the smallest: 0

@@ -108,7 +108,7 @@ def k1(s: PowerLawSetting) -> float:
     inf where it lies beyond float64.
     """
     p = require_power_law(s, "k1")
-    with np.errstate(over="ignore", under="ignore"):
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):  # 0 * inf: NaN, logs
         base = np.float64(p.mu0) / p.sigma_w**2 * (np.float64(p.gamma0) / p.sigma_a) ** 2
     return _power(float(base), _log_k1(p) * p.beta, 1.0 / p.beta)
 
