@@ -109,11 +109,11 @@ class PowerLawSetting:
 
     def lam(self, k: np.ndarray) -> np.ndarray:
         """Input covariance eigenvalue ``lambda_k`` at (real) mode ``k``."""
-        return self.lambda0 * np.power(k, -self.alpha)
+        return _amplitude_power(self.lambda0, k, self.alpha)
 
     def mu(self, k: np.ndarray) -> np.ndarray:
         """Teacher mode strength ``mu_k = theta_k**2`` at (real) mode ``k``."""
-        return self.mu0 * np.power(k, -self.beta)
+        return _amplitude_power(self.mu0, k, self.beta)
 
     def spectra(self, D: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(lambda_k, mu_k)`` for ``k = 1..D`` (``D`` defaults to the setting's)."""
@@ -291,6 +291,21 @@ def _check_representable(sigma_w: float, sigma_a: float, gamma0: float, lambda0:
                 f"float64 (gamma0 = {gamma0:g}, mu0 = {mu0:g}, lambda0 = {lambda0:g}, "
                 f"sigma_a = {sigma_a:g}); the setting cannot be represented"
             )
+
+
+def _amplitude_power(amplitude: float, k: ArrayLike, exponent: float) -> np.ndarray:
+    """``amplitude * k**-exponent``, in log space where ``k**-exponent`` alone is subnormal
+    (or overflows) but the product is not: a subnormal factor would cost digits."""
+    with np.errstate(over="ignore", under="ignore"):
+        power = np.power(k, -exponent)
+        out = amplitude * power
+        tiny = np.finfo(np.float64).tiny
+        edge = (power < tiny) | np.isinf(power)
+        if np.any(edge):
+            with np.errstate(divide="ignore"):
+                logs = np.log(amplitude) - exponent * np.log(k)
+            out = np.where(edge, np.exp(logs), out)
+    return out
 
 
 def as_modes(s: Setting, k: ArrayLike) -> np.ndarray:
