@@ -271,25 +271,23 @@ def _check_representable(sigma_w: float, sigma_a: float, gamma0: float, lambda0:
     lg = np.log10
     S = sigma_w**2 + sigma_a**2
     if lg(lambda0) + lg(S) > _HUGE_LOG10:
-        raise ValueError(f"lambda0: lambda0 * (sigma_w**2 + sigma_a**2) = 1e{lg(lambda0) + lg(S):.0f} "
+        raise ValueError(f"lambda0 * (sigma_w**2 + sigma_a**2) = 1e{lg(lambda0) + lg(S):.0f} "
                          f"is beyond float64 (lambda0 = {lambda0:g}, S = {S:g})")
-    checks = [
-        ("gamma0, mu0", "gamma0 * sqrt(mu0)", lg(gamma0) + 0.5 * lg(mu0)),
-        ("lambda0, gamma0, mu0", "lambda0 * gamma0 * sqrt(mu0)",
-         lg(lambda0) + lg(gamma0) + 0.5 * lg(mu0)),
-        ("lambda0, mu0", "lambda0 * mu0", lg(lambda0) + lg(mu0)),
-        ("gamma0, mu0, sigma_w", "R = gamma0 * sqrt(mu0) / sigma_w**2",
+    checks = [  # (what, log10 of its largest value); the first field named is the blamed one
+        ("gamma0 * sqrt(mu0)", lg(gamma0) + 0.5 * lg(mu0)),
+        ("lambda0 * gamma0 * sqrt(mu0)", lg(lambda0) + lg(gamma0) + 0.5 * lg(mu0)),
+        ("lambda0 * mu0", lg(lambda0) + lg(mu0)),
+        ("gamma0 * sqrt(mu0) / sigma_w**2 (the ratio R)",
          lg(gamma0) + 0.5 * lg(mu0) - 2.0 * lg(sigma_w)),
-        ("gamma0, mu0, sigma_a, lambda0",
-         "lambda0 * mu0 * gamma0**2 / sigma_a**2 (second layer frozen)",
+        ("gamma0**2 * mu0 * lambda0 / sigma_a**2 (second layer frozen)",
          lg(lambda0) + lg(mu0) + 2.0 * (lg(gamma0) - lg(sigma_a))),
     ]
-    for names, what, log10_value in checks:
+    for what, log10_value in checks:
         if log10_value > _HUGE_LOG10:
             raise ValueError(
-                f"{names}: the largest theory value {what} = 1e{log10_value:.0f} is beyond "
-                f"float64 (gamma0 = {gamma0:g}, mu0 = {mu0:g}, lambda0 = {lambda0:g}, "
-                f"sigma_a = {sigma_a:g}); the setting cannot be represented"
+                f"{what} = 1e{log10_value:.0f} is beyond float64, so the setting cannot be "
+                f"represented (gamma0 = {gamma0:g}, mu0 = {mu0:g}, lambda0 = {lambda0:g}, "
+                f"sigma_w = {sigma_w:g}, sigma_a = {sigma_a:g})"
             )
 
 
