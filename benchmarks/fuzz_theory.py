@@ -145,8 +145,10 @@ def main(n: int = 20_000, seed: int = 0) -> int:
             counts[key] += 1
             examples.setdefault(key, f"{p}  at {kw}")
         worst_rt = max(worst_rt, round_trip(kw, t.ravel()))
-        if (i + 1) % 2000 == 0:
-            print(f"  {i + 1}/{n} settings, {time.perf_counter() - t0:.0f} s", flush=True)
+        if (i + 1) % 1000 == 0:
+            n_bad = sum(c for key, c in counts.items() if key not in ("refused", "evaluated"))
+            print(f"  {i + 1}/{n} settings ({counts['refused']} refused, {n_bad} problems, "
+                  f"round trip {worst_rt:.2g}), {time.perf_counter() - t0:.0f} s", flush=True)
     bad = {key: c for key, c in counts.items() if key not in ("refused", "evaluated")}
     print(f"settings: {n} (seed {seed}); refused at construction: {counts['refused']}; "
           f"evaluated: {counts['evaluated']} x {len(FUNCTIONS)} functions")

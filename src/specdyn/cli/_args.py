@@ -86,3 +86,17 @@ def number_list(text: str) -> np.ndarray:
     if any(math.isnan(x) for x in values):
         raise argparse.ArgumentTypeError(f"must not contain NaN, got {text!r}")
     return np.array(values, dtype=np.float64)
+
+
+def output_folder(text: str) -> str:
+    """A folder to write into: it may not exist yet, but neither it nor a parent is a file."""
+    from pathlib import Path
+
+    path = Path(text)
+    for p in (path, *path.parents):
+        if p.exists():
+            if not p.is_dir():
+                what = "is a file" if p == path else f"lies under {str(p)!r}, a file"
+                raise argparse.ArgumentTypeError(f"{text!r} {what}, not a folder")
+            break
+    return text
