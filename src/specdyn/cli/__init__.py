@@ -58,7 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script and of ``python -m specdyn``."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # name the subcommand, as argparse does for every other error
+        prog = f"specdyn {args.command}" if args.command else "specdyn"
+        print(f"{prog}: error: unrecognized arguments: {' '.join(extra)}", file=sys.stderr)
+        return 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
