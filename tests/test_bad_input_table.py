@@ -76,16 +76,16 @@ for fname, fn in GRID_FNS.items():
     api(f"{fname}-broadcast", lambda f=fn: f(PAPER, [1.0, 2.0], [1.0, 2.0, 3.0]), "broadcast")
 for fname in ("t_learn", "t_cross", "t_layer"):
     for bad_k in (0.5, float("inf"), "a"):
-        api(f"{fname}-k-{bad_k!r}", lambda f=getattr(theory, fname), k=bad_k: f(PAPER, k), "k")
+        api(f"{fname}-k-{bad_k!r}", lambda f=fname, k=bad_k: getattr(theory, f)(PAPER, k), "k")
 for fname in ("k_learn", "k_cross", "k_layer", "k2", "k_learn_first_layer"):
     for bad_t in (-1.0, float("nan")):
-        api(f"{fname}-t-{bad_t!r}", lambda f=getattr(theory, fname), t=bad_t: f(PAPER, t), "t")
+        api(f"{fname}-t-{bad_t!r}", lambda f=fname, t=bad_t: getattr(theory, f)(PAPER, t), "t")
 api("time_to_xi-C<0", lambda: theory.time_to_xi(PAPER, 1.0, -1.0), "C")
 api("time_to_xi-C-nan", lambda: theory.time_to_xi(PAPER, 1.0, np.nan), "C")
 for bad in (0.5, float("nan"), "10"):
     api(f"regime-margin-{bad!r}", lambda b=bad: theory.regime(PAPER, margin=b), "margin")
 for fname in ("k_u", "k_l", "k_region_ii", "regime", "k1", "t_star", "asymptotic_exponents"):
-    api(f"{fname}-aligned", lambda f=getattr(theory, fname): f(ALIGNED), "PowerLawSetting")
+    api(f"{fname}-aligned", lambda f=fname: getattr(theory, f)(ALIGNED), "PowerLawSetting")
 api("rho-aligned-k>D", lambda: theory.rho(ALIGNED, 4, 1.0), "D = 3")
 api("rho-aligned-k-fraction", lambda: theory.rho(ALIGNED, 1.5, 1.0), "integer")
 api("rho-k>D", lambda: theory.rho(PowerLawSetting.paper(0.1, 2.0, D=10), 11, 1.0), "D = 10")

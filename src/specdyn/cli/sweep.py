@@ -16,7 +16,6 @@ from specdyn.cli._args import output_folder
 def _run_cmd(args: argparse.Namespace) -> int:
     from specdyn.experiments import run_experiment
     from specdyn.experiments.sweep import load_run
-
     from specdyn.sim._run import DivergenceError
 
     name, cfg = load_run(args.config)  # every config error is raised here, before running

@@ -14,7 +14,6 @@ from specdyn import theory
 from specdyn.cli._args import at_least, number_list, positive_float
 from specdyn.settings import PowerLawSetting
 
-
 _FIELDS = {"alpha": "--alpha", "beta": "--beta", "sigma_w": "--sigma-w", "sigma_a": "--sigma-a",
            "gamma0_ratio": "--gamma0-ratio", "gamma0": "--gamma0", "lambda0": "--lambda0",
            "mu0": "--mu0"}
