@@ -47,6 +47,11 @@ def mode_constants(s: Setting, kk: np.ndarray) -> Modes:
     if isinstance(s, PowerLawSetting):  # logs from log k, exact where lam or theta underflow
         log_k = np.log(kk)
         log_lam = np.log(s.lambda0) - s.alpha * log_k
+        tiny = np.finfo(np.float64).tiny
+        sub = s.mu(kk) < tiny  # mu_k subnormal or 0, theta_k = sqrt(mu_k) still normal
+        if np.any(sub):
+            with np.errstate(under="ignore"):
+                theta = np.where(sub, np.exp(0.5 * (np.log(s.mu0) - s.beta * log_k)), theta)
     else:
         log_lam = np.log(lam)
     return _constants(s, lam, theta, log_lam)

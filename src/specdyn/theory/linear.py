@@ -56,12 +56,34 @@ def _xi(md: Modes, t: np.ndarray) -> np.ndarray:
     return out
 
 
-def _delta_eta(xi: np.ndarray, S: float) -> np.ndarray:
-    """Rationalised ``(sqrt(S^2 + 4 xi^2) - S) / 2 = xi * 2 xi / (S + hypot(S, 2 xi))``.
+def _safe_squares(S: float, x: np.ndarray) -> bool:
+    """Whether ``S^2 + x^2`` (``x >= 0``) can be formed directly: no square over- or
+    underflows where it matters."""
+    return 1e-150 <= S <= 1e150 and (x.size == 0 or float(np.max(x)) <= 1e150)
 
-    The second factor lies in [0, 1), so nothing overflows even where ``xi^2`` would.
+
+def _hypot_S(S: float, x: np.ndarray) -> np.ndarray:
+    """``sqrt(S^2 + x^2)``: the plain formula where the squares are safe, else ``hypot``."""
+    if _safe_squares(S, x):
+        out = x * x
+        out += S * S
+        return np.sqrt(out, out=out)
+    return np.hypot(S, x)
+
+
+def _delta_eta(xi: np.ndarray, S: float) -> np.ndarray:
+    """Rationalised ``(sqrt(S^2 + 4 xi^2) - S) / 2 = xi * 2 xi / (S + sqrt(S^2 + 4 xi^2))``.
+
+    The second factor lies in [0, 1), so nothing overflows even where ``xi^2`` would;
+    ``hypot`` takes over where the squares themselves would leave float64.
     """
-    den = np.hypot(S, 2.0 * xi)
+    if _safe_squares(S, 2.0 * xi.max(initial=0.0)):
+        den = xi * xi  # in place: this is the hot path of rho
+        den *= 4.0
+        den += S * S
+        np.sqrt(den, out=den)
+    else:
+        den = np.hypot(S, 2.0 * xi)
     den += S
     out = 2.0 * xi
     out /= den
@@ -173,7 +195,7 @@ def alpha_eff(s: Setting, k: ArrayLike, t: ArrayLike) -> np.ndarray:
         dlog_xi -= dP2 / P2
         dlog_xi += dlog_r + dlog_b * x_over_expm1
         xi_ = (S * r) * ome * A / (P1 * P2)
-        d_delta_eta = xi_ * (2.0 * xi_ / np.hypot(S, 2.0 * xi_)) * dlog_xi
+        d_delta_eta = xi_ * (2.0 * xi_ / _hypot_S(S, 2.0 * xi_)) * dlog_xi
         d_delta_eta /= sw2 + _delta_eta(xi_, S)
         return p.alpha - d_delta_eta
 
