@@ -53,7 +53,7 @@ def test_regime_command() -> None:
 
 @pytest.mark.parametrize("argv, name", [
     (("theory", "--gamma0", "-1"), "gamma0"),
-    (("theory", "--sigma-w", "0"), "sigma_w"),
+    (("theory", "--sigma-w", "0"), "--sigma-w"),
     (("theory", "--k", "0.5"), "k"),
     (("theory", "--t", "-1"), "t"),
     (("regime", "--alpha", "nan"), "alpha"),

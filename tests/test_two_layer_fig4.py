@@ -118,7 +118,7 @@ def test_fig4_experiment_writes_outputs(tmp_path) -> None:
 
 
 def test_fig4_config_validation() -> None:
-    with pytest.raises(ValueError, match="kmax must lie in"):
+    with pytest.raises(ValueError, match="D = 16 is below kmax = 20"):
         Fig4Config(D=16, kmax=20)
     with pytest.raises(ValueError, match="activation must be one of"):
         Fig4Config(activation="swish")

@@ -21,7 +21,18 @@ def resolve_device(device: Any = None) -> Any:
     t = torch()
     if device is None:
         return t.device("cuda" if t.cuda.is_available() else "cpu")
-    return t.device(device)
+    try:
+        dev = t.device(device)
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(f"device must be a torch device such as 'cpu' or 'cuda', "
+                         f"got {device!r} ({' '.join(str(err).split())})") from None
+    if dev.type == "cuda" and not t.cuda.is_available():
+        raise ValueError(f"device {str(device)!r} asked for, but CUDA is not available "
+                         "here; use device='cpu' or None (CUDA when present)")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= t.cuda.device_count():
+        raise ValueError(f"device {str(device)!r}: there are only {t.cuda.device_count()} "
+                         "CUDA devices")
+    return dev
 
 
 def resolve_dtype(dtype: Any = None) -> Any:

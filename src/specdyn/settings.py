@@ -57,6 +57,7 @@ class PowerLawSetting:
             object.__setattr__(self, name, v.positive(name, getattr(self, name)))
         if self.D is not None:
             object.__setattr__(self, "D", v.positive_int("D", self.D))
+        _check_representable(self.sigma_w, self.sigma_a, self.gamma0, self.lambda0, self.mu0)
 
     @classmethod
     def paper(
@@ -87,8 +88,14 @@ class PowerLawSetting:
         sigma_a = v.positive("sigma_a", sigma_a)
         ratio = v.positive("gamma0_ratio", gamma0_ratio)
         mu0 = 1.0 / float(zeta(alpha + beta))
-        S = sigma_w**2 + sigma_a**2
-        return cls(alpha, beta, sigma_w, sigma_a, ratio * S / np.sqrt(mu0), 1.0, mu0, D)
+        _check_sigma("sigma_w", sigma_w)
+        _check_sigma("sigma_a", sigma_a)
+        with np.errstate(over="ignore"):
+            gamma0 = float(np.float64(ratio) * (sigma_w**2 + sigma_a**2) / np.sqrt(mu0))
+        if not np.isfinite(gamma0):
+            raise ValueError(f"gamma0_ratio: gamma0 = gamma0_ratio * S / theta0 overflows "
+                             f"float64 (gamma0_ratio = {ratio:g}, S = {sigma_w**2 + sigma_a**2:g})")
+        return cls(alpha, beta, sigma_w, sigma_a, gamma0, 1.0, mu0, D)
 
     @property
     def S(self) -> float:
@@ -102,11 +109,11 @@ class PowerLawSetting:
 
     def lam(self, k: np.ndarray) -> np.ndarray:
         """Input covariance eigenvalue ``lambda_k`` at (real) mode ``k``."""
-        return self.lambda0 * np.power(k, -self.alpha)
+        return _amplitude_power(self.lambda0, k, self.alpha)
 
     def mu(self, k: np.ndarray) -> np.ndarray:
         """Teacher mode strength ``mu_k = theta_k**2`` at (real) mode ``k``."""
-        return self.mu0 * np.power(k, -self.beta)
+        return _amplitude_power(self.mu0, k, self.beta)
 
     def spectra(self, D: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(lambda_k, mu_k)`` for ``k = 1..D`` (``D`` defaults to the setting's)."""
@@ -164,6 +171,8 @@ class AlignedSetting:
         object.__setattr__(self, "sigma_w", v.positive("sigma_w", sigma_w))
         object.__setattr__(self, "sigma_a", v.positive("sigma_a", sigma_a))
         object.__setattr__(self, "gamma0", v.positive("gamma0", gamma0))
+        _check_representable(self.sigma_w, self.sigma_a, self.gamma0,
+                             float(lam_arr.max()), float(mu_arr.max()) or 1.0)
 
     @property
     def D(self) -> int:
@@ -231,6 +240,70 @@ def setting_from_dict(d: dict[str, Any]) -> Setting:
     if kind == "aligned":
         return AlignedSetting(**d)
     raise ValueError(f"kind must be 'power-law' or 'aligned', got {kind!r}")
+
+
+# Largest magnitude a theory quantity may reach: float64's max with room for sums and products.
+_HUGE_LOG10 = 300.0
+# sigma**2 must be a normal float64 (neither overflow nor lose digits to subnormals).
+_SIGMA_RANGE = (float(np.sqrt(np.finfo(np.float64).tiny)), 1e150)
+
+
+def _check_sigma(name: str, value: float) -> None:
+    lo, hi = _SIGMA_RANGE
+    if not lo <= value <= hi:
+        raise ValueError(
+            f"{name} must lie in [{lo:.3g}, {hi:.3g}] so that {name}**2 is a normal float64, "
+            f"got {value:g}"
+        )
+
+
+def _check_representable(sigma_w: float, sigma_a: float, gamma0: float, lambda0: float,
+                         mu0: float) -> None:
+    """Refuse a setting whose spectra cannot be represented in float64, naming the fields.
+
+    The largest values the theory produces are at mode 1 and ``t = inf``:
+    ``lambda0 (sigma_w^2 + Delta eta)`` with ``Delta eta <= gamma0 theta0`` (both
+    layers) and ``lambda0 (sigma_w^2 + mu0 gamma0^2 / sigma_a^2)`` (second layer
+    frozen). Each is checked in log space, so the check itself cannot overflow.
+    """
+    _check_sigma("sigma_w", sigma_w)
+    _check_sigma("sigma_a", sigma_a)
+    lg = np.log10
+    S = sigma_w**2 + sigma_a**2
+    if lg(lambda0) + lg(S) > _HUGE_LOG10:
+        raise ValueError(f"lambda0 * (sigma_w**2 + sigma_a**2) = 1e{lg(lambda0) + lg(S):.0f} "
+                         f"is beyond float64 (lambda0 = {lambda0:g}, S = {S:g})")
+    checks = [  # (what, log10 of its largest value); the first field named is the blamed one
+        ("gamma0 * sqrt(mu0)", lg(gamma0) + 0.5 * lg(mu0)),
+        ("lambda0 * gamma0 * sqrt(mu0)", lg(lambda0) + lg(gamma0) + 0.5 * lg(mu0)),
+        ("lambda0 * mu0", lg(lambda0) + lg(mu0)),
+        ("gamma0 * sqrt(mu0) / sigma_w**2 (the ratio R)",
+         lg(gamma0) + 0.5 * lg(mu0) - 2.0 * lg(sigma_w)),
+        ("gamma0**2 * mu0 * lambda0 / sigma_a**2 (second layer frozen)",
+         lg(lambda0) + lg(mu0) + 2.0 * (lg(gamma0) - lg(sigma_a))),
+    ]
+    for what, log10_value in checks:
+        if log10_value > _HUGE_LOG10:
+            raise ValueError(
+                f"{what} = 1e{log10_value:.0f} is beyond float64, so the setting cannot be "
+                f"represented (gamma0 = {gamma0:g}, mu0 = {mu0:g}, lambda0 = {lambda0:g}, "
+                f"sigma_w = {sigma_w:g}, sigma_a = {sigma_a:g})"
+            )
+
+
+def _amplitude_power(amplitude: float, k: ArrayLike, exponent: float) -> np.ndarray:
+    """``amplitude * k**-exponent``, in log space where ``k**-exponent`` alone is subnormal
+    (or overflows) but the product is not: a subnormal factor would cost digits."""
+    with np.errstate(over="ignore", under="ignore"):
+        power = np.power(k, -exponent)
+        out = amplitude * power
+        tiny = np.finfo(np.float64).tiny
+        edge = (power < tiny) | np.isinf(power)
+        if np.any(edge):
+            with np.errstate(divide="ignore"):
+                logs = np.log(amplitude) - exponent * np.log(k)
+            out = np.where(edge, np.exp(logs), out)
+    return out
 
 
 def as_modes(s: Setting, k: ArrayLike) -> np.ndarray:

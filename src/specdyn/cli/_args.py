@@ -1,26 +1,102 @@
-"""Argument parsing helpers shared by subcommands: number lists and log ranges."""
+"""Argument parsing helpers shared by subcommands: number lists, ranges, checked numbers.
+
+Each ``type=`` converter raises ``argparse.ArgumentTypeError`` with the problem
+only; argparse prefixes the option (``argument --alpha: ...``) and the parser
+of :mod:`specdyn.cli` prints it as one line.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
+from collections.abc import Callable
 
 import numpy as np
 
 
-def number_list(text: str) -> np.ndarray:
-    """Parse ``"1,2,5"``, ``"log:1:1e4:50"`` (log-spaced) or ``"lin:0:1:11"``; ``inf`` allowed."""
-    text = text.strip()
+def _number(text: str) -> float:
     try:
-        if text.startswith(("log:", "lin:")):
-            kind, lo, hi, n = text.split(":")
-            num = int(n)
-            if num < 1:
-                raise ValueError
-            if kind == "log":
-                return np.logspace(np.log10(float(lo)), np.log10(float(hi)), num)
-            return np.linspace(float(lo), float(hi), num)
-        return np.array([float(x) for x in text.split(",") if x.strip()], dtype=np.float64)
+        return float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a comma list (1,2,5) or a range log:LO:HI:N / lin:LO:HI:N, got {text!r}"
-        ) from None
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0."""
+    x = _number(text)
+    if not (math.isfinite(x) and x > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
+    return x
+
+
+def at_least(lo: float) -> Callable[[str], float]:
+    """A converter for a finite number >= ``lo``."""
+    def convert(text: str) -> float:
+        x = _number(text)
+        if not (math.isfinite(x) and x >= lo):
+            raise argparse.ArgumentTypeError(f"must be a finite number >= {lo:g}, got {text}")
+        return x
+    return convert
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {n}")
+    return n
+
+
+def number_list(text: str) -> np.ndarray:
+    """Parse ``"1,2,5"``, ``"log:1:1e4:50"`` (log-spaced) or ``"lin:0:1:11"``; ``inf`` allowed.
+
+    A log range needs finite ends > 0, a linear range finite ends; ``N >= 1``.
+    """
+    text = text.strip()
+    usage = "expected a comma list (1,2,5) or a range log:LO:HI:N / lin:LO:HI:N"
+    if text.startswith(("log:", "lin:")):
+        parts = text.split(":")
+        if len(parts) != 4:
+            raise argparse.ArgumentTypeError(f"{usage}, got {text!r}")
+        kind, lo_text, hi_text, n_text = parts
+        try:
+            lo, hi, num = float(lo_text), float(hi_text), int(n_text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{usage}, got {text!r}") from None
+        if num < 1:
+            raise argparse.ArgumentTypeError(f"the N of {kind}:LO:HI:N must be >= 1, got {num}")
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise argparse.ArgumentTypeError(
+                f"the ends of {kind}:LO:HI:N must be finite, got LO = {lo:g}, HI = {hi:g}")
+        if kind == "log":
+            if lo <= 0 or hi <= 0:
+                raise argparse.ArgumentTypeError(
+                    f"the ends of log:LO:HI:N must be > 0, got LO = {lo:g}, HI = {hi:g}")
+            return np.logspace(np.log10(lo), np.log10(hi), num)
+        return np.linspace(lo, hi, num)
+    try:
+        values = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{usage}, got {text!r}") from None
+    if not values:
+        raise argparse.ArgumentTypeError(f"{usage}, got an empty list")
+    if any(math.isnan(x) for x in values):
+        raise argparse.ArgumentTypeError(f"must not contain NaN, got {text!r}")
+    return np.array(values, dtype=np.float64)
+
+
+def output_folder(text: str) -> str:
+    """A folder to write into: it may not exist yet, but neither it nor a parent is a file."""
+    from pathlib import Path
+
+    path = Path(text)
+    for p in (path, *path.parents):
+        if p.exists():
+            if not p.is_dir():
+                what = "is a file" if p == path else f"lies under {str(p)!r}, a file"
+                raise argparse.ArgumentTypeError(f"{text!r} {what}, not a folder")
+            break
+    return text

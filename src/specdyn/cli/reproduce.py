@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from specdyn import experiments
+from specdyn.cli._args import output_folder
 from specdyn.experiments import config as cfgmod
 
 
@@ -60,7 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="experiments to run (default: all). Known: "
                         + ", ".join(experiments.names()))
     p.add_argument("--full", action="store_true", help="paper-sized runs (slow; GPU advised)")
-    p.add_argument("--out", default="specdyn-out", help="output folder (default ./specdyn-out)")
+    p.add_argument("--out", default="specdyn-out", type=output_folder,
+                   help="output folder (default ./specdyn-out)")
     p.add_argument("--config", default=None, help="TOML file with the experiment's config")
     p.add_argument("--print-config", action="store_true",
                    help="print the config (TOML) that would be used, and exit")

@@ -3,20 +3,30 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pandas as pd
 
 from specdyn import io
+from specdyn.cli import CommandError
+from specdyn.cli._args import output_folder
 
 
 def _run_cmd(args: argparse.Namespace) -> int:
     from specdyn.experiments import run_experiment
     from specdyn.experiments.sweep import load_run
+    from specdyn.sim._run import DivergenceError
 
     name, cfg = load_run(args.config)  # every config error is raised here, before running
+    target = Path(args.out) / name
+    if target.exists() and not target.is_dir():
+        raise ValueError(f"--out: {str(target)!r} is a file, not a folder")
     print(f"[specdyn] {name}: running {args.config} ...", flush=True)
-    res = run_experiment(name, args.out, config=cfg)
+    try:
+        res = run_experiment(name, args.out, config=cfg)
+    except (DivergenceError, FloatingPointError) as err:  # the record says failed, with why
+        raise CommandError(f"{name} diverged: {err} (record: {target / 'record.json'})") from None
     files = ", ".join(p.name for p in res.figures + res.tables)
     print(f"[specdyn] {name}: done -> {res.out_dir} ({files})")
     for key, value in res.summary.items():
@@ -60,8 +70,11 @@ def results_table(path: Path) -> pd.DataFrame:
 def _results_cmd(args: argparse.Namespace) -> int:
     path = Path(args.path)
     if not path.exists():
-        raise ValueError(f"path {str(path)!r} does not exist")
-    table = results_table(path)
+        raise ValueError(f"PATH: {str(path)!r} does not exist")
+    try:
+        table = results_table(path)
+    except (ValueError, OSError, KeyError, TypeError, AttributeError) as err:
+        raise ValueError(f"PATH: {_unreadable(path) or err}") from None
     if table.empty:
         print(f"no runs in {path}")
         return 0
@@ -82,6 +95,22 @@ def _results_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
+def _unreadable(path: Path) -> str | None:
+    """The first record or sweep file under ``path`` that is not a JSON object, and why."""
+    files = [path] if path.is_file() else [
+        *sorted((path / "runs").glob("*.json")), path / "record.json", path / "sweep.json"]
+    for f in files:
+        if not f.is_file():
+            continue
+        try:
+            data = json.loads(f.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            return f"{str(f)!r} cannot be read: {' '.join(str(err).split())}"
+        if not isinstance(data, dict):
+            return f"{str(f)!r} is not a run record (a JSON object), got {type(data).__name__}"
+    return None
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``run``, ``sweep`` and ``results``."""
     p = sub.add_parser(
@@ -90,7 +119,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "the config fields given there (others keep their defaults). "
                     "`specdyn reproduce NAME --print-config` prints a config to start from.")
     p.add_argument("config", metavar="CONFIG.toml")
-    p.add_argument("--out", default="specdyn-out", help="output folder (default ./specdyn-out)")
+    p.add_argument("--out", default="specdyn-out", type=output_folder,
+                   help="output folder (default ./specdyn-out)")
     p.set_defaults(func=_run_cmd)
 
     p = sub.add_parser(
@@ -108,7 +138,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=None,
                    help="worker processes (local pool or Dask LocalCluster; default: CPUs)")
     p.add_argument("--retry-failed", action="store_true", help="run failed points again")
-    p.add_argument("--out", default=None,
+    p.add_argument("--out", default=None, type=output_folder,
                    help="sweep folder (default ./specdyn-out/sweeps/<config file name>)")
     p.add_argument("--timeout", type=float, default=5.0,
                    help="seconds to wait for a Dask scheduler (default 5)")

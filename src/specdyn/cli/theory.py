@@ -4,61 +4,84 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 
 import numpy as np
 import pandas as pd
 
 from specdyn import theory
-from specdyn.cli._args import number_list
+from specdyn.cli._args import at_least, number_list, positive_float
 from specdyn.settings import PowerLawSetting
+
+_FIELDS = {"alpha": "--alpha", "beta": "--beta", "sigma_w": "--sigma-w", "sigma_a": "--sigma-a",
+           "gamma0_ratio": "--gamma0-ratio", "gamma0": "--gamma0", "lambda0": "--lambda0",
+           "mu0": "--mu0"}
 
 
 def add_setting_options(p: argparse.ArgumentParser) -> None:
     """Options that define a :class:`PowerLawSetting` (defaults: the paper's Fig. 2)."""
     g = p.add_argument_group("setting (defaults: the paper's feature-learning setting)")
-    g.add_argument("--alpha", type=float, default=1.0, help="input exponent (default 1)")
-    g.add_argument("--beta", type=float, default=1.0, help="teacher exponent (default 1)")
-    g.add_argument("--sigma-w", type=float, default=0.1, help="first-layer init std (0.1)")
-    g.add_argument("--sigma-a", type=float, default=1.0, help="second-layer init std (1)")
-    g.add_argument("--gamma0", type=float, default=None,
-                   help="output scale gamma0 (overrides --gamma0-ratio)")
-    g.add_argument("--gamma0-ratio", type=float, default=2.0,
-                   help="gamma0 in units of S/theta0 (default 2)")
-    g.add_argument("--lambda0", type=float, default=1.0, help="input amplitude (1)")
-    g.add_argument("--mu0", type=float, default=None,
+    g.add_argument("--alpha", type=positive_float, default=1.0, help="input exponent (default 1)")
+    g.add_argument("--beta", type=positive_float, default=1.0, help="teacher exponent (default 1)")
+    g.add_argument("--sigma-w", type=positive_float, default=0.1, help="first-layer init std (0.1)")
+    g.add_argument("--sigma-a", type=positive_float, default=1.0, help="second-layer init std (1)")
+    scale = g.add_mutually_exclusive_group()
+    scale.add_argument("--gamma0", type=positive_float, default=None,
+                       help="output scale gamma0 (instead of --gamma0-ratio)")
+    scale.add_argument("--gamma0-ratio", type=positive_float, default=None,
+                       help="gamma0 in units of S/theta0 (default 2)")
+    g.add_argument("--lambda0", type=positive_float, default=1.0, help="input amplitude (1)")
+    g.add_argument("--mu0", type=positive_float, default=None,
                    help="teacher amplitude (default 1/zeta(alpha+beta), as in the paper)")
 
 
 def setting_from_args(args: argparse.Namespace) -> PowerLawSetting:
-    """Build the setting from parsed options (validation errors name the field)."""
-    base = PowerLawSetting.paper(args.sigma_w, args.gamma0_ratio, alpha=args.alpha,
-                                 beta=args.beta, sigma_a=args.sigma_a) \
-        if args.mu0 is None else None
-    mu0 = base.mu0 if base is not None else args.mu0
-    if args.gamma0 is not None:
-        gamma0 = args.gamma0
-    else:
-        ratio = args.gamma0_ratio
-        gamma0 = ratio * (args.sigma_w**2 + args.sigma_a**2) / np.sqrt(mu0) \
-            if mu0 is not None and mu0 > 0 else ratio
-    return PowerLawSetting(args.alpha, args.beta, args.sigma_w, args.sigma_a, gamma0,
-                           args.lambda0, mu0)
+    """Build the setting from parsed options; an error names the option it is about."""
+    try:
+        ratio = 2.0 if args.gamma0_ratio is None else args.gamma0_ratio
+        if args.mu0 is None:
+            base = PowerLawSetting.paper(args.sigma_w, ratio, alpha=args.alpha,
+                                         beta=args.beta, sigma_a=args.sigma_a)
+            mu0 = base.mu0
+            gamma0 = base.gamma0 if args.gamma0 is None else args.gamma0
+        else:
+            mu0 = args.mu0
+            with np.errstate(over="ignore"):
+                gamma0 = args.gamma0 if args.gamma0 is not None else float(
+                    ratio * (np.float64(args.sigma_w) ** 2 + np.float64(args.sigma_a) ** 2)
+                    / np.sqrt(mu0))
+            if not np.isfinite(gamma0):
+                raise ValueError(f"gamma0_ratio: gamma0 = gamma0_ratio * S / theta0 overflows "
+                                 f"float64 (gamma0_ratio = {ratio:g})")
+        return PowerLawSetting(args.alpha, args.beta, args.sigma_w, args.sigma_a, gamma0,
+                               args.lambda0, mu0)
+    except ValueError as err:
+        raise ValueError(_blame_option(str(err))) from None
+
+
+def _blame_option(message: str, options: dict[str, str] = _FIELDS) -> str:
+    """``"--sigma-w: <message>"`` for the first field in ``options`` the message names."""
+    for match in re.finditer(r"[A-Za-z_][A-Za-z_0-9]*", message):
+        if match.group() in options:
+            return f"{options[match.group()]}: {message}"
+    return message
 
 
 def _theory_cmd(args: argparse.Namespace) -> int:
     s = setting_from_args(args)
-    k = args.k
-    t = args.t
-    K, T = np.meshgrid(k, t, indexing="ij")
-    if args.first_layer:
-        rho = theory.rho_first_layer(s, K, T)
-        aeff = theory.alpha_eff_first_layer(s, K, T)
-        reg = theory.region_first_layer(s, K, T)
-    else:
-        rho = theory.rho(s, K, T)
-        aeff = theory.alpha_eff(s, K, T)
-        reg = theory.region(s, K, T)
+    K, T = np.meshgrid(args.k, args.t, indexing="ij")
+    try:
+        if args.first_layer:
+            rho = theory.rho_first_layer(s, K, T)
+            aeff = theory.alpha_eff_first_layer(s, K, T)
+            reg = theory.region_first_layer(s, K, T)
+        else:
+            rho = theory.rho(s, K, T)
+            aeff = theory.alpha_eff(s, K, T)
+            reg = theory.region(s, K, T)
+    except ValueError as err:  # k < 1, t < 0: name the option
+        raise ValueError(_blame_option(str(err), {"k": "--k", "t": "--t"})) from None
     df = pd.DataFrame({"k": K.ravel(), "t": T.ravel(), "rho": rho.ravel(),
                        "alpha_eff": aeff.ravel(), "region": reg.ravel()})
     if args.format == "json":
@@ -81,8 +104,9 @@ def _regime_cmd(args: argparse.Namespace) -> int:
         "k_u": rep.k_u,
         "k_l": rep.k_l,
         "k_region_II": rep.k_region_ii,
-        "regions": {name: {"k_range": list(rep.ranges[name]), "exists": rep.exists[name]}
-                    for name in rep.ranges},
+        "regions": {name: {"k_range": list(rep.ranges[name]) if name in rep.ranges else None,
+                           "exists": rep.exists[name]}
+                    for name in rep.exists},
         "asymptotic_exponents": theory.asymptotic_exponents(s),
     }
     if args.format == "json":
@@ -96,9 +120,13 @@ def _regime_cmd(args: argparse.Namespace) -> int:
     print(f"k_l (both layers learn below) = {rep.k_l:.6g}")
     print(f"k_II (upper end of Region II) = {rep.k_region_ii:.6g}")
     print(f"regions (exist = span >= {rep.margin:g}x in k):")
-    for name, (lo, hi) in rep.ranges.items():
-        expo = theory.asymptotic_exponents(s)[name]
-        print(f"  {name:5s} alpha_eff -> {expo:.4g}  k in [{lo:.4g}, {hi:.4g}]  "
+    for name, expo in theory.asymptotic_exponents(s).items():
+        if name in rep.ranges:
+            lo, hi = rep.ranges[name]
+            where = f"k in [{lo:.4g}, {hi:.4g}]"
+        else:
+            where = "no mode k >= 1"
+        print(f"  {name:5s} alpha_eff -> {expo:.4g}  {where}  "
               f"exists: {'yes' if rep.exists[name] else 'no'}")
     return 0
 
@@ -120,7 +148,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser("regime", help="lazy / feature-learning / intermediate, with boundaries",
                        description="Classify a setting and print its region boundaries.")
     add_setting_options(r)
-    r.add_argument("--margin", type=float, default=10.0,
+    r.add_argument("--margin", type=at_least(1.0), default=10.0,
                    help="a region exists if it spans at least this factor in k (10)")
     r.add_argument("--format", choices=("table", "json"), default="table")
     r.set_defaults(func=_regime_cmd)

@@ -79,9 +79,13 @@ class Fig4Config:
         if self.precision is not None:
             v.choice("precision", self.precision, ("tf32", "bf16"))
         v.positive_int("kmin", self.kmin)
-        if not self.kmin + 2 <= self.kmax <= min(self.D, self.M):
-            raise ValueError(f"kmax must lie in [kmin + 2, min(D, M)] = [{self.kmin + 2}, "
-                             f"{min(self.D, self.M)}], got {self.kmax}")
+        for name in ("M", "D"):  # name the user's size first when it is what cuts the range
+            size = getattr(self, name)
+            if size < self.kmax:
+                raise ValueError(f"{name} = {size} is below kmax = {self.kmax}: the fit range "
+                                 f"kmin..kmax needs kmax <= min(D, M); raise {name} or lower kmax")
+        if not self.kmin + 2 <= self.kmax:
+            raise ValueError(f"kmax must be >= kmin + 2 = {self.kmin + 2}, got {self.kmax}")
 
     def settings(self) -> dict[str, PowerLawSetting]:
         """The two runs, keyed by regime."""

@@ -80,6 +80,14 @@ class SimulateConfig:
         if not self.fit_k_min < self.fit_k_max <= self.D:
             raise ValueError(f"fit_k_max must satisfy fit_k_min < fit_k_max <= D = {self.D}, "
                              f"got fit_k_min={self.fit_k_min}, fit_k_max={self.fit_k_max}")
+        # the measured spectrum has rank <= min(N, M): the fit range must lie inside it
+        for name in ("M", "N"):
+            size = getattr(self, name)
+            if size is not None and size < self.fit_k_max:
+                raise ValueError(
+                    f"{name} = {size} is below fit_k_max = {self.fit_k_max}: with {name} = {size} "
+                    f"the measured spectrum has at most {size} nonzero eigenvalues; raise {name} "
+                    f"or lower fit_k_max")
         v.choice("dtype", self.dtype, ("float64", "float32"))
         v.positive_int("seed", self.seed, minimum=0)
 

@@ -17,8 +17,10 @@ class Modes:
 
     ``m = gamma0 theta_k`` is the fixed point of ``xi_k``; ``q = sqrt(S^2 + 4 m^2)``;
     ``r = r_k^+ = 2 m / (S + q)`` in (0, 1); ``b = lambda_k q / gamma0^2`` the
-    rate in ``E_k(t) = exp(b t)``; ``one_minus_r`` is ``1 - r`` without
-    cancellation.
+    rate in ``E_k(t) = exp(b t)``, with ``log_b`` its logarithm (``b`` itself may
+    under- or overflow at the edges of the settings); ``one_minus_r`` is ``1 - r``
+    without cancellation. The constants are built from logarithms, so no
+    intermediate overflows for any setting that :class:`PowerLawSetting` accepts.
     """
 
     lam: np.ndarray
@@ -28,7 +30,9 @@ class Modes:
     r: np.ndarray
     one_minus_r: np.ndarray
     b: np.ndarray
+    log_b: np.ndarray
     S: float
+    b_normal: bool = True  # every b is a normal float64: ``b t`` is exact to rounding
 
 
 def modes(s: Setting, k: ArrayLike) -> Modes:
@@ -37,17 +41,73 @@ def modes(s: Setting, k: ArrayLike) -> Modes:
 
 
 def mode_constants(s: Setting, kk: np.ndarray) -> Modes:
-    """Mode constants at already-validated (possibly non-integer, even < 1) modes ``kk``."""
-    lam = s.lam(kk)
+    """Mode constants at already-validated modes ``kk >= 1`` (possibly non-integer)."""
+    lam = s.lam(kk)  # <= lambda0 for k >= 1: direct, to the last bit
     theta = np.sqrt(s.mu(kk))
+    if isinstance(s, PowerLawSetting):  # logs from log k, exact where lam or theta underflow
+        log_k = np.log(kk)
+        log_lam = np.log(s.lambda0) - s.alpha * log_k
+        tiny = np.finfo(np.float64).tiny
+        sub = s.mu(kk) < tiny  # mu_k subnormal or 0, theta_k = sqrt(mu_k) still normal
+        if np.any(sub):
+            with np.errstate(under="ignore"):
+                theta = np.where(sub, np.exp(0.5 * (np.log(s.mu0) - s.beta * log_k)), theta)
+    else:
+        log_lam = np.log(lam)
+    return _constants(s, lam, theta, log_lam)
+
+
+def mode_constants_log(p: PowerLawSetting, log_k: np.ndarray) -> Modes:
+    """Mode constants of a power-law setting at ``k = exp(log_k)`` (any real ``log_k``
+    whose ``lambda_k`` and ``theta_k`` are finite)."""
+    log_lam = np.log(p.lambda0) - p.alpha * log_k
+    log_theta = 0.5 * (np.log(p.mu0) - p.beta * log_k)
+    with np.errstate(over="ignore", under="ignore"):
+        return _constants(p, np.exp(log_lam), np.exp(log_theta), log_lam)
+
+
+def _constants(s: Setting, lam: np.ndarray, theta: np.ndarray, log_lam: np.ndarray) -> Modes:
     S = s.S
-    m = s.gamma0 * theta
-    q = np.sqrt(S * S + 4.0 * m * m)
+    log_g = np.log(s.gamma0)
+    m = s.gamma0 * theta  # <= gamma0 theta0, checked finite by the setting
+    q = np.hypot(S, 2.0 * m)
     r = 2.0 * m / (S + q)
-    # 1 - r = S (q + 2m + S) / ((q + 2m)(S + q)), free of cancellation when r -> 1
-    one_minus_r = S * (q + 2.0 * m + S) / ((q + 2.0 * m) * (S + q))
-    b = lam * q / s.gamma0**2
-    return Modes(lam, theta, m, q, r, one_minus_r, b, S)
+    # 1 - r = S (q + 2m + S) / ((q + 2m)(S + q)), free of cancellation when r -> 1;
+    # as a product of two bounded ratios so that no intermediate overflows
+    two_m_q = q + 2.0 * m
+    one_minus_r = (S / (S + q)) * ((two_m_q + S) / two_m_q)
+    log_b = log_lam + np.log(q) - 2.0 * log_g
+    tiny = np.finfo(np.float64).tiny
+    with np.errstate(over="ignore", under="ignore"):
+        lam_q = lam * q
+        if 1e-150 < s.gamma0 < 1e150 and np.all((lam >= tiny) & (lam_q >= tiny)
+                                               & np.isfinite(lam_q)):
+            b = lam_q / s.gamma0**2  # to the last bit where every factor is a normal float
+        else:  # a subnormal factor would cost digits
+            b = np.exp(log_b)
+    b_normal = bool(np.all((b >= tiny) & np.isfinite(b)))
+    return Modes(lam, theta, m, q, r, one_minus_r, b, log_b, S, b_normal)
+
+
+def rate_time(md: Modes, t: np.ndarray) -> np.ndarray:
+    """``b t``, exact at the edges: 0 at ``t = 0`` and inf at ``t = inf`` for every ``b``.
+
+    Where some ``b`` is subnormal, zero or inf (settings at the edges of float64)
+    the product is taken in log space, ``exp(log b + log t)``.
+    """
+    with np.errstate(over="ignore"):
+        if md.b_normal:
+            return md.b * t
+        with np.errstate(divide="ignore", under="ignore"):
+            return np.exp(md.log_b + np.log(t))
+
+
+def time_at_rate(md: Modes, x: np.ndarray) -> np.ndarray:
+    """``x / b`` (the time at which ``b t = x``), in log space where ``b`` is not normal."""
+    with np.errstate(over="ignore", divide="ignore", under="ignore", invalid="ignore"):
+        if md.b_normal:
+            return x / md.b
+        return np.exp(np.log(x) - md.log_b)
 
 
 def grid(s: Setting, k: ArrayLike, t: ArrayLike) -> tuple[Modes, np.ndarray]:
@@ -106,4 +166,4 @@ def blockwise(fn: Callable[[Modes, np.ndarray], np.ndarray], md: Modes,
 def _map_modes(md: Modes, fn: Callable[[np.ndarray], np.ndarray]) -> Modes:
     """Apply ``fn`` to every array field of ``md`` (``S`` is a scalar and stays)."""
     return Modes(fn(md.lam), fn(md.theta), fn(md.m), fn(md.q), fn(md.r), fn(md.one_minus_r),
-                 fn(md.b), md.S)
+                 fn(md.b), fn(md.log_b), md.S, md.b_normal)

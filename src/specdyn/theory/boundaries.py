@@ -23,9 +23,10 @@ from specdyn.theory._modes import (
     Modes,
     blockwise,
     grid,
-    mode_constants,
+    mode_constants_log,
     modes,
     require_power_law,
+    time_at_rate,
 )
 from specdyn.theory.linear import _delta_eta, _xi
 
@@ -34,7 +35,7 @@ LEARNED_FRACTION = 0.9  # l = 0.9 defines k_learn (Appendix E.1)
 
 def cross_level(s: Setting) -> float:
     """``xi`` at which the learned component equals the initial one, Eq. (187)."""
-    return float(np.sqrt(s.sigma_w**2 * (2.0 * s.sigma_w**2 + s.sigma_a**2)))
+    return float(s.sigma_w * np.sqrt(2.0 * s.sigma_w**2 + s.sigma_a**2))
 
 
 def _time_to(md: Modes, C: np.ndarray) -> np.ndarray:
@@ -45,14 +46,30 @@ def _time_to(md: Modes, C: np.ndarray) -> np.ndarray:
     ``2 S (m - C)[1 + S (m + C)/(m p + C q)] / ((S + q)(S + p))`` to avoid cancellation.
     """
     S, m, q, r = md.S, md.m, md.q, md.r
-    p = np.sqrt(S * S + 4.0 * C * C)
-    vC = 2.0 * C / (S + p)
     reachable = C < m
-    with np.errstate(divide="ignore", invalid="ignore"):
-        gap = 2.0 * S * (m - C) * (1.0 + S * (m + C) / (m * p + C * q)) / ((S + q) * (S + p))
-        t = np.log1p(vC * (1.0 + r * r) / gap) / md.b
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        p = np.hypot(S, 2.0 * C)
+        vC = 2.0 * C / (S + p)
+        # the same gap as bounded factors: S (m + C)/(m p + C q) <= 1 and S/(S + q) <= 1
+        gap = 2.0 * (m - C) * (S / (S + q)) / (S + p) * (
+            1.0 + (m + C) / (m * (p / S) + C * (q / S)))
+        t = time_at_rate(md, np.log1p(vC * (1.0 + r * r) / gap))
     t = np.where(reachable, t, np.inf)
     return np.where(C == 0, 0.0, t)
+
+
+def _time_to_fraction(md: Modes, f: float) -> np.ndarray:
+    """Closed-form time for ``xi_k`` to reach ``f gamma0 theta_k`` (``0 < f < 1``).
+
+    :func:`_time_to` with ``C = f m`` and ``m`` divided out, so that it stays exact
+    where ``m`` underflows (``-log(1 - f) / b`` in the linear limit ``m << S``).
+    """
+    S, m, q, r = md.S, md.m, md.q, md.r
+    with np.errstate(over="ignore", under="ignore"):
+        p = np.hypot(S, 2.0 * f * m)
+        ratio = f * (1.0 + q / S) * (1.0 + r * r) / (
+            (1.0 - f) * (1.0 + (1.0 + f) / (p / S + f * (q / S))))
+    return time_at_rate(md, np.log1p(ratio))
 
 
 def time_to_xi(s: Setting, k: ArrayLike, C: ArrayLike) -> np.ndarray:
@@ -64,8 +81,7 @@ def time_to_xi(s: Setting, k: ArrayLike, C: ArrayLike) -> np.ndarray:
 
 def t_learn(s: Setting, k: ArrayLike) -> np.ndarray:
     """``t_learn(k)``: ``xi_k`` reaches 90 % of ``gamma0 theta_k``, Eq. (182)."""
-    md = modes(s, k)
-    return _time_to(md, LEARNED_FRACTION * md.m)
+    return _time_to_fraction(modes(s, k), LEARNED_FRACTION)
 
 
 def t_cross(s: Setting, k: ArrayLike) -> np.ndarray:
@@ -83,19 +99,33 @@ def t_layer(s: Setting, k: ArrayLike) -> np.ndarray:
 def k_u(s: PowerLawSetting) -> float:
     """Modes ``k < k_u`` eventually cross (``R`` reaches 1), Eq. (190)."""
     p = require_power_law(s, "k_u")
-    return float((p.gamma0 * p.theta0 / cross_level(p)) ** (2.0 / p.beta))
+    return _power(p.gamma0 * p.theta0 / cross_level(p), 2.0 / p.beta)
 
 
 def k_l(s: PowerLawSetting) -> float:
     """Modes ``k < k_l`` eventually learn in both layers (``u`` reaches 1), Eq. (193)."""
     p = require_power_law(s, "k_l")
-    return float((p.gamma0 * p.theta0 / p.S) ** (2.0 / p.beta))
+    return _power(p.gamma0 * p.theta0 / p.S, 2.0 / p.beta)
 
 
 def k_region_ii(s: PowerLawSetting) -> float:
     """Upper end of Region II, where ``t_cross`` meets ``t_learn``, Eq. (195)."""
     p = require_power_law(s, "k_region_ii")
-    return float((LEARNED_FRACTION * p.gamma0 * p.theta0 / cross_level(p)) ** (2.0 / p.beta))
+    return _power(LEARNED_FRACTION * p.gamma0 * p.theta0 / cross_level(p), 2.0 / p.beta)
+
+
+def _power(base: float, exponent: float) -> float:
+    """``base ** exponent`` in float64 log space: inf beyond float64, never ``OverflowError``.
+
+    Boundaries in ``k`` and ``t`` can exceed float64 at the edges of the settings
+    (a small ``beta`` raises them to a large power); ``inf`` then means "beyond
+    every representable mode or time".
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        return float(np.power(np.float64(base), exponent))
+
+
+_LOG_K_RANGE = 710.0  # |log k| beyond this is outside float64: k is 0 or inf
 
 
 def _invert(p: PowerLawSetting, level: Callable[[Modes], np.ndarray], t: ArrayLike,
@@ -104,7 +134,9 @@ def _invert(p: PowerLawSetting, level: Callable[[Modes], np.ndarray], t: ArrayLi
 
     ``T(k) -> 0`` as ``k -> 0`` and ``T -> inf`` as ``k -> k_max``; ``t = 0`` gives
     ``k = 0`` and ``t = inf`` gives ``k_max``. Modes are continuous here, so the
-    answer may lie below 1.
+    answer may lie below 1. The search runs in ``log k`` over the whole float64
+    range (mode constants are built from ``log k``, so nothing overflows); an
+    answer beyond it is 0 or inf.
     """
     tt = as_times(t)
     flat = tt.ravel()
@@ -118,36 +150,38 @@ def _invert(p: PowerLawSetting, level: Callable[[Modes], np.ndarray], t: ArrayLi
     target = flat[todo]
 
     def T(logk: np.ndarray) -> np.ndarray:
-        return level(mode_constants(p, np.exp(logk)))
+        return level(mode_constants_log(p, logk))
 
-    hi = np.full(target.shape, np.log(k_max) if np.isfinite(k_max) else 0.0)
-    if not np.isfinite(k_max):  # expand upwards until T(hi) >= t
-        for _ in range(200):
-            low = T(hi) < target
-            if not low.any():
-                break
-            hi[low] += 5.0
-    lo = np.minimum(hi, 0.0) - 5.0
-    for _ in range(400):  # expand downwards until T(lo) <= t
-        high = T(lo) > target
-        if not high.any():
-            break
-        lo[high] -= 5.0
+    top = min(np.log(k_max), _LOG_K_RANGE) if np.isfinite(k_max) else _LOG_K_RANGE
+    # below mode 1 lambda_k and theta_k grow: stop where they would leave float64
+    bottom = max(-_LOG_K_RANGE, (np.log(p.lambda0) - 700.0) / p.alpha,
+                 (2.0 * max(np.log(p.gamma0), 0.0) + np.log(p.mu0) - 1400.0) / p.beta)
+    if top <= bottom:  # k_max itself is below the representable modes: so is the answer
+        out[todo] = 0.0
+        return out.reshape(tt.shape)
+    lo = np.full(target.shape, bottom)
+    hi = np.full(target.shape, top)
+    beyond = T(hi) < target  # past the largest representable mode: inf (or k_max)
+    below = T(lo) > target  # before the smallest: 0
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         above = T(mid) > target
         hi = np.where(above, mid, hi)
         lo = np.where(above, lo, mid)
-        if np.all(hi - lo < 1e-13):
+        if np.all(hi - lo <= 4.0 * np.finfo(np.float64).eps * np.maximum(1.0, np.abs(hi))):
             break
-    out[todo] = np.exp(0.5 * (lo + hi))
+    with np.errstate(over="ignore"):
+        k = np.exp(0.5 * (lo + hi))
+    k[beyond] = k_max  # T(log k_max) is inf for a finite k_max, so only k_max = inf lands here
+    k[below] = 0.0
+    out[todo] = k
     return out.reshape(tt.shape)
 
 
 def k_learn(s: PowerLawSetting, t: ArrayLike) -> np.ndarray:
     """Inverse of :func:`t_learn`: modes below ``k_learn(t)`` have learned 90 %."""
     p = require_power_law(s, "k_learn")
-    return _invert(p, lambda md: _time_to(md, LEARNED_FRACTION * md.m), t, np.inf)
+    return _invert(p, lambda md: _time_to_fraction(md, LEARNED_FRACTION), t, np.inf)
 
 
 def k_cross(s: PowerLawSetting, t: ArrayLike) -> np.ndarray:
@@ -229,7 +263,10 @@ class RegimeReport:
     conditions hold (``sigma_a > sigma_w`` and ``gamma0 theta0 > S``, the strict
     forms of ``>>``), and "intermediate" otherwise. ``ranges`` gives, per region,
     the interval of modes in ``[1, D]`` where it can appear, and ``exists`` says
-    whether that interval spans at least a factor ``margin``.
+    whether that interval spans at least a factor ``margin``. A region whose
+    interval would be empty (upper end below 1) has no entry in ``ranges``.
+    Boundaries beyond float64 (a small ``beta`` raises them to a large power)
+    are ``inf``.
     """
 
     label: str
@@ -253,8 +290,11 @@ def regime(s: PowerLawSetting, margin: float = 10.0) -> RegimeReport:
         "IIIa": (max(1.0, kl), min(D, ku)),
         "IIIb": (1.0, min(ku, kl, D)),
     }
-    exists = {name: bool(hi / lo >= margin) if hi > lo else False for name, (lo, hi) in
-              ranges.items()}
+    # an interval whose upper end lies below its lower end is empty: no mode, no range
+    ranges = {name: (lo, hi) for name, (lo, hi) in ranges.items() if hi >= lo}
+    with np.errstate(over="ignore", invalid="ignore"):
+        exists = {name: bool(name in ranges and ranges[name][1] >= margin * ranges[name][0])
+                  for name in ("I", "II", "IIIa", "IIIb")}
     exists["I"] = True  # at t = 0 every mode is in Region I
     if ku <= 1.0:
         label = "lazy"

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from specdyn.settings import Setting
-from specdyn.theory._modes import Modes, blockwise, grid, modes, require_power_law
+from specdyn.theory._modes import Modes, blockwise, grid, modes, rate_time, require_power_law
 
 
 def _xi_factors(md: Modes, t: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -33,7 +33,7 @@ def _xi_factors(md: Modes, t: np.ndarray) -> tuple[np.ndarray, ...]:
     Mode constants are combined first so that each grid-sized array costs one
     pass, and grid arrays are updated in place: this is the hot path.
     """
-    x = md.b * t
+    x = rate_time(md, t)
     e = np.exp(-x)
     one_minus_e = np.expm1(-x)
     np.negative(one_minus_e, out=one_minus_e)
@@ -56,16 +56,39 @@ def _xi(md: Modes, t: np.ndarray) -> np.ndarray:
     return out
 
 
+def _safe_squares(S: float, x: np.ndarray) -> bool:
+    """Whether ``S^2 + x^2`` (``x >= 0``) can be formed directly: no square over- or
+    underflows where it matters."""
+    return 1e-150 <= S <= 1e150 and (x.size == 0 or float(np.max(x)) <= 1e150)
+
+
+def _hypot_S(S: float, x: np.ndarray) -> np.ndarray:
+    """``sqrt(S^2 + x^2)``: the plain formula where the squares are safe, else ``hypot``."""
+    if _safe_squares(S, x):
+        out = x * x
+        out += S * S
+        return np.sqrt(out, out=out)
+    return np.hypot(S, x)
+
+
 def _delta_eta(xi: np.ndarray, S: float) -> np.ndarray:
-    """Rationalised ``(sqrt(S^2 + 4 xi^2) - S) / 2 = 2 xi^2 / (S + sqrt(S^2 + 4 xi^2))``."""
-    xi2 = xi * xi
-    den = 4.0 * xi2
-    den += S * S
-    np.sqrt(den, out=den)
+    """Rationalised ``(sqrt(S^2 + 4 xi^2) - S) / 2 = xi * 2 xi / (S + sqrt(S^2 + 4 xi^2))``.
+
+    The second factor lies in [0, 1), so nothing overflows even where ``xi^2`` would;
+    ``hypot`` takes over where the squares themselves would leave float64.
+    """
+    if _safe_squares(S, 2.0 * xi.max(initial=0.0)):
+        den = xi * xi  # in place: this is the hot path of rho
+        den *= 4.0
+        den += S * S
+        np.sqrt(den, out=den)
+    else:
+        den = np.hypot(S, 2.0 * xi)
     den += S
-    xi2 *= 2.0
-    xi2 /= den
-    return xi2
+    out = 2.0 * xi
+    out /= den
+    out *= xi
+    return out
 
 
 def mode_rate(s: Setting, k: ArrayLike) -> np.ndarray:
@@ -135,9 +158,10 @@ def mode_loss(s: Setting, k: ArrayLike, t: ArrayLike) -> np.ndarray:
         _, e, ome, A, P1, P2 = _xi_factors(m, tb)
         r = m.r
         v = r * ome / A
-        one_minus_v2 = P1 * P2 / (A * A)
-        one_minus_r2 = m.one_minus_r * (1.0 + r)
-        gap = m.S * r * e * (1.0 + r * r) * (1.0 + r * v) / (A * one_minus_r2 * one_minus_v2)
+        # gap = S r e (1 + r^2)(1 + r v) A / ((1 - r)(1 + r) P1 P2), grouped into factors
+        # that stay bounded (e / P1 <= 1 / (r (1 + r)), S r / (1 - r) ~ 2 gamma0 theta_k)
+        gap = (m.S * r / m.one_minus_r) * (e / P1) * (A / P2) * (1.0 + r * r) * (
+            (1.0 + r * v) / (1.0 + r))
         return 0.5 * m.lam * (gap / s.gamma0) ** 2
 
     return blockwise(f, md, tt)
@@ -168,7 +192,7 @@ def alpha_eff(s: Setting, k: ArrayLike, t: ArrayLike) -> np.ndarray:
         r, S = m.r, m.S
         # log-derivatives of the mode constants with respect to log k
         dlog_r = -0.5 * p.beta * S / m.q
-        dlog_b = -p.alpha - 2.0 * p.beta * m.m**2 / m.q**2
+        dlog_b = -p.alpha - 2.0 * p.beta * (m.m / m.q) ** 2
         # x e^-x (0 at x = inf: e is exactly 0 there, so clip x) and
         # x / (e^x - 1) = x e^-x / (1 - e^-x) (1 at x = 0)
         xe = np.minimum(x, 1e3) * e
@@ -182,7 +206,7 @@ def alpha_eff(s: Setting, k: ArrayLike, t: ArrayLike) -> np.ndarray:
         dlog_xi -= dP2 / P2
         dlog_xi += dlog_r + dlog_b * x_over_expm1
         xi_ = (S * r) * ome * A / (P1 * P2)
-        d_delta_eta = 2.0 * xi_ * xi_ * dlog_xi / np.sqrt(S * S + 4.0 * xi_ * xi_)
+        d_delta_eta = xi_ * (2.0 * xi_ / _hypot_S(S, 2.0 * xi_)) * dlog_xi
         d_delta_eta /= sw2 + _delta_eta(xi_, S)
         return p.alpha - d_delta_eta
 
