@@ -5,7 +5,9 @@ Spectra (``covariance_spectrum``, ``weight_spectrum``,
 ``fit_power_law``, ``fit_broken_power_law``), random-matrix baselines and
 outlier tests (``fit_mp_bulk``, ``find_outliers`` and the formulas of
 :mod:`specdyn.theory.rmt`, re-exported here), alignment of eigenvectors with
-given directions, and ``SpectrumTracker`` for any torch model.
+given directions, ``SpectrumTracker`` for any torch model, and ``analyze``:
+every tensor of a checkpoint, file or module summarised in a DataFrame, with
+each layer's verdict (``layer_verdict``).
 
 Conventions are stated in each module: covariance spectrum = eigenvalues of
 ``F_c^T F_c / n`` (n samples, centred), decreasing; ``ratio = p / n``;
@@ -42,15 +44,22 @@ from specdyn.measure.exponents import (
     local_exponent,
 )
 from specdyn.measure.outliers import MPFit, OutlierReport, find_outliers, fit_mp_bulk
+from specdyn.measure.checkpoint import Skipped, load_tensors, state_tensors
 from specdyn.measure.spectra import (
     CovarianceAccumulator,
     covariance_spectrum,
     gram_spectrum,
+    rank_tolerance,
     weight_spectrum,
 )
 from specdyn.measure.summary import (
+    VERDICT_MP,
+    VERDICT_POWER_LAW,
+    VERDICT_UNCLEAR,
     LayerSummary,
-    load_tensors,
+    analyze,
+    layer_verdict,
+    summaries_frame,
     summarize_file,
     summarize_matrix,
     summarize_tensors,
@@ -76,6 +85,9 @@ from specdyn.theory.rmt import (
 )
 
 __all__ = [
+    "VERDICT_MP",
+    "VERDICT_POWER_LAW",
+    "VERDICT_UNCLEAR",
     "Alignment",
     "BrokenPowerLawFit",
     "CovarianceAccumulator",
@@ -86,8 +98,10 @@ __all__ = [
     "PowerLawFit",
     "RectangularSpike",
     "SingularAlignment",
+    "Skipped",
     "SpectrumTracker",
     "SpikePrediction",
+    "analyze",
     "covariance_alignment",
     "covariance_spectrum",
     "find_outliers",
@@ -95,6 +109,7 @@ __all__ = [
     "fit_mp_bulk",
     "fit_power_law",
     "gram_spectrum",
+    "layer_verdict",
     "load_tensors",
     "local_exponent",
     "log_schedule",
@@ -103,12 +118,15 @@ __all__ = [
     "mp_edges",
     "mp_quantile",
     "overlaps",
+    "rank_tolerance",
     "rectangular_bulk_edge",
     "rectangular_spike",
     "singular_alignment",
     "spike_strength_from_eigenvalue",
     "spike_strength_from_singular_value",
     "spiked_covariance",
+    "state_tensors",
+    "summaries_frame",
     "summarize_file",
     "summarize_matrix",
     "summarize_tensors",
