@@ -204,10 +204,12 @@ def _torch_load(p: Path) -> Any:
         raise ValueError(f"cannot read {p}: it needs code to be unpickled ({what}), which "
                          "specdyn never runs (torch.load with weights_only=True); save "
                          "model.state_dict() instead of the model") from None
-    except (RuntimeError, EOFError) as err:
-        text = _first_line(err).split(". ")[0]
+    except (RuntimeError, EOFError, OSError) as err:
+        # The file opened (its magic was read): an I/O error while reading is corruption.
+        text = (err.strerror or _first_line(err)) if isinstance(err, OSError) else \
+            _first_line(err).split(". ")[0]
         if any(w in text for w in ("central directory", "zip archive", "EOF")) or isinstance(
-                err, EOFError):
+                err, (EOFError, OSError)):
             raise ValueError(f"cannot read {p}: the file is truncated or corrupt "
                              f"({text})") from None
         raise
