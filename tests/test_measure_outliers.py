@@ -227,7 +227,7 @@ def test_three_eigenvalues_are_enough() -> None:
 
 
 def test_outlier_cap_is_reported() -> None:
-    """25 strong spikes over a 15-eigenvalue bulk fill the cap (20 = 40 // 2); cap_reached says so."""
+    """25 strong spikes over a 15-value bulk fill the cap (20 = 40 // 2): cap_reached says so."""
     rng = np.random.default_rng(0)
     bulk = np.sort(rng.chisquare(80, 15) / 80)[::-1]
     eigs = np.concatenate([np.geomspace(100.0, 10.0, 25), bulk])

@@ -35,6 +35,7 @@ from specdyn.measure.atoms import (  # noqa: F401  (issue 8)
     sign_flip,
     top_clusters_function,
 )
+from specdyn.measure.checkpoint import Skipped, load_tensors, state_tensors
 from specdyn.measure.exponents import (
     BrokenPowerLawFit,
     LocalExponent,
@@ -44,7 +45,6 @@ from specdyn.measure.exponents import (
     local_exponent,
 )
 from specdyn.measure.outliers import MPFit, OutlierReport, find_outliers, fit_mp_bulk
-from specdyn.measure.checkpoint import Skipped, load_tensors, state_tensors
 from specdyn.measure.spectra import (
     CovarianceAccumulator,
     covariance_spectrum,

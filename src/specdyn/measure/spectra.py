@@ -66,7 +66,8 @@ _METHODS = ("auto", "dense", "lanczos")
 _GRAM_MAX = 20000
 
 
-def rank_tolerance(largest: float, shape: int | tuple[int, ...], dtype: Any = np.float64) -> float:
+def rank_tolerance(largest: float, shape: float | tuple[float, ...],
+                   dtype: Any = np.float64) -> float:
     """Eigenvalues at or below this are numerically zero: ``largest * max(shape) * eps(dtype)``.
 
     Parameters
@@ -86,14 +87,14 @@ def rank_tolerance(largest: float, shape: int | tuple[int, ...], dtype: Any = np
     flags about 2 % of square 1000 x 1000 Gaussian Grams as rank deficient) or
     too fine for large ones.
     """
-    size = max(int(s) for s in np.atleast_1d(np.asarray(shape)))
+    size = float(np.max(np.asarray(shape, dtype=np.float64)))
     if str(dtype).startswith("torch."):
         import torch
 
         eps = float(torch.finfo(dtype).eps)
     else:
         eps = float(np.finfo(np.dtype(dtype)).eps)
-    return max(float(largest), 0.0) * max(size, 1) * eps
+    return max(float(largest), 0.0) * max(size, 1.0) * eps
 
 
 def _is_torch(x: Any) -> bool:
