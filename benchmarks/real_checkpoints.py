@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from specdyn._progress import progress
 from specdyn.measure import (
     Skipped,
     analyze,
@@ -198,7 +199,7 @@ def rank_check(n_matrices: int, size: int = 2000) -> str:
     """False "rank deficient" errors on square Gaussian matrices (0 expected)."""
     fails, smallest = 0, []
     t0 = time.perf_counter()
-    for seed in range(n_matrices):
+    for seed in progress(range(n_matrices), desc=f"rank check {size}x{size}"):
         F = np.random.default_rng(seed).standard_normal((size, size))
         eigs = covariance_spectrum(F, center=False)
         smallest.append(eigs[-1] / eigs[0])

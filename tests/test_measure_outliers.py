@@ -242,3 +242,10 @@ def test_outlier_cap_is_reported() -> None:
     rep2 = find_outliers(two, 0.5, n_samples=80)
     assert rep2.n_outliers == 2 and not rep2.cap_reached
     assert not fit_mp_bulk(two, 0.5, n_samples=80).cap_reached
+
+
+def test_messages_show_plain_numbers() -> None:
+    with pytest.raises(ValueError, match=r"got -1\.0$"):
+        find_outliers(np.linspace(0.5, 2.0, 50), np.float64(-1.0))
+    with pytest.raises(ValueError, match=r"got 1\.5$"):
+        find_outliers(np.linspace(0.5, 2.0, 50), 0.5, alpha=np.float32(1.5))

@@ -19,7 +19,7 @@ def positive(name: str, value: Any) -> float:
     """Return ``value`` as a float, or raise if it is not finite and > 0."""
     x = _real_scalar(name, value)
     if not x > 0:
-        raise ValueError(f"{name} must be > 0 (allowed range (0, inf)), got {value!r}")
+        raise ValueError(f"{name} must be > 0 (allowed range (0, inf)), got {_show(value)}")
     return x
 
 
@@ -27,7 +27,7 @@ def nonnegative(name: str, value: Any) -> float:
     """Return ``value`` as a float, or raise if it is not finite and >= 0."""
     x = _real_scalar(name, value)
     if not x >= 0:
-        raise ValueError(f"{name} must be >= 0 (allowed range [0, inf)), got {value!r}")
+        raise ValueError(f"{name} must be >= 0 (allowed range [0, inf)), got {_show(value)}")
     return x
 
 
@@ -41,7 +41,7 @@ def in_range(
     if not (ok_lo and ok_hi):
         left = "(" if lo_open else "["
         right = ")" if hi_open else "]"
-        raise ValueError(f"{name} must lie in {left}{lo}, {hi}{right}, got {value!r}")
+        raise ValueError(f"{name} must lie in {left}{lo}, {hi}{right}, got {_show(value)}")
     return x
 
 
@@ -51,9 +51,9 @@ def positive_int(name: str, value: Any, *, minimum: int = 1) -> int:
         if isinstance(value, (float, np.floating)) and float(value).is_integer():
             value = int(value)
         else:
-            raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+            raise ValueError(f"{name} must be an integer >= {minimum}, got {_show(value)}")
     if int(value) < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {_show(value)}")
     return int(value)
 
 
@@ -63,7 +63,7 @@ def integer(name: str, value: Any) -> int:
     For seeds, where any integer is allowed and a float is a mistake.
     """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
+        raise ValueError(f"{name} must be an integer, got {_show(value)}")
     return int(value)
 
 
@@ -71,7 +71,7 @@ def choice(name: str, value: Any, allowed: Iterable[str]) -> str:
     """Return ``value`` if it is one of ``allowed``; else raise listing the valid names."""
     options = list(allowed)
     if value not in options:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}; got {value!r}")
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}; got {_show(value)}")
     return str(value)
 
 
@@ -93,7 +93,7 @@ def real_array(name: str, value: ArrayLike, *, lo: float | None = None,
         raise ValueError(f"{name} must be finite")
     if lo is not None and (arr < lo).any():
         bad = arr[arr < lo].flat[0]
-        raise ValueError(f"{name} must be >= {lo} everywhere, got {bad!r}")
+        raise ValueError(f"{name} must be >= {lo} everywhere, got {_show(bad)}")
     return arr
 
 
@@ -106,10 +106,17 @@ def broadcastable(**arrays: np.ndarray) -> None:
         raise ValueError(f"arguments have shapes that do not broadcast: {shapes}") from None
 
 
+def _show(value: Any) -> str:
+    """``repr`` with numpy scalars as plain numbers (``-1.0``, not ``np.float64(-1.0)``)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value)
+
+
 def _real_scalar(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
+        raise ValueError(f"{name} must be a real number, got {_show(value)}")
     x = float(value)
     if math.isnan(x) or math.isinf(x):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise ValueError(f"{name} must be finite, got {_show(value)}")
     return x

@@ -206,7 +206,7 @@ def local_exponent(eigs: ArrayLike, window: float = 0.5) -> LocalExponent:
     count = hi - lo + 1
     ok = count >= 3
     if not ok.any():
-        raise ValueError(f"window must cover at least 3 ranks somewhere; window={window!r} "
+        raise ValueError(f"window must cover at least 3 ranks somewhere; window={win:g} "
                          f"decades covers fewer for all {K} eigenvalues")
     # Prefix sums give every window's weighted moments in O(K); centre x for conditioning.
     xc = x - x.mean()

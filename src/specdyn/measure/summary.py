@@ -86,13 +86,12 @@ def layer_verdict(fit: PowerLawFit | None, mp: MPFit | None,
     step failed or was not run).
     """
     k = outliers.n_outliers if outliers is not None else 0
-    bulk = mp_consistent(mp) and (outliers is not None or mp is None)
+    bulk = mp_consistent(mp) and outliers is not None
     if bulk and k == 0:
         return VERDICT_MP
     if (not bulk and fit is not None and not fit.short_window and fit.r2 >= MIN_R2):
         return VERDICT_POWER_LAW
-    if bulk:
-        assert outliers is not None
+    if bulk and outliers is not None:
         if outliers.cap_reached:
             return f"bulk + >= {k} outliers (cap reached)"
         return f"bulk + {k} outlier{'s' if k != 1 else ''}"
