@@ -71,7 +71,8 @@ def choice(name: str, value: Any, allowed: Iterable[str]) -> str:
     """Return ``value`` if it is one of ``allowed``; else raise listing the valid names."""
     options = list(allowed)
     if value not in options:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}; got {_show(value)}")
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}; "
+                         f"got {_show(value)}")
     return str(value)
 
 
