@@ -1,21 +1,24 @@
-"""Analyse a saved checkpoint: spectra, exponents, MP bulks and outliers of every layer.
+"""Analyse a saved checkpoint: spectra, exponents, MP bulks, outliers and a verdict per layer.
 
 The script trains a small MLP briefly (on scikit-learn's bundled digits data),
-saves its ``state_dict`` as a torch checkpoint and as ``.npz``, and then analyses
-the checkpoint twice:
+saves a training checkpoint ``{step, model_state, optimizer_state}`` (the
+optimizer state is recognised and listed as skipped, never measured) and the
+weights as ``.npz``, and then analyses the checkpoint twice:
 
 * with the command line, ``specdyn analyze model.pt`` (what you would run on
   your own ``.pt``/``.pth``/``.bin``/``.ckpt``, ``.safetensors``, ``.npy`` or
-  ``.npz`` file), and
-* with the library function behind it,
-  ``specdyn.measure.summary.summarize_file(path)``, which returns one
-  ``LayerSummary`` per tensor.
+  ``.npz`` file; ``--format json|csv`` and ``--save table.parquet`` give
+  machine-readable output), and
+* with the library function behind it, ``specdyn.measure.analyze(path)``
+  (also takes a ``torch.nn.Module`` or a state_dict), which returns a
+  ``pandas.DataFrame`` with one row per tensor.
 
 Conventions: a weight ``W`` (``out x in``) is summarised through the eigenvalues
 of ``W^T W / out``; the exponent is the rank exponent ``a`` in
 ``lambda_k ~ k^-a`` (density exponent ``1 + 1/a``); outliers are eigenvalues
-above the fitted Marchenko-Pastur edge with Tracy-Widom p-values. Bias vectors
-(1-D) are listed as not analysed, with the reason.
+above the fitted Marchenko-Pastur edge with Tracy-Widom p-values; the verdict
+is "power law", "consistent with MP bulk (no power law)" or "bulk + k
+outliers". Bias vectors (1-D) are listed as skipped, with the reason.
 
 Run:  python examples/analyze_checkpoint.py [--small] [--out DIR] [PATH]
 Give PATH to analyse your own file instead of the trained MLP.
@@ -34,7 +37,7 @@ import numpy as np
 import torch
 from sklearn.datasets import load_digits
 
-from specdyn.measure.summary import summarize_file
+from specdyn.measure import analyze
 
 
 def train_and_save(out: Path, steps: int) -> Path:
@@ -55,7 +58,8 @@ def train_and_save(out: Path, steps: int) -> Path:
     print(f"trained {steps} full-batch steps, loss {loss.item():.3f}")
     out.mkdir(parents=True, exist_ok=True)
     path = out / "model.pt"
-    torch.save({"state_dict": model.state_dict(), "step": steps}, path)
+    torch.save({"step": steps, "model_state": model.state_dict(),
+                "optimizer_state": opt.state_dict()}, path)
     np.savez(out / "model.npz", **{k: v.numpy() for k, v in model.state_dict().items()})
     return path
 
@@ -78,16 +82,17 @@ def main() -> None:
     print("\n$ specdyn " + " ".join(cmd[3:]))
     subprocess.run(cmd, check=True)
 
-    # 2. The library function: one LayerSummary per tensor, never silently dropped.
-    print("\nsummarize_file:")
-    for s in summarize_file(path, n_boot=50):
-        if s.status != "ok" or s.fit is None:
-            print(f"  {s.name:24s} {s.status}")
+    # 2. The library function: a DataFrame, one row per tensor, never silently dropped.
+    print("\nanalyze(path):")
+    df = analyze(path, n_boot=50)
+    for r in df.itertuples():
+        if r.status != "measured":
+            print(f"  {r.layer:24s} skipped: {r.reason}")
             continue
-        n_out = s.outliers.n_outliers if s.outliers is not None else "-"
-        print(f"  {s.name:24s} {s.matrix_shape}  lambda_1 = {s.eigs[0]:.4g}  "
-              f"a = {s.fit.exponent:.3f} [{s.fit.ci_low:.3f}, {s.fit.ci_high:.3f}]  "
-              f"(density exponent {s.fit.density_exponent:.2f})  outliers: {n_out}")
+        print(f"  {r.layer:24s} {r.matrix_shape}  a = {r.exponent:.3f} "
+              f"[{r.ci_low:.3f}, {r.ci_high:.3f}]{' (short window)' if r.short_window else ''}"
+              f"  outliers: {r.n_outliers}  verdict: {r.verdict}")
+    df.to_parquet(out / "layers.parquet")  # or df.to_csv, df.to_json
     print(f"\nfiles in {out}: {sorted(p.name for p in out.iterdir())}")
 
 

@@ -21,7 +21,8 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 EXPECT = {
     "paper_in_ten_minutes.py": ["regime = feature-learning", "regime = lazy", "fig2:", "fig3:"],
     "track_your_model.py": ["activation rank exponent", "weight outliers"],
-    "analyze_checkpoint.py": ["0.weight", "summarize_file:", "skipped: 1-D tensor"],
+    "analyze_checkpoint.py": ["0.weight", "analyze(path):", "skipped: 1-D tensor",
+                              "skipped: optimizer state"],
     "sweep_on_dask.py": ["2 finished, 0 failed", "re-run: 2 of 2 points already finished"],
 }
 

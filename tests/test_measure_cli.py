@@ -93,5 +93,9 @@ def test_missing_file_and_only_unusable_layers(tmp_path: Path,
     assert "no such file" in capsys.readouterr().err
     path = tmp_path / "bias.npy"
     np.save(path, np.ones(5))
-    assert main(["analyze", str(path)]) != 0
-    assert "1-D tensor" in capsys.readouterr().out
+    assert main(["analyze", str(path)]) == 2
+    assert "no tensor with 2 or more axes" in capsys.readouterr().err
+    path = tmp_path / "nan.npy"
+    np.save(path, np.full((4, 4), np.nan))
+    assert main(["analyze", str(path)]) == 1  # a matrix, but none could be measured
+    assert "NaN or inf" in capsys.readouterr().out

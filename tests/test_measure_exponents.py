@@ -178,3 +178,42 @@ def test_fit_exponents_bad_input_names_the_argument() -> None:
         fit_exponents(k**-1.0, 1, 8, weights="1/k")
     with pytest.raises(ValueError, match="spectra"):
         fit_exponents(np.r_[k[:7] ** -1.0, np.nan], 1, 8)
+
+
+def test_three_eigenvalues_fit_over_the_whole_spectrum() -> None:
+    """3 is the documented minimum: an exact power law on 3 ranks is recovered."""
+    from specdyn.measure import fit_power_law
+
+    fit = fit_power_law(np.arange(1, 4, dtype=np.float64) ** -1.5)
+    assert (fit.kmin, fit.kmax) == (1, 3)
+    assert fit.exponent == pytest.approx(1.5, abs=1e-12)
+    assert fit.short_window
+
+
+def test_short_window_is_flagged_and_its_interval_covers_nearby_windows() -> None:
+    """A window under a decade: flag set, interval at least as wide as the one-decade spread.
+
+    Oracle: the exponent of each one-decade window containing 20..60, fitted
+    independently with numpy.polyfit (weights 1/k).
+    """
+    from specdyn.measure import fit_power_law
+
+    rng = np.random.default_rng(3)
+    k = np.arange(1, 301, dtype=np.float64)
+    lam = k ** -np.where(k < 40, 0.8, 1.4) * np.exp(0.02 * rng.standard_normal(k.size))
+    lam = np.sort(lam)[::-1]
+    fit = fit_power_law(lam, kmin=20, kmax=60)
+    assert fit.short_window and fit.decades < 1
+    for lo in (6, 10, 20):
+        kk = np.arange(lo, lo * 10 + 1)
+        slope = np.polyfit(np.log(kk), np.log(lam[kk - 1]), 1, w=np.sqrt(1.0 / kk))[0]
+        assert fit.ci_low <= -slope <= fit.ci_high
+    long = fit_power_law(lam, kmin=20, kmax=200)
+    assert not long.short_window
+
+
+def test_negative_eigenvalue_message_has_a_plain_number() -> None:
+    from specdyn.measure import fit_power_law
+
+    with pytest.raises(ValueError, match=r"got -0\.5$"):
+        fit_power_law(np.array([1.0, 0.5, -0.5]))

@@ -185,3 +185,67 @@ def test_centred_covariance_with_n_minus_one_degrees_of_freedom() -> None:
         eigs = covariance_spectrum(rng.standard_normal((n, p)) + 3.0)
         flagged += find_outliers(eigs, p / (n - 1), n_samples=n - 1).n_outliers > 0
     assert abs(flagged / trials - 0.05) <= 0.02
+
+
+@pytest.mark.slow
+def test_square_gaussian_never_called_rank_deficient() -> None:
+    """Issue 16: 0 false "rank deficient" errors in 1000 square 300 x 300 Gaussian matrices.
+
+    The smallest eigenvalue of a square Gaussian Gram is often ~1e-11 of the
+    largest (seed 95 gives 1.7e-11); the old fixed 1e-10 cut-off called such
+    full-rank matrices rank deficient. The tolerance is now lambda_1 * 300 * eps.
+    """
+    from specdyn.measure import covariance_spectrum
+
+    smallest = []
+    for seed in range(1000):
+        F = np.random.default_rng(seed).standard_normal((300, 300))
+        eigs = covariance_spectrum(F, center=False)
+        smallest.append(eigs[-1] / eigs[0])
+        fit_mp_bulk(eigs, 1.0, n_samples=300)        # raises if called rank deficient
+        find_outliers(eigs, 1.0, n_samples=300)
+    assert min(smallest) < 1e-10  # the old cut-off would have failed on these
+
+
+def test_issue_repro_seed_95_is_full_rank() -> None:
+    from specdyn.measure import covariance_spectrum
+
+    F = np.random.default_rng(95).standard_normal((300, 300))
+    eigs = covariance_spectrum(F, center=False)
+    assert eigs[-1] / eigs[0] < 1e-10
+    rep = find_outliers(eigs, 1.0, n_samples=300)
+    assert rep.n_outliers == 0 and not rep.cap_reached
+
+
+def test_three_eigenvalues_are_enough() -> None:
+    """3 is the documented minimum: the largest is tested, nothing is capped away."""
+    rep = find_outliers([3.0, 2.0, 1.0], 0.5)
+    assert rep.eigenvalues.tolist() == [3.0] and rep.max_candidates == 1
+    assert fit_mp_bulk([3.0, 2.0, 1.0], 0.5).n_excluded == 0
+    with pytest.raises(ValueError, match="at least 3 eigenvalues, got 2"):
+        find_outliers([3.0, 2.0], 0.5)
+
+
+def test_outlier_cap_is_reported() -> None:
+    """25 strong spikes over a 15-value bulk fill the cap (20 = 40 // 2): cap_reached says so."""
+    rng = np.random.default_rng(0)
+    bulk = np.sort(rng.chisquare(80, 15) / 80)[::-1]
+    eigs = np.concatenate([np.geomspace(100.0, 10.0, 25), bulk])
+    rep = find_outliers(eigs, 0.5, n_samples=80, sigma2=1.0)
+    assert rep.max_candidates == 20
+    assert rep.n_outliers == 20 and rep.cap_reached
+    small = find_outliers(eigs, 0.5, n_samples=80, max_candidates=5)
+    assert small.n_outliers == 5 and small.cap_reached
+    bad = fit_mp_bulk(eigs, 0.5, n_samples=80)  # the "bulk" it finds is not MP
+    assert bad.ks_distance > 1.36 / np.sqrt(bad.n_bulk)
+    two = np.concatenate([[100.0, 50.0], rng.chisquare(80, 38) / 80])
+    rep2 = find_outliers(two, 0.5, n_samples=80)
+    assert rep2.n_outliers == 2 and not rep2.cap_reached
+    assert not fit_mp_bulk(two, 0.5, n_samples=80).cap_reached
+
+
+def test_messages_show_plain_numbers() -> None:
+    with pytest.raises(ValueError, match=r"got -1\.0$"):
+        find_outliers(np.linspace(0.5, 2.0, 50), np.float64(-1.0))
+    with pytest.raises(ValueError, match=r"got 1\.5$"):
+        find_outliers(np.linspace(0.5, 2.0, 50), 0.5, alpha=np.float32(1.5))

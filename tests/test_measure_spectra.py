@@ -168,3 +168,38 @@ def test_bad_options_rejected() -> None:
     with pytest.raises(ValueError, match="top must be <"):
         covariance_spectrum(np.random.default_rng(0).standard_normal((5, 3)), top=3,
                             method="lanczos")
+
+
+@pytest.mark.parametrize("scale", [1e-150, 1e150])
+def test_extreme_scales_give_rescaled_spectra(scale: float) -> None:
+    """Entries near float64's limits: the spectrum is scale**2 times that of G (oracle: G)."""
+    from specdyn.measure import covariance_spectrum, weight_spectrum
+
+    G = np.random.default_rng(0).standard_normal((40, 25))
+    np.testing.assert_allclose(covariance_spectrum(scale * G) / scale**2,
+                               covariance_spectrum(G), rtol=1e-12)
+    np.testing.assert_allclose(weight_spectrum(scale * G, "none") / scale**2,
+                               weight_spectrum(G, "none"), rtol=1e-12)
+    np.testing.assert_allclose(weight_spectrum(torch.tensor(scale * G), "trace"),
+                               weight_spectrum(G, "trace"), rtol=1e-12)
+
+
+@pytest.mark.parametrize(("scale", "word"), [(1e-170, "underflow"), (1e155, "overflow")])
+def test_unrepresentable_spectra_raise_clearly(scale: float, word: str) -> None:
+    """Eigenvalues beyond float64 (1e-340, 1e310): a clear error, not zeros or LinAlgError."""
+    from specdyn.measure import covariance_spectrum, weight_spectrum
+
+    G = np.random.default_rng(0).standard_normal((40, 25))
+    with pytest.raises(ValueError, match=f"F: its eigenvalues {word}"):
+        covariance_spectrum(scale * G)
+    with pytest.raises(ValueError, match=f"W: its eigenvalues {word}"):
+        weight_spectrum(torch.tensor(scale * G))
+
+
+def test_rank_tolerance_is_lambda1_size_eps() -> None:
+    from specdyn.measure import rank_tolerance
+
+    assert rank_tolerance(4.0, (300, 200)) == 4.0 * 300 * np.finfo(np.float64).eps
+    assert rank_tolerance(1.0, 10, np.float32) == 10 * np.finfo(np.float32).eps
+    assert rank_tolerance(1.0, 10, torch.bfloat16) == 10 * torch.finfo(torch.bfloat16).eps
+    assert rank_tolerance(-1.0, 10) == 0.0

@@ -1,12 +1,24 @@
-"""``specdyn analyze PATH``: spectra, exponents, MP fits and outliers of every layer in a file."""
+"""``specdyn analyze PATH``: spectra, exponents, MP fits, outliers and a verdict for every layer."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import sys
 from pathlib import Path
+from typing import Any
 
 from specdyn import _validate as v
-from specdyn.measure.summary import SUFFIXES, LayerSummary, summarize_file
+from specdyn.measure.checkpoint import SUFFIXES, load_tensors
+from specdyn.measure.summary import (
+    LayerSummary,
+    has_matrix,
+    summaries_frame,
+    summarize_tensors,
+)
+
+_FORMATS = ("table", "json", "csv")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -15,14 +27,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "analyze",
         help="spectra of every matrix in a .npy/.npz/.pt/.safetensors file",
         description=(
-            "One row per tensor: shape, top eigenvalues of W^T W / rows (or of the centred "
-            "covariance with --center), rank exponent a (lambda_k ~ k^-a) with a 95%% "
-            "interval and the density exponent 1 + 1/a, Marchenko-Pastur noise level and "
-            "edge, and outliers above the edge with Tracy-Widom p-values. Tensors that "
-            "cannot be analysed are listed with the reason. Files: " + ", ".join(SUFFIXES)
-            + " (torch files are read with weights_only=True)."),
+            "One row per tensor: shape, the layer's verdict (power law / consistent with MP "
+            "bulk / bulk + k outliers), rank exponent a (lambda_k ~ k^-a) of W^T W / rows (or "
+            "of the centred covariance with --center) with a 95 percent interval (flagged and "
+            "widened when its window spans less than a decade), the density exponent 1 + 1/a, "
+            "Marchenko-Pastur noise level and edge, outliers above the edge with Tracy-Widom "
+            "p-values (and whether the test reached its cap), top eigenvalues. Tensors that "
+            "are not measured (biases, optimizer state, metadata) are listed with the reason. "
+            "Files: " + ", ".join(SUFFIXES) + "; torch files are read with "
+            "torch.load(weights_only=True) only, in the common checkpoint layouts "
+            "(state_dict, model_state(_dict), model, module wrappers; module. prefixes)."),
     )
-    p.add_argument("path", type=Path, help="file to analyse")
+    p.add_argument("path", type=Path, metavar="PATH", help="file to analyse")
+    p.add_argument("--format", default="table", choices=_FORMATS,
+                   help="output on stdout: a table (default), a JSON list of per-tensor "
+                        "objects, or CSV")
+    p.add_argument("--save", type=Path, default=None, metavar="FILE.parquet",
+                   help="also write the per-tensor table as Parquet")
     p.add_argument("--top", type=int, default=5, help="eigenvalues shown per layer (5)")
     p.add_argument("--center", action="store_true",
                    help="rows are samples: use the centred covariance (representations)")
@@ -34,21 +55,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_analyze)
 
 
+def _fail(argument: str, what: str) -> int:
+    print(f"specdyn analyze: error: {argument}: {what}", file=sys.stderr)
+    return 2
+
+
 def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
 def _row(s: LayerSummary, top: int) -> dict[str, str]:
     shape = "x".join(map(str, s.shape)) if s.shape else "-"
-    row = {"layer": s.name, "shape": shape, "top eigenvalues": "-", "exponent [95% CI]": "-",
-           "density exp": "-", "MP sigma2": "-", "MP edge": "-", "outliers (p-value)": "-",
-           "note": s.status if s.status != "ok" else "; ".join(s.notes)}
+    row = {"layer": s.name, "shape": shape, "verdict": s.verdict or "-",
+           "exponent [95% CI]": "-", "density exp": "-", "MP sigma2": "-", "MP edge": "-",
+           "outliers (p-value)": "-", "top eigenvalues": "-",
+           "note": f"skipped: {s.reason}" if s.status == "skipped" else "; ".join(s.notes)}
     if s.eigs is not None:
         row["top eigenvalues"] = ", ".join(_fmt(x) for x in s.eigs[:top])
     if s.fit is not None:
         f = s.fit
         row["exponent [95% CI]"] = (f"{f.exponent:.3f} [{f.ci_low:.3f}, {f.ci_high:.3f}] "
-                                    f"k={f.kmin}..{f.kmax}")
+                                    f"k={f.kmin}..{f.kmax}" + (" short" if f.short_window
+                                                               else ""))
         row["density exp"] = f"{f.density_exponent:.3f}"
     if s.mp is not None:
         row["MP sigma2"] = _fmt(s.mp.sigma2)
@@ -56,8 +84,11 @@ def _row(s: LayerSummary, top: int) -> dict[str, str]:
     if s.outliers is not None:
         r = s.outliers
         items = [f"{_fmt(e)} (p={p:.2g})" for e, p in
-                 zip(r.eigenvalues[: r.n_outliers], r.p_values[: r.n_outliers], strict=True)]
-        row["outliers (p-value)"] = f"{r.n_outliers}" + (": " + ", ".join(items) if items else "")
+                 zip(r.eigenvalues[: min(r.n_outliers, 3)], r.p_values[: min(r.n_outliers, 3)],
+                     strict=True)]
+        more = ", ..." if r.n_outliers > 3 else ""
+        count = f">={r.n_outliers} (cap)" if r.cap_reached else f"{r.n_outliers}"
+        row["outliers (p-value)"] = count + (": " + ", ".join(items) + more if items else "")
     return row
 
 
@@ -70,25 +101,69 @@ def _print_table(rows: list[dict[str, str]]) -> None:
         print("  ".join(r[c].ljust(widths[c]) for c in cols).rstrip())
 
 
+def _json_value(x: Any) -> Any:
+    """NaN and inf are not results: written as null."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def _json_records(summaries: list[LayerSummary]) -> list[dict[str, Any]]:
+    out = []
+    for s in summaries:
+        rec = {k: _json_value(x) for k, x in s.record().items()}
+        lo, hi = rec["ci_low"], rec["ci_high"]
+        rec["ci"] = [lo, hi] if lo is not None and hi is not None else None
+        out.append(rec)
+    return out
+
+
 def _analyze(args: argparse.Namespace) -> int:
-    top = v.positive_int("--top", args.top)
-    alpha = v.in_range("--alpha", args.alpha, 0.0, 1.0, lo_open=True, hi_open=True)
-    summaries = summarize_file(args.path, center=args.center, alpha=alpha)
-    if not summaries:
-        raise ValueError(f"cannot read {args.path}: the file holds no arrays")
-    print(f"{args.path}: {len(summaries)} tensor(s); spectrum = eigenvalues of "
-          + ("the centred covariance (rows = samples)" if args.center else "W^T W / rows"))
-    _print_table([_row(s, top) for s in summaries])
-    n_ok = sum(s.status == "ok" for s in summaries)
-    print(f"{n_ok} analysed, {len(summaries) - n_ok} listed with a reason")
+    try:
+        top = v.positive_int("--top", args.top)
+        alpha = v.in_range("--alpha", args.alpha, 0.0, 1.0, lo_open=True, hi_open=True)
+    except ValueError as err:
+        name, _, what = str(err).partition(" ")
+        return _fail(name, what)
+    save = args.save
+    if save is not None:
+        if save.suffix.lower() != ".parquet":
+            return _fail("--save", f"must name a .parquet file, got {str(save)!r}")
+        if not save.parent.is_dir():
+            return _fail("--save", f"folder {str(save.parent)!r} does not exist")
+    try:
+        tensors = load_tensors(args.path)
+    except ValueError as err:
+        return _fail("PATH", str(err))
+    if not has_matrix(tensors):
+        return _fail("PATH", f"{args.path} holds no tensor with 2 or more axes to analyse "
+                     f"({len(tensors)} entr{'y' if len(tensors) == 1 else 'ies'}: "
+                     f"{', '.join(list(tensors)[:5])}{', ...' if len(tensors) > 5 else ''})")
+    summaries = summarize_tensors(tensors, center=args.center, alpha=alpha)
+    n_ok = sum(s.status == "measured" for s in summaries)
+    if args.format == "json":
+        print(json.dumps(_json_records(summaries), indent=1, allow_nan=False))
+    elif args.format == "csv":
+        summaries_frame(summaries).to_csv(sys.stdout, index=False)
+    else:
+        print(f"{args.path}: {len(summaries)} tensor(s); spectrum = eigenvalues of "
+              + ("the centred covariance (rows = samples)" if args.center else "W^T W / rows"))
+        _print_table([_row(s, top) for s in summaries])
+        print(f"{n_ok} analysed, {len(summaries) - n_ok} listed with a reason")
+    # Beside json/csv output, messages go to stderr so that stdout can be piped.
+    info = sys.stdout if args.format == "table" else sys.stderr
+    if save is not None:
+        summaries_frame(summaries).to_parquet(save, index=False)
+        print(f"table: {save}", file=info)
     if args.plot:
         from specdyn.plot import save_figure
         from specdyn.plot.measure import plot_layer_summaries
 
         fig = plot_layer_summaries(summaries)
         paths = save_figure(fig, Path(args.out) / f"{args.path.stem}-spectra")
-        print("figure: " + ", ".join(str(p) for p in paths))
+        print("figure: " + ", ".join(str(p) for p in paths), file=info)
     if n_ok == 0:
-        print(f"specdyn: no tensor in {args.path} could be analysed (reasons above)")
+        print(f"specdyn analyze: no tensor in {args.path} could be measured (reasons above)",
+              file=sys.stderr)
         return 1
     return 0

@@ -4,8 +4,10 @@ Spectra (``covariance_spectrum``, ``weight_spectrum``,
 ``CovarianceAccumulator``), power-law exponents (``local_exponent``,
 ``fit_power_law``, ``fit_broken_power_law``), random-matrix baselines and
 outlier tests (``fit_mp_bulk``, ``find_outliers``; the random-matrix formulas
-live in :mod:`specdyn.theory.rmt`), alignment of eigenvectors with
-given directions, and ``SpectrumTracker`` for any torch model.
+live in :mod:`specdyn.theory.rmt`), alignment of eigenvectors with given
+directions, ``SpectrumTracker`` for any torch model, and ``analyze``: every
+tensor of a checkpoint, file or module summarised in a DataFrame, with each
+layer's verdict (``layer_verdict``).
 
 Conventions are stated in each module: covariance spectrum = eigenvalues of
 ``F_c^T F_c / n`` (n samples, centred), decreasing; ``ratio = p / n``;
@@ -33,6 +35,7 @@ from specdyn.measure.atoms import (
     sign_flip,
     top_clusters_function,
 )
+from specdyn.measure.checkpoint import Skipped, load_tensors, state_tensors
 from specdyn.measure.exponents import (
     BrokenPowerLawFit,
     LocalExponent,
@@ -47,11 +50,17 @@ from specdyn.measure.spectra import (
     CovarianceAccumulator,
     covariance_spectrum,
     gram_spectrum,
+    rank_tolerance,
     weight_spectrum,
 )
 from specdyn.measure.summary import (
+    VERDICT_MP,
+    VERDICT_POWER_LAW,
+    VERDICT_UNCLEAR,
     LayerSummary,
-    load_tensors,
+    analyze,
+    layer_verdict,
+    summaries_frame,
     summarize_file,
     summarize_matrix,
     summarize_tensors,
@@ -60,6 +69,9 @@ from specdyn.measure.tracker import SpectrumTracker, log_schedule
 from specdyn.measure.transport import paired_sq_distance, wasserstein2_squared
 
 __all__ = [
+    "VERDICT_MP",
+    "VERDICT_POWER_LAW",
+    "VERDICT_UNCLEAR",
     "Alignment",
     "AtomClusters",
     "BrokenPowerLawFit",
@@ -70,7 +82,9 @@ __all__ = [
     "OutlierReport",
     "PowerLawFit",
     "SingularAlignment",
+    "Skipped",
     "SpectrumTracker",
+    "analyze",
     "cluster_directions",
     "covariance_alignment",
     "covariance_spectrum",
@@ -82,6 +96,7 @@ __all__ = [
     "function_distance",
     "gram_spectrum",
     "hermite_tail",
+    "layer_verdict",
     "load_tensors",
     "local_exponent",
     "log_schedule",
@@ -90,9 +105,12 @@ __all__ = [
     "network_hermite_coefficients",
     "overlaps",
     "paired_sq_distance",
+    "rank_tolerance",
     "relu_rescale",
     "sign_flip",
     "singular_alignment",
+    "state_tensors",
+    "summaries_frame",
     "summarize_file",
     "summarize_matrix",
     "summarize_tensors",

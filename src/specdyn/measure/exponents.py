@@ -14,8 +14,14 @@ Fits
     that every decade of rank counts the same (unweighted fits are dominated
     by the many high ranks). Zeros are left out, negative values are an
     error; automatic windows (and ``fit_broken_power_law``'s default range)
-    also leave out eigenvalues below ``1e-12 * lambda_1`` (round-off of a
-    rank-deficient matrix).
+    also leave out numerical zeros (at most
+    ``specdyn.measure.spectra.rank_tolerance``: round-off of a rank-deficient
+    matrix).
+Short windows
+    A window spanning less than ``MIN_DECADES`` (one decade of rank) pins
+    the exponent down poorly whatever its bootstrap says: ``fit_power_law``
+    flags it (``short_window``) and widens the interval to cover the
+    exponents of every window of one decade that contains it.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from numpy.typing import ArrayLike
 from scipy import optimize
 
 from specdyn import _validate as v
+from specdyn.measure.spectra import rank_tolerance
 
 __all__ = [
     "BrokenPowerLawFit",
@@ -41,7 +48,8 @@ __all__ = [
     "local_exponent",
 ]
 
-_ZERO_RTOL = 1e-12
+# A window shorter than this (decades of rank) gets the "short window" flag.
+MIN_DECADES = 1.0
 
 
 class LocalExponent(NamedTuple):
@@ -78,6 +86,10 @@ class PowerLawFit:
         Number of eigenvalues in the window.
     ci_level
         Level of the interval (0.95).
+    short_window
+        The window spans less than ``MIN_DECADES`` (one decade): the interval
+        then also covers the exponents fitted on every one-decade window
+        containing it (window-to-window spread), so it is wider.
     """
 
     exponent: float
@@ -90,6 +102,12 @@ class PowerLawFit:
     amplitude: float
     n_points: int
     ci_level: float = 0.95
+    short_window: bool = False
+
+    @property
+    def decades(self) -> float:
+        """Span of the window in decades of rank, ``log10(kmax / kmin)``."""
+        return float(np.log10(self.kmax / self.kmin))
 
 
 @dataclass(frozen=True)
@@ -136,7 +154,7 @@ def _spectrum(eigs: ArrayLike) -> np.ndarray:
         raise ValueError(f"eigs must be a 1-D array of eigenvalues, got shape {arr.shape}")
     arr = v.real_array("eigs", arr)
     if np.any(arr < 0):
-        raise ValueError(f"eigs must be >= 0 (eigenvalues of a PSD matrix), got {arr.min()!r}")
+        raise ValueError(f"eigs must be >= 0 (eigenvalues of a PSD matrix), got {arr.min():g}")
     lam = np.sort(arr)[::-1]
     lam = lam[lam > 0]
     if lam.size < 3:
@@ -227,7 +245,7 @@ def local_exponent(eigs: ArrayLike, window: float = 0.5) -> LocalExponent:
     count = hi - lo + 1
     ok = count >= 3
     if not ok.any():
-        raise ValueError(f"window must cover at least 3 ranks somewhere; window={window!r} "
+        raise ValueError(f"window must cover at least 3 ranks somewhere; window={win:g} "
                          f"decades covers fewer for all {K} eigenvalues")
     # Prefix sums give every window's weighted moments in O(K); centre x for conditioning.
     xc = x - x.mean()
@@ -254,6 +272,8 @@ def _auto_window(lam: np.ndarray, tol: float, window: float) -> tuple[int, int]:
     range spanning a decade (or the whole spectrum if shorter) is used.
     """
     K = lam.size
+    if K < 10 ** window:  # too few ranks for a local exponent anywhere: the whole spectrum
+        return 1, K
     le = local_exponent(lam, window=window)
     grid = np.unique(np.round(np.logspace(0, np.log10(K), 41)).astype(int))
     grid = grid[np.isin(grid, le.rank)]
@@ -323,7 +343,7 @@ def fit_power_law(eigs: ArrayLike, kmin: int | None = None, kmax: int | None = N
     tol = v.positive("plateau_tol", plateau_tol)
     if kmin is None or kmax is None:
         # Round-off "zeros" of a rank-deficient matrix are not part of any power law.
-        k_eff = max(3, int(np.sum(lam > _ZERO_RTOL * lam[0])))
+        k_eff = max(3, int(np.sum(lam > rank_tolerance(lam[0], K))))
         auto_lo, auto_hi = _auto_window(lam[:k_eff], tol, window)
         kmin = auto_lo if kmin is None else kmin
         kmax = auto_hi if kmax is None else kmax
@@ -353,10 +373,36 @@ def fit_power_law(eigs: ArrayLike, kmin: int | None = None, kmax: int | None = N
         boots = -(yb * (w * dx)[None, :]).sum(axis=1) / (w * dx * dx).sum()
         lo_ci, hi_ci = (float(q) for q in np.quantile(boots, [0.025, 0.975]))
         lo_ci, hi_ci = min(lo_ci, a), max(hi_ci, a)
+    short = bool(np.log10(k_hi / k_lo) < MIN_DECADES - 1e-12)
+    if short:
+        spread = _window_spread(lam, k_lo, k_hi)
+        lo_ci, hi_ci = min(lo_ci, float(spread.min())), max(hi_ci, float(spread.max()))
     dens = 1.0 + 1.0 / a if a != 0 else np.inf
     return PowerLawFit(exponent=a, ci_low=lo_ci, ci_high=hi_ci, r2=r2, kmin=k_lo, kmax=k_hi,
                        density_exponent=float(dens), amplitude=float(np.exp(c)),
-                       n_points=int(k.size))
+                       n_points=int(k.size), short_window=short)
+
+
+def _window_spread(lam: np.ndarray, k_lo: int, k_hi: int) -> np.ndarray:
+    """Exponents fitted on the windows of ``MIN_DECADES`` that contain ``k_lo..k_hi``.
+
+    Left ends run (log-spaced, up to 9 of them) from ``k_hi / 10`` to ``k_lo``,
+    right ends are ten times the left end, both clipped to the spectrum. When the
+    whole spectrum spans less than a decade, every sub-window of at least 3 ranks.
+    """
+    K = lam.size
+    width = 10.0**MIN_DECADES
+    if K < width:
+        wins = [(i, j) for i in range(1, K - 1) for j in range(i + 2, K + 1)]
+    else:
+        lefts = np.unique(np.round(np.geomspace(max(1.0, k_hi / width), k_lo, 9)).astype(int))
+        wins = [(int(lo), int(min(K, max(k_hi, round(lo * width))))) for lo in lefts]
+    out = []
+    for lo, hi in wins:
+        k = np.arange(lo, hi + 1, dtype=np.float64)
+        if k.size >= 3:
+            out.append(-_wls(np.log(k), np.log(lam[lo - 1:hi]), 1.0 / k)[0])
+    return np.asarray(out)
 
 
 def _hinge_fit(x: np.ndarray, y: np.ndarray, w: np.ndarray, b: np.ndarray
@@ -400,7 +446,7 @@ def fit_broken_power_law(eigs: ArrayLike, n_breaks: int, *, kmin: int = 1,
     n_breaks
         Number of breakpoints (>= 1; the core paper's four regimes need 3).
     kmin, kmax
-        Ranks used (default: every eigenvalue above ``1e-12 * lambda_1``).
+        Ranks used (default: every eigenvalue above ``rank_tolerance``).
     min_points
         Minimum eigenvalues per segment (>= 3).
     """
@@ -408,7 +454,7 @@ def fit_broken_power_law(eigs: ArrayLike, n_breaks: int, *, kmin: int = 1,
     nbk = v.positive_int("n_breaks", n_breaks)
     mp = v.positive_int("min_points", min_points, minimum=3)
     k_lo = v.positive_int("kmin", kmin)
-    k_eff = max(3, int(np.sum(lam > _ZERO_RTOL * lam[0])))
+    k_eff = max(3, int(np.sum(lam > rank_tolerance(lam[0], lam.size))))
     k_hi = k_eff if kmax is None else v.positive_int("kmax", kmax)
     if k_hi > lam.size:
         raise ValueError(f"kmax must be <= {lam.size}, got {k_hi}")

@@ -42,14 +42,12 @@ from scipy.interpolate import CubicSpline
 from scipy.stats import kstest
 
 from specdyn import _validate as v
+from specdyn.measure.spectra import rank_tolerance
 from specdyn.theory import rmt
 
 __all__ = ["MPFit", "OutlierReport", "find_outliers", "fit_mp_bulk"]
 
 _TW_FAST_DOMAIN = (-8.0, 12.0)
-# Pure noise never has eigenvalues this small relative to the top (the smallest
-# MP eigenvalue of a square n x n problem is ~ 1/n^2 of the largest).
-_RANK_RTOL = 1e-10
 
 
 @functools.lru_cache(maxsize=1)
@@ -143,7 +141,14 @@ class MPFit:
     ks_distance
         Kolmogorov-Smirnov distance between the empirical distribution of the
         bulk eigenvalues and the fitted Marchenko-Pastur law (a goodness of
-        fit; of order ``1/sqrt(min(n, p))`` for pure noise).
+        fit; below ``1/sqrt(min(n, p))`` for pure noise, whose eigenvalues
+        are more regular than independent draws).
+    cap_reached
+        The automatic choice wanted to exclude more than ``min(n, p) // 2``
+        eigenvalues and was capped there: the "bulk" is the lower half of
+        the spectrum at most, and most of the spectrum is above the edge.
+    n_bulk
+        Number of eigenvalues the KS distance was computed on.
     """
 
     sigma2: float
@@ -152,6 +157,8 @@ class MPFit:
     hi: float
     n_excluded: int
     ks_distance: float
+    cap_reached: bool = False
+    n_bulk: int = 0
 
 
 @dataclass(frozen=True)
@@ -182,6 +189,12 @@ class OutlierReport:
         The sizes used for the edge scaling.
     alpha
         The level.
+    max_candidates
+        The cap on the number of candidates tested (``min(n, p) // 2`` unless
+        given).
+    cap_reached
+        Every candidate up to the cap was significant: there may be more
+        outliers than ``n_outliers``, which is then a lower bound.
     """
 
     eigenvalues: np.ndarray
@@ -195,6 +208,8 @@ class OutlierReport:
     n_samples: float
     n_features: float
     alpha: float
+    max_candidates: int = 0
+    cap_reached: bool = False
 
 
 def _as_eigs(eigs: ArrayLike) -> np.ndarray:
@@ -229,12 +244,13 @@ def _canonical(eigs: np.ndarray, ratio: float, n: float, p: float
     if m < 3:
         raise ValueError(f"need min(n_samples, n_features) >= 3, got n={n:g}, p={p:g}")
     e = eigs[:m]
-    zeros = int(np.sum(e <= _RANK_RTOL * max(float(e[0]), 0.0)))
+    zeros = int(np.sum(e <= rank_tolerance(float(e[0]), (n, p))))
     if zeros > 0:
         raise ValueError(
             f"eigs: {zeros} of the {m} informative eigenvalues (min(n, p) with n={n:g}, "
-            f"p={p:g}) are numerically zero, so the matrix is rank deficient and no "
-            "Marchenko-Pastur bulk applies; check ratio and n_samples")
+            f"p={p:g}) are numerically zero (at most lambda_1 * max(n, p) * eps), so the "
+            "matrix is rank deficient and no Marchenko-Pastur bulk applies; check ratio "
+            "and n_samples")
     if ratio > 1:
         return e / ratio, 1.0 / ratio, p, n
     return e, ratio, n, p
@@ -308,6 +324,7 @@ def fit_mp_bulk(eigs: ArrayLike, ratio: float, *, n_excluded: int | None = None,
     ec, gc, _, _ = _canonical(e, g, n, p)
     m = ec.size
     e = e[:m]
+    capped = False
     if n_excluded is not None:
         k = v.positive_int("n_excluded", n_excluded, minimum=0)
         if k > m - 3:
@@ -316,9 +333,12 @@ def fit_mp_bulk(eigs: ArrayLike, ratio: float, *, n_excluded: int | None = None,
         med = float(np.median(ec))
         s2 = med / _mp_median(gc) if med > 0 else _sigma2_given_k(e, g, p, 0)
         k = -1
+        cap = min(m // 2, m - 3)
         for _ in range(50):
             edge = s2 * (1 + np.sqrt(g)) ** 2
-            k_new = min(int(np.sum(e > edge)), m // 2)
+            above = int(np.sum(e > edge))
+            capped = above > cap
+            k_new = min(above, cap)
             s2 = _sigma2_given_k(e, g, p, k_new)
             if k_new == k:
                 break
@@ -330,7 +350,8 @@ def fit_mp_bulk(eigs: ArrayLike, ratio: float, *, n_excluded: int | None = None,
     lo, hi = rmt.mp_edges(g, s2)
     g_bulk = gc * (m - k) / m
     ks = float(kstest(ec[k:], lambda x: rmt.mp_cdf(x, g_bulk, s2)).statistic)
-    return MPFit(sigma2=s2, ratio=g, lo=float(lo), hi=float(hi), n_excluded=k, ks_distance=ks)
+    return MPFit(sigma2=s2, ratio=g, lo=float(lo), hi=float(hi), n_excluded=k, ks_distance=ks,
+                 cap_reached=capped, n_bulk=int(m - k))
 
 
 def find_outliers(eigs: ArrayLike, ratio: float, alpha: float = 0.05, *,
@@ -350,7 +371,9 @@ def find_outliers(eigs: ArrayLike, ratio: float, alpha: float = 0.05, *,
     sigma2
         Known noise variance; fitted from the bulk (per hypothesis) when ``None``.
     max_candidates
-        At most this many candidates are tested (default ``min(n, p) // 2``).
+        At most this many candidates are tested (default ``min(n, p) // 2``,
+        and never more than ``min(n, p) - 3`` so that a bulk is left, but at
+        least 1). When all of them are significant ``cap_reached`` says so.
 
     Returns
     -------
@@ -364,7 +387,7 @@ def find_outliers(eigs: ArrayLike, ratio: float, alpha: float = 0.05, *,
     m = _canonical(e, g, n, p)[0].size
     e = e[:m]
     kmax = m // 2 if max_candidates is None else v.positive_int("max_candidates", max_candidates)
-    kmax = min(kmax, m - 3)
+    kmax = min(kmax, max(1, m - 3))
 
     bulk = fit_mp_bulk(e, g, n_samples=n)
     edge0 = (known if known is not None else bulk.sigma2) * (1 + np.sqrt(g)) ** 2
@@ -400,4 +423,6 @@ def find_outliers(eigs: ArrayLike, ratio: float, alpha: float = 0.05, *,
         n_samples=float(n),
         n_features=float(p),
         alpha=a,
+        max_candidates=kmax,
+        cap_reached=bool(lead >= kmax),
     )

@@ -31,6 +31,17 @@ Top eigenvalues
     ``min(n, p) > 20000``) never forms the Gram: Lanczos on the implicit
     operator ``v -> F_c^T (F_c v) / n``, memory ``O(n p)`` only. Accurate to
     ~1e-12 relative to the largest eigenvalue.
+Scale
+    The matrix is divided by its largest absolute entry before the Gram is
+    formed and the eigenvalues are scaled back, so entries anywhere in
+    float64's range give correct eigenvalues; when the eigenvalues themselves
+    do not fit in float64 (entries beyond ~1e154 or below ~1e-154 times
+    ``sqrt(n)``) a ``ValueError`` says so instead of returning inf or 0.
+Zero
+    An eigenvalue is numerically zero when it is at most ``rank_tolerance``:
+    ``lambda_1 * max(n, p) * eps`` of the dtype the spectrum was computed in
+    (what ``numpy.linalg.matrix_rank`` uses, applied to the Gram's
+    eigenvalues). Every zero cut-off in ``specdyn.measure`` uses it.
 """
 
 from __future__ import annotations
@@ -42,12 +53,49 @@ import numpy as np
 from specdyn import _validate as v
 from specdyn._torch import to_numpy
 
-__all__ = ["CovarianceAccumulator", "covariance_spectrum", "gram_spectrum", "weight_spectrum"]
+__all__ = [
+    "CovarianceAccumulator",
+    "covariance_spectrum",
+    "gram_spectrum",
+    "rank_tolerance",
+    "weight_spectrum",
+]
 
 _NORMALIZE = ("none", "rows", "cols", "trace")
 _METHODS = ("auto", "dense", "lanczos")
 # Above this min(n, p) the m x m Gram (8 m^2 bytes: 3.2 GB at 20000) is not formed for top-k.
 _GRAM_MAX = 20000
+
+
+def rank_tolerance(largest: float, shape: float | tuple[float, ...],
+                   dtype: Any = np.float64) -> float:
+    """Eigenvalues at or below this are numerically zero: ``largest * max(shape) * eps(dtype)``.
+
+    Parameters
+    ----------
+    largest
+        The largest eigenvalue of the spectrum (negative values count as 0).
+    shape
+        ``(n, p)`` of the matrix whose Gram was diagonalised, or just the
+        largest size when only that is known (e.g. the number of eigenvalues).
+    dtype
+        The dtype the spectrum was computed in (float64 for every spectrum of
+        this module); ``eps`` is its machine epsilon.
+
+    The rounding error of a symmetric eigensolver on an ``m x m`` Gram is of
+    order ``m * eps * lambda_1``, so smaller eigenvalues are not resolved. A
+    fixed relative cut-off is either too coarse for small matrices (1e-10
+    flags about 2 % of square 1000 x 1000 Gaussian Grams as rank deficient) or
+    too fine for large ones.
+    """
+    size = float(np.max(np.asarray(shape, dtype=np.float64)))
+    if str(dtype).startswith("torch."):
+        import torch
+
+        eps = float(torch.finfo(dtype).eps)
+    else:
+        eps = float(np.finfo(np.dtype(dtype)).eps)
+    return max(float(largest), 0.0) * max(size, 1.0) * eps
 
 
 def _is_torch(x: Any) -> bool:
@@ -155,20 +203,52 @@ def covariance_spectrum(F: Any, center: bool = True, top: int | None = None, *,
     n, p = (int(s) for s in X.shape)
     m = min(n, p)
     k = _top_arg(top, m)
+    eigs, scale = _unit_spectrum(X, center, k, meth)
+    return _rescale("F", eigs, scale)
+
+
+def _unit_spectrum(X: Any, center: bool, k: int | None, meth: str) -> tuple[np.ndarray, float]:
+    """Spectrum of ``X / s`` with ``s`` the largest absolute entry, and ``s``.
+
+    Dividing first keeps the Gram finite and its eigenvalues normal floats
+    for any finite ``X`` (1e155 * G would overflow, 1e-170 * G underflow).
+    """
+    n, p = (int(sz) for sz in X.shape)
     if _is_torch(X):
+        X = X.double()
+        scale = float(X.abs().max().item())
         if X.device.type != "cpu":
-            return _finish(_torch_gram_eigs(X.double(), center, n), k)
-        X = to_numpy(X, np.float64)  # a float64 CPU tensor shares memory with numpy
-    Xc = X - X.mean(axis=0, keepdims=True) if center else X
-    if _use_lanczos(meth, k, m):
+            Xs = X / scale if scale > 0 else X
+            return _finish(_torch_gram_eigs(Xs, center, n), k), scale
+        X = to_numpy(X)  # a float64 CPU tensor shares memory with numpy
+    else:
+        scale = float(np.max(np.abs(X)))
+    Xs = X / scale if scale > 0 else X
+    Xc = Xs - Xs.mean(axis=0, keepdims=True) if center else Xs
+    if _use_lanczos(meth, k, min(n, p)):
         assert k is not None
         if p <= n:
             vals = _lanczos_top(lambda u: Xc.T @ (Xc @ np.ravel(u)) / n, p, k)
         else:
             vals = _lanczos_top(lambda u: Xc @ (Xc.T @ np.ravel(u)) / n, n, k)
-        return _finish(vals, k)
+        return _finish(vals, k), scale
     G = (Xc.T @ Xc) if p <= n else (Xc @ Xc.T)
-    return _finish(_gram_top(G / n, k), k)
+    return _finish(_gram_top(G / n, k), k), scale
+
+
+def _rescale(name: str, eigs: np.ndarray, scale: float, factor: float = 1.0) -> np.ndarray:
+    """``eigs * scale**2 * factor``, or a clear error when that leaves float64's range."""
+    if scale == 0.0:
+        return eigs
+    with np.errstate(over="ignore", under="ignore"):
+        out = (eigs * scale) * (scale * factor)
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{name}: its eigenvalues overflow float64 (largest entry "
+                         f"{scale:.3g}); divide {name} by a constant first")
+    if eigs.size and eigs[0] > 0 and not out[0] > np.finfo(np.float64).tiny:
+        raise ValueError(f"{name}: its eigenvalues underflow float64 (largest entry "
+                         f"{scale:.3g}); multiply {name} by a constant first")
+    return out
 
 
 def _torch_gram_eigs(X: Any, center: bool, n: int) -> np.ndarray:
@@ -210,22 +290,22 @@ def weight_spectrum(W: Any, normalize: str = "rows", top: int | None = None, *,
     """
     X = _check_matrix("W", W)
     norm = v.choice("normalize", normalize, _NORMALIZE)
+    meth = v.choice("method", method, _METHODS)
     N, M = (int(s) for s in X.shape)
-    # covariance_spectrum(W, center=False) = eig(W^T W / N); rescale from there.
-    eigs = covariance_spectrum(X, center=False, top=top, method=method)
+    k = _top_arg(top, min(N, M))
+    # eig(W^T W / N) of W / s, and s; every normalisation is a rescaling of it.
+    eigs, scale = _unit_spectrum(X, False, k, meth)
     if norm == "rows":
-        return eigs
+        return _rescale("W", eigs, scale)
     if norm == "cols":
-        return eigs * (N / M)
+        return _rescale("W", eigs, scale, N / M)
     if norm == "none":
-        return eigs * N
-    if _is_torch(X):
-        fro2 = float((X.double() ** 2).sum().item())
-    else:
-        fro2 = float(np.sum(X * X))
-    if fro2 == 0.0:
+        return _rescale("W", eigs, scale, float(N))
+    if scale == 0.0:
         raise ValueError("W is all zeros: normalize='trace' is undefined")
-    return eigs * (N / fro2)
+    Xs = X.double() / scale if _is_torch(X) else X / scale
+    fro2 = float((Xs**2).sum().item()) if _is_torch(X) else float(np.sum(Xs * Xs))
+    return eigs * (N / fro2)  # the scale cancels
 
 
 class CovarianceAccumulator:

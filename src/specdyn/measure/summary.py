@@ -1,9 +1,10 @@
-"""One-call spectral summary of a matrix, and of every tensor in a weights file.
+"""One-call spectral summary of a matrix, of every tensor in a weights file, and its verdict.
 
-``summarize_matrix`` is what ``specdyn analyze`` prints for each layer:
-spectrum, power-law fit, Marchenko-Pastur bulk and outliers. ``load_tensors``
-reads ``.npy``, ``.npz``, torch checkpoints (``.pt``/``.pth``/``.bin``, with
-``weights_only=True``) and ``.safetensors`` into a flat ``{name: array}`` dict.
+``summarize_matrix`` is what ``specdyn analyze`` reports for each layer:
+spectrum, power-law fit, Marchenko-Pastur bulk, outliers and the layer's
+verdict (``layer_verdict``). ``analyze(path_or_module)`` returns the same as a
+``pandas.DataFrame``, one row per tensor (measured or skipped with the reason).
+Files and checkpoints are read by :mod:`specdyn.measure.checkpoint`.
 
 Conventions: a matrix ``W`` (``N x M``, rows x columns) is summarised through
 the eigenvalues of ``W^T W / N`` (``weight_spectrum(W, "rows")``), so i.i.d.
@@ -11,53 +12,162 @@ entries of variance ``s2`` give Marchenko-Pastur with ``ratio = M / N``; with
 ``center=True`` the rows are treated as samples and centred first (a
 representation ``F``: ``covariance_spectrum(F)``). Tensors with more than two
 axes (convolutions) are reshaped to ``shape[0] x prod(shape[1:])``.
+
+Verdict (``layer_verdict``), in this order:
+
+1. ``"consistent with MP bulk (no power law)"``: the bulk fits Marchenko-Pastur
+   (Kolmogorov-Smirnov distance at most ``1.36 / sqrt(n_bulk)``, the 5 %
+   critical value for independent draws, conservative for eigenvalues, which
+   are more regular) and no eigenvalue is a significant outlier. Pure noise
+   gets this verdict, whatever exponent a fit would give.
+2. ``"power law"``: the bulk does not fit MP (or most of the spectrum lies
+   above the edge) and the rank power law holds over at least a decade
+   (``short_window`` false) with weighted ``R^2 >= 0.9``.
+3. ``"bulk + k outliers"``: an MP bulk with ``k`` significant outliers
+   (``"bulk + >= k outliers (cap reached)"`` when the test stopped at its cap).
+4. ``"unclear: no MP bulk, no power law over a decade"`` otherwise.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from specdyn import _validate as v
 from specdyn._torch import to_numpy
+from specdyn.measure.checkpoint import SUFFIXES, Skipped, load_tensors, state_tensors
 from specdyn.measure.exponents import PowerLawFit, fit_power_law
 from specdyn.measure.outliers import MPFit, OutlierReport, find_outliers, fit_mp_bulk
 from specdyn.measure.spectra import covariance_spectrum, weight_spectrum
 
 __all__ = [
+    "SUFFIXES",
+    "VERDICT_MP",
+    "VERDICT_POWER_LAW",
+    "VERDICT_UNCLEAR",
     "LayerSummary",
+    "analyze",
+    "has_matrix",
+    "layer_verdict",
     "load_tensors",
+    "summaries_frame",
     "summarize_file",
     "summarize_matrix",
     "summarize_tensors",
 ]
 
-SUFFIXES = (".npy", ".npz", ".pt", ".pth", ".bin", ".ckpt", ".safetensors")
-_STATE_KEYS = ("state_dict", "model_state_dict", "model", "module", "net", "params")
+VERDICT_MP = "consistent with MP bulk (no power law)"
+VERDICT_POWER_LAW = "power law"
+VERDICT_UNCLEAR = "unclear: no MP bulk, no power law over a decade"
+# A power law needs at least this weighted R^2 over its (>= one decade) window.
+MIN_R2 = 0.9
+
+
+def mp_consistent(mp: MPFit | None) -> bool:
+    """The bulk fits Marchenko-Pastur: KS distance <= 1.36 / sqrt(n_bulk), cap not reached."""
+    if mp is None or mp.cap_reached or mp.n_bulk < 1:
+        return False
+    return mp.ks_distance <= 1.36 / math.sqrt(mp.n_bulk)
+
+
+def layer_verdict(fit: PowerLawFit | None, mp: MPFit | None,
+                  outliers: OutlierReport | None) -> str:
+    """The layer's verdict from its power-law fit, MP bulk fit and outlier test.
+
+    One of ``VERDICT_MP``, ``VERDICT_POWER_LAW``, ``"bulk + k outliers"`` (or
+    ``"bulk + >= k outliers (cap reached)"``) and ``VERDICT_UNCLEAR``; the
+    rules are in the module docstring. Any argument may be ``None`` (that
+    step failed or was not run).
+    """
+    k = outliers.n_outliers if outliers is not None else 0
+    bulk = mp_consistent(mp) and outliers is not None
+    if bulk and k == 0:
+        return VERDICT_MP
+    if (not bulk and fit is not None and not fit.short_window and fit.r2 >= MIN_R2):
+        return VERDICT_POWER_LAW
+    if bulk and outliers is not None:
+        if outliers.cap_reached:
+            return f"bulk + >= {k} outliers (cap reached)"
+        return f"bulk + {k} outlier{'s' if k != 1 else ''}"
+    return VERDICT_UNCLEAR
 
 
 @dataclass(frozen=True)
 class LayerSummary:
-    """Spectral summary of one tensor; ``status`` is ``"ok"`` or why it was not analysed.
+    """Spectral summary of one tensor.
 
-    ``eigs`` is the full spectrum (decreasing) when computed; ``fit``,
-    ``mp`` and ``outliers`` are ``None`` when that step failed, with the
-    reason in ``notes``.
+    Attributes
+    ----------
+    name, shape
+        The tensor's name and original shape.
+    status
+        ``"measured"`` or ``"skipped"``.
+    reason
+        Why it was skipped (``""`` when measured).
+    matrix_shape
+        ``(N, M)`` after reshaping, when it is a matrix.
+    eigs
+        The full spectrum (decreasing) when computed.
+    fit, mp, outliers
+        Power-law fit, MP bulk and outlier test; ``None`` when that step
+        failed, with the reason in ``notes``.
+    verdict
+        ``layer_verdict(fit, mp, outliers)`` for a measured tensor, else ``None``.
+    notes
+        Reshaping, failed steps, a short window, a reached cap.
     """
 
     name: str
     shape: tuple[int, ...]
     status: str
+    reason: str = ""
     matrix_shape: tuple[int, int] | None = None
     eigs: np.ndarray | None = None
     fit: PowerLawFit | None = None
     mp: MPFit | None = None
     outliers: OutlierReport | None = None
+    verdict: str | None = None
     notes: tuple[str, ...] = field(default=())
+
+    def record(self) -> dict[str, Any]:
+        """One row of ``analyze``'s table: plain Python values, ``None`` where missing."""
+        f, mp, r = self.fit, self.mp, self.outliers
+        return {
+            "layer": self.name,
+            "shape": list(self.shape),
+            "matrix_shape": list(self.matrix_shape) if self.matrix_shape else None,
+            "status": self.status,
+            "reason": self.reason,
+            "verdict": self.verdict,
+            "exponent": f.exponent if f else None,
+            "ci_low": f.ci_low if f else None,
+            "ci_high": f.ci_high if f else None,
+            "short_window": f.short_window if f else None,
+            "kmin": f.kmin if f else None,
+            "kmax": f.kmax if f else None,
+            "r2": f.r2 if f else None,
+            "density_exponent": f.density_exponent if f else None,
+            "mp_sigma2": mp.sigma2 if mp else None,
+            "mp_edge": mp.hi if mp else None,
+            "mp_ks": mp.ks_distance if mp else None,
+            "n_outliers": r.n_outliers if r else None,
+            "cap_reached": r.cap_reached if r else None,
+            "max_outliers": r.max_candidates if r else None,
+            "lambda_max": float(self.eigs[0]) if self.eigs is not None else None,
+            "notes": "; ".join(self.notes),
+        }
+
+
+def _skipped(name: str, shape: tuple[int, ...], reason: str,
+             matrix_shape: tuple[int, int] | None = None,
+             notes: tuple[str, ...] = ()) -> LayerSummary:
+    return LayerSummary(name, shape, "skipped", reason, matrix_shape=matrix_shape, notes=notes)
 
 
 def summarize_matrix(name: str, W: Any, *, center: bool = False, alpha: float = 0.05,
@@ -65,50 +175,60 @@ def summarize_matrix(name: str, W: Any, *, center: bool = False, alpha: float = 
     """Spectrum, power-law fit, MP bulk and outliers of one tensor (never raises on content).
 
     Tensors that cannot be analysed (fewer than 2 axes, non-float, non-finite,
-    fewer than 3 singular values) come back with ``status`` saying why.
+    fewer than 3 singular values) come back with ``status="skipped"`` and the
+    ``reason``.
     """
     a = v.in_range("alpha", alpha, 0.0, 1.0, lo_open=True, hi_open=True)
     arr = _to_numpy(W)
     shape = tuple(int(s) for s in np.shape(arr))
+    if isinstance(W, Skipped):
+        return _skipped(name, (), W.reason)
     if arr is None:
-        return LayerSummary(name, shape, f"skipped: not an array ({type(W).__name__})")
+        return _skipped(name, shape, f"not an array ({type(W).__name__})")
     notes: list[str] = []
     if arr.ndim < 2:
         what = "scalar" if arr.ndim == 0 else "1-D tensor (bias or normalisation)"
-        return LayerSummary(name, shape, f"skipped: {what}, no matrix spectrum")
+        return _skipped(name, shape, f"{what}, no matrix spectrum")
     if np.iscomplexobj(arr):
-        return LayerSummary(name, shape, "skipped: complex dtype")
+        return _skipped(name, shape, "complex dtype")
     if not np.issubdtype(arr.dtype, np.floating):
-        return LayerSummary(name, shape, f"skipped: non-float dtype {arr.dtype}")
+        return _skipped(name, shape, f"non-float dtype {arr.dtype}")
     if arr.ndim > 2:
         arr = arr.reshape(arr.shape[0], -1)
         notes.append(f"reshaped {shape} -> {arr.shape}")
     N, M = (int(s) for s in arr.shape)
     if min(N, M) < 3:
-        return LayerSummary(name, shape, "skipped: fewer than 3 singular values",
-                            matrix_shape=(N, M), notes=tuple(notes))
+        return _skipped(name, shape, "fewer than 3 singular values", (N, M), tuple(notes))
     arr = arr.astype(np.float64)
     if not np.all(np.isfinite(arr)):
-        return LayerSummary(name, shape, "skipped: contains NaN or inf", matrix_shape=(N, M),
-                            notes=tuple(notes))
-    if center:
-        eigs = covariance_spectrum(arr, center=True)
-        ratio, n_samples = M / (N - 1), float(N - 1)
-    else:
-        eigs = weight_spectrum(arr, normalize="rows")
-        ratio, n_samples = M / N, float(N)
+        return _skipped(name, shape, "contains NaN or inf", (N, M), tuple(notes))
+    try:
+        if center:
+            eigs = covariance_spectrum(arr, center=True)
+            ratio, n_samples = M / (N - 1), float(N - 1)
+        else:
+            eigs = weight_spectrum(arr, normalize="rows")
+            ratio, n_samples = M / N, float(N)
+    except ValueError as err:  # e.g. eigenvalues outside float64's range
+        return _skipped(name, shape, str(err), (N, M), tuple(notes))
     fit = mp = rep = None
     try:
         fit = fit_power_law(eigs, n_boot=n_boot)
+        if fit.short_window:
+            notes.append(f"short window: k={fit.kmin}..{fit.kmax} spans {fit.decades:.2f} "
+                         "decades (< 1); interval widened by the one-decade windows' spread")
     except ValueError as err:
         notes.append(f"no exponent: {err}")
     try:
         mp = fit_mp_bulk(eigs, ratio, n_samples=n_samples)
         rep = find_outliers(eigs, ratio, a, n_samples=n_samples)
+        if rep.cap_reached:
+            notes.append(f"outlier cap reached: all {rep.max_candidates} candidates tested "
+                         "were significant, there may be more")
     except ValueError as err:
         notes.append(f"no MP fit: {err}")
-    return LayerSummary(name, shape, "ok", matrix_shape=(N, M), eigs=eigs, fit=fit, mp=mp,
-                        outliers=rep, notes=tuple(notes))
+    return LayerSummary(name, shape, "measured", matrix_shape=(N, M), eigs=eigs, fit=fit, mp=mp,
+                        outliers=rep, verdict=layer_verdict(fit, mp, rep), notes=tuple(notes))
 
 
 def summarize_tensors(tensors: Mapping[str, Any], *, center: bool = False,
@@ -119,105 +239,71 @@ def summarize_tensors(tensors: Mapping[str, Any], *, center: bool = False,
 
 
 def _to_numpy(x: Any) -> Any:
+    """Arrays and tensors as numpy (floating tensors as float64: bfloat16 has no numpy
+    dtype), numbers as 0-d arrays, anything else ``None``."""
     if hasattr(x, "detach") and hasattr(x, "cpu"):
-        arr = to_numpy(x)
-        return arr.astype(np.float64) if arr.dtype.kind == "f" else arr
-    if isinstance(x, np.ndarray):
-        return x
-    if isinstance(x, (int, float, np.number)):
+        return to_numpy(x.double() if x.dtype.is_floating_point else x)
+    if isinstance(x, (np.ndarray, int, float, np.number)):
         return np.asarray(x)
     return None
 
 
-def _flatten(obj: Any, prefix: str, out: dict[str, Any]) -> None:
-    if isinstance(obj, Mapping):
-        for k, val in obj.items():
-            _flatten(val, f"{prefix}.{k}" if prefix else str(k), out)
-    elif isinstance(obj, (list, tuple)) and not hasattr(obj, "shape"):
-        for i, val in enumerate(obj):
-            _flatten(val, f"{prefix}.{i}" if prefix else str(i), out)
-    else:
-        out[prefix or "tensor"] = obj
-
-
-def _checkpoint_tensors(obj: Any) -> dict[str, Any]:
-    """A state_dict, or the model state inside a checkpoint; other entries kept as-is."""
-    out: dict[str, Any] = {}
-    if isinstance(obj, Mapping):
-        for key in _STATE_KEYS:
-            if isinstance(obj.get(key), Mapping):
-                _flatten(obj[key], "", out)
-                for other in obj:
-                    if other != key:
-                        out[str(other)] = _NotAnalysed(
-                            "checkpoint entry outside the model state (optimizer or metadata)")
-                return out
-    _flatten(obj, "", out)
-    return out
-
-
-@dataclass(frozen=True)
-class _NotAnalysed:
-    reason: str
-
-
-def load_tensors(path: str | Path) -> dict[str, Any]:
-    """Read every array of a file into ``{name: array or tensor}``.
-
-    Raises ``ValueError("cannot read PATH: why")`` for a missing, unsupported or
-    corrupt file. Non-array checkpoint entries are kept, so that the summary
-    lists them with a reason.
-    """
-    p = Path(path)
-    if not p.exists():
-        raise ValueError(f"cannot read {p}: no such file")
-    if p.is_dir():
-        raise ValueError(f"cannot read {p}: it is a directory")
-    suffix = p.suffix.lower()
-    if suffix not in SUFFIXES:
-        raise ValueError(f"cannot read {p}: unsupported file type {suffix or '(none)'!r} "
-                         f"(expected one of {', '.join(SUFFIXES)})")
-    try:
-        if suffix == ".npy":
-            return {p.stem: np.load(p, allow_pickle=False)}
-        if suffix == ".npz":
-            with np.load(p, allow_pickle=False) as z:
-                return {k: z[k] for k in z.files}
-        if suffix == ".safetensors":
-            from safetensors.torch import load_file
-
-            return dict(load_file(str(p)))
-        with open(p, "rb") as fh:
-            magic = fh.read(4)
-        # torch.save writes a zip archive (PK..) or, in the legacy format, a pickle (0x80).
-        if not (magic.startswith(b"PK") or magic[:1] == b"\x80"):
-            raise ValueError(f"cannot read {p}: not a torch checkpoint (neither a zip archive "
-                             "nor a pickle); is it another format or truncated?")
-        import torch
-
-        obj = torch.load(p, map_location="cpu", weights_only=True)
-        return _checkpoint_tensors(obj)
-    except ImportError as err:
-        raise ValueError(f"cannot read {p}: missing package ({err})") from None
-    except Exception as err:  # noqa: BLE001 - any reader failure becomes a clear message
-        if str(err).startswith(f"cannot read {p}"):
-            raise
-        msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ValueError(f"cannot read {p}: {type(err).__name__}: {msg}") from None
-
-
-def _reason_of(x: Any) -> str | None:
-    return x.reason if isinstance(x, _NotAnalysed) else None
+def has_matrix(tensors: Mapping[str, Any]) -> bool:
+    """Whether any entry is an array or tensor with at least 2 axes (something to measure)."""
+    return any(not isinstance(t, Skipped) and len(getattr(t, "shape", ())) >= 2
+               for t in tensors.values())
 
 
 def summarize_file(path: str | Path, *, center: bool = False, alpha: float = 0.05,
                    n_boot: int = 200) -> list[LayerSummary]:
     """``load_tensors`` then ``summarize_matrix`` for every entry (listed, never dropped)."""
-    out = []
-    for name, t in load_tensors(path).items():
-        why = _reason_of(t)
-        if why is not None:
-            out.append(LayerSummary(name, (), f"skipped: {why}"))
-        else:
-            out.append(summarize_matrix(name, t, center=center, alpha=alpha, n_boot=n_boot))
-    return out
+    return summarize_tensors(load_tensors(path), center=center, alpha=alpha, n_boot=n_boot)
+
+
+_INT_COLS = ("kmin", "kmax", "n_outliers", "max_outliers")
+_BOOL_COLS = ("short_window", "cap_reached")
+
+
+def summaries_frame(summaries: list[LayerSummary]) -> pd.DataFrame:
+    """One row per summary (``LayerSummary.record``), missing values as NaN / <NA>."""
+    cols = list(LayerSummary("", (), "skipped").record())
+    df = pd.DataFrame([s.record() for s in summaries], columns=cols)
+    for c in _INT_COLS:
+        df[c] = df[c].astype("Int64")
+    for c in _BOOL_COLS:
+        df[c] = df[c].astype("boolean")
+    for c in cols:
+        if c not in _INT_COLS + _BOOL_COLS and c not in ("shape", "matrix_shape") and \
+                df[c].dtype == object and all(x is None or isinstance(x, float)
+                                              for x in df[c]):
+            df[c] = df[c].astype(np.float64)
+    return df
+
+
+def analyze(source: Any, *, center: bool = False, alpha: float = 0.05,
+            n_boot: int = 200) -> pd.DataFrame:
+    """Spectral summary of every tensor of a file, checkpoint, state_dict or torch module.
+
+    Parameters
+    ----------
+    source
+        A path (``.pt``/``.pth``/``.bin``/``.ckpt``, ``.safetensors``,
+        ``.npy``, ``.npz``), a ``torch.nn.Module``, or a mapping of names to
+        tensors (a ``state_dict`` or a loaded checkpoint).
+    center, alpha, n_boot
+        As in ``summarize_matrix``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per tensor: ``layer``, ``shape``, ``status`` (measured /
+        skipped), ``reason``, ``verdict``, ``exponent``, ``ci_low``,
+        ``ci_high``, ``short_window``, ``n_outliers``, ``cap_reached`` and the
+        other columns of ``LayerSummary.record``.
+    """
+    if isinstance(source, (str, Path)):
+        tensors = load_tensors(source)
+    else:
+        tensors = state_tensors(source)
+    return summaries_frame(summarize_tensors(tensors, center=center, alpha=alpha,
+                                             n_boot=n_boot))
