@@ -28,6 +28,7 @@ from specdyn.theory.boundaries import (
     t_learn,
     time_to_xi,
 )
+from specdyn.theory.finite_size import FiniteSizeMoments, finite_size_moments
 from specdyn.theory.first_layer import (
     alpha_eff_first_layer,
     k1,
@@ -42,6 +43,7 @@ from specdyn.theory.first_layer import (
 from specdyn.theory.linear import alpha_eff, delta_eta, eta, loss, mode_loss, rho, xi, zeta
 
 __all__ = [
+    "FiniteSizeMoments",
     "RegimeReport",
     "alpha_eff",
     "alpha_eff_first_layer",
@@ -49,6 +51,7 @@ __all__ = [
     "cross_level",
     "delta_eta",
     "eta",
+    "finite_size_moments",
     "k1",
     "k2",
     "k_cross",

@@ -1,0 +1,72 @@
+"""Finite-width and finite-sample corrections: theory against the exact Gram engine.
+
+Collects ``--seeds`` (default 256) runs of :func:`specdyn.sim.train_linear`
+(Gram engine, gradient flow) of the paper's Fig. 2 setting at ``D`` (default
+32) for each size in ``N in {256, 1024, 4096}`` (``M`` infinite) and
+``M in {256, 1024, 4096}`` (``N`` infinite), records ``log rho_k(t)`` at
+``t in {0, 10, 50, 200}``, and compares the seed mean and standard deviation
+with :func:`specdyn.theory.finite_size_moments`:
+
+- std: predicted within 15 % of measured (``k`` inside validity);
+- mean shift: predicted within 25 % of the measured bias where that bias
+  exceeds 5 standard errors, and the corrected residual within 3 standard
+  errors of 0 elsewhere (``k`` inside validity).
+
+The simulations are cached in ``--cache`` (an ``.npz`` per size) so that a
+rerun only recomputes the theory. Prints markdown tables and writes
+``finite_size_theory.json`` beside the cache. An accuracy benchmark: there is
+no baseline to race; the theory's own time is printed against one simulation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from specdyn import theory
+from specdyn._progress import progress
+from specdyn.settings import PowerLawSetting
+from specdyn.sim import train_linear
+
+TIMES = (0, 10, 50, 200)
+SIZES = (("N", 256), ("N", 1024), ("N", 4096), ("M", 256), ("M", 1024), ("M", 4096))
+
+
+def collect(s: PowerLawSetting, kind: str, size: int, seeds: int, cache: Path) -> np.ndarray:
+    """``log rho`` of shape ``(seeds, len(TIMES), D)``, cached in ``cache``."""
+    path = cache / f"D{s.D}_{kind}{size}_s{seeds}.npz"
+    if path.exists():
+        return np.load(path)["log_rho"]
+    N, M = (size, None) if kind == "N" else (None, size)
+    out = []
+    for seed in progress(range(seeds), total=seeds, desc=f"{kind}={size}"):
+        tr = train_linear(s, N, M, steps=TIMES[-1], dt=1.0, method="flow",
+                          checkpoints=list(TIMES), seed=seed, progress=False)
+        out.append(np.log(tr.series["preact"]))
+    arr = np.stack(out)
+    np.savez(path, log_rho=arr)
+    return arr
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--D", type=int, default=32)
+    parser.add_argument("--seeds", type=int, default=256)
+    parser.add_argument("--cache", type=Path, default=Path("finite_size_cache"))
+    parser.add_argument("--collect-only", action="store_true")
+    args = parser.parse_args()
+    args.cache.mkdir(parents=True, exist_ok=True)
+    s = PowerLawSetting.paper(0.1, 2.0, D=args.D)
+    sims = {(kind, size): collect(s, kind, size, args.seeds, args.cache)
+            for kind, size in SIZES}
+    if args.collect_only:
+        return
+    report(s, sims, args.seeds, args.cache)
+
+
+if __name__ == "__main__":
+    main()
