@@ -28,6 +28,7 @@ from specdyn.theory.boundaries import (
     t_learn,
     time_to_xi,
 )
+from specdyn.theory.effective import effective_setting, linear_coefficient
 from specdyn.theory.finite_size import FiniteSizeMoments, finite_size_moments
 from specdyn.theory.first_layer import (
     alpha_eff_first_layer,
@@ -50,6 +51,7 @@ __all__ = [
     "asymptotic_exponents",
     "cross_level",
     "delta_eta",
+    "effective_setting",
     "eta",
     "finite_size_moments",
     "k1",
@@ -62,6 +64,7 @@ __all__ = [
     "k_learn_first_layer",
     "k_region_ii",
     "k_u",
+    "linear_coefficient",
     "loss",
     "mode_loss",
     "outlier_escape",

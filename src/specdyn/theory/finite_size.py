@@ -40,13 +40,21 @@ pairs (``O(D^2)`` a right-hand side).
 Validity: the expansion needs each eigenvalue's fluctuation small against its
 distance to the others. ``ratio_k(t) = max_j sqrt(Var rho_k + Var rho_j +
 |E K_kj K_jk|) / |d_k - d_j|`` (``d_k = lambda_k eta_k``) measures it;
-``valid = ratio <= VALID_RATIO``. For the paper's ``alpha = 1`` spacing this
-keeps ``k`` well below ``sqrt(N)`` and ``sqrt(M)``.
+``ratio <= VALID_RATIO`` is the first condition of ``valid``. For the paper's
+``alpha = 1`` spacing it keeps ``k`` well below ``sqrt(N)`` and ``sqrt(M)``.
+The second: near a node of the first-order response (a mode in mid-transition,
+where ``d log rho_k`` barely depends on the initial fluctuations) the
+``O(1/N^2)`` variance this expansion omits dominates the ``O(1/N)`` one; the
+mean shift, also second order, measures that size, so ``valid`` also asks
+``|mean_shift| <= NODE_RATIO * std``. Both thresholds were calibrated on the
+``N = 256, 1024`` runs of ``benchmarks/finite_size_theory.py`` (D = 32) and
+then checked on the held-out ``N = 4096`` and ``M`` runs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -56,7 +64,9 @@ from specdyn import _validate as v
 from specdyn.settings import Setting, as_modes
 
 #: Largest fluctuation-to-gap ratio at which a mode is flagged valid.
-VALID_RATIO = 0.25
+VALID_RATIO = 0.2
+#: Largest |mean shift| / std at which the first-order std is trusted (see above).
+NODE_RATIO = 2.0
 
 _RTOL = 1e-8
 
@@ -73,9 +83,12 @@ class FiniteSizeMoments:
     std
         Seed-to-seed standard deviation of ``log rho_k(t)`` (leading order).
     valid
-        Whether the expansion holds at that ``(k, t)``: ``ratio <= VALID_RATIO``.
+        Whether the expansion holds at that ``(k, t)``: ``ratio <= VALID_RATIO``
+        and ``node_ratio <= NODE_RATIO``.
     ratio
         Largest fluctuation-to-level-gap ratio (see the module docstring); finite.
+    node_ratio
+        ``|mean_shift| / std`` (0 where both vanish); finite.
     rho
         ``rho_k(t)`` at ``N = M = inf`` (from the same integration).
     """
@@ -84,6 +97,7 @@ class FiniteSizeMoments:
     std: np.ndarray
     valid: np.ndarray
     ratio: np.ndarray
+    node_ratio: np.ndarray
     rho: np.ndarray
 
 
@@ -145,14 +159,19 @@ def finite_size_moments(s: Setting, k: ArrayLike, t: ArrayLike, N: int | None = 
     inv_m = 0.0 if M is None else 1.0 / v.positive_int("M", M, minimum=2)
     kk, tt = np.broadcast_arrays(kk, tt)
     times, t_idx = np.unique(tt, return_inverse=True)
-    co = _coefficients(s, times)
+    co = _cached_coefficients(s, tuple(times.tolist()))
     mean = co.mean_n * inv_n + co.mean_m * inv_m
     var = co.var_n * inv_n + co.var_m * inv_m
     ratio = _gap_ratio(co, var, inv_n, inv_m)
+    std = np.sqrt(var)
+    node = np.where(std > 0, np.abs(mean) / np.maximum(std, np.finfo(np.float64).tiny),
+                    np.where(mean == 0, 0.0, 1e300))
+    node = np.minimum(node, 1e300)
+    valid = (ratio <= VALID_RATIO) & (node <= NODE_RATIO)
     ki = kk.astype(np.int64) - 1
     ti = t_idx.reshape(kk.shape)
-    return FiniteSizeMoments(mean_shift=mean[ti, ki], std=np.sqrt(var[ti, ki]),
-                             valid=ratio[ti, ki] <= VALID_RATIO, ratio=ratio[ti, ki],
+    return FiniteSizeMoments(mean_shift=mean[ti, ki], std=std[ti, ki], valid=valid[ti, ki],
+                             ratio=ratio[ti, ki], node_ratio=node[ti, ki],
                              rho=co.rho[ti, ki])
 
 
@@ -171,6 +190,12 @@ def _gap_ratio(co: _Coefficients, var: np.ndarray, inv_n: float, inv_m: float) -
     for idx in (ka, ja):
         np.maximum.at(out, (slice(None), idx), r)
     return out
+
+
+@lru_cache(maxsize=8)
+def _cached_coefficients(s: Setting, times: tuple[float, ...]) -> _Coefficients:
+    """The coefficients do not depend on ``N`` and ``M``: one integration serves every size."""
+    return _coefficients(s, np.array(times, dtype=np.float64))
 
 
 def _coefficients(s: Setting, times: np.ndarray) -> _Coefficients:
