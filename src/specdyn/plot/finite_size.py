@@ -69,9 +69,8 @@ def plot_finite_size(df: pd.DataFrame, effective: pd.DataFrame | None = None) ->
             ax = axes[base + c]
             g = effective[effective["activation"] == act]
             for j, (regime, h) in enumerate(g.groupby("regime", sort=True)):
-                color = f"C{j}"
-                ax.plot(h["t"], h["slope_sim"], color=color, lw=1.4, label=f"{regime}: sim")
-                ax.plot(h["t"], h["slope_effective"], color=color, ls="--", lw=1.2,
+                ax.plot(h["t"], h["slope_sim"], color=f"C{j}", lw=1.4, label=f"{regime}: sim")
+                ax.plot(h["t"], h["slope_effective"], color=f"C{j}", ls="--", lw=1.2,
                         label="effective theory")
             ax.set_xscale("symlog", linthresh=1.0)
             ax.set_xlabel("t")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import numpy as np
 from scipy.special import erf
@@ -104,7 +104,8 @@ def effective_setting(s: SettingT, activation: str | ArrayFn) -> SettingT:
                          f"coefficient c1 = {c1:.3g}): the effective linear theory needs "
                          "c1 > 0")
     if isinstance(s, AlignedSetting):
-        return AlignedSetting(s.lam_values, s.mu_values, s.sigma_w, s.sigma_a, s.gamma0 / c1)
+        return cast(SettingT, AlignedSetting(s.lam_values, s.mu_values, s.sigma_w, s.sigma_a,
+                                             s.gamma0 / c1))
     return dataclasses.replace(s, gamma0=s.gamma0 / c1)
 
 

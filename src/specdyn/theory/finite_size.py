@@ -186,10 +186,10 @@ def _gap_ratio(co: _Coefficients, var: np.ndarray, inv_n: float, inv_m: float) -
     tiny = np.finfo(np.float64).tiny
     r = np.where(num > 0, num / np.maximum(gap, tiny), 0.0)
     r = np.minimum(r, 1e300)  # a degenerate pair: flagged, never inf
-    out = np.zeros_like(d)
+    out = np.zeros((d.shape[1], d.shape[0]))  # (D, T): index modes on the first axis
     for idx in (ka, ja):
-        np.maximum.at(out, (slice(None), idx), r)
-    return out
+        np.maximum.at(out, idx, r.T)
+    return out.T
 
 
 @lru_cache(maxsize=8)
