@@ -12,8 +12,8 @@ spectrum over ``k in [kmin, kmax]`` at every recorded time.
 Claims (each checked on this run's data):
 
 - std: ``|std_theory / std_sim - 1| <= 0.15`` at every valid ``(size, t, k)``
-  (widened to ``3.5 / sqrt(2 (seeds - 1))`` when the seed count makes the
-  sample std noisier than that);
+  (with fewer than 64 seeds widened to ``3.5 / sqrt(2 (seeds - 1))``, the
+  sample std's own noise);
 - mean: ``|shift_theory / bias - 1| <= 0.25`` where ``|bias| > 5 SE``;
 - residual: ``|bias - shift_theory| <= 3 SE`` elsewhere, at >= 99 % of valid
   cells (a Gaussian residual exceeds 3 SE at 0.27 % of cells by chance);
@@ -144,11 +144,13 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
     """The three finite-size claims on a :func:`compare` table (all sizes)."""
     seeds = int(df["seeds"].min())
     d = df[df["valid"] & (df["std_sim"] > 0)]
-    std_tol = float(max(STD_TOL, 3.5 / np.sqrt(2.0 * (seeds - 1))))
+    # >= 64 seeds: the issue's 15 %; fewer: widened to 3.5 sampling SE of a std
+    std_tol = STD_TOL if seeds >= 64 else float(max(STD_TOL, 3.5 / np.sqrt(2.0 * (seeds - 1))))
     std_err = np.abs(d["std_theory"] / d["std_sim"] - 1.0)
     z = d["bias_sim"] / d["se_sim"]
     big = d[np.abs(z) > BIAS_SE]
     mean_err = np.abs(big["shift_theory"] / big["bias_sim"] - 1.0)
+    big_z = np.abs(big["bias_sim"] - big["shift_theory"]) / big["se_sim"]
     small = d[np.abs(z) <= BIAS_SE]
     resid = np.abs(small["bias_sim"] - small["shift_theory"]) / small["se_sim"]
     frac = float((resid <= RESID_SE).mean()) if len(small) else float("nan")
@@ -156,6 +158,8 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
                "std_tol": std_tol, "std_max_rel_err": float(std_err.max()),
                "std_median_rel_err": float(std_err.median()),
                "bias_cells": int(len(big)),
+               "bias_cells_within_25pct": int((mean_err <= MEAN_TOL).sum()),
+               "bias_cells_max_se": float(big_z.max()) if len(big) else float("nan"),
                "mean_max_rel_err": float(mean_err.max()) if len(big) else float("nan"),
                "mean_median_rel_err": float(mean_err.median()) if len(big) else float("nan"),
                "resid_cells": int(len(small)), "resid_within_3se": frac,
@@ -166,11 +170,15 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
     claims = [
         within("std of log rho_k within tolerance (valid k)", summary["std_max_rel_err"], 0.0,
                std_tol, note=f"max |std_theory/std_sim - 1| over {len(d)} valid cells, "
-               f"{seeds} seeds; tolerance max(0.15, 3.5 sampling SE)"),
+               f"{seeds} seeds; tolerance 0.15 (3.5 sampling SE below 64 seeds)"),
         within("mean shift within 25 % where bias > 5 SE", summary["mean_max_rel_err"], 0.0,
                MEAN_TOL, note=f"max over {len(big)} cells; none resolved at this seed count"
                if not len(big) else f"max over {len(big)} cells with |bias| > 5 SE",
                full_only=not len(big)),
+        within("where bias > 5 SE: |bias - shift| in SE (the bias itself is known to ~20 %)",
+               summary["bias_cells_max_se"], 0.0, RESID_SE,
+               note="a bias of 5 SE carries 20 % sampling error, so the 25 % claim alone "
+               "can fail by chance", full_only=not len(big)),
         within("corrected residual within 3 SE elsewhere (fraction of cells)", frac,
                RESID_FRACTION, 1.0, note=f"{len(small)} cells; max {summary['resid_max_se']:.2f}"
                " SE; a Gaussian residual stays within 3 SE at 99.73 % of cells"),
