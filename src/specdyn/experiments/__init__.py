@@ -28,6 +28,7 @@ _MODULES = [
     "outlier_escape",
     "mean_field",
     "two_step",
+    "finite_size_theory",
 ]
 
 for _m in _MODULES:

@@ -18,7 +18,6 @@ more closely than at ``gamma0`` (see ``tests/test_two_layer_fig4.py``).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -31,13 +30,14 @@ from specdyn import _validate as v
 from specdyn import io, theory
 from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.measure.exponents import fit_exponents
-from specdyn.models.activations import ACTIVATIONS, get_activation
+from specdyn.models.activations import ACTIVATIONS
 from specdyn.plot import save_figure
 from specdyn.plot.nonlinear import plot_spectra_and_slopes
 from specdyn.settings import PowerLawSetting
 from specdyn.sim.parameterization import PARAMETERIZATIONS
 from specdyn.sim.trajectory import Trajectory
 from specdyn.sim.two_layer import train_two_layer
+from specdyn.theory.effective import effective_setting, linear_coefficient  # noqa: F401
 
 
 @dataclass(frozen=True)
@@ -111,31 +111,6 @@ def theory_slopes(s: PowerLawSetting, times: np.ndarray, kmin: int, kmax: int) -
     return fit_exponents(rho, kmin, kmax)
 
 
-def linear_coefficient(activation: str, var: float, n_nodes: int = 80) -> float:
-    """``c1 = E[phi'(h)]``, ``h ~ N(0, var)`` (Gauss-Hermite): the slope of ``phi``'s linear part.
-
-    By Stein's lemma this is also ``E[h phi(h)] / var``, the first Hermite
-    coefficient; it is ``1/2`` for ReLU at any ``var`` and ``1`` for the identity.
-    """
-    from specdyn._torch import to_numpy, torch
-
-    t = torch()
-    x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
-    h = t.as_tensor(np.sqrt(var) * x, dtype=t.float64)
-    d = to_numpy(get_activation(activation).deriv(h), np.float64)
-    return float(np.sum(w * d) / np.sum(w))
-
-
-def effective_setting(s: PowerLawSetting, activation: str) -> PowerLawSetting:
-    """``s`` with ``gamma0 -> gamma0 / c1``, ``c1`` at the initial preactivation variance
-    ``sigma_w^2 tr(Lambda)``: the linear network closest to the nonlinear student."""
-    lam, _ = s.spectra()
-    c1 = linear_coefficient(activation, s.sigma_w**2 * float(lam.sum()))
-    if not c1 > 0:
-        raise ValueError(f"activation {activation!r} has no linear part (c1 = {c1:g})")
-    return dataclasses.replace(s, gamma0=s.gamma0 / c1)
-
-
 @register("fig4", "Fig. 4: slope of a ReLU student's preactivation spectrum, "
           "feature-learning vs lazy", Fig4Config, full=_fig4_full)
 def run_fig4(cfg: Fig4Config, out_dir: Path) -> ExperimentResult:
@@ -200,7 +175,7 @@ def run_fig4(cfg: Fig4Config, out_dir: Path) -> ExperimentResult:
 
     fig = plot_spectra_and_slopes(spectra_plot, slopes_plot, alpha=cfg.alpha, beta=cfg.beta,
                                   k_range=(cfg.kmin, cfg.kmax), effective=effective,
-                                  effective_label=r"linear theory at $\gamma_0/c_1$")
+                                  effective_label=r"effective theory ($\gamma_0/c_1$)")
     fig.suptitle(f"{cfg.activation} student, {cfg.parameterization}, D = P = {cfg.D}, "
                  f"N = {cfg.N}, M = {cfg.M}, GD dt = {cfg.dt:g}, {cfg.dtype}", fontsize=10)
     figures = save_figure(fig, out_dir / "fig4")

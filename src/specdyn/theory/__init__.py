@@ -33,6 +33,8 @@ from specdyn.theory.boundaries import (
     t_learn,
     time_to_xi,
 )
+from specdyn.theory.effective import effective_setting, linear_coefficient
+from specdyn.theory.finite_size import FiniteSizeMoments, finite_size_moments
 from specdyn.theory.first_layer import (
     alpha_eff_first_layer,
     k1,
@@ -57,6 +59,7 @@ from specdyn.theory.linear import (
 )
 
 __all__ = [
+    "FiniteSizeMoments",
     "RegimeReport",
     "alpha_eff",
     "alpha_eff_first_layer",
@@ -64,7 +67,9 @@ __all__ = [
     "cross_level",
     "feature_boundary",
     "delta_eta",
+    "effective_setting",
     "eta",
+    "finite_size_moments",
     "k1",
     "k2",
     "k_cross",
@@ -76,6 +81,7 @@ __all__ = [
     "k_region_ii",
     "k_u",
     "lazy_boundary",
+    "linear_coefficient",
     "loss",
     "mode_loss",
     "mode_rate",

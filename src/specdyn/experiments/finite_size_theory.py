@@ -1,0 +1,250 @@
+"""Finite-size theory against the exact Gram engine, and the effective nonlinear theory.
+
+``finite-size-theory``: many seeds of :func:`specdyn.sim.train_linear`
+(Gram engine, gradient flow) of the paper's Fig. 2 setting at each width ``N``
+(``M`` infinite) and each sample size ``M`` (``N`` infinite); the seed mean
+and std of ``log rho_k(t)`` against :func:`specdyn.theory.finite_size_moments`.
+Then, for each activation, a two-layer student (:func:`specdyn.sim.train_two_layer`
+at ``fig4``'s sizes, feature-learning and lazy) against the linear theory at
+:func:`specdyn.theory.effective_setting`: the fitted slope of the preactivation
+spectrum over ``k in [kmin, kmax]`` at every recorded time.
+
+Claims (each checked on this run's data):
+
+- std: ``|std_theory / std_sim - 1| <= 0.15`` at every valid ``(size, t, k)``
+  (with fewer than 64 seeds widened to ``3.5 / sqrt(2 (seeds - 1))``, the
+  sample std's own noise);
+- mean: ``|shift_theory / bias - 1| <= 0.25`` where ``|bias| > 5 SE``;
+- residual: ``|bias - shift_theory| <= 3 SE`` elsewhere, at >= 99 % of valid
+  cells (a Gaussian residual exceeds 3 SE at 0.27 % of cells by chance);
+- effective theory: ``|slope_sim - slope_effective| <= slope_tol`` at every
+  recorded time, per activation and regime.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from specdyn import _validate as v
+from specdyn import io, theory
+from specdyn._progress import progress
+from specdyn.experiments.claims import Claim, within
+from specdyn.experiments.nonlinear_figures import Fig4Config, slopes, theory_slopes
+from specdyn.experiments.registry import ExperimentResult, register
+from specdyn.models.activations import ACTIVATIONS
+from specdyn.plot import save_figure
+from specdyn.plot.finite_size import plot_finite_size
+from specdyn.settings import PowerLawSetting
+from specdyn.sim import train_linear
+from specdyn.sim.two_layer import train_two_layer
+
+STD_TOL = 0.15
+MEAN_TOL = 0.25
+BIAS_SE = 5.0
+RESID_SE = 3.0
+RESID_FRACTION = 0.99
+
+
+@dataclass(frozen=True)
+class FiniteSizeConfig:
+    """Defaults: a CPU-sized run (minutes); ``--full``: 256 seeds at ``D = 32``.
+
+    ``widths`` and ``samples`` are the finite ``N`` (with ``M`` infinite) and
+    ``M`` (with ``N`` infinite) simulated; ``activations`` the nonlinear students
+    set against the effective theory (empty: skip that part), at ``fig4``'s
+    quick sizes unless ``nl_*`` say otherwise.
+    """
+
+    D: int = 16
+    widths: tuple[int, ...] = (256, 1024, 4096)
+    samples: tuple[int, ...] = (256, 1024, 4096)
+    seeds: int = 64
+    times: tuple[float, ...] = (0.0, 10.0, 50.0, 200.0)
+    alpha: float = 1.0
+    beta: float = 1.0
+    sigma_w: float = 0.1
+    sigma_a: float = 1.0
+    gamma0_ratio: float = 2.0
+    activations: tuple[str, ...] = ("relu", "tanh", "gelu")
+    nl_D: int = 64
+    nl_N: int = 512
+    nl_M: int = 512
+    nl_steps: int = 3000
+    kmin: int = 2
+    kmax: int = 24
+    slope_tol: float = 0.1
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("D", "seeds", "nl_D", "nl_N", "nl_M", "nl_steps", "kmin"):
+            v.positive_int(name, getattr(self, name))
+        if self.seeds < 4:
+            raise ValueError(f"seeds must be >= 4 (a std needs several), got {self.seeds}")
+        for n in (*self.widths, *self.samples):
+            v.positive_int("widths/samples", n, minimum=2)
+        if not self.times or any(not (np.isfinite(t) and t >= 0) for t in self.times):
+            raise ValueError(f"times must be finite and >= 0, got {self.times}")
+        for name in ("alpha", "beta", "sigma_w", "sigma_a", "gamma0_ratio", "slope_tol"):
+            v.positive(name, getattr(self, name))
+        for a in self.activations:
+            v.choice("activations", a, ACTIVATIONS)
+        if self.activations and not self.kmin + 2 <= self.kmax <= min(self.nl_D, self.nl_M):
+            raise ValueError(f"kmax must lie in [kmin + 2, min(nl_D, nl_M)], got {self.kmax}")
+        v.positive_int("seed", self.seed, minimum=0)
+
+    def setting(self) -> PowerLawSetting:
+        return PowerLawSetting.paper(self.sigma_w, self.gamma0_ratio, alpha=self.alpha,
+                                     beta=self.beta, sigma_a=self.sigma_a, D=self.D)
+
+
+def _full() -> FiniteSizeConfig:
+    return FiniteSizeConfig(D=32, seeds=256)
+
+
+def simulate_log_rho(s: PowerLawSetting, N: int | None, M: int | None, times: np.ndarray,
+                     seeds: range) -> np.ndarray:
+    """``log rho_k(t)`` of the Gram engine (flow), shape ``(seeds, times, D)``."""
+    dt = 1.0
+    steps = max(int(np.ceil(times.max() / dt)), 1)
+    ck = np.round(times / dt).astype(np.int64)
+    out = []
+    for seed in progress(seeds, total=len(seeds), desc=f"N={N}, M={M}"):
+        tr = train_linear(s, N, M, steps=steps, dt=dt, method="flow", checkpoints=ck,
+                          seed=seed, progress=False)
+        out.append(np.log(tr.series["preact"]))
+    return np.stack(out)
+
+
+def compare(s: PowerLawSetting, log_rho: np.ndarray, times: np.ndarray, N: int | None,
+            M: int | None) -> pd.DataFrame:
+    """Tidy table of measured and predicted moments per ``(t, k)``."""
+    n = log_rho.shape[0]
+    D = log_rho.shape[2]
+    k = np.arange(1, D + 1)
+    pred = theory.finite_size_moments(s, k[None, :], times[:, None], N=N, M=M)
+    mean = log_rho.mean(axis=0) - np.log(pred.rho)
+    std = log_rho.std(axis=0, ddof=1)
+    se = std / np.sqrt(n)
+    tt, kk = np.meshgrid(times, k, indexing="ij")
+    return pd.DataFrame({
+        "N": np.nan if N is None else N, "M": np.nan if M is None else M, "seeds": n,
+        "t": tt.ravel(), "k": kk.ravel(), "bias_sim": mean.ravel(), "se_sim": se.ravel(),
+        "std_sim": std.ravel(), "shift_theory": pred.mean_shift.ravel(),
+        "std_theory": pred.std.ravel(), "valid": pred.valid.ravel(),
+        "ratio": pred.ratio.ravel(), "node_ratio": pred.node_ratio.ravel()})
+
+
+def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
+    """The three finite-size claims on a :func:`compare` table (all sizes)."""
+    seeds = int(df["seeds"].min())
+    d = df[df["valid"] & (df["std_sim"] > 0)]
+    # >= 64 seeds: the issue's 15 %; fewer: widened to 3.5 sampling SE of a std
+    std_tol = STD_TOL if seeds >= 64 else float(max(STD_TOL, 3.5 / np.sqrt(2.0 * (seeds - 1))))
+    std_err = np.abs(d["std_theory"] / d["std_sim"] - 1.0)
+    z = d["bias_sim"] / d["se_sim"]
+    big = d[np.abs(z) > BIAS_SE]
+    mean_err = np.abs(big["shift_theory"] / big["bias_sim"] - 1.0)
+    big_z = np.abs(big["bias_sim"] - big["shift_theory"]) / big["se_sim"]
+    small = d[np.abs(z) <= BIAS_SE]
+    resid = np.abs(small["bias_sim"] - small["shift_theory"]) / small["se_sim"]
+    frac = float((resid <= RESID_SE).mean()) if len(small) else float("nan")
+    summary = {"valid_cells": int(len(d)), "cells": int(len(df)), "seeds": seeds,
+               "std_tol": std_tol, "std_max_rel_err": float(std_err.max()),
+               "std_median_rel_err": float(std_err.median()),
+               "bias_cells": int(len(big)),
+               "bias_cells_within_25pct": int((mean_err <= MEAN_TOL).sum()),
+               "bias_cells_max_se": float(big_z.max()) if len(big) else float("nan"),
+               "mean_max_rel_err": float(mean_err.max()) if len(big) else float("nan"),
+               "mean_median_rel_err": float(mean_err.median()) if len(big) else float("nan"),
+               "resid_cells": int(len(small)), "resid_within_3se": frac,
+               "resid_max_se": float(resid.max()) if len(small) else float("nan"),
+               "uncorrected_within_3se": float((np.abs(small["bias_sim"]) / small["se_sim"]
+                                                <= RESID_SE).mean()) if len(small) else
+               float("nan")}
+    claims = [
+        within("std of log rho_k within tolerance (valid k)", summary["std_max_rel_err"], 0.0,
+               std_tol, note=f"max |std_theory/std_sim - 1| over {len(d)} valid cells, "
+               f"{seeds} seeds; tolerance 0.15 (3.5 sampling SE below 64 seeds)"),
+        within("mean shift within 25 % where bias > 5 SE", summary["mean_max_rel_err"], 0.0,
+               MEAN_TOL, note=f"max over {len(big)} cells; none resolved at this seed count"
+               if not len(big) else f"max over {len(big)} cells with |bias| > 5 SE",
+               full_only=not len(big)),
+        within("where bias > 5 SE: |bias - shift| in SE (the bias itself is known to ~20 %)",
+               summary["bias_cells_max_se"], 0.0, RESID_SE,
+               note="a bias of 5 SE carries 20 % sampling error, so the 25 % claim alone "
+               "can fail by chance", full_only=not len(big)),
+        within("corrected residual within 3 SE elsewhere (fraction of cells)", frac,
+               RESID_FRACTION, 1.0, note=f"{len(small)} cells; max {summary['resid_max_se']:.2f}"
+               " SE; a Gaussian residual stays within 3 SE at 99.73 % of cells"),
+    ]
+    return claims, summary
+
+
+def _effective(cfg: FiniteSizeConfig) -> tuple[pd.DataFrame, list[Claim], dict[str, Any]]:
+    rows, claims, summary = [], [], {}
+    for act in cfg.activations:
+        f4 = Fig4Config(D=cfg.nl_D, N=cfg.nl_N, M=cfg.nl_M, steps=cfg.nl_steps, kmin=cfg.kmin,
+                        kmax=cfg.kmax, alpha=cfg.alpha, beta=cfg.beta, sigma_a=cfg.sigma_a,
+                        activation=act, seed=cfg.seed)
+        for regime, s in f4.settings().items():
+            tr = train_two_layer(s, act, N=f4.N, M=f4.M, steps=f4.steps, dt=f4.dt,
+                                 parameterization=f4.parameterization, optimizer="gd",
+                                 checkpoints=f4.n_checkpoints, record=("preact",),
+                                 seed=f4.seed, dtype=f4.dtype)
+            sim = slopes(tr.spectra, cfg.kmin, cfg.kmax)
+            s_eff = theory.effective_setting(s, act)
+            eff = theory_slopes(s_eff, tr.times, cfg.kmin, cfg.kmax)
+            lin = theory_slopes(s, tr.times, cfg.kmin, cfg.kmax)
+            dev = sim - eff
+            i = int(np.argmax(np.abs(dev)))
+            summary[f"{act}/{regime}"] = {
+                "c1": s.gamma0 / s_eff.gamma0, "max_abs_dev": float(np.abs(dev[i])),
+                "t_of_max_dev": float(tr.times[i]),
+                "max_abs_dev_plain_linear": float(np.abs(sim - lin).max())}
+            rows.append(pd.DataFrame({"activation": act, "regime": regime, "t": tr.times,
+                                      "slope_sim": sim, "slope_effective": eff,
+                                      "slope_linear": lin}))
+            claims.append(within(f"{act} {regime}: |slope - effective theory| at every t",
+                                 float(np.abs(dev[i])), 0.0, cfg.slope_tol,
+                                 note=f"worst at t = {tr.times[i]:g}; plain linear theory: "
+                                 f"{np.abs(sim - lin).max():.3f}; c1 = "
+                                 f"{s.gamma0 / s_eff.gamma0:.3f}"))
+    df = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+    return df, claims, summary
+
+
+@register("finite-size-theory", "Finite-N and finite-M corrections to log rho_k: theory vs "
+          "the Gram engine; effective theory of nonlinear students", FiniteSizeConfig,
+          full=_full)
+def run_finite_size_theory(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
+    start = time.perf_counter()
+    s = cfg.setting()
+    times = np.asarray(cfg.times, dtype=np.float64)
+    seeds = range(cfg.seed, cfg.seed + cfg.seeds)
+    frames = []
+    for N in cfg.widths:
+        frames.append(compare(s, simulate_log_rho(s, N, None, times, seeds), times, N, None))
+    for M in cfg.samples:
+        frames.append(compare(s, simulate_log_rho(s, None, M, times, seeds), times, None, M))
+    df = pd.concat(frames, ignore_index=True)
+    claims, summary = finite_size_claims(df)
+    eff_df, eff_claims, eff_summary = _effective(cfg)
+    claims += eff_claims
+    summary["effective"] = eff_summary
+    summary["wall_time_s"] = time.perf_counter() - start
+    fig = plot_finite_size(df, eff_df)
+    fig.suptitle(f"Fig. 2 setting, D = {cfg.D}, {cfg.seeds} seeds, Gram engine (flow)",
+                 fontsize=10)
+    figures = save_figure(fig, out_dir / "finite_size_theory")
+    tables = [io.write_table(df, out_dir / "data.parquet")]
+    if len(eff_df):
+        tables.append(io.write_table(eff_df, out_dir / "effective_slopes.parquet"))
+    io.write_json({"config": asdict(cfg)}, out_dir / "finite_size_config.json")
+    return ExperimentResult("finite-size-theory", out_dir, figures=figures, tables=tables,
+                            summary=summary, claims=claims)
