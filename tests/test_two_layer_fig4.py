@@ -15,15 +15,11 @@ import pytest
 
 from specdyn import io, theory
 from specdyn.experiments import run_experiment
-from specdyn.experiments.nonlinear_figures import (
-    Fig4Config,
-    effective_setting,
-    linear_coefficient,
-    theory_slopes,
-)
+from specdyn.experiments.nonlinear_figures import Fig4Config, theory_slopes
 from specdyn.measure import fit_exponents
 from specdyn.settings import PowerLawSetting
 from specdyn.sim.two_layer import train_two_layer
+from specdyn.theory import effective_setting, linear_coefficient
 
 KMIN, KMAX = 2, 16
 D = 32

@@ -35,8 +35,9 @@ from specdyn import _validate as v
 from specdyn import io, theory
 from specdyn._progress import progress
 from specdyn.experiments.claims import Claim, within
-from specdyn.experiments.nonlinear_figures import Fig4Config, slopes, theory_slopes
+from specdyn.experiments.nonlinear_figures import Fig4Config, theory_slopes
 from specdyn.experiments.registry import ExperimentResult, register
+from specdyn.measure.exponents import fit_exponents
 from specdyn.models.activations import ACTIVATIONS
 from specdyn.plot import save_figure
 from specdyn.plot.finite_size import plot_finite_size
@@ -197,7 +198,7 @@ def _effective(cfg: FiniteSizeConfig) -> tuple[pd.DataFrame, list[Claim], dict[s
                                  parameterization=f4.parameterization, optimizer="gd",
                                  checkpoints=f4.n_checkpoints, record=("preact",),
                                  seed=f4.seed, dtype=f4.dtype)
-            sim = slopes(tr.spectra, cfg.kmin, cfg.kmax)
+            sim = fit_exponents(tr.spectra, cfg.kmin, cfg.kmax)
             s_eff = theory.effective_setting(s, act)
             eff = theory_slopes(s_eff, tr.times, cfg.kmin, cfg.kmax)
             lin = theory_slopes(s, tr.times, cfg.kmin, cfg.kmax)

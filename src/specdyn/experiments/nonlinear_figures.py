@@ -37,7 +37,7 @@ from specdyn.settings import PowerLawSetting
 from specdyn.sim.parameterization import PARAMETERIZATIONS
 from specdyn.sim.trajectory import Trajectory
 from specdyn.sim.two_layer import train_two_layer
-from specdyn.theory.effective import effective_setting, linear_coefficient  # noqa: F401
+from specdyn.theory.effective import effective_setting
 
 
 @dataclass(frozen=True)
