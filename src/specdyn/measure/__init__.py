@@ -55,7 +55,7 @@ from specdyn.measure.summary import (
     summarize_matrix,
     summarize_tensors,
 )
-from specdyn.measure.tracker import SpectrumTracker, log_schedule
+from specdyn.measure.tracker import SpectrumTracker, layer_verdict, log_schedule, read_spectra
 from specdyn.measure.transport import paired_sq_distance, wasserstein2_squared  # noqa: F401
 from specdyn.theory.rmt import (
     RectangularSpike,
@@ -97,6 +97,7 @@ __all__ = [
     "gram_spectrum",
     "load_tensors",
     "local_exponent",
+    "layer_verdict",
     "log_schedule",
     "mp_cdf",
     "mp_density",
@@ -104,6 +105,7 @@ __all__ = [
     "mp_quantile",
     "overlaps",
     "rectangular_bulk_edge",
+    "read_spectra",
     "rectangular_spike",
     "singular_alignment",
     "spike_strength_from_eigenvalue",
