@@ -141,7 +141,7 @@ def _split(name: str, module: str, kind: str, rule: str, get: Callable[[], Any],
         if n_heads:
             hd = E // n_heads
             for h in range(n_heads):
-                def head(block: Callable[[], Any] = block, h: int = h) -> Any:
+                def head(block: Callable[[], Any] = block, h: int = h, hd: int = hd) -> Any:
                     return block()[h * hd:(h + 1) * hd]
 
                 out.append(WeightMatrix(f"{name}.{part}.head{h}", module, pk,
@@ -154,7 +154,7 @@ def _split(name: str, module: str, kind: str, rule: str, get: Callable[[], Any],
 def _module_matrices(name: str, mod: Any, heads: bool) -> list[WeightMatrix]:
     """The matrices owned directly by ``mod`` (not its children)."""
     kind = _kind(mod)
-    W = getattr(mod, "weight", None)
+    W: Any = getattr(mod, "weight", None)
     mats: list[WeightMatrix] = []
     done: set[str] = set()
     if kind == "linear":
@@ -197,9 +197,11 @@ def _module_matrices(name: str, mod: Any, heads: bool) -> list[WeightMatrix]:
             for part in "qkv":
                 P = getattr(mod, f"{part}_proj_weight")
                 rows, cols = int(P.shape[0]), int(P.shape[1])
-                get = (lambda p=part: getattr(mod, f"{p}_proj_weight").detach())
+                def get(p: str = part) -> Any:
+                    return getattr(mod, f"{p}_proj_weight").detach()
+
                 pk = f"attention_{part}"
-                rule = f"{part}_proj_weight (E x {'kdim' if part == 'k' else 'vdim' if part == 'v' else 'E'})"
+                rule = f"{part}_proj_weight (E x {dict(q='E', k='kdim', v='vdim')[part]})"
                 mats.append(WeightMatrix(f"{name}.{part}", name, pk, rule, (rows, cols), get))
                 if nh:
                     hd = rows // nh
@@ -207,7 +209,7 @@ def _module_matrices(name: str, mod: Any, heads: bool) -> list[WeightMatrix]:
                         mats.append(WeightMatrix(
                             f"{name}.{part}.head{h}", name, pk, f"{rule}, head {h} rows "
                             f"{h * hd}:{(h + 1) * hd}", (hd, cols),
-                            lambda g=get, h=h, hd=hd: g()[h * hd:(h + 1) * hd]))
+                            _row_block(get, h * hd, (h + 1) * hd)))
                 done.add(f"{part}_proj_weight")
     # Any other matrix parameter owned directly by this module, as stored.
     for pname, p in mod.named_parameters(recurse=False):
@@ -216,8 +218,16 @@ def _module_matrices(name: str, mod: Any, heads: bool) -> list[WeightMatrix]:
         mats.append(WeightMatrix(f"{name}.{pname}" if name else pname, name, "parameter",
                                  f"parameter {pname} ({int(p.shape[0])} x {int(p.shape[1])}) "
                                  "as stored", (int(p.shape[0]), int(p.shape[1])),
-                                 lambda p=p: p.detach()))
+                                 _row_block(p.detach, 0, int(p.shape[0]))))
     return mats
+
+
+def _row_block(get: Callable[[], Any], lo: int, hi: int) -> Callable[[], Any]:
+    """``() -> get()[lo:hi]``: rows ``lo:hi`` of the current matrix."""
+    def block() -> Any:
+        return get()[lo:hi]
+
+    return block
 
 
 def _gpt2_heads(mod: Any, n_in: int) -> int | None:

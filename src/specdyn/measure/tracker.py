@@ -238,6 +238,13 @@ class SpectrumTracker:
     overwrite
         Replace rows already in ``out`` instead of refusing to mix runs.
 
+    Attributes
+    ----------
+    capture
+        The hooks keep module outputs only while this is true (default); the
+        framework adapters turn it off outside training steps, so that
+        evaluation batches never enter a training step's activations.
+
     Errors
     ------
     Non-finite weights or activations (a diverged run) raise
@@ -288,6 +295,7 @@ class SpectrumTracker:
         self.n_records = 0
         self._rows: list[_Row] = []
         self._active = False
+        self.capture = True
         self._buffers: dict[str, list[Any]] = {s.name: [] for s in self.sites}
         self._counts: dict[str, int] = dict.fromkeys(self._buffers, 0)
         self._handles: list[Any] = []
@@ -392,7 +400,7 @@ class SpectrumTracker:
         name, fax = site.name, site.feature_axis
 
         def hook(_module: Any, _inputs: Any, output: Any) -> None:
-            if not self._active:
+            if not (self._active and self.capture):
                 return
             room = self.max_samples - self._counts[name]
             if room <= 0:
