@@ -42,6 +42,7 @@ Table
     per-layer summary with ``rank = 0``: ``<kind>_exponent``,
     ``<kind>_exponent_ci_low``, ``<kind>_exponent_ci_high``,
     ``<kind>_exponent_r2``, ``<kind>_exponent_kmin``, ``<kind>_exponent_kmax``,
+    ``<kind>_exponent_amplitude`` (``C`` in ``lambda_k = C k^-a``),
     ``<kind>_mp_sigma2``, ``<kind>_mp_edge``, ``<kind>_mp_ks``,
     ``<kind>_outliers``, ``<kind>_samples``, where ``<kind>`` is
     ``activation`` or ``weight``. ``verdict`` is the layer's verdict at that
@@ -644,7 +645,8 @@ class SpectrumTracker:
         if fit is not None:
             summ += [("exponent", fit.exponent), ("exponent_ci_low", fit.ci_low),
                      ("exponent_ci_high", fit.ci_high), ("exponent_r2", fit.r2),
-                     ("exponent_kmin", fit.kmin), ("exponent_kmax", fit.kmax)]
+                     ("exponent_kmin", fit.kmin), ("exponent_kmax", fit.kmax),
+                     ("exponent_amplitude", fit.amplitude)]
         if rep is not None and mp is not None:
             summ += [("outliers", rep.n_outliers), ("mp_sigma2", rep.sigma2),
                      ("mp_edge", rep.edge), ("mp_ks", mp.ks_distance)]
