@@ -97,12 +97,13 @@ def train(model: torch.nn.Module, data: torch.Tensor, steps: int, *, batch: int 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--small", action="store_true", help="smoke-test size")
-    ap.add_argument("--steps", type=int, default=None, help="training steps (default 2000)")
+    ap.add_argument("--steps", type=int, default=None, help="training steps (default 1000)")
     ap.add_argument("--out", type=Path, default=Path("runs/monitor_a_transformer"),
                     help="folder for the spectra and report.html")
     args = ap.parse_args()
     small = args.small or os.environ.get("SPECDYN_EXAMPLES_SMALL") == "1"
-    steps = args.steps or (40 if small else 2000)
+    steps = args.steps or (20 if small else 1000)
+    batch = 8 if small else 32
     device = "cuda" if torch.cuda.is_available() else "cpu"
 
     data, chars = load_text()
@@ -112,11 +113,11 @@ def main() -> None:
     print(f"model: {sum(p.numel() for p in model.parameters()):,} parameters on {device}")
 
     tracker = SpectrumTracker(model, out=args.out, overwrite=True, max_samples=1024,
-                              n_boot=50)
+                              n_boot=50)                  # then tracker.step() after each update
     print(f"tracking {len(tracker.matrices)} weight matrices and {len(tracker.sites)} "
           "module outputs, e.g. " + ", ".join(m.name for m in tracker.matrices[2:6]))
     t0 = time.perf_counter()
-    losses = train(model, data, steps, tracker=tracker, device=device)
+    losses = train(model, data, steps, batch=batch, tracker=tracker, device=device)
     tracker.close()
     print(f"{steps} steps in {time.perf_counter() - t0:.1f} s; loss {np.mean(losses[:10]):.3f}"
           f" -> {np.mean(losses[-10:]):.3f} (log {len(chars)} = {np.log(len(chars)):.3f})")

@@ -22,6 +22,7 @@ EXPECT = {
     "paper_in_ten_minutes.py": ["regime = feature-learning", "regime = lazy", "fig2:", "fig3:"],
     "track_your_model.py": ["activation rank exponent", "weight outliers"],
     "analyze_checkpoint.py": ["0.weight", "summarize_file:", "skipped: 1-D tensor"],
+    "monitor_a_transformer.py": ["blocks.layers.0.self_attn.q", "recorded steps", "report:"],
     "sweep_on_dask.py": ["2 finished, 0 failed", "re-run: 2 of 2 points already finished"],
 }
 

@@ -39,6 +39,7 @@ class SpectrumTrainerCallback(TrainerCallback):
 
     def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None,
                        **kwargs: Any) -> None:
+        """Build the tracker on the model; continue the record when the Trainer resumes."""
         if model is None:
             raise ValueError("SpectrumTrainerCallback: the Trainer passed no model")
         self.tracker = SpectrumTracker(model, self.modules, self.schedule,
@@ -49,14 +50,17 @@ class SpectrumTrainerCallback(TrainerCallback):
             self.tracker.load_state_dict({**st, "step": int(state.global_step)})
 
     def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        """Let the hooks keep this training step's module outputs."""
         if self.tracker is not None:
             self.tracker.capture = True
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        """Close the tracker step (hooks off until the next training step)."""
         if self.tracker is not None:
             self.tracker.capture = False
             self.tracker.step()
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        """Finish queued work and write the final record."""
         if self.tracker is not None:
             self.tracker.close()

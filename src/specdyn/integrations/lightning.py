@@ -40,6 +40,7 @@ class SpectrumCallback(Callback):
         self._pending: dict[str, Any] | None = None
 
     def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
+        """Build the tracker on the LightningModule when fitting starts."""
         if stage == "fit" and self.tracker is None:
             self.tracker = SpectrumTracker(pl_module, self.modules, self.schedule,
                                            **self.tracker_kwargs)
@@ -50,23 +51,29 @@ class SpectrumCallback(Callback):
 
     def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any,
                              batch_idx: int) -> None:
+        """Close the tracker step (hooks off until the next training batch)."""
+        """Let the hooks keep this training batch's module outputs."""
         if self.tracker is not None:
             self.tracker.capture = True
 
     def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
                            batch_idx: int) -> None:
+        """Close the tracker step (hooks off until the next training batch)."""
         if self.tracker is not None:
             self.tracker.capture = False
             self.tracker.step()
 
     def on_train_end(self, trainer: Any, pl_module: Any) -> None:
+        """Finish queued work and write the final record."""
         if self.tracker is not None:
             self.tracker.close()
 
     def state_dict(self) -> dict[str, Any]:
+        """The tracker state, saved in Lightning's checkpoint."""
         return self.tracker.state_dict() if self.tracker is not None else {}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Continue the saved record (applied when the tracker is built, if not yet)."""
         if not state_dict:
             return
         if self.tracker is None:
