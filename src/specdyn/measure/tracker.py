@@ -66,6 +66,7 @@ from __future__ import annotations
 import math
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -241,6 +242,8 @@ class SpectrumTracker:
 
     Attributes
     ----------
+    measure_cpu_s
+        CPU seconds spent measuring (spectra, fits, tests) by the thread that did it.
     capture
         The hooks keep module outputs only while this is true (default); the
         framework adapters turn it off outside training steps, so that
@@ -294,6 +297,7 @@ class SpectrumTracker:
         self.current_step = 0
         self.skipped: list[tuple[int, str, str, str]] = []
         self.n_records = 0
+        self.measure_cpu_s = 0.0
         self._rows: list[_Row] = []
         self._active = False
         self.capture = True
@@ -545,6 +549,7 @@ class SpectrumTracker:
                 self._queue.task_done()
 
     def _run(self, job: _Job) -> None:
+        t0 = time.thread_time()
         try:
             rows = self._measure_job(job)
         except FloatingPointError as err:
@@ -552,6 +557,8 @@ class SpectrumTracker:
             self._error = err
             self._write_record("failed", str(err))
             return
+        finally:
+            self.measure_cpu_s += time.thread_time() - t0
         if self.out is not None:
             from specdyn.io import write_table
 
