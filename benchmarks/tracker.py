@@ -1,106 +1,157 @@
-"""Overhead of SpectrumTracker on training time (log schedule), against plain training.
+"""Overhead of SpectrumTracker on a transformer's training, and its host memory per record.
 
-Run:  python benchmarks/tracker.py [--steps 3000] [--width 256]
+Run:  python benchmarks/tracker.py [--window 20] [--records 4] [--rounds 2] [--skip-memory]
 
-Trains an MLP (64 -> width -> width -> 10, ReLU, SGD, batch 128) on
-scikit-learn's bundled digits data twice with the same seed, with and without
-``SpectrumTracker(model)`` (log schedule: 10 records per decade of steps;
-weights and activations of the three Linear layers, exponent fits and outlier
-tests), and reports the measured overhead. Because a log schedule records
-about ``10 log10(T)`` times, the overhead falls with the run length; the table
-also projects it to longer runs from the measured per-step and per-record
-costs (clearly marked as projections). Prints markdown.
+Model and data: ``examples/monitor_a_transformer.py`` (character-level transformer,
+4 layers, 4 heads, width 128, context 64, batch 32, AdamW, text of
+``pydoc_data.topics``). The tracker measures all 27 weight matrices (attention
+Q, K, V split, out, feed-forward, embeddings, head) and 15 module outputs
+(1024 tokens each), with fits, MP outlier tests and verdicts, streamed to
+Parquet by its background thread.
+
+1. Cost. One torch thread, so that the training's CPU time is the main
+   thread's. Interleaved rounds (best of ``--rounds``) of ``--window`` training
+   steps without the tracker and with it recording ``--records`` times in the
+   window (``tracker.flush()`` inside the timed region). Measured: training CPU
+   time per step (main thread, plain runs), CPU time inside ``tracker.step()``
+   (copies, on the main thread), and the worker thread's CPU time per record
+   (``tracker.measure_cpu_s``, spectra + fits + tests + Parquet). Thread CPU
+   times are robust to other load on a shared machine; the wall-clock A/B
+   difference is printed too, but on a loaded machine it is noise.
+2. Projection. With the log schedule (10 records a decade) a run of T steps
+   records ``~10 log10(T)`` times (38 in 1e4 steps); the overhead is
+   records(T) x (worker CPU + step() CPU per record) / (T x training CPU per
+   step): the CPU the tracker adds, which is what it costs in wall time when
+   the training keeps every core busy (marked as a projection).
+3. Memory. Subprocesses record 25, 100 and 400 times (every step, a small MLP,
+   spectra only, no fits) with ``out=DIR`` (streamed) and, for contrast, in
+   memory; the peak resident set size (``ru_maxrss``) is printed: flat when streamed.
+
+Prints markdown, with the load average.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
-import numpy as np
 import torch
-from sklearn.datasets import load_digits
 
-from specdyn.measure import SpectrumTracker, log_schedule
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+from monitor_a_transformer import CharTransformer, load_text, train  # noqa: E402
+
+from specdyn.measure import SpectrumTracker, log_schedule  # noqa: E402
 
 
-def _train(steps: int, width: int, track: bool, seed: int = 0
-           ) -> tuple[float, int, float, float]:
-    X, y = load_digits(return_X_y=True)
-    X = torch.tensor(X / 16.0, dtype=torch.float32)
-    y = torch.tensor(y)
-    torch.manual_seed(seed)
-    model = torch.nn.Sequential(torch.nn.Linear(64, width), torch.nn.ReLU(),
-                                torch.nn.Linear(width, width), torch.nn.ReLU(),
-                                torch.nn.Linear(width, 10))
-    opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    gen = torch.Generator().manual_seed(seed)
-    idx_all = torch.randint(0, len(X), (steps, 128), generator=gen)
-    tracker = SpectrumTracker(model) if track else None
-    in_tracker = 0.0  # time inside tracker.step(): the measurement work itself
-    t0 = time.perf_counter()
-    for it in range(steps):
-        idx = idx_all[it]
-        loss = torch.nn.functional.cross_entropy(model(X[idx]), y[idx])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        if tracker is not None:
-            t1 = time.perf_counter()
-            tracker.step()
-            in_tracker += time.perf_counter() - t1
-    elapsed = time.perf_counter() - t0
-    n_rec = 0 if tracker is None else int(tracker.table()["step"].nunique())
-    return elapsed, n_rec, float(loss.detach()), in_tracker
+class _Timed:
+    """Wraps a tracker: main-thread CPU time spent inside ``step()``."""
+
+    def __init__(self, tracker: SpectrumTracker) -> None:
+        self.tracker, self.cpu = tracker, 0.0
+
+    def step(self) -> None:
+        t0 = time.thread_time()
+        self.tracker.step()
+        self.cpu += time.thread_time() - t0
+
+
+def _round(data: torch.Tensor, vocab: int, window: int, records: int, track: bool,
+           seed: int) -> dict[str, float]:
+    torch.manual_seed(0)
+    model = CharTransformer(vocab)
+    timed = None
+    if track:
+        every = max(window // records, 1)
+        sched = [i * every for i in range(records)]
+        timed = _Timed(SpectrumTracker(model, schedule=sched, max_samples=1024, n_boot=50,
+                                       out=tempfile.mkdtemp(prefix="specdyn-bench-")))
+    w0, c0 = time.perf_counter(), time.thread_time()
+    train(model, data, window, tracker=timed, seed=seed)  # type: ignore[arg-type]
+    if timed is not None:
+        timed.tracker.flush()  # count every bit of background work inside the timed region
+    res = {"wall": time.perf_counter() - w0, "main_cpu": time.thread_time() - c0}
+    if timed is not None:
+        timed.tracker.close()
+        res.update(step_cpu=timed.cpu, worker_cpu=timed.tracker.measure_cpu_s,
+                   n=timed.tracker.n_records)
+    return res
+
+
+def _memory(n_records: int, streamed: bool) -> float:
+    """Peak RSS (MB) of a subprocess that records ``n_records`` times."""
+    code = f"""
+import resource, tempfile, torch
+from specdyn.measure import SpectrumTracker
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(128, 256), torch.nn.ReLU(), torch.nn.Linear(256, 128))
+out = tempfile.mkdtemp() if {streamed} else None
+t = SpectrumTracker(m, schedule=1, out=out, fit=False, outliers=False, max_samples=512)
+for i in range({n_records}):
+    m(torch.randn(512, 128))
+    t.step()
+t.close()
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    return float(res.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=3000)
-    ap.add_argument("--width", type=int, default=256)
-    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--window", type=int, default=20, help="training steps per timed run")
+    ap.add_argument("--records", type=int, default=4, help="records inside a tracked window")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--skip-memory", action="store_true")
     args = ap.parse_args()
-    # Warm-up: imports, the Tracy-Widom interpolant (built once per process, ~1 s).
-    _train(20, args.width, True)
-    base, tracked, inrun, n_rec = [], [], [], 0
-    for _ in range(args.repeat):  # alternate to share the machine's load fairly
-        base.append(_train(args.steps, args.width, False)[0])
-        t, n_rec, _, t_in = _train(args.steps, args.width, True)
-        tracked.append(t)
-        inrun.append((t_in, t - t_in))
-    tb, tt = min(base), min(tracked)
-    # In-run accounting (time inside tracker.step() over the rest of the same run) is
-    # robust to load changes between runs; the A/B difference is not on a shared machine.
-    t_in, t_rest = min(inrun, key=lambda r: r[0] / r[1])
-    ov_inrun = t_in / t_rest
-    per_step = t_rest / args.steps
-    per_record = t_in / max(n_rec, 1)
+    torch.set_num_threads(1)
+    data, chars = load_text()
+    load0 = os.getloadavg()[0]
+    _round(data, len(chars), 3, 1, True, seed=99)  # warm-up: imports, Tracy-Widom tables
+    plain, tracked = [], []
+    for r in range(args.rounds):  # interleaved, so both share the machine's load
+        plain.append(_round(data, len(chars), args.window, args.records, False, seed=r))
+        tracked.append(_round(data, len(chars), args.window, args.records, True, seed=r))
+    load1 = os.getloadavg()[0]
+    step_cpu = min(p["main_cpu"] for p in plain) / args.window
+    n = args.records
+    rec_cpu = min(t["worker_cpu"] for t in tracked) / n
+    copy_cpu = min(t["step_cpu"] for t in tracked) / n
+    wall_p, wall_t = min(p["wall"] for p in plain), min(t["wall"] for t in tracked)
+    print(f"### SpectrumTracker on a char transformer (4 layers x 4 heads x 128, batch 32 x 64 "
+          f"tokens, 27 matrices + 15 outputs), best of {args.rounds} interleaved rounds of "
+          f"{args.window} steps, 1 torch thread")
+    print()
+    print("| measured | CPU seconds |")
+    print("|---|---|")
+    print(f"| training, per step (main thread, plain runs) | {step_cpu:.3f} |")
+    print(f"| tracker.step() at a recorded step (copies; main thread) | {copy_cpu:.4f} |")
+    print(f"| worker, per record (42 spectra, fits, MP tests, Parquet) | {rec_cpu:.3f} |")
+    print()
+    print(f"wall clock, {args.window} steps: plain {wall_p:.1f} s, tracked ({n} records) "
+          f"{wall_t:.1f} s ({100 * (wall_t - wall_p) / wall_p:+.0f} %; on a loaded machine "
+          "this A/B difference is noise)")
     sched = log_schedule(10)
-
-    def n_records(T: int) -> int:
-        return sum(1 for s in range(T) if sched(s))
-
-    print(f"### SpectrumTracker overhead (MLP 64-{args.width}-{args.width}-10 on digits, "
-          f"batch 128, {os.environ.get('OMP_NUM_THREADS', 'default')} threads, "
-          f"best of {args.repeat})")
     print()
-    print("| steps | records | plain training (s) | with tracker (s) | overhead | kind |")
-    print("|---|---|---|---|---|---|")
-    print(f"| {args.steps} | {n_rec} | {tb:.2f} | {tt:.2f} | {100 * (tt - tb) / tb:.1f} % "
-          "| measured, A/B runs |")
-    print(f"| {args.steps} | {n_rec} | - | - | {100 * ov_inrun:.1f} % "
-          "| measured, time in tracker.step() / rest of the run |")
-    for T in (10_000, 100_000):
-        proj_base = per_step * T
-        proj_extra = per_record * n_records(T)
-        print(f"| {T} | {n_records(T)} | {proj_base:.1f} | {proj_base + proj_extra:.1f} | "
-              f"{100 * proj_extra / proj_base:.1f} % | projected from the in-run costs |")
+    print("| steps T | log-schedule records | projected overhead (CPU) |")
+    print("|---|---|---|")
+    for T in (1_000, 10_000, 100_000):
+        nT = sum(1 for s in range(T) if sched(s))
+        print(f"| {T} | {nT} | {100 * nT * (rec_cpu + copy_cpu) / (T * step_cpu):.2f} % |")
     print()
-    print(f"per step {1e3 * per_step:.2f} ms, per record {1e3 * per_record:.1f} ms "
-          f"(6 spectra, fits and outlier tests)")
-    print(f"plain-training time spread over repeats: {np.ptp(base) / tb * 100:.1f} % "
-          f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+    print(f"load average {load0:.1f} -> {load1:.1f} on {os.cpu_count()} CPUs")
+    if args.skip_memory:
+        return
+    print()
+    print("| records | peak RSS, streamed to Parquet (MB) | peak RSS, in memory (MB) |")
+    print("|---|---|---|")
+    for n in (25, 100, 400):
+        print(f"| {n} | {_memory(n, True):.0f} | {_memory(n, False):.0f} |")
 
 
 if __name__ == "__main__":

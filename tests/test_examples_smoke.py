@@ -23,6 +23,7 @@ EXPECT = {
     "track_your_model.py": ["activation rank exponent", "weight outliers"],
     "analyze_checkpoint.py": ["0.weight", "analyze(path):", "skipped: 1-D tensor",
                               "skipped: optimizer state"],
+    "monitor_a_transformer.py": ["blocks.layers.0.self_attn.q", "recorded steps", "report:"],
     "sweep_on_dask.py": ["2 finished, 0 failed", "re-run: 2 of 2 points already finished"],
 }
 

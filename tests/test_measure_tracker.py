@@ -51,7 +51,7 @@ def test_digits_mlp_tracker_table_matches_independent_spectra() -> None:
     assert np.mean(losses[-10:]) < 0.5 * np.mean(losses[:10])  # it learns
 
     df = tracker.table()
-    assert list(df.columns) == ["step", "layer", "quantity", "rank", "value"]
+    assert list(df.columns) == ["step", "layer", "quantity", "rank", "value", "verdict"]
     sched = log_schedule(10)
     expected_steps = [s for s in range(steps) if sched(s)]
     assert sorted(df["step"].unique()) == expected_steps
@@ -152,16 +152,19 @@ def test_modules_by_name_and_divergence_reported() -> None:
     with torch.no_grad():
         model[2].weight[0, 0] = float("nan")
     model(torch.randn(30, 64))
-    with pytest.raises(FloatingPointError, match="step 1"):
-        tracker.step()
+    tracker.step()  # queued: the background worker finds the NaN
+    with pytest.raises(FloatingPointError, match="layer '2' are not finite at step 1"):
+        tracker.flush()
 
 
 def test_bad_arguments_rejected() -> None:
     model = _mlp(4)
     with pytest.raises(ValueError, match="schedule"):
         SpectrumTracker(model, schedule="sometimes")
-    with pytest.raises(ValueError, match="modules"):
+    with pytest.raises(ValueError, match="pattern 'nope' matches no submodule"):
         SpectrumTracker(model, modules=["nope"])
+    with pytest.raises(ValueError, match="pattern 'blocks.*.attn' matches no submodule"):
+        SpectrumTracker(model, modules="blocks.*.attn")
     with pytest.raises(ValueError, match="max_samples"):
         SpectrumTracker(model, max_samples=0)
     with pytest.raises(ValueError, match="nothing to record"):
@@ -187,3 +190,220 @@ def test_tracker_plots(tmp_path) -> None:
     assert fig2.axes[0].get_yscale() == "log" and len(fig2.axes) == 2  # with colour bar
     paths = save_figure(fig2, tmp_path / "spec")
     assert all(p.stat().st_size > 0 for p in paths)
+
+
+# -- layers as people build them ------------------------------------------------------
+
+def _svd_eigs(W: np.ndarray) -> np.ndarray:
+    """Independent oracle: squared singular values of an out x in matrix over out."""
+    return np.linalg.svd(W, compute_uv=False) ** 2 / W.shape[0]
+
+
+class _TinyLM(torch.nn.Module):
+    def __init__(self, vocab: int = 40, d: int = 32, heads: int = 4, layers: int = 2) -> None:
+        super().__init__()
+        self.emb = torch.nn.Embedding(vocab, d)
+        block = torch.nn.TransformerEncoderLayer(d, heads, 2 * d, dropout=0.0, batch_first=True)
+        self.enc = torch.nn.TransformerEncoder(block, layers, enable_nested_tensor=False)
+        self.head = torch.nn.Linear(d, vocab)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.enc(self.emb(x)))
+
+
+def test_transformer_encoder_every_projection_and_embedding_measured() -> None:
+    torch.manual_seed(0)
+    model = _TinyLM()
+    tracker = SpectrumTracker(model, schedule=[0], n_boot=5, background=False, heads=True)
+    x = torch.randint(0, 40, (8, 24))
+    model(x)
+    tracker.step()
+    df = tracker.table()
+    w = df[df.quantity == "weight_eigenvalue"]
+    for i in range(2):
+        attn = model.enc.layers[i].self_attn
+        P = attn.in_proj_weight.detach().double().numpy()
+        for j, part in enumerate("qkv"):
+            name = f"enc.layers.{i}.self_attn.{part}"
+            got = w[w.layer == name].sort_values("rank")["value"].to_numpy()
+            assert got == pytest.approx(_svd_eigs(P[32 * j:32 * (j + 1)]), rel=1e-9)
+            for h in range(4):  # per head: rows h*8:(h+1)*8 of that block
+                gh = w[w.layer == f"{name}.head{h}"].sort_values("rank")["value"].to_numpy()
+                blk = P[32 * j + 8 * h:32 * j + 8 * (h + 1)]
+                assert gh == pytest.approx(_svd_eigs(blk), rel=1e-9)
+        out = w[w.layer == f"enc.layers.{i}.self_attn.out_proj"].sort_values("rank")["value"]
+        Wo = attn.out_proj.weight.detach().double().numpy()
+        assert out.to_numpy() == pytest.approx(_svd_eigs(Wo), rel=1e-9)
+    # Embedding: the map one-hot -> vector is weight.T (32 x 40): eig of W^T W / 32.
+    E = model.emb.weight.detach().double().numpy().T
+    got = w[w.layer == "emb"].sort_values("rank")["value"].to_numpy()
+    assert got == pytest.approx(_svd_eigs(E)[:32], rel=1e-9)
+    # Every weight matrix has its verdict and exponent; no layer is silently missing.
+    names = {m["layer"] for m in tracker.layer_table()["weights"]}
+    assert {f"enc.layers.{i}.self_attn.{p}" for i in range(2) for p in "qkv"} <= names
+    summ = df[df.quantity == "weight_exponent"].set_index("layer")
+    assert set(summ.index) == names
+    assert summ["verdict"].notna().all() and (summ["verdict"].str.len() > 0).all()
+    # Activations: tokens are samples, the model width is the feature axis.
+    a = df[(df.layer == "enc.layers.0.self_attn") & (df.quantity == "activation_samples")]
+    assert a["value"].iloc[0] == 8 * 24
+    assert df[(df.layer == "enc.layers.0.self_attn")
+              & (df.quantity == "activation_eigenvalue")]["rank"].max() == 32
+
+
+def test_patterns_select_attention_blocks_and_reject_non_matrices() -> None:
+    model = _TinyLM()
+    tr = SpectrumTracker(model, modules="enc.layers.*.self_attn", schedule=[0],
+                         activations=False)
+    assert [m["layer"] for m in tr.layer_table()["weights"]] == [
+        f"enc.layers.{i}.self_attn.{p}" for i in range(2) for p in ("q", "k", "v", "out_proj")]
+    with pytest.raises(ValueError, match="no weight matrix"):
+        SpectrumTracker(model, modules="enc.layers.0.norm1", activations=False)
+
+
+def test_gpt2_conv1d_read_as_out_by_in_and_c_attn_split() -> None:
+    transformers = pytest.importorskip("transformers")
+    from transformers.pytorch_utils import Conv1D
+
+    class Block(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.c_attn = Conv1D(3 * 16, 16)   # (nf, nx): weight stored 16 x 48
+            self.c_proj = Conv1D(16, 16)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.c_proj(self.c_attn(x)[..., :16])
+
+    assert transformers.__version__
+    torch.manual_seed(0)
+    model = Block()
+    tr = SpectrumTracker(model, schedule=[0], background=False, n_boot=5)
+    model(torch.randn(4, 10, 16))
+    tr.step()
+    df = tr.table()
+    Wt = model.c_attn.weight.detach().double().numpy().T  # out x in = 48 x 16
+    for j, part in enumerate("qkv"):
+        got = df[(df.layer == f"c_attn.{part}") & (df.quantity == "weight_eigenvalue")]
+        assert got.sort_values("rank")["value"].to_numpy() == pytest.approx(
+            _svd_eigs(Wt[16 * j:16 * (j + 1)]), rel=1e-9)
+    rule = {m["layer"]: m["rule"] for m in tr.layer_table()["weights"]}
+    assert rule["c_proj"] == "weight (in x out) transposed to out x in"
+
+
+# -- streamed, resumable, callbacks ---------------------------------------------------
+
+def _train(model: torch.nn.Module, tracker: SpectrumTracker, steps: range) -> None:
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for it in steps:
+        x = torch.randn(64, 64, generator=torch.Generator().manual_seed(it))
+        loss = model(x).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        tracker.step()
+
+
+def test_streamed_rows_equal_in_memory_rows_and_callback_sees_each_record(tmp_path) -> None:
+    from specdyn.measure import read_spectra
+
+    seen: list[int] = []
+    model = _mlp(6)
+    mem = copy.deepcopy(model)
+    tr = SpectrumTracker(model, schedule=2, out=tmp_path / "run", n_boot=5,
+                         on_record=lambda rows: seen.append(int(rows["step"].iloc[0])))
+    ref = SpectrumTracker(mem, schedule=2, n_boot=5, background=False)
+    _train(model, tr, range(7))
+    _train(mem, ref, range(7))
+    tr.close()
+    ref.close()
+    files = sorted(p.name for p in (tmp_path / "run" / "rows").iterdir())
+    assert files == [f"step-{s:012d}.parquet" for s in (0, 2, 4, 6)]
+    assert seen == [0, 2, 4, 6]
+    a = read_spectra(tmp_path / "run")
+    b = ref.table().sort_values(["step", "layer", "quantity", "rank"], ignore_index=True)
+    pd_testing = pytest.importorskip("pandas.testing")
+    pd_testing.assert_frame_equal(a, b)
+    import json
+
+    rec = json.loads((tmp_path / "run" / "record.json").read_text())
+    assert rec["status"] == "finished" and rec["n_records"] == 4
+    assert [w["layer"] for w in rec["layers"]["weights"]] == ["0", "2", "4"]
+
+
+def test_resume_in_process_continues_without_duplicates_and_refuses_to_mix(tmp_path) -> None:
+    model = _mlp(7)
+    tr = SpectrumTracker(model, schedule=1, out=tmp_path, n_boot=0, activations=False)
+    _train(model, tr, range(5))
+    state = tr.state_dict()      # step 5 ... and then the run goes on to step 8 and dies
+    _train(model, tr, range(5, 8))
+    tr.close()
+    fresh = SpectrumTracker(model, schedule=1, out=tmp_path, n_boot=0, activations=False)
+    with pytest.raises(ValueError, match="already holds rows up to step 7"):
+        fresh.step()
+    fresh.load_state_dict(state)
+    assert fresh.current_step == 5
+    _train(model, fresh, range(5, 10))
+    fresh.close()
+    df = fresh.table()
+    assert sorted(df.step.unique()) == list(range(10))
+    assert not df.duplicated(["step", "layer", "quantity", "rank"]).any()
+
+
+def test_nonfinite_activation_names_layer_and_step_and_keeps_rows(tmp_path) -> None:
+    from specdyn.measure import read_spectra
+
+    model = _mlp(8)
+    tr = SpectrumTracker(model, schedule=1, out=tmp_path, n_boot=0)
+    model(torch.randn(20, 64))
+    tr.step()
+    model(torch.full((20, 64), float("inf")))
+    tr.step()
+    with pytest.raises(FloatingPointError, match="activations of layer '0' are not finite at "
+                                                 "step 1"):
+        tr.flush()
+    tr.close()
+    assert sorted(read_spectra(tmp_path).step.unique()) == [0]
+    import json
+
+    assert json.loads((tmp_path / "record.json").read_text())["status"] == "failed"
+
+
+@pytest.mark.slow
+def test_killed_run_keeps_its_rows_and_resumes_the_same_dataset(tmp_path) -> None:
+    """A SIGKILL after step 25 (checkpoint at 20), then a resume, against an unkilled run."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from specdyn.measure import read_spectra
+
+    probe = Path(__file__).with_name("tracker_probe.py")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(Path(__file__).parents[1] / "src"), os.environ.get("PYTHONPATH", "")]))
+
+    def run(out: Path, *extra: str) -> int:
+        cmd = [sys.executable, str(probe), str(out), str(out / "ckpt.pt"), "40", *extra]
+        return subprocess.run(cmd, env=env, capture_output=True, timeout=600).returncode
+
+    killed, ref = tmp_path / "killed", tmp_path / "ref"
+    assert run(killed, "--kill-after", "25") == -signal.SIGKILL
+    before = read_spectra(killed)               # every file there is whole
+    steps = sorted(int(s) for s in before.step.unique())
+    sched = list(range(0, 40, 3))
+    # Everything up to the checkpoint (state_dict waits for the worker) is there; after
+    # it, whatever the worker finished before the kill, in order.
+    assert steps[:7] == [s for s in sched if s < 20]
+    assert steps == [s for s in sched if s <= 25][:len(steps)]
+    assert run(killed, "--resume") == 0
+    assert run(ref) == 0
+    after, whole = read_spectra(killed), read_spectra(ref)
+    assert sorted(after.step.unique()) == sched
+    assert not after.duplicated(["step", "layer", "quantity", "rank"]).any()
+    # Rows written before the kill are kept as they were ...
+    kept = after[after.step < 20].reset_index(drop=True)
+    pd_testing = pytest.importorskip("pandas.testing")
+    pd_testing.assert_frame_equal(kept, before[before.step < 20].reset_index(drop=True))
+    # ... and the resumed run continues the same trajectory as a run never killed.
+    pd_testing.assert_frame_equal(after, whole, rtol=1e-9)

@@ -25,6 +25,7 @@ _COMMANDS = [
     "specdyn.cli.reproduce",
     "specdyn.cli.sweep",
     "specdyn.cli.analyze",
+    "specdyn.cli.report",
 ]
 
 

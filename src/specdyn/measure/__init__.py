@@ -65,7 +65,7 @@ from specdyn.measure.summary import (
     summarize_matrix,
     summarize_tensors,
 )
-from specdyn.measure.tracker import SpectrumTracker, log_schedule
+from specdyn.measure.tracker import SpectrumTracker, log_schedule, read_spectra
 from specdyn.measure.transport import paired_sq_distance, wasserstein2_squared
 
 __all__ = [
@@ -108,6 +108,7 @@ __all__ = [
     "rank_tolerance",
     "relu_rescale",
     "sign_flip",
+    "read_spectra",
     "singular_alignment",
     "state_tensors",
     "summaries_frame",

@@ -1,10 +1,11 @@
-"""Record spectra of any torch model during training, in two lines.
+"""Record spectra of any torch model during training, in two lines, off the training thread.
 
->>> tracker = SpectrumTracker(model)          # doctest: +SKIP
->>> for x, y in loader:                       # doctest: +SKIP
+>>> tracker = SpectrumTracker(model, out="runs/spectra")   # doctest: +SKIP
+>>> for x, y in loader:                                    # doctest: +SKIP
 ...     loss = loss_fn(model(x), y); loss.backward(); opt.step(); opt.zero_grad()
 ...     tracker.step()
->>> df = tracker.table()                      # doctest: +SKIP
+>>> tracker.close()                                        # doctest: +SKIP
+>>> df = read_spectra("runs/spectra")                      # doctest: +SKIP
 
 Conventions
 -----------
@@ -12,45 +13,91 @@ Steps
     ``tracker.step()`` closes iteration ``s`` (``s = 0, 1, ...``). At a
     scheduled ``s`` the forward hooks keep (a detached copy of) the outputs of
     the tracked modules seen during iteration ``s``, up to ``max_samples``
-    rows; at other steps they return at once.
+    rows, and ``step()`` copies the tracked weight matrices (after that
+    iteration's update); at other steps the hooks return at once.
+Layers
+    Which matrices and outputs are measured, and how each is read (Q/K/V
+    split of attention, GPT-2 ``Conv1D``, embeddings, convolutions; sample
+    and feature axes), is stated in :mod:`specdyn.measure.layers`.
 Activations
-    A module output of shape ``(B, ..., d)`` is read as ``B * ...`` samples of
-    ``d`` features; for convolutions the channel axis (1) is the feature axis
-    and batch and positions are samples. Spectrum: eigenvalues of the centred
-    covariance ``H_c^T H_c / n`` (``covariance_spectrum``), decreasing.
+    Spectrum: eigenvalues of the centred covariance ``H_c^T H_c / n``
+    (n samples), decreasing; MP ratio ``p / (n - 1)``.
 Weights
-    ``module.weight`` reshaped to ``out x (in * kernel)``; spectrum: eigenvalues
-    of ``W^T W / out`` (``weight_spectrum(W, "rows")``), so i.i.d. entries of
-    variance ``s2`` give Marchenko-Pastur with ``ratio = in / out``.
+    The ``out x in`` matrix ``W``; spectrum: eigenvalues of ``W^T W / out``
+    (``weight_spectrum(W, "rows")``), so i.i.d. entries of variance ``s2`` give
+    Marchenko-Pastur with ``ratio = in / out``.
+Where the work happens
+    ``step()`` only copies tensors (on their own device) and queues them;
+    a background thread computes the spectra on that device (float32 Gram
+    first, redone in float64 when the smallest eigenvalue is below ``1e-4``
+    of the largest, where float32 round-off, ``~6e-8`` of the largest, would
+    exceed 0.1 %), fits and tests them on the host and writes the rows. On a
+    CPU tensor the Gram is float64 from the start. Layers with
+    ``min(rows, cols) > max_dense`` get the top ``top or 256`` eigenvalues by
+    randomized SVD (``torch.svd_lowrank``); their MP fit and outlier test,
+    which need the whole spectrum, are skipped with that reason.
 Table
-    Tidy rows ``(step, layer, quantity, rank, value)``. ``quantity`` is
-    ``"<kind>_eigenvalue"`` (``rank`` = 1, 2, ... decreasing) or a per-layer
-    summary with ``rank = 0``: ``<kind>_exponent``, ``<kind>_exponent_ci_low``,
-    ``<kind>_exponent_ci_high``, ``<kind>_exponent_r2``, ``<kind>_exponent_kmin``,
-    ``<kind>_exponent_kmax``, ``<kind>_mp_sigma2``, ``<kind>_mp_edge``,
+    Tidy rows ``(step, layer, quantity, rank, value, verdict)``. ``quantity``
+    is ``"<kind>_eigenvalue"`` (``rank`` = 1, 2, ... decreasing) or a
+    per-layer summary with ``rank = 0``: ``<kind>_exponent``,
+    ``<kind>_exponent_ci_low``, ``<kind>_exponent_ci_high``,
+    ``<kind>_exponent_r2``, ``<kind>_exponent_kmin``, ``<kind>_exponent_kmax``,
+    ``<kind>_exponent_amplitude`` (``C`` in ``lambda_k = C k^-a``),
+    ``<kind>_mp_sigma2``, ``<kind>_mp_edge``, ``<kind>_mp_ks``,
     ``<kind>_outliers``, ``<kind>_samples``, where ``<kind>`` is
-    ``activation`` or ``weight``. A summary that cannot be computed (e.g. a
-    spectrum too short for a fit) is left out and counted in
-    ``tracker.skipped``, with the reason.
+    ``activation`` or ``weight``. ``verdict`` is the layer's verdict at that
+    step (``layer_verdict``), repeated on each of its rows. A summary that
+    cannot be computed (e.g. a spectrum too short for a fit) is left out and
+    counted in ``tracker.skipped``, with the reason.
+Files (``out=DIR``)
+    ``DIR/rows/step-<step>.parquet``: one file per recorded step, each
+    written atomically (temporary name, then rename), so every file there is
+    whole even if the process is killed; ``read_spectra(DIR)`` reads them
+    all. ``DIR/record.json``: settings, the layer table (name, kind, the rule
+    that made the matrix, its shape; activation axes), status, skipped
+    summaries. ``state_dict()`` / ``load_state_dict()`` carry the step, so a
+    run resumed from a checkpoint continues the same dataset: files of steps
+    at or after the resumed step (written by the interrupted run after its
+    checkpoint) are removed, then rewritten as training replays those steps.
 """
 
 from __future__ import annotations
 
 import math
+import queue
+import threading
+import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from specdyn import _validate as v
-from specdyn.measure.exponents import fit_power_law
-from specdyn.measure.outliers import find_outliers
-from specdyn.measure.spectra import covariance_spectrum, weight_spectrum
+from specdyn.measure.exponents import PowerLawFit, fit_power_law
+from specdyn.measure.layers import (
+    ActivationSite,
+    WeightMatrix,
+    activation_sites,
+    select_modules,
+    weight_matrices,
+)
+from specdyn.measure.outliers import MPFit, OutlierReport, find_outliers, fit_mp_bulk
+from specdyn.measure.spectra import covariance_spectrum
+from specdyn.measure.summary import layer_verdict
 
-__all__ = ["SpectrumTracker", "log_schedule"]
+__all__ = ["SpectrumTracker", "log_schedule", "read_spectra"]
 
-_COLUMNS = ["step", "layer", "quantity", "rank", "value"]
+COLUMNS = ["step", "layer", "quantity", "rank", "value", "verdict"]
+_DTYPES = {"step": "int64", "layer": "string", "quantity": "string", "rank": "int64",
+           "value": "float64", "verdict": "string"}
+_STATE_VERSION = 1
+# float32 eigenvalues of a Gram carry an absolute error ~6e-8 of the largest one; below
+# this fraction of the largest, the relative error of the smallest would exceed ~0.1 %.
+_F32_RANGE = 1e-4
+_Row = tuple[int, str, str, int, float, str]
 
 
 def log_schedule(points_per_decade: int = 10) -> Callable[[int], bool]:
@@ -85,113 +132,266 @@ def _schedule(schedule: Any) -> Callable[[int], bool]:
                      f"iterable of steps or a callable step -> bool; got {schedule!r}")
 
 
-def _default_modules(model: Any) -> dict[str, Any]:
-    import torch.nn as nn
+def read_spectra(out: str | Path) -> pd.DataFrame:
+    """Every row a ``SpectrumTracker(..., out=DIR)`` wrote, sorted by step, layer, quantity, rank.
 
-    kinds = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)
-    mods = {name: m for name, m in model.named_modules() if isinstance(m, kinds)}
-    if not mods:
-        raise ValueError("model has no Linear or Conv modules to track; pass modules=")
-    return mods
+    Only whole files are read (a write interrupted by a crash leaves a hidden
+    temporary file, which is ignored).
+    """
+    rows = Path(out) / "rows"
+    if not rows.is_dir():
+        raise ValueError(f"no tracker rows in {str(out)!r} (expected {str(rows)!r}); was it "
+                         "written by SpectrumTracker(model, out=...)?")
+    files = sorted(f for f in rows.glob("step-*.parquet"))
+    if not files:
+        return _frame([])
+    df = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+    df = df.astype(_DTYPES)
+    return df.sort_values(["step", "layer", "quantity", "rank"], kind="stable",
+                          ignore_index=True)
 
 
-def _resolve_modules(model: Any, modules: Any) -> dict[str, Any]:
-    if modules is None:
-        return _default_modules(model)
-    named = dict(model.named_modules())
-    if isinstance(modules, dict):
-        return {str(k): m for k, m in modules.items()}
-    out: dict[str, Any] = {}
-    for item in modules:
-        if isinstance(item, str):
-            if item not in named:
-                raise ValueError(f"modules: {item!r} is not a submodule name of the model "
-                                 f"(known: {', '.join(n for n in named if n)})")
-            out[item] = named[item]
-        else:
-            name = next((n for n, m in named.items() if m is item), None)
-            if name is None:
-                raise ValueError("modules: every module must belong to the model")
-            out[name or "model"] = item
-    if not out:
-        raise ValueError("modules must name at least one module")
-    return out
+def _frame(rows: list[_Row]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=COLUMNS).astype(_DTYPES)
+
+
+def _step_of(path: Path) -> int:
+    return int(path.stem.split("-", 1)[1])
+
+
+@dataclass
+class _Job:
+    step: int
+    weights: list[tuple[str, Any]]
+    activations: list[tuple[str, Any]]
+
+
+class _Stop:
+    pass
 
 
 class SpectrumTracker:
-    """Forward hooks that record activation and weight spectra at scheduled steps.
+    """Record activation and weight spectra of a torch model at scheduled steps.
 
     Parameters
     ----------
     model
         A ``torch.nn.Module``.
     modules
-        ``None`` (every Linear and Conv module), a list of submodule names or
-        modules, or a ``{name: module}`` dict.
+        ``None``: every weight matrix of the model and the outputs of every
+        Linear, Conv, Embedding, MultiheadAttention and GPT-2 Conv1D module.
+        A name pattern or list of patterns (``"blocks.*.attn"``, ``fnmatch``
+        rules) or modules: the matrices inside the selected modules and the
+        outputs of the selected modules. A ``{name: module}`` dict as well.
     schedule
         ``"log"`` (10 steps a decade, see ``log_schedule``), an int ``N``
         (every ``N`` steps), an iterable of steps, or a callable ``step -> bool``.
+    out
+        Folder for the streamed Parquet rows and ``record.json``; ``None``
+        keeps the rows in memory (``table()``).
     max_samples
         At most this many activation rows per module and step (the first ones seen).
     weights, activations
         What to record.
+    heads
+        Also split attention Q, K, V per head.
     top
         Keep only the ``top`` largest eigenvalues of each spectrum in the table
-        (the fits and outlier tests always use the full spectrum).
+        (the fits and outlier tests use the whole spectrum).
+    max_dense
+        Layers with ``min(rows, cols)`` above this get only their top
+        ``top or 256`` eigenvalues (randomized SVD), no MP fit.
     fit, outliers
         Whether to add power-law fits and Marchenko-Pastur outlier counts.
     n_boot
         Bootstrap resamples for the exponent intervals (small keeps it cheap).
     alpha
         Level of the outlier test.
+    background
+        Compute in a background thread (``step()`` returns at once); ``False``
+        computes inside ``step()``.
+    on_record
+        A callable or list of callables ``f(rows)``, called (in the worker
+        thread) with the DataFrame of each recorded step once it is written;
+        e.g. ``specdyn.integrations.TensorBoardLogger(log_dir)``.
+    overwrite
+        Replace rows already in ``out`` instead of refusing to mix runs.
+
+    Attributes
+    ----------
+    measure_cpu_s
+        CPU seconds spent measuring (spectra, fits, tests) by the thread that did it.
+    capture
+        The hooks keep module outputs only while this is true (default); the
+        framework adapters turn it off outside training steps, so that
+        evaluation batches never enter a training step's activations.
+
+    Errors
+    ------
+    Non-finite weights or activations (a diverged run) raise
+    ``FloatingPointError`` naming the layer and the step, from the next call
+    to ``step()``, ``record()``, ``flush()``, ``table()`` or ``close()``; rows
+    of earlier steps stay in ``out``.
     """
 
     def __init__(self, model: Any, modules: Any = None, schedule: Any = "log", *,
-                 max_samples: int = 2048, weights: bool = True, activations: bool = True,
-                 top: int | None = None, fit: bool = True, outliers: bool = True,
-                 n_boot: int = 50, alpha: float = 0.05) -> None:
+                 out: str | Path | None = None, max_samples: int = 2048,
+                 weights: bool = True, activations: bool = True, heads: bool = False,
+                 top: int | None = None, max_dense: int = 2048, fit: bool = True,
+                 outliers: bool = True, n_boot: int = 50, alpha: float = 0.05,
+                 background: bool = True, on_record: Any = None,
+                 overwrite: bool = False) -> None:
         if not hasattr(model, "named_modules"):
             raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
         self.model = model
-        self.modules = _resolve_modules(model, modules)
         self._scheduled = _schedule(schedule)
         self.max_samples = v.positive_int("max_samples", max_samples, minimum=2)
         self.weights = bool(weights)
         self.activations = bool(activations)
         if not (self.weights or self.activations):
             raise ValueError("weights and activations cannot both be False: nothing to record")
+        self.heads = bool(heads)
         self.top = None if top is None else v.positive_int("top", top)
+        self.max_dense = v.positive_int("max_dense", max_dense, minimum=3)
         self.fit = bool(fit)
         self.outliers = bool(outliers)
         self.n_boot = v.positive_int("n_boot", n_boot, minimum=0)
         self.alpha = v.in_range("alpha", alpha, 0.0, 1.0, lo_open=True, hi_open=True)
+        self.background = bool(background)
+        self._callbacks = self._as_callbacks(on_record)
+
+        selected = self._resolve(model, modules)
+        self.matrices: list[WeightMatrix] = (
+            weight_matrices(model, selected, heads=self.heads) if self.weights else [])
+        self.sites: list[ActivationSite] = (
+            activation_sites(model, selected) if self.activations else [])
+        if self.weights and not self.matrices and not self.activations:
+            raise ValueError("modules: the selection holds no weight matrix (every parameter "
+                             "is 1-D or there is none); select other modules")
+        if not (self.matrices or self.sites):
+            raise ValueError("modules: nothing to track in the selection")
+
         self.current_step = 0
         self.skipped: list[tuple[int, str, str, str]] = []
-        self._rows: list[tuple[int, str, str, int, float]] = []
-        self._buffers: dict[str, list[Any]] = {name: [] for name in self.modules}
-        self._counts: dict[str, int] = dict.fromkeys(self.modules, 0)
+        self.n_records = 0
+        self.measure_cpu_s = 0.0
+        self._rows: list[_Row] = []
+        self._active = False
+        self.capture = True
+        self._buffers: dict[str, list[Any]] = {s.name: [] for s in self.sites}
+        self._counts: dict[str, int] = dict.fromkeys(self._buffers, 0)
         self._handles: list[Any] = []
-        if self.activations:
-            for name, mod in self.modules.items():
-                self._handles.append(mod.register_forward_hook(self._hook(name, mod)))
+        self._error: BaseException | None = None
+        self._failed = False
+        self._closed = False
+        self._resumed = False
+        self.out = None if out is None else Path(out)
+        self._existing: int | None = None
+        if self.out is not None:
+            self._open_out(bool(overwrite))
+        for site in self.sites:
+            self._handles.append(site.module.register_forward_hook(self._hook(site)))
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=2)  # bounded: step() waits if behind
+        self._thread: threading.Thread | None = None
+        if self.background:
+            self._thread = threading.Thread(target=self._work, name="specdyn-tracker",
+                                            daemon=True)
+            self._thread.start()
+        self._active = self._scheduled(0)
+
+    # -- setup ---------------------------------------------------------------
+    @staticmethod
+    def _as_callbacks(on_record: Any) -> list[Callable[[pd.DataFrame], Any]]:
+        if on_record is None:
+            return []
+        cbs = list(on_record) if isinstance(on_record, (list, tuple)) else [on_record]
+        for cb in cbs:
+            if not callable(cb):
+                raise ValueError(f"on_record must be a callable rows -> None or a list of "
+                                 f"them, got {type(cb).__name__}")
+        return cbs
+
+    @staticmethod
+    def _resolve(model: Any, modules: Any) -> dict[str, Any] | None:
+        if modules is None:
+            return None
+        if isinstance(modules, dict):
+            return {str(k): m for k, m in modules.items()}
+        items = [modules] if isinstance(modules, str) else list(modules)
+        named = dict(model.named_modules())
+        out: dict[str, Any] = {}
+        for item in items:
+            if isinstance(item, str):
+                out.update(select_modules(model, item))
+            else:
+                name = next((n for n, m in named.items() if m is item), None)
+                if name is None:
+                    raise ValueError("modules: every module must belong to the model")
+                out[name] = item
+        if not out:
+            raise ValueError("modules must name at least one module")
+        return out
+
+    def layer_table(self) -> dict[str, list[dict[str, Any]]]:
+        """What is tracked and how each matrix / output is read (also in ``record.json``)."""
+        return {"weights": [m.as_row() for m in self.matrices],
+                "activations": [s.as_row() for s in self.sites]}
+
+    def settings(self) -> dict[str, Any]:
+        """The tracker's settings (in ``record.json``)."""
+        return {"max_samples": self.max_samples, "weights": self.weights,
+                "activations": self.activations, "heads": self.heads, "top": self.top,
+                "max_dense": self.max_dense, "fit": self.fit, "outliers": self.outliers,
+                "n_boot": self.n_boot, "alpha": self.alpha, "model": type(self.model).__name__}
+
+    def _open_out(self, overwrite: bool) -> None:
+        assert self.out is not None
+        rows = self.out / "rows"
+        rec = self.out / "record.json"
+        if self.out.exists() and not self.out.is_dir():
+            raise ValueError(f"out={str(self.out)!r} exists and is not a folder")
+        files = sorted(rows.glob("step-*.parquet")) if rows.is_dir() else []
+        if files and overwrite:
+            for f in files:
+                f.unlink()
+            files = []
+        if files and rec.is_file():
+            from specdyn.io import read_json
+
+            old = read_json(rec).get("layers")
+            if old is not None and old != self.layer_table():
+                raise ValueError(f"out={str(self.out)!r} holds the record of a run with other "
+                                 "layers; choose a new folder or pass overwrite=True")
+        self._existing = max((_step_of(f) for f in files), default=None)
+        rows.mkdir(parents=True, exist_ok=True)
+        self._write_record("running")
+
+    def _write_record(self, status: str, error: str | None = None) -> None:
+        if self.out is None:
+            return
+        from specdyn.io import run_record, write_json
+
+        write_json(run_record(self.settings(), status=status, error=error,
+                              extra={"kind": "spectrum_tracker", "layers": self.layer_table(),
+                                     "step": self.current_step, "n_records": self.n_records,
+                                     "skipped": [list(s) for s in self.skipped[-1000:]]}),
+                   self.out / "record.json")
 
     # -- hooks ---------------------------------------------------------------
-    def _hook(self, name: str, mod: Any) -> Callable[..., None]:
-        import torch.nn as nn
-
-        conv = isinstance(mod, (nn.Conv1d, nn.Conv2d, nn.Conv3d))
+    def _hook(self, site: ActivationSite) -> Callable[..., None]:
+        name, fax = site.name, site.feature_axis
 
         def hook(_module: Any, _inputs: Any, output: Any) -> None:
-            if not self._scheduled(self.current_step):
+            if not (self._active and self.capture):
                 return
             room = self.max_samples - self._counts[name]
             if room <= 0:
                 return
             out = output[0] if isinstance(output, (tuple, list)) else output
-            if not hasattr(out, "detach") or out.ndim < 2:
+            if not hasattr(out, "detach") or out.ndim < 2 or not out.is_floating_point():
                 return
             h = out.detach()
-            h = h.movedim(1, -1) if conv else h
+            h = h.movedim(fax, -1) if fax != -1 else h
             h = h.reshape(-1, h.shape[-1])[:room]
             # Copy: an in-place op later in the forward (e.g. ReLU(inplace=True)) would
             # otherwise change what we recorded.
@@ -202,56 +402,103 @@ class SpectrumTracker:
 
     # -- public API ----------------------------------------------------------
     def step(self) -> None:
-        """Close the current iteration: measure if it is scheduled, then advance."""
-        if self._scheduled(self.current_step):
+        """Close the current iteration: queue a measurement if it is scheduled, then advance."""
+        self._raise_pending()
+        if self._active and not self._failed:
             self.record()
         self.current_step += 1
+        self._active = self._scheduled(self.current_step)
 
     def record(self) -> None:
         """Measure now (at ``current_step``) whatever is available, schedule or not."""
+        self._raise_pending()
+        if self._closed:
+            raise ValueError("record: the tracker is closed")
         s = self.current_step
-        for name, mod in self.modules.items():
-            if self.weights:
-                W = getattr(mod, "weight", None)
-                if W is None or W.ndim < 2:
-                    self._skip(s, name, "weight", "module has no weight matrix")
-                else:
-                    Wm = W.detach().reshape(W.shape[0], -1)
-                    self._check_finite(Wm, s, name, "weights")
-                    N, M = (int(x) for x in Wm.shape)
-                    eigs = weight_spectrum(Wm, normalize="rows")
-                    self._measure(s, name, "weight", eigs, ratio=M / N, n_samples=N)
-            if self.activations:
-                buf = self._buffers[name]
-                if not buf:
-                    self._skip(s, name, "activation", "no forward pass seen at this step")
-                    continue
-                import torch
+        if self._existing is not None and not self._resumed and s <= self._existing:
+            raise ValueError(
+                f"out={str(self.out)!r} already holds rows up to step {self._existing} of an "
+                "earlier run: call tracker.load_state_dict(saved_state) to continue it, pass "
+                "overwrite=True to replace it, or choose a new folder")
+        W = [(m.name, m.get().clone()) for m in self.matrices]
+        acts = []
+        for site in self.sites:
+            buf = self._buffers[site.name]
+            acts.append((site.name, buf))
+            self._buffers[site.name] = []
+            self._counts[site.name] = 0
+        job = _Job(s, W, acts)
+        if self._thread is None:
+            self._run(job)
+            self._raise_pending()
+        else:
+            self._queue.put(job)
 
-                H = torch.cat(buf, dim=0)
-                self._check_finite(H, s, name, "activations")
-                n, p = (int(x) for x in H.shape)
-                if n < 2:
-                    self._skip(s, name, "activation", "fewer than 2 samples")
-                else:
-                    eigs = covariance_spectrum(H, center=True)
-                    # Centring leaves n - 1 degrees of freedom.
-                    self._measure(s, name, "activation", eigs, ratio=p / (n - 1),
-                                  n_samples=n - 1, n_rows=n)
-                self._buffers[name] = []
-                self._counts[name] = 0
+    def flush(self) -> None:
+        """Wait until every queued measurement is written; raise a worker error, if any."""
+        if self._thread is not None and self._thread.is_alive():
+            self._queue.join()
+        self._raise_pending()
 
     def table(self) -> pd.DataFrame:
-        """All records as a tidy DataFrame ``(step, layer, quantity, rank, value)``."""
-        df = pd.DataFrame(self._rows, columns=_COLUMNS)
-        return df.astype({"step": "int64", "layer": "string", "quantity": "string",
-                          "rank": "int64", "value": "float64"})
+        """All records as a tidy DataFrame ``(step, layer, quantity, rank, value, verdict)``."""
+        self.flush()
+        if self.out is not None:
+            return read_spectra(self.out)
+        return _frame(self._rows)
+
+    def state_dict(self) -> dict[str, Any]:
+        """What a checkpoint needs to resume this record (waits for queued work first)."""
+        self.flush()
+        return {"version": _STATE_VERSION, "step": self.current_step,
+                "layers": [m.name for m in self.matrices] + [s.name for s in self.sites],
+                "n_records": self.n_records}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue from a checkpoint's ``state_dict()``: same dataset, no duplicated step.
+
+        Rows at or after the resumed step (written by the interrupted run after
+        its checkpoint) are removed; training replays those steps.
+        """
+        if not isinstance(state, dict) or state.get("version") != _STATE_VERSION:
+            raise ValueError("load_state_dict: state must come from SpectrumTracker.state_dict()")
+        layers = [m.name for m in self.matrices] + [s.name for s in self.sites]
+        if state.get("layers") != layers:
+            raise ValueError("load_state_dict: the saved tracker measured other layers; build "
+                             "the tracker with the same model, modules and options")
+        self.flush()
+        step = v.positive_int("state['step']", state["step"], minimum=0)
+        self.current_step = step
+        self.n_records = int(state.get("n_records", 0))
+        self._active = self._scheduled(step)
+        for name in self._buffers:
+            self._buffers[name], self._counts[name] = [], 0
+        if self.out is not None:
+            for f in (self.out / "rows").glob("step-*.parquet"):
+                if _step_of(f) >= step:
+                    f.unlink()
+            self._write_record("running")
+        else:
+            self._rows = [r for r in self._rows if r[0] < step]
+        self._resumed = True
 
     def close(self) -> None:
-        """Remove the hooks (the recorded table stays)."""
+        """Remove the hooks, finish queued work and write the final record (rows stay)."""
+        if self._closed:
+            return
+        self._closed = True
         for h in self._handles:
             h.remove()
         self._handles = []
+        try:
+            self.flush()
+        finally:
+            if self._thread is not None:
+                self._queue.put(_Stop())
+                self._thread.join()
+                self._thread = None
+            if not self._failed:
+                self._write_record("finished")
 
     def __enter__(self) -> SpectrumTracker:
         return self
@@ -259,43 +506,161 @@ class SpectrumTracker:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    # -- internals -----------------------------------------------------------
-    def _skip(self, step: int, layer: str, kind: str, reason: str) -> None:
-        self.skipped.append((step, layer, kind, reason))
+    # -- worker --------------------------------------------------------------
+    def _raise_pending(self) -> None:
+        err, self._error = self._error, None
+        if err is not None:
+            raise err
 
-    @staticmethod
-    def _check_finite(x: Any, step: int, layer: str, what: str) -> None:
+    def _work(self) -> None:
+        while True:
+            job = self._queue.get()
+            try:
+                if isinstance(job, _Stop):
+                    return
+                if not self._failed:
+                    self._run(job)
+            except BaseException as err:  # noqa: BLE001 - handed to the training thread
+                self._error = err
+            finally:
+                self._queue.task_done()
+
+    def _run(self, job: _Job) -> None:
+        t0 = time.thread_time()
+        try:
+            rows = self._measure_job(job)
+        except FloatingPointError as err:
+            self._failed = True
+            self._error = err
+            self._write_record("failed", str(err))
+            return
+        finally:
+            self.measure_cpu_s += time.thread_time() - t0
+        if self.out is not None:
+            from specdyn.io import write_table
+
+            write_table(_frame(rows), self.out / "rows" / f"step-{job.step:012d}.parquet")
+        else:
+            self._rows.extend(rows)
+        self.n_records += 1
+        if self._callbacks:
+            df = _frame(rows)
+            for cb in self._callbacks:
+                cb(df)
+
+    def _measure_job(self, job: _Job) -> list[_Row]:
         import torch
 
-        if not bool(torch.isfinite(x).all()):
-            raise FloatingPointError(
-                f"SpectrumTracker: {what} of layer {layer!r} are not finite at step {step}: "
-                "the run diverged. Lower the learning rate (or add gradient clipping) and "
-                "rerun; nothing was recorded for this step.")
+        rows: list[_Row] = []
+        s = job.step
+        for name, W in job.weights:
+            _check_finite(W, s, name, "weights", self.out)
+            N, M = (int(x) for x in W.shape)
+            eigs, complete = self._eigs(W, center=False)
+            rows.extend(self._summarize(s, name, "weight", eigs, complete, ratio=M / N,
+                                        n_samples=float(N)))
+        for name, buf in job.activations:
+            if not buf:
+                self.skipped.append((s, name, "activation", "no forward pass seen at this step"))
+                continue
+            H = torch.cat(buf, dim=0)
+            _check_finite(H, s, name, "activations", self.out)
+            n, p = (int(x) for x in H.shape)
+            if n < 2:
+                self.skipped.append((s, name, "activation", "fewer than 2 samples"))
+                continue
+            eigs, complete = self._eigs(H, center=True)
+            # Centring leaves n - 1 degrees of freedom.
+            rows.extend(self._summarize(s, name, "activation", eigs, complete,
+                                        ratio=p / (n - 1), n_samples=float(n - 1), n_rows=n))
+        return rows
 
-    def _measure(self, s: int, layer: str, kind: str, eigs: np.ndarray, *, ratio: float,
-                 n_samples: float, n_rows: int | None = None) -> None:
-        rows = self._rows
-        keep = eigs if self.top is None else eigs[: self.top]
-        rows.extend((s, layer, f"{kind}_eigenvalue", i + 1, float(x)) for i, x in enumerate(keep))
-        if n_rows is not None:
-            rows.append((s, layer, f"{kind}_samples", 0, float(n_rows)))
+    def _eigs(self, X: Any, center: bool) -> tuple[np.ndarray, bool]:
+        """Eigenvalues of ``X_c^T X_c / rows`` on X's device; ``complete`` is False for top-k."""
+        n, p = (int(x) for x in X.shape)
+        if min(n, p) > self.max_dense:
+            import torch
+
+            k = min(self.top or 256, min(n, p) - 1)
+            Xf = X.float()
+            Xc = Xf - Xf.mean(dim=0, keepdim=True) if center else Xf
+            gen_state = torch.random.get_rng_state()
+            torch.manual_seed(0)  # svd_lowrank draws a random sketch: keep runs reproducible
+            try:
+                _, S, _ = torch.svd_lowrank(Xc, q=min(k + 10, min(n, p)), niter=4)
+            finally:
+                torch.random.set_rng_state(gen_state)
+            e = (S.double() ** 2 / n).cpu().numpy()[:k]
+            return np.sort(e)[::-1], False
+        if X.device.type == "cpu":
+            return covariance_spectrum(X.double(), center=center), True
+        return _device_gram_eigs(X, center), True
+
+    def _summarize(self, s: int, layer: str, kind: str, eigs: np.ndarray, complete: bool, *,
+                   ratio: float, n_samples: float, n_rows: int | None = None) -> list[_Row]:
+        fit: PowerLawFit | None = None
+        mp: MPFit | None = None
+        rep: OutlierReport | None = None
         if self.fit:
             try:
-                f = fit_power_law(eigs, n_boot=self.n_boot)
+                fit = fit_power_law(eigs, n_boot=self.n_boot)
             except ValueError as err:
-                self._skip(s, layer, f"{kind}_exponent", str(err))
-            else:
-                for q, val in (("exponent", f.exponent), ("exponent_ci_low", f.ci_low),
-                               ("exponent_ci_high", f.ci_high), ("exponent_r2", f.r2),
-                               ("exponent_kmin", f.kmin), ("exponent_kmax", f.kmax)):
-                    rows.append((s, layer, f"{kind}_{q}", 0, float(val)))
+                self.skipped.append((s, layer, f"{kind}_exponent", str(err)))
         if self.outliers:
-            try:
-                rep = find_outliers(eigs, ratio, self.alpha, n_samples=n_samples)
-            except ValueError as err:
-                self._skip(s, layer, f"{kind}_outliers", str(err))
+            if not complete:
+                self.skipped.append((s, layer, f"{kind}_outliers",
+                                     f"only the top {eigs.size} eigenvalues (min side > "
+                                     f"max_dense={self.max_dense}): no MP fit"))
             else:
-                rows.append((s, layer, f"{kind}_outliers", 0, float(rep.n_outliers)))
-                rows.append((s, layer, f"{kind}_mp_sigma2", 0, rep.sigma2))
-                rows.append((s, layer, f"{kind}_mp_edge", 0, rep.edge))
+                try:
+                    mp = fit_mp_bulk(eigs, ratio, n_samples=n_samples)
+                    rep = find_outliers(eigs, ratio, self.alpha, n_samples=n_samples)
+                except ValueError as err:
+                    self.skipped.append((s, layer, f"{kind}_outliers", str(err)))
+                    mp = rep = None
+        verdict = layer_verdict(fit, mp, rep)
+        keep = eigs if self.top is None else eigs[: self.top]
+        rows: list[_Row] = [(s, layer, f"{kind}_eigenvalue", i + 1, float(x), verdict)
+                            for i, x in enumerate(keep)]
+        summ: list[tuple[str, float]] = []
+        if n_rows is not None:
+            summ.append(("samples", float(n_rows)))
+        if fit is not None:
+            summ += [("exponent", fit.exponent), ("exponent_ci_low", fit.ci_low),
+                     ("exponent_ci_high", fit.ci_high), ("exponent_r2", fit.r2),
+                     ("exponent_kmin", fit.kmin), ("exponent_kmax", fit.kmax),
+                     ("exponent_amplitude", fit.amplitude)]
+        if rep is not None and mp is not None:
+            summ += [("outliers", rep.n_outliers), ("mp_sigma2", rep.sigma2),
+                     ("mp_edge", rep.edge), ("mp_ks", mp.ks_distance)]
+        rows.extend((s, layer, f"{kind}_{q}", 0, float(val), verdict) for q, val in summ)
+        return rows
+
+
+def _check_finite(x: Any, step: int, layer: str, what: str, out: Path | None) -> None:
+    import torch
+
+    if not bool(torch.isfinite(x).all()):
+        where = (f"rows of earlier steps are in {str(out / 'rows')!r}" if out is not None
+                 else "rows of earlier steps are kept")
+        raise FloatingPointError(
+            f"SpectrumTracker: {what} of layer {layer!r} are not finite at step {step}: "
+            "the run diverged. Lower the learning rate (or add gradient clipping) and "
+            f"rerun; nothing was recorded for this step, {where}.")
+
+
+def _device_gram_eigs(X: Any, center: bool) -> np.ndarray:
+    """Eigenvalues of ``X_c^T X_c / n`` on an accelerator: float32, float64 when needed."""
+    import torch
+
+    n = int(X.shape[0])
+    for dtype in (torch.float32, torch.float64):
+        Xd = X.to(dtype)
+        Xc = Xd - Xd.mean(dim=0, keepdim=True) if center else Xd
+        G = Xc.T @ Xc if Xc.shape[1] <= Xc.shape[0] else Xc @ Xc.T
+        e = torch.linalg.eigvalsh(G / n)
+        lo, hi = (float(x) for x in e[[0, -1]].cpu())
+        if dtype == torch.float64 or lo >= _F32_RANGE * hi:
+            break
+    vals = np.clip(e.double().cpu().numpy(), 0.0, None)
+    return np.sort(vals)[::-1]

@@ -1,0 +1,46 @@
+"""``specdyn report DIR``: one offline HTML page of a SpectrumTracker run."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``report`` subcommand."""
+    p = subparsers.add_parser(
+        "report",
+        help="HTML report of a SpectrumTracker run (out=DIR): exponents, outliers, spectra",
+        description=(
+            "Write one self-contained HTML file (works offline, no server) for the folder "
+            "written by SpectrumTracker(model, out=DIR): the rank exponent of every layer "
+            "over steps, a table of exponents, outlier counts and verdicts, and per layer "
+            "the exponent and outliers over steps and the spectrum at chosen steps on log "
+            "axes with its power-law fit and Marchenko-Pastur edge."),
+    )
+    p.add_argument("dir", type=Path, help="the tracker's out folder")
+    p.add_argument("--out", type=Path, default=None,
+                   help="HTML file to write (default: DIR/report.html)")
+    p.add_argument("--steps", type=str, default=None,
+                   help="comma-separated recorded steps whose spectra are drawn "
+                        "(default: 5 spread in log(step))")
+    p.add_argument("--layers", type=str, nargs="+", default=None,
+                   help="name patterns of the layers to show, e.g. 'blocks.*.attn.*'")
+    p.set_defaults(func=_report)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from specdyn.report import write_report
+
+    steps = None
+    if args.steps is not None:
+        try:
+            steps = [int(s) for s in args.steps.split(",") if s.strip()]
+        except ValueError:
+            raise ValueError(f"--steps must be comma-separated integers, got {args.steps!r}"
+                             ) from None
+        if not steps:
+            raise ValueError("--steps must name at least one step")
+    path = write_report(args.dir, args.out, steps=steps, layers=args.layers)
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
+    return 0

@@ -1,0 +1,297 @@
+"""One self-contained HTML report of a ``SpectrumTracker`` run (``specdyn report DIR``).
+
+The page works offline with no server: Plotly's script is embedded once and
+each figure is a ``<div>`` with its data inline. It shows
+
+1. an overview: the rank exponent ``a`` (``lambda_k ~ k^-a``) of every layer
+   over steps, weights and activations side by side;
+2. a table: per layer and kind, the matrix rule and shape, exponent with its
+   95 % interval, outlier count and verdict at the last recorded step, and the
+   verdict at the first one;
+3. per layer and kind, two panels: exponent (with its interval) and the
+   number of outliers above the Marchenko-Pastur edge over steps; and the
+   spectrum at chosen steps on log axes, with the power-law fit (dashed, over
+   its window) and the MP edge (dotted), one colour per step.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import html
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from specdyn.measure.tracker import read_spectra
+
+__all__ = ["select_steps", "write_report"]
+
+_KINDS = ("weight", "activation")
+# Plotly's default qualitative palette (10 colours), reused for steps.
+_COLORS = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692",
+           "#b6e880", "#ff97ff", "#fecb52")
+_MAX_POINTS = 200  # per plotted spectrum: log-spaced ranks keep the file small
+
+
+def select_steps(steps: Any, n: int = 5) -> list[int]:
+    """``n`` recorded steps spread evenly in log(step + 1), always the first and last."""
+    s = np.unique(np.asarray(steps, dtype=np.int64))
+    if s.size <= n:
+        return [int(x) for x in s]
+    target = np.geomspace(s[0] + 1, s[-1] + 1, n) - 1
+    picked = {int(s[np.argmin(np.abs(np.log1p(s) - np.log1p(t)))]) for t in target}
+    return sorted(picked)
+
+
+def _thin(rank: np.ndarray) -> np.ndarray:
+    """Indices of at most ``_MAX_POINTS`` ranks, log-spaced (all of them when few)."""
+    if rank.size <= _MAX_POINTS:
+        return np.arange(rank.size)
+    idx = np.unique(np.geomspace(1, rank.size, _MAX_POINTS).astype(np.int64) - 1)
+    return idx
+
+
+def _summary(df: pd.DataFrame, kind: str) -> pd.DataFrame:
+    """One row per (step, layer) with the rank-0 summaries of ``kind`` as columns."""
+    sub = df[(df["rank"] == 0) & df["quantity"].str.startswith(f"{kind}_")]
+    if sub.empty:
+        return pd.DataFrame()
+    wide = sub.pivot_table(index=["layer", "step"], columns="quantity", values="value",
+                           aggfunc="first")
+    wide.columns = [str(c).removeprefix(f"{kind}_") for c in wide.columns]
+    verdict = sub.groupby(["layer", "step"])["verdict"].first()
+    return wide.join(verdict).reset_index()
+
+
+def _layer_figure(layer: str, kind: str, summ: pd.DataFrame, eig: pd.DataFrame,
+                  steps: list[int]) -> Any:
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, specs=[[{"secondary_y": True}, {}]],
+                        horizontal_spacing=0.12,
+                        subplot_titles=(f"{kind} exponent a and outliers over steps",
+                                        f"{kind} spectrum at selected steps"))
+    s = summ.sort_values("step")
+    x = s["step"].to_numpy() + 1  # log axis: step + 1
+    if "exponent" in s:
+        ok = s["exponent"].notna().to_numpy()
+        if {"exponent_ci_low", "exponent_ci_high"} <= set(s.columns):
+            xs = np.concatenate([x[ok], x[ok][::-1]])
+            ys = np.concatenate([s["exponent_ci_high"].to_numpy()[ok],
+                                 s["exponent_ci_low"].to_numpy()[ok][::-1]])
+            fig.add_scatter(x=xs, y=ys, fill="toself", fillcolor="rgba(99,110,250,0.2)",
+                            line={"width": 0}, hoverinfo="skip", name="95 % interval of a",
+                            row=1, col=1)
+        fig.add_scatter(x=x[ok], y=s["exponent"].to_numpy()[ok], mode="lines+markers",
+                        name="exponent a", line={"color": _COLORS[0]}, row=1, col=1)
+    top = 1.0
+    if "outliers" in s:
+        ok = s["outliers"].notna().to_numpy()
+        n_out = s["outliers"].to_numpy()[ok]
+        top = max(float(n_out.max()) if n_out.size else 1.0, 1.0)
+        fig.add_scatter(x=x[ok], y=n_out, mode="lines+markers",
+                        line={"shape": "hv", "color": _COLORS[1], "dash": "dot"},
+                        name="outliers above MP edge", row=1, col=1, secondary_y=True)
+    fig.update_xaxes(type="log", title_text="step + 1", row=1, col=1)
+    fig.update_yaxes(title_text="rank exponent a", row=1, col=1, secondary_y=False)
+    # Whole numbers on the outlier axis, from 0 (an axis of all-zero counts stays 0..1).
+    fig.update_yaxes(title_text="outliers (dotted)", row=1, col=1, secondary_y=True,
+                     range=[-0.05 * top, 1.1 * top], tickformat="d",
+                     dtick=max(1, int(np.ceil(top / 5))), showgrid=False)
+
+    by_step = s.set_index("step")
+    for i, st in enumerate(steps):
+        e = eig[eig["step"] == st].sort_values("rank")
+        if e.empty:
+            continue
+        color = _COLORS[i % len(_COLORS)]
+        k, lam = e["rank"].to_numpy(), e["value"].to_numpy()
+        pos = lam > 0
+        k, lam = k[pos], lam[pos]
+        idx = _thin(k)
+        fig.add_scatter(x=k[idx], y=lam[idx], mode="markers", marker={"size": 4, "color": color},
+                        name=f"step {st}", legendgroup=f"s{st}", row=1, col=2)
+        if st not in by_step.index:
+            continue
+        r = by_step.loc[st]
+        if pd.notna(r.get("exponent")) and pd.notna(r.get("exponent_amplitude")):
+            kk = np.geomspace(r["exponent_kmin"], r["exponent_kmax"], 20)
+            fig.add_scatter(x=kk, y=r["exponent_amplitude"] * kk ** -r["exponent"],
+                            mode="lines", line={"color": color, "dash": "dash"},
+                            name=f"fit a={r['exponent']:.2f} (step {st})", legendgroup=f"s{st}",
+                            showlegend=False, row=1, col=2)
+        if pd.notna(r.get("mp_edge")):
+            fig.add_scatter(x=[1, max(int(k.max()), 2)], y=[r["mp_edge"]] * 2, mode="lines",
+                            line={"color": color, "dash": "dot", "width": 1},
+                            name=f"MP edge (step {st})", legendgroup=f"s{st}", showlegend=False,
+                            row=1, col=2)
+    fig.update_xaxes(type="log", title_text="rank k", row=1, col=2)
+    fig.update_yaxes(type="log", title_text="eigenvalue (dashed: fit, dotted: MP edge)",
+                     row=1, col=2, exponentformat="power")
+    fig.update_layout(height=330, margin={"l": 60, "r": 20, "t": 40, "b": 45},
+                      legend={"font": {"size": 11}}, template="plotly_white",
+                      font={"size": 12})
+    return fig
+
+
+def _overview(summ: dict[str, pd.DataFrame]) -> Any:
+    from plotly.subplots import make_subplots
+
+    kinds = [k for k in _KINDS if not summ[k].empty and "exponent" in summ[k]]
+    fig = make_subplots(rows=1, cols=max(len(kinds), 1), horizontal_spacing=0.08,
+                        subplot_titles=[f"{k} rank exponent a, every layer" for k in kinds])
+    for c, kind in enumerate(kinds, start=1):
+        for j, (layer, g) in enumerate(summ[kind].groupby("layer", sort=False)):
+            g = g.sort_values("step")
+            ok = g["exponent"].notna()
+            fig.add_scatter(x=g["step"][ok] + 1, y=g["exponent"][ok], mode="lines",
+                            name=f"{layer} ({kind})", line={"width": 1.5,
+                                                            "color": _COLORS[j % 10]},
+                            row=1, col=c)
+        fig.update_xaxes(type="log", title_text="step + 1", row=1, col=c)
+        fig.update_yaxes(title_text="rank exponent a", row=1, col=c)
+    fig.update_layout(height=420, template="plotly_white", margin={"l": 60, "r": 20, "t": 40,
+                                                                   "b": 45},
+                      legend={"font": {"size": 10}}, font={"size": 12})
+    return fig
+
+
+def _table(summ: dict[str, pd.DataFrame], layers: dict[tuple[str, str], dict[str, Any]]) -> str:
+    head = ("<tr><th>layer</th><th>kind</th><th>matrix / axes</th><th>first step: verdict</th>"
+            "<th>last step</th><th>exponent a [95 % CI]</th><th>outliers</th>"
+            "<th>verdict</th></tr>")
+    body = []
+    for kind in _KINDS:
+        s = summ[kind]
+        if s.empty:
+            continue
+        for layer, g in s.groupby("layer", sort=False):
+            g = g.sort_values("step")
+            first, last = g.iloc[0], g.iloc[-1]
+            info = layers.get((str(layer), kind), {})
+            what = (info.get("rule", "") + (f" ({info['rows']} x {info['cols']})"
+                                            if "rows" in info else "")) or info.get("axes", "")
+            ex = "-"
+            if pd.notna(last.get("exponent")):
+                ex = (f"{last['exponent']:.3f} [{last.get('exponent_ci_low', np.nan):.3f}, "
+                      f"{last.get('exponent_ci_high', np.nan):.3f}]")
+            out = "-" if pd.isna(last.get("outliers")) else f"{int(last['outliers'])}"
+            body.append(
+                f"<tr><td><a href='#{html.escape(_anchor(str(layer), kind))}'>"
+                f"{html.escape(str(layer))}</a></td><td>{kind}</td><td>{html.escape(what)}</td>"
+                f"<td>{int(first['step'])}: {html.escape(str(first['verdict']))}</td>"
+                f"<td>{int(last['step'])}</td><td>{ex}</td><td>{out}</td>"
+                f"<td><b>{html.escape(str(last['verdict']))}</b></td></tr>")
+    return f"<table>{head}{''.join(body)}</table>"
+
+
+def _anchor(layer: str, kind: str) -> str:
+    return f"{kind}-{layer}".replace(" ", "_")
+
+
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 24px; color: #222; max-width: 1500px; }
+h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 28px; }
+h3 { font-size: 15px; margin: 18px 0 2px 0; }
+.meta, .rule { color: #555; font-size: 13px; }
+table { border-collapse: collapse; font-size: 13px; }
+td, th { border: 1px solid #ddd; padding: 3px 7px; text-align: left; }
+th { background: #f3f3f3; }
+.verdict { background: #eef3ff; border-radius: 4px; padding: 1px 6px; font-size: 13px; }
+"""
+
+
+def write_report(out: str | Path, path: str | Path | None = None, *,
+                 steps: list[int] | None = None, layers: list[str] | None = None,
+                 n_steps: int = 5) -> Path:
+    """Write the HTML report of the tracker run in ``out``; returns its path.
+
+    Parameters
+    ----------
+    out
+        The folder given to ``SpectrumTracker(..., out=out)``.
+    path
+        Where to write (default ``out/report.html``).
+    steps
+        Steps whose spectra are drawn (default: ``n_steps`` recorded steps spread
+        in log(step)); each must have been recorded.
+    layers
+        Name patterns (``fnmatch``) of the layers to show (default: all).
+    n_steps
+        How many steps to pick when ``steps`` is not given (1 to 10).
+    """
+    from plotly.offline import get_plotlyjs
+
+    from specdyn.io import read_json
+
+    folder = Path(out)
+    if not folder.is_dir():
+        raise ValueError(f"report: {str(folder)!r} is not a folder")
+    df = read_spectra(folder)
+    if df.empty:
+        raise ValueError(f"report: {str(folder)!r} holds no recorded rows yet")
+    if not 1 <= int(n_steps) <= 10:
+        raise ValueError(f"n_steps must be in 1..10, got {n_steps}")
+    recorded = sorted(int(s) for s in df["step"].unique())
+    if steps is None:
+        chosen = select_steps(recorded, int(n_steps))
+    else:
+        missing = sorted(set(steps) - set(recorded))
+        if missing:
+            raise ValueError(f"steps: {missing} were not recorded (recorded: {recorded[0]} .. "
+                             f"{recorded[-1]}, {len(recorded)} steps)")
+        chosen = sorted(set(int(s) for s in steps))
+    if layers:
+        keep = [n for n in df["layer"].unique() if any(fnmatch.fnmatchcase(n, p) for p in layers)]
+        if not keep:
+            raise ValueError(f"layers: {layers} match no recorded layer")
+        df = df[df["layer"].isin(keep)]
+    rec_path = folder / "record.json"
+    rec = read_json(rec_path) if rec_path.is_file() else {}
+    table = rec.get("layers") or {}
+    info = {(w["layer"], "weight"): w for w in table.get("weights", [])}
+    info.update({(a["layer"], "activation"): a for a in table.get("activations", [])})
+
+    summ = {k: _summary(df, k) for k in _KINDS}
+    model = (rec.get("config") or {}).get("model", "?")
+    parts = [f"<h1>specdyn spectral report: {html.escape(folder.name)}</h1>",
+             "<p class='meta'>" + html.escape(
+                 f"status {rec.get('status', '?')}; {len(recorded)} recorded steps "
+                 f"({recorded[0]} .. {recorded[-1]}); model {model}; "
+                 f"created {rec.get('created', '?')}; specdyn {rec.get('specdyn_version', '?')}")
+             + "</p>",
+             "<p class='meta'>Rank exponent a: lambda_k ~ C k^-a, fitted on the plateau of the "
+             "local exponent. Outliers: eigenvalues above the Marchenko-Pastur bulk edge, "
+             "Tracy-Widom test. Weights: eigenvalues of W^T W / out for the out x in matrix; "
+             "activations: of the centred covariance of the module output.</p>",
+             "<h2>Exponents over training</h2>",
+             _overview(summ).to_html(full_html=False, include_plotlyjs=False),
+             "<h2>Layers at the last recorded step</h2>", _table(summ, info),
+             "<h2>Per layer</h2>"]
+    for kind in _KINDS:
+        s = summ[kind]
+        if s.empty:
+            continue
+        eig_all = df[df["quantity"] == f"{kind}_eigenvalue"]
+        for layer, g in s.groupby("layer", sort=False):
+            last = g.sort_values("step").iloc[-1]
+            meta = info.get((str(layer), kind), {})
+            rule = meta.get("rule") or meta.get("axes") or ""
+            fig = _layer_figure(str(layer), kind, g, eig_all[eig_all["layer"] == layer], chosen)
+            parts.append(
+                f"<h3 id='{html.escape(_anchor(str(layer), kind))}'>{html.escape(str(layer))} "
+                f"({kind}) <span class='verdict'>{html.escape(str(last['verdict']))}</span>"
+                f"</h3><div class='rule'>{html.escape(rule)}</div>"
+                + fig.to_html(full_html=False, include_plotlyjs=False))
+    page = ("<!DOCTYPE html><html><head><meta charset='utf-8'>"
+            f"<title>specdyn report: {html.escape(folder.name)}</title>"
+            f"<style>{_CSS}</style><script>{get_plotlyjs()}</script></head><body>"
+            + "\n".join(parts) + "</body></html>")
+    dest = Path(path) if path is not None else folder / "report.html"
+    from specdyn.io import atomic_open
+
+    with atomic_open(dest, "w") as fh:
+        fh.write(page)
+    return dest

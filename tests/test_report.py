@@ -1,0 +1,70 @@
+"""``specdyn report``: one offline HTML page from a streamed tracker run."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+from specdyn.cli import main
+from specdyn.measure import SpectrumTracker, read_spectra
+from specdyn.report import select_steps, write_report
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):  # noqa: ANN001, ANN201
+    out = tmp_path_factory.mktemp("run")
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Embedding(30, 24), torch.nn.Linear(24, 48),
+                                torch.nn.GELU(), torch.nn.Linear(48, 30))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    tr = SpectrumTracker(model, out=out, n_boot=5, schedule=[0, 3, 10, 29])
+    for i in range(30):
+        x = torch.randint(0, 30, (16, 12), generator=torch.Generator().manual_seed(i))
+        loss = torch.nn.functional.cross_entropy(model(x).flatten(0, 1), x.flatten())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        tr.step()
+    tr.close()
+    return out
+
+
+def test_select_steps_spreads_in_log_and_keeps_ends() -> None:
+    assert select_steps([0, 1, 2]) == [0, 1, 2]
+    got = select_steps(list(range(0, 1001)), 4)
+    assert got[0] == 0 and got[-1] == 1000 and len(got) == 4
+    assert got == [0, 9, 99, 1000]  # log(step + 1) evenly: 1, 10, 100, 1001
+
+
+def test_report_is_self_contained_and_names_every_layer(run_dir) -> None:
+    path = write_report(run_dir)
+    page = path.read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    # Offline: no external script or stylesheet, plotly embedded once.
+    assert not re.search(r"<script[^>]+src=", page)
+    assert "cdn.plot.ly" not in page.split("</script>", 1)[1]
+    assert page.count("Plotly.newPlot") >= 1 + 2 * 3  # overview + weights + activations
+    df = read_spectra(run_dir)
+    for layer in df["layer"].unique():
+        assert f"id='weight-{layer}'" in page or f"id='activation-{layer}'" in page
+    for verdict in df["verdict"].unique():
+        assert verdict in page
+    for label in ("rank exponent a", "rank k", "step + 1", "outliers", "MP edge"):
+        assert label in page
+
+
+def test_report_cli_and_bad_input(run_dir, tmp_path, capsys) -> None:
+    dest = tmp_path / "r.html"
+    assert main(["report", str(run_dir), "--out", str(dest), "--steps", "0,10",
+                 "--layers", "1", "3"]) == 0
+    assert dest.is_file() and "wrote" in capsys.readouterr().out
+    assert main(["report", str(tmp_path / "nope")]) == 2
+    assert "is not a folder" in capsys.readouterr().err
+    assert main(["report", str(run_dir), "--steps", "7"]) == 2
+    assert "[7] were not recorded" in capsys.readouterr().err
+    assert main(["report", str(run_dir), "--layers", "blocks.*"]) == 2
+    assert "match no recorded layer" in capsys.readouterr().err
+    assert main(["report", str(tmp_path)]) == 2
+    assert "no tracker rows" in capsys.readouterr().err
