@@ -7,12 +7,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from specdyn import io
-
 
 def _run_cmd(args: argparse.Namespace) -> int:
     from specdyn.experiments import run_experiment
-    from specdyn.experiments.sweep import load_run
+    from specdyn.experiments.spec import load_run
 
     name, cfg = load_run(args.config)  # every config error is raised here, before running
     print(f"[specdyn] {name}: running {args.config} ...", flush=True)
@@ -25,7 +23,9 @@ def _run_cmd(args: argparse.Namespace) -> int:
 
 
 def _sweep_cmd(args: argparse.Namespace) -> int:
-    from specdyn.experiments.sweep import load_sweep, run_sweep
+    from specdyn.experiments.spec import load_sweep
+    from specdyn.experiments.store import FolderBusyError
+    from specdyn.experiments.sweep import run_sweep
 
     spec = load_sweep(args.config)  # every config error is raised here, before running
     out = Path(args.out) if args.out else Path("specdyn-out") / "sweeps" / Path(args.config).stem
@@ -37,6 +37,8 @@ def _sweep_cmd(args: argparse.Namespace) -> int:
                            progress=not args.no_progress, timeout=args.timeout)
     except ConnectionError as err:
         raise ValueError(str(err)) from None
+    except FolderBusyError as err:
+        raise ValueError(f"--out: {err}") from None
     print(f"[specdyn] {report}")
     if report.failed:
         print(f"[specdyn] failed: {', '.join(report.failed_ids)} "
@@ -45,12 +47,15 @@ def _sweep_cmd(args: argparse.Namespace) -> int:
 
 
 def results_table(path: Path) -> pd.DataFrame:
-    """The runs at ``path`` (sweep or experiment folder) with status and summary numbers."""
-    records = io.load_records(path)
-    if (path / "sweep.json").exists():
-        from specdyn.experiments.sweep import sweep_status
+    """The runs at ``path`` (sweep or experiment folder) with status and summary numbers.
 
-        status = sweep_status(path)
+    A sweep's points without a record yet are listed as ``pending``.
+    """
+    from specdyn.experiments import store
+
+    records = store.load_records(path)
+    if (path / store.SWEEP_META).exists():
+        status = store.sweep_status(path)
         pending = status[status["status"] == "pending"]
         pending = pending[~pending["run_id"].isin(records.get("run_id", []))]
         records = pd.concat([records, pending], ignore_index=True)
