@@ -35,6 +35,7 @@ import os
 import signal
 import socket
 import tempfile
+import threading
 import time
 import traceback
 from collections import Counter, deque
@@ -121,16 +122,31 @@ def _mp_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def _ignore_sigint() -> None:
+def _worker_init(parent: int) -> None:
     # Ctrl-C goes to the whole process group; only the parent handles it
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    # a concurrent.futures worker holds both ends of its call queue, so it would wait for
+    # ever once its parent is SIGKILLed: end it when the parent is gone
+    while True:
+        time.sleep(0.5)
+        try:
+            os.kill(parent, 0)
+        except ProcessLookupError:
+            os._exit(1)
+        except PermissionError:  # pragma: no cover - the pid was reused by another user
+            os._exit(1)
 
 
 class _Slot:
     """One worker slot: a single-process pool, so a broken pool names its one point."""
 
     def __init__(self, ctx: multiprocessing.context.BaseContext) -> None:
-        self.pool = cf.ProcessPoolExecutor(1, mp_context=ctx, initializer=_ignore_sigint)
+        self.pool = cf.ProcessPoolExecutor(1, mp_context=ctx, initializer=_worker_init,
+                                           initargs=(os.getpid(),))
         self.pid = self.pool.submit(os.getpid).result()  # to stop a point it is running
         self.point: Point | None = None
         self.future: cf.Future[Outcome] | None = None
