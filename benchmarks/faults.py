@@ -13,9 +13,9 @@ included) and is killed at a random moment of its run:
    that run's rows, and the next run must leave no ``.tmp``;
 2. **a failed rerun** (the experiment raises): the old result is kept byte for
    byte, the failure is recorded beside it;
-3. **sweeps killed and resumed**: the sweep's parent is SIGKILLed at a random
-   time, then resumed; every point must be in the table exactly once, no file
-   partial, no ``.tmp`` left;
+3. **sweeps killed and resumed**: the sweep's parent is SIGKILLed once a random
+   number of its points has started, then resumed; every point must be in the
+   table exactly once, no file partial, no ``.tmp`` left;
 4. **concurrent sweeps into one folder**: two identical sweeps started
    together; one runs, the other is refused naming the holder's PID; no point
    is computed twice. Then a different grid aimed at the folder is refused.
@@ -93,15 +93,6 @@ def _tmp_count(root: Path) -> int:
     return sum(1 for p in root.rglob("*") if p.name.endswith(".tmp"))
 
 
-def _kill_at(target: object, args: tuple, delay: float) -> int:
-    proc = CTX.Process(target=target, args=args)
-    proc.start()
-    time.sleep(delay)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.join()
-    return proc.exitcode or 0
-
-
 def reruns(root: Path, kills: int, rng: random.Random) -> dict[str, int]:
     run_experiment(NAME, root, config=FaultConfig(tag=0))
     target = root / NAME
@@ -156,22 +147,39 @@ def _sweep(spec: object, out: Path, executor: str) -> None:
 
 
 def sweep_kills(root: Path, kills: int, rng: random.Random, executor: str) -> dict[str, int]:
-    counts = {"kills": 0, "lost": 0, "duplicated": 0, "partial": 0, "tmp_after_resume": 0,
-              "recomputed_finished": 0}
+    counts = {"kills": 0, "kills_mid_sweep": 0, "lost": 0, "duplicated": 0, "partial": 0,
+              "tmp_after_resume": 0, "recomputed_finished": 0}
     for k in range(kills):
         out, log = root / f"{executor}{k}", root / f"{executor}{k}.log"
         spec = _grid(log, list(range(12)))
-        _kill_at(_sweep, (spec, out, executor), rng.uniform(0.1, 1.2))
+        # kill once a random number of points has started (whatever the pool's start-up
+        # time), a random moment later: inside a point, or while it is being stored
+        proc = CTX.Process(target=_sweep, args=(spec, out, executor))
+        proc.start()
+        target, end = rng.randint(1, len(spec.points) - 1), time.monotonic() + 300
+        while (log.read_text().count("start") if log.exists() else 0) < target:
+            if time.monotonic() > end or not proc.is_alive():
+                break
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0.0, 0.1))
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.join()
         counts["kills"] += 1
         done = set(io.load(out).get("run_id", [])) if out.exists() else set()
-        before = log.read_text().count("start") if log.exists() else 0
-        _sweep(spec, out, executor)
+        counts["kills_mid_sweep"] += 0 < len(done) < len(spec.points)
+        before = len(log.read_text().splitlines()) if log.exists() else 0
+        # resume in a child too: a forkserver started here would be inherited, broken,
+        # by the next forked child
+        resume = CTX.Process(target=_sweep, args=(spec, out, executor))
+        resume.start()
+        resume.join()
         df = io.load(out)
         sizes = df.groupby("run_id").size()
         counts["lost"] += len({p.run_id for p in spec.points} - set(sizes.index))
         counts["duplicated"] += int((sizes != 3).sum())
         counts["tmp_after_resume"] += _tmp_count(out) > 0
-        starts = [ln.split()[1] for ln in log.read_text().splitlines()[before:]]
+        starts = [ln.split()[1] for ln in log.read_text().splitlines()[before:]
+                  if ln.startswith("start")]
         tags_done = {p.config["tag"] for p in spec.points if p.run_id in done}
         counts["recomputed_finished"] += len(tags_done & {int(t) for t in starts})
         for f in out.rglob("*"):

@@ -26,7 +26,8 @@ TESTS = Path(__file__).resolve().parent
 N_POINTS = 8
 
 
-def _wait(cond, what: str, timeout: float = 90.0) -> None:
+# liveness bounds only (generous: a loaded CI machine is slow); no step races the clock
+def _wait(cond, what: str, timeout: float = 600.0) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if cond():
@@ -108,7 +109,7 @@ def test_killed_worker_and_interrupted_parent_then_resume(tmp_path: Path) -> Non
         _wait(lambda: len(_finished(out)) >= 3 and started("1.0") == 2
               and started(f"{N_POINTS}.0") == 1, "points after the worker was killed")
         proc.send_signal(signal.SIGINT)
-        output, _ = proc.communicate(timeout=60)
+        output, _ = proc.communicate(timeout=600)
     except AssertionError as err:
         proc.kill()
         output, _ = proc.communicate()
@@ -129,12 +130,12 @@ def test_killed_worker_and_interrupted_parent_then_resume(tmp_path: Path) -> Non
         assert (out / "data" / f"{rid}.parquet").exists()
     # the parent stopped its workers: none is left running a point
     worker_pids = {int(ln[3]) for ln in _log_lines(log)}
-    _wait(lambda: not any(_alive(p) for p in worker_pids), "workers to exit", timeout=20)
+    _wait(lambda: not any(_alive(p) for p in worker_pids), "workers to exit", timeout=120)
 
     # 3. resume: only the unfinished points run, each finished point exactly once
     release.touch()
     rerun = subprocess.run(cmd, env={**env, "PROBE_PHASE": "second"}, capture_output=True,
-                           text=True, timeout=120)
+                           text=True, timeout=600)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     _no_partial_files(out)
     done = _finished(out)
