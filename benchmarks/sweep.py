@@ -28,7 +28,8 @@ from pathlib import Path
 
 from specdyn.experiments import get
 from specdyn.experiments.config import build_config
-from specdyn.experiments.sweep import make_sweep, run_sweep
+from specdyn.experiments.spec import make_sweep
+from specdyn.experiments.sweep import run_sweep
 
 
 def _spec(points: int, steps: int):

@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from specdyn import io
-from specdyn.experiments.sweep import make_sweep, run_sweep
+from specdyn.experiments.spec import make_sweep
+from specdyn.experiments.sweep import run_sweep
 
 
 def main() -> None:

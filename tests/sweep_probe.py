@@ -3,7 +3,8 @@
 It is registered as ``sweep-probe`` when this module is imported; sweep files
 name it with ``module = "sweep_probe"`` (the tests put ``tests/`` on
 PYTHONPATH). Each call can log ``start``/``end`` lines (with its pid) to a
-file, sleep, and raise on request, so tests can kill, interrupt and count runs.
+file, sleep, wait for a file (a barrier), and raise on request, so tests can
+kill, interrupt and count runs.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ class ProbeConfig:
     die_once: str = ""
     hang_at: float = float("nan")
     hang_marker: str = ""
+    wait_at: float = float("nan")
+    wait_for: str = ""
 
     def __post_init__(self) -> None:
         v.positive_int("n", self.n)
@@ -59,6 +62,11 @@ def run(cfg: ProbeConfig, out_dir: Path) -> ExperimentResult:
     if cfg.x == cfg.hang_at and cfg.hang_marker and not Path(cfg.hang_marker).exists():
         Path(cfg.hang_marker).touch()
         time.sleep(600)  # the first attempt hangs, to be killed by the test
+    if cfg.x == cfg.wait_at and cfg.wait_for:
+        # a barrier: this point cannot finish before the test creates the file, so the
+        # sweep is certainly still running when the test interrupts it
+        while not Path(cfg.wait_for).exists():
+            time.sleep(0.02)
     if cfg.sleep:
         time.sleep(cfg.sleep)
     if cfg.x > cfg.die_above:

@@ -100,7 +100,7 @@ def _public_modules() -> list[str]:
         if parts[1] == "cli" or (parts[1] == "plot" and len(parts) > 2):
             continue  # command-line modules and figure functions are not library API
         if parts[1] == "experiments" and len(parts) > 2 and parts[2] not in (
-                "registry", "config", "sweep"):
+                "registry", "config", "spec", "store", "executors", "sweep"):
             continue  # individual experiments are documented in the gallery
         names.append(info.name)
     return names

@@ -17,7 +17,7 @@ import sweep_probe  # noqa: F401  (registers "sweep-probe")
 from specdyn.experiments import get
 from specdyn.experiments.config import config_from_dict, config_to_toml, load_config, read_toml
 from specdyn.experiments.simulate import SimulateConfig
-from specdyn.experiments.sweep import load_run, load_sweep, make_sweep, run_id
+from specdyn.experiments.spec import load_run, load_sweep, make_sweep, run_id
 
 
 @dataclass(frozen=True)

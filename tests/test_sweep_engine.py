@@ -18,14 +18,10 @@ import pytest
 import sweep_probe  # noqa: F401  (registers "sweep-probe" in this process)
 
 from specdyn import io
-from specdyn.experiments.sweep import (
-    TIDY_COLUMNS,
-    load_sweep,
-    make_sweep,
-    point_status,
-    run_point,
-    run_sweep,
-)
+from specdyn.experiments.executors import run_point
+from specdyn.experiments.spec import load_sweep, make_sweep
+from specdyn.experiments.store import TIDY_COLUMNS, point_status
+from specdyn.experiments.sweep import run_sweep
 
 TESTS = str(Path(__file__).resolve().parent)
 

@@ -3,6 +3,9 @@
 The sweep runs through the real command line in a subprocess. Each probe call
 logs ``start``/``end`` lines with its pid and the phase (first run / rerun), so
 the test can kill a worker in the middle of a point and count executions.
+Nothing races the clock: the killed point hangs until it is killed, and the
+last point waits for a file the test creates only after the interrupt, so the
+sweep is certainly running when each signal arrives, however loaded the machine.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ TESTS = Path(__file__).resolve().parent
 N_POINTS = 8
 
 
-def _wait(cond, what: str, timeout: float = 90.0) -> None:
+# liveness bounds only (generous: a loaded CI machine is slow); no step races the clock
+def _wait(cond, what: str, timeout: float = 600.0) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if cond():
@@ -71,10 +75,12 @@ def test_killed_worker_and_interrupted_parent_then_resume(tmp_path: Path) -> Non
     log = tmp_path / "calls.log"
     out = tmp_path / "sweep"
     cfg = tmp_path / "s.toml"
+    release = tmp_path / "release"
     xs = ", ".join(f"{i + 1}.0" for i in range(N_POINTS))
     cfg.write_text(
-        f'experiment = "sweep-probe"\nmodule = "sweep_probe"\nn = 5\nsleep = 0.5\n'
-        f'log = "{log}"\nhang_at = 1.0\nhang_marker = "{tmp_path / "hung"}"\n\n'
+        f'experiment = "sweep-probe"\nmodule = "sweep_probe"\nn = 5\nsleep = 0.1\n'
+        f'log = "{log}"\nhang_at = 1.0\nhang_marker = "{tmp_path / "hung"}"\n'
+        f'wait_at = {N_POINTS}.0\nwait_for = "{release}"\n\n'
         f'[sweep]\nseeds = [7]\n[sweep.axes]\nx = [{xs}]\n')
     env = {**os.environ, "PYTHONPATH": f"{TESTS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
            "OMP_NUM_THREADS": "1"}
@@ -95,12 +101,15 @@ def test_killed_worker_and_interrupted_parent_then_resume(tmp_path: Path) -> Non
         victim_pid = hung_pid()
         assert victim_pid is not None and _alive(victim_pid)
         os.kill(victim_pid, signal.SIGKILL)
-        # 2. the sweep goes on (x = 1 again, on a fresh worker); then Ctrl-C the parent
-        _wait(lambda: len(_finished(out)) >= 3 and [
-            ln[1] for ln in _log_lines(log) if ln[0] == "start"].count("1.0") == 2,
-            "points after the worker was killed")
+        # 2. the sweep goes on (x = 1 again, on a fresh worker) up to the last point,
+        #    which waits for `release`; then Ctrl-C the parent
+        def started(x: str) -> int:
+            return [ln[1] for ln in _log_lines(log) if ln[0] == "start"].count(x)
+
+        _wait(lambda: len(_finished(out)) >= 3 and started("1.0") == 2
+              and started(f"{N_POINTS}.0") == 1, "points after the worker was killed")
         proc.send_signal(signal.SIGINT)
-        output, _ = proc.communicate(timeout=60)
+        output, _ = proc.communicate(timeout=600)
     except AssertionError as err:
         proc.kill()
         output, _ = proc.communicate()
@@ -121,11 +130,12 @@ def test_killed_worker_and_interrupted_parent_then_resume(tmp_path: Path) -> Non
         assert (out / "data" / f"{rid}.parquet").exists()
     # the parent stopped its workers: none is left running a point
     worker_pids = {int(ln[3]) for ln in _log_lines(log)}
-    _wait(lambda: not any(_alive(p) for p in worker_pids), "workers to exit", timeout=20)
+    _wait(lambda: not any(_alive(p) for p in worker_pids), "workers to exit", timeout=120)
 
     # 3. resume: only the unfinished points run, each finished point exactly once
+    release.touch()
     rerun = subprocess.run(cmd, env={**env, "PROBE_PHASE": "second"}, capture_output=True,
-                           text=True, timeout=120)
+                           text=True, timeout=600)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     _no_partial_files(out)
     done = _finished(out)

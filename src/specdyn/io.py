@@ -2,7 +2,9 @@
 
 Every write goes to a temporary file in the destination folder and is then
 renamed into place, so an interrupted run never leaves a partial file and
-loses nothing that was already finished.
+loses nothing that was already finished. The layout of result folders (runs,
+sweeps), their locks and transactions live in :mod:`specdyn.experiments.store`;
+:func:`load` and :func:`load_records` read through it.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ def _current_umask() -> int:
     return mask
 
 
-_UMASK = _current_umask()
+#: The process umask: files and folders made private by ``mkstemp`` get these bits back.
+UMASK = _current_umask()
 
 
 @contextmanager
@@ -43,7 +46,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
     os.close(fd)
     tmp_path = Path(tmp)
-    os.chmod(tmp_path, 0o666 & ~_UMASK)  # mkstemp makes 0600; results are for sharing
+    os.chmod(tmp_path, 0o666 & ~UMASK)  # mkstemp makes 0600; results are for sharing
     try:
         yield tmp_path
         os.replace(tmp_path, dest)
@@ -136,71 +139,35 @@ def _json_default(obj: Any) -> Any:
 
 
 def load(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """The results at ``path`` as one pandas DataFrame.
+    """The finished results at ``path`` as one pandas DataFrame.
 
-    - a sweep folder (it has ``data/``): every finished point's tidy rows
-      (``run_id``, the config fields, ``step, t, k, quantity, value``), in
-      run-id order;
+    - a sweep folder (it has ``sweep.json``): the tidy rows (``run_id``, the
+      config fields, ``step, t, k, quantity, value``) of every point of its
+      grid whose record says ``finished``, in run-id order;
     - an experiment folder: its Parquet tables stacked, with a ``table``
-      column naming the file when there are several;
+      column naming the file when there are several; a folder whose
+      ``record.json`` does not say ``finished`` is refused (``ValueError``);
     - a ``.parquet`` file: that table.
 
-    Temporary files of an interrupted write (``.NAME.*.tmp``) are never read.
+    Temporary files of an interrupted write (``.NAME.*.tmp``) are never read;
+    an unreadable file is a ``ValueError`` naming it.
     """
-    p = Path(path)
-    if p.is_file():
-        if p.suffix != ".parquet":
-            raise ValueError(f"path must be a .parquet file or a results folder, got {str(p)!r}")
-        return pd.read_parquet(p)
-    if not p.is_dir():
-        raise ValueError(f"path {str(p)!r} does not exist")
-    if (p / "data").is_dir():
-        files = sorted((p / "data").glob("*.parquet"))
-        if not files:
-            return pd.DataFrame()
-        return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
-    files = sorted(f for f in p.glob("*.parquet") if not f.name.startswith("."))
-    if not files:
-        raise ValueError(f"no Parquet tables in {str(p)!r}")
-    if len(files) == 1:
-        return pd.read_parquet(files[0])
-    frames = [pd.read_parquet(f).assign(table=f.stem) for f in files]
-    return pd.concat(frames, ignore_index=True)
+    from specdyn.experiments import store
+
+    return store.load_table(path)
 
 
 def load_records(path: str | os.PathLike[str]) -> pd.DataFrame:
     """The run records at ``path`` as a DataFrame, one row per run.
 
-    ``path`` is a sweep folder (records in ``runs/*.json``) or an experiment
-    folder (its ``record.json``). Columns: ``run_id``, ``status``,
-    ``wall_time_s``, ``host``, ``seed``, the swept setting (for sweeps), every
-    summary number as ``summary.NAME``, ``error`` (the last line of the
-    traceback), and ``config`` (the full config dict).
+    ``path`` is a sweep folder (the records of its grid's points in
+    ``runs/*.json``) or an experiment folder (its ``record.json``, and the
+    record of a later failed attempt, ``NAME.failed.json`` beside it).
+    Columns: ``run_id``, ``status``, ``wall_time_s``, ``host``, ``seed``, the
+    swept setting (for sweeps), every summary number as ``summary.NAME``,
+    ``error`` (the last line of the traceback), and ``config`` (the full
+    config dict).
     """
-    p = Path(path)
-    if (p / "runs").is_dir():
-        files = sorted((p / "runs").glob("*.json"))
-    elif (p / "record.json").is_file():
-        files = [p / "record.json"]
-    elif p.is_file() and p.suffix == ".json":
-        files = [p]
-    else:
-        raise ValueError(f"no run records in {str(p)!r} (expected runs/*.json or record.json)")
-    rows = []
-    for f in files:
-        rec = read_json(f)
-        row: dict[str, Any] = {
-            "run_id": rec.get("run_id", f.parent.name if f.name == "record.json" else f.stem),
-            "status": rec.get("status"),
-            "wall_time_s": rec.get("wall_time_s"),
-            "host": rec.get("host"),
-            "seed": rec.get("seed"),
-        }
-        row.update(rec.get("setting") or {})
-        for key, value in (rec.get("summary") or {}).items():
-            row[f"summary.{key}"] = value
-        err = rec.get("error")
-        row["error"] = err.strip().splitlines()[-1] if err else None
-        row["config"] = rec.get("config")
-        rows.append(row)
-    return pd.DataFrame(rows)
+    from specdyn.experiments import store
+
+    return store.load_records(path)

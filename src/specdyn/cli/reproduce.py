@@ -9,6 +9,7 @@ from pathlib import Path
 from specdyn import experiments
 from specdyn.cli._args import output_folder
 from specdyn.experiments import config as cfgmod
+from specdyn.experiments.store import failed_record_path
 
 
 def _reproduce_cmd(args: argparse.Namespace) -> int:
@@ -40,8 +41,9 @@ def _reproduce_cmd(args: argparse.Namespace) -> int:
             res = experiments.run_experiment(name, out, config=configs[name])
         except Exception as err:  # keep going: one failed figure must not lose the others
             failures += 1
-            print(f"[specdyn] {name}: FAILED ({type(err).__name__}: {err}); "
-                  f"traceback in {out / name / 'record.json'}", flush=True)
+            record = failed_record_path(out / name)  # a busy folder records nothing
+            print(f"[specdyn] {name}: FAILED ({type(err).__name__}: {err})"
+                  + (f"; traceback in {record}" if record.exists() else ""), flush=True)
             continue
         files = ", ".join(p.name for p in res.figures + res.tables)
         print(f"[specdyn] {name}: done in {time.perf_counter() - start:.1f} s -> "

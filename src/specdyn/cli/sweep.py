@@ -8,15 +8,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from specdyn import io
 from specdyn.cli import CommandError
 from specdyn.cli._args import output_folder
 
 
 def _run_cmd(args: argparse.Namespace) -> int:
     from specdyn.experiments import run_experiment
-    from specdyn.experiments.sweep import load_run
-    from specdyn.sim._run import DivergenceError
+    from specdyn.experiments.spec import load_run
+    from specdyn.sim import DivergenceError
 
     name, cfg = load_run(args.config)  # every config error is raised here, before running
     target = Path(args.out) / name
@@ -26,7 +25,10 @@ def _run_cmd(args: argparse.Namespace) -> int:
     try:
         res = run_experiment(name, args.out, config=cfg)
     except (DivergenceError, FloatingPointError) as err:  # the record says failed, with why
-        raise CommandError(f"{name} diverged: {err} (record: {target / 'record.json'})") from None
+        from specdyn.experiments.store import failed_record_path
+
+        raise CommandError(f"{name} diverged: {err} (record: {failed_record_path(target)})"
+                           ) from None
     files = ", ".join(p.name for p in res.figures + res.tables)
     print(f"[specdyn] {name}: done -> {res.out_dir} ({files})")
     for key, value in res.summary.items():
@@ -35,7 +37,9 @@ def _run_cmd(args: argparse.Namespace) -> int:
 
 
 def _sweep_cmd(args: argparse.Namespace) -> int:
-    from specdyn.experiments.sweep import load_sweep, run_sweep
+    from specdyn.experiments.spec import load_sweep
+    from specdyn.experiments.store import FolderBusyError
+    from specdyn.experiments.sweep import run_sweep
 
     spec = load_sweep(args.config)  # every config error is raised here, before running
     out = Path(args.out) if args.out else Path("specdyn-out") / "sweeps" / Path(args.config).stem
@@ -47,6 +51,8 @@ def _sweep_cmd(args: argparse.Namespace) -> int:
                            progress=not args.no_progress, timeout=args.timeout)
     except ConnectionError as err:
         raise ValueError(str(err)) from None
+    except FolderBusyError as err:
+        raise ValueError(f"--out: {err}") from None
     print(f"[specdyn] {report}")
     if report.failed:
         print(f"[specdyn] failed: {', '.join(report.failed_ids)} "
@@ -55,12 +61,15 @@ def _sweep_cmd(args: argparse.Namespace) -> int:
 
 
 def results_table(path: Path) -> pd.DataFrame:
-    """The runs at ``path`` (sweep or experiment folder) with status and summary numbers."""
-    records = io.load_records(path)
-    if (path / "sweep.json").exists():
-        from specdyn.experiments.sweep import sweep_status
+    """The runs at ``path`` (sweep or experiment folder) with status and summary numbers.
 
-        status = sweep_status(path)
+    A sweep's points without a record yet are listed as ``pending``.
+    """
+    from specdyn.experiments import store
+
+    records = store.load_records(path)
+    if (path / store.SWEEP_META).exists():
+        status = store.sweep_status(path)
         pending = status[status["status"] == "pending"]
         pending = pending[~pending["run_id"].isin(records.get("run_id", []))]
         records = pd.concat([records, pending], ignore_index=True)

@@ -122,7 +122,8 @@ def theory_labels(cfg: RegimeMapConfig, ratios: np.ndarray, gammas: np.ndarray) 
           "in simulation", RegimeMapConfig, full=_full)
 def run(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
     """Sweep ``simulate`` over the grid, then draw the three panels."""
-    from specdyn.experiments.sweep import make_sweep, run_sweep
+    from specdyn.experiments.spec import make_sweep
+    from specdyn.experiments.sweep import run_sweep
     from specdyn.plot import new_figure, save_figure
     from specdyn.plot.phase import Boundary, phase_diagram
 

@@ -92,41 +92,54 @@ def builtin_names() -> list[str]:
 
 def run_experiment(name: str, out_root: str | Path = "specdyn-out", *, full: bool = False,
                    config: Any = None) -> ExperimentResult:
-    """Run one experiment into ``out_root/name`` and write its JSON run record.
+    """Run one experiment into ``out_root/name`` as a transaction, with its JSON run record.
 
-    The record holds the exact config, the specdyn version and commit, the host
-    and the wall time. A failure is recorded (status ``failed`` with the
+    The experiment writes into a fresh temporary folder beside
+    ``out_root/name``, which replaces the folder in one rename only when the
+    run finished (see :mod:`specdyn.experiments.store`); the folder is locked
+    meanwhile, so a second run into it is refused at once
+    (:class:`~specdyn.experiments.store.FolderBusyError`, naming the holder's
+    PID). The record (``record.json``) holds the exact config, the specdyn
+    version and commit, the host, the wall time, the summary and the claims.
+
+    A failure leaves the previous finished result untouched: it is recorded
+    beside it in ``out_root/name.failed.json`` (status ``failed``, with the
     traceback) and then re-raised.
     """
+    from specdyn.experiments import store
+
     exp = get(name)
     cfg = exp.config(full) if config is None else config
     if not isinstance(cfg, exp.config_cls):
         raise ValueError(f"config for {name!r} must be a {exp.config_cls.__name__}")
-    out_dir = Path(out_root) / name
-    out_dir.mkdir(parents=True, exist_ok=True)
+    target = Path(out_root) / name
     cfg_dict = config_to_dict(cfg)
     seed = cfg_dict.get("seed")
-    start = time.perf_counter()
-    try:
-        result = exp.run(cfg, out_dir)
-    except Exception:
+    with store.transaction(target) as tmp:
+        start = time.perf_counter()
+        try:
+            result = exp.run(cfg, tmp)
+        except Exception:
+            store.record_failure(target, io.run_record(
+                {"experiment": name, **cfg_dict}, seed=seed,
+                wall_time=time.perf_counter() - start, status="failed",
+                error=traceback.format_exc()))
+            raise
+        wall = time.perf_counter() - start
         io.write_json(
-            io.run_record({"experiment": name, **cfg_dict}, seed=seed,
-                          wall_time=time.perf_counter() - start, status="failed",
-                          error=traceback.format_exc()),
-            out_dir / "record.json",
+            io.run_record({"experiment": name, **cfg_dict}, seed=seed, wall_time=wall,
+                          extra={"figures": [p.name for p in result.figures],
+                                 "tables": [p.name for p in result.tables],
+                                 "summary": result.summary,
+                                 "claims": [c.to_dict() for c in result.claims]}),
+            tmp / store.RECORD,
         )
-        raise
-    wall = time.perf_counter() - start
-    io.write_json(
-        io.run_record({"experiment": name, **cfg_dict}, seed=seed, wall_time=wall,
-                      extra={"figures": [p.name for p in result.figures],
-                             "tables": [p.name for p in result.tables],
-                             "summary": result.summary,
-                             "claims": [c.to_dict() for c in result.claims]}),
-        out_dir / "record.json",
-    )
-    return result
+
+    def moved(p: Path) -> Path:
+        return target / Path(p).relative_to(tmp) if Path(p).is_relative_to(tmp) else Path(p)
+
+    return dataclasses.replace(result, out_dir=target, figures=[moved(p) for p in result.figures],
+                               tables=[moved(p) for p in result.tables])
 
 
 def replace_config(cfg: Any, **changes: Any) -> Any:

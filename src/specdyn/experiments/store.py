@@ -1,0 +1,446 @@
+"""Result folders: the one home of their layout, their lock and their transactions.
+
+An experiment run (``run_experiment(name, OUT_ROOT)``) owns one folder::
+
+    OUT_ROOT/NAME/               the last finished result: figures, Parquet tables,
+                                 and record.json (status "finished", config, version,
+                                 commit, host, wall time, summary, claims)
+    OUT_ROOT/NAME.failed.json    the record of a later attempt that failed, if any
+    OUT_ROOT/.NAME.lock          held while a run writes (removed afterwards)
+    OUT_ROOT/.NAME.*.tmp         a run in progress (a leftover is removed by the next run)
+
+A run writes into a fresh temporary folder beside its target and replaces the
+target only when it finished, in one rename (``renameat2(RENAME_EXCHANGE)``
+on Linux; elsewhere two renames, which the next run completes if a kill falls
+between them). So a failed or killed rerun leaves the previous finished result
+whole, never a mix of old and new files.
+
+A sweep owns one folder::
+
+    OUT/sweep.json               the spec and the list of points (run id, setting)
+    OUT/sweep.toml               a copy of the sweep file, when there was one
+    OUT/data/<run_id>.parquet    the point's tidy rows (only when it finished)
+    OUT/runs/<run_id>.json       the point's run record (status, error, summary, ...)
+
+Each point's files are written atomically by the sweep's parent process,
+data first and record last, so a point counts as finished exactly when its
+record says so. A folder holds one grid: a sweep of other points is refused.
+
+Both kinds of folder are locked while written: a second writer gets
+:class:`FolderBusyError` at once, naming the holder's PID.
+:func:`load_table` and :func:`load_records` (behind :func:`specdyn.io.load`
+and ``specdyn results``) return only data whose record is ``finished``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import json
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from specdyn import io
+from specdyn.experiments.spec import Point, SweepSpec
+
+if TYPE_CHECKING:
+    from specdyn.experiments.executors import Outcome
+
+RECORD = "record.json"
+SWEEP_META = "sweep.json"
+SWEEP_FILE = "sweep.toml"
+DATA = "data"
+RUNS = "runs"
+#: Columns every sweep table has after ``run_id`` and the config fields.
+TIDY_COLUMNS = ("step", "t", "k", "quantity", "value")
+
+
+# --------------------------------------------------------------------------- lock
+
+
+class FolderBusyError(ValueError):
+    """Another process is writing the folder (a ``ValueError``: the CLI prints one line)."""
+
+
+def lock_path(folder: str | os.PathLike[str]) -> Path:
+    """The lock file of ``folder``: ``.NAME.lock`` beside it (the folder may not exist yet)."""
+    f = Path(folder)
+    return f.parent / f".{f.name}.lock"
+
+
+@contextlib.contextmanager
+def lock(folder: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold the write lock of ``folder``, or raise :class:`FolderBusyError` at once.
+
+    An OS lock (``flock``; ``msvcrt.locking`` on Windows) on ``.NAME.lock``
+    beside the folder: the kernel releases it when the holder dies, so a
+    killed run never leaves the folder locked. The holder writes its PID
+    and host into the file for the refusal message.
+    """
+    path = lock_path(folder)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        if not _try_lock(fd):
+            holder = _holder(fd)
+            os.close(fd)
+            raise FolderBusyError(f"{str(Path(folder))!r} is being written by {holder}; "
+                                  "wait for it to finish or choose another folder")
+        try:  # the holder before us may have unlinked this file: lock the one at `path`
+            if os.fstat(fd).st_ino == os.stat(path).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()} {socket.gethostname()}\n".encode())
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink()  # before the release: a waiter then retries on a fresh file
+        os.close(fd)
+
+
+def _try_lock(fd: int) -> bool:
+    if sys.platform == "win32":  # pragma: no cover - not tested on Windows here
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as err:
+        if err.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+            return False
+        raise
+    return True
+
+
+def _holder(fd: int) -> str:
+    # the holder writes its PID right after locking: give it a moment
+    for _ in range(50):
+        os.lseek(fd, 0, os.SEEK_SET)
+        text = os.read(fd, 200).decode(errors="replace").split()
+        if text:
+            return f"process {text[0]}" + (f" on {text[1]}" if len(text) > 1 else "")
+        time.sleep(0.02)
+    return "another process"
+
+
+# --------------------------------------------------------------------------- experiment runs
+
+
+def failed_record_path(target: str | os.PathLike[str]) -> Path:
+    """Where a failed attempt at ``target`` is recorded: ``NAME.failed.json`` beside it."""
+    t = Path(target)
+    return t.parent / f"{t.name}.failed.json"
+
+
+def _leftovers(target: Path) -> list[Path]:
+    return sorted(target.parent.glob(f".{target.name}.*.tmp"))
+
+
+def remove_leftovers(target: Path) -> None:
+    """Remove what an interrupted run left beside ``target`` (call with the lock held).
+
+    If a kill fell between the two renames of the fallback replace, the target
+    is missing and its old version waits as ``.NAME.*.old.tmp``: put it back.
+    """
+    if not target.exists():
+        old = [p for p in _leftovers(target) if p.name.endswith(".old.tmp") and p.is_dir()]
+        if old:
+            os.rename(max(old, key=lambda p: p.stat().st_mtime_ns), target)
+    for p in _leftovers(target):
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def transaction(target: str | os.PathLike[str]) -> Iterator[Path]:
+    """Lock ``target``, yield a fresh temporary folder beside it, and commit it on success.
+
+    On a normal exit the temporary folder replaces ``target`` in one step and
+    ``NAME.failed.json`` is removed; on an exception it is deleted and
+    ``target`` is untouched. Leftovers of earlier interrupted runs are removed
+    first.
+    """
+    dest = Path(target)
+    if dest.parent.exists() and not dest.parent.is_dir():
+        raise ValueError(f"output folder {str(dest.parent)!r} is a file, not a folder")
+    if dest.exists() and not dest.is_dir():
+        raise ValueError(f"output path {str(dest)!r} is a file, not a folder")
+    with lock(dest):
+        remove_leftovers(dest)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent))
+        os.chmod(tmp, 0o777 & ~io.UMASK)  # mkdtemp makes 0700; results are for sharing
+        try:
+            yield tmp
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        _replace_dir(tmp, dest)
+        failed_record_path(dest).unlink(missing_ok=True)
+
+
+def record_failure(target: str | os.PathLike[str], record: dict[str, Any]) -> Path:
+    """Write a failed attempt's record beside ``target`` (which is left untouched)."""
+    return io.write_json(record, failed_record_path(target))
+
+
+def _replace_dir(new: Path, dest: Path) -> None:
+    if not dest.exists():
+        os.rename(new, dest)
+        return
+    if _exchange(new, dest):
+        shutil.rmtree(new, ignore_errors=True)  # `new` now holds the old result
+        return
+    old = dest.with_name(f".{dest.name}.{uuid.uuid4().hex[:8]}.old.tmp")
+    os.rename(dest, old)  # a kill here: the next run's remove_leftovers puts `old` back
+    os.rename(new, dest)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False if unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    fn = getattr(libc, "renameat2", None)
+    if fn is None:  # glibc < 2.28, musl
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):  # a file system without it
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+# --------------------------------------------------------------------------- sweep points
+
+
+def record_path(out: Path, rid: str) -> Path:
+    """The run record of point ``rid`` in the sweep folder ``out``."""
+    return out / RUNS / f"{rid}.json"
+
+
+def data_path(out: Path, rid: str) -> Path:
+    """The tidy table of point ``rid`` in the sweep folder ``out``."""
+    return out / DATA / f"{rid}.parquet"
+
+
+def point_status(out: Path, rid: str) -> str:
+    """``finished``, ``failed`` or ``pending`` (no record, or a record without its data)."""
+    rec = record_path(out, rid)
+    if not rec.exists():
+        return "pending"
+    try:
+        status = io.read_json(rec).get("status", "pending")
+    except (OSError, ValueError):
+        return "pending"
+    if status == "finished" and not data_path(out, rid).exists():
+        return "pending"
+    return str(status)
+
+
+def open_sweep(out: Path, spec: SweepSpec) -> None:
+    """Check that ``out`` can take ``spec`` and clean it (call with the lock held).
+
+    A folder holding a sweep of another experiment or of other points is
+    refused (``ValueError``) before any work; temporary files of an
+    interrupted write are removed.
+    """
+    meta = out / SWEEP_META
+    if meta.exists():
+        try:
+            old = io.read_json(meta)
+        except (OSError, ValueError) as err:
+            raise ValueError(f"{str(meta)!r} is not a readable sweep record ({err}); "
+                             "choose another folder") from None
+        if old.get("experiment") != spec.experiment:
+            raise ValueError(f"out folder {str(out)!r} holds a sweep of experiment "
+                             f"{old.get('experiment')!r}, not {spec.experiment!r}; "
+                             "choose another folder")
+        ids = {p.get("run_id") for p in old.get("points", [])}
+        new = {p.run_id for p in spec.points}
+        if ids != new:
+            raise ValueError(f"out folder {str(out)!r} holds another grid of "
+                             f"{spec.experiment!r} ({len(ids - new)} of its {len(ids)} points "
+                             f"are not in this sweep, {len(new - ids)} of these {len(new)} "
+                             "are not in it); choose another folder")
+    for sub in (out, out / DATA, out / RUNS):
+        for p in sub.glob(".*.tmp") if sub.is_dir() else ():
+            p.unlink(missing_ok=True)
+
+
+def write_spec(out: Path, spec: SweepSpec) -> None:
+    """Write ``sweep.json`` (and a copy of the sweep file) into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    io.write_json(spec.to_dict(), out / SWEEP_META)
+    if spec.source is not None and Path(spec.source).exists():
+        with io.atomic_open(out / SWEEP_FILE) as fh:
+            fh.write(Path(spec.source).read_text(encoding="utf-8"))
+
+
+def write_point(out: Path, point: Point, outcome: Outcome) -> None:
+    """Store one point's outcome: data first, then the record (the commit mark)."""
+    data = data_path(out, point.run_id)
+    if outcome.status == "finished" and outcome.table is not None:
+        io.write_table(outcome.table, data)
+    elif data.exists():
+        data.unlink()
+    record = io.run_record(
+        {"experiment": point.experiment, **point.config}, seed=point.seed,
+        wall_time=outcome.wall_time, status=outcome.status, error=outcome.error,
+        extra={"run_id": point.run_id, "module": point.module, "setting": point.setting,
+               "summary": outcome.summary, "host": outcome.host or socket.gethostname(),
+               "pid": outcome.pid, "rows": 0 if outcome.table is None else len(outcome.table)},
+    )
+    io.write_json(record, record_path(out, point.run_id))
+
+
+def tidy_table(tables: Sequence[pd.DataFrame], point: Point) -> pd.DataFrame:
+    """Stack an experiment's tables into the sweep's tidy rows for ``point``.
+
+    Columns: ``run_id``, every config field (tuples as JSON text), then
+    ``step, t, k, quantity, value`` (missing ones filled with NA) and any other
+    columns the experiment wrote. A column the experiment wrote wins over a
+    config field of the same name.
+    """
+    df = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+    for col in TIDY_COLUMNS:
+        if col not in df.columns:
+            df[col] = pd.NA if col == "quantity" else np.nan
+    front = {"run_id": point.run_id}
+    for key, value in point.config.items():
+        if key in df.columns:
+            continue
+        front[key] = json.dumps(value) if isinstance(value, (list, tuple)) else value
+    head = pd.DataFrame({k: [val] * len(df) for k, val in front.items()}, index=df.index)
+    rest = [c for c in df.columns if c not in TIDY_COLUMNS]
+    return pd.concat([head, df[list(TIDY_COLUMNS) + rest]], axis=1)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def is_sweep(path: Path) -> bool:
+    """Whether ``path`` is a sweep folder."""
+    return (path / SWEEP_META).is_file() or (path / DATA).is_dir()
+
+
+def _sweep_ids(out: Path) -> list[str]:
+    """The run ids of the sweep's points (its records' ids if ``sweep.json`` is missing)."""
+    meta = out / SWEEP_META
+    if meta.exists():
+        return [str(p["run_id"]) for p in _read_json(meta).get("points", [])]
+    return sorted(f.stem for f in (out / RUNS).glob("*.json")) if (out / RUNS).is_dir() else []
+
+
+def sweep_status(out: str | os.PathLike[str]) -> pd.DataFrame:
+    """One row per point of the sweep in ``out``: run id, setting, status (pending included)."""
+    out_dir = Path(out)
+    meta = out_dir / SWEEP_META
+    if not meta.exists():
+        raise ValueError(f"{str(out_dir)!r} is not a sweep folder (no sweep.json)")
+    rows = []
+    for p in _read_json(meta).get("points", []):
+        rows.append({**p, "status": point_status(out_dir, p["run_id"])})
+    return pd.DataFrame(rows)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return io.read_json(path)
+    except ValueError as err:
+        raise ValueError(f"{str(path)!r} is not valid JSON ({err})") from None
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    try:
+        return pd.read_parquet(path)
+    except Exception as err:  # pyarrow raises its own types for a corrupt file
+        raise ValueError(f"{str(path)!r} is not a readable Parquet table "
+                         f"({type(err).__name__}: {err})") from None
+
+
+def load_table(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """The finished results at ``path`` as one DataFrame (see :func:`specdyn.io.load`)."""
+    p = Path(path)
+    if p.is_file():
+        if p.suffix != ".parquet":
+            raise ValueError(f"path must be a .parquet file or a results folder, got {str(p)!r}")
+        return _read_table(p)
+    if not p.is_dir():
+        raise ValueError(f"path {str(p)!r} does not exist")
+    if is_sweep(p):
+        ids = sorted(rid for rid in _sweep_ids(p) if point_status(p, rid) == "finished")
+        if not ids:
+            return pd.DataFrame()
+        return pd.concat([_read_table(data_path(p, rid)) for rid in ids], ignore_index=True)
+    rec = p / RECORD
+    if rec.exists():
+        status = _read_json(rec).get("status")
+        if status != "finished":
+            raise ValueError(f"{str(p)!r} holds no finished result: its record says "
+                             f"{status!r} ({rec})")
+    files = sorted(f for f in p.glob("*.parquet") if not f.name.startswith("."))
+    if not files:
+        raise ValueError(f"no Parquet tables in {str(p)!r}")
+    if len(files) == 1:
+        return _read_table(files[0])
+    return pd.concat([_read_table(f).assign(table=f.stem) for f in files], ignore_index=True)
+
+
+def load_records(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """The run records at ``path``, one row per run (see :func:`specdyn.io.load_records`)."""
+    p = Path(path)
+    failed = failed_record_path(p)
+    if is_sweep(p):
+        files = [record_path(p, rid) for rid in sorted(_sweep_ids(p))]
+        files = [f for f in files if f.exists()]
+    elif (p / RECORD).is_file() or failed.is_file():
+        files = [f for f in (p / RECORD, failed) if f.is_file()]
+    elif p.is_file() and p.suffix == ".json":
+        files = [p]
+    else:
+        raise ValueError(f"no run records in {str(p)!r} (expected runs/*.json or record.json)")
+    rows = []
+    for f in files:
+        rec = _read_json(f)
+        row: dict[str, Any] = {
+            "run_id": rec.get("run_id", p.name if f in (p / RECORD, failed) else f.stem),
+            "status": rec.get("status"),
+            "wall_time_s": rec.get("wall_time_s"),
+            "host": rec.get("host"),
+            "seed": rec.get("seed"),
+        }
+        row.update(rec.get("setting") or {})
+        for key, value in (rec.get("summary") or {}).items():
+            row[f"summary.{key}"] = value
+        err = rec.get("error")
+        row["error"] = err.strip().splitlines()[-1] if err else None
+        row["config"] = rec.get("config")
+        rows.append(row)
+    return pd.DataFrame(rows)
