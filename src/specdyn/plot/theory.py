@@ -22,53 +22,73 @@ _BOUNDARY_STYLE: dict[str, dict[str, Any]] = {
 }
 
 
+_LABEL_BOX = dict(boxstyle="round,pad=0.25", fc="white", ec="0.4", alpha=0.9)
+
+
 def _exponent_map(fig: Figure, ax: Axes, k: np.ndarray, t: np.ndarray, aeff: np.ndarray,
                   boundaries: Mapping[str, np.ndarray], title: str,
-                  vlim: tuple[float, float]) -> None:
+                  vlim: tuple[float, float],
+                  marks: Sequence[tuple[float, float, str]] = ()) -> None:
     mesh = ax.pcolormesh(t, k, aeff, shading="auto", cmap="viridis", vmin=vlim[0], vmax=vlim[1],
                          rasterized=True)
+    extend = "max" if float(np.max(aeff)) > vlim[1] else "neither"
     for name, kb in boundaries.items():
         ok = np.isfinite(kb) & (kb >= k.min()) & (kb <= k.max())
         if ok.any():
             ax.plot(t[ok], kb[ok], label=name, **_BOUNDARY_STYLE.get(name, {}))
+    # region labels sit in an opaque box above the lines, so no line strikes them through
+    for tt, kk, text in marks:
+        ax.text(tt, kk, text, ha="center", va="center", fontsize=8, zorder=6, bbox=_LABEL_BOX)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(k.min(), k.max())
     ax.set_xlabel("training time t")
     ax.set_ylabel("mode k")
-    ax.set_title(title)
-    fig.colorbar(mesh, ax=ax, label=r"$\alpha_{\rm eff}(k,t)$")
+    ax.set_title(title, fontsize=9)
+    fig.colorbar(mesh, ax=ax, label=r"$\alpha_{\rm eff}(k,t)$", extend=extend)
     if boundaries:
-        ax.legend(loc="lower right", fontsize=8, framealpha=0.7)
+        leg = ax.legend(loc="upper left", fontsize=8, framealpha=0.9)
+        leg.get_frame().set_facecolor("0.75")  # the white k_learn line stays visible
 
 
 def fig3(panels: Sequence[Mapping], slices: Mapping) -> Figure:
     """Local exponent over the (k, t) plane with boundaries, plus slices at fixed t.
 
     ``panels``: dicts with ``k``, ``t``, ``alpha_eff`` (len(k) x len(t)),
-    ``boundaries`` (name -> k(t)), ``title``. ``slices``: ``k``, ``t`` (a few
-    times), ``alpha_eff`` (len(t) x len(k)), ``exponents`` (region -> value), ``title``.
+    ``boundaries`` (name -> k(t)), ``title`` and optional ``marks`` (``(t, k,
+    text)`` region labels). ``slices``: ``k``, ``t`` (a few times),
+    ``alpha_eff`` (len(t) x len(k)), ``exponents`` (label -> value), ``title``.
+    The colour scale spans the data's minimum to the largest exponent + 0.5. Drawn as a 2 x 2 grid when there are three panels.
     """
-    fig, axes = new_figure(ncols=len(panels) + 1, width=4.6, height=3.8)
+    n = len(panels) + 1
+    ncols = 2 if n == 4 else n
+    fig, axes = new_figure(ncols=ncols, nrows=(n + ncols - 1) // ncols, width=5.2, height=4.2)
+    # the colour scale ends just above the largest plateau: the transient overshoot
+    # between Regions I and II (up to ~9) would otherwise wash the plateaus out
     lo = min(float(np.min(p["alpha_eff"])) for p in panels)
-    hi = max(float(np.max(p["alpha_eff"])) for p in panels)
+    hi = max(slices["exponents"].values()) + 0.5
     for ax, p in zip(axes, panels, strict=False):
         _exponent_map(fig, ax, p["k"], p["t"], p["alpha_eff"], p["boundaries"], p["title"],
-                      (lo, hi))
-    ax = axes[-1]
+                      (lo, hi), p.get("marks", ()))
+    ax = axes[len(panels)]
     norm = colors.LogNorm(vmin=float(np.min(slices["t"])), vmax=float(np.max(slices["t"])))
     cmap = colors.ListedColormap(matplotlib.colormaps["plasma"](np.linspace(0, 0.9, 256)))
     for tt, row in zip(slices["t"], slices["alpha_eff"], strict=True):
         ax.plot(slices["k"], row, color=cmap(norm(tt)), lw=1.4)
-    for name, val in slices["exponents"].items():
-        ax.axhline(val, color="gray", ls=":", lw=1)
-        ax.text(slices["k"][-1], val, f" {name}", va="center", fontsize=8, color="gray")
+    for val in slices["exponents"].values():
+        ax.axhline(val, color="gray", ls=":", lw=1, zorder=0)
+    # plateau names as ticks on a right-hand axis: outside the data, never crossed by a curve
+    right = ax.secondary_yaxis("right")
+    right.set_yticks(list(slices["exponents"].values()), labels=list(slices["exponents"]),
+                     fontsize=8)
     ax.set_xscale("log")
     ax.set_xlabel("mode k")
     ax.set_ylabel(r"$\alpha_{\rm eff}(k,t)$")
-    ax.set_title(slices["title"])
+    ax.set_title(slices["title"], fontsize=9)
     sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
     fig.colorbar(sm, ax=ax, label="training time t")
+    for extra in axes[n:]:
+        extra.set_visible(False)
     return fig
 
 
