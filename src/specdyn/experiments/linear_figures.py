@@ -122,7 +122,7 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
                       "alpha_eff": alpha_sim}),
     ], ignore_index=True)
     agree = theory_agreement(tr, s)
-    tables = [io.write_table(spectra, out_dir / "fig2_spectra.parquet"),
+    tables = [io.write_table(spectra, out_dir / "fig2.parquet"),
               io.write_table(alpha, out_dir / "fig2_alpha.parquet"),
               io.write_table(agree, out_dir / "fig2_agreement.parquet"),
               io.write_table(tr.to_frame(), out_dir / "fig2_trajectory.parquet")]
@@ -197,7 +197,7 @@ def run_finite_size(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
                              "median_abs_log": float(ag.median_abs_log.mean()),
                              "max_abs_log": float(ag.max_abs_log.mean())})
     df = pd.DataFrame(rows)
-    tables = [io.write_table(df, out_dir / "finite_size.parquet")]
+    tables = [io.write_table(df, out_dir / "finite-size.parquet")]
     summary: dict[str, float] = {}
     agg = {}
     for axis in ("N", "M"):
@@ -221,8 +221,8 @@ def run_finite_size(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
                             metric="median over modes of |log rho_sim/rho_th|, mean over t",
                             title=f"D = P = {cfg.D}, gradient flow to t = {cfg.t_max:g}, "
                                   f"{cfg.n_seeds} seeds")
-    figures = save_figure(fig, out_dir / "finite_size")
+    figures = save_figure(fig, out_dir / "finite-size")
     io.write_json({"setting": s.to_dict(), "config": asdict(cfg)},
-                  out_dir / "finite_size_settings.json")
+                  out_dir / "finite-size_settings.json")
     return ExperimentResult("finite-size", out_dir, figures=figures, tables=tables,
                             summary=summary)

@@ -227,8 +227,8 @@ def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
                           "n_clusters": clusters[j].K}
                          for j, (s, t) in enumerate(zip(run.steps, run.times, strict=True))
                          for k in (1, 2, 3)])
-    tables = [io.write_table(df, out_dir / "sparse-atoms-particles.parquet"),
-              io.write_table(mass, out_dir / "sparse-atoms-mass.parquet")]
+    tables = [io.write_table(df, out_dir / "sparse-atoms.parquet"),
+              io.write_table(mass, out_dir / "sparse-atoms_mass.parquet")]
     summary = {"top2_mass": end.top_mass(2), "n_atoms_90": end.n_atoms(0.9),
                "n_clusters": end.K, "angle_to_teacher_deg": angles.tolist(),
                "final_loss": float(run.loss[-1]), "claim_met": bool(end.top_mass(2) >= 0.9)}

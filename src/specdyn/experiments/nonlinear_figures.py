@@ -205,7 +205,7 @@ def run_fig4(cfg: Fig4Config, out_dir: Path) -> ExperimentResult:
     fig.suptitle(f"{cfg.activation} student, {cfg.parameterization}, D = P = {cfg.D}, "
                  f"N = {cfg.N}, M = {cfg.M}, GD dt = {cfg.dt:g}, {cfg.dtype}", fontsize=10)
     figures = save_figure(fig, out_dir / "fig4")
-    tables = [io.write_table(pd.concat(frames, ignore_index=True), out_dir / "data.parquet"),
+    tables = [io.write_table(pd.concat(frames, ignore_index=True), out_dir / "fig4.parquet"),
               io.write_table(pd.concat(slope_rows, ignore_index=True),
                              out_dir / "fig4_slopes.parquet")]
     io.write_json({"config": asdict(cfg), "runs": {k: tr.meta for k, tr in runs.items()}},

@@ -111,14 +111,14 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
              "value": path.right_overlap2[i]},
         ]
     df = pd.DataFrame(rows)
-    tables = [io.write_table(df, out_dir / "bbp_escape.parquet")]
+    tables = [io.write_table(df, out_dir / "bbp-escape.parquet")]
     fig = oplot.plot_bbp_escape(
         run.record_steps, run.singular_values[:, :k], theory_steps=fine_t,
         bulk_edge=fine.bulk_edge, outlier=fine.singular_value, detected=fine.detected,
         t_star=t_star, t_measured=t_meas, left_overlap2=run.left_overlap2,
         right_overlap2=run.right_overlap2, theory_left2=fine.left_overlap2,
         theory_right2=fine.right_overlap2)
-    figures = save_figure(fig, out_dir / "bbp_escape")
+    figures = save_figure(fig, out_dir / "bbp-escape")
     summary = {
         "t_star": t_star,
         "escape_step_theory": oe.bbp_escape_step(cfg.theta, cfg.sigma0, c, cfg.lr),
@@ -392,11 +392,11 @@ def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
               .agg(escape_step=("escape_step", lambda x: x.mean() if x.notna().all() else None),
                    budget=("budget", "first"), max_top_over_edge=("max_top_over_edge", "mean")))
     sweep_out = raw.assign(kind="sweep")
-    tables = [io.write_table(sweep_out, out_dir / "lr_transfer_sweep.parquet"),
-              io.write_table(eraw, out_dir / "lr_transfer_escape.parquet")]
+    tables = [io.write_table(sweep_out, out_dir / "lr-transfer.parquet"),
+              io.write_table(eraw, out_dir / "lr-transfer_escape.parquet")]
     fig = oplot.plot_lr_transfer(sweep, escape, escape_series=list(dict.fromkeys(
         escape["parameterization"])))
-    figures = save_figure(fig, out_dir / "lr_transfer")
+    figures = save_figure(fig, out_dir / "lr-transfer")
 
     def grid_shift(par: str) -> int | None:
         idx = [int(np.argmin(np.abs(grids[par] - b))) for (p, _), b in best.items()

@@ -160,7 +160,7 @@ def run(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
         "final_loss": rec["summary.final_loss"],
         "run_id": rec["run_id"],
     }).sort_values(["sigma_ratio", "gamma_ratio"]).reset_index(drop=True)
-    table = io.write_table(points, out_dir / "regime_map.parquet")
+    table = io.write_table(points, out_dir / "regime-map.parquet")
 
     n = cfg.theory_resolution
     fine = theory_labels(cfg, np.geomspace(cfg.ratio_min, cfg.ratio_max, n),
