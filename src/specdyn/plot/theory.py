@@ -93,27 +93,46 @@ def fig3(panels: Sequence[Mapping], slices: Mapping) -> Figure:
 
 
 def spectra_over_time(k: np.ndarray, t: np.ndarray, rho: np.ndarray, *, title: str,
-                      guides: Mapping[str, float] | None = None) -> Figure:
-    """``rho_k(t)`` against ``k`` on log axes, one curve per time, coloured by time (Fig. 5)."""
-    fig, (ax,) = new_figure(width=5.2, height=4.0)
+                      guides: Mapping[str, float] | None = None,
+                      theory: np.ndarray | None = None,
+                      data_label: str = "") -> Figure:
+    """``rho_k(t)`` against ``k`` on log axes, one curve per time, coloured by time (Fig. 5).
+
+    ``guides``: label -> exponent ``a`` of a dashed ``k^-a`` guide, anchored at
+    the last curve's ``rho_1`` and drawn only where it stays inside the data's
+    range (so it never stretches the axis); labelled in the legend. ``theory``:
+    optional ``(len(t), len(k))`` curves drawn as thin black lines under ``rho``
+    drawn as markers (``data_label``), e.g. a simulation beside its theory.
+    """
+    fig, (ax,) = new_figure(width=5.6, height=4.2)
     positive_t = t[t > 0]
     norm = colors.LogNorm(vmin=float(positive_t.min()), vmax=float(positive_t.max()))
     cmap = matplotlib.colormaps["viridis"]
-    for tt, row in zip(t, rho, strict=True):
-        ax.plot(k, row, color=cmap(norm(tt)) if tt > 0 else "black", lw=1.2,
-                label="t = 0" if tt == 0 else None)
+    for i, (tt, row) in enumerate(zip(t, rho, strict=True)):
+        col = cmap(norm(tt)) if tt > 0 else "black"
+        if theory is None:
+            ax.plot(k, row, color=col, lw=1.2, label="t = 0" if tt == 0 else None)
+            continue
+        ax.plot(k, theory[i], color="black", lw=0.8, alpha=0.7,
+                label="exact theory" if i == 0 else None)
+        ax.plot(k, row, "o", ms=3, mfc="none", color=col,
+                label=(data_label or "data") + " (t = 0 black)" if i == 0 else None)
+    lo_y, hi_y = float(np.min(rho[rho > 0])), float(np.max(rho))
     if guides:
-        anchor = rho[-1][0]
-        for name, slope in guides.items():
-            ax.plot(k, anchor * 3 * k**-slope, color="gray", ls="--", lw=1)
-            ax.text(k[len(k) // 8], anchor * 3 * k[len(k) // 8] ** -slope, f" slope -{name}",
-                    fontsize=8, color="gray")
+        anchor = float(rho[-1][0]) * 3
+        styles = ["--", "-.", ":"]
+        for i, (name, slope) in enumerate(guides.items()):
+            g = anchor * k**-slope
+            keep = g >= lo_y
+            ax.plot(k[keep], g[keep], color="0.35", ls=styles[i % 3], lw=1.1,
+                    label=f"slope {name}")
+    ax.set_ylim(lo_y / 2, hi_y * 6)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("mode k")
     ax.set_ylabel(r"$\rho_k(t)$")
-    ax.set_title(title)
-    ax.legend(loc="lower left", fontsize=8)
+    ax.set_title(title, fontsize=9)
+    ax.legend(loc="lower left", fontsize=8, framealpha=0.9)
     fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax,
                  label="training time t")
     return fig
@@ -143,5 +162,6 @@ def region_map(k: np.ndarray, t: np.ndarray, labels: np.ndarray, order: Sequence
     cb = fig.colorbar(mesh, ax=ax, ticks=np.arange(len(order)))
     cb.ax.set_yticklabels([f"{n}: {exponents[n]:.3g}" for n in order])
     cb.set_label(r"region: asymptotic $\alpha_{\rm eff}$")
-    ax.legend(loc="lower right", fontsize=8, framealpha=0.7)
+    leg = ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
+    leg.get_frame().set_facecolor("0.6")  # the white k_learn line stays visible
     return fig
