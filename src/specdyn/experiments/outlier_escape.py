@@ -26,6 +26,7 @@ import pandas as pd
 
 from specdyn import _validate as v
 from specdyn import io
+from specdyn.experiments.claims import within
 from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.measure.outliers import find_outliers
 from specdyn.plot import outlier_escape as oplot
@@ -127,8 +128,15 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
         "flagged_before_t_star": flagged_before,
         "outlier_location_max_rel_error_when_clear": loc_err,
     }
+    claims = [
+        within("outliers flagged before t*", float(flagged_before), 0.0, 0.0,
+               note="Tracy-Widom test at level alpha on the bulk before the BBP crossing"),
+        within("measured escape / t* - 1", np.nan if t_meas is None else t_meas / t_star - 1.0,
+               0.0, 0.25, note="first flagged step against the predicted BBP crossing time; "
+                               "detection needs the outlier a fluctuation beyond the edge"),
+    ]
     return ExperimentResult("bbp-escape", out_dir, figures=figures, tables=tables,
-                            summary=summary)
+                            summary=summary, claims=claims)
 
 
 # --------------------------------------------------------------------------
@@ -269,8 +277,14 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
         "two_layer_converged_beyond_naive_2_over_sharpness": int(len(catapult)),
         "two_layer_status_counts": two["status"].value_counts().to_dict(),
     }
+    claims = [
+        within("single layer: cells agreeing with the theory", agree, 0.8, 1.0,
+               note="converged / stalled / diverged against the exact trainability boundary"),
+        within("two layers: converged beyond 2/sharpness", float(len(catapult)), 1, np.inf,
+               note="catapults: learning rates past the naive stability line still converge"),
+    ]
     return ExperimentResult("trainability", out_dir, figures=figures, tables=tables,
-                            summary=summary)
+                            summary=summary, claims=claims)
 
 
 # --------------------------------------------------------------------------
@@ -419,5 +433,14 @@ def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
         "escape_max_over_min": {label: spread(label)
                                 for label in dict.fromkeys(escape["parameterization"])},
     }
+    mup, ntk = grid_shift("mup"), grid_shift("ntk")
+    claims = [
+        within("muP: best lr moves across widths (grid steps)",
+               np.nan if mup is None else float(mup), 0, 1,
+               note=f"lr grid ratio {cfg.lr_step:.3g}; muP transfers the best lr"),
+        within("NTK: best lr moves across widths (grid steps)",
+               np.nan if ntk is None else float(ntk), 2, np.inf,
+               note="under NTK the best lr shifts with width"),
+    ]
     return ExperimentResult("lr-transfer", out_dir, figures=figures, tables=tables,
-                            summary=summary)
+                            summary=summary, claims=claims)

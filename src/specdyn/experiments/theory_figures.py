@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -186,7 +187,9 @@ _REGION_NAMES = {"I": "\\alpha", "II": "3\\alpha+\\beta", "IIIa": "\\alpha+\\bet
           "deep feature learning, the Fig. 2 setting, lazy", Fig3Config, full=_full3)
 def run_fig3(cfg: Fig3Config, out_dir: Path) -> ExperimentResult:
     """Exponent maps of three settings, the four plateaus labelled, and slices at fixed times."""
-    panels, frames, summary = [], [], {}
+    panels: list[dict[str, Any]] = []
+    frames: list[pd.DataFrame] = []
+    summary: dict[str, Any] = {}
     claims: list[Claim] = []
     titles = {"deep-feature-learning": "(a) deep feature learning",
               "fig2-setting": "(b) the paper's Fig. 2 setting", "lazy": "(c) lazy"}

@@ -58,7 +58,8 @@ def fig3(panels: Sequence[Mapping], slices: Mapping) -> Figure:
     ``boundaries`` (name -> k(t)), ``title`` and optional ``marks`` (``(t, k,
     text)`` region labels). ``slices``: ``k``, ``t`` (a few times),
     ``alpha_eff`` (len(t) x len(k)), ``exponents`` (label -> value), ``title``.
-    The colour scale spans the data's minimum to the largest exponent + 0.5. Drawn as a 2 x 2 grid when there are three panels.
+    The colour scale spans the data's minimum to the largest exponent + 0.5.
+    Drawn as a 2 x 2 grid when there are three panels.
     """
     n = len(panels) + 1
     ncols = 2 if n == 4 else n
