@@ -20,6 +20,7 @@ import pandas as pd
 
 from specdyn import _validate as v
 from specdyn import io, theory
+from specdyn._progress import progress
 from specdyn.experiments.claims import within
 from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.plot import linear as lplot
@@ -121,9 +122,9 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
     alpha_th_ck = local_exponent(th)
     late = tr.times >= 0.5 * tr.times[-1]
     gap = float(np.median(alpha_sim[late] - alpha_th_ck[late]))
-    why = (f"simulation - theory, late: {gap:+.3f}. Separating them: finite width "
-           f"N = {cfg.N}, finite samples M = {cfg.M} (the sample covariance is not "
-           f"$\\Lambda$), GD with dt = {cfg.dt:g} against gradient flow")
+    why = (f"simulation - theory, late: {gap:+.3f}\nseparating them: finite width "
+           f"N = {cfg.N},\nfinite samples M = {cfg.M} (the sample covariance is not "
+           f"$\\Lambda$),\nGD with dt = {cfg.dt:g} against gradient flow")
 
     fig = lplot.fig2(tr.times[rows], k, th[rows], tr.spectra[rows], t_fine, alpha_exact,
                      alpha_local_theory, tr.times, alpha_sim, local_ranks=LOCAL_RANKS,
@@ -222,16 +223,16 @@ def run_finite_size(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
     dt = cfg.t_max / 1000.0
     ck = np.unique(np.round(np.geomspace(1, 1000, cfg.n_checkpoints)).astype(int))
     rows = []
-    for axis in ("N", "M"):
-        for size in cfg.sizes:
-            for rep in range(cfg.n_seeds):
-                N, M = (size, None) if axis == "N" else (None, size)
-                tr = train_linear(s, N, M, 1000, dt=dt, method="flow", checkpoints=ck,
-                                  seed=cfg.seed + rep, progress=False)
-                ag = theory_agreement(tr, s)
-                rows.append({"axis": axis, "size": size, "seed": cfg.seed + rep,
-                             "median_abs_log": float(ag.median_abs_log.mean()),
-                             "max_abs_log": float(ag.max_abs_log.mean())})
+    runs = [(axis, size, rep) for axis in ("N", "M") for size in cfg.sizes
+            for rep in range(cfg.n_seeds)]
+    for axis, size, rep in progress(runs, total=len(runs), desc="finite-size"):
+        N, M = (size, None) if axis == "N" else (None, size)
+        tr = train_linear(s, N, M, 1000, dt=dt, method="flow", checkpoints=ck,
+                          seed=cfg.seed + rep, progress=False)
+        ag = theory_agreement(tr, s)
+        rows.append({"axis": axis, "size": size, "seed": cfg.seed + rep,
+                     "median_abs_log": float(ag.median_abs_log.mean()),
+                     "max_abs_log": float(ag.max_abs_log.mean())})
     df = pd.DataFrame(rows)
     tables = [io.write_table(df, out_dir / "finite-size.parquet")]
     summary: dict[str, Any] = {}

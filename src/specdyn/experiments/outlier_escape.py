@@ -26,6 +26,7 @@ import pandas as pd
 
 from specdyn import _validate as v
 from specdyn import io
+from specdyn._progress import progress
 from specdyn.experiments.claims import within
 from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.measure.outliers import find_outliers
@@ -199,19 +200,19 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
     vars_ = np.geomspace(*cfg.var_range, cfg.n_var)
     W_star, _, _ = rank_one_teacher(cfg.N, cfg.M, cfg.theta, seed=cfg.seed)
     rows = []
-    for i, var in enumerate(vars_):
-        for j, lr in enumerate(lrs):
-            run = train_linear_student(W_star, method="online", lr=float(lr), steps=cfg.steps,
-                                       sigma0=float(np.sqrt(var)), batch_size=cfg.batch_size,
-                                       noise_std=cfg.noise_std, replicas=cfg.replicas,
-                                       record=[0], overlaps=False, divergence_factor=1e6,
-                                       seed=cfg.seed + 1000 * i + j)
-            ms = run.mean_sq_error
-            rel = float(ms[-1] / ms[0])
-            rows.append({"model": "single-layer", "lr": lr, "init_var": var,
-                         "rel_error": None if run.diverged else rel,
-                         "diverged_step": run.diverged_step,
-                         "status": _status(run.diverged, rel, cfg.tol)})
+    cells = [(i, var, j, lr) for i, var in enumerate(vars_) for j, lr in enumerate(lrs)]
+    for i, var, j, lr in progress(cells, total=len(cells), desc="trainability: single layer"):
+        run = train_linear_student(W_star, method="online", lr=float(lr), steps=cfg.steps,
+                                   sigma0=float(np.sqrt(var)), batch_size=cfg.batch_size,
+                                   noise_std=cfg.noise_std, replicas=cfg.replicas,
+                                   record=[0], overlaps=False, divergence_factor=1e6,
+                                   seed=cfg.seed + 1000 * i + j)
+        ms = run.mean_sq_error
+        rel = float(ms[-1] / ms[0])
+        rows.append({"model": "single-layer", "lr": lr, "init_var": var,
+                     "rel_error": None if run.diverged else rel,
+                     "diverged_step": run.diverged_step,
+                     "status": _status(run.diverged, rel, cfg.tol)})
     single = pd.DataFrame(rows)
     th_lr = eta_c * np.geomspace(cfg.lr_range[0] / 1.2, cfg.lr_range[1] * 1.2, 300)
     th_var = np.geomspace(cfg.var_range[0] / 1.5, cfg.var_range[1] * 1.5, 200)
@@ -235,7 +236,8 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
     lrs2 = np.geomspace(*cfg.two_layer_lr_range, cfg.n_lr)
     vars2 = np.geomspace(*cfg.two_layer_var_range, cfg.n_var)
     rows2, naive = [], []
-    for i, var in enumerate(vars2):
+    for i, var in progress(list(enumerate(vars2)), total=len(vars2),
+                           desc="trainability: two layers"):
         sharp0 = None
         sharp_end = None
         for j, lr in enumerate(lrs2):
@@ -362,17 +364,14 @@ def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
     grids = {"mup": cfg.mup_lr_min * cfg.lr_step ** np.arange(cfg.n_lr),
              "ntk": cfg.ntk_lr_min * cfg.lr_step ** np.arange(cfg.n_lr)}
     rows = []
-    for par, lrs in grids.items():
-        for N in cfg.widths:
-            for s in range(cfg.seeds):
-                for lr in lrs:
-                    run = train_deep_linear(teacher, depth=cfg.depth, width=N,
-                                            parameterization=par, lr=float(lr),
-                                            steps=cfg.steps, seed=cfg.seed + s)
-                    rows.append({"parameterization": par, "width": N, "seed": s, "lr": lr,
-                                 "diverged": run.diverged,
-                                 "diverged_step": run.diverged_step,
-                                 "loss": None if run.diverged else float(run.loss[-1])})
+    sweep_runs = [(par, N, s, lr) for par, lrs in grids.items() for N in cfg.widths
+                  for s in range(cfg.seeds) for lr in lrs]
+    for par, N, s, lr in progress(sweep_runs, total=len(sweep_runs), desc="lr-transfer: sweep"):
+        run = train_deep_linear(teacher, depth=cfg.depth, width=N, parameterization=par,
+                                lr=float(lr), steps=cfg.steps, seed=cfg.seed + s)
+        rows.append({"parameterization": par, "width": N, "seed": s, "lr": lr,
+                     "diverged": run.diverged, "diverged_step": run.diverged_step,
+                     "loss": None if run.diverged else float(run.loss[-1])})
     raw = pd.DataFrame(rows)
     # seed-average (a diverged seed makes the cell diverged)
     sweep = (raw.groupby(["parameterization", "width", "lr"], as_index=False)

@@ -79,8 +79,8 @@ def fig2(times: np.ndarray, k: np.ndarray, rho_theory: np.ndarray, rho_sim: np.n
     ax_b.legend(fontsize=7, loc="lower right")
     if note:  # room above the curves for the note
         lo_y, hi_y = ax_b.get_ylim()
-        ax_b.set_ylim(lo_y, hi_y + 0.3 * (hi_y - lo_y))
-        ax_b.text(0.02, 0.98, note, transform=ax_b.transAxes, va="top", fontsize=7, wrap=True,
+        ax_b.set_ylim(lo_y, hi_y + 0.45 * (hi_y - lo_y))
+        ax_b.text(0.02, 0.98, note, transform=ax_b.transAxes, va="top", fontsize=7,
                   bbox=dict(fc="white", ec="0.6", alpha=0.9))
     if title:
         fig.suptitle(title, fontsize=9)
