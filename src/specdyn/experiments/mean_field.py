@@ -118,7 +118,7 @@ def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
                                    eta=cfg.eta, temperature=cfg.temperature,
                                    weight_decay=cfg.weight_decay, steps=cfg.steps, seed=seed,
                                    reference_N=cfg.reference_N, replicas=cfg.replicas,
-                                   checkpoints=cfg.checkpoints, w2=True)
+                                   checkpoints=cfg.checkpoints, w2=True, progress=True)
         assert run.w2_distance is not None
         for i, N in enumerate(run.N):
             for j, t in enumerate(run.times):
@@ -210,7 +210,8 @@ def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
     teacher = AtomTeacher(act, atoms)
     run = mean_field_langevin(act, teacher, cfg.N, cfg.d, cfg.n, eta=cfg.eta,
                               temperature=cfg.temperature, weight_decay=cfg.weight_decay,
-                              steps=cfg.steps, seed=cfg.seed, checkpoints=cfg.checkpoints)
+                              steps=cfg.steps, seed=cfg.seed, checkpoints=cfg.checkpoints,
+                              progress=True)
     # odd activations identify (a, w) with (-a, -w): cluster u and -u together
     odd = cfg.activation in ("tanh", "erf", "linear")
     clusters = [cluster_directions(p, threshold_deg=cfg.threshold_deg, symmetric=odd)
@@ -346,7 +347,7 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
     ckpt = np.unique(np.concatenate([np.rint(np.geomspace(1, long, 16)), [0, cfg.steps]]))
     pop = mean_field_langevin(cfg.activation, target, cfg.N, cfg.d, None, steps=long,
                               population_size=cfg.population_size,
-                              checkpoints=ckpt.astype(int).tolist(), **common)
+                              checkpoints=ckpt.astype(int).tolist(), progress=True, **common)
     e_pop_t = np.array([test_error(p) for p in pop.particles])
     e_end = float(e_pop_t[-1])
     e_pop = float(e_pop_t[list(pop.steps).index(cfg.steps)])  # at the budget's time
@@ -362,7 +363,8 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
              for n, s in zip(cfg.n_values, stat, strict=True)]
     chaos = propagation_of_chaos(cfg.activation, target, cfg.chaos_N_values, cfg.d, cfg.chaos_n,
                                  steps=cfg.chaos_steps, reference_N=cfg.chaos_reference_N,
-                                 replicas=cfg.chaos_replicas, checkpoints=2, **common)
+                                 replicas=cfg.chaos_replicas, checkpoints=2, progress=True,
+                                 **common)
     rows += [{"part": "particle", "knob": "N", "x": float(N), "value": float(g)}
              for N, g in zip(chaos.N, chaos.function_gap[:, -1], strict=True)]
     link = target.fn if target.fn is not None else target.link
