@@ -45,7 +45,7 @@ def letter_panels(fig: Figure) -> None:
     for i, ax in enumerate(panels):
         title = ax.get_title()
         if not _LETTERED.match(title):
-            ax.set_title(f"({chr(ord('a') + i)}) {title}".rstrip())
+            ax.title.set_text(f"({chr(ord('a') + i)}) {title}".rstrip())  # keeps the font
 
 
 def save_figure(fig: Figure, stem: str | Path) -> list[Path]:
