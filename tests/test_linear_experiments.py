@@ -20,10 +20,10 @@ def test_fig2_quick_run_writes_data_and_agrees(tmp_path: Path) -> None:
     cfg = Fig2Config(D=16, N=256, M=256, steps=300, n_checkpoints=12, n_curves=4)
     res = run_experiment("fig2", tmp_path, config=cfg)
     out = tmp_path / "fig2"
-    for name in ("fig2.png", "fig2.pdf", "fig2_spectra.parquet", "fig2_alpha.parquet",
+    for name in ("fig2.png", "fig2.pdf", "fig2.parquet", "fig2_alpha.parquet",
                  "fig2_agreement.parquet", "fig2_settings.json", "record.json"):
         assert (out / name).exists(), name
-    spec = pd.read_parquet(out / "fig2_spectra.parquet")
+    spec = pd.read_parquet(out / "fig2.parquet")
     assert set(spec.columns) == {"step", "t", "k", "rho_sim", "rho_theory"}
     # the stored theory is theory.rho itself (independent evaluation here)
     s = PowerLawSetting.paper(0.1, 2.0, D=16)
@@ -39,10 +39,10 @@ def test_fig2_quick_run_writes_data_and_agrees(tmp_path: Path) -> None:
 def test_finite_size_quick_run(tmp_path: Path) -> None:
     cfg = FiniteSizeConfig(D=8, sizes=(32, 512), t_max=50.0, n_checkpoints=4, n_seeds=1)
     res = run_experiment("finite-size", tmp_path, config=cfg)
-    df = pd.read_parquet(tmp_path / "finite-size" / "finite_size.parquet")
+    df = pd.read_parquet(tmp_path / "finite-size" / "finite-size.parquet")
     assert len(df) == 4 and set(df.axis) == {"N", "M"}
     assert res.summary["slope_median_vs_N"] < 0 and res.summary["slope_median_vs_M"] < 0
-    assert (tmp_path / "finite-size" / "finite_size.png").exists()
+    assert (tmp_path / "finite-size" / "finite-size.png").exists()
 
 
 @pytest.mark.parametrize("name, cls", [("fig2", Fig2Config), ("finite-size", FiniteSizeConfig)])

@@ -105,7 +105,7 @@ def test_fig4_experiment_writes_outputs(tmp_path) -> None:
                      device="cpu")
     res = run_experiment("fig4", tmp_path, config=cfg)
     names = {p.name for p in res.figures + res.tables}
-    assert {"fig4.png", "fig4.pdf", "data.parquet", "fig4_slopes.parquet"} <= names
+    assert {"fig4.png", "fig4.pdf", "fig4.parquet", "fig4_slopes.parquet"} <= names
     rec = io.read_json(tmp_path / "fig4" / "record.json")
     assert rec["status"] == "finished" and rec["config"]["D"] == 12
     s = res.summary

@@ -1,21 +1,125 @@
-"""``specdyn reproduce``: run named experiments (paper figures and related works)."""
+"""``specdyn reproduce``: run named experiments (paper figures and related works).
+
+Prints an overall ``[k/n]`` counter with the elapsed time, each experiment's own
+progress bars (stderr), and ends with a summary table: experiment, status, wall
+time and its claims held / not held with the measured numbers. The same table
+is written as ``OUT/claims.parquet`` and ``OUT/claims.json``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import time
 from pathlib import Path
+from typing import Any
 
-from specdyn import experiments
+import pandas as pd
+
+from specdyn import experiments, io
 from specdyn.cli._args import output_folder
 from specdyn.experiments import config as cfgmod
 from specdyn.experiments.store import failed_record_path
 
+#: Environment variables that size the thread pools of OpenMP, MKL and OpenBLAS.
+THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def default_threads() -> int:
+    """Threads for torch and BLAS: the cores left free by the current load, at least 1.
+
+    ``os.cpu_count()`` minus the 1-minute load average, rounded. On a shared
+    machine more threads than free cores make OpenMP and BLAS workers spin
+    against each other (measured in ``benchmarks/reproduce.py``).
+    """
+    cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # pragma: no cover - not on every platform
+        load = 0.0
+    return max(1, min(cores, round(cores - load)))
+
+
+def set_threads(n: int) -> None:
+    """Limit torch, the BLAS of this process and of every child process to ``n`` threads.
+
+    Environment variables the user set are kept (children read them at start);
+    ``OMP_WAIT_POLICY=PASSIVE`` stops idle OpenMP threads from spinning.
+    """
+    for name in THREAD_ENV:
+        os.environ.setdefault(name, str(n))
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    from specdyn._torch import torch
+
+    torch().set_num_threads(n)
+    try:  # numpy's BLAS is loaded already; threadpoolctl (optional) resizes it
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - optional
+        return
+    threadpool_limits(n)
+
+
+def _fmt_time(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m}:{s:02d}" if m < 60 else f"{m // 60}:{m % 60:02d}:{s:02d}"
+
+
+def _fmt_measured(x: Any) -> str:
+    if isinstance(x, float):
+        return "nan" if not math.isfinite(x) else f"{x:.4g}"
+    return "-" if x is None else str(x)
+
+
+def claims_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per claim (or per experiment without claims) of a reproduce run."""
+    cols = ["experiment", "status", "wall_time_s", "claim", "expected", "measured", "held",
+            "full_only", "note"]
+    out = []
+    for r in rows:
+        claims = r.get("claims") or [None]
+        for c in claims:
+            out.append({"experiment": r["experiment"], "status": r["status"],
+                        "wall_time_s": r["wall_time_s"],
+                        "claim": None if c is None else c["name"],
+                        "expected": None if c is None else c["expected"],
+                        "measured": None if c is None else _fmt_measured(c["measured"]),
+                        "held": None if c is None else bool(c["held"]),
+                        "full_only": None if c is None else bool(c.get("full_only", False)),
+                        "note": None if c is None else c.get("note", "")})
+    return pd.DataFrame(out, columns=cols)
+
+
+def format_summary(rows: list[dict[str, Any]]) -> str:
+    """The closing table: experiment, status, wall time, claims held, then every claim."""
+    lines = [f"{'experiment':<22} {'status':<8} {'wall':>7}  claims held"]
+    for r in rows:
+        claims = r.get("claims") or []
+        held = sum(bool(c["held"]) for c in claims)
+        lines.append(f"{r['experiment']:<22} {r['status']:<8} {_fmt_time(r['wall_time_s']):>7}  "
+                     f"{held}/{len(claims)}" if claims else
+                     f"{r['experiment']:<22} {r['status']:<8} {_fmt_time(r['wall_time_s']):>7}  "
+                     f"{'-' if r['status'] != 'finished' else 'none declared'}")
+    lines.append("")
+    width = max([len(c["name"]) for r in rows for c in r.get("claims") or []] + [5])
+    for r in rows:
+        for c in r.get("claims") or []:
+            mark = "held" if c["held"] else ("NOT HELD (expected at --full)"
+                                             if c.get("full_only") else "NOT HELD")
+            lines.append(f"  {r['experiment']:<22} {c['name']:<{width}}  "
+                         f"measured {_fmt_measured(c['measured']):>10}  "
+                         f"expected {c['expected']:<18} {mark}")
+    return "\n".join(lines)
+
 
 def _reproduce_cmd(args: argparse.Namespace) -> int:
     names = args.names or experiments.names()
-    for name in names:  # fail on a bad name before any work starts
-        experiments.get(name)
+    unknown = [n for n in names if n not in experiments.names()]
+    if unknown:  # fail on a bad name before any work starts
+        raise ValueError(f"unknown experiment {unknown[0]!r}; valid names: "
+                         f"{', '.join(experiments.names())}")
+    if args.threads is not None and args.threads < 1:
+        raise ValueError(f"--threads must be an integer >= 1, got {args.threads}")
     if args.config and len(names) != 1:
         raise ValueError("--config applies to exactly one experiment name")
     if args.print_config:
@@ -32,23 +136,47 @@ def _reproduce_cmd(args: argparse.Namespace) -> int:
         configs[name] = (cfgmod.load_config(args.config, exp.config_cls, experiment=name)
                          if args.config
                          else exp.config(args.full))
+    threads = args.threads or default_threads()
+    set_threads(threads)
     out = Path(args.out)
-    failures = 0
-    for name in names:
+    n = len(names)
+    print(f"[specdyn] {n} experiment(s) into {out}/ "
+          f"({'--full' if args.full else 'quick'} sizes, {threads} thread(s))", flush=True)
+    t0 = time.perf_counter()
+    rows: list[dict[str, Any]] = []
+    for i, name in enumerate(names, 1):
         start = time.perf_counter()
-        print(f"[specdyn] {name}: running ...", flush=True)
+        print(f"[{i}/{n}] {name} ... (elapsed {_fmt_time(start - t0)})", flush=True)
         try:
             res = experiments.run_experiment(name, out, config=configs[name])
         except Exception as err:  # keep going: one failed figure must not lose the others
-            failures += 1
+            wall = time.perf_counter() - start
+            rows.append({"experiment": name, "status": "failed", "wall_time_s": wall,
+                         "claims": []})
             record = failed_record_path(out / name)  # a busy folder records nothing
-            print(f"[specdyn] {name}: FAILED ({type(err).__name__}: {err})"
+            print(f"[{i}/{n}] {name}: FAILED after {_fmt_time(wall)} "
+                  f"({type(err).__name__}: {err})"
                   + (f"; traceback in {record}" if record.exists() else ""), flush=True)
             continue
+        wall = time.perf_counter() - start
+        claims = [c.to_dict() for c in res.claims]
+        rows.append({"experiment": name, "status": "finished", "wall_time_s": wall,
+                     "claims": claims})
+        held = sum(c["held"] for c in claims)
         files = ", ".join(p.name for p in res.figures + res.tables)
-        print(f"[specdyn] {name}: done in {time.perf_counter() - start:.1f} s -> "
-              f"{res.out_dir} ({files})", flush=True)
-    return 1 if failures else 0
+        print(f"[{i}/{n}] {name}: done in {_fmt_time(wall)}, claims held {held}/{len(claims)}"
+              f" -> {res.out_dir} ({files})", flush=True)
+    print(f"\n[specdyn] finished {n} experiment(s) in {_fmt_time(time.perf_counter() - t0)}"
+          f" ({threads} thread(s))\n", flush=True)
+    print(format_summary(rows), flush=True)
+    df = claims_frame(rows)
+    io.write_table(df, out / "claims.parquet")
+    io.write_json({"threads": threads, "full": bool(args.full),
+                   "wall_time_s": time.perf_counter() - t0, "experiments": rows},
+                  out / "claims.json")
+    print(f"\n[specdyn] claims table: {out / 'claims.parquet'} (and claims.json)", flush=True)
+    failed = sum(r["status"] != "finished" for r in rows)
+    return 1 if failed else 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,8 +184,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "reproduce",
         help="run named experiments (all by default) into an output folder",
-        description="Reproduce paper figures and related-work experiments. Each writes PNG "
-                    "and PDF figures, Parquet data and a JSON record of its settings.",
+        description="Reproduce paper figures and related-work experiments. Each writes "
+                    "NAME.png, NAME.pdf, NAME.parquet and a JSON record of its settings and "
+                    "claims; the run ends with a table of every claim, held or not.",
     )
     p.add_argument("names", nargs="*", metavar="NAME",
                    help="experiments to run (default: all). Known: "
@@ -66,6 +195,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="specdyn-out", type=output_folder,
                    help="output folder (default ./specdyn-out)")
     p.add_argument("--config", default=None, help="TOML file with the experiment's config")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch and BLAS threads (default: the cores the load leaves free, "
+                        ">= 1)")
     p.add_argument("--print-config", action="store_true",
                    help="print the config (TOML) that would be used, and exit")
     p.set_defaults(func=_reproduce_cmd)

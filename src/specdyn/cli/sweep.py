@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
+from specdyn import io
 from specdyn.cli import CommandError
 from specdyn.cli._args import output_folder
 
@@ -60,12 +62,60 @@ def _sweep_cmd(args: argparse.Namespace) -> int:
     return 1 if report.failed else 0
 
 
-def results_table(path: Path) -> pd.DataFrame:
-    """The runs at ``path`` (sweep or experiment folder) with status and summary numbers.
+def _experiment_dirs(path: Path) -> list[Path]:
+    """Subfolders of a ``specdyn reproduce`` output folder that hold a ``record.json``."""
+    return sorted(d for d in path.iterdir() if d.is_dir() and (d / "record.json").is_file())
 
-    A sweep's points without a record yet are listed as ``pending``.
+
+def _claims_cell(claims: list[dict[str, Any]] | None) -> str:
+    if not claims:
+        return "-"
+    held = sum(bool(c.get("held")) for c in claims)
+    return f"{held}/{len(claims)}"
+
+
+def _not_held(claims: list[dict[str, Any]] | None) -> str:
+    bad = [c for c in claims or [] if not c.get("held")]
+    return "; ".join(f"{c['name']}: {_short(c.get('measured'))} (expected {c['expected']}"
+                     f"{', at --full' if c.get('full_only') else ''})" for c in bad) or "-"
+
+
+def _short(x: Any) -> str:
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return "-" if x is None else str(x)
+
+
+def results_table(path: Path) -> pd.DataFrame:
+    """The runs at ``path`` with status and summary numbers.
+
+    ``path`` is a sweep folder (a sweep's points without a record yet are listed
+    as ``pending``), an experiment folder, or the output folder of ``specdyn
+    reproduce`` (one row per experiment: status, wall time, claims held /
+    declared and the claims not held with their numbers; an attempt that failed
+    beside a kept earlier result is listed too).
     """
     from specdyn.experiments import store
+
+    if not (path / "runs").is_dir() and not (path / "record.json").is_file() \
+            and path.is_dir():
+        failed = sorted(path.glob("*.failed.json"))
+        if not _experiment_dirs(path) and not failed:
+            raise ValueError(f"no run records in {str(path)!r}: expected a sweep folder "
+                             "(runs/*.json), an experiment folder (record.json) or a "
+                             "`specdyn reproduce` folder (NAME/record.json)")
+        rows = []
+        for f in [d / "record.json" for d in _experiment_dirs(path)] + failed:
+            rec = io.read_json(f)
+            claims = rec.get("claims")
+            err = rec.get("error")
+            name = f.parent.name if f.name == "record.json" else \
+                f.name[: -len(".failed.json")]
+            rows.append({"experiment": name, "status": rec.get("status"),
+                         "wall_time_s": rec.get("wall_time_s"),
+                         "claims_held": _claims_cell(claims), "not_held": _not_held(claims),
+                         "error": err.strip().splitlines()[-1] if err else None})
+        return pd.DataFrame(rows)
 
     records = store.load_records(path)
     if (path / store.SWEEP_META).exists():
@@ -76,10 +126,58 @@ def results_table(path: Path) -> pd.DataFrame:
     return records.drop(columns=["config"], errors="ignore")
 
 
+def _print_nested(value: Any, indent: int = 2) -> None:
+    """``key = value`` lines, one level of indentation per nested dict; long lists cut."""
+    pad = " " * indent
+    for key, x in value.items():
+        if isinstance(x, dict):
+            print(f"{pad}{key}:")
+            _print_nested(x, indent + 2)
+            continue
+        if isinstance(x, float):
+            text = f"{x:.6g}"
+        elif isinstance(x, list) and len(x) > 8:
+            text = "[" + ", ".join(_short(y) for y in x[:8]) + f", ... ({len(x)} values)]"
+        elif isinstance(x, list):
+            text = "[" + ", ".join(_short(y) for y in x) + "]"
+        else:
+            text = str(x)
+        print(f"{pad}{key} = {text}")
+
+
+def _print_record(path: Path) -> None:
+    """One experiment folder, readably: status, config, summary (nested), claims."""
+    rec = io.read_json(path / "record.json")
+    print(f"{path}: {rec.get('status')} in {_short(rec.get('wall_time_s'))} s "
+          f"(specdyn {rec.get('specdyn_version', '?')}, host {rec.get('host', '?')})")
+    if rec.get("error"):
+        print(f"  error: {rec['error'].strip().splitlines()[-1]}")
+    for section in ("config", "summary"):
+        if rec.get(section):
+            print(f"{section}:")
+            _print_nested(rec[section])
+    if rec.get("claims"):
+        print("claims:")
+        for c in rec["claims"]:
+            mark = "held" if c["held"] else ("NOT HELD (expected at --full)"
+                                             if c.get("full_only") else "NOT HELD")
+            print(f"  {c['name']}: measured {_short(c.get('measured'))}, "
+                  f"expected {c['expected']}: {mark}")
+    files = (rec.get("figures") or []) + (rec.get("tables") or [])
+    if files:
+        print(f"files: {', '.join(files)}")
+
+
 def _results_cmd(args: argparse.Namespace) -> int:
     path = Path(args.path)
     if not path.exists():
         raise ValueError(f"PATH: {str(path)!r} does not exist")
+    if (path / "record.json").is_file() and not (path / "runs").is_dir():
+        try:
+            _print_record(path)
+        except (ValueError, OSError, KeyError, TypeError, AttributeError) as err:
+            raise ValueError(f"PATH: {_unreadable(path) or err}") from None
+        return 0
     try:
         table = results_table(path)
     except (ValueError, OSError, KeyError, TypeError, AttributeError) as err:
@@ -99,8 +197,10 @@ def _results_cmd(args: argparse.Namespace) -> int:
         if table[col].dtype == object:
             table[col] = table[col].map(lambda x: "-" if x is None else x)
     with pd.option_context("display.max_rows", args.max_rows, "display.width", 160,
-                           "display.max_columns", 40, "display.float_format", "{:.6g}".format):
-        print(table.to_string(index=False, na_rep="-", max_rows=args.max_rows))
+                           "display.max_columns", 40, "display.max_colwidth", 70,
+                           "display.float_format", "{:.6g}".format):
+        print(table.to_string(index=False, na_rep="-", max_rows=args.max_rows,
+                              max_colwidth=70))
     return 0
 
 
@@ -155,8 +255,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_sweep_cmd)
 
     p = sub.add_parser(
-        "results", help="list the runs in a sweep or experiment folder",
-        description="List runs with their status, setting, wall time and summary numbers. "
+        "results", help="list the runs in a sweep, experiment or reproduce folder",
+        description="List runs with their status, setting, wall time and summary numbers; "
+                    "on a `specdyn reproduce` folder one row per experiment with its "
+                    "claims; on one experiment folder its config, summary and claims. "
                     "In Python: specdyn.io.load(PATH) gives the data table, "
                     "specdyn.io.load_records(PATH) this list.")
     p.add_argument("path", metavar="PATH")

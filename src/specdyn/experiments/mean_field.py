@@ -30,6 +30,7 @@ import pandas as pd
 from specdyn import _validate as v
 from specdyn import io
 from specdyn.data.hermite import HermiteTarget, hermite_coefficients
+from specdyn.experiments.claims import within
 from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.plot import mean_field as mplot
 from specdyn.plot import save_figure
@@ -117,7 +118,8 @@ def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
                                    dt=cfg.eta, temperature=cfg.temperature,
                                    weight_decay=cfg.weight_decay, steps=cfg.steps, seed=seed,
                                    reference_N=cfg.reference_N, replicas=cfg.replicas,
-                                   checkpoints=Schedule.even(cfg.checkpoints), w2=True)
+                                   checkpoints=Schedule.even(cfg.checkpoints), w2=True,
+                                   progress=True)
         assert run.w2_distance is not None
         for i, N in enumerate(run.N):
             for j, t in enumerate(run.times):
@@ -142,7 +144,10 @@ def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
                "slope_spread": float(np.ptp(per_seed)),
                "slope_in_claimed_range": bool(-1.3 <= slope <= -0.7),
                "reference_N": cfg.reference_N, "t_final": float(times[-1])}
-    return ExperimentResult("propagation-of-chaos", out_dir, figures, [table], summary)
+    claims = [within("slope of the coupled distance against N", float(slope), -1.2, -0.8,
+                     note="least squares over N of the seed-mean squared distance at the end; "
+                          "claim O(1/N)")]
+    return ExperimentResult("propagation-of-chaos", out_dir, figures, [table], summary, claims)
 
 
 # --------------------------------------------------------------------------------------
@@ -207,7 +212,8 @@ def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
     run = mean_field_langevin(act, teacher, cfg.N, cfg.d, cfg.n, dt=cfg.eta,
                               temperature=cfg.temperature, weight_decay=cfg.weight_decay,
                               steps=cfg.steps, seed=cfg.seed,
-                              checkpoints=Schedule.even(cfg.checkpoints))
+                              checkpoints=Schedule.even(cfg.checkpoints),
+                              progress=True)
     # odd activations identify (a, w) with (-a, -w): cluster u and -u together
     odd = cfg.activation in ("tanh", "erf", "linear")
     clusters = [cluster_directions(p, threshold_deg=cfg.threshold_deg, symmetric=odd)
@@ -228,12 +234,15 @@ def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
                           "n_clusters": clusters[j].K}
                          for j, (s, t) in enumerate(zip(run.steps, run.times, strict=True))
                          for k in (1, 2, 3)])
-    tables = [io.write_table(df, out_dir / "sparse-atoms-particles.parquet"),
-              io.write_table(mass, out_dir / "sparse-atoms-mass.parquet")]
+    tables = [io.write_table(df, out_dir / "sparse-atoms.parquet"),
+              io.write_table(mass, out_dir / "sparse-atoms_mass.parquet")]
     summary = {"top2_mass": end.top_mass(2), "n_atoms_90": end.n_atoms(0.9),
                "n_clusters": end.K, "angle_to_teacher_deg": angles.tolist(),
                "final_loss": float(run.loss[-1]), "claim_met": bool(end.top_mass(2) >= 0.9)}
-    return ExperimentResult("sparse-atoms", out_dir, figures, tables, summary)
+    claims = [within("mass in the two heaviest clusters", end.top_mass(2), 0.9, 1.0,
+                     note="|a|-weighted direction clusters at the end; the teacher has two "
+                          "atoms")]
+    return ExperimentResult("sparse-atoms", out_dir, figures, tables, summary, claims)
 
 
 # --------------------------------------------------------------------------------------
@@ -341,7 +350,7 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
     ckpt = np.unique(np.concatenate([np.rint(np.geomspace(1, long, 16)), [0, cfg.steps]]))
     pop = mean_field_langevin(cfg.activation, target, cfg.N, cfg.d, None, steps=long,
                               population_size=cfg.population_size,
-                              checkpoints=ckpt.astype(int).tolist(), **common)
+                              checkpoints=ckpt.astype(int).tolist(), progress=True, **common)
     e_pop_t = np.array([test_error(p) for p in pop.particles])
     e_end = float(e_pop_t[-1])
     e_pop = float(e_pop_t[list(pop.steps).index(cfg.steps)])  # at the budget's time
@@ -358,6 +367,7 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
     chaos = propagation_of_chaos(cfg.activation, target, cfg.chaos_N_values, cfg.d, cfg.chaos_n,
                                  steps=cfg.chaos_steps, reference_N=cfg.chaos_reference_N,
                                  replicas=cfg.chaos_replicas, checkpoints=Schedule.even(2),
+                                 progress=True,
                                  **common)
     rows += [{"part": "particle", "knob": "N", "x": float(N), "value": float(g)}
              for N, g in zip(chaos.N, chaos.function_gap[:, -1], strict=True)]
@@ -390,4 +400,6 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
                "particle_slope_vs_N": slope_N,
                "hermite_tail_K2": float(tail[min(2, cfg.K_max)]),
                "n_clusters_90": clusters.n_atoms(0.9)}
-    return ExperimentResult("error-budget", out_dir, figures, [table], summary)
+    claims = [within("particle error slope against N", slope_N, -1.2, -0.8,
+                     note="function gap to a coupled reference at the end; claim O(1/N)")]
+    return ExperimentResult("error-budget", out_dir, figures, [table], summary, claims)

@@ -27,6 +27,8 @@ import pandas as pd
 
 from specdyn import _validate as v
 from specdyn import io
+from specdyn._progress import progress
+from specdyn.experiments.claims import within
 from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.measure.outliers import find_outliers
 from specdyn.plot import outlier_escape as oplot
@@ -128,14 +130,14 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
              "value": path.right_overlap2[i]},
         ]
     df = pd.DataFrame(rows)
-    tables = [io.write_table(df, out_dir / "bbp_escape.parquet")]
+    tables = [io.write_table(df, out_dir / "bbp-escape.parquet")]
     fig = oplot.plot_bbp_escape(
         run.record_steps, run.singular_values[:, :k], theory_steps=fine_t,
         bulk_edge=fine.bulk_edge, outlier=fine.singular_value, detected=fine.detected,
         t_star=t_star, t_measured=t_meas, left_overlap2=run.left_overlap2,
         right_overlap2=run.right_overlap2, theory_left2=fine.left_overlap2,
         theory_right2=fine.right_overlap2)
-    figures = save_figure(fig, out_dir / "bbp_escape")
+    figures = save_figure(fig, out_dir / "bbp-escape")
     summary = {
         "t_star": t_star,
         "escape_step_theory": oe.bbp_escape_step(cfg.theta, cfg.sigma0, c, cfg.lr),
@@ -144,8 +146,15 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
         "flagged_before_t_star": flagged_before,
         "outlier_location_max_rel_error_when_clear": loc_err,
     }
+    claims = [
+        within("outliers flagged before t*", float(flagged_before), 0.0, 0.0,
+               note="Tracy-Widom test at level alpha on the bulk before the BBP crossing"),
+        within("measured escape / t* - 1", np.nan if t_meas is None else t_meas / t_star - 1.0,
+               0.0, 0.25, note="first flagged step against the predicted BBP crossing time; "
+                               "detection needs the outlier a fluctuation beyond the edge"),
+    ]
     return ExperimentResult("bbp-escape", out_dir, figures=figures, tables=tables,
-                            summary=summary)
+                            summary=summary, claims=claims)
 
 
 # --------------------------------------------------------------------------
@@ -202,20 +211,20 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
     vars_ = np.geomspace(*cfg.var_range, cfg.n_var)
     W_star, _, _ = rank_one_teacher(cfg.N, cfg.M, cfg.theta, seed=cfg.seed)
     rows = []
-    for i, var in enumerate(vars_):
-        for j, lr in enumerate(lrs):
-            run, div = _run_or_partial(
-                train_linear_student, W_star, method="online", lr=float(lr), steps=cfg.steps,
-                sigma0=float(np.sqrt(var)), batch_size=cfg.batch_size,
-                noise_std=cfg.noise_std, replicas=cfg.replicas, checkpoints=[0],
-                overlaps=False, divergence_factor=1e6, seed=cfg.seed + 1000 * i + j)
-            ms = run.mean_sq_error
-            rel = float(ms[-1] / ms[0])
-            rows.append({"model": "single-layer", "lr": lr, "init_var": var,
-                         "rel_error": None if div is not None else rel,
-                         "diverged_step": div,
-                         "status": str(oe.trainability_status(rel, cfg.tol,
-                                                                diverged=div is not None))})
+    cells = [(i, var, j, lr) for i, var in enumerate(vars_) for j, lr in enumerate(lrs)]
+    for i, var, j, lr in progress(cells, total=len(cells), desc="trainability: single layer"):
+        run, div = _run_or_partial(
+            train_linear_student, W_star, method="online", lr=float(lr), steps=cfg.steps,
+            sigma0=float(np.sqrt(var)), batch_size=cfg.batch_size,
+            noise_std=cfg.noise_std, replicas=cfg.replicas, checkpoints=[0],
+            overlaps=False, divergence_factor=1e6, seed=cfg.seed + 1000 * i + j)
+        ms = run.mean_sq_error
+        rel = float(ms[-1] / ms[0])
+        rows.append({"model": "single-layer", "lr": lr, "init_var": var,
+                     "rel_error": None if div is not None else rel,
+                     "diverged_step": div,
+                     "status": str(oe.trainability_status(rel, cfg.tol,
+                                                            diverged=div is not None))})
     single = pd.DataFrame(rows)
     th_lr = eta_c * np.geomspace(cfg.lr_range[0] / 1.2, cfg.lr_range[1] * 1.2, 300)
     th_var = np.geomspace(cfg.var_range[0] / 1.5, cfg.var_range[1] * 1.5, 200)
@@ -239,7 +248,8 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
     lrs2 = np.geomspace(*cfg.two_layer_lr_range, cfg.n_lr)
     vars2 = np.geomspace(*cfg.two_layer_var_range, cfg.n_var)
     rows2, naive = [], []
-    for i, var in enumerate(vars2):
+    for i, var in progress(list(enumerate(vars2)), total=len(vars2),
+                           desc="trainability: two layers"):
         sharp0 = None
         sharp_end = None
         for j, lr in enumerate(lrs2):
@@ -281,8 +291,14 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
         "two_layer_converged_beyond_naive_2_over_sharpness": int(len(catapult)),
         "two_layer_status_counts": two["status"].value_counts().to_dict(),
     }
+    claims = [
+        within("single layer: cells agreeing with the theory", agree, 0.8, 1.0,
+               note="converged / stalled / diverged against the exact trainability boundary"),
+        within("two layers: converged beyond 2/sharpness", float(len(catapult)), 1, np.inf,
+               note="catapults: learning rates past the naive stability line still converge"),
+    ]
     return ExperimentResult("trainability", out_dir, figures=figures, tables=tables,
-                            summary=summary)
+                            summary=summary, claims=claims)
 
 
 # --------------------------------------------------------------------------
@@ -360,17 +376,16 @@ def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
     grids = {"mup": cfg.mup_lr_min * cfg.lr_step ** np.arange(cfg.n_lr),
              "ntk": cfg.ntk_lr_min * cfg.lr_step ** np.arange(cfg.n_lr)}
     rows = []
-    for par, lrs in grids.items():
-        for N in cfg.widths:
-            for s in range(cfg.seeds):
-                for lr in lrs:
-                    run, div = _run_or_partial(train_deep_linear, teacher, depth=cfg.depth,
-                                               N=N, parameterization=par, lr=float(lr),
-                                               steps=cfg.steps, seed=cfg.seed + s)
-                    rows.append({"parameterization": par, "width": N, "seed": s, "lr": lr,
-                                 "diverged": div is not None,
-                                 "diverged_step": div,
-                                 "loss": None if div is not None else float(run.loss[-1])})
+    sweep_runs = [(par, N, s, lr) for par, lrs in grids.items() for N in cfg.widths
+                  for s in range(cfg.seeds) for lr in lrs]
+    for par, N, s, lr in progress(sweep_runs, total=len(sweep_runs), desc="lr-transfer: sweep"):
+        run, div = _run_or_partial(train_deep_linear, teacher, depth=cfg.depth,
+                                   N=N, parameterization=par, lr=float(lr),
+                                   steps=cfg.steps, seed=cfg.seed + s)
+        rows.append({"parameterization": par, "width": N, "seed": s, "lr": lr,
+                     "diverged": div is not None,
+                     "diverged_step": div,
+                     "loss": None if div is not None else float(run.loss[-1])})
     raw = pd.DataFrame(rows)
     # seed-average (a diverged seed makes the cell diverged)
     sweep = (raw.groupby(["parameterization", "width", "lr"], as_index=False)
@@ -405,11 +420,11 @@ def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
               .agg(escape_step=("escape_step", lambda x: x.mean() if x.notna().all() else None),
                    budget=("budget", "first"), max_top_over_edge=("max_top_over_edge", "mean")))
     sweep_out = raw.assign(kind="sweep")
-    tables = [io.write_table(sweep_out, out_dir / "lr_transfer_sweep.parquet"),
-              io.write_table(eraw, out_dir / "lr_transfer_escape.parquet")]
+    tables = [io.write_table(sweep_out, out_dir / "lr-transfer.parquet"),
+              io.write_table(eraw, out_dir / "lr-transfer_escape.parquet")]
     fig = oplot.plot_lr_transfer(sweep, escape, escape_series=list(dict.fromkeys(
         escape["parameterization"])))
-    figures = save_figure(fig, out_dir / "lr_transfer")
+    figures = save_figure(fig, out_dir / "lr-transfer")
 
     def grid_shift(par: str) -> int | None:
         idx = [int(np.argmin(np.abs(grids[par] - b))) for (p, _), b in best.items()
@@ -432,5 +447,19 @@ def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
         "escape_max_over_min": {label: spread(label)
                                 for label in dict.fromkeys(escape["parameterization"])},
     }
+    mup, ntk = grid_shift("mup"), grid_shift("ntk")
+    claims = [
+        within("muP: best lr moves across widths (grid steps)",
+               np.nan if mup is None else float(mup), 0, 1,
+               note=f"lr grid ratio {cfg.lr_step:.3g}; muP transfers the best lr"),
+        within("NTK - muP: how much further the best lr moves (grid steps)",
+               np.nan if mup is None or ntk is None else float(ntk - mup), 1, np.inf,
+               note="the best lr moves with width under NTK, not under muP"),
+        within("NTK: best lr moves across widths (grid steps)",
+               np.nan if ntk is None else float(ntk), 2, np.inf,
+               note=f"quick widths span only {max(cfg.widths) // min(cfg.widths)}x; "
+                    "expected over the --full widths (16x), not checked at this size",
+               full_only=True),
+    ]
     return ExperimentResult("lr-transfer", out_dir, figures=figures, tables=tables,
-                            summary=summary)
+                            summary=summary, claims=claims)

@@ -35,6 +35,7 @@ import pandas as pd
 
 from specdyn import _validate as v
 from specdyn import io
+from specdyn.experiments.claims import within
 from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.settings import PowerLawSetting
 from specdyn.theory.boundaries import feature_boundary, lazy_boundary
@@ -150,7 +151,7 @@ def run(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
         "final_loss": rec["summary.final_loss"],
         "run_id": rec["run_id"],
     }).sort_values(["sigma_ratio", "gamma_ratio"]).reset_index(drop=True)
-    table = io.write_table(points, out_dir / "regime_map.parquet")
+    table = io.write_table(points, out_dir / "regime-map.parquet")
 
     n = cfg.theory_resolution
     fine = theory_labels(cfg, np.geomspace(cfg.ratio_min, cfg.ratio_max, n),
@@ -182,5 +183,16 @@ def run(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
     for label, vals in by:
         summary[f"delta_alpha_{label}_max"] = float(vals.max())
         summary[f"delta_alpha_{label}_min"] = float(vals.min())
+    lazy = points.loc[points["regime"] == "lazy", "delta_alpha"]
+    fl = points.loc[points["regime"] == "feature-learning", "delta_alpha"]
+    claims = [
+        within("max lazy / min feature-learning exponent change",
+               float(lazy.max() / fl.min()) if len(lazy) and len(fl) else np.nan, 0.0, 1.0,
+               note="simulation: every lazy cell changes its exponent less than every "
+                    "feature-learning cell"),
+        within("max |simulation - theory| exponent change",
+               summary["max_abs_sim_minus_theory"], 0.0, 0.15,  # type: ignore[arg-type]
+               note=f"finite width N = {cfg.N} and GD against the N = inf theory"),
+    ]
     return ExperimentResult("regime-map", out_dir, figures=figures, tables=[table],
-                            summary=summary)
+                            summary=summary, claims=claims)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import matplotlib
@@ -22,8 +23,37 @@ def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = 4.8,
     return fig, list(axes.ravel())
 
 
+_LETTERED = re.compile(r"^\([a-z]\)")
+
+
+def letter_panels(fig: Figure) -> None:
+    """Prefix the title of each panel of a multi-panel figure with ``(a)``, ``(b)``, ...
+
+    Panels are the visible axes that are not colorbars or twins, in creation
+    order (row by row for :func:`new_figure`); a title that already starts with a letter
+    in parentheses is left alone, and so is a figure with one panel.
+    """
+    panels: list = []
+    for ax in fig.axes:
+        if not ax.get_visible() or ax.get_label() == "<colorbar>":
+            continue
+        if any(ax.get_position().bounds == p.get_position().bounds for p in panels):
+            continue  # a twin (twinx) of a panel already lettered
+        panels.append(ax)
+    if len(panels) < 2:
+        return
+    for i, ax in enumerate(panels):
+        title = ax.get_title()
+        if not _LETTERED.match(title):
+            ax.title.set_text(f"({chr(ord('a') + i)}) {title}".rstrip())  # keeps the font
+
+
 def save_figure(fig: Figure, stem: str | Path) -> list[Path]:
-    """Save ``fig`` as ``stem.png`` (150 dpi) and ``stem.pdf``, atomically; close it."""
+    """Save ``fig`` as ``stem.png`` (150 dpi) and ``stem.pdf``, atomically; close it.
+
+    Multi-panel figures get panel letters first (:func:`letter_panels`).
+    """
+    letter_panels(fig)
     stem = Path(stem)
     paths = []
     for ext in ("png", "pdf"):

@@ -18,27 +18,31 @@ def _time_norm(times: np.ndarray) -> colors.Normalize:
 
 
 def fig2(times: np.ndarray, k: np.ndarray, rho_theory: np.ndarray, rho_sim: np.ndarray,
-         alpha_t: np.ndarray, alpha_theory: np.ndarray, alpha_theory_fit: np.ndarray,
-         alpha_sim_t: np.ndarray, alpha_sim: np.ndarray, *, fit_ranks: Sequence[int] = (1, 2, 3),
-         marker_ranks: np.ndarray | None = None, title: str = "") -> Figure:
+         alpha_t: np.ndarray, alpha_theory: np.ndarray, alpha_theory_local: np.ndarray,
+         alpha_sim_t: np.ndarray, alpha_sim: np.ndarray, *,
+         local_ranks: Sequence[int] = (1, 2), marker_ranks: np.ndarray | None = None,
+         note: str = "", symlog_t: float = 1.0, title: str = "") -> Figure:
     """Fig. 2 of the paper: (a) spectra over training, (b) the exponent at ``k = 1``.
 
     Parameters
     ----------
     times
-        ``(n,)`` times of the curves in panel (a) (``t = 0`` is drawn in the
-        lowest colour).
+        ``(n,)`` times of the curves in panel (a) (``t = 0`` is drawn dashed).
     k, rho_theory, rho_sim
         Ranks ``(D,)`` and spectra ``(n, D)`` (theory lines, simulation markers).
-    alpha_t, alpha_theory, alpha_theory_fit
-        Fine time grid and the theory's ``alpha_eff`` at ``k = 1`` (exact
-        derivative) and with the simulation's estimator (fit over ``fit_ranks``).
+    alpha_t, alpha_theory, alpha_theory_local
+        Time grid (from ``t = 0``) and the theory's ``alpha_eff`` at ``k = 1``
+        (exact derivative) and with the simulation's estimator (two-point slope
+        over ``local_ranks``).
     alpha_sim_t, alpha_sim
-        Checkpoint times and the simulation's fitted exponent.
-    marker_ranks
-        Ranks at which simulation markers are drawn (default: ~30 log-spaced).
+        Checkpoint times (from ``t = 0``) and the simulation's exponent.
+    note
+        Text under panel (b): what separates simulation and theory.
+    symlog_t
+        Panel (b)'s time axis is linear below this and logarithmic above, so
+        that ``t = 0`` is on the axis.
     """
-    fig, (ax_a, ax_b) = new_figure(2, 1, width=5.0, height=3.8)
+    fig, (ax_a, ax_b) = new_figure(2, 1, width=5.0, height=4.0)
     norm = _time_norm(times)
     cmap = cm.viridis
     if marker_ranks is None:
@@ -46,7 +50,8 @@ def fig2(times: np.ndarray, k: np.ndarray, rho_theory: np.ndarray, rho_sim: np.n
     idx = marker_ranks - 1
     for i, t in enumerate(times):
         col = cmap(norm(max(t, norm.vmin)))
-        ax_a.plot(k, rho_theory[i], color=col, lw=1.4)
+        ax_a.plot(k, rho_theory[i], color=col, lw=1.4, ls="--" if t == 0 else "-",
+                  label="t = 0" if t == 0 else None)
         ax_a.plot(k[idx], rho_sim[i, idx], "o", ms=3.2, mfc="none", color=col, mew=0.9)
     ax_a.set_xscale("log")
     ax_a.set_yscale("log")
@@ -54,21 +59,29 @@ def fig2(times: np.ndarray, k: np.ndarray, rho_theory: np.ndarray, rho_sim: np.n
     ax_a.set_ylabel(r"eigenvalue $\rho_k(t)$")
     ax_a.set_title("(a) representation spectra: theory (lines), simulation (markers)",
                    fontsize=9)
+    if (times == 0).any():
+        ax_a.legend(loc="lower left", fontsize=8)
     sm = cm.ScalarMappable(norm=norm, cmap=cmap)
-    fig.colorbar(sm, ax=ax_a, label="training time t (t = 0 at the bottom)")
+    fig.colorbar(sm, ax=ax_a, label="training time t")
 
+    lo, hi = local_ranks[0], local_ranks[-1]
     ax_b.plot(alpha_t, alpha_theory, color="k", lw=1.5,
-              label=r"theory, $-d\log\rho/d\log k$ at k=1")
-    lo, hi = fit_ranks[0], fit_ranks[-1]
-    ax_b.plot(alpha_t, alpha_theory_fit, color="C1", lw=1.2, ls="--",
-              label=f"theory, log-log fit k={lo}..{hi}")
+              label=r"theory, exact $-d\log\rho/d\log k$ at k = 1")
+    ax_b.plot(alpha_t, alpha_theory_local, color="C1", lw=1.2, ls="--",
+              label=f"theory, two-point slope k = {lo}, {hi}")
     ax_b.plot(alpha_sim_t, alpha_sim, "o", color="C0", ms=3.5, mfc="none",
-              label=f"simulation, log-log fit k={lo}..{hi}")
-    ax_b.set_xscale("log")
-    ax_b.set_xlabel("training time t")
+              label=f"simulation, two-point slope k = {lo}, {hi}")
+    ax_b.set_xscale("symlog", linthresh=symlog_t)
+    ax_b.set_xlim(left=0.0)
+    ax_b.set_xlabel(f"training time t (linear below t = {symlog_t:g}, log above)")
     ax_b.set_ylabel(r"local exponent $\alpha_{\rm eff}$ at k = 1")
-    ax_b.set_title("(b) local power-law exponent", fontsize=9)
-    ax_b.legend(fontsize=7)
+    ax_b.set_title("(b) local power-law exponent at k = 1, from t = 0", fontsize=9)
+    ax_b.legend(fontsize=7, loc="lower right")
+    if note:  # room above the curves for the note
+        lo_y, hi_y = ax_b.get_ylim()
+        ax_b.set_ylim(lo_y, hi_y + 0.45 * (hi_y - lo_y))
+        ax_b.text(0.02, 0.98, note, transform=ax_b.transAxes, va="top", fontsize=7,
+                  bbox=dict(fc="white", ec="0.6", alpha=0.9))
     if title:
         fig.suptitle(title, fontsize=9)
     return fig

@@ -79,8 +79,9 @@ def plot_spectra_and_slopes(
                         label=f"{name}: {effective_label}")
     ax.axhline(alpha, color="0.3", ls=":", lw=1)
     ax.axhline(alpha + beta, color="crimson", ls=":", lw=1)
-    ax.text(ax.get_xlim()[0], alpha, r" $\alpha$", va="bottom", fontsize=8)
-    ax.text(ax.get_xlim()[0], alpha + beta, r" $\alpha+\beta$", va="bottom", fontsize=8)
+    # guide names as right-hand ticks, outside the data: no curve strikes them through
+    right = ax.secondary_yaxis("right")
+    right.set_yticks([alpha, alpha + beta], labels=[r"$\alpha$", r"$\alpha+\beta$"])
     ax.set_xlabel("time $t$")
     ax.set_ylabel(f"fitted slope over $k \\in [{kmin}, {kmax}]$")
     ax.set_title("slope of the spectrum")

@@ -1,0 +1,95 @@
+"""``specdyn reproduce``: counter, closing claims table, results on its folder; and the
+claims of every quick experiment, checked on the data each one writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from specdyn import io
+from specdyn.cli import main
+from specdyn.cli.reproduce import THREAD_ENV, format_summary
+from specdyn.experiments import builtin_names, run_experiment
+
+
+@pytest.fixture()
+def one_thread(monkeypatch: pytest.MonkeyPatch):
+    """Run reproduce with --threads 1 without leaking its thread settings into other tests."""
+    from specdyn._torch import torch
+
+    for name in (*THREAD_ENV, "OMP_WAIT_POLICY"):
+        monkeypatch.setenv(name, "1" if name != "OMP_WAIT_POLICY" else "PASSIVE")
+    before = torch().get_num_threads()
+    yield
+    torch().set_num_threads(before)
+
+
+def test_reproduce_counts_and_ends_with_the_claims_table(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], one_thread: None) -> None:
+    out = tmp_path / "o"
+    assert main(["reproduce", "fig5", "fig6", "--out", str(out), "--threads", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "[1/2] fig5" in text and "[2/2] fig6" in text and "elapsed" in text
+    assert "1 thread(s)" in text
+    summary = text[text.index("experiment "):]
+    assert "fig5" in summary and "2/2" in summary and "3/3" in summary
+    assert "Region III plateau" in summary and "NOT HELD" not in summary
+    df = pd.read_parquet(out / "claims.parquet")
+    assert set(df["experiment"]) == {"fig5", "fig6"} and df["held"].all()
+    rec = io.read_json(out / "claims.json")
+    assert [r["experiment"] for r in rec["experiments"]] == ["fig5", "fig6"]
+
+    # results on the reproduce folder: one row per experiment with its claims
+    assert main(["results", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "2 runs (2 finished)" in text
+    rows = [ln for ln in text.splitlines() if ln.strip().startswith(("fig5", "fig6"))]
+    assert len(rows) == 2 and "2/2" in rows[0] and "3/3" in rows[1]
+    # ... and on one experiment folder: nested settings one per line, never one wide line
+    assert main(["results", str(out / "fig6")]) == 0
+    text = capsys.readouterr().out
+    assert "summary:" in text and "  setting:" in text and "claims:" in text
+    assert max(len(ln) for ln in text.splitlines()) < 200
+
+
+def test_a_claim_not_held_is_shown(tmp_path: Path) -> None:
+    rows = [{"experiment": "x", "status": "finished", "wall_time_s": 3.0, "claims": [
+        {"name": "slope", "expected": "in [-1.2, -0.8]", "measured": -0.5, "held": False,
+         "full_only": False, "note": ""},
+        {"name": "count varies", "expected": "in [2, inf]", "measured": 1.0, "held": False,
+         "full_only": True, "note": ""}]}]
+    text = format_summary(rows)
+    assert "0/2" in text
+    assert "measured       -0.5" in text and "NOT HELD" in text
+    assert "NOT HELD (expected at --full)" in text
+
+
+def test_bad_name_and_empty_folder_are_one_line_errors(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["reproduce", "nosuch", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "nosuch" in err
+    assert all(n in err for n in builtin_names())
+    assert not (tmp_path / "o").exists()
+    (tmp_path / "empty").mkdir()
+    assert main(["results", str(tmp_path / "empty")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "expected" in err and "record.json" in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", builtin_names())
+def test_quick_experiment_claims_hold(tmp_path: Path, name: str) -> None:
+    """Every claim of every quick default holds on its own output, except those marked
+    ``full_only`` (expected only at ``--full``), which must say why in their note."""
+    res = run_experiment(name, tmp_path)
+    assert res.claims, f"{name} declares no claims"
+    for c in res.claims:
+        if c.full_only:
+            assert c.note, c
+            continue
+        assert c.held, (name, c)
+    rec = io.read_json(tmp_path / name / "record.json")
+    assert len(rec["claims"]) == len(res.claims)
