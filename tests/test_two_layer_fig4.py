@@ -19,9 +19,9 @@ from specdyn.experiments.nonlinear_figures import (
     Fig4Config,
     effective_setting,
     linear_coefficient,
-    slopes,
     theory_slopes,
 )
+from specdyn.measure import fit_exponents
 from specdyn.settings import PowerLawSetting
 from specdyn.sim.two_layer import train_two_layer
 
@@ -34,7 +34,7 @@ def _run(s: PowerLawSetting) -> tuple[np.ndarray, ...]:
                          record=("preact",), seed=0, dtype="float32", device="cpu",
                          progress=False)
     eff = effective_setting(s, "relu")
-    return (tr.times, slopes(tr.spectra, KMIN, KMAX), theory_slopes(s, tr.times, KMIN, KMAX),
+    return (tr.times, fit_exponents(tr.spectra, KMIN, KMAX), theory_slopes(s, tr.times, KMIN, KMAX),
             theory_slopes(eff, tr.times, KMIN, KMAX))
 
 
