@@ -22,18 +22,11 @@ TREES = ("src/specdyn", "tests", "benchmarks", "examples", "scripts")
 #: Known crossings, each to be removed by the issue named. Keep this list short:
 #: a new entry needs a reason here, not just a line.
 ALLOWED = {
-    # issue 18, sim protocol: the engines become public init/step pairs; until then
-    # these tests and benchmarks drive the private engines directly
-    ("tests/test_langevin_engine.py", "specdyn.sim.langevin._seeds"),
-    ("tests/test_linear_engine.py", "specdyn.sim._gram"),
-    ("tests/test_linear_engine.py", "specdyn.sim._run.run_seeds"),
-    ("tests/test_two_layer_engine.py", "specdyn.sim._run.run_seeds"),
-    ("tests/test_two_layer_engine.py", "specdyn.sim.two_layer._Engine"),
-    ("tests/test_two_layer_engine.py", "specdyn.sim.two_layer._postact_spectrum"),
-    ("benchmarks/langevin.py", "specdyn.sim.langevin._Block"),
-    ("benchmarks/langevin.py", "specdyn.sim.langevin._Engine"),
-    ("benchmarks/linear_sim.py", "specdyn.sim._gram"),
-    ("benchmarks/nonlinear_sim.py", "specdyn.sim.two_layer._Engine"),
+    # the benchmarks share the library's progress bar (tqdm, quiet when not a terminal)
+    ("benchmarks/finite_size_theory.py", "specdyn._progress.progress"),
+    ("benchmarks/real_checkpoints.py", "specdyn._progress.progress"),
+    # the bad-input table checks the device refusal where it is made
+    ("tests/test_bad_input_table.py", "specdyn._torch.resolve_device"),
     # the stand-in experiment of the sweep tests validates its config as experiments do
     ("tests/sweep_probe.py", "specdyn._validate"),
     # accuracy of the fast Tracy-Widom tail against the Fredholm determinant
@@ -164,8 +157,7 @@ def test_every_package_declares_all() -> None:
                                     for t in (n.targets if isinstance(n, ast.Assign)
                                               else [n.target])
                                     if isinstance(t, ast.Name)}]
-    # specdyn/sim gets its __all__ with the run protocol (issue 18, sim branch)
-    assert missing in ([], ["specdyn/sim"]), f"packages without __all__: {missing}"
+    assert missing == [], f"packages without __all__: {missing}"
 
 
 def _foreign_exports(package: str) -> list[str]:

@@ -17,13 +17,13 @@ from specdyn.experiments import builtin_names, run_experiment
 @pytest.fixture()
 def one_thread(monkeypatch: pytest.MonkeyPatch):
     """Run reproduce with --threads 1 without leaking its thread settings into other tests."""
-    from specdyn._torch import torch
+    import torch
 
     for name in (*THREAD_ENV, "OMP_WAIT_POLICY"):
         monkeypatch.setenv(name, "1" if name != "OMP_WAIT_POLICY" else "PASSIVE")
-    before = torch().get_num_threads()
+    before = torch.get_num_threads()
     yield
-    torch().set_num_threads(before)
+    torch.set_num_threads(before)
 
 
 def test_reproduce_counts_and_ends_with_the_claims_table(
