@@ -234,7 +234,11 @@ def test_diverging_run_is_one_line_exit_1(tmp_path: Path,
     code, out, err = run_main(("run", str(cfg), "--out", str(tmp_path / "o")), capsys)
     assert_one_line(err, "diverged", code, expected=1)
     assert "step" in err
-    record = json.loads((tmp_path / "o" / "simulate" / "record.json").read_text())
+    # a failed run leaves no result folder; its record lies beside it, named in the message
+    failed = tmp_path / "o" / "simulate.failed.json"
+    assert str(failed) in err
+    assert not (tmp_path / "o" / "simulate").exists()
+    record = json.loads(failed.read_text())
     assert record["status"] == "failed"
 
 

@@ -375,7 +375,9 @@ def fit_power_law(eigs: ArrayLike, kmin: int | None = None, kmax: int | None = N
         lo_ci, hi_ci = min(lo_ci, a), max(hi_ci, a)
     short = bool(np.log10(k_hi / k_lo) < MIN_DECADES - 1e-12)
     if short:
-        spread = _window_spread(lam, k_lo, k_hi)
+        # windows reaching into round-off "zeros" would measure noise, not the spectrum
+        k_res = max(k_hi, int(np.sum(lam > rank_tolerance(lam[0], K))))
+        spread = _window_spread(lam[:k_res], k_lo, k_hi)
         lo_ci, hi_ci = min(lo_ci, float(spread.min())), max(hi_ci, float(spread.max()))
     dens = 1.0 + 1.0 / a if a != 0 else np.inf
     return PowerLawFit(exponent=a, ci_low=lo_ci, ci_high=hi_ci, r2=r2, kmin=k_lo, kmax=k_hi,

@@ -82,6 +82,8 @@ def rank_tolerance(largest: float, shape: float | tuple[float, ...],
         The dtype the spectrum was computed in (float64 for every spectrum of
         this module); ``eps`` is its machine epsilon.
 
+    Notes
+    -----
     The rounding error of a symmetric eigensolver on an ``m x m`` Gram is of
     order ``m * eps * lambda_1``, so smaller eigenvalues are not resolved. A
     fixed relative cut-off is either too coarse for small matrices (1e-10
