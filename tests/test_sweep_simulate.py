@@ -99,6 +99,37 @@ def test_regime_map_small_grid_lazy_flat_feature_learning_moves(tmp_path: Path) 
     assert sorted(recs["run_id"]) == sorted(pts["run_id"]) and (recs["status"] == "finished").all()
 
 
+def test_regime_map_interrupted_after_its_sweep_resumes_without_recomputing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The map's run is a transaction, but its sweep lives outside it and resumes."""
+    import specdyn.experiments.executors as ex
+    import specdyn.plot.phase as phase
+
+    cfg = RegimeMapConfig(ratio_min=0.05, ratio_max=2.0, n_ratio=2, gamma_min=0.005,
+                          gamma_max=20.0, n_gamma=1, D=8, N=None, steps=50, checkpoints=5,
+                          fit_k_max=4, executor="inline", theory_resolution=4)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("interrupted while drawing")
+
+    monkeypatch.setattr(phase, "phase_diagram", broken)
+    with pytest.raises(RuntimeError, match="interrupted"):
+        run_experiment("regime-map", tmp_path, config=cfg)
+    assert not (tmp_path / "regime-map").exists()        # nothing half-written
+    caches = list(tmp_path.glob(".regime-map.sweep-*"))
+    assert len(caches) == 1                               # the finished simulations stay
+    monkeypatch.undo()
+
+    calls: list[object] = []
+    orig = ex.run_point
+    monkeypatch.setattr(ex, "run_point", lambda *a, **k: calls.append(a) or orig(*a, **k))
+    res = run_experiment("regime-map", tmp_path, config=cfg)
+    assert calls == []                                    # every point came from the sweep
+    assert len(pd.read_parquet(res.tables[0])) == 2
+    assert (tmp_path / "regime-map" / "sweep" / "runs").is_dir()
+    assert not list(tmp_path.glob(".regime-map.sweep-*"))  # moved into the result
+
+
 def test_phase_diagram_averages_seeds_and_draws_labels() -> None:
     df = pd.DataFrame({"a": [1, 1, 2, 2, 1, 2], "b": [1, 2, 1, 2, 1, 2],
                        "v": [1.0, 2.0, 3.0, 4.0, 3.0, 6.0],

@@ -20,12 +20,16 @@ Boundaries drawn on every panel (with ``sigma_a`` fixed these depend on r only):
   ``gamma0 >> S / theta0``): ``g = 1`` for ``r < 1``, and ``r = 1``.
 
 The simulations run as a sweep (``specdyn.experiments.sweep``) into
-``out_dir/sweep``, so an interrupted map resumes where it stopped.
+a hidden folder beside the result, named after the grid, so an interrupted
+map resumes where it stopped; a finished map keeps it as ``out_dir/sweep``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import multiprocessing
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -135,7 +139,12 @@ def run(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
     executor = cfg.executor
     if executor == "local" and multiprocessing.current_process().daemon:
         executor = "inline"  # a pool worker may not start processes of its own
-    sweep_dir = out_dir / "sweep"
+    # The sweep runs outside the run's transaction (out_dir is a fresh temporary folder
+    # each time), in a hidden folder named after its grid, so that an interrupted map
+    # resumes; a finished map moves it into its result.
+    key = json.dumps(spec.to_dict(), sort_keys=True, default=str)
+    grid = hashlib.sha256(key.encode()).hexdigest()[:12]
+    sweep_dir = out_dir.parent / f".regime-map.sweep-{grid}"
     report = run_sweep(spec, sweep_dir, executor=executor, workers=cfg.workers or None)
     if report.failed:
         raise RuntimeError(f"{report.failed} simulations of the regime map failed; "
@@ -194,5 +203,6 @@ def run(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
                summary["max_abs_sim_minus_theory"], 0.0, 0.15,  # type: ignore[arg-type]
                note=f"finite width N = {cfg.N} and GD against the N = inf theory"),
     ]
+    shutil.move(str(sweep_dir), str(out_dir / "sweep"))
     return ExperimentResult("regime-map", out_dir, figures=figures, tables=[table],
                             summary=summary, claims=claims)
