@@ -76,7 +76,7 @@ def fig2(times: np.ndarray, k: np.ndarray, rho_theory: np.ndarray, rho_sim: np.n
     ax_b.set_xlabel(f"training time t (linear below t = {symlog_t:g}, log above)")
     ax_b.set_ylabel(r"local exponent $\alpha_{\rm eff}$ at k = 1")
     ax_b.set_title("(b) local power-law exponent at k = 1, from t = 0", fontsize=9)
-    ax_b.legend(fontsize=7, loc="lower right")
+    ax_b.legend(fontsize=7, loc="center right")  # clear of the note and the low late plateaus
     if note:  # room above the curves for the note
         lo_y, hi_y = ax_b.get_ylim()
         ax_b.set_ylim(lo_y, hi_y + 0.45 * (hi_y - lo_y))
