@@ -258,10 +258,10 @@ def run_finite_size_theory(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentRe
     fig = plot_finite_size(df, eff_df)
     fig.suptitle(f"Fig. 2 setting, D = {cfg.D}, {cfg.seeds} seeds, Gram engine (flow)",
                  fontsize=10)
-    figures = save_figure(fig, out_dir / "finite_size_theory")
-    tables = [io.write_table(df, out_dir / "data.parquet")]
+    figures = save_figure(fig, out_dir / "finite-size-theory")
+    tables = [io.write_table(df, out_dir / "finite-size-theory.parquet")]
     if len(eff_df):
-        tables.append(io.write_table(eff_df, out_dir / "effective_slopes.parquet"))
+        tables.append(io.write_table(eff_df, out_dir / "finite-size-theory_effective.parquet"))
     io.write_json({"config": asdict(cfg)}, out_dir / "finite_size_config.json")
     return ExperimentResult("finite-size-theory", out_dir, figures=figures, tables=tables,
                             summary=summary, claims=claims)

@@ -74,7 +74,7 @@ def plot_finite_size(df: pd.DataFrame, effective: pd.DataFrame | None = None) ->
                         label="effective theory")
             ax.set_xscale("symlog", linthresh=1.0)
             ax.set_xlabel("t")
-            ax.set_ylabel("fitted slope of the preactivation spectrum")
+            ax.set_ylabel("preactivation slope, fitted")
             ax.set_title(f"{act} student vs theory.effective_setting", fontsize=9)
             ax.legend(fontsize=7)
         for c in range(len(acts), ncols):
