@@ -42,16 +42,22 @@ TIMES = (0, 10, 50, 200)
 SIZES = (("N", 256), ("N", 1024), ("N", 4096), ("M", 256), ("M", 1024), ("M", 4096))
 
 
-def collect(s: PowerLawSetting, kind: str, size: int, seeds: int, cache: Path) -> np.ndarray:
-    """``log rho`` of shape ``(seeds, len(TIMES), D)``, cached in ``cache``."""
-    path = cache / f"D{s.D}_{kind}{size}_s{seeds}.npz"
+def _tag(times: tuple[int, ...]) -> str:
+    """Cache-name suffix: empty at the default times (older caches stay valid)."""
+    return "" if times == TIMES else "_t" + "-".join(map(str, times))
+
+
+def collect(s: PowerLawSetting, kind: str, size: int, seeds: int, cache: Path,
+            times: tuple[int, ...] = TIMES) -> np.ndarray:
+    """``log rho`` of shape ``(seeds, len(times), D)``, cached in ``cache``."""
+    path = cache / f"D{s.D}_{kind}{size}_s{seeds}{_tag(times)}.npz"
     if path.exists():
         return np.load(path)["log_rho"]
     N, M = (size, None) if kind == "N" else (None, size)
     out = []
     for seed in progress(range(seeds), total=seeds, desc=f"{kind}={size}"):
-        tr = train_linear(s, N, M, steps=TIMES[-1], dt=1.0, method="flow",
-                          checkpoints=list(TIMES), seed=seed, progress=False)
+        tr = train_linear(s, N, M, steps=times[-1], dt=1.0, method="flow",
+                          checkpoints=list(times), seed=seed, progress=False)
         out.append(np.log(tr.series["preact"]))
     arr = np.stack(out)
     np.savez(path, log_rho=arr)
@@ -59,9 +65,9 @@ def collect(s: PowerLawSetting, kind: str, size: int, seeds: int, cache: Path) -
 
 
 def report(s: PowerLawSetting, sims: dict[tuple[str, int], np.ndarray], seeds: int,
-           cache: Path) -> None:
-    """Print the comparison tables and write ``finite_size_theory.json``."""
-    times = np.array(TIMES, dtype=np.float64)
+           cache: Path, ts: tuple[int, ...] = TIMES) -> None:
+    """Print the comparison tables and write ``finite_size_theory[_tTIMES].json``."""
+    times = np.array(ts, dtype=np.float64)
     start = time.perf_counter()
     frames = []
     for (kind, size), arr in sims.items():
@@ -71,8 +77,8 @@ def report(s: PowerLawSetting, sims: dict[tuple[str, int], np.ndarray], seeds: i
     df = pd.concat(frames, ignore_index=True)
     claims, summary = finite_size_claims(df)
     print(f"\n### finite-size theory vs Gram engine, D = {s.D}, {seeds} seeds, "
-          f"t in {TIMES}\n")
-    print("| size | valid k (t = 0 / 10 / 50 / 200) | max std err | cells bias > 5 SE "
+          f"t in {ts}\n")
+    print(f"| size | valid k (t = {' / '.join(map(str, ts))}) | max std err | cells bias > 5 SE "
           "| max mean err | resid within 3 SE | max resid (SE) |\n|---|---|---|---|---|---|---|")
     per_size = {}
     for (kind, size), d in zip(sims, frames, strict=True):
@@ -88,25 +94,32 @@ def report(s: PowerLawSetting, sims: dict[tuple[str, int], np.ndarray], seeds: i
     for c in claims:
         print(f"| {c.name} | {c.measured:.3f} | {c.expected} | {c.held} |")
     print(f"\ntheory for all {len(sims)} sizes: {theory_s:.1f} s")
-    out = {"D": s.D, "seeds": seeds, "times": list(TIMES), "summary": summary,
+    out = {"D": s.D, "seeds": seeds, "times": list(ts), "summary": summary,
            "per_size": per_size, "claims": [c.to_dict() for c in claims],
            "theory_seconds": theory_s}
-    (cache / "finite_size_theory.json").write_text(json.dumps(out, indent=1, default=float))
-    df.to_parquet(cache / "finite_size_theory.parquet")
+    name = f"finite_size_theory{_tag(ts)}"
+    (cache / f"{name}.json").write_text(json.dumps(out, indent=1, default=float))
+    df.to_parquet(cache / f"{name}.parquet")
 
 
-def effective(cache: Path) -> None:
-    """Print the effective-theory table (fig4 runs cached under ``cache``)."""
+def effective(cache: Path, size: tuple[int, int, int] | None) -> None:
+    """Print the effective-theory table (fig4 runs cached under ``cache``).
+
+    ``size`` is ``(D, N, M)`` of the students; ``None``: ``fig4``'s quick size.
+    """
     from specdyn.experiments import run_experiment
     from specdyn.experiments.nonlinear_figures import Fig4Config, theory_slopes
 
+    dims = {} if size is None else dict(zip(("D", "N", "M"), size, strict=True))
+    tag = "" if size is None else "_D{}_N{}_M{}".format(*size)
+    print(f"\nstudents: {Fig4Config(**dims)}")
     print("\n| activation | regime | c1 | max abs(slope - effective), worst t | median "
           "| plain linear theory, max | within 0.1 |\n|---|---|---|---|---|---|---|")
     for act in ("relu", "gelu", "tanh"):
-        path = cache / f"fig4_{act}" / "fig4" / "fig4_slopes.parquet"
-        cfg = Fig4Config(activation=act)
+        path = cache / f"fig4_{act}{tag}" / "fig4" / "fig4_slopes.parquet"
+        cfg = Fig4Config(activation=act, **dims)
         if not path.exists():
-            run_experiment("fig4", cache / f"fig4_{act}", config=cfg)
+            run_experiment("fig4", cache / f"fig4_{act}{tag}", config=cfg)
         d = pd.read_parquet(path)
         for regime, g in d.groupby("regime"):
             s = cfg.settings()[str(regime)]
@@ -125,19 +138,29 @@ def main() -> None:
     parser.add_argument("--D", type=int, default=32)
     parser.add_argument("--seeds", type=int, default=256)
     parser.add_argument("--cache", type=Path, default=Path("finite_size_cache"))
+    parser.add_argument("--times", type=int, nargs="+", default=list(TIMES),
+                        help="checkpoint times (increasing, the first 0)")
+    parser.add_argument("--sizes", nargs="+", default=[f"{k}{n}" for k, n in SIZES],
+                        help="sizes such as N4096 M256 (default: all six)")
     parser.add_argument("--collect-only", action="store_true")
     parser.add_argument("--effective", action="store_true")
+    parser.add_argument("--size", type=int, nargs=3, metavar=("D", "N", "M"),
+                        help="with --effective: the students' D N M (default: fig4 quick)")
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     if args.effective:
-        effective(args.cache)
+        effective(args.cache, None if args.size is None else tuple(args.size))
         return
     s = PowerLawSetting.paper(0.1, 2.0, D=args.D)
-    sims = {(kind, size): collect(s, kind, size, args.seeds, args.cache)
-            for kind, size in SIZES}
+    times = tuple(args.times)
+    sizes = [(x[0], int(x[1:])) for x in args.sizes]
+    if any(k not in "NM" for k, _ in sizes) or list(times) != sorted(set(times)):
+        parser.error("--sizes must look like N4096 or M256; --times must increase")
+    sims = {(kind, size): collect(s, kind, size, args.seeds, args.cache, times)
+            for kind, size in sizes}
     if args.collect_only:
         return
-    report(s, sims, args.seeds, args.cache)
+    report(s, sims, args.seeds, args.cache, times)
 
 
 if __name__ == "__main__":

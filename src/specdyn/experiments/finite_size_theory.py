@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.special import erfc
 
 from specdyn import _validate as v
 from specdyn import io, theory
@@ -57,12 +58,17 @@ RESID_FRACTION = 0.99
 
 @dataclass(frozen=True)
 class FiniteSizeConfig:
-    """Defaults: a CPU-sized run (minutes); ``--full``: 256 seeds at ``D = 32``.
+    """Defaults: a CPU-sized run (under 2 min quiet); ``--full``: 256 seeds at ``D = 32``
+    and the students over ``fig4``'s whole quick run (3000 steps).
 
     ``widths`` and ``samples`` are the finite ``N`` (with ``M`` infinite) and
     ``M`` (with ``N`` infinite) simulated; ``activations`` the nonlinear students
     set against the effective theory (empty: skip that part), at ``fig4``'s
-    quick sizes unless ``nl_*`` say otherwise.
+    quick ``D, N, M`` unless ``nl_*`` say otherwise. The quick students stop at
+    1500 of ``fig4``'s 3000 steps: they cost 84 % of the quick run's CPU at 3000
+    (16 s each, single thread), and every worst-deviation time of the 3000-step
+    run lies before step 40 except tanh's, whose breakdown (c1 drift) the claim
+    then measures over the shorter run.
     """
 
     D: int = 16
@@ -79,7 +85,7 @@ class FiniteSizeConfig:
     nl_D: int = 64
     nl_N: int = 512
     nl_M: int = 512
-    nl_steps: int = 3000
+    nl_steps: int = 1500
     kmin: int = 2
     kmax: int = 24
     slope_tol: float = 0.1
@@ -108,7 +114,7 @@ class FiniteSizeConfig:
 
 
 def _full() -> FiniteSizeConfig:
-    return FiniteSizeConfig(D=32, seeds=256)
+    return FiniteSizeConfig(D=32, seeds=256, nl_steps=3000)
 
 
 def simulate_log_rho(s: PowerLawSetting, N: int | None, M: int | None, times: np.ndarray,
@@ -156,6 +162,9 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
     z = d["bias_sim"] / d["se_sim"]
     big = d[np.abs(z) > BIAS_SE]
     mean_err = np.abs(big["shift_theory"] / big["bias_sim"] - 1.0)
+    # Even an exact theory misses 25 % of a bias measured at z SE with probability
+    # P(|Z| > 0.25 z): 21 % at 5 SE. The expected number of such misses, for scale.
+    chance = float(erfc(MEAN_TOL * np.abs(big["bias_sim"] / big["se_sim"]) / np.sqrt(2)).sum())
     big_z = np.abs(big["bias_sim"] - big["shift_theory"]) / big["se_sim"]
     small = d[np.abs(z) <= BIAS_SE]
     resid = np.abs(small["bias_sim"] - small["shift_theory"]) / small["se_sim"]
@@ -165,6 +174,7 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
                "std_median_rel_err": float(std_err.median()),
                "bias_cells": int(len(big)),
                "bias_cells_within_25pct": int((mean_err <= MEAN_TOL).sum()),
+               "bias_cells_outside_25pct_expected_by_chance": chance,
                "bias_cells_max_se": float(big_z.max()) if len(big) else float("nan"),
                "mean_max_rel_err": float(mean_err.max()) if len(big) else float("nan"),
                "mean_median_rel_err": float(mean_err.median()) if len(big) else float("nan"),
@@ -181,7 +191,9 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
                MEAN_TOL, note=f"max over {len(big)} cells; none resolved at this seed count"
                if not len(big) else f"max over {len(big)} cells with |bias| > 5 SE; the "
                f"claim is made at >= 256 seeds (here {seeds}): a 5 SE bias is itself known "
-               "only to 20 %", full_only=not len(big) or seeds < 256),
+               f"only to 20 %; {int((mean_err > MEAN_TOL).sum())} cells outside 25 %, "
+               f"{chance:.1f} expected by chance for an exact theory",
+               full_only=not len(big) or seeds < 256),
         within("where bias > 5 SE: |bias - shift| in SE (the bias itself is known to ~20 %)",
                summary["bias_cells_max_se"], 0.0, RESID_SE,
                note="a bias of 5 SE carries 20 % sampling error, so the 25 % claim alone "
