@@ -156,3 +156,25 @@ def test_std_matches_gram_engine_over_seeds() -> None:
     assert m.valid.all()
     ratio = logs.std(axis=0, ddof=1) / m.std
     assert np.all(np.abs(ratio - 1) < 3.5 / np.sqrt(2 * (seeds - 1))), ratio
+
+
+def test_finite_m_validity_is_level_spacing_against_relative_fluctuation() -> None:
+    # At t = 0 a finite M moves level d_k = sigma_w^2 lambda_k by Var = 2 d_k^2 / M and
+    # couples neighbours by E K_kj K_jk = d_k d_j / M (sample-covariance Wishart), so the
+    # documented ratio is max_j sqrt(2 d_k^2 + 2 d_j^2 + d_k d_j) / (sqrt(M) |d_k - d_j|),
+    # and with alpha = 1 (ratio = sqrt(2 (k+1)^2 + 2 k^2 + k (k+1) / M) ~ sqrt(5/M) (k + 0.6))
+    # the valid range ends near k = VALID_RATIO sqrt(M / 5) - 0.6.
+    from specdyn.theory.finite_size import VALID_RATIO
+
+    s = PowerLawSetting.paper(0.1, 2.0, D=16)
+    d = s.spectra()[0] * s.sigma_w**2
+    k = np.arange(1, 17)
+    for M in (256, 1024, 4096):
+        m = theory.finite_size_moments(s, k, 0.0, M=M)
+        dk, dj = d[:, None], d[None, :]
+        with np.errstate(divide="ignore"):
+            r = np.sqrt(2 * dk**2 + 2 * dj**2 + dk * dj) / (np.sqrt(M) * np.abs(dk - dj))
+        np.fill_diagonal(r, 0.0)
+        np.testing.assert_allclose(m.ratio, r.max(axis=1), rtol=1e-6)
+        last = int(k[m.valid].max())
+        assert abs(last - (VALID_RATIO * np.sqrt(M / 5) - 0.6)) <= 1.0, (M, last)

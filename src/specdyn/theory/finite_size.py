@@ -45,10 +45,11 @@ that ratio. ``ratio_k(t) = max_j sqrt(Var rho_k + Var rho_j + |E K_kj K_jk|) /
 is the first condition of ``valid``. At finite ``M`` the sample covariance
 moves every level by the same relative amount (``Var rho_k / rho_k^2 = 2/M``,
 ``E K_kj K_jk = d_k d_j / M``) at every time, while the relative gap of
-neighbours is ``alpha / k``: ``ratio_k ~ k sqrt(5/M)`` (measured: ``0.14 k``
-at ``M = 256``), so ``valid`` ends near ``k = VALID_RATIO sqrt(M/5)``: 2.5 / 5 / 10 at
-``M = 256 / 1024 / 4096`` (the flag's largest valid k: 1-3 / 4-8 / 9-15 over
-``t = 0..200``). At finite ``N`` the
+neighbours is ``alpha / k``: at ``t = 0`` and ``alpha = 1``, ``ratio_k =
+sqrt((2 (k+1)^2 + 2 k^2 + k (k+1)) / M) ~ sqrt(5/M) (k + 0.6)``, so ``valid``
+ends near ``k = VALID_RATIO sqrt(M/5) - 0.6``: 1.9 / 4.4 / 9.4 at ``M = 256 /
+1024 / 4096`` (the flag's largest valid k, D = 32: 1-3 / 4-8 / 9-15 over ``t =
+0..200``). At finite ``N`` the
 same holds at ``t = 0``, but once a mode is learned its level grows while the
 Gram fluctuations do not, so the range widens with time (all 32 modes at
 ``N = 1024``, ``t = 200``). The second condition: near a node of the
