@@ -49,10 +49,9 @@ neighbours is ``alpha / k``: at ``t = 0`` and ``alpha = 1``, ``ratio_k =
 sqrt((2 (k+1)^2 + 2 k^2 + k (k+1)) / M) ~ sqrt(5/M) (k + 0.6)``, so ``valid``
 ends near ``k = VALID_RATIO sqrt(M/5) - 0.6``: 1.9 / 4.4 / 9.4 at ``M = 256 /
 1024 / 4096`` (the flag's largest valid k, D = 32: 1-3 / 4-8 / 9-15 over ``t =
-0..200``). At finite ``N`` the
-same holds at ``t = 0``, but once a mode is learned its level grows while the
-Gram fluctuations do not, so the range widens with time (all 32 modes at
-``N = 1024``, ``t = 200``). The second condition: near a node of the
+0..200``). At finite ``N`` the same holds at ``t = 0``, but once a mode is
+learned its level grows while the Gram fluctuations do not, so the range
+widens with time (all 32 modes at ``N = 1024``, ``t = 200``). The second condition: near a node of the
 first-order response (a mode in mid-transition, where ``d log rho_k`` barely
 depends on the initial fluctuations) the ``O(1/N^2)`` variance this expansion
 omits dominates the ``O(1/N)`` one; the mean shift, also second order,
@@ -67,8 +66,8 @@ beyond it were then measured: up to a ratio of 0.35 the std stays within 15 %
 in all 253 cells (max 0.140, finite ``M`` included), the mean shift within
 3 SE of the measured bias wherever that exceeds 5 SE (82 cells), and the
 corrected residual within 3 SE elsewhere; from 0.35 to 0.6 the std misses
-15 % in 14 of 103 cells (up to 0.22), beyond 0.6 in 335 of 352 (up to 1.5). Hence
-``VALID_RATIO = 0.35``.
+15 % in 14 of 103 cells (up to 0.22), beyond 0.6 in 335 of 352 (up to 1.5).
+Hence ``VALID_RATIO = 0.35``.
 """
 
 from __future__ import annotations
