@@ -50,14 +50,14 @@ sqrt((2 (k+1)^2 + 2 k^2 + k (k+1)) / M) ~ sqrt(5/M) (k + 0.6)``, so ``valid``
 ends near ``k = VALID_RATIO sqrt(M/5) - 0.6``: 1.9 / 4.4 / 9.4 at ``M = 256 /
 1024 / 4096`` (the flag's largest valid k, D = 32: 1-3 / 4-8 / 9-15 over ``t =
 0..200``). At finite ``N`` the same holds at ``t = 0``, but once a mode is
-learned its level grows while the Gram fluctuations do not, so the range
-widens with time (all 32 modes at ``N = 1024``, ``t = 200``). The second condition: near a node of the
-first-order response (a mode in mid-transition, where ``d log rho_k`` barely
-depends on the initial fluctuations) the ``O(1/N^2)`` variance this expansion
-omits dominates the ``O(1/N)`` one; the mean shift, also second order,
-measures that size, so ``valid`` also asks ``|mean_shift| <= NODE_RATIO * std``
-(it is a condition on the std: the mean shift itself is accurate there, e.g.
-``k = 8``, ``t = 50`` at ``D = 64``, BENCHMARKS.md).
+learned its level grows while the Gram fluctuations do not, so the range widens
+with time (all 32 modes at ``N = 1024``, ``t = 200``). The second condition:
+near a node of the first-order response (a mode in mid-transition, where
+``d log rho_k`` barely depends on the initial fluctuations) the ``O(1/N^2)``
+variance this expansion omits dominates the ``O(1/N)`` one; the mean shift,
+also second order, measures that size, so ``valid`` also asks ``|mean_shift| <=
+NODE_RATIO * std`` (it is a condition on the std: the mean shift itself is
+accurate there, e.g. ``k = 8``, ``t = 50`` at ``D = 64``, BENCHMARKS.md).
 
 Thresholds, measured (``benchmarks/finite_size_theory.py``, D = 32, 256 seeds
 per size, N and M in 256..4096, BENCHMARKS.md): ``NODE_RATIO`` was set on the
