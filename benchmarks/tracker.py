@@ -176,7 +176,8 @@ from specdyn.measure import SpectrumTracker
 torch.manual_seed(0)
 m = torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512))
 out = tempfile.mkdtemp() if sys.argv[2] == "streamed" else None
-t = SpectrumTracker(m, schedule=1, out=out, fit=False, outliers=False, max_samples=1024)
+t = SpectrumTracker(m, schedule=lambda s: True, out=out, fit=False, outliers=False,
+                    max_samples=1024)
 x = torch.randn(1024, 512)
 m(x); t.step(); t.flush()  # warm-up record: lazy imports and caches are not the tracker's rows
 tracemalloc.start()
