@@ -144,9 +144,10 @@ def _report_ab(res: dict, args: argparse.Namespace, load: tuple[float, float]) -
         q10, q50, q90 = np.percentile(quiet, [10, 50, 90])
         print(f"rounds without a record ({quiet.size}): tracked/bare - 1 median {q50:+.2f} %, "
               f"10-90 % [{q10:+.2f}, {q90:+.2f}] % (noise floor + hooks)")
+    bare_cpu = sum(r["bare_cpu_s"] for r in R)  # the bare arm's training-thread CPU
     print(f"CPU the tracker added: worker {worker:.1f} s ({worker / max(res['n_records'], 1):.2f}"
-          f" s a record, {100 * worker / b.sum():.2f} % of the bare loop), training thread "
-          f"{main_extra:+.1f} s ({100 * main_extra / b.sum():+.2f} %)")
+          f" s a record, {100 * worker / bare_cpu:.2f} % of the bare arm's {bare_cpu:.0f} CPU-s)"
+          f", training thread {main_extra:+.1f} s ({100 * main_extra / bare_cpu:+.2f} %)")
     print()
     print("| steps | records | bare | tracked | overhead |")
     print("|---|---|---|---|---|")
@@ -164,7 +165,7 @@ def _report_ab(res: dict, args: argparse.Namespace, load: tuple[float, float]) -
     print(f"load average {load[0]:.1f} -> {load[1]:.1f} on {os.cpu_count()} CPUs")
     return {"overhead_pct": over, "overhead_ci95_pct": [lo, hi], "bare_s": float(b.sum()),
             "tracked_s": float(t.sum()), "records": res["n_records"], "steps": steps,
-            "worker_cpu_s": worker, "main_cpu_extra_s": main_extra,
+            "worker_cpu_s": worker, "main_cpu_extra_s": main_extra, "bare_cpu_s": bare_cpu,
             "quiet_rounds_pct": quiet.tolist(), "rounds": R, "load": list(load),
             "batch": args.batch, "context": args.context, "block": args.block,
             "threads": args.threads}
