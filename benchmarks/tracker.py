@@ -1,38 +1,43 @@
-"""Overhead of SpectrumTracker on a transformer's training, and its host memory per record.
+"""Overhead of SpectrumTracker inside a transformer's training loop, and its host memory.
 
-Run:  python benchmarks/tracker.py [--window 20] [--records 4] [--rounds 2] [--skip-memory]
+Run:  python benchmarks/tracker.py [--steps 10000] [--block 250] [--batch 4] [--context 64]
+      python benchmarks/tracker.py --memory-only
 
-Model and data: ``examples/monitor_a_transformer.py`` (character-level transformer,
-4 layers, 4 heads, width 128, context 64, batch 32, AdamW, text of
-``pydoc_data.topics``). The tracker measures all 27 weight matrices (attention
-Q, K, V split, out, feed-forward, embeddings, head) and 15 module outputs
-(1024 tokens each), with fits, MP outlier tests and verdicts, streamed to
-Parquet by its background thread.
+1. Time inside the training loop, A/B. Model, data and update:
+   ``examples/monitor_a_transformer.py`` (imported: character-level transformer,
+   4 layers, 4 heads, width 128, AdamW, text of ``pydoc_data.topics``). Two
+   copies of the model from the same initialisation, each with its own
+   optimizer and the same batches, train ``--steps`` steps each: the "bare"
+   arm is the plain loop (the floor: forward, backward, AdamW step), the
+   "tracked" arm is the same loop with ``SpectrumTracker(model, out=DIR)``
+   attached on the log schedule (10 records a decade: 41 records in 1e4 steps)
+   measuring all 27 weight matrices (Q, K, V split, out, feed-forward,
+   embeddings, head) and 15 module outputs, with fits, MP outlier tests,
+   verdicts and Parquet, in its background thread. The arms alternate in
+   blocks of ``--block`` steps (order swapped every round), so the machine's
+   load hits both equally. A tracked block's time ends after
+   ``tracker.flush()``: all the worker's work for the block is charged to the
+   block (conservative: it cannot hide in the next, bare block). One torch
+   thread (``--threads``); the worker may use another core if one is free.
+   Printed: per-arm loop time, the overhead with a bootstrap interval over
+   rounds, the spread of rounds without a record (the A/B noise floor plus the
+   hooks' cost), and the CPU time the tracker adds (main thread, worker).
+2. Memory (``--memory`` / ``--memory-only``). Subprocesses record a wide MLP
+   (two 512 x 512 layers, 1024 samples, full spectra kept: ~2050 rows a
+   record, fits off) 25, 100, 400 times, streamed (``out=DIR``) and in memory
+   (``out=None``: rows kept in a list). Printed: the peak of the tracker's
+   Python allocations (``tracemalloc``, started after the imports) and the peak
+   resident set size (``ru_maxrss``).
 
-1. Cost. One torch thread, so that the training's CPU time is the main
-   thread's. Interleaved rounds (best of ``--rounds``) of ``--window`` training
-   steps without the tracker and with it recording ``--records`` times in the
-   window (``tracker.flush()`` inside the timed region). Measured: training CPU
-   time per step (main thread, plain runs), CPU time inside ``tracker.step()``
-   (copies, on the main thread), and the worker thread's CPU time per record
-   (``tracker.measure_cpu_s``, spectra + fits + tests + Parquet). Thread CPU
-   times are robust to other load on a shared machine; the wall-clock A/B
-   difference is printed too, but on a loaded machine it is noise.
-2. Projection. With the log schedule (10 records a decade) a run of T steps
-   records ``~10 log10(T)`` times (38 in 1e4 steps); the overhead is
-   records(T) x (worker CPU + step() CPU per record) / (T x training CPU per
-   step): the CPU the tracker adds, which is what it costs in wall time when
-   the training keeps every core busy (marked as a projection).
-3. Memory. Subprocesses record 25, 100 and 400 times (every step, a small MLP,
-   spectra only, no fits) with ``out=DIR`` (streamed) and, for contrast, in
-   memory; the peak resident set size (``ru_maxrss``) is printed: flat when streamed.
-
-Prints markdown, with the load average.
+Prints markdown with the load average; writes ``--json`` (default
+``tracker-benchmark.json``) beside it.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
+import json
 import os
 import subprocess
 import sys
@@ -40,118 +45,203 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-from monitor_a_transformer import CharTransformer, load_text, train  # noqa: E402
+from monitor_a_transformer import CharTransformer, load_text, training_steps  # noqa: E402
 
+from specdyn._progress import progress  # noqa: E402
 from specdyn.measure import SpectrumTracker, log_schedule  # noqa: E402
 
 
-class _Timed:
-    """Wraps a tracker: main-thread CPU time spent inside ``step()``."""
-
-    def __init__(self, tracker: SpectrumTracker) -> None:
-        self.tracker, self.cpu = tracker, 0.0
-
-    def step(self) -> None:
-        t0 = time.thread_time()
-        self.tracker.step()
-        self.cpu += time.thread_time() - t0
-
-
-def _round(data: torch.Tensor, vocab: int, window: int, records: int, track: bool,
-           seed: int) -> dict[str, float]:
+def _ab(args: argparse.Namespace) -> dict:
+    data, chars = load_text()
     torch.manual_seed(0)
-    model = CharTransformer(vocab)
-    timed = None
-    if track:
-        every = max(window // records, 1)
-        sched = [i * every for i in range(records)]
-        timed = _Timed(SpectrumTracker(model, schedule=sched, max_samples=1024, n_boot=50,
-                                       out=tempfile.mkdtemp(prefix="specdyn-bench-")))
-    w0, c0 = time.perf_counter(), time.thread_time()
-    train(model, data, window, tracker=timed, seed=seed)  # type: ignore[arg-type]
-    if timed is not None:
-        timed.tracker.flush()  # count every bit of background work inside the timed region
-    res = {"wall": time.perf_counter() - w0, "main_cpu": time.thread_time() - c0}
-    if timed is not None:
-        timed.tracker.close()
-        res.update(step_cpu=timed.cpu, worker_cpu=timed.tracker.measure_cpu_s,
-                   n=timed.tracker.n_records)
-    return res
+    bare_model = CharTransformer(len(chars), context=args.context)
+    tracked_model = copy.deepcopy(bare_model)
+    kw = dict(batch=args.batch, context=args.context, seed=0)
+    bare, tracked = training_steps(bare_model, data, **kw), training_steps(tracked_model, data,
+                                                                          **kw)
+    out = tempfile.mkdtemp(prefix="specdyn-bench-tracker-")
+    tracker = SpectrumTracker(tracked_model, schedule="log", out=out, max_samples=1024,
+                              n_boot=50)
+    sched = log_schedule(10)
+
+    def run_bare(n: int) -> tuple[float, float]:
+        w0, c0 = time.perf_counter(), time.thread_time()
+        for _ in range(n):
+            next(bare)
+        return time.perf_counter() - w0, time.thread_time() - c0
+
+    def run_tracked(n: int) -> tuple[float, float]:
+        w0, c0 = time.perf_counter(), time.thread_time()
+        for _ in range(n):
+            next(tracked)
+            tracker.step()
+        tracker.flush()
+        return time.perf_counter() - w0, time.thread_time() - c0
+
+    # Warm-up on a throwaway copy (kernels, allocator, the tracker's lazy imports and
+    # tables), so that neither arm pays the process's one-time costs.
+    warm_model = copy.deepcopy(bare_model)
+    w0 = time.perf_counter()
+    with SpectrumTracker(warm_model, schedule=[0, 2], max_samples=1024, n_boot=50) as warm:
+        for _ in zip(range(3), training_steps(warm_model, data, **kw), strict=False):
+            warm.step()
+    warm_s = time.perf_counter() - w0
+    rounds = []
+    starts = range(0, args.steps, args.block)
+    for r, s0 in enumerate(progress(starts, total=len(starts), desc="A/B rounds")):
+        n = min(args.block, args.steps - s0)
+        cpu_w0 = tracker.measure_cpu_s
+        if r % 2 == 0:
+            bw, bc = run_bare(n)
+            tw, tc = run_tracked(n)
+        else:
+            tw, tc = run_tracked(n)
+            bw, bc = run_bare(n)
+        rounds.append({"start": s0, "steps": n, "records": sum(sched(s) for s in range(s0, s0 + n)),
+                       "bare_s": bw, "tracked_s": tw, "bare_cpu_s": bc, "tracked_cpu_s": tc,
+                       "worker_cpu_s": tracker.measure_cpu_s - cpu_w0})
+    tracker.close()
+    return {"rounds": rounds, "n_records": tracker.n_records, "out": out, "warm_s": warm_s,
+            "layers": [len(tracker.matrices), len(tracker.sites)]}
 
 
-def _memory(n_records: int, streamed: bool) -> float:
-    """Peak RSS (MB) of a subprocess that records ``n_records`` times."""
-    code = f"""
-import resource, tempfile, torch
+def _bootstrap(bare: np.ndarray, tracked: np.ndarray, n: int = 2000) -> tuple[float, float]:
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, bare.size, size=(n, bare.size))
+    ratios = tracked[idx].sum(axis=1) / bare[idx].sum(axis=1) - 1
+    lo, hi = np.percentile(100 * ratios, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def _report_ab(res: dict, args: argparse.Namespace, load: tuple[float, float]) -> dict:
+    R = res["rounds"]
+    b = np.array([r["bare_s"] for r in R])
+    t = np.array([r["tracked_s"] for r in R])
+    rec = np.array([r["records"] for r in R])
+    over = 100 * (t.sum() / b.sum() - 1)
+    lo, hi = _bootstrap(b, t)
+    quiet = 100 * (t[rec == 0] / b[rec == 0] - 1)
+    steps = int(sum(r["steps"] for r in R))
+    worker = sum(r["worker_cpu_s"] for r in R)
+    main_extra = sum(r["tracked_cpu_s"] - r["bare_cpu_s"] for r in R)
+    print(f"### SpectrumTracker inside the training loop: char transformer (4 layers x 4 heads"
+          f" x 128), batch {args.batch} x {args.context} tokens, {steps} steps an arm, "
+          f"{len(R)} interleaved rounds of {args.block} steps, {args.threads} torch thread(s)")
+    print()
+    print("| arm | loop time | per step | records |")
+    print("|---|---|---|---|")
+    print(f"| bare (floor: forward, backward, AdamW) | {b.sum():.1f} s | "
+          f"{1e3 * b.sum() / steps:.1f} ms | 0 |")
+    print(f"| tracked, log schedule ({res['layers'][0]} matrices + {res['layers'][1]} outputs) "
+          f"| {t.sum():.1f} s | {1e3 * t.sum() / steps:.1f} ms | {res['n_records']} |")
+    print()
+    print(f"overhead: **{over:+.2f} %** (bootstrap 95 % over rounds [{lo:+.2f}, {hi:+.2f}] %)")
+    if quiet.size:
+        q10, q50, q90 = np.percentile(quiet, [10, 50, 90])
+        print(f"rounds without a record ({quiet.size}): tracked/bare - 1 median {q50:+.2f} %, "
+              f"10-90 % [{q10:+.2f}, {q90:+.2f}] % (noise floor + hooks)")
+    bare_cpu = sum(r["bare_cpu_s"] for r in R)  # the bare arm's training-thread CPU
+    print(f"CPU the tracker added: worker {worker:.1f} s ({worker / max(res['n_records'], 1):.2f}"
+          f" s a record, {100 * worker / bare_cpu:.2f} % of the bare arm's {bare_cpu:.0f} CPU-s)"
+          f", training thread {main_extra:+.1f} s ({100 * main_extra / bare_cpu:+.2f} %)")
+    print()
+    print("| steps | records | bare | tracked | overhead |")
+    print("|---|---|---|---|---|")
+    edges = [0, 100, 1000, 10 ** 9]
+    for e0, e1 in zip(edges[:-1], edges[1:], strict=True):
+        sel = [i for i, r in enumerate(R) if e0 <= r["start"] < e1]
+        if not sel:
+            continue
+        bs, ts = b[sel].sum(), t[sel].sum()
+        last = min(R[sel[-1]]["start"] + R[sel[-1]]["steps"], steps)
+        print(f"| {R[sel[0]]['start']}-{last - 1} | {int(rec[sel].sum())} | {bs:.1f} s | "
+              f"{ts:.1f} s | {100 * (ts / bs - 1):+.2f} % |")
+    print()
+    print(f"one-time warm-up (imports, first records; outside both arms): {res['warm_s']:.1f} s")
+    print(f"load average {load[0]:.1f} -> {load[1]:.1f} on {os.cpu_count()} CPUs")
+    return {"overhead_pct": over, "overhead_ci95_pct": [lo, hi], "bare_s": float(b.sum()),
+            "tracked_s": float(t.sum()), "records": res["n_records"], "steps": steps,
+            "worker_cpu_s": worker, "main_cpu_extra_s": main_extra, "bare_cpu_s": bare_cpu,
+            "quiet_rounds_pct": quiet.tolist(), "rounds": R, "load": list(load),
+            "batch": args.batch, "context": args.context, "block": args.block,
+            "threads": args.threads}
+
+
+_MEMORY = """
+import resource, sys, tempfile, tracemalloc, torch
 from specdyn.measure import SpectrumTracker
 torch.manual_seed(0)
-m = torch.nn.Sequential(torch.nn.Linear(128, 256), torch.nn.ReLU(), torch.nn.Linear(256, 128))
-out = tempfile.mkdtemp() if {streamed} else None
-t = SpectrumTracker(m, schedule=1, out=out, fit=False, outliers=False, max_samples=512)
-for i in range({n_records}):
-    m(torch.randn(512, 128))
+m = torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512))
+out = tempfile.mkdtemp() if sys.argv[2] == "streamed" else None
+t = SpectrumTracker(m, schedule=lambda s: True, out=out, fit=False, outliers=False,
+                    max_samples=1024)
+x = torch.randn(1024, 512)
+m(x); t.step(); t.flush()  # warm-up record: lazy imports and caches are not the tracker's rows
+tracemalloc.start()
+for i in range(int(sys.argv[1])):
+    m(x)
     t.step()
+t.flush()
+cur, peak = tracemalloc.get_traced_memory()
 t.close()
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+print(peak / 2**20, cur / 2**20, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    return float(res.stdout.strip().splitlines()[-1])
+
+
+def _memory(n_records: int, mode: str) -> list[float]:
+    """(tracemalloc peak, tracemalloc at the end, peak RSS), MB, of a subprocess."""
+    res = subprocess.run([sys.executable, "-c", _MEMORY, str(n_records), mode],
+                         capture_output=True, text=True, check=True)
+    return [float(x) for x in res.stdout.strip().splitlines()[-1].split()]
+
+
+def _report_memory() -> dict:
+    print("### Host memory against records: wide MLP (2 x 512 x 512, 1024 samples, full "
+          "spectra, ~2050 rows a record)")
+    print()
+    print("| records | streamed: traced peak | streamed: peak RSS | in memory: traced peak | "
+          "in memory: held at end | in memory: peak RSS |")
+    print("|---|---|---|---|---|---|")
+    out = {}
+    for n in progress((25, 100, 400), total=3, desc="memory"):
+        s, m = _memory(n, "streamed"), _memory(n, "memory")
+        out[n] = {"streamed": s, "memory": m}
+        print(f"| {n} | {s[0]:.1f} MB | {s[2]:.0f} MB | {m[0]:.1f} MB | {m[1]:.1f} MB | "
+              f"{m[2]:.0f} MB |")
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--window", type=int, default=20, help="training steps per timed run")
-    ap.add_argument("--records", type=int, default=4, help="records inside a tracked window")
-    ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--skip-memory", action="store_true")
+    ap.add_argument("--steps", type=int, default=10_000, help="training steps an arm")
+    ap.add_argument("--block", type=int, default=250, help="steps an arm runs per round")
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--context", type=int, default=64, help="tokens per sequence (<= 64)")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads")
+    ap.add_argument("--memory", action="store_true", help="also the memory table")
+    ap.add_argument("--memory-only", action="store_true")
+    ap.add_argument("--json", type=Path, default=Path("tracker-benchmark.json"))
     args = ap.parse_args()
-    torch.set_num_threads(1)
-    data, chars = load_text()
-    load0 = os.getloadavg()[0]
-    _round(data, len(chars), 3, 1, True, seed=99)  # warm-up: imports, Tracy-Widom tables
-    plain, tracked = [], []
-    for r in range(args.rounds):  # interleaved, so both share the machine's load
-        plain.append(_round(data, len(chars), args.window, args.records, False, seed=r))
-        tracked.append(_round(data, len(chars), args.window, args.records, True, seed=r))
-    load1 = os.getloadavg()[0]
-    step_cpu = min(p["main_cpu"] for p in plain) / args.window
-    n = args.records
-    rec_cpu = min(t["worker_cpu"] for t in tracked) / n
-    copy_cpu = min(t["step_cpu"] for t in tracked) / n
-    wall_p, wall_t = min(p["wall"] for p in plain), min(t["wall"] for t in tracked)
-    print(f"### SpectrumTracker on a char transformer (4 layers x 4 heads x 128, batch 32 x 64 "
-          f"tokens, 27 matrices + 15 outputs), best of {args.rounds} interleaved rounds of "
-          f"{args.window} steps, 1 torch thread")
-    print()
-    print("| measured | CPU seconds |")
-    print("|---|---|")
-    print(f"| training, per step (main thread, plain runs) | {step_cpu:.3f} |")
-    print(f"| tracker.step() at a recorded step (copies; main thread) | {copy_cpu:.4f} |")
-    print(f"| worker, per record (42 spectra, fits, MP tests, Parquet) | {rec_cpu:.3f} |")
-    print()
-    print(f"wall clock, {args.window} steps: plain {wall_p:.1f} s, tracked ({n} records) "
-          f"{wall_t:.1f} s ({100 * (wall_t - wall_p) / wall_p:+.0f} %; on a loaded machine "
-          "this A/B difference is noise)")
-    sched = log_schedule(10)
-    print()
-    print("| steps T | log-schedule records | projected overhead (CPU) |")
-    print("|---|---|---|")
-    for T in (1_000, 10_000, 100_000):
-        nT = sum(1 for s in range(T) if sched(s))
-        print(f"| {T} | {nT} | {100 * nT * (rec_cpu + copy_cpu) / (T * step_cpu):.2f} % |")
-    print()
-    print(f"load average {load0:.1f} -> {load1:.1f} on {os.cpu_count()} CPUs")
-    if args.skip_memory:
-        return
-    print()
-    print("| records | peak RSS, streamed to Parquet (MB) | peak RSS, in memory (MB) |")
-    print("|---|---|---|")
-    for n in (25, 100, 400):
-        print(f"| {n} | {_memory(n, True):.0f} | {_memory(n, False):.0f} |")
+    for name in ("steps", "block", "batch", "context", "threads"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name} must be a positive integer; got {getattr(args, name)}")
+    if args.context > 64:
+        ap.error(f"--context must be at most 64 (the model's context); got {args.context}")
+    torch.set_num_threads(args.threads)
+    record: dict = {}
+    if not args.memory_only:
+        load0 = os.getloadavg()[0]
+        res = _ab(args)
+        record["ab"] = _report_ab(res, args, (load0, os.getloadavg()[0]))
+    if args.memory or args.memory_only:
+        print()
+        record["memory"] = _report_memory()
+    args.json.write_text(json.dumps(record, indent=1))
+    print(f"\n(machine-readable: {args.json})")
 
 
 if __name__ == "__main__":

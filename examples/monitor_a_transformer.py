@@ -75,22 +75,31 @@ def batches(data: torch.Tensor, batch: int, context: int, seed: int):  # noqa: A
         yield w[:, :-1], w[:, 1:]
 
 
-def train(model: torch.nn.Module, data: torch.Tensor, steps: int, *, batch: int = 32,
-          context: int = 64, tracker: SpectrumTracker | None = None, seed: int = 0,
-          device: str = "cpu", lr: float = 3e-3) -> list[float]:
-    """AdamW on next-character cross-entropy; ``tracker.step()`` after each update."""
+def training_steps(model: torch.nn.Module, data: torch.Tensor, *, batch: int = 32,
+                   context: int = 64, seed: int = 0, device: str = "cpu",
+                   lr: float = 3e-3):  # noqa: ANN201
+    """AdamW on next-character cross-entropy, one update per ``next()``; yields the loss."""
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
-    losses = []
-    it = batches(data, batch, context, seed)
-    for _ in range(steps):
-        x, y = (t.to(device) for t in next(it))
+    for x, y in batches(data, batch, context, seed):
+        x, y = x.to(device), y.to(device)
         loss = torch.nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten())
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+        yield float(loss.detach())
+
+
+def train(model: torch.nn.Module, data: torch.Tensor, steps: int, *, batch: int = 32,
+          context: int = 64, tracker: SpectrumTracker | None = None, seed: int = 0,
+          device: str = "cpu", lr: float = 3e-3) -> list[float]:
+    """``steps`` updates of ``training_steps``; ``tracker.step()`` after each update."""
+    losses = []
+    it = training_steps(model, data, batch=batch, context=context, seed=seed, device=device,
+                        lr=lr)
+    for _ in range(steps):
+        losses.append(next(it))
         if tracker is not None:
             tracker.step()
-        losses.append(float(loss.detach()))
     return losses
 
 

@@ -32,6 +32,9 @@ _KINDS = ("weight", "activation")
 # Plotly's default qualitative palette (10 colours), reused for steps.
 _COLORS = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692",
            "#b6e880", "#ff97ff", "#fecb52")
+# Log axes labelled at 1, 2, 5 of each decade: over a decade or less Plotly otherwise
+# labels every digit, a crowded column of small numbers in the screenshot.
+_LOG_TICKS = "D2"
 _MAX_POINTS = 200  # per plotted spectrum: log-spaced ranks keep the file small
 
 
@@ -94,7 +97,7 @@ def _layer_figure(layer: str, kind: str, summ: pd.DataFrame, eig: pd.DataFrame,
         fig.add_scatter(x=x[ok], y=n_out, mode="lines+markers",
                         line={"shape": "hv", "color": _COLORS[1], "dash": "dot"},
                         name="outliers above MP edge", row=1, col=1, secondary_y=True)
-    fig.update_xaxes(type="log", title_text="step + 1", row=1, col=1)
+    fig.update_xaxes(type="log", title_text="step + 1", row=1, col=1, dtick=_LOG_TICKS)
     fig.update_yaxes(title_text="rank exponent a", row=1, col=1, secondary_y=False)
     # Whole numbers on the outlier axis, from 0 (an axis of all-zero counts stays 0..1).
     fig.update_yaxes(title_text="outliers (dotted)", row=1, col=1, secondary_y=True,
@@ -127,9 +130,9 @@ def _layer_figure(layer: str, kind: str, summ: pd.DataFrame, eig: pd.DataFrame,
                             line={"color": color, "dash": "dot", "width": 1},
                             name=f"MP edge (step {st})", legendgroup=f"s{st}", showlegend=False,
                             row=1, col=2)
-    fig.update_xaxes(type="log", title_text="rank k", row=1, col=2)
+    fig.update_xaxes(type="log", title_text="rank k", row=1, col=2, dtick=_LOG_TICKS)
     fig.update_yaxes(type="log", title_text="eigenvalue (dashed: fit, dotted: MP edge)",
-                     row=1, col=2, exponentformat="power")
+                     row=1, col=2, exponentformat="power", dtick=_LOG_TICKS)
     fig.update_layout(height=330, margin={"l": 60, "r": 20, "t": 40, "b": 45},
                       legend={"font": {"size": 11}}, template="plotly_white",
                       font={"size": 12})
@@ -150,7 +153,7 @@ def _overview(summ: dict[str, pd.DataFrame]) -> Any:
                             name=f"{layer} ({kind})", line={"width": 1.5,
                                                             "color": _COLORS[j % 10]},
                             row=1, col=c)
-        fig.update_xaxes(type="log", title_text="step + 1", row=1, col=c)
+        fig.update_xaxes(type="log", title_text="step + 1", row=1, col=c, dtick=_LOG_TICKS)
         fig.update_yaxes(title_text="rank exponent a", row=1, col=c)
     fig.update_layout(height=420, template="plotly_white", margin={"l": 60, "r": 20, "t": 40,
                                                                    "b": 45},

@@ -281,16 +281,34 @@ def _sigma2_all(e: np.ndarray, ratio: float, p: float, kmax: int) -> np.ndarray:
     below = k[:, None] > np.arange(kmax)[None, :]  # j < k: the spikes assumed under k
     for _ in range(8):
         # at or inside the edge a spike is at most sqrt(ratio) strong: use that bound
-        th = np.nan_to_num(rmt.spike_strength_from_eigenvalue(top[None, :] / s2[:, None], ratio),
-                           nan=np.sqrt(ratio))
+        th = rmt._bbp_inverse(top[None, :] / s2[:, None], ratio)
+        th[np.isnan(th)] = np.sqrt(ratio)
         corr = ratio * np.sum(np.where(below, 1.0 + 1.0 / th, 0.0), axis=1)
         s2 = rest / np.maximum(p - k - corr, 0.5 * (p - k))
     return s2
 
 
 def _sigma2_given_k(e: np.ndarray, ratio: float, p: float, k: int) -> float:
-    """``_sigma2_all(...)[k]``."""
-    return float(_sigma2_all(e, ratio, p, k)[k])
+    """``_sigma2_all(...)[k]``: the same fixed point, for that one ``k`` only.
+
+    Row ``k`` of ``_sigma2_all`` depends on no other row, so computing it alone
+    (``O(k)`` a sweep, not ``O(k^2)``) gives the same value; ``fit_mp_bulk``
+    calls this up to ~50 times a spectrum, which made it most of the tracker's
+    per-record CPU.
+    """
+    rest = float(np.cumsum(e[::-1])[e.size - 1 - k]) if k < e.size else 0.0
+    s2 = rest / (p - k)
+    if k == 0:
+        return s2
+    top = e[:k]
+    for _ in range(8):
+        th = rmt._bbp_inverse(top / s2, ratio)
+        th[np.isnan(th)] = np.sqrt(ratio)
+        s2_new = rest / max(p - k - ratio * float(np.sum(1.0 + 1.0 / th)), 0.5 * (p - k))
+        if s2_new == s2:  # converged exactly: further sweeps change nothing
+            break
+        s2 = s2_new
+    return s2
 
 
 def fit_mp_bulk(eigs: ArrayLike, ratio: float, *, n_excluded: int | None = None,

@@ -265,8 +265,13 @@ class SpectrumTracker:
         self.sites: list[ActivationSite] = (
             activation_sites(model, selected) if self.activations else [])
         if self.weights and not self.matrices and not self.activations:
-            raise ValueError("modules: the selection holds no weight matrix (every parameter "
-                             "is 1-D or there is none); select other modules")
+            held = "; ".join(  # name the layers and their shapes: that is what to change
+                f"{n!r} ({type(mod).__name__}): " + (", ".join(
+                    f"{p} {tuple(t.shape)}" for p, t in mod.named_parameters(recurse=False))
+                    or "no parameters")
+                for n, mod in list((selected or {"<model>": model}).items())[:8])
+            raise ValueError(f"modules: the selection holds no weight matrix (every parameter "
+                             f"is 1-D or there is none): {held}; select other modules")
         if not (self.matrices or self.sites):
             raise ValueError("modules: nothing to track in the selection")
 

@@ -247,11 +247,20 @@ def spike_strength_from_eigenvalue(ell: ArrayLike, gamma: ArrayLike, *, sigma2: 
     s2 = v.positive("sigma2", sigma2)
     v.broadcastable(ell=e, gamma=g)
     e, g = np.broadcast_arrays(e / s2, g)
+    return _scalar_or_array(_bbp_inverse(e, g))
+
+
+def _bbp_inverse(e: np.ndarray, g: Any) -> np.ndarray:
+    """``spike_strength_from_eigenvalue`` at ``sigma2 = 1`` without its checks.
+
+    For callers that already hold validated arrays and call it in a loop
+    (``measure.outliers``' fixed points): the checks cost more than the formula.
+    """
     ok = e > (1 + np.sqrt(g)) ** 2 * (1 + 1e-12)  # at the edge up to rounding: not identifiable
     bq = e - 1 - g
     disc = np.where(ok, bq**2 - 4 * g, 0.0)
     th = 0.5 * (bq + np.sqrt(np.maximum(disc, 0.0)))
-    return _scalar_or_array(np.where(ok, th, np.nan))
+    return np.where(ok, th, np.nan)
 
 
 @dataclass(frozen=True)
