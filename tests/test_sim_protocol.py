@@ -8,7 +8,9 @@ import pytest
 from specdyn.models import AtomTeacher
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import (
+    META_KEYS,
     DivergenceError,
+    Record,
     Schedule,
     drive,
     gd_steps,
@@ -20,6 +22,7 @@ from specdyn.sim import (
     train_linear_student,
     train_two_layer,
 )
+from specdyn.sim.protocol import record_meta
 
 S = PowerLawSetting.paper(0.1, 2.0, D=8)
 
@@ -89,22 +92,43 @@ def test_all_steps_run_whatever_the_checkpoints() -> None:
                         progress=False, device="cpu")
 
 
-def test_every_record_has_the_fixed_metadata_keys() -> None:
+def test_every_record_is_a_record_with_the_fixed_metadata_keys() -> None:
     W = np.eye(3)
     teacher = AtomTeacher("tanh", [[1.0, 1.0, 0.0]])
-    metas = [
-        train_linear(S, 16, 16, 5, checkpoints=2, progress=False, device="cpu").meta,
-        train_linear(S, 16, 16, 5, engine="weights", progress=False, device="cpu").meta,
-        train_linear(S, None, None, 5, method="flow", progress=False).meta,
-        train_two_layer(S, "tanh", N=8, M=8, steps=3, progress=False, device="cpu").meta,
-        train_linear_student(W, method="population", lr=0.1, steps=3, device="cpu").meta,
+    records = [
+        train_linear(S, 16, 16, 5, checkpoints=2, progress=False, device="cpu"),
+        train_linear(S, 16, 16, 5, engine="weights", progress=False, device="cpu"),
+        train_linear(S, None, None, 5, method="flow", progress=False),
+        train_two_layer(S, "tanh", N=8, M=8, steps=3, progress=False, device="cpu"),
+        train_linear_student(W, method="population", lr=0.1, steps=3, device="cpu"),
         train_deep_linear(W, depth=2, N=4, parameterization="mup", lr=0.1, steps=3,
-                          device="cpu").meta,
-        mean_field_langevin("tanh", teacher, 4, 2, 8, steps=3, device="cpu").meta,
+                          device="cpu"),
+        mean_field_langevin("tanh", teacher, 4, 2, 8, steps=3, device="cpu"),
         propagation_of_chaos("tanh", teacher, [2], 2, 8, steps=3, reference_N=8,
-                             device="cpu").meta,
-        gd_steps(4, 4, 4, alphas=(0.1, 0.1), device="cpu").meta,
+                             device="cpu"),
+        gd_steps(4, 4, 4, alphas=(0.1, 0.1), device="cpu"),
     ]
-    for meta in metas:
-        assert list(meta)[:6] == ["engine", "seed", "steps", "dtype", "device", "wall_time_s"]
+    fixed = ["engine", "seed", "steps", "dtype", "device", "wall_time_s"]
+    assert list(META_KEYS) == fixed
+    engines = set()
+    for rec in records:
+        assert isinstance(rec, Record), type(rec)
+        meta = rec.meta
+        assert list(meta)[:6] == fixed
         assert meta["dtype"] == "float64" and meta["wall_time_s"] >= 0
+        engines.add(meta["engine"])
+    # one name per engine: train_linear's Gram GD and its gradient flow share "gram"
+    assert len(engines) == len(records) - 1
+
+
+def test_a_record_refuses_meta_without_the_fixed_keys() -> None:
+    good = record_meta("probe", seed=1, dtype="torch.float64", device="cpu", start=0.0,
+                       steps=3, extra=1)
+    assert good["dtype"] == "float64" and list(good)[-1] == "extra"
+    with pytest.raises(ValueError, match="wall_time_s"):
+        Record(meta={k: good[k] for k in META_KEYS if k != "wall_time_s"})
+    with pytest.raises(ValueError, match="start with"):
+        Record(meta={"extra": 1, **good})
+    with pytest.raises(ValueError, match="fixed keys"):
+        record_meta("probe", seed=1, dtype="float64", device="cpu", start=0.0, steps=3,
+                    seed_x=0, dtype_x=0, wall_time_s=5.0)
