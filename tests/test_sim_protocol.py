@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from specdyn.models import AtomTeacher
+from specdyn.models.activations import get_activation
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import (
     META_KEYS,
+    Block,
     DivergenceError,
+    GramEngine,
+    ParticleEngine,
     Record,
     Schedule,
     drive,
     gd_steps,
+    gram,
     mean_field_langevin,
     propagation_of_chaos,
     seed_streams,
@@ -132,3 +138,29 @@ def test_a_record_refuses_meta_without_the_fixed_keys() -> None:
     with pytest.raises(ValueError, match="fixed keys"):
         record_meta("probe", seed=1, dtype="float64", device="cpu", start=0.0, steps=3,
                     seed_x=0, dtype_x=0, wall_time_s=5.0)
+
+
+def test_engine_steps_return_new_states_and_leave_the_old_ones() -> None:
+    # the protocol's states are values: stepping the same state twice gives the same
+    # new state, bit for bit, and the old one is unchanged (WeightEngine is the
+    # documented in-place exception)
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(12, 3, generator=g, dtype=torch.float64)
+    Y = torch.tanh(X[:, :1]).squeeze(1)
+    pe = ParticleEngine(get_activation("tanh"), X, Y, [Block(1, 6)], 0.1, 0.01, 0.05)
+    th = pe.init(torch.randn(6, 4, generator=g, dtype=torch.float64))
+    xi = torch.randn(6, 4, generator=g, dtype=torch.float64)
+    before = th.clone()
+    new, _ = pe.step(th, xi)
+    assert torch.equal(th, before) and not torch.equal(new, th)
+    assert torch.equal(pe.step(th, xi)[0], new)
+
+    xs = X.numpy()
+    stats = gram.Stats.build(xs.T @ xs / 12, xs.T @ xs[:, :2] / 12, np.eye(2))
+    ge = GramEngine(stats, 1.0, 0.05, device="cpu")
+    st = ge.init(gram.initial_grams(8, 3, 2, 0.5, 1.0, 1))
+    copies = [x.clone() for x in st]
+    new3 = ge.step(st)
+    assert all(torch.equal(a, b) for a, b in zip(st, copies, strict=True))
+    assert not torch.equal(new3[2], st[2])
+    assert all(torch.equal(a, b) for a, b in zip(ge.step(st), new3, strict=True))
