@@ -68,7 +68,7 @@ def initial_grams(N: int | None, D: int, P: int, sigma_w: float, sigma_a: float,
         return sigma_w**2 * np.eye(D), sigma_a**2 * np.eye(P), np.zeros((D, P))
     gw, ga, gwa = np.zeros((D, D)), np.zeros((P, P)), np.zeros((D, P))
     for w, a in weight_chunks(N, D, P, sigma_w, sigma_a, seed):
-        wn, an = w.numpy(), a.numpy()
+        wn, an = to_numpy(w), to_numpy(a)
         gw += wn.T @ wn
         ga += an.T @ an
         gwa += wn.T @ an

@@ -95,7 +95,7 @@ def activation_mu1(activation: str | Activation, n_quad: int = 200) -> float:
     torch = _torch.torch()
 
     def dsig(z: np.ndarray) -> np.ndarray:
-        return act.deriv(torch.from_numpy(z)).numpy()
+        return _torch.to_numpy(act.deriv(torch.from_numpy(z)))
 
     return gaussian_expectation(dsig, n_quad)
 
