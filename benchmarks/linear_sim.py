@@ -28,8 +28,10 @@ import platform
 import time
 from collections.abc import Callable
 
+import numpy as np
 import torch
 
+from specdyn._torch import to_numpy
 from specdyn.data import PowerLawTeacher
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import gram, train_linear
@@ -93,10 +95,10 @@ def spectrum_times(s: PowerLawSetting, N: int, M: int, dtype: torch.dtype,
     W = s.sigma_w * torch.randn(N, D, generator=torch.Generator().manual_seed(1),
                                 dtype=torch.float64).to(device, dtype)
     X = torch.as_tensor(Xn, dtype=dtype, device=device)
-    gw = (W.T @ W).double().cpu().numpy() / N
+    gw = to_numpy(W.T @ W, np.float64) / N
 
     def from_w() -> None:
-        gram.spectrum(stats, (W.T @ W).double().cpu().numpy() / N)
+        gram.spectrum(stats, to_numpy(W.T @ W, np.float64) / N)
 
     def m_by_m() -> None:
         H = X @ W.T

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from specdyn._progress import progress
+from specdyn._torch import to_numpy
 from specdyn.measure import (
     Skipped,
     analyze,
@@ -77,7 +78,7 @@ def _matrices(path: Path) -> dict[str, np.ndarray]:
     for name, t in load_tensors(path).items():
         if isinstance(t, Skipped) or getattr(t, "ndim", 0) < 2:
             continue
-        a = t.detach().double().numpy() if hasattr(t, "detach") else np.asarray(t, float)
+        a = to_numpy(t, np.float64)
         if not np.issubdtype(a.dtype, np.floating):
             continue
         out[name] = a.reshape(a.shape[0], -1)

@@ -25,6 +25,9 @@ ALLOWED = {
     # the benchmarks share the library's progress bar (tqdm, quiet when not a terminal)
     ("benchmarks/finite_size_theory.py", "specdyn._progress.progress"),
     ("benchmarks/real_checkpoints.py", "specdyn._progress.progress"),
+    # ... and the library's one torch-to-numpy conversion (issue 18: no other is written)
+    ("benchmarks/linear_sim.py", "specdyn._torch.to_numpy"),
+    ("benchmarks/real_checkpoints.py", "specdyn._torch.to_numpy"),
     # the bad-input table checks the device refusal where it is made
     ("tests/test_bad_input_table.py", "specdyn._torch.resolve_device"),
     # the stand-in experiment of the sweep tests validates its config as experiments do

@@ -9,6 +9,7 @@ import torch
 from specdyn.data.hermite import HermiteTarget, hermite_coefficients
 from specdyn.models import AtomTeacher, network_function
 from specdyn.sim import (
+    ChaosRun,
     DivergenceError,
     Schedule,
     mean_field_langevin,
@@ -125,6 +126,23 @@ def test_blow_up_stops_with_step_and_suggestion() -> None:
     run = mean_field_langevin("quadratic", lambda x: 5 * x[:, 0] ** 2, 20, 3, 50, dt=0.002,
                               temperature=0.0, weight_decay=0.0, steps=50, seed=0)
     assert np.isfinite(run.loss).all()
+
+
+def test_chaos_blow_up_carries_the_partial_record() -> None:
+    # the problem of the Langevin blow-up test, as a chaos run: the error carries the
+    # checkpoints taken before the step it names, like every other engine's
+    blow = dict(dt=5.0, temperature=0.0, weight_decay=0.0, steps=400, seed=0,
+                reference_N=40, checkpoints=Schedule.every(2))
+    with pytest.raises(DivergenceError, match=r"step \d+.*[Rr]educe dt") as info:
+        propagation_of_chaos("quadratic", lambda x: 5 * x[:, 0] ** 2, [4, 5], 3, 50, **blow)
+    run = info.value.record
+    assert isinstance(run, ChaosRun) and run.meta["engine"] == "propagation_of_chaos"
+    k = info.value.step
+    assert 0 < k < 400 and len(run.steps) >= 1 and run.steps[-1] < k
+    assert run.steps.tolist() == list(range(0, int(run.steps[-1]) + 1, 2))
+    assert run.sq_distance.shape == run.function_gap.shape == (2, len(run.steps))
+    assert np.isfinite(run.sq_distance).all() and run.sq_distance[:, 0].tolist() == [0.0, 0.0]
+    assert len(run.reference_loss) == run.steps[-1] and np.isfinite(run.reference_loss).all()
 
 
 def test_chaos_distance_starts_at_zero_and_needs_valid_sizes() -> None:

@@ -9,6 +9,7 @@ import pytest
 from specdyn.data import PowerLawTeacher
 from specdyn.settings import AlignedSetting, PowerLawSetting
 from specdyn.sim import Trajectory
+from specdyn.sim.protocol import record_meta
 
 SETTING = PowerLawSetting.paper(0.1, 2.0, D=12)
 
@@ -92,7 +93,8 @@ def test_trajectory_frame_and_shapes() -> None:
     spec = np.sort(np.random.default_rng(0).random((n, D)), axis=1)[:, ::-1]
     tr = Trajectory(times=np.arange(n) * 0.5, steps=np.arange(n), loss=np.ones(n),
                     series={"preact": spec}, diagonals={"eta": np.zeros((n, D))},
-                    meta={"engine": "test"})
+                    meta=record_meta("test", seed=0, dtype="float64", device="cpu",
+                                     start=0.0, steps=2))
     assert tr.spectra is tr.series["preact"] and tr.D == D and len(tr) == n
     df = tr.to_frame()
     assert isinstance(df, pd.DataFrame)
@@ -102,7 +104,10 @@ def test_trajectory_frame_and_shapes() -> None:
     np.testing.assert_array_equal(sub.value.to_numpy(), spec[2])
     with pytest.raises(ValueError, match="preact"):
         Trajectory(times=np.zeros(2), steps=np.zeros(2), loss=np.zeros(2),
-                   series={"preact": np.zeros((3, 4))})
+                   series={"preact": np.zeros((3, 4))}, meta=tr.meta)
+    with pytest.raises(ValueError, match="wall_time_s"):
+        Trajectory(times=np.zeros(2), steps=np.zeros(2), loss=np.zeros(2),
+                   series={"preact": np.zeros((2, 4))}, meta={"engine": "test"})
 
 
 def test_random_bases_are_haar_distributed() -> None:

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from specdyn.models import AtomTeacher
+from specdyn.models.activations import get_activation
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import (
+    META_KEYS,
+    Block,
     DivergenceError,
+    GramEngine,
+    ParticleEngine,
+    Record,
     Schedule,
     drive,
     gd_steps,
+    gram,
     mean_field_langevin,
     propagation_of_chaos,
     seed_streams,
@@ -20,6 +28,7 @@ from specdyn.sim import (
     train_linear_student,
     train_two_layer,
 )
+from specdyn.sim.protocol import record_meta
 
 S = PowerLawSetting.paper(0.1, 2.0, D=8)
 
@@ -89,22 +98,69 @@ def test_all_steps_run_whatever_the_checkpoints() -> None:
                         progress=False, device="cpu")
 
 
-def test_every_record_has_the_fixed_metadata_keys() -> None:
+def test_every_record_is_a_record_with_the_fixed_metadata_keys() -> None:
     W = np.eye(3)
     teacher = AtomTeacher("tanh", [[1.0, 1.0, 0.0]])
-    metas = [
-        train_linear(S, 16, 16, 5, checkpoints=2, progress=False, device="cpu").meta,
-        train_linear(S, 16, 16, 5, engine="weights", progress=False, device="cpu").meta,
-        train_linear(S, None, None, 5, method="flow", progress=False).meta,
-        train_two_layer(S, "tanh", N=8, M=8, steps=3, progress=False, device="cpu").meta,
-        train_linear_student(W, method="population", lr=0.1, steps=3, device="cpu").meta,
+    records = [
+        train_linear(S, 16, 16, 5, checkpoints=2, progress=False, device="cpu"),
+        train_linear(S, 16, 16, 5, engine="weights", progress=False, device="cpu"),
+        train_linear(S, None, None, 5, method="flow", progress=False),
+        train_two_layer(S, "tanh", N=8, M=8, steps=3, progress=False, device="cpu"),
+        train_linear_student(W, method="population", lr=0.1, steps=3, device="cpu"),
         train_deep_linear(W, depth=2, N=4, parameterization="mup", lr=0.1, steps=3,
-                          device="cpu").meta,
-        mean_field_langevin("tanh", teacher, 4, 2, 8, steps=3, device="cpu").meta,
+                          device="cpu"),
+        mean_field_langevin("tanh", teacher, 4, 2, 8, steps=3, device="cpu"),
         propagation_of_chaos("tanh", teacher, [2], 2, 8, steps=3, reference_N=8,
-                             device="cpu").meta,
-        gd_steps(4, 4, 4, alphas=(0.1, 0.1), device="cpu").meta,
+                             device="cpu"),
+        gd_steps(4, 4, 4, alphas=(0.1, 0.1), device="cpu"),
     ]
-    for meta in metas:
-        assert list(meta)[:6] == ["engine", "seed", "steps", "dtype", "device", "wall_time_s"]
+    fixed = ["engine", "seed", "steps", "dtype", "device", "wall_time_s"]
+    assert list(META_KEYS) == fixed
+    engines = set()
+    for rec in records:
+        assert isinstance(rec, Record), type(rec)
+        meta = rec.meta
+        assert list(meta)[:6] == fixed
         assert meta["dtype"] == "float64" and meta["wall_time_s"] >= 0
+        engines.add(meta["engine"])
+    # one name per engine: train_linear's Gram GD and its gradient flow share "gram"
+    assert len(engines) == len(records) - 1
+
+
+def test_a_record_refuses_meta_without_the_fixed_keys() -> None:
+    good = record_meta("probe", seed=1, dtype="torch.float64", device="cpu", start=0.0,
+                       steps=3, extra=1)
+    assert good["dtype"] == "float64" and list(good)[-1] == "extra"
+    with pytest.raises(ValueError, match="wall_time_s"):
+        Record(meta={k: good[k] for k in META_KEYS if k != "wall_time_s"})
+    with pytest.raises(ValueError, match="start with"):
+        Record(meta={"extra": 1, **good})
+    with pytest.raises(ValueError, match="fixed keys"):
+        record_meta("probe", seed=1, dtype="float64", device="cpu", start=0.0, steps=3,
+                    seed_x=0, dtype_x=0, wall_time_s=5.0)
+
+
+def test_engine_steps_return_new_states_and_leave_the_old_ones() -> None:
+    # the protocol's states are values: stepping the same state twice gives the same
+    # new state, bit for bit, and the old one is unchanged (WeightEngine is the
+    # documented in-place exception)
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(12, 3, generator=g, dtype=torch.float64)
+    Y = torch.tanh(X[:, :1]).squeeze(1)
+    pe = ParticleEngine(get_activation("tanh"), X, Y, [Block(1, 6)], 0.1, 0.01, 0.05)
+    th = pe.init(torch.randn(6, 4, generator=g, dtype=torch.float64))
+    xi = torch.randn(6, 4, generator=g, dtype=torch.float64)
+    before = th.clone()
+    new, _ = pe.step(th, xi)
+    assert torch.equal(th, before) and not torch.equal(new, th)
+    assert torch.equal(pe.step(th, xi)[0], new)
+
+    xs = X.numpy()
+    stats = gram.Stats.build(xs.T @ xs / 12, xs.T @ xs[:, :2] / 12, np.eye(2))
+    ge = GramEngine(stats, 1.0, 0.05, device="cpu")
+    st = ge.init(gram.initial_grams(8, 3, 2, 0.5, 1.0, 1))
+    copies = [x.clone() for x in st]
+    new3 = ge.step(st)
+    assert all(torch.equal(a, b) for a, b in zip(st, copies, strict=True))
+    assert not torch.equal(new3[2], st[2])
+    assert all(torch.equal(a, b) for a, b in zip(ge.step(st), new3, strict=True))

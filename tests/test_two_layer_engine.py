@@ -8,6 +8,7 @@ reparameterisation identities between the parameterisations.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -83,14 +84,15 @@ def test_gradients_match_autograd(act_name: str, par_name: str) -> None:
     A = torch.randn(N, D, generator=g, dtype=torch.float64) * par.a_std
     X = torch.randn(B, D, generator=g, dtype=torch.float64)
     Y = torch.randn(B, D, generator=g, dtype=torch.float64)
-    eng = TwoLayerEngine(W.clone(), A.clone(), act, par, batch=32)
-    loss = eng.gradients(X, Y)  # a batch smaller than the buffers: exercises the slicing
+    eng = TwoLayerEngine(act, par, dt=1.0, batch=32)
+    state = eng.init(W, A)
+    loss = eng.gradients(state, X, Y)  # a batch smaller than the buffers: exercises the slicing
     ref_loss, gW, gA = _autograd_grads(act, par.output_scale, W, A, X, Y)
     assert abs(float(loss) - float(ref_loss)) <= 1e-12 * float(ref_loss)
     assert _rel(eng.gWt.T.numpy(), gW.numpy()) < 1e-10
     assert _rel(eng.gAt.T.numpy(), gA.numpy()) < 1e-10
     # the forward pass must not have touched the parameters
-    assert torch.equal(eng.W, W) and torch.equal(eng.A, A)
+    assert torch.equal(state.W, W) and torch.equal(state.A, A)
 
 
 def test_step_applies_learning_rates() -> None:
@@ -100,12 +102,21 @@ def test_step_applies_learning_rates() -> None:
         10, 3, generator=g, dtype=torch.float64)
     X, Y = torch.randn(6, 4, generator=g, dtype=torch.float64), torch.randn(
         6, 3, generator=g, dtype=torch.float64)
-    eng = TwoLayerEngine(W.clone(), A.clone(), get_activation("tanh"), par, batch=6)
+    eng = TwoLayerEngine(get_activation("tanh"), par, dt=0.3, batch=6)
     _, gW, gA = _autograd_grads(eng.act, par.output_scale, W, A, X, Y)
-    eng.step(X, Y, dt=0.3)
-    assert _rel(eng.W.numpy(), (W - 0.3 * par.lr_w * gW).numpy()) < 1e-13
-    assert _rel(eng.A.numpy(), (A - 0.3 * par.lr_a * gA).numpy()) < 1e-13
-    assert torch.equal(eng.At.T, eng.A)  # the two stored layouts of A stay identical
+    state = eng.init(W, A)
+    new, loss = eng.step(state, (X, Y))
+    assert _rel(new.W.numpy(), (W - 0.3 * par.lr_w * gW).numpy()) < 1e-13
+    assert _rel(new.A.numpy(), (A - 0.3 * par.lr_a * gA).numpy()) < 1e-13
+    assert torch.equal(new.At.T, new.A)  # the two stored layouts of A stay identical
+    # the state is a value: the step left the old one (and the caller's W, A) as they were
+    assert torch.equal(state.W, W) and torch.equal(state.A, A)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        new.Wt = W.T  # type: ignore[misc]
+    # stepping the old state again gives the same new state, bit for bit
+    again, loss2 = eng.step(state, (X, Y))
+    assert torch.equal(again.Wt, new.Wt) and torch.equal(again.Ar, new.Ar)
+    assert float(loss2) == float(loss)
 
 
 def test_bf16_products_approximate_float32() -> None:
@@ -115,14 +126,14 @@ def test_bf16_products_approximate_float32() -> None:
     W = torch.randn(64, 12, generator=g) * 0.3
     A = torch.randn(64, 12, generator=g)
     X, Y = torch.randn(40, 12, generator=g), torch.randn(40, 12, generator=g)
-    e32 = TwoLayerEngine(W.clone(), A.clone(), get_activation("relu"), par, 40)
-    e16 = TwoLayerEngine(W.clone(), A.clone(), get_activation("relu"), par, 40, torch.bfloat16)
-    l32, l16 = e32.gradients(X, Y), e16.gradients(X, Y)
+    e32 = TwoLayerEngine(get_activation("relu"), par, 1.0, 40)
+    e16 = TwoLayerEngine(get_activation("relu"), par, 1.0, 40, torch.bfloat16)
+    s32, s16 = e32.init(W, A), e16.init(W, A)
+    l32, l16 = e32.gradients(s32, X, Y), e16.gradients(s16, X, Y)
     assert abs(float(l16) / float(l32) - 1) < 2e-2
     assert _rel(e16.gWt.float().numpy(), e32.gWt.numpy()) < 5e-2
     assert _rel(e16.gAt.float().numpy(), e32.gAt.numpy()) < 5e-2
-    e16.step(X, Y, 1.0)
-    assert e16.Wt.dtype == torch.float32  # master weights stay float32
+    assert e16.step(s16, (X, Y))[0].Wt.dtype == torch.float32  # master weights stay float32
 
 
 # ----------------------------------------------------------------- parameterisations
@@ -169,9 +180,10 @@ def test_initial_tangent_kernel_matches_mean_field(par_name: str) -> None:
     def velocity(name: str, layer: str) -> torch.Tensor:
         par = get_parameterization(name, N, FL.gamma0)
         W, A = init_weights(N, D, D, FL.sigma_w, FL.sigma_a, par, 0, torch.float64, "cpu")
-        eng = TwoLayerEngine(W, A, act, par, M)
+        eng = TwoLayerEngine(act, par, 1.0, M)
         f0 = par.output_scale * act.fn(X @ W.T) @ A
-        eng.gradients(X, f0 + Y)  # residual f0 - (f0 + Y) = -Y for every parameterisation
+        # residual f0 - (f0 + Y) = -Y for every parameterisation
+        eng.gradients(eng.init(W, A), X, f0 + Y)
         h = 1e-7
         if layer == "w":
             W1, A1 = W - h * par.lr_w * eng.gWt.T, A

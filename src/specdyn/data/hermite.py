@@ -67,18 +67,24 @@ def _gauss_hermite(n_quad: int) -> tuple[np.ndarray, np.ndarray]:
     return nodes, weights
 
 
+def _at_nodes(fn: Callable[[np.ndarray], ArrayLike], n_quad: int
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Gauss-Hermite ``(nodes, weights, fn(nodes))``, ``n_quad`` and ``fn``'s shape checked."""
+    nodes, weights = _gauss_hermite(v.positive_int("n_quad", n_quad))
+    vals = np.asarray(fn(nodes.copy()), dtype=np.float64)
+    if vals.shape != nodes.shape:
+        raise ValueError(f"fn must map an array of shape {nodes.shape} to the same shape, "
+                         f"got {vals.shape}")
+    return nodes, weights, vals
+
+
 def gaussian_expectation(fn: Callable[[np.ndarray], ArrayLike], n_quad: int = DEFAULT_N_QUAD
                          ) -> float:
     """``E[fn(z)]`` for ``z ~ N(0, 1)`` by ``n_quad``-point Gauss-Hermite quadrature.
 
     Exact when ``fn`` is a polynomial of degree ``< 2 n_quad``.
     """
-    n_quad = v.positive_int("n_quad", n_quad)
-    nodes, weights = _gauss_hermite(n_quad)
-    vals = np.asarray(fn(nodes.copy()), dtype=np.float64)
-    if vals.shape != nodes.shape:
-        raise ValueError(f"fn must map an array of shape {nodes.shape} to the same shape, "
-                         f"got {vals.shape}")
+    nodes, weights, vals = _at_nodes(fn, n_quad)
     return float(weights @ vals)
 
 
@@ -124,12 +130,7 @@ def hermite_coefficients(fn: Callable[[np.ndarray], ArrayLike], degree: int,
         Shape ``(degree + 1,)``, float64.
     """
     degree = v.positive_int("degree", degree, minimum=0)
-    n_quad = v.positive_int("n_quad", n_quad)
-    nodes, weights = _gauss_hermite(n_quad)
-    vals = np.asarray(fn(nodes.copy()), dtype=np.float64)
-    if vals.shape != nodes.shape:
-        raise ValueError(f"fn must map an array of shape {nodes.shape} to the same shape, "
-                         f"got {vals.shape}")
+    nodes, weights, vals = _at_nodes(fn, n_quad)
     if not np.isfinite(vals).all():
         raise ValueError("fn must be finite at the Gauss-Hermite nodes")
     basis = np.stack(hermite_basis(nodes, degree))  # (degree+1, n_quad)

@@ -13,54 +13,34 @@ from __future__ import annotations
 
 from typing import Any
 
-try:
-    from transformers import TrainerCallback
-except ImportError as err:
-    raise ImportError("specdyn.integrations.huggingface needs transformers: "
-                      "pip install transformers") from err
+from specdyn.integrations._adapter import TrackerAdapter, framework_class
 
-from specdyn.measure.tracker import SpectrumTracker
+TrainerCallback: Any = framework_class(["transformers:TrainerCallback"], "huggingface",
+                                       "transformers")
 
 __all__ = ["SpectrumTrainerCallback"]
 
 
-class SpectrumTrainerCallback(TrainerCallback):
-    """Track the Trainer's model; arguments are ``SpectrumTracker``'s.
-
-    ``callback.tracker`` is the tracker once training has started.
-    """
-
-    def __init__(self, modules: Any = None, schedule: Any = "log", **tracker_kwargs: Any
-                 ) -> None:
-        self.modules = modules
-        self.schedule = schedule
-        self.tracker_kwargs = tracker_kwargs
-        self.tracker: SpectrumTracker | None = None
+class SpectrumTrainerCallback(TrackerAdapter, TrainerCallback):
+    """Track the Trainer's model (arguments and ``tracker``: :class:`TrackerAdapter`)."""
 
     def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None,
                        **kwargs: Any) -> None:
         """Build the tracker on the model; continue the record when the Trainer resumes."""
         if model is None:
             raise ValueError("SpectrumTrainerCallback: the Trainer passed no model")
-        self.tracker = SpectrumTracker(model, self.modules, self.schedule,
-                                       **self.tracker_kwargs)
-        self.tracker.capture = False
+        tracker = self.start(model)
         if state.global_step > 0:
-            st = self.tracker.state_dict()
-            self.tracker.load_state_dict({**st, "step": int(state.global_step)})
+            tracker.load_state_dict({**tracker.state_dict(), "step": int(state.global_step)})
 
     def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         """Let the hooks keep this training step's module outputs."""
-        if self.tracker is not None:
-            self.tracker.capture = True
+        self.begin_step()
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         """Close the tracker step (hooks off until the next training step)."""
-        if self.tracker is not None:
-            self.tracker.capture = False
-            self.tracker.step()
+        self.end_step()
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         """Finish queued work and write the final record."""
-        if self.tracker is not None:
-            self.tracker.close()
+        self.finish()

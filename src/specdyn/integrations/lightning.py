@@ -11,62 +11,44 @@ from __future__ import annotations
 
 from typing import Any
 
-try:
-    from lightning.pytorch import Callback
-except ImportError:  # the standalone package
-    try:
-        from pytorch_lightning import Callback
-    except ImportError as err:
-        raise ImportError("specdyn.integrations.lightning needs PyTorch Lightning: "
-                          "pip install lightning") from err
+from specdyn.integrations._adapter import TrackerAdapter, framework_class
 
-from specdyn.measure.tracker import SpectrumTracker
+# lightning, else the standalone package
+Callback: Any = framework_class(["lightning.pytorch:Callback", "pytorch_lightning:Callback"],
+                                "lightning", "lightning")
 
 __all__ = ["SpectrumCallback"]
 
 
-class SpectrumCallback(Callback):
-    """Track the LightningModule's spectra; arguments are ``SpectrumTracker``'s.
-
-    ``callback.tracker`` is the tracker once fitting has started.
-    """
+class SpectrumCallback(TrackerAdapter, Callback):
+    """Track the LightningModule (arguments and ``tracker``: :class:`TrackerAdapter`)."""
 
     def __init__(self, modules: Any = None, schedule: Any = "log", **tracker_kwargs: Any
                  ) -> None:
-        self.modules = modules
-        self.schedule = schedule
-        self.tracker_kwargs = tracker_kwargs
-        self.tracker: SpectrumTracker | None = None
+        super().__init__(modules, schedule, **tracker_kwargs)
         self._pending: dict[str, Any] | None = None
 
     def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
         """Build the tracker on the LightningModule when fitting starts."""
         if stage == "fit" and self.tracker is None:
-            self.tracker = SpectrumTracker(pl_module, self.modules, self.schedule,
-                                           **self.tracker_kwargs)
-            self.tracker.capture = False
+            tracker = self.start(pl_module)
             if self._pending is not None:
-                self.tracker.load_state_dict(self._pending)
+                tracker.load_state_dict(self._pending)
                 self._pending = None
 
     def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any,
                              batch_idx: int) -> None:
-        """Close the tracker step (hooks off until the next training batch)."""
         """Let the hooks keep this training batch's module outputs."""
-        if self.tracker is not None:
-            self.tracker.capture = True
+        self.begin_step()
 
     def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
                            batch_idx: int) -> None:
         """Close the tracker step (hooks off until the next training batch)."""
-        if self.tracker is not None:
-            self.tracker.capture = False
-            self.tracker.step()
+        self.end_step()
 
     def on_train_end(self, trainer: Any, pl_module: Any) -> None:
         """Finish queued work and write the final record."""
-        if self.tracker is not None:
-            self.tracker.close()
+        self.finish()
 
     def state_dict(self) -> dict[str, Any]:
         """The tracker state, saved in Lightning's checkpoint."""

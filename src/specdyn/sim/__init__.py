@@ -28,13 +28,14 @@ from specdyn.sim.parameterization import (
     get_parameterization,
 )
 from specdyn.sim.particles import Block, ParticleEngine
-from specdyn.sim.protocol import DivergenceError, Schedule, drive, seed_streams
+from specdyn.sim.protocol import META_KEYS, DivergenceError, Record, Schedule, drive, seed_streams
 from specdyn.sim.trajectory import Trajectory
 from specdyn.sim.two_layer import train_two_layer
-from specdyn.sim.two_layer_engine import TwoLayerEngine, init_weights
+from specdyn.sim.two_layer_engine import TwoLayerEngine, TwoLayerState, init_weights
 from specdyn.sim.two_step import TwoStepResult, activation_mu1, gd_steps, one_step_spike_strength
 
 __all__ = [
+    "META_KEYS",
     "PARAMETERIZATIONS",
     "Block",
     "ChaosRun",
@@ -46,9 +47,11 @@ __all__ = [
     "LinearStudentRun",
     "Parameterization",
     "ParticleEngine",
+    "Record",
     "Schedule",
     "Trajectory",
     "TwoLayerEngine",
+    "TwoLayerState",
     "TwoStepResult",
     "WeightEngine",
     "activation_mu1",

@@ -33,13 +33,20 @@ from specdyn.sim.particles import (
     make_data,
     validate_common,
 )
-from specdyn.sim.protocol import Schedule, ScheduleLike, drive, record_meta, seed_streams
+from specdyn.sim.protocol import (
+    Record,
+    Schedule,
+    ScheduleLike,
+    drive,
+    record_meta,
+    seed_streams,
+)
 
 __all__ = ["ChaosRun", "propagation_of_chaos"]
 
 
 @dataclass(frozen=True)
-class ChaosRun:
+class ChaosRun(Record):
     """Synchronous coupling of ``N``-particle systems to mean-field copies.
 
     Attributes
@@ -62,7 +69,8 @@ class ChaosRun:
     function_gap
         ``(K, C)`` ``(1/M) sum_m (f_N(x_m) - f_ref(x_m))^2`` on the data.
     reference_loss
-        ``(steps+1,)`` data term of the reference population.
+        ``(steps+1,)`` data term of the reference population (in the partial
+        record of a diverged run, up to its last checkpoint).
     reference_N
         Size of the reference population.
     reference_particles
@@ -89,7 +97,6 @@ class ChaosRun:
     system_particles: list[np.ndarray] | None
     x: np.ndarray
     y: np.ndarray
-    meta: dict[str, Any]
 
 
 
@@ -145,7 +152,8 @@ def propagation_of_chaos(
     Other parameters are those of :func:`specdyn.sim.mean_field_langevin`
     (``checkpoints`` defaults to ``Schedule.even(11)`` there too). Returns a
     :class:`ChaosRun`; raises :class:`~specdyn.sim.protocol.DivergenceError` as
-    it does (with ``record`` ``None``).
+    it does, its ``record`` the :class:`ChaosRun` of the checkpoints taken before
+    the divergence (reference loss up to the last of them).
     """
     torch = _torch()
     act = get_activation(activation)
@@ -190,6 +198,7 @@ def propagation_of_chaos(
     sys_saved: list[list[np.ndarray]] = [[] for _ in Ns]
     want = {int(s): j for j, s in enumerate(ckpt)}
     use_noise = temperature > 0
+    done = [0]  # checkpoints recorded so far
     ref_rows, copy_rows = engine.rows(0), engine.rows(1)
 
     def step(th: Any, k: int) -> Any:
@@ -202,6 +211,7 @@ def propagation_of_chaos(
 
     def observe(th: Any, k: int) -> None:
         j = want[k]
+        done[0] = j + 1
         fs = engine.functions(th)
         copies = th[copy_rows]
         for i, (R, N) in enumerate(zip(reps, Ns, strict=True)):
@@ -220,19 +230,27 @@ def propagation_of_chaos(
             for i, N in enumerate(Ns):
                 sys_saved[i].append(to_numpy(th[engine.rows(2 + i)][:N], np.float64))
 
+    def record(upto: int) -> ChaosRun:
+        """The record of the first ``done[0]`` checkpoints, reference loss ``[:upto]``."""
+        j = done[0]
+        meta = record_meta("propagation_of_chaos", seed=seed, dtype=tdtype, device=dev,
+                           start=start, steps=steps, activation=act.name, D=D, M=M, dt=dt,
+                           temperature=temperature, weight_decay=weight_decay,
+                           reference_N=reference_N, replicas=reps,
+                           population_size=population_size if M is None else None,
+                           label_noise=label_noise)
+        return ChaosRun(N=np.asarray(Ns), steps=ckpt[:j], times=ckpt[:j] * dt,
+                        sq_distance=dist[:, :j], w2_distance=w2d[:, :j] if w2 else None,
+                        function_gap=gap[:, :j],
+                        reference_loss=to_numpy(ref_loss[:upto], np.float64),
+                        reference_N=reference_N,
+                        reference_particles=np.stack(ref_saved) if keep_reference else None,
+                        system_particles=[np.stack(s) for s in sys_saved] if keep_systems
+                        else None,
+                        x=x_np, y=y_np, meta=meta)
+
     theta = drive(theta, step, steps, ckpt, observe=observe, check=blowup_check(theta_max, dt),
-                  check_every=CHECK_EVERY, progress=progress, desc="chaos")
+                  check_every=CHECK_EVERY, progress=progress, desc="chaos",
+                  partial=lambda: record(int(ckpt[done[0] - 1])) if done[0] else None)
     ref_loss[steps] = 0.5 * (engine.functions(theta)[0][:, 0] - y).pow(2).mean()
-    meta = record_meta("propagation_of_chaos", seed=seed, dtype=tdtype, device=dev,
-                       start=start, steps=steps, activation=act.name, D=D, M=M, dt=dt,
-                       temperature=temperature, weight_decay=weight_decay,
-                       reference_N=reference_N, replicas=reps,
-                       population_size=population_size if M is None else None,
-                       label_noise=label_noise)
-    return ChaosRun(N=np.asarray(Ns), steps=ckpt, times=ckpt * dt, sq_distance=dist,
-                    w2_distance=w2d if w2 else None, function_gap=gap,
-                    reference_loss=to_numpy(ref_loss, np.float64),
-                    reference_N=reference_N,
-                    reference_particles=np.stack(ref_saved) if keep_reference else None,
-                    system_particles=[np.stack(s) for s in sys_saved] if keep_systems else None,
-                    x=x_np, y=y_np, meta=meta)
+    return record(steps + 1)

@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -104,7 +104,7 @@ def scaling(parameterization: str, *, depth: int, N: int, D: int, P: int, lr: fl
 
 
 @dataclass(frozen=True)
-class DeepLinearRun:
+class DeepLinearRun(protocol.Record):
     """Record of one deep-linear run (host float64 arrays).
 
     Attributes
@@ -143,7 +143,6 @@ class DeepLinearRun:
     sharpness: np.ndarray
     scaling: DeepLinearScaling
     weights: list[np.ndarray]
-    meta: dict[str, Any] = field(default_factory=dict)
 
 
 def escape_step(record_steps: ArrayLike, top_singular_value: ArrayLike, edge: float,

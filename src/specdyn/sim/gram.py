@@ -18,6 +18,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.integrate import solve_ivp
 
+from specdyn._torch import to_numpy
+
 __all__ = ["GramEngine", "Grams", "Stats", "initial_grams", "loss_from_grams", "make_gd_step",
            "solve_flow_diagonal", "solve_flow_full", "spectrum", "teacher_diagonals",
            "weight_chunks"]
@@ -66,7 +68,7 @@ def initial_grams(N: int | None, D: int, P: int, sigma_w: float, sigma_a: float,
         return sigma_w**2 * np.eye(D), sigma_a**2 * np.eye(P), np.zeros((D, P))
     gw, ga, gwa = np.zeros((D, D)), np.zeros((P, P)), np.zeros((D, P))
     for w, a in weight_chunks(N, D, P, sigma_w, sigma_a, seed):
-        wn, an = w.numpy(), a.numpy()
+        wn, an = to_numpy(w), to_numpy(a)
         gw += wn.T @ wn
         ga += an.T @ an
         gwa += wn.T @ an
@@ -121,10 +123,8 @@ def make_gd_step(sigma: Any, c_mat: Any, gamma0: float, dt: float) -> Callable[.
         u.mul_(half_c2).add_(t4, alpha=c)
         t.mm(t1, g, out=w)  # 8: G Gwa^T G
         w.mul_(2.0 * half_c2).add_(t5, alpha=c).add_(t2, alpha=c)
-        gw.add_(v).add_(v.T)
-        ga.add_(u).add_(u.T)
-        gwa.add_(w)
-        return gw, ga, gwa
+        # out of place: the state is a value (the same arithmetic as add_)
+        return gw.add(v).add_(v.T), ga.add(u).add_(u.T), gwa.add(w)
 
     return step
 
@@ -135,9 +135,9 @@ class GramEngine:
     The state is ``(Gw, Ga, Gwa)`` as torch tensors expressed in the eigenbasis
     ``U`` of ``Sigma`` (an exact orthogonal change of variables:
     ``Gw -> U^T Gw U``, ``Gwa -> U^T Gwa``, ``C -> U^T C``; ``Sigma Gwa`` becomes a
-    row scaling). :meth:`step` updates the state's tensors in place (buffers are
-    allocated once) and returns them; :meth:`to_host` maps a state back to
-    float64 host Grams in the original basis.
+    row scaling). :meth:`step` returns a new state (the old one stays valid; its
+    temporaries are buffers allocated once); :meth:`to_host` maps a state back
+    to float64 host Grams in the original basis.
     """
 
     def __init__(self, stats: Stats, gamma0: float, dt: float, dtype: Any = None,
@@ -156,7 +156,7 @@ class GramEngine:
         self._syy_tr = float(np.trace(stats.syy))
         self._inv_g = 1.0 / gamma0
 
-    def _dev(self, a: np.ndarray) -> Any:  # a copy: the step updates the Grams in place
+    def _dev(self, a: np.ndarray) -> Any:  # a device copy
         return self.t.tensor(a, dtype=self.dtype, device=self.device)
 
     def init(self, grams: Grams) -> tuple[Any, Any, Any]:
@@ -186,7 +186,7 @@ class GramEngine:
 
     def to_host(self, state: tuple[Any, Any, Any]) -> Grams:
         """Float64 host Grams in the original basis."""
-        gw, ga, gwa = (x.detach().to("cpu", self.t.float64).numpy() for x in state)
+        gw, ga, gwa = (to_numpy(x, np.float64) for x in state)
         return self.U @ gw @ self.U.T, ga.copy(), self.U @ gwa
 
 

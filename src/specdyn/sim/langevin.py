@@ -70,7 +70,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class LangevinRun:
+class LangevinRun(protocol.Record):
     """Checkpoints of one mean-field Langevin run (host numpy, float64).
 
     Attributes
@@ -98,7 +98,6 @@ class LangevinRun:
     penalty: np.ndarray
     x: np.ndarray
     y: np.ndarray
-    meta: dict[str, Any]
 
     @property
     def final(self) -> np.ndarray:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from specdyn import _validate as v
+from specdyn._torch import to_numpy
 from specdyn.data.teacher import PowerLawTeacher
 from specdyn.settings import AlignedSetting, PowerLawSetting, Setting
 from specdyn.sim import gram as _gram
@@ -283,8 +284,10 @@ class WeightEngine:
     ``(W, A, G, loss)``: the weights, the gradient factor
     ``G = X^T E / M`` (``E = Y - f(X)``; the population ``Lambda Theta - Lambda B``
     when ``xy`` is ``None``) and the loss, both of the current weights.
-    :meth:`step` updates ``W`` and ``A`` in place (learning rate ``nu = N``:
-    ``W' = W + c A G^T``, ``A' = A + c W G``, ``c = dt / gamma0``).
+    :meth:`step` returns a new state tuple but updates ``W`` and ``A`` in place
+    (learning rate ``nu = N``: ``W' = W + c A G^T``, ``A' = A + c W G``,
+    ``c = dt / gamma0``): the old state must not be reused. Out-of-place updates
+    measured about 6 % slower (BENCHMARKS.md), above the 5 % the protocol allows.
     """
 
     def __init__(self, stats: _gram.Stats, gamma0: float, dt: float,
@@ -335,7 +338,7 @@ class WeightEngine:
         W, A = state[0], state[1]
         N = W.shape[0]
         Wd, Ad = W.to("cpu", self.t.float64), A.to("cpu", self.t.float64)
-        return (Wd.T @ Wd).numpy() / N, (Ad.T @ Ad).numpy() / N, (Wd.T @ Ad).numpy() / N
+        return to_numpy(Wd.T @ Wd) / N, to_numpy(Ad.T @ Ad) / N, to_numpy(Wd.T @ Ad) / N
 
 
 def _weights_gd(run: _Run, N: int, steps: int, xy: tuple[np.ndarray, np.ndarray] | None,

@@ -30,7 +30,7 @@ when finite).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -74,7 +74,7 @@ def rank_one_teacher(P: int, D: int, theta: float, seed: int = 0
 
 
 @dataclass(frozen=True)
-class LinearStudentRun:
+class LinearStudentRun(protocol.Record):
     """Record of one run (host float64 arrays).
 
     Attributes
@@ -100,7 +100,6 @@ class LinearStudentRun:
     singular_values: np.ndarray
     left_overlap2: np.ndarray
     right_overlap2: np.ndarray
-    meta: dict[str, Any] = field(default_factory=dict)
 
     @property
     def mean_sq_error(self) -> np.ndarray:

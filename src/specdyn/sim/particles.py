@@ -151,7 +151,8 @@ class ParticleEngine:
     """Particles in blocks of equal-size groups; one step costs one activation pass.
 
     The protocol's pair: :meth:`init` gives the state (the particle tensor),
-    :meth:`step` (state, noise increments) one Euler-Maruyama step of size ``dt``.
+    :meth:`step` (state, noise increments) one Euler-Maruyama step of size ``dt``,
+    returning a new tensor (out of place: the old state stays valid).
 
     Groups of a block are stored consecutively, so their functions and
     gradients are batched contractions over an ``(M, R, N)`` view (no gather).

@@ -21,8 +21,11 @@ holds the pieces every entry point shares:
   quantity (loss or parameter size) stops being finite or exceeds its engine's
   limit raises it, carrying the first bad ``step`` and the partial ``record``
   (the checkpoints recorded before it).
-- :func:`record_meta`: the fixed metadata keys of every record (``engine``,
-  ``seed``, ``dtype`` as ``"float64"``, ``device``, ``wall_time_s``, ``steps``).
+- :class:`Record`: the one record type. Every entry point returns a frozen
+  dataclass that subclasses it (its payload: spectra, losses, particles...);
+  :class:`Record` holds ``meta`` and checks, in one place, that it has the
+  fixed keys :data:`META_KEYS` that :func:`record_meta` writes (``engine``,
+  ``seed``, ``steps``, ``dtype`` as ``"float64"``, ``device``, ``wall_time_s``).
 """
 
 from __future__ import annotations
@@ -38,7 +41,9 @@ from specdyn import _validate as v
 from specdyn._progress import progress as _progress
 
 __all__ = [
+    "META_KEYS",
     "DivergenceError",
+    "Record",
     "Schedule",
     "ScheduleLike",
     "drive",
@@ -193,6 +198,39 @@ def dtype_name(dtype: Any) -> str:
     return str(dtype).replace("torch.", "")
 
 
+META_KEYS: tuple[str, ...] = ("engine", "seed", "steps", "dtype", "device", "wall_time_s")
+"""The fixed metadata keys of every record, in order (see :func:`record_meta`)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Record:
+    """The one record type: what every entry point of :mod:`specdyn.sim` returns.
+
+    Each entry point's record is a frozen dataclass subclassing this one, with
+    its own payload fields (host numpy arrays); ``meta`` is keyword-only.
+
+    Attributes
+    ----------
+    meta
+        How the run was made: the fixed keys :data:`META_KEYS` first (written by
+        :func:`record_meta`; checked here, the one place), then the engine's own.
+    """
+
+    meta: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        missing = [k for k in META_KEYS if k not in self.meta]
+        if missing:
+            raise ValueError(f"a record's meta must have the keys {list(META_KEYS)} "
+                             f"(build it with record_meta); missing {missing}")
+        if list(self.meta)[:len(META_KEYS)] != list(META_KEYS):
+            raise ValueError(f"a record's meta must start with the keys {list(META_KEYS)}, "
+                             f"got {list(self.meta)[:len(META_KEYS)]}")
+        if self.meta["dtype"].startswith("torch."):
+            raise ValueError(f"meta dtype must be a plain name such as 'float64', "
+                             f"got {self.meta['dtype']!r}")
+
+
 def record_meta(engine: str, *, seed: int, dtype: Any, device: Any, start: float,
                 steps: int | None, **extra: Any) -> dict[str, Any]:
     """The metadata of a record: the fixed keys first, then the engine's own.
@@ -201,8 +239,12 @@ def record_meta(engine: str, *, seed: int, dtype: Any, device: Any, start: float
     ``device`` (``"cpu"``, ``"cuda:0"``), ``wall_time_s`` (since ``start``, a
     :func:`time.perf_counter` value).
     """
-    return {"engine": engine, "seed": int(seed), "steps": steps, "dtype": dtype_name(dtype),
-            "device": str(device), "wall_time_s": time.perf_counter() - start, **extra}
+    fixed = {"engine": engine, "seed": int(seed), "steps": steps, "dtype": dtype_name(dtype),
+             "device": str(device), "wall_time_s": time.perf_counter() - start}
+    clash = sorted(set(extra) & set(fixed))
+    if clash:
+        raise ValueError(f"record_meta: engine keys {clash} would replace fixed keys")
+    return {**fixed, **extra}
 
 
 # ---------------------------------------------------------------------------- the driver

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from specdyn.sim.protocol import Record
+
 
 @dataclass(frozen=True)
-class Trajectory:
+class Trajectory(Record):
     """Checkpoints of one training run (host numpy arrays, float64).
 
     Attributes
@@ -42,9 +43,9 @@ class Trajectory:
     loss: np.ndarray
     series: dict[str, np.ndarray]
     diagonals: dict[str, np.ndarray] = field(default_factory=dict)
-    meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         n = len(self.times)
         if len(self.steps) != n or len(self.loss) != n:
             raise ValueError("times, steps and loss must have the same length")

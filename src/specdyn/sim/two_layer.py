@@ -61,7 +61,7 @@ from specdyn.sim import protocol
 from specdyn.sim.linear import setting_dim
 from specdyn.sim.parameterization import Parameterization, get_parameterization
 from specdyn.sim.trajectory import Trajectory
-from specdyn.sim.two_layer_engine import TwoLayerEngine, init_weights
+from specdyn.sim.two_layer_engine import TwoLayerEngine, TwoLayerState, init_weights
 
 __all__ = ["OPTIMIZERS", "PRECISIONS", "RECORDS", "postact_spectrum", "train_two_layer"]
 
@@ -222,7 +222,8 @@ def train_two_layer(
     W, A = init_weights(N, D, P, setting.sigma_w, setting.sigma_a, par, weight_seed, dtype,
                         dev)
     compute = t.bfloat16 if precision == "bf16" else None
-    eng = TwoLayerEngine.init(W, A, act, par, batch, compute)
+    eng = TwoLayerEngine(act, par, dt, batch, compute)
+    state0 = eng.init(W, A)
     rng = np.random.default_rng([seed, 0x5D])
     sampler = _OnlineSampler(teacher, batch, dtype, dev, int(rng.integers(2**62))) \
         if optimizer == "online" else None
@@ -235,10 +236,10 @@ def train_two_layer(
     series: dict[str, list[np.ndarray]] = {r: [] for r in rec}
     diags: dict[str, list[np.ndarray]] = {"xi": [], "eta": [], "zeta": []}
 
-    def snapshot(step: int) -> None:
-        loss, phi = eng.evaluate(X, Y, "postact" in rec)
-        W64 = eng.W.double()
-        A64 = eng.A.double() * a_mf
+    def snapshot(state: TwoLayerState, step: int) -> None:
+        loss, phi = eng.evaluate(state, X, Y, "postact" in rec)
+        W64 = state.W.double()
+        A64 = state.A.double() * a_mf
         gw = to_numpy(W64.T @ W64 / N)
         ga = to_numpy(A64.T @ A64 / N)
         gwa = to_numpy(W64.T @ A64 / N)
@@ -284,7 +285,7 @@ def train_two_layer(
             f"{loss:.3g}); the step is too large for this setting: reduce dt (now "
             f"{dt:g}, try dt={dt / 4:g}){hint}", step)
 
-    def step(e: TwoLayerEngine, k: int) -> TwoLayerEngine:
+    def step(state: TwoLayerState, k: int) -> TwoLayerState:
         if optimizer == "gd":
             xb, yb = X_c, Y_c
         elif optimizer == "sgd":
@@ -296,17 +297,17 @@ def train_two_layer(
         else:
             assert sampler is not None
             xb, yb = sampler.draw()
-        losses[k - 1] = e.step(xb, yb, dt)  # the loss of the weights after k - 1 steps
-        return e
+        state, losses[k - 1] = eng.step(state, (xb, yb))  # loss of the weights after k - 1 steps
+        return state
 
-    def check(e: TwoLayerEngine, k: int) -> TwoLayerEngine:
+    def check(state: TwoLayerState, k: int) -> TwoLayerState:
         # one host sync for the losses since the last check (NaN-safe)
         lo = last_checked[0]
         first = protocol.first_divergent(losses[lo:k], _BLOWUP * loss_scale) if k > lo else None
         if first is not None:
             raise _divergence(lo + first, float(losses[lo + first]))
         last_checked[0] = k
-        return e
+        return state
 
     old_prec = t.get_float32_matmul_precision()
     try:
@@ -314,7 +315,7 @@ def train_two_layer(
             t.set_float32_matmul_precision("high")
         X_c = X.to(eng.cdt) if compute is not None else X
         Y_c = Y.to(eng.cdt) if compute is not None else Y
-        protocol.drive(eng, step, steps, ckpts, observe=lambda _e, k: snapshot(k),
+        protocol.drive(state0, step, steps, ckpts, observe=snapshot,
                        check=check, check_every=_CHECK_EVERY,
                        progress=progress and steps >= 500, desc="two-layer",
                        partial=lambda: trajectory() if rec_steps else None)

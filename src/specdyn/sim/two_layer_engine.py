@@ -1,14 +1,16 @@
 """The weight-space engine of a two-layer network with any activation (hand-written passes).
 
 Used by :func:`specdyn.sim.train_two_layer` (model, parameterisations and
-spectra are described there): :class:`TwoLayerEngine` holds the weights and
-preallocated buffers of ``f(x) = s A^T phi(W x)`` and makes one GD/SGD update a
-step with five matrix products and no autograd; :func:`init_weights` draws the
-initial weights from the linear engines' stream.
+spectra are described there): :class:`TwoLayerEngine` holds the passes and
+preallocated buffers of ``f(x) = s A^T phi(W x)`` and makes one GD/SGD update of
+a :class:`TwoLayerState` (the weights, a value) with five matrix products and
+no autograd; :func:`init_weights` draws the initial weights from the linear
+engines' stream.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from specdyn._torch import torch as _torch
@@ -16,7 +18,7 @@ from specdyn.models.activations import ACTIVATIONS, Activation
 from specdyn.sim import gram as _gram
 from specdyn.sim.parameterization import Parameterization
 
-__all__ = ["TwoLayerEngine", "init_weights"]
+__all__ = ["TwoLayerEngine", "TwoLayerState", "init_weights"]
 
 Tensor = Any
 
@@ -24,58 +26,19 @@ Tensor = Any
 _CPU_ROWS = 128
 
 
+@dataclass(frozen=True)
+class TwoLayerState:
+    """The state of a two-layer network run: its weights, a value (never updated in place).
 
-class TwoLayerEngine:
-    """Weights, buffers and the hand-written passes of one two-layer network.
-
-    The engine object is the run's state (its weights are updated in place):
-    :meth:`init` builds it, :meth:`step` makes one update on a batch.
-
-    The parameters are stored transposed, ``Wt = W^T`` (``D x N``) and
-    ``At = A^T`` (``P x N``), in ``dtype``: then every ``B x N`` matrix of a step
-    is a row-major operand or output of its product, the fast case for BLAS.
-    The products run in ``compute`` dtype (``dtype``, or bfloat16 when asked)
-    into preallocated buffers. On the CPU a batch is processed in blocks of
-    ``_CPU_ROWS`` rows (gradients accumulated over blocks), so that the ``B x N``
-    temporaries of the elementwise passes stay in cache; on a GPU in one block.
+    Stored as the engine multiplies them: ``Wt = W^T`` (``D x N``), ``At = A^T``
+    (``P x N``) and ``Ar = A`` (``N x P``, row-major, equal to ``At^T``), so that
+    every ``B x N`` matrix of a step is a row-major operand or output of its
+    product, the fast case for BLAS.
     """
 
-    def __init__(self, W: Tensor, A: Tensor, act: Activation, par: Parameterization,
-                 batch: int, compute: Any = None) -> None:
-        t = _torch()
-        self.t = t
-        self.Wt, self.At = W.T.contiguous(), A.T.contiguous()
-        # A is also kept row-major: product 2 (phi A) is then a plain NN product too
-        self.Ar = A.contiguous().clone()
-        self.act, self.par = act, par
-        self.s = float(par.output_scale)
-        self.cdt = W.dtype if compute is None else compute
-        N, D = W.shape
-        P = A.shape[1]
-        kw = {"dtype": self.cdt, "device": W.device}
-        # CPU: row blocks of _CPU_ROWS keep the B x N temporaries in cache; GPU: one block
-        self.rows = batch if W.device.type != "cpu" else min(batch, _CPU_ROWS)
-        batch = self.rows
-        self.H = t.empty(batch, N, **kw)  # preactivations, then phi in place
-        self.G = t.empty(batch, N, **kw)  # dL/dphi, then dL/dH in place
-        self.R = t.empty(batch, P, **kw)  # residuals
-        # phi'(H) for activations without an in-place backward
-        self.dphi = t.empty(batch, N, **kw) if self._kind(act) == "generic" else None
-        self.gWt = t.empty(D, N, **kw)
-        self.gAt = t.empty(P, N, **kw)
-        self.kind = self._kind(act)
-
-    @classmethod
-    def init(cls, W: Tensor, A: Tensor, act: Activation, par: Parameterization, batch: int,
-             compute: Any = None) -> TwoLayerEngine:
-        """The state holding initial weights ``W`` (``N x D``), ``A`` (``N x P``)."""
-        return cls(W, A, act, par, batch, compute)
-
-    @staticmethod
-    def _kind(act: Activation) -> str:
-        # fast in-place paths only for the built-in linear and ReLU
-        builtin = act is ACTIVATIONS.get(act.name)
-        return act.name if builtin and act.name in ("linear", "relu") else "generic"
+    Wt: Tensor
+    At: Tensor
+    Ar: Tensor
 
     @property
     def W(self) -> Tensor:
@@ -87,8 +50,60 @@ class TwoLayerEngine:
         """Second-layer weights ``A`` (``N x P``)."""
         return self.Ar
 
-    def gradients(self, X: Tensor, Y: Tensor) -> Tensor:
-        """Fill ``gWt``, ``gAt`` with ``(dL/dW)^T``, ``(dL/dA)^T`` on the batch; return ``L``.
+
+class TwoLayerEngine:
+    """The hand-written passes of a two-layer network, with their preallocated buffers.
+
+    The protocol's pair: :meth:`init` gives the :class:`TwoLayerState` of initial
+    weights, :meth:`step` (state, batch) one GD/SGD update of time ``dt``,
+    returning a new state (the old one stays valid: the update is out of place,
+    which costs no measurable time beside the five products, see BENCHMARKS.md)
+    and the loss before it.
+
+    The products run in ``compute`` dtype (the weights' dtype, or bfloat16 when
+    asked) into buffers of the engine, allocated by :meth:`init`. On the CPU a
+    batch is processed in blocks of ``_CPU_ROWS`` rows (gradients accumulated
+    over blocks), so that the ``B x N`` temporaries of the elementwise passes
+    stay in cache; on a GPU in one block.
+    """
+
+    def __init__(self, act: Activation, par: Parameterization, dt: float, batch: int,
+                 compute: Any = None) -> None:
+        self.t = _torch()
+        self.act, self.par, self.dt, self.batch = act, par, float(dt), int(batch)
+        self.s = float(par.output_scale)
+        self.compute = compute
+        self.kind = self._kind(act)
+
+    def init(self, W: Tensor, A: Tensor) -> TwoLayerState:
+        """The state of initial weights ``W`` (``N x D``), ``A`` (``N x P``) (never
+        modified); (re)allocates the engine's buffers for their sizes, dtype and device."""
+        t = self.t
+        self.cdt = W.dtype if self.compute is None else self.compute
+        N, D = W.shape
+        P = A.shape[1]
+        kw = {"dtype": self.cdt, "device": W.device}
+        # CPU: row blocks of _CPU_ROWS keep the B x N temporaries in cache; GPU: one block
+        self.rows = rows = self.batch if W.device.type != "cpu" else min(self.batch, _CPU_ROWS)
+        self.H = t.empty(rows, N, **kw)  # preactivations, then phi in place
+        self.G = t.empty(rows, N, **kw)  # dL/dphi, then dL/dH in place
+        self.R = t.empty(rows, P, **kw)  # residuals
+        # phi'(H) for activations without an in-place backward
+        self.dphi = t.empty(rows, N, **kw) if self.kind == "generic" else None
+        self.gWt = t.empty(D, N, **kw)
+        self.gAt = t.empty(P, N, **kw)
+        # A is also kept row-major: product 2 (phi A) is then a plain NN product too
+        return TwoLayerState(W.T.contiguous(), A.T.contiguous(), A.contiguous())
+
+    @staticmethod
+    def _kind(act: Activation) -> str:
+        # fast in-place paths only for the built-in linear and ReLU
+        builtin = act is ACTIVATIONS.get(act.name)
+        return act.name if builtin and act.name in ("linear", "relu") else "generic"
+
+    def gradients(self, state: TwoLayerState, X: Tensor, Y: Tensor) -> Tensor:
+        """Fill ``gWt``, ``gAt`` with ``(dL/dW)^T``, ``(dL/dA)^T`` at ``state`` on the batch;
+        return ``L``.
 
         ``L = (1/2B) sum_m ||s A^T phi(W x_m) - y_m||^2`` as a 0-d tensor (no sync).
         Five products: ``H = X W^T``; ``R = s phi(H) A - Y``; ``G = R A^T``;
@@ -96,9 +111,9 @@ class TwoLayerEngine:
         """
         t = self.t
         b = X.shape[0]
-        Wt = self.Wt if self.cdt == self.Wt.dtype else self.Wt.to(self.cdt)
-        At = self.At if self.cdt == self.At.dtype else self.At.to(self.cdt)
-        Ar = self.Ar if self.cdt == self.Ar.dtype else self.Ar.to(self.cdt)
+        Wt, At, Ar = state.Wt, state.At, state.Ar
+        if self.cdt != Wt.dtype:
+            Wt, At, Ar = Wt.to(self.cdt), At.to(self.cdt), Ar.to(self.cdt)
         if X.dtype != self.cdt:
             X, Y = X.to(self.cdt), Y.to(self.cdt)
         Xt = X.T.contiguous()  # D x B (small): row-major left operand of product 5
@@ -137,21 +152,25 @@ class TwoLayerEngine:
         gWt.mul_(self.s / b)
         return loss * (0.5 / b)
 
-    def step(self, X: Tensor, Y: Tensor, dt: float) -> Tensor:
-        """One update on the batch; returns the loss before it."""
-        loss = self.gradients(X, Y)
+    def step(self, state: TwoLayerState, batch: tuple[Tensor, Tensor]
+             ) -> tuple[TwoLayerState, Tensor]:
+        """One update on ``batch = (X, Y)``: the new state and the loss before it (0-d)."""
+        loss = self.gradients(state, *batch)
         gWt, gAt = self.gWt, self.gAt
-        if self.cdt != self.Wt.dtype:
-            gWt, gAt = gWt.to(self.Wt.dtype), gAt.to(self.At.dtype)
-        self.Wt.add_(gWt, alpha=-dt * self.par.lr_w)
-        self.At.add_(gAt, alpha=-dt * self.par.lr_a)
-        self.Ar.add_(gAt.T, alpha=-dt * self.par.lr_a)  # same arithmetic: stays equal to At^T
-        return loss
+        if self.cdt != state.Wt.dtype:
+            gWt, gAt = gWt.to(state.Wt.dtype), gAt.to(state.At.dtype)
+        aw, aa = -self.dt * self.par.lr_w, -self.dt * self.par.lr_a
+        # out of place (the state is a value); the same arithmetic as add_, so Ar == At^T
+        new = TwoLayerState(state.Wt.add(gWt, alpha=aw), state.At.add(gAt, alpha=aa),
+                            state.Ar.add(gAt.T, alpha=aa))
+        return new, loss
 
-    def evaluate(self, X: Tensor, Y: Tensor, want_phi: bool) -> tuple[float, Tensor | None]:
-        """Loss on ``(X, Y)`` (fresh buffers, any size) and optionally ``phi(X W^T)``."""
-        phi = self.act.fn(X @ self.Wt)
-        R = self.s * (phi @ self.Ar) - Y
+    def evaluate(self, state: TwoLayerState, X: Tensor, Y: Tensor, want_phi: bool
+                 ) -> tuple[float, Tensor | None]:
+        """Loss at ``state`` on ``(X, Y)`` (fresh buffers, any size) and optionally
+        ``phi(X W^T)``."""
+        phi = self.act.fn(X @ state.Wt)
+        R = self.s * (phi @ state.Ar) - Y
         loss = float(R.double().square().sum()) * 0.5 / X.shape[0]
         return loss, (phi if want_phi else None)
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,13 +36,13 @@ from specdyn import _torch
 from specdyn import _validate as v
 from specdyn.data.hermite import HermiteTarget, gaussian_expectation, random_direction
 from specdyn.models.activations import Activation, get_activation
-from specdyn.sim.protocol import DivergenceError, record_meta
+from specdyn.sim.protocol import DivergenceError, Record, record_meta
 
 __all__ = ["TwoStepResult", "activation_mu1", "gd_steps", "one_step_spike_strength"]
 
 
 @dataclass(frozen=True)
-class TwoStepResult:
+class TwoStepResult(Record):
     """Weights after zero, one and two GD steps, and what produced them (numpy, float64).
 
     Attributes
@@ -78,7 +78,6 @@ class TwoStepResult:
     reuse_batch: bool
     g: np.ndarray
     loss: np.ndarray
-    meta: dict[str, Any] = field(default_factory=dict)
 
     @property
     def weights(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -96,7 +95,7 @@ def activation_mu1(activation: str | Activation, n_quad: int = 200) -> float:
     torch = _torch.torch()
 
     def dsig(z: np.ndarray) -> np.ndarray:
-        return act.deriv(torch.from_numpy(z)).numpy()
+        return _torch.to_numpy(act.deriv(torch.from_numpy(z)))
 
     return gaussian_expectation(dsig, n_quad)
 
