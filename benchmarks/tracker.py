@@ -45,7 +45,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from monitor_a_transformer import CharTransformer, load_text, train  # noqa: E402
 
-from specdyn.measure import SpectrumTracker, log_schedule  # noqa: E402
+from specdyn import Schedule  # noqa: E402
+from specdyn.measure import SpectrumTracker  # noqa: E402
 
 
 class _Timed:
@@ -86,11 +87,13 @@ def _memory(n_records: int, streamed: bool) -> float:
     """Peak RSS (MB) of a subprocess that records ``n_records`` times."""
     code = f"""
 import resource, tempfile, torch
+from specdyn import Schedule
 from specdyn.measure import SpectrumTracker
 torch.manual_seed(0)
 m = torch.nn.Sequential(torch.nn.Linear(128, 256), torch.nn.ReLU(), torch.nn.Linear(256, 128))
 out = tempfile.mkdtemp() if {streamed} else None
-t = SpectrumTracker(m, schedule=1, out=out, fit=False, outliers=False, max_samples=512)
+t = SpectrumTracker(m, schedule=Schedule.every(1), out=out, fit=False, outliers=False,
+                    max_samples=512)
 for i in range({n_records}):
     m(torch.randn(512, 128))
     t.step()
@@ -136,7 +139,7 @@ def main() -> None:
     print(f"wall clock, {args.window} steps: plain {wall_p:.1f} s, tracked ({n} records) "
           f"{wall_t:.1f} s ({100 * (wall_t - wall_p) / wall_p:+.0f} %; on a loaded machine "
           "this A/B difference is noise)")
-    sched = log_schedule(10)
+    sched = Schedule.per_decade(10).predicate()
     print()
     print("| steps T | log-schedule records | projected overhead (CPU) |")
     print("|---|---|---|")

@@ -28,9 +28,9 @@ def main() -> None:
     n_phase, n_reuse, seeds = (600, 1000, 2) if args.quick else (2000, 4000, 3)
     with tempfile.TemporaryDirectory() as tmp:
         phase = run_experiment("two-step-phase", Path(tmp),
-                               config=PhaseConfig(N=n_phase, d=n_phase, n=n_phase)).summary
+                               config=PhaseConfig(N=n_phase, D=n_phase, M=n_phase)).summary
         reuse = run_experiment("batch-reuse", Path(tmp),
-                               config=ReuseConfig(N=n_reuse, d=n_reuse, n=n_reuse,
+                               config=ReuseConfig(N=n_reuse, D=n_reuse, M=n_reuse,
                                                   seeds=seeds)).summary
     print(f"\n### two-step-phase, d = n = N = {n_phase}\n")
     print("| margin | cells away | = floor | = 1 + floor | either |\n|---|---|---|---|---|")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from specdyn import Schedule
 from specdyn.models import AtomTeacher
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import (
     DivergenceError,
-    Schedule,
     drive,
     gd_steps,
     mean_field_langevin,
@@ -44,7 +44,7 @@ def test_bad_schedules_name_checkpoints(bad: object) -> None:
 def test_explicit_steps_outside_the_run_are_refused() -> None:
     with pytest.raises(ValueError, match=r"checkpoints.*\[0, steps=10\]"):
         Schedule.at([0, 11]).resolve(10)
-    with pytest.raises(ValueError, match="checkpoints"):
+    with pytest.raises(ValueError, match="^count "):
         Schedule.even(1)
 
 

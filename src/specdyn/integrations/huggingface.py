@@ -27,7 +27,10 @@ __all__ = ["SpectrumTrainerCallback"]
 class SpectrumTrainerCallback(TrainerCallback):
     """Track the Trainer's model; arguments are ``SpectrumTracker``'s.
 
-    ``callback.tracker`` is the tracker once training has started.
+    ``callback.tracker`` is the tracker once training has started. Tracker
+    step ``s`` is optimiser step ``s + 1``; unless ``steps=`` is given, the
+    tracker's run length is the Trainer's (``steps = state.max_steps - 1``),
+    so an ``int`` schedule (a log-spaced count) resolves over the whole run.
     """
 
     def __init__(self, modules: Any = None, schedule: Any = "log", **tracker_kwargs: Any
@@ -42,8 +45,10 @@ class SpectrumTrainerCallback(TrainerCallback):
         """Build the tracker on the model; continue the record when the Trainer resumes."""
         if model is None:
             raise ValueError("SpectrumTrainerCallback: the Trainer passed no model")
-        self.tracker = SpectrumTracker(model, self.modules, self.schedule,
-                                       **self.tracker_kwargs)
+        kwargs_ = dict(self.tracker_kwargs)
+        if "steps" not in kwargs_ and int(getattr(state, "max_steps", 0) or 0) > 0:
+            kwargs_["steps"] = int(state.max_steps) - 1
+        self.tracker = SpectrumTracker(model, self.modules, self.schedule, **kwargs_)
         self.tracker.capture = False
         if state.global_step > 0:
             st = self.tracker.state_dict()

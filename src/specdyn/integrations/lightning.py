@@ -28,7 +28,9 @@ __all__ = ["SpectrumCallback"]
 class SpectrumCallback(Callback):
     """Track the LightningModule's spectra; arguments are ``SpectrumTracker``'s.
 
-    ``callback.tracker`` is the tracker once fitting has started.
+    ``callback.tracker`` is the tracker once fitting has started. An ``int``
+    schedule (a log-spaced count) needs the run length: pass ``steps=``
+    (the last tracker step, one per training batch).
     """
 
     def __init__(self, modules: Any = None, schedule: Any = "log", **tracker_kwargs: Any

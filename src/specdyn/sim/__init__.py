@@ -28,7 +28,7 @@ from specdyn.sim.parameterization import (
     get_parameterization,
 )
 from specdyn.sim.particles import Block, ParticleEngine
-from specdyn.sim.protocol import DivergenceError, Schedule, drive, seed_streams
+from specdyn.sim.protocol import DivergenceError, drive, seed_streams
 from specdyn.sim.trajectory import Trajectory
 from specdyn.sim.two_layer import train_two_layer
 from specdyn.sim.two_layer_engine import TwoLayerEngine, init_weights
@@ -46,7 +46,6 @@ __all__ = [
     "LinearStudentRun",
     "Parameterization",
     "ParticleEngine",
-    "Schedule",
     "Trajectory",
     "TwoLayerEngine",
     "TwoStepResult",
