@@ -122,7 +122,7 @@ def _alignment(target: str, reuse: bool) -> tuple[float, float]:
 
 @pytest.mark.slow
 def test_batch_reuse_learns_information_exponent_two_iff_reuse_quantity_nonzero() -> None:
-    # d = n = N = 2000, (alpha1, alpha2) = (0.35, 0.45). "overlap" = |<v_i, beta>| (cosine)
+    # D = M = N = 2000, (alpha1, alpha2) = (0.35, 0.45). "overlap" = |<v_i, beta>| (cosine)
     # of the right singular vectors of W2's outliers. A random direction has
     # |cos| ~ 1/sqrt(2000) = 0.022.
     reused_mix, reused_mix_id = _alignment("He2+He3", True)

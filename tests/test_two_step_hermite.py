@@ -86,7 +86,7 @@ def test_reuse_quantity_he2_vanishes_he2_he3_does_not() -> None:
 
 def test_call_numpy_and_torch_agree() -> None:
     torch = pytest.importorskip("torch")
-    t = HermiteTarget.named("He2+He3", d=7, seed=0)
+    t = HermiteTarget.named("He2+He3", D=7, seed=0)
     X, y = t.sample(11, seed=2)
     yt = t(torch.from_numpy(X))
     assert isinstance(yt, torch.Tensor)
