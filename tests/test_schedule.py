@@ -117,3 +117,15 @@ def test_log_count_is_log_spaced() -> None:
     assert got.tolist() == [0, 1, 10, 100, 1000, 10_000]
     got = Schedule.log(5).resolve(2 ** 12)
     assert got.tolist() == [0, 1, 16, 256, 4096]
+
+
+def test_one_import_path() -> None:
+    import specdyn
+    import specdyn.sim
+    import specdyn.sim.protocol
+    from specdyn import schedule
+
+    assert specdyn.Schedule is schedule.Schedule and "Schedule" in specdyn.__all__
+    for mod in (specdyn.sim, specdyn.sim.protocol, specdyn.measure):
+        assert "Schedule" not in mod.__all__ and "ScheduleLike" not in mod.__all__
+    assert not hasattr(specdyn.measure, "log_schedule")
