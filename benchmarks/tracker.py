@@ -52,7 +52,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from monitor_a_transformer import CharTransformer, load_text, training_steps  # noqa: E402
 
 from specdyn._progress import progress  # noqa: E402
-from specdyn.measure import SpectrumTracker, log_schedule  # noqa: E402
+from specdyn import Schedule  # noqa: E402
+from specdyn.measure import SpectrumTracker  # noqa: E402
 
 
 def _ab(args: argparse.Namespace) -> dict:
@@ -66,7 +67,7 @@ def _ab(args: argparse.Namespace) -> dict:
     out = tempfile.mkdtemp(prefix="specdyn-bench-tracker-")
     tracker = SpectrumTracker(tracked_model, schedule="log", out=out, max_samples=1024,
                               n_boot=50)
-    sched = log_schedule(10)
+    sched = Schedule.per_decade(10).predicate()
 
     def run_bare(n: int) -> tuple[float, float]:
         w0, c0 = time.perf_counter(), time.thread_time()

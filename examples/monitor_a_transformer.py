@@ -7,7 +7,8 @@ attaches specdyn::
 
     tracker = SpectrumTracker(model, out=OUT)     # then tracker.step() each step
 
-At log-spaced steps the tracker copies every weight matrix (token and
+At log-spaced steps (10 a decade, and the last one: ``steps=`` gives the run
+length; see :class:`specdyn.Schedule`) the tracker copies every weight matrix (token and
 position embeddings, attention Q, K, V split from ``in_proj_weight``, the
 output projection, both feed-forward matrices, the head) and the outputs of
 the attention and linear modules (tokens are samples), and a background thread
@@ -121,8 +122,9 @@ def main() -> None:
     model = CharTransformer(len(chars)).to(device)
     print(f"model: {sum(p.numel() for p in model.parameters()):,} parameters on {device}")
 
-    tracker = SpectrumTracker(model, out=args.out, overwrite=True, max_samples=1024,
-                              n_boot=50)                  # then tracker.step() after each update
+    # schedule "log" (Schedule.per_decade(10)); steps= adds the last step (index steps - 1)
+    tracker = SpectrumTracker(model, out=args.out, steps=steps - 1, overwrite=True,
+                              max_samples=1024, n_boot=50)  # then tracker.step() after each update
     print(f"tracking {len(tracker.matrices)} weight matrices and {len(tracker.sites)} "
           "module outputs, e.g. " + ", ".join(m.name for m in tracker.matrices[2:6]))
     t0 = time.perf_counter()

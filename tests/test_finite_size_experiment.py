@@ -13,7 +13,7 @@ from specdyn.experiments.finite_size_theory import FiniteSizeConfig
 
 
 def test_finite_size_experiment_tables_claims_and_figure(tmp_path: Path) -> None:
-    cfg = FiniteSizeConfig(D=6, widths=(2048,), samples=(2048,), seeds=6, times=(0.0, 10.0),
+    cfg = FiniteSizeConfig(D=6, N_values=(2048,), M_values=(2048,), seeds=6, times=(0.0, 10.0),
                            activations=("relu",), nl_D=16, nl_N=64, nl_M=64, nl_steps=30,
                            kmin=2, kmax=8)
     res = run_experiment("finite-size-theory", tmp_path, config=cfg)

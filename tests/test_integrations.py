@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from specdyn import Schedule
 from specdyn.measure import SpectrumTracker, read_spectra
 
 
@@ -25,7 +26,7 @@ def test_tensorboard_logger_writes_scalars_and_histograms_read_back(tmp_path) ->
 
     model = _mlp()
     tb = TensorBoardLogger(tmp_path / "tb")
-    tr = SpectrumTracker(model, schedule=2, n_boot=0, on_record=tb, max_samples=64)
+    tr = SpectrumTracker(model, schedule=Schedule.every(2), n_boot=0, on_record=tb, max_samples=64)
     for i in range(5):
         model(torch.randn(64, 16, generator=torch.Generator().manual_seed(i)))
         tr.step()
@@ -81,14 +82,14 @@ def test_lightning_callback_records_and_resumes_from_checkpoint(tmp_path) -> Non
                           val_check_interval=4, num_sanity_val_steps=0,
                           default_root_dir=str(tmp_path))
 
-    cb = SpectrumCallback(schedule=3, out=out, n_boot=0, max_samples=32)
+    cb = SpectrumCallback(schedule=Schedule.every(3), out=out, n_boot=0, max_samples=32)
     t1 = trainer(6, cb)
     t1.fit(Module(), data, data)
     assert sorted(read_spectra(out).step.unique()) == [0, 3]
     # Validation batches never enter the activations: 32 rows, one training batch.
     assert set(read_spectra(out).query("quantity == 'activation_samples'").value) == {32.0}
     t1.save_checkpoint(tmp_path / "c.ckpt")
-    cb2 = SpectrumCallback(schedule=3, out=out, n_boot=0, max_samples=32)
+    cb2 = SpectrumCallback(schedule=Schedule.every(3), out=out, n_boot=0, max_samples=32)
     trainer(12, cb2).fit(Module(), data, data, ckpt_path=str(tmp_path / "c.ckpt"))
     df = read_spectra(out)
     assert sorted(df.step.unique()) == [0, 3, 6, 9]
@@ -111,7 +112,7 @@ def test_huggingface_callback_tracks_gpt2_attention(tmp_path) -> None:
         output_dir=str(tmp_path / "hf"), max_steps=5, per_device_train_batch_size=4,
         report_to=[], save_strategy="no", logging_strategy="no", use_cpu=True,
         learning_rate=1e-3, disable_tqdm=True)
-    cb = SpectrumTrainerCallback(schedule=2, out=tmp_path / "spectra", n_boot=0)
+    cb = SpectrumTrainerCallback(schedule=Schedule.every(2), out=tmp_path / "spectra", n_boot=0)
     transformers.Trainer(model=model, args=args, train_dataset=ds, callbacks=[cb]).train()
     df = read_spectra(tmp_path / "spectra")
     assert sorted(df.step.unique()) == [0, 2, 4]

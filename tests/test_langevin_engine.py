@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import torch
 
+from specdyn import Schedule
 from specdyn.data.hermite import HermiteTarget, hermite_coefficients
 from specdyn.models import AtomTeacher, network_function
 from specdyn.sim import (
     ChaosRun,
     DivergenceError,
-    Schedule,
     mean_field_langevin,
     propagation_of_chaos,
     seed_streams,

@@ -12,7 +12,7 @@ from specdyn.experiments.mean_field import AtomsConfig, BudgetConfig, ChaosConfi
 
 
 def test_propagation_of_chaos_experiment(tmp_path: Path) -> None:
-    cfg = ChaosConfig(N_values=(4, 8, 16), reference_N=128, replicas=1, n=16, steps=6,
+    cfg = ChaosConfig(N_values=(4, 8, 16), reference_N=128, replicas=1, M=16, steps=6,
                       seeds=(0, 1), checkpoints=3)
     res = run_experiment("propagation-of-chaos", tmp_path, config=cfg)
     df = pd.read_parquet(res.tables[0])
@@ -24,7 +24,7 @@ def test_propagation_of_chaos_experiment(tmp_path: Path) -> None:
 
 
 def test_sparse_atoms_experiment(tmp_path: Path) -> None:
-    cfg = AtomsConfig(N=20, n=32, steps=10, checkpoints=3)
+    cfg = AtomsConfig(N=20, M=32, steps=10, checkpoints=3)
     res = run_experiment("sparse-atoms", tmp_path, config=cfg)
     particles = pd.read_parquet(res.tables[0])
     assert len(particles) == 20 and {"a", "w1", "w2", "w3", "cluster"} <= set(particles)
@@ -33,8 +33,8 @@ def test_sparse_atoms_experiment(tmp_path: Path) -> None:
 
 
 def test_error_budget_experiment(tmp_path: Path) -> None:
-    cfg = BudgetConfig(N=16, steps=4, n_values=(8, 16), population_size=64, n_test=64,
-                       chaos_n=16, chaos_N_values=(4, 8), chaos_reference_N=64, chaos_steps=4,
+    cfg = BudgetConfig(N=16, steps=4, M_values=(8, 16), population_size=64, M_test=64,
+                       chaos_M=16, chaos_N_values=(4, 8), chaos_reference_N=64, chaos_steps=4,
                        K_max=3, hermite_degree=4)
     res = run_experiment("error-budget", tmp_path, config=cfg)
     df = pd.read_parquet(res.tables[0])
@@ -48,8 +48,8 @@ def test_error_budget_experiment(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("cls", "field", "value"),
                          [(ChaosConfig, "N_values", (10,)), (ChaosConfig, "temperature", -1.0),
-                          (AtomsConfig, "d", 1), (AtomsConfig, "activation", "sigmoid"),
-                          (BudgetConfig, "eta", 0.0)])
+                          (AtomsConfig, "D", 1), (AtomsConfig, "activation", "sigmoid"),
+                          (BudgetConfig, "dt", 0.0)])
 def test_configs_reject_bad_values(cls: type, field: str, value: object) -> None:
     with pytest.raises(ValueError, match=field):
         cls(**{field: value})

@@ -13,7 +13,8 @@ import pytest
 import torch
 from sklearn.datasets import load_digits
 
-from specdyn.measure import SpectrumTracker, log_schedule
+from specdyn import Schedule
+from specdyn.measure import SpectrumTracker
 
 
 def _digits() -> tuple[torch.Tensor, torch.Tensor]:
@@ -52,7 +53,7 @@ def test_digits_mlp_tracker_table_matches_independent_spectra() -> None:
 
     df = tracker.table()
     assert list(df.columns) == ["step", "layer", "quantity", "rank", "value", "verdict"]
-    sched = log_schedule(10)
+    sched = Schedule.per_decade(10).predicate()
     expected_steps = [s for s in range(steps) if sched(s)]
     assert sorted(df["step"].unique()) == expected_steps
     assert set(df["layer"].unique()) == {"0", "2", "4"}
@@ -113,7 +114,7 @@ def test_conv_activations_use_channels_as_features() -> None:
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.Flatten(),
                                 torch.nn.Linear(8 * 6 * 6, 5))
-    tracker = SpectrumTracker(model, schedule=1, max_samples=10_000, fit=False)
+    tracker = SpectrumTracker(model, schedule=Schedule.every(1), max_samples=10_000, fit=False)
     x = torch.randn(4, 3, 8, 8)
     model(x)
     tracker.step()
@@ -125,12 +126,12 @@ def test_conv_activations_use_channels_as_features() -> None:
 
 
 def test_schedules_and_max_samples() -> None:
-    sched = log_schedule(10)
+    sched = Schedule.per_decade(10).predicate()
     assert [s for s in range(41) if sched(s)] == [0, 1, 2, 3, 4, 5, 6, 8, 10, 13, 16, 20, 25,
                                                   32, 40]
     model = _mlp(2)
-    tracker = SpectrumTracker(model, schedule=3, max_samples=50, weights=False, fit=False,
-                              outliers=False)
+    tracker = SpectrumTracker(model, schedule=Schedule.every(3), max_samples=50, weights=False,
+                              fit=False, outliers=False)
     for _ in range(7):
         model(torch.randn(40, 64))
         model(torch.randn(40, 64))
@@ -178,7 +179,7 @@ def test_tracker_plots(tmp_path) -> None:
     from specdyn.plot.measure import plot_tracker, plot_tracker_spectra
 
     model = _mlp(5)
-    tracker = SpectrumTracker(model, schedule=1, n_boot=10)
+    tracker = SpectrumTracker(model, schedule=Schedule.every(1), n_boot=10)
     for _ in range(3):
         model(torch.randn(100, 64))
         tracker.step()
@@ -309,9 +310,9 @@ def test_streamed_rows_equal_in_memory_rows_and_callback_sees_each_record(tmp_pa
     seen: list[int] = []
     model = _mlp(6)
     mem = copy.deepcopy(model)
-    tr = SpectrumTracker(model, schedule=2, out=tmp_path / "run", n_boot=5,
+    tr = SpectrumTracker(model, schedule=Schedule.every(2), out=tmp_path / "run", n_boot=5,
                          on_record=lambda rows: seen.append(int(rows["step"].iloc[0])))
-    ref = SpectrumTracker(mem, schedule=2, n_boot=5, background=False)
+    ref = SpectrumTracker(mem, schedule=Schedule.every(2), n_boot=5, background=False)
     _train(model, tr, range(7))
     _train(mem, ref, range(7))
     tr.close()
@@ -332,12 +333,14 @@ def test_streamed_rows_equal_in_memory_rows_and_callback_sees_each_record(tmp_pa
 
 def test_resume_in_process_continues_without_duplicates_and_refuses_to_mix(tmp_path) -> None:
     model = _mlp(7)
-    tr = SpectrumTracker(model, schedule=1, out=tmp_path, n_boot=0, activations=False)
+    tr = SpectrumTracker(model, schedule=Schedule.every(1), out=tmp_path, n_boot=0,
+                         activations=False)
     _train(model, tr, range(5))
     state = tr.state_dict()      # step 5 ... and then the run goes on to step 8 and dies
     _train(model, tr, range(5, 8))
     tr.close()
-    fresh = SpectrumTracker(model, schedule=1, out=tmp_path, n_boot=0, activations=False)
+    fresh = SpectrumTracker(model, schedule=Schedule.every(1), out=tmp_path, n_boot=0,
+                            activations=False)
     with pytest.raises(ValueError, match="already holds rows up to step 7"):
         fresh.step()
     fresh.load_state_dict(state)
@@ -353,7 +356,7 @@ def test_nonfinite_activation_names_layer_and_step_and_keeps_rows(tmp_path) -> N
     from specdyn.measure import read_spectra
 
     model = _mlp(8)
-    tr = SpectrumTracker(model, schedule=1, out=tmp_path, n_boot=0)
+    tr = SpectrumTracker(model, schedule=Schedule.every(1), out=tmp_path, n_boot=0)
     model(torch.randn(20, 64))
     tr.step()
     model(torch.full((20, 64), float("inf")))

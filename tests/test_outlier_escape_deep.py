@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from specdyn.sim import DivergenceError, Schedule, escape_step, scaling, train_deep_linear
+from specdyn import Schedule
+from specdyn.sim import DivergenceError, escape_step, scaling, train_deep_linear
 
 
 def _teacher(P: int, D: int, theta: float = 4.0) -> np.ndarray:
@@ -178,11 +179,11 @@ def test_scaling_table() -> None:
     (dict(depth=2, N=8, parameterization="mup", lr=-0.1, steps=3), "lr"),
     (dict(depth=2, N=8, parameterization="sp", lr=0.1, steps=3), "parameterization"),
     (dict(depth=2, N=8, parameterization="mup", lr=0.1, steps=3, method="sgd",
-          M=10, batch_size=11), "batch_size"),
+          M=10, B=11), "^B "),
     (dict(depth=2, N=8, parameterization="mup", lr=0.1, steps=3, method="sgd",
-          M=10, batch_size=0), "batch_size"),
+          M=10, B=0), "^B "),
     (dict(depth=2, N=8, parameterization="mup", lr=0.1, steps=3, method="online"),
-     "batch_size"),
+     "^B "),
 ])
 def test_bad_input_raises_naming_argument(kwargs, name) -> None:
     with pytest.raises(ValueError, match=name):

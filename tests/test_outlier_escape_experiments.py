@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from specdyn import Schedule
 from specdyn.experiments import get, run_experiment
 from specdyn.experiments.config import config_from_dict, config_to_dict
 from specdyn.experiments.outlier_escape import (
@@ -13,11 +14,11 @@ from specdyn.experiments.outlier_escape import (
     LRTransferConfig,
     TrainabilityConfig,
 )
-from specdyn.sim import Schedule, train_deep_linear
+from specdyn.sim import train_deep_linear
 
 
 def test_bbp_escape_tiny(tmp_path) -> None:
-    cfg = BBPEscapeConfig(N=80, M=160, theta=0.02, lr=0.2, top_k=3)
+    cfg = BBPEscapeConfig(P=80, D=160, theta=0.02, lr=0.2, top_k=3)
     res = run_experiment("bbp-escape", tmp_path, config=cfg)
     assert all(p.exists() for p in res.figures + res.tables)
     assert (tmp_path / "bbp-escape" / "record.json").exists()
@@ -28,8 +29,8 @@ def test_bbp_escape_tiny(tmp_path) -> None:
 
 
 def test_trainability_tiny_records_diverged_cells(tmp_path) -> None:
-    cfg = TrainabilityConfig(N=8, M=8, batch_size=2, steps=60, n_lr=4, n_var=2, replicas=2,
-                             two_layer_width=8, two_layer_dim=4, two_layer_steps=40)
+    cfg = TrainabilityConfig(P=8, D=8, B=2, steps=60, n_lr=4, n_var=2, replicas=2,
+                             two_layer_N=8, two_layer_D=4, two_layer_steps=40)
     res = run_experiment("trainability", tmp_path, config=cfg)
     df = pd.read_parquet(res.tables[0])
     assert len(df) == 2 * 4 * 2
@@ -40,7 +41,7 @@ def test_trainability_tiny_records_diverged_cells(tmp_path) -> None:
 
 
 def test_lr_transfer_tiny(tmp_path) -> None:
-    cfg = LRTransferConfig(widths=(16, 32), steps=5, n_lr=3, escape_steps=5, dim=4,
+    cfg = LRTransferConfig(N_values=(16, 32), steps=5, n_lr=3, escape_steps=5, D=4,
                            escape_seeds=1, ntk_lr_min=20.0, escape_runs=("mup:0.05:4",))
     res = run_experiment("lr-transfer", tmp_path, config=cfg)
     sweep = pd.read_parquet(res.tables[0])
@@ -58,10 +59,10 @@ def test_configs_round_trip_and_full_variant(name: str) -> None:
 
 @pytest.mark.parametrize("cls, kwargs, field", [
     (BBPEscapeConfig, dict(lr=0.0), "lr"),
-    (BBPEscapeConfig, dict(N=0), "N"),
-    (TrainabilityConfig, dict(batch_size=0), "batch_size"),
+    (BBPEscapeConfig, dict(P=0), "P"),
+    (TrainabilityConfig, dict(B=0), "^B "),
     (TrainabilityConfig, dict(lr_range=(1.0, 0.5)), "lr_range"),
-    (LRTransferConfig, dict(widths=(128, 0)), "widths"),
+    (LRTransferConfig, dict(N_values=(128, 0)), "N_values"),
     (LRTransferConfig, dict(depth=1), "depth"),
     (LRTransferConfig, dict(escape_runs=("mup:0.1",)), "escape_runs"),
     (LRTransferConfig, dict(escape_runs=("mup:-0.1:4",)), "escape_runs"),

@@ -7,8 +7,9 @@ import math
 import numpy as np
 import pytest
 
+from specdyn import Schedule
 from specdyn.measure.outliers import find_outliers
-from specdyn.sim import DivergenceError, Schedule, rank_one_teacher, train_linear_student
+from specdyn.sim import DivergenceError, rank_one_teacher, train_linear_student
 from specdyn.theory import outlier_escape as oe
 
 
@@ -84,7 +85,7 @@ def test_online_sgd_mean_square_rate(frac: float) -> None:
     rho = oe.online_sgd_contraction(eta, B, M)
     steps = int(20 / -math.log(rho))
     W_star, _, _ = rank_one_teacher(N, M, 1.0, seed=0)
-    run = train_linear_student(W_star, method="online", lr=eta, steps=steps, batch_size=B,
+    run = train_linear_student(W_star, method="online", lr=eta, steps=steps, B=B,
                                replicas=16, checkpoints=[0], overlaps=False, seed=5)
     y = np.log(run.mean_sq_error / run.mean_sq_error[0])
     t = np.arange(y.size)
@@ -98,7 +99,7 @@ def test_online_sgd_diverges_five_percent_above_threshold() -> None:
     eta = 1.05 * oe.online_sgd_critical_lr(B, M)
     W_star, _, _ = rank_one_teacher(N, M, 1.0, seed=0)
     with pytest.raises(DivergenceError, match="diverged at step") as info:
-        train_linear_student(W_star, method="online", lr=eta, steps=3000, batch_size=B,
+        train_linear_student(W_star, method="online", lr=eta, steps=3000, B=B,
                              replicas=4, checkpoints=[0], overlaps=False,
                              divergence_factor=1e4, seed=6)
     run = info.value.record
@@ -106,7 +107,7 @@ def test_online_sgd_diverges_five_percent_above_threshold() -> None:
     assert np.isfinite(run.sq_error).all()
     # and 5 % below converges over the same budget
     ok = train_linear_student(W_star, method="online", lr=eta / 1.05 * 0.95, steps=3000,
-                              batch_size=B, replicas=4, checkpoints=[0], overlaps=False,
+                              B=B, replicas=4, checkpoints=[0], overlaps=False,
                               divergence_factor=1e4, seed=6)
     assert ok.mean_sq_error[-1] < 1e-3 * ok.mean_sq_error[0]
 
@@ -122,7 +123,7 @@ def test_online_sgd_stationary_noise_edge(frac: float) -> None:
     burn, steps = int(8 * tau), int(28 * tau)
     W_star, _, _ = rank_one_teacher(N, M, 3.0, seed=7)
     rec = np.arange(burn, steps + 1, max(int(tau), 1))
-    run = train_linear_student(W_star, method="online", lr=eta, steps=steps, batch_size=B,
+    run = train_linear_student(W_star, method="online", lr=eta, steps=steps, B=B,
                                noise_std=s, checkpoints=rec, overlaps=False, top_k=2, seed=8)
     edge = oe.online_sgd_noise_edge(eta, B, N, M, s)
     assert run.singular_values[:, 1].mean() == pytest.approx(edge, rel=0.03)
@@ -139,7 +140,7 @@ def test_noise_edge_hypothesis_fails_near_critical_lr() -> None:
     tau = 1.0 / (1.0 - rho)
     burn, steps = int(6 * tau), int(16 * tau)
     run = train_linear_student(np.zeros((N, M)), method="online", lr=eta, steps=steps,
-                               batch_size=B, noise_std=s, checkpoints=np.arange(burn, steps + 1,
+                               B=B, noise_std=s, checkpoints=np.arange(burn, steps + 1,
                                int(tau)), overlaps=False, top_k=1, seed=9)
     edge = oe.online_sgd_noise_edge(eta, B, N, M, s)
     assert run.singular_values[:, 0].mean() > 1.10 * edge
@@ -161,7 +162,7 @@ def test_full_batch_gd_threshold_from_sample_covariance() -> None:
 
 def test_sgd_on_a_data_set_and_replicas_are_reproducible() -> None:
     W_star, _, _ = rank_one_teacher(10, 20, 1.0, seed=1)
-    kw = dict(method="sgd", lr=0.05, steps=30, M=40, batch_size=5, replicas=2,
+    kw = dict(method="sgd", lr=0.05, steps=30, M=40, B=5, replicas=2,
               checkpoints=Schedule.every(10), seed=3)
     a = train_linear_student(W_star, **kw)
     b = train_linear_student(W_star, **kw)
@@ -173,9 +174,9 @@ def test_sgd_on_a_data_set_and_replicas_are_reproducible() -> None:
 @pytest.mark.parametrize("kwargs, name", [
     (dict(method="population", lr=0.0, steps=5), "lr"),
     (dict(method="population", lr=-1.0, steps=5), "lr"),
-    (dict(method="sgd", lr=0.1, steps=5, M=10, batch_size=11), "batch_size"),
-    (dict(method="sgd", lr=0.1, steps=5, M=10, batch_size=0), "batch_size"),
-    (dict(method="online", lr=0.1, steps=5), "batch_size"),
+    (dict(method="sgd", lr=0.1, steps=5, M=10, B=11), "^B "),
+    (dict(method="sgd", lr=0.1, steps=5, M=10, B=0), "^B "),
+    (dict(method="online", lr=0.1, steps=5), "^B "),
     (dict(method="gd", lr=0.1, steps=5), "M"),
     (dict(method="population", lr=0.1, steps=0), "steps"),
     (dict(method="newton", lr=0.1, steps=5), "method"),

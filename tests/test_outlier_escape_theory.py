@@ -121,24 +121,24 @@ def test_full_batch_threshold_asymptotics() -> None:
 
 
 def test_trainability_prediction_regions() -> None:
-    pred = oe.predict_trainability(np.array([0.01, 0.5, 1.99, 2.1]), 1.0, N=50, M=50, theta=1.0,
+    pred = oe.predict_trainability(np.array([0.01, 0.5, 1.99, 2.1]), 1.0, P=50, D=50, theta=1.0,
                                    steps=50)
     assert list(pred.status) == ["stalled", "converged", "stalled", "diverged"]
-    sgd = oe.predict_trainability([0.5 * 2 * 8 / 59, 1.1 * 2 * 8 / 59], 1.0, N=50, M=50,
-                                  theta=1.0, steps=400, batch_size=8)
-    assert sgd.eta_c == pytest.approx(16 / 59)
+    sgd = oe.predict_trainability([0.5 * 2 * 8 / 59, 1.1 * 2 * 8 / 59], 1.0, P=50, D=50,
+                                  theta=1.0, steps=400, B=8)
+    assert sgd.lr_c == pytest.approx(16 / 59)
     assert list(sgd.status) == ["converged", "diverged"]
 
 
 @pytest.mark.parametrize("call, name", [
-    (lambda: oe.population_gd_path(1.0, 1.0, 1.0, 0.0, [1]), "eta"),
-    (lambda: oe.population_gd_path(1.0, 1.0, 1.0, -0.1, [1]), "eta"),
+    (lambda: oe.population_gd_path(1.0, 1.0, 1.0, 0.0, [1]), "^lr "),
+    (lambda: oe.population_gd_path(1.0, 1.0, 1.0, -0.1, [1]), "^lr "),
     (lambda: oe.bbp_crossing_time(1.0, 0.0, 1.0, 0.1), "sigma0"),
-    (lambda: oe.online_sgd_contraction(0.1, 0, 10), "batch_size"),
-    (lambda: oe.online_sgd_critical_lr(4, 0), "M"),
-    (lambda: oe.online_sgd_contraction(-1.0, 2, 10), "eta"),
-    (lambda: oe.predict_trainability([0.1, -0.1], 1.0, N=2, M=2, theta=1, steps=2), "eta"),
-    (lambda: oe.full_batch_critical_lr_asymptotic(10, 0), "n_samples"),
+    (lambda: oe.online_sgd_contraction(0.1, 0, 10), "^B "),
+    (lambda: oe.online_sgd_critical_lr(4, 0), "^D "),
+    (lambda: oe.online_sgd_contraction(-1.0, 2, 10), "^lr "),
+    (lambda: oe.predict_trainability([0.1, -0.1], 1.0, P=2, D=2, theta=1, steps=2), "^lr "),
+    (lambda: oe.full_batch_critical_lr_asymptotic(10, 0), "^M "),
 ])
 def test_bad_input_names_argument(call, name) -> None:
     with pytest.raises(ValueError, match=name):
@@ -161,8 +161,8 @@ def test_predict_trainability_agrees_with_the_scalar_formulas(batch_size: int | 
     N, M, theta, steps, s = 12, 20, 1.5, 40, 0.3
     lrs = np.array([0.05, 0.3, 0.7, 1.2, 1.9, 2.5]) * (
         1.0 if batch_size is None else oe.online_sgd_critical_lr(batch_size, M) / 2)
-    pred = oe.predict_trainability(lrs, 0.8, N=N, M=M, theta=theta, steps=steps,
-                                   batch_size=batch_size, noise_std=s, tol=0.05)
+    pred = oe.predict_trainability(lrs, 0.8, P=N, D=M, theta=theta, steps=steps,
+                                   B=batch_size, noise_std=s, tol=0.05)
     e0 = 0.8**2 * N + theta**2
     for lr, rel, status in zip(lrs, pred.rel_error, pred.status, strict=True):
         if batch_size is None:  # population GD: the error contracts by (1 - lr)^2 a step
@@ -177,4 +177,4 @@ def test_predict_trainability_agrees_with_the_scalar_formulas(batch_size: int | 
             assert rel == pytest.approx(expected, rel=1e-12)
             assert status == ("converged" if expected <= 0.05 else "stalled")
     eta_c = 2.0 if batch_size is None else 2.0 * batch_size / (batch_size + M + 1.0)
-    assert pred.eta_c == pytest.approx(eta_c, rel=1e-15)
+    assert pred.lr_c == pytest.approx(eta_c, rel=1e-15)

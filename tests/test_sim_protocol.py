@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from specdyn import Schedule
 from specdyn.models import AtomTeacher
 from specdyn.models.activations import get_activation
 from specdyn.settings import PowerLawSetting
@@ -16,7 +17,6 @@ from specdyn.sim import (
     GramEngine,
     ParticleEngine,
     Record,
-    Schedule,
     drive,
     gd_steps,
     gram,
@@ -53,7 +53,7 @@ def test_bad_schedules_name_checkpoints(bad: object) -> None:
 def test_explicit_steps_outside_the_run_are_refused() -> None:
     with pytest.raises(ValueError, match=r"checkpoints.*\[0, steps=10\]"):
         Schedule.at([0, 11]).resolve(10)
-    with pytest.raises(ValueError, match="checkpoints"):
+    with pytest.raises(ValueError, match="^count "):
         Schedule.even(1)
 
 

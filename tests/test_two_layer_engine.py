@@ -205,18 +205,18 @@ def test_initial_tangent_kernel_matches_mean_field(par_name: str) -> None:
 
 
 def test_sgd_with_full_batch_equals_gd() -> None:
-    # batch_size = M: every epoch is one full-batch step in a shuffled row order
+    # B = M: every epoch is one full-batch step in a shuffled row order
     kw = dict(N=30, M=20, steps=40, checkpoints=[0, 10, 40], seed=1, progress=False,
               device="cpu", dtype=torch.float64)
     gd = train_two_layer(FL, "relu", optimizer="gd", **kw)
-    sgd = train_two_layer(FL, "relu", optimizer="sgd", batch_size=20, **kw)
+    sgd = train_two_layer(FL, "relu", optimizer="sgd", B=20, **kw)
     assert _rel(sgd.series["preact"], gd.series["preact"]) < 1e-10
     assert _rel(sgd.loss, gd.loss) < 1e-10
 
 
 def test_sgd_is_reproducible_and_seed_dependent() -> None:
     kw = dict(N=30, M=24, steps=30, checkpoints=[0, 30], progress=False, device="cpu",
-              optimizer="sgd", batch_size=5, record=("weights",))
+              optimizer="sgd", B=5, record=("weights",))
     a = train_two_layer(FL, "relu", seed=3, **kw)
     b = train_two_layer(FL, "relu", seed=3, **kw)
     c = train_two_layer(FL, "relu", seed=4, **kw)
@@ -232,7 +232,7 @@ def test_online_sgd_approaches_population_gradient_descent() -> None:
     ref = train_linear(setting, 32, None, 100, engine="gram", checkpoints=ck, seed=0,
                        progress=False, device="cpu")
     on = train_two_layer(setting, "linear", N=32, M=64, steps=100, optimizer="online",
-                         batch_size=4096, checkpoints=ck, seed=0, progress=False,
+                         B=4096, checkpoints=ck, seed=0, progress=False,
                          device="cpu", record=("preact",))
     top = slice(0, 3)  # the learned modes
     assert np.allclose(on.series["preact"][:, top], ref.series["preact"][:, top], rtol=0.05)
@@ -287,7 +287,7 @@ def test_every_parameterization_and_optimizer_learns(par_name: str, optimizer: s
     # float32, 100 steps of dt = 1: every combination must reduce the loss and stay finite
     # ("standard" learns slowest: its first layer is nearly frozen)
     tr = train_two_layer(FL, "relu", N=64, M=48, steps=100, parameterization=par_name,
-                         optimizer=optimizer, batch_size=batch_size, checkpoints=[0, 50, 100],
+                         optimizer=optimizer, B=batch_size, checkpoints=[0, 50, 100],
                          progress=False, device="cpu", dtype="float32")
     assert tr.loss[-1] < 0.9 * tr.loss[0]
     assert all(np.isfinite(a).all() for a in tr.series.values())

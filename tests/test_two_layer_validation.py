@@ -38,14 +38,14 @@ def test_unknown_optimizer_and_record() -> None:
 
 
 def test_batch_size_rules() -> None:
-    with pytest.raises(ValueError, match=r"batch_size must lie in \[1, M=12\]"):
-        train_two_layer(S, optimizer="sgd", batch_size=13, **KW)
-    with pytest.raises(ValueError, match="batch_size must be None for optimizer='gd'"):
-        train_two_layer(S, optimizer="gd", batch_size=4, **KW)
-    with pytest.raises(ValueError, match="batch_size is required for optimizer='sgd'"):
+    with pytest.raises(ValueError, match=r"^B must lie in \[1, M=12\]"):
+        train_two_layer(S, optimizer="sgd", B=13, **KW)
+    with pytest.raises(ValueError, match="^B must be None for optimizer='gd'"):
+        train_two_layer(S, optimizer="gd", B=4, **KW)
+    with pytest.raises(ValueError, match=r"^B \(the batch size\) is required for optimizer='sgd'"):
         train_two_layer(S, optimizer="sgd", **KW)
-    with pytest.raises(ValueError, match="batch_size must be an integer >= 1"):
-        train_two_layer(S, optimizer="online", batch_size=0, **KW)
+    with pytest.raises(ValueError, match="^B must be an integer >= 1"):
+        train_two_layer(S, optimizer="online", B=0, **KW)
 
 
 @pytest.mark.parametrize(("field", "value", "pattern"), [

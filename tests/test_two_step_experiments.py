@@ -46,7 +46,7 @@ def test_phase_grid_small_sizes_never_exceeds_total_formula() -> None:
     # N = 400: the outliers of W2 are the step-1 spike plus those of step 2; the
     # count including the step-1 spike, 1 + floor(...), bounds every cell and is
     # reached where floor(...) = 0 (finite-size lag elsewhere: see the issue note).
-    cfg = PhaseConfig(N=400, d=400, n=400, alpha1=(0.1, 0.2, 0.44), alpha2=(0.05, 0.13, 0.45))
+    cfg = PhaseConfig(N=400, D=400, M=400, alpha1=(0.1, 0.2, 0.44), alpha2=(0.05, 0.13, 0.45))
     df = phase_table(cfg)
     assert (df["count_W2"] <= df["formula_total"]).all()
     zero = df[(df["formula_abstract"] == 0) & ~df["near_line"] & (df["alpha1"] >= 0.1)]
@@ -74,7 +74,7 @@ def test_step_two_spike_strengths_scale_like_the_formula(alpha1: float, alpha2: 
 
 
 def test_experiments_run_and_write(tmp_path: Path) -> None:
-    phase = PhaseConfig(N=120, d=120, n=120, alpha1=(0.1, 0.4), alpha2=(0.2,))
+    phase = PhaseConfig(N=120, D=120, M=120, alpha1=(0.1, 0.4), alpha2=(0.2,))
     r = run_experiment("two-step-phase", tmp_path, config=phase)
     assert (tmp_path / "two-step-phase" / "two-step-phase.png").exists()
     assert (tmp_path / "two-step-phase" / "record.json").exists()
@@ -82,7 +82,7 @@ def test_experiments_run_and_write(tmp_path: Path) -> None:
                               "ratio_margin_agree_either"}
     table = pd.read_parquet(tmp_path / "two-step-phase" / "two-step-phase.parquet")
     assert {"line_gap", "near_line_ratio", "strength_a2"} <= set(table.columns)
-    reuse = ReuseConfig(N=120, d=120, n=120, seeds=1, targets=("He1", "He2"))
+    reuse = ReuseConfig(N=120, D=120, M=120, seeds=1, targets=("He1", "He2"))
     r = run_experiment("batch-reuse", tmp_path, config=reuse)
     df = pd.read_parquet(tmp_path / "batch-reuse" / "batch-reuse.parquet")
     assert len(df) == 4 and set(df["batch"]) == {"fresh", "reused"}
@@ -102,7 +102,7 @@ def test_phase_config_validation(kwargs: dict, name: str) -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "name"), [
-    (dict(alpha2=0.5), "alpha2"), (dict(targets=()), "targets"), (dict(d=0), "d"),
+    (dict(alpha2=0.5), "alpha2"), (dict(targets=()), "targets"), (dict(D=0), "^D "),
     (dict(targets=("He1", "sin")), "targets"),
 ])
 def test_reuse_config_validation(kwargs: dict, name: str) -> None:
@@ -122,7 +122,7 @@ def _alignment(target: str, reuse: bool) -> tuple[float, float]:
 
 @pytest.mark.slow
 def test_batch_reuse_learns_information_exponent_two_iff_reuse_quantity_nonzero() -> None:
-    # d = n = N = 2000, (alpha1, alpha2) = (0.35, 0.45). "overlap" = |<v_i, beta>| (cosine)
+    # D = M = N = 2000, (alpha1, alpha2) = (0.35, 0.45). "overlap" = |<v_i, beta>| (cosine)
     # of the right singular vectors of W2's outliers. A random direction has
     # |cos| ~ 1/sqrt(2000) = 0.022.
     reused_mix, reused_mix_id = _alignment("He2+He3", True)

@@ -52,7 +52,7 @@ def test_tanh_expansion_parseval_and_parity() -> None:
 @pytest.mark.parametrize(("name", "ie"), [("He1", 1), ("He2", 2), ("He3", 3),
                                           ("He2+He3", 2), ("tanh", 1)])
 def test_named_targets_exponent_and_unit_variance(name: str, ie: int) -> None:
-    t = HermiteTarget.named(name, d=50, seed=3)
+    t = HermiteTarget.named(name, D=50, seed=3)
     assert t.information_exponent == ie
     assert abs(t.second_moment - 1.0) < 1e-5  # tanh: Hermite tail past degree 25 ~1e-6
     X, y = t.sample(20000, seed=1)
@@ -86,7 +86,7 @@ def test_reuse_quantity_he2_vanishes_he2_he3_does_not() -> None:
 
 def test_call_numpy_and_torch_agree() -> None:
     torch = pytest.importorskip("torch")
-    t = HermiteTarget.named("He2+He3", d=7, seed=0)
+    t = HermiteTarget.named("He2+He3", D=7, seed=0)
     X, y = t.sample(11, seed=2)
     yt = t(torch.from_numpy(X))
     assert isinstance(yt, torch.Tensor)

@@ -23,7 +23,7 @@ def test_update_is_sqrtN_times_negative_autograd_gradient(reuse: bool) -> None:
     torch = pytest.importorskip("torch")
     d, n, N = 7, 11, 5
     etas = (0.7, 1.3)
-    tgt = HermiteTarget.named("He2+He3", d=d, seed=1)
+    tgt = HermiteTarget.named("He2+He3", D=d, seed=1)
     res = gd_steps(d, n, N, lrs=etas, target=tgt, reuse_batch=reuse, seed=3)
     # rebuild the same draws (documented order: W0, a, X1, then X2 if fresh)
     rng = np.random.default_rng(3)

@@ -2,8 +2,8 @@
 
 python tests/tracker_probe.py OUT CKPT STEPS [--kill-after K] [--resume]
 
-Trains a small MLP with ``SpectrumTracker(model, out=OUT, schedule=3)`` (background
-worker on), saving model, optimiser and tracker state to CKPT every 10 steps.
+Trains a small MLP with ``SpectrumTracker(model, out=OUT, schedule=Schedule.every(3))``
+(background worker on), saving model, optimiser and tracker state to CKPT every 10 steps.
 Batches depend only on the step, so a resumed run replays exactly. With
 ``--kill-after K`` the process sends itself SIGKILL right after ``tracker.step()``
 of iteration K: a hard crash at a known point, no timing race.
@@ -17,6 +17,7 @@ import signal
 
 import torch
 
+from specdyn import Schedule
 from specdyn.measure import SpectrumTracker
 
 
@@ -33,7 +34,8 @@ def main() -> None:
                                 torch.nn.Linear(48, 8))
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     teacher = torch.randn(16, 8, generator=torch.Generator().manual_seed(1))
-    tracker = SpectrumTracker(model, schedule=3, out=args.out, n_boot=5, max_samples=256)
+    tracker = SpectrumTracker(model, schedule=Schedule.every(3), out=args.out, n_boot=5,
+                              max_samples=256)
     start = 0
     if args.resume:
         ck = torch.load(args.ckpt, weights_only=True)

@@ -9,6 +9,7 @@ The theory (``specdyn.theory``) needs only numpy and scipy; the simulators
 """
 
 from specdyn._version import __version__
+from specdyn.schedule import Schedule
 from specdyn.settings import AlignedSetting, PowerLawSetting
 
-__all__ = ["AlignedSetting", "PowerLawSetting", "__version__"]
+__all__ = ["AlignedSetting", "PowerLawSetting", "Schedule", "__version__"]

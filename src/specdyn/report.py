@@ -38,12 +38,12 @@ _LOG_TICKS = "D2"
 _MAX_POINTS = 200  # per plotted spectrum: log-spaced ranks keep the file small
 
 
-def select_steps(steps: Any, n: int = 5) -> list[int]:
-    """``n`` recorded steps spread evenly in log(step + 1), always the first and last."""
+def select_steps(steps: Any, count: int = 5) -> list[int]:
+    """``count`` recorded steps spread evenly in log(step + 1), always the first and last."""
     s = np.unique(np.asarray(steps, dtype=np.int64))
-    if s.size <= n:
+    if s.size <= count:
         return [int(x) for x in s]
-    target = np.geomspace(s[0] + 1, s[-1] + 1, n) - 1
+    target = np.geomspace(s[0] + 1, s[-1] + 1, count) - 1
     picked = {int(s[np.argmin(np.abs(np.log1p(s) - np.log1p(t)))]) for t in target}
     return sorted(picked)
 

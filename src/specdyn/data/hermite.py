@@ -221,7 +221,7 @@ class HermiteTarget:
         return cls(hermite_coefficients(fn, degree, n_quad), direction, fn=fn, name=name)
 
     @classmethod
-    def named(cls, name: str, d: int | None = None, seed: int | None = 0) -> HermiteTarget:
+    def named(cls, name: str, D: int | None = None, seed: int | None = 0) -> HermiteTarget:
         """One of the standard targets of :data:`NAMED_TARGETS`, each with ``E[y^2] = 1``.
 
         * ``"He1"``: ``h_1 = z`` (information exponent 1),
@@ -230,8 +230,8 @@ class HermiteTarget:
         * ``"He2+He3"``: ``(h_2 + h_3)/sqrt 2`` (exponent 2, ``E[z sigma*^2] != 0``),
         * ``"tanh"``: ``tanh(z)`` expanded to degree 25, rescaled to ``E[y^2] = 1``.
 
-        ``d`` given: the direction is uniform on the unit sphere of ``R^d``,
-        drawn with ``numpy.random.default_rng(seed)``; ``d=None`` leaves it unset
+        ``D`` given: the direction is uniform on the unit sphere of ``R^D``,
+        drawn with ``numpy.random.default_rng(seed)``; ``D=None`` leaves it unset
         (``beta = e_1``).
         """
         name = v.choice("name", name, NAMED_TARGETS)
@@ -252,9 +252,9 @@ class HermiteTarget:
 
             c = hermite_coefficients(fn, 25)
         direction = None
-        if d is not None:
-            d = v.positive_int("d", d)
-            direction = random_direction(d, 0 if seed is None else seed)
+        if D is not None:
+            D = v.positive_int("D", D)
+            direction = random_direction(D, 0 if seed is None else seed)
         return cls(c, direction, fn=fn, name=name)
 
     def with_direction(self, direction: ArrayLike) -> HermiteTarget:
@@ -328,25 +328,25 @@ class HermiteTarget:
                 raise ValueError("x must have shape (..., d)")
         return self.link(self.projection(x))
 
-    def sample(self, n: int, d: int | None = None, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        """``(X, y)`` with ``X`` of ``n`` rows ``x ~ N(0, I_d)`` and ``y = self(X)`` (float64).
+    def sample(self, M: int, D: int | None = None, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """``(X, y)`` with ``X`` of ``M`` rows ``x ~ N(0, I_D)`` and ``y = self(X)`` (float64).
 
-        ``d`` defaults to the direction's dimension (required when the
+        ``D`` defaults to the direction's dimension (required when the
         direction is unset).
         """
-        n = v.positive_int("n", n)
-        if d is None:
+        M = v.positive_int("M", M)
+        if D is None:
             if self.direction is None:
-                raise ValueError("d must be given when the target has no direction")
-            d = self.direction.shape[0]
-        d = v.positive_int("d", d)
-        X = np.random.default_rng(seed).standard_normal((n, d))
+                raise ValueError("D must be given when the target has no direction")
+            D = self.direction.shape[0]
+        D = v.positive_int("D", D)
+        X = np.random.default_rng(seed).standard_normal((M, D))
         return X, self(X)
 
 
-def random_direction(d: int, seed: int = 0) -> np.ndarray:
-    """A unit vector uniform on the sphere of ``R^d`` (``numpy.random.default_rng(seed)``)."""
-    d = v.positive_int("d", d)
-    g = np.random.default_rng(seed).standard_normal(d)
+def random_direction(D: int, seed: int = 0) -> np.ndarray:
+    """A unit vector uniform on the sphere of ``R^D`` (``numpy.random.default_rng(seed)``)."""
+    D = v.positive_int("D", D)
+    g = np.random.default_rng(seed).standard_normal(D)
     return g / np.linalg.norm(g)
 

@@ -61,7 +61,7 @@ class FiniteSizeConfig:
     """Defaults: a CPU-sized run (under 2 min quiet); ``--full``: 256 seeds at ``D = 32``
     and the students over ``fig4``'s whole quick run (3000 steps).
 
-    ``widths`` and ``samples`` are the finite ``N`` (with ``M`` infinite) and
+    ``N_values`` and ``M_values`` are the finite ``N`` (with ``M`` infinite) and
     ``M`` (with ``N`` infinite) simulated; ``activations`` the nonlinear students
     set against the effective theory (empty: skip that part), at ``fig4``'s
     quick ``D, N, M`` unless ``nl_*`` say otherwise. The quick students stop at
@@ -72,8 +72,8 @@ class FiniteSizeConfig:
     """
 
     D: int = 16
-    widths: tuple[int, ...] = (256, 1024, 4096)
-    samples: tuple[int, ...] = (256, 1024, 4096)
+    N_values: tuple[int, ...] = (256, 1024, 4096)
+    M_values: tuple[int, ...] = (256, 1024, 4096)
     seeds: int = 64
     times: tuple[float, ...] = (0.0, 10.0, 50.0, 200.0)
     alpha: float = 1.0
@@ -96,8 +96,8 @@ class FiniteSizeConfig:
             v.positive_int(name, getattr(self, name))
         if self.seeds < 4:
             raise ValueError(f"seeds must be >= 4 (a std needs several), got {self.seeds}")
-        for n in (*self.widths, *self.samples):
-            v.positive_int("widths/samples", n, minimum=2)
+        for n in (*self.N_values, *self.M_values):
+            v.positive_int("N_values/M_values", n, minimum=2)
         if not self.times or any(not (np.isfinite(t) and t >= 0) for t in self.times):
             raise ValueError(f"times must be finite and >= 0, got {self.times}")
         for name in ("alpha", "beta", "sigma_w", "sigma_a", "gamma0_ratio", "slope_tol"):
@@ -257,9 +257,9 @@ def run_finite_size_theory(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentRe
     times = np.asarray(cfg.times, dtype=np.float64)
     seeds = range(cfg.seed, cfg.seed + cfg.seeds)
     frames = []
-    for N in cfg.widths:
+    for N in cfg.N_values:
         frames.append(compare(s, simulate_log_rho(s, N, None, times, seeds), times, N, None))
-    for M in cfg.samples:
+    for M in cfg.M_values:
         frames.append(compare(s, simulate_log_rho(s, None, M, times, seeds), times, None, M))
     df = pd.concat(frames, ignore_index=True)
     claims, summary = finite_size_claims(df)

@@ -9,8 +9,12 @@ Three experiments:
 * ``sparse-atoms``: a two-atom teacher learnt at small temperature; particles
   at the end coloured by |a|-weighted direction cluster against the teacher's
   atoms, and the mass in the heaviest clusters over time.
-* ``error-budget``: statistical (against n), optimisation (against t),
+* ``error-budget``: statistical (against M), optimisation (against t),
   particle (against N) and sparse-residual (against K) parts of the error.
+
+Config fields follow ``docs/concepts.md``: ``D`` inputs (the notes' ``d``),
+``M`` training samples (``n``), ``N`` particles, ``dt`` the Langevin flow step
+(``eta``).
 
 Default target ``f*(x) = tanh(2 x1) + 0.5 He2(x1)`` and the default student
 activation ``tanh-shift`` (``tanh(z + 1/2)``): a plain ``tanh`` network has no
@@ -55,8 +59,8 @@ def notes_target(degree: int = 40) -> HermiteTarget:
 
 def _check_common(cfg: Any) -> None:
     v.choice("activation", cfg.activation, _ACTS)
-    v.positive_int("d", cfg.d)
-    v.positive("eta", cfg.eta)
+    v.positive_int("D", cfg.D)
+    v.positive("dt", cfg.dt)
     v.nonnegative("temperature", cfg.temperature)
     v.nonnegative("weight_decay", cfg.weight_decay)
     v.positive_int("steps", cfg.steps)
@@ -70,9 +74,9 @@ class ChaosConfig:
     """Coupled distance against N; defaults are the quick version (~30 s on one core)."""
 
     activation: str = "tanh-shift"
-    d: int = 5
-    n: int = 100
-    eta: float = 0.05
+    D: int = 5
+    M: int = 100
+    dt: float = 0.05
     temperature: float = 0.02
     weight_decay: float = 0.05
     steps: int = 60
@@ -84,7 +88,7 @@ class ChaosConfig:
 
     def __post_init__(self) -> None:
         _check_common(self)
-        v.positive_int("n", self.n)
+        v.positive_int("M", self.M)
         if len(self.N_values) < 2:
             raise ValueError("N_values must hold at least two sizes to fit a slope")
         for N in self.N_values:
@@ -97,7 +101,7 @@ class ChaosConfig:
 
 
 def _chaos_full() -> ChaosConfig:
-    return ChaosConfig(n=400, steps=400, reference_N=16000, replicas=4, seeds=(0, 1, 2, 3, 4),
+    return ChaosConfig(M=400, steps=400, reference_N=16000, replicas=4, seeds=(0, 1, 2, 3, 4),
                        N_values=(25, 50, 100, 200, 400, 800, 1600), checkpoints=11)
 
 
@@ -106,7 +110,8 @@ def _chaos_full() -> ChaosConfig:
           ChaosConfig, full=_chaos_full)
 def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
     """Synchronous coupling (same start, same noise) to copies driven by a reference."""
-    from specdyn.sim import Schedule, propagation_of_chaos
+    from specdyn import Schedule
+    from specdyn.sim import propagation_of_chaos
 
     target = notes_target()
     rows = []
@@ -114,8 +119,8 @@ def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
     w2s = []
     scaled = []
     for seed in cfg.seeds:
-        run = propagation_of_chaos(cfg.activation, target, cfg.N_values, cfg.d, cfg.n,
-                                   dt=cfg.eta, temperature=cfg.temperature,
+        run = propagation_of_chaos(cfg.activation, target, cfg.N_values, cfg.D, cfg.M,
+                                   dt=cfg.dt, temperature=cfg.temperature,
                                    weight_decay=cfg.weight_decay, steps=cfg.steps, seed=seed,
                                    reference_N=cfg.reference_N, replicas=cfg.replicas,
                                    checkpoints=Schedule.even(cfg.checkpoints), w2=True,
@@ -158,10 +163,10 @@ class AtomsConfig:
     """Two-atom teacher ``a1 sigma(s e1 . x) + a2 sigma(s e2 . x)`` learnt at small temperature."""
 
     activation: str = "relu"
-    d: int = 3
-    n: int = 400
+    D: int = 3
+    M: int = 400
     N: int = 200
-    eta: float = 0.05
+    dt: float = 0.05
     temperature: float = 1e-4
     weight_decay: float = 0.1
     steps: int = 1000
@@ -173,9 +178,9 @@ class AtomsConfig:
 
     def __post_init__(self) -> None:
         _check_common(self)
-        if self.d < 2:
-            raise ValueError(f"d must be >= 2 for a two-atom teacher, got {self.d}")
-        v.positive_int("n", self.n)
+        if self.D < 2:
+            raise ValueError(f"D must be >= 2 for a two-atom teacher, got {self.D}")
+        v.positive_int("M", self.M)
         v.positive_int("N", self.N)
         if len(self.teacher_a) != 2:
             raise ValueError("teacher_a must hold the two output weights")
@@ -186,15 +191,15 @@ class AtomsConfig:
         v.positive_int("checkpoints", self.checkpoints, minimum=2)
 
     def teacher_atoms(self) -> np.ndarray:
-        """``(2, d+1)`` rows ``[a_k, w_k]``: ``w_1 = s e1``, ``w_2 = s e2``."""
-        atoms = np.zeros((2, self.d + 1))
+        """``(2, D+1)`` rows ``[a_k, w_k]``: ``w_1 = s e1``, ``w_2 = s e2``."""
+        atoms = np.zeros((2, self.D + 1))
         atoms[:, 0] = self.teacher_a
         atoms[0, 1] = atoms[1, 2] = self.teacher_scale
         return atoms
 
 
 def _atoms_full() -> AtomsConfig:
-    return AtomsConfig(d=5, N=1000, n=2000, steps=4000, checkpoints=21)
+    return AtomsConfig(D=5, N=1000, M=2000, steps=4000, checkpoints=21)
 
 
 @register("sparse-atoms",
@@ -202,14 +207,15 @@ def _atoms_full() -> AtomsConfig:
           AtomsConfig, full=_atoms_full)
 def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
     """Train, cluster directions weighted by |a|, compare with the teacher's atoms."""
+    from specdyn import Schedule
     from specdyn.measure.atoms import cluster_directions
     from specdyn.models import AtomTeacher, get_activation
-    from specdyn.sim import Schedule, mean_field_langevin
+    from specdyn.sim import mean_field_langevin
 
     act = get_activation(cfg.activation)
     atoms = cfg.teacher_atoms()
     teacher = AtomTeacher(act, atoms)
-    run = mean_field_langevin(act, teacher, cfg.N, cfg.d, cfg.n, dt=cfg.eta,
+    run = mean_field_langevin(act, teacher, cfg.N, cfg.D, cfg.M, dt=cfg.dt,
                               temperature=cfg.temperature, weight_decay=cfg.weight_decay,
                               steps=cfg.steps, seed=cfg.seed,
                               checkpoints=Schedule.even(cfg.checkpoints),
@@ -225,11 +231,11 @@ def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
     sim = np.abs(sim) if odd else sim
     angles = np.degrees(np.arccos(np.clip(sim.max(axis=1), -1, 1)))
     fig = mplot.plot_sparse_atoms(run.particles[0], run.final, end.labels, atoms, run.times,
-                                  top, np.arange(cfg.steps + 1) * cfg.eta, run.loss)
+                                  top, np.arange(cfg.steps + 1) * cfg.dt, run.loss)
     figures = save_figure(fig, out_dir / "sparse-atoms")
     p = run.final
     df = pd.DataFrame({"particle": np.arange(cfg.N), "a": p[:, 0], "cluster": end.labels,
-                       **{f"w{k + 1}": p[:, 1 + k] for k in range(cfg.d)}})
+                       **{f"w{k + 1}": p[:, 1 + k] for k in range(cfg.D)}})
     mass = pd.DataFrame([{"step": int(s), "t": float(t), "k": k, "top_mass": top[j, k - 1],
                           "n_clusters": clusters[j].K}
                          for j, (s, t) in enumerate(zip(run.steps, run.times, strict=True))
@@ -250,7 +256,7 @@ def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
 
 @dataclass(frozen=True)
 class BudgetConfig:
-    """Error parts against n, t, N and K (quick defaults, ~30 s on one core).
+    """Error parts against M, t, N and K (quick defaults, ~30 s on one core).
 
     GELU by default: with no bias, every student misses much of the even
     ``He2`` part of the target; at ``t = 40`` GELU reaches a test error of
@@ -258,17 +264,17 @@ class BudgetConfig:
     """
 
     activation: str = "gelu"
-    d: int = 5
+    D: int = 5
     N: int = 200
-    eta: float = 0.05
+    dt: float = 0.05
     temperature: float = 0.02
     weight_decay: float = 0.05
     steps: int = 200
     long_factor: int = 4
-    n_values: tuple[int, ...] = (50, 100, 200, 400, 800)
+    M_values: tuple[int, ...] = (50, 100, 200, 400, 800)
     population_size: int = 2048
-    n_test: int = 4000
-    chaos_n: int = 100
+    M_test: int = 4000
+    chaos_M: int = 100
     chaos_N_values: tuple[int, ...] = (25, 50, 100, 200, 400)
     chaos_reference_N: int = 2000
     chaos_steps: int = 60
@@ -281,13 +287,13 @@ class BudgetConfig:
         _check_common(self)
         v.positive_int("N", self.N)
         v.positive_int("long_factor", self.long_factor, minimum=2)
-        if not self.n_values:
-            raise ValueError("n_values must hold at least one training-set size")
-        for n in self.n_values:
-            v.positive_int("n_values", n)
+        if not self.M_values:
+            raise ValueError("M_values must hold at least one training-set size")
+        for n in self.M_values:
+            v.positive_int("M_values", n)
         v.positive_int("population_size", self.population_size)
-        v.positive_int("n_test", self.n_test)
-        v.positive_int("chaos_n", self.chaos_n)
+        v.positive_int("M_test", self.M_test)
+        v.positive_int("chaos_M", self.chaos_M)
         for N in self.chaos_N_values:
             v.positive_int("chaos_N_values", N)
         v.positive_int("chaos_reference_N", self.chaos_reference_N)
@@ -299,8 +305,8 @@ class BudgetConfig:
 
 def _budget_full() -> BudgetConfig:
     return BudgetConfig(N=1000, steps=1000, chaos_replicas=4,
-                        n_values=(50, 100, 200, 400, 800, 1600, 3200),
-                        population_size=8192, n_test=20000, chaos_n=400,
+                        M_values=(50, 100, 200, 400, 800, 1600, 3200),
+                        population_size=8192, M_test=20000, chaos_M=400,
                         chaos_N_values=(25, 50, 100, 200, 400, 800), chaos_reference_N=8000,
                         chaos_steps=400)
 
@@ -311,12 +317,12 @@ def _budget_full() -> BudgetConfig:
 def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
     """Measure each part of the error with the other knobs held at their large values.
 
-    * statistical(n): test error ``E = mean_test (f - f*)^2`` after ``steps``
-      on ``n`` samples, minus the same for the population run (fixed sample of
+    * statistical(M): test error ``E = mean_test (f - f*)^2`` after ``steps``
+      on ``M`` samples, minus the same for the population run (fixed sample of
       ``population_size``), same ``N``, seed and time (it can come out
       negative: a single seed, and a finite test set; shown as open markers);
     * optimisation(t): ``E(t) - E(t_end)`` along the population run continued
-      to ``t_end = long_factor * steps * eta`` (a lower bound of the gap to
+      to ``t_end = long_factor * steps * dt`` (a lower bound of the gap to
       ``t = inf``; the ``E(t_end)`` plateau is drawn);
     * particle(N): ``mean_data (f_N - f_ref)^2`` at the end of a synchronous
       coupling to a ``chaos_reference_N``-particle reference (:func:`propagation_of_chaos`);
@@ -325,6 +331,7 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
       learned measure, ``mean_test (f - f_K)^2`` with ``f_K`` the network
       restricted to its ``K`` heaviest |a|-weighted direction clusters.
     """
+    from specdyn import Schedule
     from specdyn.data.hermite import gaussian_expectation
     from specdyn.measure.atoms import (
         cluster_directions,
@@ -333,13 +340,13 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
         top_clusters_function,
     )
     from specdyn.models import network_function
-    from specdyn.sim import Schedule, mean_field_langevin, propagation_of_chaos
+    from specdyn.sim import mean_field_langevin, propagation_of_chaos
 
     target = notes_target()
     rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 7]))
-    x_test = rng.standard_normal((cfg.n_test, cfg.d))
+    x_test = rng.standard_normal((cfg.M_test, cfg.D))
     y_test = np.asarray(target(x_test))
-    common: dict[str, Any] = dict(dt=cfg.eta, temperature=cfg.temperature,
+    common: dict[str, Any] = dict(dt=cfg.dt, temperature=cfg.temperature,
                                   weight_decay=cfg.weight_decay, seed=cfg.seed)
 
     def test_error(p: np.ndarray) -> float:
@@ -348,7 +355,7 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
     rows = []
     long = cfg.steps * cfg.long_factor
     ckpt = np.unique(np.concatenate([np.rint(np.geomspace(1, long, 16)), [0, cfg.steps]]))
-    pop = mean_field_langevin(cfg.activation, target, cfg.N, cfg.d, None, steps=long,
+    pop = mean_field_langevin(cfg.activation, target, cfg.N, cfg.D, None, steps=long,
                               population_size=cfg.population_size,
                               checkpoints=ckpt.astype(int).tolist(), progress=True, **common)
     e_pop_t = np.array([test_error(p) for p in pop.particles])
@@ -358,13 +365,13 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
     rows += [{"part": "optimisation", "knob": "t", "x": float(t), "value": float(val)}
              for t, val in zip(pop.times[1:-1], opt, strict=True)]
     stat = []
-    for n in cfg.n_values:
-        run = mean_field_langevin(cfg.activation, target, cfg.N, cfg.d, n, steps=cfg.steps,
+    for n in cfg.M_values:
+        run = mean_field_langevin(cfg.activation, target, cfg.N, cfg.D, n, steps=cfg.steps,
                                   checkpoints=Schedule.even(2), **common)
         stat.append(test_error(run.final) - e_pop)
     rows += [{"part": "statistical", "knob": "n", "x": float(n), "value": float(s)}
-             for n, s in zip(cfg.n_values, stat, strict=True)]
-    chaos = propagation_of_chaos(cfg.activation, target, cfg.chaos_N_values, cfg.d, cfg.chaos_n,
+             for n, s in zip(cfg.M_values, stat, strict=True)]
+    chaos = propagation_of_chaos(cfg.activation, target, cfg.chaos_N_values, cfg.D, cfg.chaos_M,
                                  steps=cfg.chaos_steps, reference_N=cfg.chaos_reference_N,
                                  replicas=cfg.chaos_replicas, checkpoints=Schedule.even(2),
                                  progress=True,
@@ -389,14 +396,14 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
     df = pd.DataFrame(rows)
     parts = {name: (g["x"].to_numpy(), g["value"].to_numpy()) for name, g in df.groupby("part")}
     fig = mplot.plot_error_budget(parts, e_pop, target.coeffs[:cfg.hermite_degree + 1], learned,
-                                  np.arange(long + 1) * cfg.eta, pop.loss, plateau=e_end,
-                                  budget_time=cfg.steps * cfg.eta)
+                                  np.arange(long + 1) * cfg.dt, pop.loss, plateau=e_end,
+                                  budget_time=cfg.steps * cfg.dt)
     figures = save_figure(fig, out_dir / "error-budget")
     table = io.write_table(df, out_dir / "error-budget.parquet")
     slope_N = float(np.polyfit(np.log(chaos.N), np.log(chaos.function_gap[:, -1]), 1)[0])
     summary = {"test_error_population": e_pop, "test_error_t_end": e_end,
                "optimisation_gap_at_budget_time": e_pop - e_end,
-               "statistical": dict(zip(map(str, cfg.n_values), map(float, stat), strict=True)),
+               "statistical": dict(zip(map(str, cfg.M_values), map(float, stat), strict=True)),
                "particle_slope_vs_N": slope_N,
                "hermite_tail_K2": float(tail[min(2, cfg.K_max)]),
                "n_clusters_90": clusters.n_atoms(0.9)}

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from specdyn import Schedule, io
 from specdyn import _validate as v
-from specdyn import io
 from specdyn._progress import progress
 from specdyn.experiments.claims import within
 from specdyn.experiments.registry import ExperimentResult, register
@@ -35,7 +35,6 @@ from specdyn.plot import outlier_escape as oplot
 from specdyn.plot import save_figure
 from specdyn.sim import (
     DivergenceError,
-    Schedule,
     escape_step,
     rank_one_teacher,
     train_deep_linear,
@@ -59,10 +58,10 @@ def _run_or_partial(train: Any, *args: Any, **kwargs: Any) -> tuple[Any, int | N
 
 @dataclass(frozen=True)
 class BBPEscapeConfig:
-    """Population GD, rank-one teacher. Defaults: quick (~20 s); ``--full``: N = 1500."""
+    """Population GD, rank-one ``P x D`` teacher. Defaults: quick (~20 s); ``--full``: P = 1500."""
 
-    N: int = 300
-    M: int = 600
+    P: int = 300
+    D: int = 600
     theta: float = 0.005
     sigma0: float = 1.0
     lr: float = 0.05
@@ -72,8 +71,8 @@ class BBPEscapeConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        v.positive_int("N", self.N, minimum=3)
-        v.positive_int("M", self.M, minimum=3)
+        v.positive_int("P", self.P, minimum=3)
+        v.positive_int("D", self.D, minimum=3)
         v.positive("theta", self.theta)
         v.positive("sigma0", self.sigma0)
         v.in_range("lr", self.lr, 0.0, 1.0, lo_open=True, hi_open=True)
@@ -83,14 +82,14 @@ class BBPEscapeConfig:
 
 
 def _bbp_full() -> BBPEscapeConfig:
-    return BBPEscapeConfig(N=1500, M=3000, theta=0.0005, lr=0.02)
+    return BBPEscapeConfig(P=1500, D=3000, theta=0.0005, lr=0.02)
 
 
 @register("bbp-escape", "outlier escape (BBP crossing) of a linear student under population GD",
           BBPEscapeConfig, full=_bbp_full)
 def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
-    c = cfg.N / cfg.M
-    W_star, _, _ = rank_one_teacher(cfg.N, cfg.M, cfg.theta, seed=cfg.seed)  # P x D
+    c = cfg.P / cfg.D
+    W_star, _, _ = rank_one_teacher(cfg.P, cfg.D, cfg.theta, seed=cfg.seed)
     t_star = oe.bbp_crossing_time(cfg.theta, cfg.sigma0, c, cfg.lr)
     steps = int(np.ceil(cfg.horizon * t_star))
     # dense records around t*, sparse elsewhere
@@ -99,7 +98,7 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
     run = train_linear_student(W_star, method="population", lr=cfg.lr, steps=steps,
                                sigma0=cfg.sigma0, checkpoints=rec, top_k=None,
                                seed=cfg.seed + 1)
-    flags = np.array([find_outliers(sv**2 / cfg.N, cfg.M / cfg.N, alpha=cfg.alpha).n_outliers
+    flags = np.array([find_outliers(sv**2 / cfg.P, cfg.D / cfg.P, alpha=cfg.alpha).n_outliers
                       for sv in run.singular_values])
     t_meas = int(run.record_steps[np.argmax(flags > 0)]) if flags.any() else None
     flagged_before = int(flags[run.record_steps < t_star].sum())
@@ -166,9 +165,9 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
 class TrainabilityConfig:
     """Phase diagrams. Defaults: quick (~40 s); ``--full``: finer grids, larger nets."""
 
-    N: int = 32
-    M: int = 32
-    batch_size: int = 4
+    P: int = 32
+    D: int = 32
+    B: int = 4
     noise_std: float = 0.3
     theta: float = 1.0
     steps: int = 300
@@ -178,16 +177,16 @@ class TrainabilityConfig:
     n_var: int = 6
     lr_range: tuple[float, float] = (0.03, 1.4)
     var_range: tuple[float, float] = (0.01, 100.0)
-    two_layer_width: int = 64
-    two_layer_dim: int = 16
+    two_layer_N: int = 64
+    two_layer_D: int = 16
     two_layer_steps: int = 200
     two_layer_lr_range: tuple[float, float] = (0.02, 20.0)
     two_layer_var_range: tuple[float, float] = (0.05, 5.0)
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("N", "M", "batch_size", "steps", "replicas", "n_lr", "n_var",
-                     "two_layer_width", "two_layer_dim", "two_layer_steps"):
+        for name in ("P", "D", "B", "steps", "replicas", "n_lr", "n_var",
+                     "two_layer_N", "two_layer_D", "two_layer_steps"):
             v.positive_int(name, getattr(self, name))
         v.nonnegative("noise_std", self.noise_std)
         v.nonnegative("theta", self.theta)
@@ -199,23 +198,23 @@ class TrainabilityConfig:
 
 
 def _train_full() -> TrainabilityConfig:
-    return TrainabilityConfig(N=64, M=64, batch_size=8, steps=600, n_lr=20, n_var=12,
-                              replicas=8, two_layer_width=256, two_layer_steps=400)
+    return TrainabilityConfig(P=64, D=64, B=8, steps=600, n_lr=20, n_var=12,
+                              replicas=8, two_layer_N=256, two_layer_steps=400)
 
 
 @register("trainability", "(learning rate, init variance) phase diagrams: single and two-layer",
           TrainabilityConfig, full=_train_full)
 def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult:
-    eta_c = oe.online_sgd_critical_lr(cfg.batch_size, cfg.M)
-    lrs = eta_c * np.geomspace(*cfg.lr_range, cfg.n_lr)
+    lr_c = oe.online_sgd_critical_lr(cfg.B, cfg.D)
+    lrs = lr_c * np.geomspace(*cfg.lr_range, cfg.n_lr)
     vars_ = np.geomspace(*cfg.var_range, cfg.n_var)
-    W_star, _, _ = rank_one_teacher(cfg.N, cfg.M, cfg.theta, seed=cfg.seed)
+    W_star, _, _ = rank_one_teacher(cfg.P, cfg.D, cfg.theta, seed=cfg.seed)
     rows = []
     cells = [(i, var, j, lr) for i, var in enumerate(vars_) for j, lr in enumerate(lrs)]
     for i, var, j, lr in progress(cells, total=len(cells), desc="trainability: single layer"):
         run, div = _run_or_partial(
             train_linear_student, W_star, method="online", lr=float(lr), steps=cfg.steps,
-            sigma0=float(np.sqrt(var)), batch_size=cfg.batch_size,
+            sigma0=float(np.sqrt(var)), B=cfg.B,
             noise_std=cfg.noise_std, replicas=cfg.replicas, checkpoints=[0],
             overlaps=False, divergence_factor=1e6, seed=cfg.seed + 1000 * i + j)
         ms = run.mean_sq_error
@@ -226,21 +225,21 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
                      "status": str(oe.trainability_status(rel, cfg.tol,
                                                             diverged=div is not None))})
     single = pd.DataFrame(rows)
-    th_lr = eta_c * np.geomspace(cfg.lr_range[0] / 1.2, cfg.lr_range[1] * 1.2, 300)
+    th_lr = lr_c * np.geomspace(cfg.lr_range[0] / 1.2, cfg.lr_range[1] * 1.2, 300)
     th_var = np.geomspace(cfg.var_range[0] / 1.5, cfg.var_range[1] * 1.5, 200)
-    pred = oe.predict_trainability(th_lr[None, :], np.sqrt(th_var)[:, None], N=cfg.N, M=cfg.M,
+    pred = oe.predict_trainability(th_lr[None, :], np.sqrt(th_var)[:, None], P=cfg.P, D=cfg.D,
                                    theta=cfg.theta, steps=cfg.steps,
-                                   batch_size=cfg.batch_size, noise_std=cfg.noise_std,
+                                   B=cfg.B, noise_std=cfg.noise_std,
                                    tol=cfg.tol)
     cell = oe.predict_trainability(single["lr"].to_numpy(), np.sqrt(single["init_var"]),
-                                   N=cfg.N, M=cfg.M, theta=cfg.theta, steps=cfg.steps,
-                                   batch_size=cfg.batch_size, noise_std=cfg.noise_std,
+                                   P=cfg.P, D=cfg.D, theta=cfg.theta, steps=cfg.steps,
+                                   B=cfg.B, noise_std=cfg.noise_std,
                                    tol=cfg.tol)
     single["theory_status"] = cell.status
     agree = float(np.mean(single["status"] == single["theory_status"]))
 
     # two-layer (depth 2, standard parameterisation), population GD, measured only
-    d = cfg.two_layer_dim
+    d = cfg.two_layer_D
     rng = np.random.default_rng(cfg.seed)
     U, _ = np.linalg.qr(rng.standard_normal((d, d)))
     Vm, _ = np.linalg.qr(rng.standard_normal((d, d)))
@@ -254,7 +253,7 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
         sharp_end = None
         for j, lr in enumerate(lrs2):
             drun, div = _run_or_partial(
-                train_deep_linear, teacher, depth=2, N=cfg.two_layer_width,
+                train_deep_linear, teacher, depth=2, N=cfg.two_layer_N,
                 parameterization="standard", lr=float(lr), steps=cfg.two_layer_steps,
                 sigma0=float(np.sqrt(var)), sharpness=[0, cfg.two_layer_steps],
                 divergence_factor=1e6, seed=cfg.seed + 7 * i)  # same init along a row
@@ -282,11 +281,11 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
     table = pd.concat([single, two], ignore_index=True)
     tables = [io.write_table(table, out_dir / "trainability.parquet")]
     fig = oplot.plot_trainability(single, {"lr": th_lr, "init_var": th_var,
-                                           "status": pred.status}, two, eta_c=eta_c,
+                                           "status": pred.status}, two, lr_c=lr_c,
                                   naive_two_layer=naive_df)
     figures = save_figure(fig, out_dir / "trainability")
     summary = {
-        "eta_c_single_layer": eta_c,
+        "lr_c_single_layer": lr_c,
         "single_layer_cells_agreeing_with_theory": agree,
         "two_layer_converged_beyond_naive_2_over_sharpness": int(len(catapult)),
         "two_layer_status_counts": two["status"].value_counts().to_dict(),
@@ -308,14 +307,14 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
 
 @dataclass(frozen=True)
 class LRTransferConfig:
-    """muP vs NTK sweeps. Defaults: quick (~50 s); ``--full``: widths 256..4096, 3 seeds.
+    """muP vs NTK sweeps. Defaults: quick (~50 s); ``--full``: N 256..4096, 3 seeds.
 
     The lr grids are geometric with ratio ``lr_step``; escape times are seed means.
     """
 
-    widths: tuple[int, ...] = (128, 256, 512, 1024)
+    N_values: tuple[int, ...] = (128, 256, 512, 1024)
     depth: int = 3
-    dim: int = 16
+    D: int = 16
     steps: int = 30
     mup_lr_min: float = 0.025
     ntk_lr_min: float = 0.8
@@ -329,12 +328,12 @@ class LRTransferConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if not self.widths:
-            raise ValueError("widths must be non-empty")
-        for w in self.widths:
-            v.positive_int("widths", w)
+        if not self.N_values:
+            raise ValueError("N_values must be non-empty")
+        for w in self.N_values:
+            v.positive_int("N_values", w)
         v.positive_int("depth", self.depth, minimum=2)
-        for name in ("dim", "steps", "n_lr", "escape_steps", "seeds", "escape_seeds"):
+        for name in ("D", "steps", "n_lr", "escape_steps", "seeds", "escape_seeds"):
             v.positive_int(name, getattr(self, name))
         for name in ("mup_lr_min", "ntk_lr_min"):
             v.positive(name, getattr(self, name))
@@ -361,14 +360,14 @@ def _parse_escape_runs(runs: tuple[str, ...]) -> list[tuple[str, float, float]]:
 
 
 def _lr_full() -> LRTransferConfig:
-    return LRTransferConfig(widths=(256, 512, 1024, 2048, 4096), seeds=3, n_lr=12,
+    return LRTransferConfig(N_values=(256, 512, 1024, 2048, 4096), seeds=3, n_lr=12,
                             mup_lr_min=0.0125, ntk_lr_min=0.4, escape_seeds=5)
 
 
 @register("lr-transfer", "loss vs learning rate across widths, muP vs NTK; escape time vs width",
           LRTransferConfig, full=_lr_full)
 def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
-    d = cfg.dim
+    d = cfg.D
     rng = np.random.default_rng(cfg.seed)
     U, _ = np.linalg.qr(rng.standard_normal((d, d)))
     Vm, _ = np.linalg.qr(rng.standard_normal((d, d)))
@@ -376,7 +375,7 @@ def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
     grids = {"mup": cfg.mup_lr_min * cfg.lr_step ** np.arange(cfg.n_lr),
              "ntk": cfg.ntk_lr_min * cfg.lr_step ** np.arange(cfg.n_lr)}
     rows = []
-    sweep_runs = [(par, N, s, lr) for par, lrs in grids.items() for N in cfg.widths
+    sweep_runs = [(par, N, s, lr) for par, lrs in grids.items() for N in cfg.N_values
                   for s in range(cfg.seeds) for lr in lrs]
     for par, N, s, lr in progress(sweep_runs, total=len(sweep_runs), desc="lr-transfer: sweep"):
         run, div = _run_or_partial(train_deep_linear, teacher, depth=cfg.depth,
@@ -400,7 +399,7 @@ def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
         spike = np.zeros((d, d))
         spike[0, 0] = th
         label = f"{par} (eta0={lr:g}, theta={th:g})"
-        for N in cfg.widths:
+        for N in cfg.N_values:
             for s in range(cfg.escape_seeds):
                 run, div = _run_or_partial(
                     train_deep_linear, spike, depth=cfg.depth, N=N, parameterization=par,
@@ -457,7 +456,7 @@ def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
                note="the best lr moves with width under NTK, not under muP"),
         within("NTK: best lr moves across widths (grid steps)",
                np.nan if ntk is None else float(ntk), 2, np.inf,
-               note=f"quick widths span only {max(cfg.widths) // min(cfg.widths)}x; "
+               note=f"quick widths span only {max(cfg.N_values) // min(cfg.N_values)}x; "
                     "expected over the --full widths (16x), not checked at this size",
                full_only=True),
     ]

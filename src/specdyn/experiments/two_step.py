@@ -16,8 +16,12 @@ Experiments (``related-notes.md`` section 2, second related abstract):
     heavy-tailed residual (He2, He3) the second step also makes outliers out of
     a few samples with a large residual; their left vectors are not powers of
     ``a``, their right vectors lean on those samples' inputs, and their target
-    overlap is that of the samples, ``|beta . x_j| / sqrt(d)`` -- up to 0.15 at
-    d = 2000, 0.11 at d = 4000.
+    overlap is that of the samples, ``|beta . x_j| / sqrt(D)`` -- up to 0.15 at
+    D = 2000, 0.11 at D = 4000.
+
+Config fields follow ``docs/concepts.md``: ``D`` inputs, ``M`` samples a step,
+``N`` width (the abstract's ``d``, ``n``, ``N``; its ``d = n = N`` regime is
+``D = M = N``).
 
 Where the count steps. The ``k``-th step-2 outlier is a spike along ``a^(k+1)``
 of strength ``C_k N^(alpha2 - k (1/2 - alpha1))`` (``strength_a*`` columns
@@ -31,7 +35,7 @@ units (default 0.05, a factor 1.46 at N = 2000). A margin on the ratio
 factor 1.07 in strength); the summary also reports that score
 (``ratio_margin_*``, margin 0.15).
 
-Measured (d = n = N = 2000, target He1, fresh batch, the default grid, seed
+Measured (D = M = N = 2000, target He1, fresh batch, the default grid, seed
 0): the count of ``W2`` never exceeds ``1 + floor(...)`` and equals it wherever
 the formula is 0 (only the step-1 spike). Where the formula is >= 1 the step-2
 spikes lag: ``C_1 ~ 0.25`` for tanh(z + 1/2), so the first step-2 outlier
@@ -88,8 +92,8 @@ class PhaseConfig:
     """
 
     N: int = 600
-    d: int = 600
-    n: int = 600
+    D: int = 600
+    M: int = 600
     alpha1: tuple[float, ...] = (0.04, 0.12, 0.20, 0.28, 0.36, 0.44)
     alpha2: tuple[float, ...] = (0.05, 0.13, 0.21, 0.29, 0.37, 0.45)
     target: str = "He1"
@@ -101,7 +105,7 @@ class PhaseConfig:
     pvalue: float = 0.01
 
     def __post_init__(self) -> None:
-        for name in ("N", "d", "n", "seeds"):
+        for name in ("N", "D", "M", "seeds"):
             v.positive_int(name, getattr(self, name))
         v.integer("seed", self.seed)
         _alphas("alpha1", self.alpha1)
@@ -115,7 +119,7 @@ class PhaseConfig:
 def _full_phase() -> PhaseConfig:
     grid1 = tuple(round(x, 3) for x in np.arange(0.02, 0.5, 0.05))
     grid2 = tuple(round(x, 3) for x in np.arange(0.03, 0.5, 0.05))
-    return PhaseConfig(N=4000, d=4000, n=4000, alpha1=grid1, alpha2=grid2, seeds=3)
+    return PhaseConfig(N=4000, D=4000, M=4000, alpha1=grid1, alpha2=grid2, seeds=3)
 
 
 def step_strengths(W1: np.ndarray, W2: np.ndarray, a: np.ndarray, k: int = 4) -> np.ndarray:
@@ -137,7 +141,7 @@ def phase_table(cfg: PhaseConfig) -> pd.DataFrame:
     rows = []
     cells = list(itertools.product(cfg.alpha1, cfg.alpha2, range(cfg.seed, cfg.seed + cfg.seeds)))
     for a1, a2, s in progress(cells, total=len(cells), desc="two-step-phase"):
-        res = gd_steps(cfg.d, cfg.n, cfg.N, alphas=(a1, a2), activation=cfg.activation,
+        res = gd_steps(cfg.D, cfg.M, cfg.N, alphas=(a1, a2), activation=cfg.activation,
                        target=cfg.target, reuse_batch=cfg.reuse_batch, seed=s)
         o1 = weight_outliers(res.W1, res.a, res.beta, pvalue=cfg.pvalue)
         o2 = weight_outliers(res.W2, res.a, res.beta, pvalue=cfg.pvalue)
@@ -215,7 +219,7 @@ def run_phase(cfg: PhaseConfig, out_dir: Path) -> ExperimentResult:
             sel = df[(df["alpha1"] == x) & (df["alpha2"] == y)]
             measured[i, j] = float(sel["count_W2"].mean())
             near[i, j] = bool(sel["near_line"].iloc[0])
-    title = (f"N = {cfg.N}, d = {cfg.d}, n = {cfg.n}, target {cfg.target}, "
+    title = (f"N = {cfg.N}, D = {cfg.D}, M = {cfg.M}, target {cfg.target}, "
              f"{'reused' if cfg.reuse_batch else 'fresh'} batch, {cfg.seeds} seed(s); "
              f"{agree['cells_away']} cells away from lines (gap >= {cfg.line_margin:g}): "
              f"agree with abstract {agree['agree_abstract']:.0%}, "
@@ -246,13 +250,13 @@ class ReuseConfig:
 
     The quick default (``N = 1000``, ~30 s) shows the reuse effect; the
     fresh-batch overlaps of learned directions are noise of order
-    ``sqrt(E[z^2 sigma*^2] / d)`` and reach 0.10-0.16 there for He2. ``--full``
+    ``sqrt(E[z^2 sigma*^2] / D)`` and reach 0.10-0.16 there for He2. ``--full``
     (``N = 4000``) is the size at which fresh batches stay below 0.1.
     """
 
     N: int = 1000
-    d: int = 1000
-    n: int = 1000
+    D: int = 1000
+    M: int = 1000
     alpha1: float = 0.35
     alpha2: float = 0.45
     targets: tuple[str, ...] = ("He1", "He2", "He2+He3", "He3")
@@ -262,7 +266,7 @@ class ReuseConfig:
     pvalue: float = 0.01
 
     def __post_init__(self) -> None:
-        for name in ("N", "d", "n", "seeds"):
+        for name in ("N", "D", "M", "seeds"):
             v.positive_int(name, getattr(self, name))
         v.integer("seed", self.seed)
         _alphas("alpha1", (self.alpha1,))
@@ -276,7 +280,7 @@ class ReuseConfig:
 
 
 def _full_reuse() -> ReuseConfig:
-    return ReuseConfig(N=4000, d=4000, n=4000, seeds=5)
+    return ReuseConfig(N=4000, D=4000, M=4000, seeds=5)
 
 
 def reuse_table(cfg: ReuseConfig) -> pd.DataFrame:
@@ -297,7 +301,7 @@ def reuse_table(cfg: ReuseConfig) -> pd.DataFrame:
                                   range(cfg.seed, cfg.seed + cfg.seeds)))
     for name, reuse, s in progress(runs, total=len(runs), desc="batch-reuse"):
         tgt = targets[name]
-        res = gd_steps(cfg.d, cfg.n, cfg.N, alphas=(cfg.alpha1, cfg.alpha2),
+        res = gd_steps(cfg.D, cfg.M, cfg.N, alphas=(cfg.alpha1, cfg.alpha2),
                        activation=cfg.activation, target=name, reuse_batch=reuse, seed=s)
         o = weight_outliers(res.W2, res.a, res.beta, pvalue=cfg.pvalue)
         cos = np.sqrt(o.right_alignment)
@@ -347,10 +351,10 @@ def run_reuse(cfg: ReuseConfig, out_dir: Path) -> ExperimentResult:
                          "fresh_mean": float(fresh_all[lab].mean()),
                          "reused_mean": float(reused_all[lab].mean()),
                          **{f"reuse_quantity_{k}": quantity[lab][k - 1] for k in (1, 2, 3)}}
-    title = (f"N = {cfg.N}, d = {cfg.d}, n = {cfg.n}, "
+    title = (f"N = {cfg.N}, D = {cfg.D}, M = {cfg.M}, "
              f"$(\\alpha_1, \\alpha_2) = ({cfg.alpha1:g}, {cfg.alpha2:g})$, {cfg.seeds} seeds")
     fig = tsplot.alignment_bars(labels, fresh, reused, quantity,
-                                noise_floor=1.0 / math.sqrt(cfg.d), title=title,
+                                noise_floor=1.0 / math.sqrt(cfg.D), title=title,
                                 fresh_all=fresh_all, reused_all=reused_all)
     figures = save_figure(fig, out_dir / "batch-reuse")
     claims = []

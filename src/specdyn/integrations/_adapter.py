@@ -43,10 +43,17 @@ class TrackerAdapter:
         self.tracker_kwargs = tracker_kwargs
         self.tracker: SpectrumTracker | None = None
 
-    def start(self, model: Any) -> SpectrumTracker:
-        """Build the tracker on ``model``, its hooks off until the first step begins."""
-        self.tracker = SpectrumTracker(model, self.modules, self.schedule,
-                                       **self.tracker_kwargs)
+    def start(self, model: Any, steps: int | None = None) -> SpectrumTracker:
+        """Build the tracker on ``model``, its hooks off until the first step begins.
+
+        ``steps`` is the framework's run length (the last tracker step), used unless
+        the caller passed ``steps=`` itself: an ``int`` schedule (a log-spaced count)
+        then resolves over the whole run.
+        """
+        kwargs = dict(self.tracker_kwargs)
+        if steps is not None and steps >= 0 and "steps" not in kwargs:
+            kwargs["steps"] = steps
+        self.tracker = SpectrumTracker(model, self.modules, self.schedule, **kwargs)
         self.tracker.capture = False
         return self.tracker
 

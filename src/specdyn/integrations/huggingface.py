@@ -22,14 +22,20 @@ __all__ = ["SpectrumTrainerCallback"]
 
 
 class SpectrumTrainerCallback(TrackerAdapter, TrainerCallback):
-    """Track the Trainer's model (arguments and ``tracker``: :class:`TrackerAdapter`)."""
+    """Track the Trainer's model (arguments and ``tracker``: :class:`TrackerAdapter`).
+
+    Tracker step ``s`` is optimiser step ``s + 1``; unless ``steps=`` is given, the
+    tracker's run length is the Trainer's (``steps = state.max_steps - 1``), so an
+    ``int`` schedule (a log-spaced count) resolves over the whole run.
+    """
 
     def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None,
                        **kwargs: Any) -> None:
         """Build the tracker on the model; continue the record when the Trainer resumes."""
         if model is None:
             raise ValueError("SpectrumTrainerCallback: the Trainer passed no model")
-        tracker = self.start(model)
+        max_steps = int(getattr(state, "max_steps", 0) or 0)
+        tracker = self.start(model, max_steps - 1 if max_steps > 0 else None)
         if state.global_step > 0:
             tracker.load_state_dict({**tracker.state_dict(), "step": int(state.global_step)})
 

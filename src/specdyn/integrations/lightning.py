@@ -21,7 +21,11 @@ __all__ = ["SpectrumCallback"]
 
 
 class SpectrumCallback(TrackerAdapter, Callback):
-    """Track the LightningModule (arguments and ``tracker``: :class:`TrackerAdapter`)."""
+    """Track the LightningModule (arguments and ``tracker``: :class:`TrackerAdapter`).
+
+    An ``int`` schedule (a log-spaced count) needs the run length: pass ``steps=``
+    (the last tracker step, one per training batch).
+    """
 
     def __init__(self, modules: Any = None, schedule: Any = "log", **tracker_kwargs: Any
                  ) -> None:

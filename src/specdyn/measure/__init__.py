@@ -65,7 +65,7 @@ from specdyn.measure.summary import (
     summarize_matrix,
     summarize_tensors,
 )
-from specdyn.measure.tracker import SpectrumTracker, log_schedule, read_spectra
+from specdyn.measure.tracker import SpectrumTracker, read_spectra
 from specdyn.measure.transport import paired_sq_distance, wasserstein2_squared
 
 __all__ = [
@@ -99,7 +99,6 @@ __all__ = [
     "layer_verdict",
     "load_tensors",
     "local_exponent",
-    "log_schedule",
     "mix_particles",
     "moment_tensors",
     "network_hermite_coefficients",

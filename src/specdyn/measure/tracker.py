@@ -63,11 +63,10 @@ Files (``out=DIR``)
 
 from __future__ import annotations
 
-import math
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,8 +85,9 @@ from specdyn.measure.layers import (
 )
 from specdyn.measure.outliers import MPFit, OutlierReport, find_outliers, fit_mp_bulk
 from specdyn.measure.summary import layer_verdict
+from specdyn.schedule import Schedule
 
-__all__ = ["SpectrumTracker", "log_schedule", "read_spectra"]
+__all__ = ["SpectrumTracker", "read_spectra"]
 
 COLUMNS = ["step", "layer", "quantity", "rank", "value", "verdict"]
 _DTYPES = {"step": "int64", "layer": "string", "quantity": "string", "rank": "int64",
@@ -99,36 +99,18 @@ _F32_RANGE = 1e-4
 _Row = tuple[int, str, str, int, float, str]
 
 
-def log_schedule(points_per_decade: int = 10) -> Callable[[int], bool]:
-    """``s -> bool``: true at 0 and at ``round(10**(j / points_per_decade))``, j = 0, 1, ...
-
-    With 10 points a decade: 0, 1, 2, 3, 4, 5, 6, 8, 10, 13, 16, 20, 25, 32, 40, ...
-    so ``T`` steps record about ``10 log10(T)`` times.
-    """
-    ppd = v.positive_int("points_per_decade", points_per_decade)
-
-    def scheduled(s: int) -> bool:
-        if s <= 0:
-            return s == 0
-        j = round(ppd * math.log10(s))
-        return any(round(10 ** (i / ppd)) == s for i in (j - 1, j, j + 1) if i >= 0)
-
-    return scheduled
-
-
-def _schedule(schedule: Any) -> Callable[[int], bool]:
-    if schedule == "log":
-        return log_schedule(10)
-    if callable(schedule):
+def _schedule(schedule: Any, steps: int | None) -> Callable[[int], bool]:
+    """The tracker's ``step -> bool`` from its ``schedule`` and ``steps`` arguments."""
+    if isinstance(schedule, str):
+        if schedule != "log":
+            raise ValueError(f"schedule must be 'log', a Schedule, a list of steps, an int "
+                             f"count (with steps=) or a callable step -> bool; got {schedule!r}")
+        schedule = Schedule.per_decade(10)
+    elif callable(schedule):
         return schedule
-    if isinstance(schedule, (int, np.integer)) and not isinstance(schedule, bool):
-        every = v.positive_int("schedule", schedule)
-        return lambda s: s % every == 0
-    if isinstance(schedule, Iterable) and not isinstance(schedule, str):
-        steps = {v.positive_int("schedule", s, minimum=0) for s in schedule}
-        return lambda s: s in steps
-    raise ValueError("schedule must be 'log', a positive int (every so many steps), an "
-                     f"iterable of steps or a callable step -> bool; got {schedule!r}")
+    elif isinstance(schedule, Iterable) and not isinstance(schedule, (Sequence, np.ndarray)):
+        schedule = list(schedule)  # a set or a generator of steps
+    return Schedule.of(schedule, name="schedule").predicate(steps, name="schedule")
 
 
 def read_spectra(out: str | Path) -> pd.DataFrame:
@@ -183,8 +165,19 @@ class SpectrumTracker:
         rules) or modules: the matrices inside the selected modules and the
         outputs of the selected modules. A ``{name: module}`` dict as well.
     schedule
-        ``"log"`` (10 steps a decade, see ``log_schedule``), an int ``N``
-        (every ``N`` steps), an iterable of steps, or a callable ``step -> bool``.
+        When to measure: a :class:`~specdyn.schedule.Schedule`; ``"log"``
+        (``Schedule.per_decade(10)``: steps 0, 1, 2, ..., 8, 10, 13, 16, ...);
+        a list of steps; a callable ``step -> bool``; or an ``int``, which is
+        what it is everywhere in specdyn, a *count* of log-spaced steps
+        (``Schedule.log``), so it needs ``steps``. For every ``n`` steps pass
+        ``Schedule.every(n)``.
+    steps
+        The index of the run's last ``step()``, if known (a loop of ``T``
+        iterations calls ``step()`` for ``s = 0 .. T - 1``: pass ``T - 1``).
+        With it the schedule resolves over ``0 .. steps`` exactly as a
+        simulator's ``checkpoints`` over a run of ``steps`` updates (an int
+        count always includes ``steps``; ``every``/``per_decade`` add it).
+        ``None``: unknown; then an int count is refused.
     out
         Folder for the streamed Parquet rows and ``record.json``; ``None``
         keeps the rows in memory (``table()``).
@@ -234,7 +227,7 @@ class SpectrumTracker:
     """
 
     def __init__(self, model: Any, modules: Any = None, schedule: Any = "log", *,
-                 out: str | Path | None = None, max_samples: int = 2048,
+                 steps: int | None = None, out: str | Path | None = None, max_samples: int = 2048,
                  weights: bool = True, activations: bool = True, heads: bool = False,
                  top: int | None = None, max_dense: int = 2048, fit: bool = True,
                  outliers: bool = True, n_boot: int = 50, alpha: float = 0.05,
@@ -243,7 +236,8 @@ class SpectrumTracker:
         if not hasattr(model, "named_modules"):
             raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
         self.model = model
-        self._scheduled = _schedule(schedule)
+        self.steps = None if steps is None else v.positive_int("steps", steps, minimum=0)
+        self._scheduled = _schedule(schedule, self.steps)
         self.max_samples = v.positive_int("max_samples", max_samples, minimum=2)
         self.weights = bool(weights)
         self.activations = bool(activations)
@@ -343,7 +337,7 @@ class SpectrumTracker:
 
     def settings(self) -> dict[str, Any]:
         """The tracker's settings (in ``record.json``)."""
-        return {"max_samples": self.max_samples, "weights": self.weights,
+        return {"steps": self.steps, "max_samples": self.max_samples, "weights": self.weights,
                 "activations": self.activations, "heads": self.heads, "top": self.top,
                 "max_dense": self.max_dense, "fit": self.fit, "outliers": self.outliers,
                 "n_boot": self.n_boot, "alpha": self.alpha, "model": type(self.model).__name__}

@@ -57,7 +57,7 @@ def plot_propagation_of_chaos(N: np.ndarray, distances: np.ndarray, slope: float
     ax.legend(fontsize=8)
     for i, n in enumerate(N):
         axt.plot(times, scaled_vs_time[i], color=f"C{i % 10}", label=f"N = {n}")
-    axt.set_xlabel("time t = step x eta")
+    axt.set_xlabel("time t = step x dt")
     axt.set_ylabel("N x coupled distance (mean over seeds)")
     axt.set_title("N x distance: the same curve for every N")
     axt.legend(fontsize=8)

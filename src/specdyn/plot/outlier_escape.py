@@ -73,7 +73,7 @@ def _status_mesh(ax, x: np.ndarray, y: np.ndarray, status: np.ndarray) -> None:
 
 
 def plot_trainability(single: pd.DataFrame, theory_grid: dict[str, np.ndarray],
-                      two_layer: pd.DataFrame, *, eta_c: float,
+                      two_layer: pd.DataFrame, *, lr_c: float,
                       naive_two_layer: pd.DataFrame | None = None) -> Figure:
     """Phase diagrams over (learning rate, init variance): converged / stalled / diverged.
 
@@ -94,7 +94,7 @@ def plot_trainability(single: pd.DataFrame, theory_grid: dict[str, np.ndarray],
     codes = np.vectorize(STATUS_CODES.__getitem__)(theory_grid["status"]).astype(float)
     a1.contour(theory_grid["lr"], theory_grid["init_var"], codes, levels=[0.5, 1.5],
                colors="k", linewidths=1.2)
-    a1.axvline(eta_c, color="k", ls="--", lw=0.8)
+    a1.axvline(lr_c, color="k", ls="--", lw=0.8)
     a1.set_title("single layer, online SGD: cells measured, lines theory", fontsize=9)
     if naive_two_layer is not None and len(naive_two_layer):
         a2.plot(naive_two_layer["lr"], naive_two_layer["init_var"], "k--", lw=1,

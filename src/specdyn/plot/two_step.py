@@ -129,7 +129,7 @@ def alignment_bars(labels: Sequence[str], fresh: Mapping[str, np.ndarray],
     thresholds
         ``(aligned, not aligned)`` reference levels drawn as horizontal lines.
     noise_floor
-        Typical overlap of a random unit vector, ``1/sqrt(d)`` (dotted line).
+        Typical overlap of a random unit vector, ``1/sqrt(D)`` (dotted line).
     fresh_all, reused_all
         Optional per-seed ``max_i |v_i . beta|`` over *all* outliers (drawn as
         small markers beside each bar).
@@ -156,7 +156,7 @@ def alignment_bars(labels: Sequence[str], fresh: Mapping[str, np.ndarray],
     ax.axhline(thresholds[1], color="0.4", ls=":", lw=0.8,
                label=f"not aligned ({thresholds[1]:g})")
     if noise_floor is not None:
-        ax.axhline(noise_floor, color="0.6", ls="-.", lw=0.8, label=r"$1/\sqrt{d}$")
+        ax.axhline(noise_floor, color="0.6", ls="-.", lw=0.8, label=r"$1/\sqrt{D}$")
     ax.set_xticks(x)
     ax.set_xticklabels(labels, rotation=15)
     ax.set_ylabel(r"$\max_i |\langle v_i, \beta\rangle|$, learned directions of $W_2$")

@@ -28,7 +28,7 @@ from specdyn.sim.parameterization import (
     get_parameterization,
 )
 from specdyn.sim.particles import Block, ParticleEngine
-from specdyn.sim.protocol import META_KEYS, DivergenceError, Record, Schedule, drive, seed_streams
+from specdyn.sim.protocol import META_KEYS, DivergenceError, Record, drive, seed_streams
 from specdyn.sim.trajectory import Trajectory
 from specdyn.sim.two_layer import train_two_layer
 from specdyn.sim.two_layer_engine import TwoLayerEngine, TwoLayerState, init_weights
@@ -48,7 +48,6 @@ __all__ = [
     "Parameterization",
     "ParticleEngine",
     "Record",
-    "Schedule",
     "Trajectory",
     "TwoLayerEngine",
     "TwoLayerState",

@@ -23,6 +23,7 @@ from specdyn._torch import resolve_device, resolve_dtype, to_numpy
 from specdyn._torch import torch as _torch
 from specdyn.measure.transport import wasserstein2_squared
 from specdyn.models.activations import Activation, get_activation
+from specdyn.schedule import Schedule, ScheduleLike
 from specdyn.sim.langevin import Target
 from specdyn.sim.particles import (
     CHECK_EVERY,
@@ -33,14 +34,7 @@ from specdyn.sim.particles import (
     make_data,
     validate_common,
 )
-from specdyn.sim.protocol import (
-    Record,
-    Schedule,
-    ScheduleLike,
-    drive,
-    record_meta,
-    seed_streams,
-)
+from specdyn.sim.protocol import Record, drive, record_meta, seed_streams
 
 __all__ = ["ChaosRun", "propagation_of_chaos"]
 

@@ -49,6 +49,7 @@ from numpy.typing import ArrayLike
 
 from specdyn import _torch
 from specdyn import _validate as v
+from specdyn.schedule import Schedule, ScheduleLike
 from specdyn.sim import protocol
 from specdyn.sim.linear_student import METHODS, batch_size_for
 from specdyn.theory import rmt
@@ -172,14 +173,14 @@ def train_deep_linear(
     gamma0: float = 1.0,
     method: str = "population",
     M: int | None = None,
-    batch_size: int | None = None,
+    B: int | None = None,
     noise_std: float = 0.0,
     init: Sequence[ArrayLike] | None = None,
-    checkpoints: protocol.ScheduleLike = None,
+    checkpoints: ScheduleLike = None,
     layers: Sequence[int] | None = None,
     top_k: int = 4,
     spectra: str = "auto",
-    sharpness: protocol.ScheduleLike = None,
+    sharpness: ScheduleLike = None,
     power_iters: int = 60,
     divergence_factor: float = 1e6,
     check_every: int = 20,
@@ -205,15 +206,15 @@ def train_deep_linear(
         Init scale and muP output scale (> 0).
     method
         ``"population"`` (exact population gradient), ``"gd"`` (full batch on
-        ``M`` samples), ``"sgd"`` (``batch_size`` in ``[1, M]``) or
-        ``"online"`` (fresh batch of ``batch_size``).
+        ``M`` samples), ``"sgd"`` (batch ``B`` in ``[1, M]``) or
+        ``"online"`` (fresh batch of ``B``).
     noise_std
         Label noise (>= 0).
     init
         Optional initial weights (one array per layer, shapes ``dims[l+1] x dims[l]``)
         replacing the random init (the scaling's multipliers and rates still apply).
     checkpoints
-        When to record singular values: a :class:`~specdyn.sim.protocol.Schedule`
+        When to record singular values: a :class:`~specdyn.schedule.Schedule`
         (e.g. ``Schedule.every(10)``), an int count of log-spaced steps, explicit
         steps, or ``None`` (never).
     layers
@@ -263,14 +264,14 @@ def train_deep_linear(
         if M is None:
             raise ValueError(f"M must be given (an integer >= 1) for method {meth!r}")
         n = v.positive_int("M", M)
-    B = batch_size_for(meth, n, batch_size)
+    B = batch_size_for(meth, n, B)
     lay = list(range(L)) if layers is None else [int(x) for x in layers]
     for li in lay:
         if not 0 <= li < L:
             raise ValueError(f"layers must hold indices in [0, {L - 1}], got {layers!r}")
     none = np.zeros(0, dtype=np.int64)
-    rec = none if checkpoints is None else protocol.Schedule.of(checkpoints).resolve(T)
-    shp = none if sharpness is None else protocol.Schedule.of(sharpness).resolve(T)
+    rec = none if checkpoints is None else Schedule.of(checkpoints).resolve(T)
+    shp = none if sharpness is None else Schedule.of(sharpness).resolve(T)
 
     torch = _torch.torch()
     dev = _torch.resolve_device(device)
@@ -391,7 +392,7 @@ def train_deep_linear(
             meta=protocol.record_meta(
                 "deep_linear", seed=seed, dtype=dt, device=dev, start=start, steps=T,
                 method=meth, depth=L, N=int(N), D=D, P=P, layers=lay, M=n or None,
-                batch_size=B or None, noise_std=noise, lr_eff=sc.lr_eff),
+                B=B or None, noise_std=noise, lr_eff=sc.lr_eff),
         )
 
     def step(Wl: list[Any], t: int) -> list[Any]:

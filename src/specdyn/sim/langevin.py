@@ -46,6 +46,7 @@ from specdyn import _validate as v
 from specdyn._torch import resolve_device, resolve_dtype, to_numpy
 from specdyn._torch import torch as _torch
 from specdyn.models.activations import Activation, get_activation
+from specdyn.schedule import Schedule, ScheduleLike
 from specdyn.sim import protocol
 from specdyn.sim.particles import (
     CHECK_EVERY,
@@ -120,7 +121,7 @@ def mean_field_langevin(
     steps: int = 1000,
     seed: int = 0,
     noise: NoiseSource = None,
-    checkpoints: protocol.ScheduleLike = None,
+    checkpoints: ScheduleLike = None,
     init: str | ArrayLike = "gaussian",
     init_scale: tuple[float, float] = (1.0, 1.0),
     population_size: int = 4096,
@@ -159,7 +160,7 @@ def mean_field_langevin(
         callable ``noise(step) -> (N, D+1)``; or an array ``(steps, N, D+1)``.
         Passing the same increments to two systems couples them synchronously.
     checkpoints
-        A :class:`~specdyn.sim.protocol.Schedule` (``None``: ``Schedule.even(11)``,
+        A :class:`~specdyn.schedule.Schedule` (``None``: ``Schedule.even(11)``,
         11 evenly spaced steps, first and last included), an int count of
         log-spaced steps, or explicit step numbers in ``[0, steps]``.
     init, init_scale
@@ -194,7 +195,7 @@ def mean_field_langevin(
     dt, temperature, weight_decay, steps, D, M, population_size, label_noise = (
         validate_common(dt, temperature, weight_decay, steps, D, M, population_size,
                         label_noise, init_scale))
-    ckpt = protocol.Schedule.of(checkpoints, protocol.Schedule.even(11)).resolve(steps)
+    ckpt = Schedule.of(checkpoints, Schedule.even(11)).resolve(steps)
     start = time.perf_counter()
     s_data, s_init, s_noise = protocol.seed_streams(seed, 3, scheme="words")
     if data is None:

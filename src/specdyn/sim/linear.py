@@ -26,6 +26,7 @@ import numpy as np
 from specdyn import _validate as v
 from specdyn._torch import to_numpy
 from specdyn.data.teacher import PowerLawTeacher
+from specdyn.schedule import Schedule, ScheduleLike
 from specdyn.settings import AlignedSetting, PowerLawSetting, Setting
 from specdyn.sim import gram as _gram
 from specdyn.sim import protocol
@@ -68,7 +69,7 @@ def train_linear(
     dt: float = 1.0,
     method: str = "gd",
     engine: str = "gram",
-    checkpoints: protocol.ScheduleLike = None,
+    checkpoints: ScheduleLike = None,
     seed: int = 0,
     dtype: Any = None,
     device: Any = None,
@@ -106,7 +107,7 @@ def train_linear(
         with finite ``M`` it uses the data matrix each step, with ``M = None``
         the population gradient ``G = Lambda Theta - Lambda W^T A/(gamma0 N)``).
     checkpoints
-        A :class:`~specdyn.sim.protocol.Schedule`, ``None`` (0 and 60
+        A :class:`~specdyn.schedule.Schedule`, ``None`` (0 and 60
         log-spaced steps), an int count of log-spaced steps, or explicit integer
         steps in ``[0, steps]``. GD always runs all ``steps`` (checked for
         divergence to the end); the flow is evaluated at the checkpoint times.
@@ -152,7 +153,7 @@ def train_linear(
         raise ValueError("N must be a finite width for engine='weights' (N=None needs 'gram')")
     if engine == "weights" and method == "flow":
         raise ValueError("method='flow' is only available with engine='gram'")
-    ck = protocol.Schedule.of(checkpoints).resolve(steps)
+    ck = Schedule.of(checkpoints).resolve(steps)
     if teacher is None:
         teacher = PowerLawTeacher(setting if isinstance(setting, AlignedSetting)
                                   else setting.with_D(D))

@@ -13,11 +13,11 @@ Methods
 ``"gd"``
     Full-batch GD on a fixed data set of ``M`` samples.
 ``"sgd"``
-    Mini-batch SGD on that data set, ``batch_size`` in ``[1, M]``,
+    Mini-batch SGD on that data set, batch ``B`` in ``[1, M]``,
     batches drawn uniformly with replacement of samples across steps (a fresh
     random subset without repeats every step).
 ``"online"``
-    A fresh batch of ``batch_size`` Gaussian samples every step.
+    A fresh batch of ``B`` Gaussian samples every step.
 
 ``replicas`` independent students (own init and data stream) run side by side
 (batched tensors), so that mean-square quantities can be averaged. A run whose
@@ -38,6 +38,7 @@ from numpy.typing import ArrayLike
 
 from specdyn import _torch
 from specdyn import _validate as v
+from specdyn.schedule import Schedule, ScheduleLike
 from specdyn.sim import protocol
 
 __all__ = ["METHODS", "LinearStudentRun", "rank_one_teacher", "train_linear_student"]
@@ -46,16 +47,16 @@ __all__ = ["METHODS", "LinearStudentRun", "rank_one_teacher", "train_linear_stud
 METHODS = ("population", "gd", "sgd", "online")
 
 
-def batch_size_for(method: str, M: int, batch_size: int | None) -> int:
-    """The validated batch of ``"sgd"`` (in ``[1, M]``) and ``"online"``; 0 otherwise."""
+def batch_size_for(method: str, M: int, B: int | None) -> int:
+    """The validated batch ``B`` of ``"sgd"`` (in ``[1, M]``) and ``"online"``; 0 otherwise."""
     if method not in ("sgd", "online"):
         return 0
-    if batch_size is None:
-        raise ValueError(f"batch_size must be given for method {method!r}")
-    B = v.positive_int("batch_size", batch_size)
-    if method == "sgd" and B > M:
-        raise ValueError(f"batch_size must lie in [1, M={M}], got {batch_size!r}")
-    return B
+    if B is None:
+        raise ValueError(f"B (the batch size) must be given for method {method!r}")
+    b = v.positive_int("B", B)
+    if method == "sgd" and b > M:
+        raise ValueError(f"B must lie in [1, M={M}], got {B!r}")
+    return b
 
 
 def rank_one_teacher(P: int, D: int, theta: float, seed: int = 0
@@ -116,10 +117,10 @@ def train_linear_student(
     sigma0: float = 1.0,
     M: int | None = None,
     inputs: ArrayLike | None = None,
-    batch_size: int | None = None,
+    B: int | None = None,
     noise_std: float = 0.0,
     replicas: int = 1,
-    checkpoints: protocol.ScheduleLike = None,
+    checkpoints: ScheduleLike = None,
     top_k: int | None = 8,
     overlaps: bool = True,
     divergence_factor: float = 1e8,
@@ -147,14 +148,14 @@ def train_linear_student(
     inputs
         Optional fixed inputs ``X`` (``M x D``) for ``"gd"``/``"sgd"``, shared by
         all replicas (then ``M`` may be omitted); drawn from the seed otherwise.
-    batch_size
-        Batch for ``"sgd"`` (in ``[1, M]``) and ``"online"`` (>= 1).
+    B
+        Batch size for ``"sgd"`` (in ``[1, M]``) and ``"online"`` (>= 1).
     noise_std
         Label noise standard deviation (>= 0).
     replicas
         Independent students run together (>= 1).
     checkpoints
-        When to record spectra: a :class:`~specdyn.sim.protocol.Schedule`
+        When to record spectra: a :class:`~specdyn.schedule.Schedule`
         (``None``: ``Schedule.every(1)``, every step), an int count of
         log-spaced steps, or explicit steps.
     top_k
@@ -201,9 +202,9 @@ def train_linear_student(
             raise ValueError(f"M must be given (an integer >= 1) for method {meth!r}")
         else:
             n = v.positive_int("M", M)
-    B = batch_size_for(meth, n, batch_size)
+    B = batch_size_for(meth, n, B)
     k = min(P, D) if top_k is None else min(v.positive_int("top_k", top_k), min(P, D))
-    rec = protocol.Schedule.of(checkpoints, protocol.Schedule.every(1)).resolve(T)
+    rec = Schedule.of(checkpoints, Schedule.every(1)).resolve(T)
     torch = _torch.torch()
     dev = _torch.resolve_device(device)
     dt = _torch.resolve_dtype(dtype)
@@ -273,7 +274,7 @@ def train_linear_student(
             right_overlap2=np.asarray(rov, dtype=np.float64),
             meta=protocol.record_meta(
                 "linear_student", seed=seed, dtype=dt, device=dev, start=start, steps=T,
-                method=meth, P=P, D=D, lr=eta, sigma0=s0, M=n or None, batch_size=B or None,
+                method=meth, P=P, D=D, lr=eta, sigma0=s0, M=n or None, B=B or None,
                 noise_std=noise, replicas=R),
         )
 

@@ -8,14 +8,13 @@ Every engine of :mod:`specdyn.sim` has the same shape (the jax-md one)::
 and its entry point (``train_linear``, ``train_two_layer``, ...) hands the
 engine to :func:`drive`, the one loop: it runs *all* ``steps`` updates, checks
 for divergence every ``check_every`` steps and at every checkpoint, records the
-checkpoints of a :class:`Schedule`, and shows the progress bar. This module
-holds the pieces every entry point shares:
+checkpoints of a :class:`~specdyn.schedule.Schedule`, and shows the progress bar.
+This module holds the pieces every entry point shares:
 
-- :class:`Schedule`: when to record. An ``int`` means one thing everywhere: a
-  *count* of log-spaced checkpoints (``0``, about ``count`` steps in
-  ``[1, steps]``, always ``steps``); evenly spaced counts and periods are
-  spelled :meth:`Schedule.even` and :meth:`Schedule.every`, explicit steps are a
-  list. Checkpoints never change how many steps run: ``steps`` are always run.
+- when to record is a :class:`specdyn.Schedule` (its own module,
+  :mod:`specdyn.schedule`, shared with :class:`specdyn.measure.SpectrumTracker`):
+  an ``int`` is a *count* of log-spaced checkpoints everywhere. Checkpoints never
+  change how many steps run: ``steps`` are always run.
 - :func:`seed_streams`: independent seeds derived from one run seed.
 - :class:`DivergenceError`: the one divergence policy. A run whose watched
   quantity (loss or parameter size) stops being finite or exceeds its engine's
@@ -31,8 +30,7 @@ holds the pieces every entry point shares:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numpy as np
@@ -44,8 +42,6 @@ __all__ = [
     "META_KEYS",
     "DivergenceError",
     "Record",
-    "Schedule",
-    "ScheduleLike",
     "drive",
     "first_divergent",
     "record_meta",
@@ -53,84 +49,6 @@ __all__ = [
 ]
 
 S = TypeVar("S")
-
-
-# ---------------------------------------------------------------------------- schedules
-
-
-@dataclass(frozen=True)
-class Schedule:
-    """The steps of a run at which a record is taken.
-
-    Build one with :meth:`log`, :meth:`even`, :meth:`every` or :meth:`at`; entry
-    points also accept the shorthands of :func:`Schedule.of` (an ``int`` is a
-    log-spaced count, a sequence is explicit steps). :meth:`resolve` turns it
-    into sorted unique integer steps in ``[0, steps]``.
-    """
-
-    kind: str  # "log" | "even" | "every" | "at"
-    value: int | tuple[int, ...]
-
-    @classmethod
-    def log(cls, count: int = 60) -> Schedule:
-        """``0`` and about ``count`` log-spaced steps in ``[1, steps]``, always ``steps``."""
-        return cls("log", v.positive_int("checkpoints", count))
-
-    @classmethod
-    def even(cls, count: int) -> Schedule:
-        """``count`` (>= 2) evenly spaced steps from ``0`` to ``steps`` (rounded)."""
-        return cls("even", v.positive_int("checkpoints", count, minimum=2))
-
-    @classmethod
-    def every(cls, period: int) -> Schedule:
-        """Every ``period`` steps from ``0``, and always ``steps``."""
-        return cls("every", v.positive_int("checkpoints", period))
-
-    @classmethod
-    def at(cls, steps: Sequence[int] | np.ndarray) -> Schedule:
-        """Explicit integer steps (each in ``[0, steps]``, checked by :meth:`resolve`)."""
-        arr = np.asarray(steps)
-        if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.number) \
-                or not np.all(arr == np.round(arr)):
-            raise ValueError("checkpoints must be a Schedule, an int count, or a non-empty "
-                             "1-D list of integer steps")
-        return cls("at", tuple(int(s) for s in np.unique(arr.astype(np.int64))))
-
-    @classmethod
-    def of(cls, spec: ScheduleLike, default: Schedule | None = None) -> Schedule:
-        """A :class:`Schedule` from a schedule, an ``int`` (a log-spaced count, see
-        :meth:`log`), a sequence of explicit steps, or ``None`` (``default``)."""
-        if isinstance(spec, Schedule):
-            return spec
-        if spec is None:
-            return cls.log() if default is None else default
-        if isinstance(spec, bool):
-            raise ValueError(f"checkpoints must be a Schedule, an int count or a list of "
-                             f"steps, got {spec!r}")
-        if isinstance(spec, (int, np.integer)):
-            return cls.log(int(spec))
-        return cls.at(spec)
-
-    def resolve(self, steps: int) -> np.ndarray:
-        """The checkpoint steps of a run of ``steps`` updates (sorted, unique, int64)."""
-        if self.kind == "at":
-            arr = np.asarray(self.value, dtype=np.int64)
-            if arr.min() < 0 or arr.max() > steps:
-                raise ValueError(f"checkpoints must be integer steps in [0, steps={steps}], "
-                                 f"got {arr.tolist()}")
-            return arr
-        n = int(self.value)  # type: ignore[arg-type]
-        if self.kind == "log":
-            ck = np.unique(np.round(np.geomspace(1, max(steps, 1), max(n - 1, 1)))
-                           .astype(np.int64))
-            out = np.unique(np.concatenate([[0], ck, [steps]]))
-            return out[out <= steps]
-        if self.kind == "even":
-            return np.unique(np.rint(np.linspace(0, steps, n)).astype(np.int64))
-        return np.unique(np.r_[np.arange(0, steps + 1, n), steps]).astype(np.int64)
-
-
-ScheduleLike = Schedule | int | Sequence[int] | np.ndarray | None
 
 
 # ---------------------------------------------------------------------------- seeds

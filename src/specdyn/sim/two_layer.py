@@ -8,7 +8,7 @@ with the output multiplier ``s``, init variances and learning rates of a
 - ``"gd"``: full-batch gradient descent on ``M`` fixed samples;
 - ``"sgd"``: mini-batch SGD on the same ``M`` samples, reshuffled every epoch
   (one step = one mini-batch; the last batch of an epoch may be smaller);
-- ``"online"``: one-pass SGD, ``batch_size`` fresh samples every step (the
+- ``"online"``: one-pass SGD, ``B`` fresh samples every step (the
   population limit); the ``M`` fixed samples are then only a probe set for the
   recorded loss and post-activation spectra.
 
@@ -55,6 +55,7 @@ from specdyn._torch import resolve_device, resolve_dtype, to_numpy
 from specdyn._torch import torch as _torch
 from specdyn.data.teacher import PowerLawTeacher
 from specdyn.models.activations import Activation, get_activation
+from specdyn.schedule import Schedule, ScheduleLike
 from specdyn.settings import AlignedSetting, Setting
 from specdyn.sim import gram as _gram
 from specdyn.sim import protocol
@@ -89,8 +90,8 @@ def train_two_layer(
     dt: float = 1.0,
     parameterization: str | Parameterization = "mean-field",
     optimizer: str = "gd",
-    batch_size: int | None = None,
-    checkpoints: protocol.ScheduleLike = None,
+    B: int | None = None,
+    checkpoints: ScheduleLike = None,
     record: Sequence[str] = RECORDS,
     seed: int = 0,
     dtype: Any = None,
@@ -121,12 +122,12 @@ def train_two_layer(
         :class:`~specdyn.sim.parameterization.Parameterization`.
     optimizer
         ``"gd"``, ``"sgd"`` or ``"online"`` (see the module docstring).
-    batch_size
+    B
         Mini-batch size: required for ``"sgd"`` (``1..M``), optional for
         ``"online"`` (fresh samples a step, any size, default ``M``), not
         allowed for ``"gd"``.
     checkpoints
-        A :class:`~specdyn.sim.protocol.Schedule`, ``None`` (0 and 60 log-spaced
+        A :class:`~specdyn.schedule.Schedule`, ``None`` (0 and 60 log-spaced
         steps), an int count of log-spaced steps, or explicit integer steps in
         ``[0, steps]`` (as :func:`specdyn.sim.train_linear`); all ``steps`` run.
     record
@@ -171,20 +172,20 @@ def train_two_layer(
     par = get_parameterization(parameterization, N, setting.gamma0)
     optimizer = v.choice("optimizer", optimizer, OPTIMIZERS)
     if optimizer == "gd":
-        if batch_size is not None:
-            raise ValueError("batch_size must be None for optimizer='gd' (full batch); use "
+        if B is not None:
+            raise ValueError("B must be None for optimizer='gd' (full batch); use "
                              "optimizer='sgd' for mini-batches")
         batch = M
     elif optimizer == "sgd":
-        if batch_size is None:
-            raise ValueError("batch_size is required for optimizer='sgd' (an integer in "
-                             f"[1, M={M}])")
-        batch = v.positive_int("batch_size", batch_size)
+        if B is None:
+            raise ValueError("B (the batch size) is required for optimizer='sgd' (an integer "
+                             f"in [1, M={M}])")
+        batch = v.positive_int("B", B)
         if batch > M:
-            raise ValueError(f"batch_size must lie in [1, M={M}] for optimizer='sgd', "
+            raise ValueError(f"B must lie in [1, M={M}] for optimizer='sgd', "
                              f"got {batch}")
     else:
-        batch = M if batch_size is None else v.positive_int("batch_size", batch_size)
+        batch = M if B is None else v.positive_int("B", B)
     seed = v.positive_int("seed", seed, minimum=0)
     if isinstance(record, str):
         record = (record,)
@@ -203,7 +204,7 @@ def train_two_layer(
             raise ValueError(f"precision={precision!r} needs a CUDA device, got {dev}")
         if dtype != t.float32:
             raise ValueError(f"precision={precision!r} needs dtype=float32")
-    ckpts = protocol.Schedule.of(checkpoints).resolve(steps)
+    ckpts = Schedule.of(checkpoints).resolve(steps)
     if teacher is None:
         teacher = PowerLawTeacher(setting if isinstance(setting, AlignedSetting)
                                   else setting.with_D(D))
@@ -263,7 +264,7 @@ def train_two_layer(
         meta = protocol.record_meta(
             "two-layer", seed=seed, dtype=dtype, device=dev, start=start, steps=steps,
             activation=act.name, parameterization=asdict(par), optimizer=optimizer,
-            batch_size=batch, N=N, M=M, D=D, P=P, dt=dt, precision=precision,
+            B=batch, N=N, M=M, D=D, P=P, dt=dt, precision=precision,
             setting=setting.to_dict(), teacher=teacher.to_dict())
         return Trajectory(
             times=np.asarray(rec_times, dtype=np.float64),

@@ -139,7 +139,7 @@ def _resolve_steps(N: int, lrs: tuple[float, float] | None,
 
 def _resolve_target(target: HermiteTarget | str, D: int, seed: int) -> HermiteTarget:
     if isinstance(target, str):
-        return HermiteTarget.named(target, d=D, seed=seed + 7919)
+        return HermiteTarget.named(target, D=D, seed=seed + 7919)
     if not isinstance(target, HermiteTarget):
         raise ValueError(f"target must be a HermiteTarget or a name, got {type(target).__name__}")
     if target.direction is None:

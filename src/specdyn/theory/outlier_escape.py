@@ -1,14 +1,16 @@
 """Outlier escape during training: BBP crossing, trainability thresholds, SGD noise bulk.
 
 Pure numpy, float64. Related work 1 (``shared/papers/related-notes.md``,
-section 1): a linear student ``W`` (``N x M``) learns a low-rank teacher
-``W* = theta u v^T`` (unit ``u`` in R^N, ``v`` in R^M) from inputs
-``x ~ N(0, I_M)``, labels ``y = W* x + noise_std * eps``, loss
-``(1/2) ||W x - y||^2`` averaged over a batch. ``W0`` has i.i.d.
-``N(0, sigma0^2 / M)`` entries and ``c = N / M``.
+section 1): a linear student ``W`` (``P x D``) learns a low-rank teacher
+``W* = theta u v^T`` (unit ``u`` in R^P, ``v`` in R^D) from inputs
+``x ~ N(0, I_D)``, labels ``y = W* x + noise_std * eps``, loss
+``(1/2) ||W x - y||^2`` averaged over a batch of ``B``. ``W0`` has i.i.d.
+``N(0, sigma0^2 / D)`` entries and ``c = P / D``. (The notes write ``N x M``
+for ``P x D``, ``eta`` for the step size ``lr`` and ``n`` for the sample
+count ``M``; the signatures here use the vocabulary of ``docs/concepts.md``.)
 
-Population gradient descent (step ``eta``, ``Sigma = I``) is exactly
-``W_t = a_t W0 + b_t W*`` with ``a_t = (1 - eta)^t``, ``b_t = 1 - a_t``, so
+Population gradient descent (step ``lr``, ``Sigma = I``) is exactly
+``W_t = a_t W0 + b_t W*`` with ``a_t = (1 - lr)^t``, ``b_t = 1 - a_t``, so
 ``W_t / (|a_t| sigma0)`` is the rectangular signal-plus-noise matrix of
 Benaych-Georges & Nadakuditi with strength ``theta_eff = |b_t| theta / (|a_t| sigma0)``
 (``specdyn.theory.rmt.rectangular_spike``): bulk edge ``|a_t| sigma0 (1 + sqrt c)``,
@@ -16,25 +18,25 @@ an outlier iff ``theta_eff > c^(1/4)``, located at ``|a_t| sigma0 s(theta_eff)``
 
 Status of the project's [D] hypotheses, as checked by ``tests/test_outlier_escape_*``:
 
-* crossing time ``t* = ln(1 + x) / (-ln|1 - eta|)``, ``x = sigma0 c^(1/4) / theta``:
-  exact for ``0 < eta < 1``. **Corrected** for ``1 < eta < 2``: ``a_t`` alternates
+* crossing time ``t* = ln(1 + x) / (-ln|1 - lr|)``, ``x = sigma0 c^(1/4) / theta``:
+  exact for ``0 < lr < 1``. **Corrected** for ``1 < lr < 2``: ``a_t`` alternates
   in sign, ``|b_t| = 1 + |a_t|`` on odd steps, which escape earlier, at
-  ``t > ln(x - 1) / (-ln|1 - eta|)`` (every odd step when ``x <= 1``); the
+  ``t > ln(x - 1) / (-ln|1 - lr|)`` (every odd step when ``x <= 1``); the
   formula above is only the even-step envelope. :func:`bbp_escape_step` gives the
   exact first step for both parities.
 * online SGD, batch ``B``: mean-square contraction
-  ``rho = 1 - 2 eta + eta^2 (1 + (M + 1)/B)`` and ``eta_c = 2B/(B + M + 1)``: exact
-  for Gaussian inputs (``E[Sigma_B^2] = (1 + (M + 1)/B) I``); stationary per-entry
-  variance ``v = eta s^2 / (2B - eta (B + M + 1))``: exact.
-* SGD noise bulk edge ``sqrt(v M)(1 + sqrt c)``: the Marchenko-Pastur edge of an
+  ``rho = 1 - 2 lr + lr^2 (1 + (D + 1)/B)`` and ``lr_c = 2B/(B + D + 1)``: exact
+  for Gaussian inputs (``E[Sigma_B^2] = (1 + (D + 1)/B) I``); stationary per-entry
+  variance ``v = lr s^2 / (2B - lr (B + D + 1))``: exact.
+* SGD noise bulk edge ``sqrt(v D)(1 + sqrt c)``: the Marchenko-Pastur edge of an
   i.i.d. matrix with the right variance. **Only approximate**: the rows of
   ``W - W*`` share the same random input products, so they are Gaussian with a
-  random, non-white column covariance whose spread grows as ``eta -> eta_c``.
-  Measured (N = 150, M = 300, B = 16): within 1.5 % for ``eta <= 0.6 eta_c`` but
-  about 24 % above it at ``eta = 0.9 eta_c``. Use it well below ``eta_c``.
-* full-batch GD on ``n`` samples diverges iff ``eta > 2 / lambda_max(Sigma_hat)``
-  (exact: the error evolves as ``(W - W_ls)(I - eta Sigma_hat)``); for Gaussian
-  inputs ``lambda_max -> (1 + sqrt(M/n))^2``.
+  random, non-white column covariance whose spread grows as ``lr -> lr_c``.
+  Measured (P = 150, D = 300, B = 16): within 1.5 % for ``lr <= 0.6 lr_c`` but
+  about 24 % above it at ``lr = 0.9 lr_c``. Use it well below ``lr_c``.
+* full-batch GD on ``M`` samples diverges iff ``lr > 2 / lambda_max(Sigma_hat)``
+  (exact: the error evolves as ``(W - W_ls)(I - lr Sigma_hat)``); for Gaussian
+  inputs ``lambda_max -> (1 + sqrt(D/M))^2``.
 """
 
 from __future__ import annotations
@@ -78,8 +80,8 @@ class OutlierPath:
     t
         Steps (float64; integer steps are the physical ones).
     a, b
-        ``a_t = (1 - eta)^t`` (``|1 - eta|^t`` with the sign of even/odd ``t``
-        when ``eta > 1``) and ``b_t = 1 - a_t``.
+        ``a_t = (1 - lr)^t`` (``|1 - lr|^t`` with the sign of even/odd ``t``
+        when ``lr > 1``) and ``b_t = 1 - a_t``.
     bulk_edge
         Top edge of the noise bulk, ``|a_t| sigma0 (1 + sqrt c)``.
     strength
@@ -105,18 +107,18 @@ class OutlierPath:
     right_overlap2: np.ndarray
 
 
-def _check_common(theta: Any, sigma0: Any, c: Any, eta: Any) -> tuple[float, float, float, float]:
+def _check_common(theta: Any, sigma0: Any, c: Any, lr: Any) -> tuple[float, float, float, float]:
     th = v.nonnegative("theta", theta)
     s0 = v.positive("sigma0", sigma0)
     cc = v.positive("c", c)
-    lr = v.in_range("eta", eta, 0.0, 2.0, lo_open=True, hi_open=True)
+    lr = v.in_range("lr", lr, 0.0, 2.0, lo_open=True, hi_open=True)
     return th, s0, cc, lr
 
 
-def _a_t(eta: float, t: np.ndarray) -> np.ndarray:
-    """``(1 - eta)^t`` for real ``t >= 0``; for ``eta > 1`` the sign follows the parity of
+def _a_t(lr: float, t: np.ndarray) -> np.ndarray:
+    """``(1 - lr)^t`` for real ``t >= 0``; for ``lr > 1`` the sign follows the parity of
     ``round(t)`` (only integer steps are physical)."""
-    s = 1.0 - eta
+    s = 1.0 - lr
     if s == 0.0:
         return np.where(t == 0, 1.0, 0.0)
     mag = np.exp(t * np.log(abs(s)))  # t = inf gives 0 (|s| < 1)
@@ -126,7 +128,7 @@ def _a_t(eta: float, t: np.ndarray) -> np.ndarray:
     return mag
 
 
-def population_gd_path(theta: float, sigma0: float, c: float, eta: float,
+def population_gd_path(theta: float, sigma0: float, c: float, lr: float,
                        t: ArrayLike) -> OutlierPath:
     """Bulk edge, outlier location and overlaps of ``W_t`` under population GD.
 
@@ -135,20 +137,20 @@ def population_gd_path(theta: float, sigma0: float, c: float, eta: float,
     theta
         Teacher strength (>= 0), ``W* = theta u v^T``.
     sigma0
-        Init scale (> 0): ``W0`` entries ``N(0, sigma0^2 / M)``.
+        Init scale (> 0): ``W0`` entries ``N(0, sigma0^2 / D)``.
     c
-        Aspect ratio ``N / M`` (> 0).
-    eta
-        Step size in (0, 2) (population GD diverges for ``eta >= 2``).
+        Aspect ratio ``P / D`` (> 0).
+    lr
+        Step size in (0, 2) (population GD diverges for ``lr >= 2``).
     t
         Steps (>= 0), any shape.
 
     Notes
     -----
-    Exact in the limit ``N, M -> inf`` at fixed ``c`` (finite-size corrections to
-    the edge are ``O(M^(-2/3))``); the dynamics themselves are exact at any size.
+    Exact in the limit ``P, D -> inf`` at fixed ``c`` (finite-size corrections to
+    the edge are ``O(D^(-2/3))``); the dynamics themselves are exact at any size.
     """
-    th, s0, cc, lr = _check_common(theta, sigma0, c, eta)
+    th, s0, cc, lr = _check_common(theta, sigma0, c, lr)
     tt = v.real_array("t", t, lo=0.0, allow_inf=True)
     a = _a_t(lr, tt)
     b = 1.0 - a
@@ -165,15 +167,15 @@ def population_gd_path(theta: float, sigma0: float, c: float, eta: float,
     return OutlierPath(tt, a, b, edge, strength, det, sv, left, right)
 
 
-def bbp_crossing_time(theta: float, sigma0: float, c: float, eta: float) -> float:
-    """Continuous BBP crossing time ``ln(1 + x) / (-ln|1 - eta|)``, ``x = sigma0 c^(1/4)/theta``.
+def bbp_crossing_time(theta: float, sigma0: float, c: float, lr: float) -> float:
+    """Continuous BBP crossing time ``ln(1 + x) / (-ln|1 - lr|)``, ``x = sigma0 c^(1/4)/theta``.
 
-    Exact for ``0 < eta < 1`` (the outlier exists for every step ``t > t*``);
-    0 for ``eta = 1`` (one step lands on the teacher). For ``1 < eta < 2`` it is
+    Exact for ``0 < lr < 1`` (the outlier exists for every step ``t > t*``);
+    0 for ``lr = 1`` (one step lands on the teacher). For ``1 < lr < 2`` it is
     the crossing of the even steps only; odd steps cross earlier (see
     :func:`bbp_escape_step`). ``inf`` when ``theta = 0``.
     """
-    th, s0, cc, lr = _check_common(theta, sigma0, c, eta)
+    th, s0, cc, lr = _check_common(theta, sigma0, c, lr)
     if th == 0.0:
         return float("inf")
     if lr == 1.0:
@@ -182,13 +184,13 @@ def bbp_crossing_time(theta: float, sigma0: float, c: float, eta: float) -> floa
     return float(np.log1p(x) / -np.log(abs(1.0 - lr)))
 
 
-def bbp_escape_step(theta: float, sigma0: float, c: float, eta: float) -> int | None:
+def bbp_escape_step(theta: float, sigma0: float, c: float, lr: float) -> int | None:
     """First integer step at which population GD has an outlier (``None``: never).
 
-    Exact for every ``eta`` in (0, 2), including the oscillating range
-    ``1 < eta < 2`` where ``|b_t| / |a_t| = |1 - eta|^(-t) - (-1)^t``.
+    Exact for every ``lr`` in (0, 2), including the oscillating range
+    ``1 < lr < 2`` where ``|b_t| / |a_t| = |1 - lr|^(-t) - (-1)^t``.
     """
-    th, s0, cc, lr = _check_common(theta, sigma0, c, eta)
+    th, s0, cc, lr = _check_common(theta, sigma0, c, lr)
     if th == 0.0:
         return None
     if lr == 1.0:
@@ -214,75 +216,75 @@ def bbp_escape_step(theta: float, sigma0: float, c: float, eta: float) -> int | 
 # --------------------------------------------------------------------------
 
 
-def _sgd_args(eta: Any, batch_size: Any, M: Any) -> tuple[float, int, int]:
-    return (v.positive("eta", eta), v.positive_int("batch_size", batch_size),
-            v.positive_int("M", M))
+def _sgd_args(lr: Any, B: Any, D: Any) -> tuple[float, int, int]:
+    return (v.positive("lr", lr), v.positive_int("B", B),
+            v.positive_int("D", D))
 
 
-def online_sgd_contraction(eta: float, batch_size: int, M: int) -> float:
-    """Per-step mean-square factor ``rho = 1 - 2 eta + eta^2 (1 + (M + 1)/B)``.
+def online_sgd_contraction(lr: float, B: int, D: int) -> float:
+    """Per-step mean-square factor ``rho = 1 - 2 lr + lr^2 (1 + (D + 1)/B)``.
 
     Noise-free, ``E ||W_{t+1} - W*||_F^2 = rho E ||W_t - W*||_F^2`` exactly for
-    ``x ~ N(0, I_M)``: ``E[(I - eta Sigma_B)^2] = rho I``.
+    ``x ~ N(0, I_D)``: ``E[(I - lr Sigma_B)^2] = rho I``.
     """
-    lr, B, m = _sgd_args(eta, batch_size, M)
-    return float(_contraction(lr, B, m))
+    lr, B, d = _sgd_args(lr, B, D)
+    return float(_contraction(lr, B, d))
 
 
-def _contraction(lr: Any, B: int, M: int) -> Any:
-    """``1 - 2 lr + lr^2 (1 + (M + 1)/B)`` elementwise, unvalidated (``online_sgd_contraction``)."""
-    return 1.0 - 2.0 * lr + lr * lr * (1.0 + (M + 1.0) / B)
+def _contraction(lr: Any, B: int, D: int) -> Any:
+    """``1 - 2 lr + lr^2 (1 + (D + 1)/B)`` elementwise, unvalidated (``online_sgd_contraction``)."""
+    return 1.0 - 2.0 * lr + lr * lr * (1.0 + (D + 1.0) / B)
 
 
-def online_sgd_critical_lr(batch_size: int, M: int) -> float:
-    """Mean-square stability threshold ``eta_c = 2B / (B + M + 1)`` (``rho = 1``)."""
-    B = v.positive_int("batch_size", batch_size)
-    m = v.positive_int("M", M)
-    return 2.0 * B / (B + m + 1.0)
+def online_sgd_critical_lr(B: int, D: int) -> float:
+    """Mean-square stability threshold ``lr_c = 2B / (B + D + 1)`` (``rho = 1``)."""
+    B = v.positive_int("B", B)
+    d = v.positive_int("D", D)
+    return 2.0 * B / (B + d + 1.0)
 
 
-def online_sgd_stationary_variance(eta: float, batch_size: int, M: int,
+def online_sgd_stationary_variance(lr: float, B: int, D: int,
                                    noise_std: float) -> float:
-    """Stationary per-entry variance of ``W - W*``: ``eta s^2 / (2B - eta (B + M + 1))``.
+    """Stationary per-entry variance of ``W - W*``: ``lr s^2 / (2B - lr (B + D + 1))``.
 
-    ``inf`` at and above ``eta_c`` (no stationary state). Depends on ``eta`` and
-    ``B`` only through ``eta / B`` when ``B`` is small against ``M``.
+    ``inf`` at and above ``lr_c`` (no stationary state). Depends on ``lr`` and
+    ``B`` only through ``lr / B`` when ``B`` is small against ``D``.
     """
-    lr, B, m = _sgd_args(eta, batch_size, M)
+    lr, B, d = _sgd_args(lr, B, D)
     s = v.nonnegative("noise_std", noise_std)
-    den = 2.0 * B - lr * (B + m + 1.0)
+    den = 2.0 * B - lr * (B + d + 1.0)
     if den <= 0:
         return float("inf")
     return lr * s * s / den
 
 
-def online_sgd_noise_edge(eta: float, batch_size: int, N: int, M: int,
+def online_sgd_noise_edge(lr: float, B: int, P: int, D: int,
                           noise_std: float) -> float:
-    """Marchenko-Pastur edge ``sqrt(v M)(1 + sqrt(N/M))`` of the SGD noise in ``W - W*``.
+    """Marchenko-Pastur edge ``sqrt(v D)(1 + sqrt(P/D))`` of the SGD noise in ``W - W*``.
 
     Approximate (see the module notes): accurate to about 1.5 % for
-    ``eta <= 0.6 eta_c``; underestimates near ``eta_c``.
+    ``lr <= 0.6 lr_c``; underestimates near ``lr_c``.
     """
-    n = v.positive_int("N", N)
-    var = online_sgd_stationary_variance(eta, batch_size, M, noise_std)
-    m = int(M)
-    return float(np.sqrt(var * m) * rmt.rectangular_bulk_edge(n / m))
+    p = v.positive_int("P", P)
+    var = online_sgd_stationary_variance(lr, B, D, noise_std)
+    d = int(D)
+    return float(np.sqrt(var * d) * rmt.rectangular_bulk_edge(p / d))
 
 
-def online_sgd_sq_error(eta: float, batch_size: int, N: int, M: int, noise_std: float,
+def online_sgd_sq_error(lr: float, B: int, P: int, D: int, noise_std: float,
                         initial_sq_error: float, t: ArrayLike) -> np.ndarray:
     """Exact ``E ||W_t - W*||_F^2`` under online SGD.
 
-    ``rho^t e0 + (eta^2 s^2 N M / B) (1 - rho^t) / (1 - rho)``. Overflows to
-    ``inf`` (without warnings) for diverging ``eta``.
+    ``rho^t e0 + (lr^2 s^2 P D / B) (1 - rho^t) / (1 - rho)``. Overflows to
+    ``inf`` (without warnings) for diverging ``lr``.
     """
-    lr, B, m = _sgd_args(eta, batch_size, M)
-    n = v.positive_int("N", N)
+    lr, B, d = _sgd_args(lr, B, D)
+    p = v.positive_int("P", P)
     s = v.nonnegative("noise_std", noise_std)
     e0 = v.nonnegative("initial_sq_error", initial_sq_error)
     tt = v.real_array("t", t, lo=0.0)
-    rho = online_sgd_contraction(lr, B, m)
-    q = lr * lr * s * s * n * m / B
+    rho = online_sgd_contraction(lr, B, d)
+    q = lr * lr * s * s * p * d / B
     with np.errstate(over="ignore", invalid="ignore"):
         rt = np.power(rho, tt)
         geo = tt if rho == 1.0 else -np.expm1(tt * np.log(rho)) / (1.0 - rho)
@@ -290,30 +292,30 @@ def online_sgd_sq_error(eta: float, batch_size: int, N: int, M: int, noise_std: 
 
 
 # --------------------------------------------------------------------------
-# full-batch GD on n samples
+# full-batch GD on M samples
 # --------------------------------------------------------------------------
 
 
 def full_batch_critical_lr(X: ArrayLike) -> float:
-    """``2 / lambda_max(X^T X / n)`` for data ``X`` (``n x M``, one sample per row).
+    """``2 / lambda_max(X^T X / M)`` for data ``X`` (``M x D``, one sample per row).
 
     Full-batch GD on the empirical loss diverges above it (for a start with a
     component along the top eigenvector) and converges below it.
     """
     x = v.real_array("X", X)
     if x.ndim != 2:
-        raise ValueError(f"X must be a 2-D array (n samples x M features), got shape {x.shape}")
+        raise ValueError(f"X must be a 2-D array (M samples x D features), got shape {x.shape}")
     n = x.shape[0]
     lam = np.linalg.eigvalsh(x.T @ x / n)[-1] if x.shape[1] <= n else \
         np.linalg.eigvalsh(x @ x.T / n)[-1]
     return float(2.0 / lam)
 
 
-def full_batch_critical_lr_asymptotic(M: int, n_samples: int) -> float:
-    """Large-size limit ``2 / (1 + sqrt(M / n))^2`` of :func:`full_batch_critical_lr`."""
+def full_batch_critical_lr_asymptotic(D: int, M: int) -> float:
+    """Large-size limit ``2 / (1 + sqrt(D / M))^2`` of :func:`full_batch_critical_lr`."""
+    d = v.positive_int("D", D)
     m = v.positive_int("M", M)
-    n = v.positive_int("n_samples", n_samples)
-    return float(2.0 / rmt.mp_edges(m / n)[1])
+    return float(2.0 / rmt.mp_edges(d / m)[1])
 
 
 # --------------------------------------------------------------------------
@@ -323,70 +325,70 @@ def full_batch_critical_lr_asymptotic(M: int, n_samples: int) -> float:
 
 @dataclass(frozen=True)
 class TrainabilityPrediction:
-    """Predicted outcome of ``steps`` online-SGD steps on a grid of (eta, sigma0).
+    """Predicted outcome of ``steps`` online-SGD steps on a grid of (lr, sigma0).
 
     Attributes
     ----------
-    eta, sigma0
+    lr, sigma0
         The broadcast grid.
     rel_error
         Predicted ``E||W_T - W*||^2 / E||W_0 - W*||^2`` (``inf`` when diverging).
     status
         ``"converged"`` (``rel_error <= tol``), ``"diverged"`` (``rho > 1``) or
         ``"stalled"`` (neither), as a string array.
-    eta_c
+    lr_c
         The critical learning rate.
     """
 
-    eta: np.ndarray
+    lr: np.ndarray
     sigma0: np.ndarray
     rel_error: np.ndarray
     status: np.ndarray
-    eta_c: float
+    lr_c: float
 
 
-def predict_trainability(eta: ArrayLike, sigma0: ArrayLike, *, N: int, M: int, theta: float,
-                         steps: int, batch_size: int | None = None, noise_std: float = 0.0,
+def predict_trainability(lr: ArrayLike, sigma0: ArrayLike, *, P: int, D: int, theta: float,
+                         steps: int, B: int | None = None, noise_std: float = 0.0,
                          tol: float = 1e-2) -> TrainabilityPrediction:
     """Theory boundary of the (learning rate, init scale) phase diagram of a linear student.
 
-    ``batch_size=None`` means population GD (``rho = (1 - eta)^2``,
-    ``eta_c = 2``, no noise); otherwise online SGD with that batch. The initial
-    error is ``E||W0 - W*||^2 = sigma0^2 N + theta^2``.
+    ``B=None`` means population GD (``rho = (1 - lr)^2``,
+    ``lr_c = 2``, no noise); otherwise online SGD with that batch. The initial
+    error is ``E||W0 - W*||^2 = sigma0^2 P + theta^2``.
     """
-    lr = v.real_array("eta", eta)
+    lr = v.real_array("lr", lr)
     if np.any(lr <= 0):
-        raise ValueError(f"eta must be > 0 (allowed range (0, inf)), got {eta!r}")
+        raise ValueError(f"lr must be > 0 (allowed range (0, inf)), got {lr!r}")
     s0 = v.real_array("sigma0", sigma0)
     if np.any(s0 <= 0):
         raise ValueError(f"sigma0 must be > 0 (allowed range (0, inf)), got {sigma0!r}")
-    v.broadcastable(eta=lr, sigma0=s0)
-    n = v.positive_int("N", N)
-    m = v.positive_int("M", M)
+    v.broadcastable(lr=lr, sigma0=s0)
+    p = v.positive_int("P", P)
+    d = v.positive_int("D", D)
     th = v.nonnegative("theta", theta)
     T = v.positive_int("steps", steps)
     s = v.nonnegative("noise_std", noise_std)
     tl = v.positive("tol", tol)
     lr, s0 = np.broadcast_arrays(lr, s0)
-    if batch_size is None:
+    if B is None:
         rho = (1.0 - lr) ** 2
         q = np.zeros_like(lr)
-        eta_c = 2.0
+        lr_c = 2.0
     else:
-        B = v.positive_int("batch_size", batch_size)
-        rho = _contraction(lr, B, m)
-        q = lr * lr * s * s * n * m / B
-        eta_c = online_sgd_critical_lr(B, m)
-    e0 = s0**2 * n + th**2
+        B = v.positive_int("B", B)
+        rho = _contraction(lr, B, d)
+        q = lr * lr * s * s * p * d / B
+        lr_c = online_sgd_critical_lr(B, d)
+    e0 = s0**2 * p + th**2
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         rt = np.power(rho, T)
         geo = np.where(rho == 1.0, float(T), -np.expm1(T * np.log(np.where(rho > 0, rho, 1.0)))
                        / np.where(rho == 1.0, 1.0, 1.0 - rho))
-        geo = np.where(rho > 0, geo, 1.0)  # rho = 0 (eta = 1, population): one step of noise
+        geo = np.where(rho > 0, geo, 1.0)  # rho = 0 (lr = 1, population): one step of noise
         rel = (rt * e0 + q * geo) / e0
     rel = np.where(rho > 1.0, np.inf, rel)
     return TrainabilityPrediction(lr, s0, rel, trainability_status(rel, tl, diverged=rho > 1.0),
-                                  eta_c)
+                                  lr_c)
 
 
 def trainability_status(rel_error: ArrayLike, tol: float, *, diverged: ArrayLike = False
