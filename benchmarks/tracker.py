@@ -51,8 +51,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from monitor_a_transformer import CharTransformer, load_text, training_steps  # noqa: E402
 
-from specdyn._progress import progress  # noqa: E402
 from specdyn import Schedule  # noqa: E402
+from specdyn._progress import progress  # noqa: E402
 from specdyn.measure import SpectrumTracker  # noqa: E402
 
 

@@ -13,7 +13,7 @@ settings and times, and at an effective output scale ``gamma0 / c1``, where
 ``c1 = E[phi'(h)]`` over the initial preactivations is the slope of the
 activation's linear part (``c1 = 1/2`` for ReLU: ``relu(h) = h/2 + |h|/2``).
 Measured: the ReLU student follows the linear theory at ``2 gamma0`` far
-more closely than at ``gamma0`` (see ``tests/test_two_layer_fig4.py``).
+more closely than at ``gamma0`` (see ``tests/sim/test_sim_two_layer_vs_effective_theory.py``).
 """
 
 from __future__ import annotations

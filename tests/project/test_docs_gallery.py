@@ -15,7 +15,7 @@ from PIL import Image
 
 from specdyn import experiments
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GALLERY = ROOT / "docs" / "gallery"
 PAGE = ROOT / "docs" / "gallery.md"
 MAX_BYTES = 300 * 1024

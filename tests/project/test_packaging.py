@@ -22,7 +22,7 @@ import pytest
 
 import specdyn
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _version_file() -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 import mkdocs  # noqa: F401  (test extra: mkdocs, mkdocs-material, mkdocstrings[python])
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _mkdocs(config: Path, site: Path,

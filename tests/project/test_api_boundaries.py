@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 TREES = ("src/specdyn", "tests", "benchmarks", "examples", "scripts")
 
@@ -29,12 +29,12 @@ ALLOWED = {
     ("benchmarks/linear_sim.py", "specdyn._torch.to_numpy"),
     ("benchmarks/real_checkpoints.py", "specdyn._torch.to_numpy"),
     # the bad-input table checks the device refusal where it is made
-    ("tests/test_bad_input_table.py", "specdyn._torch.resolve_device"),
+    ("tests/cli/test_cli_bad_input.py", "specdyn._torch.resolve_device"),
     # the stand-in experiment of the sweep tests validates its config as experiments do
-    ("tests/sweep_probe.py", "specdyn._validate"),
+    ("tests/experiments/sweep_probe.py", "specdyn._validate"),
     # accuracy of the fast Tracy-Widom tail against the Fredholm determinant
-    ("tests/test_measure_outliers.py", "specdyn.measure.outliers._tw1_sf"),
-    ("tests/test_measure_outliers.py", "specdyn.measure.outliers._tw1_sf_deconvolved"),
+    ("tests/measure/test_measure_outliers.py", "specdyn.measure.outliers._tw1_sf"),
+    ("tests/measure/test_measure_outliers.py", "specdyn.measure.outliers._tw1_sf_deconvolved"),
 }
 
 

@@ -23,7 +23,7 @@ import pytest
 
 import specdyn
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("specdyn_docs_hooks",
                                                ROOT / "docs" / "_hooks" / "specdyn_docs.py")
 assert _spec is not None and _spec.loader is not None

@@ -1,6 +1,6 @@
 """Sweeps on the local process pool and on a real Dask LocalCluster: tables, failures, resume.
 
-The probe experiment (tests/sweep_probe.py) draws ``x * standard_normal(n)``
+The probe experiment (tests/experiments/sweep_probe.py) draws ``x * standard_normal(n)``
 from ``default_rng(seed)``; the expected table is recomputed here directly
 from numpy, independently of the sweep code.
 """

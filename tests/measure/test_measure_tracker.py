@@ -384,7 +384,7 @@ def test_killed_run_keeps_its_rows_and_resumes_the_same_dataset(tmp_path) -> Non
 
     probe = Path(__file__).with_name("tracker_probe.py")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(Path(__file__).parents[1] / "src"), os.environ.get("PYTHONPATH", "")]))
+        [str(Path(__file__).parents[2] / "src"), os.environ.get("PYTHONPATH", "")]))
 
     def run(out: Path, *extra: str) -> int:
         cmd = [sys.executable, str(probe), str(out), str(out / "ckpt.pt"), "40", *extra]

@@ -1,6 +1,6 @@
 """A training run with a streamed SpectrumTracker, for the kill-and-resume test.
 
-python tests/tracker_probe.py OUT CKPT STEPS [--kill-after K] [--resume]
+python tests/measure/tracker_probe.py OUT CKPT STEPS [--kill-after K] [--resume]
 
 Trains a small MLP with ``SpectrumTracker(model, out=OUT, schedule=Schedule.every(3))``
 (background worker on), saving model, optimiser and tracker state to CKPT every 10 steps.
