@@ -25,6 +25,7 @@ ALLOWED = {
     # the benchmarks share the library's progress bar (tqdm, quiet when not a terminal)
     ("benchmarks/finite_size_theory.py", "specdyn._progress.progress"),
     ("benchmarks/real_checkpoints.py", "specdyn._progress.progress"),
+    ("benchmarks/tracker.py", "specdyn._progress.progress"),
     # ... and the library's one torch-to-numpy conversion (issue 18: no other is written)
     ("benchmarks/linear_sim.py", "specdyn._torch.to_numpy"),
     ("benchmarks/real_checkpoints.py", "specdyn._torch.to_numpy"),

@@ -281,7 +281,8 @@ def _sigma2_all(e: np.ndarray, ratio: float, p: float, kmax: int) -> np.ndarray:
     below = k[:, None] > np.arange(kmax)[None, :]  # j < k: the spikes assumed under k
     for _ in range(8):
         # at or inside the edge a spike is at most sqrt(ratio) strong: use that bound
-        th = rmt._bbp_inverse(top[None, :] / s2[:, None], ratio)
+        th = rmt.spike_strength_from_eigenvalue(top[None, :] / s2[:, None], ratio,
+                                                check=False)
         th[np.isnan(th)] = np.sqrt(ratio)
         corr = ratio * np.sum(np.where(below, 1.0 + 1.0 / th, 0.0), axis=1)
         s2 = rest / np.maximum(p - k - corr, 0.5 * (p - k))
@@ -302,7 +303,7 @@ def _sigma2_given_k(e: np.ndarray, ratio: float, p: float, k: int) -> float:
         return s2
     top = e[:k]
     for _ in range(8):
-        th = rmt._bbp_inverse(top / s2, ratio)
+        th = rmt.spike_strength_from_eigenvalue(top / s2, ratio, check=False)
         th[np.isnan(th)] = np.sqrt(ratio)
         s2_new = rest / max(p - k - ratio * float(np.sum(1.0 + 1.0 / th)), 0.5 * (p - k))
         if s2_new == s2:  # converged exactly: further sweeps change nothing

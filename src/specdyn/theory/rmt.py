@@ -233,15 +233,21 @@ def spiked_covariance(theta: ArrayLike, gamma: ArrayLike, *, sigma2: float = 1.0
                            _scalar_or_array(ov), _scalar_or_array(thr))
 
 
-def spike_strength_from_eigenvalue(ell: ArrayLike, gamma: ArrayLike, *, sigma2: float = 1.0
-                                   ) -> Any:
+def spike_strength_from_eigenvalue(ell: ArrayLike, gamma: ArrayLike, *, sigma2: float = 1.0,
+                                   check: bool = True) -> Any:
     """Invert the BBP location: the ``theta`` whose outlier sits at ``ell``.
 
     Solves ``ell / sigma2 = (1 + theta)(1 + gamma/theta)`` for the root above
     ``sqrt(gamma)``. NaN where ``ell`` is at or below the bulk edge
     ``sigma2 (1 + sqrt(gamma))**2``: such an eigenvalue is consistent with any
     ``theta <= sqrt(gamma)``, so no strength is identifiable.
+
+    ``check=False`` skips the argument checks, for callers that hold validated
+    arrays and call it in a loop (``measure.outliers``' fixed points, where the
+    checks cost more than the formula); it then returns an array.
     """
+    if not check:
+        return _bbp_inverse(np.asarray(ell, dtype=np.float64) / sigma2, gamma)
     e = v.real_array("ell", ell)
     g = _ratio_array("gamma", gamma)
     s2 = v.positive("sigma2", sigma2)
@@ -251,11 +257,7 @@ def spike_strength_from_eigenvalue(ell: ArrayLike, gamma: ArrayLike, *, sigma2: 
 
 
 def _bbp_inverse(e: np.ndarray, g: Any) -> np.ndarray:
-    """``spike_strength_from_eigenvalue`` at ``sigma2 = 1`` without its checks.
-
-    For callers that already hold validated arrays and call it in a loop
-    (``measure.outliers``' fixed points): the checks cost more than the formula.
-    """
+    """``spike_strength_from_eigenvalue`` at ``sigma2 = 1`` without its checks."""
     ok = e > (1 + np.sqrt(g)) ** 2 * (1 + 1e-12)  # at the edge up to rounding: not identifiable
     bq = e - 1 - g
     disc = np.where(ok, bq**2 - 4 * g, 0.0)
