@@ -101,7 +101,7 @@ def _mup_escape(N: int, seed: int, par: str = "mup", steps: int = 30) -> int | N
     run = train_deep_linear(_teacher(16, 16), depth=3, N=N, parameterization=par,
                             lr=0.05, steps=steps, checkpoints=Schedule.every(1), layers=[1],
                             top_k=1, seed=seed)
-    return escape_step(run.record_steps, run.singular_values[0][:, 0], run.bulk_edge[0],
+    return escape_step(run.steps, run.singular_values[0][:, 0], run.bulk_edge[0],
                        margin=0.2)
 
 
@@ -158,7 +158,7 @@ def test_divergence_raises_with_step_and_partial_record() -> None:
     run = info.value.record
     assert 0 < info.value.step < 200
     assert np.isfinite(run.loss).all() and run.weights == []
-    assert run.record_steps.max() < info.value.step
+    assert run.steps.max() < info.value.step
     assert run.sharpness[0] * run.scaling.lr_eff > 2  # beyond the edge of stability at init
 
 

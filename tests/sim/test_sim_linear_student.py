@@ -37,12 +37,12 @@ def test_population_gd_escape_time_location_and_overlaps() -> None:
     run = train_linear_student(W_star, method="population", lr=eta, steps=steps, sigma0=sigma0,
                                checkpoints=rec, top_k=None, seed=3)
     flags = np.array([_n_flagged(sv, N, M) for sv in run.singular_values])
-    before = run.record_steps < ts
+    before = run.steps < ts
     assert flags[before].sum() == 0, "an outlier was flagged before the BBP time"
-    first = run.record_steps[np.argmax(flags > 0)]
+    first = run.steps[np.argmax(flags > 0)]
     assert flags.any() and ts <= first <= 1.05 * ts
 
-    path = oe.population_gd_path(theta, sigma0, c, eta, run.record_steps)
+    path = oe.population_gd_path(theta, sigma0, c, eta, run.steps)
     clear = path.singular_value > 1.1 * path.bulk_edge
     assert clear.sum() >= 5
     np.testing.assert_allclose(run.singular_values[clear, 0], path.singular_value[clear],
@@ -63,17 +63,17 @@ def test_oscillating_gd_escapes_on_odd_steps_first() -> None:
     run = train_linear_student(W_star, method="population", lr=eta, steps=16, sigma0=sigma0,
                                checkpoints=Schedule.every(1), top_k=None, overlaps=False,
                                seed=4)
-    path = oe.population_gd_path(theta, sigma0, c, eta, run.record_steps)
+    path = oe.population_gd_path(theta, sigma0, c, eta, run.steps)
     thr = c**0.25
     checked = 0
-    for i, t in enumerate(run.record_steps):
+    for i, t in enumerate(run.steps):
         if abs(path.strength[i] - thr) < 0.3 * thr:
             continue  # inside the finite-size window: no claim
         assert (_n_flagged(run.singular_values[i], N, M) > 0) == bool(path.detected[i]), t
         checked += 1
     assert checked >= 8
     ts = oe.bbp_crossing_time(theta, sigma0, c, eta)
-    assert any(path.detected[(run.record_steps < ts - 2)])
+    assert any(path.detected[(run.steps < ts - 2)])
 
 
 @pytest.mark.parametrize("frac", [0.5, 0.9])
@@ -168,7 +168,7 @@ def test_sgd_on_a_data_set_and_replicas_are_reproducible() -> None:
     b = train_linear_student(W_star, **kw)
     np.testing.assert_array_equal(a.sq_error, b.sq_error)
     assert a.sq_error[-1].max() < a.sq_error[0].min()
-    assert list(a.record_steps) == [0, 10, 20, 30]
+    assert list(a.steps) == [0, 10, 20, 30]
 
 
 @pytest.mark.parametrize("kwargs, name", [

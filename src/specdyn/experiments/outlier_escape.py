@@ -100,9 +100,9 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
                                seed=cfg.seed + 1)
     flags = np.array([find_outliers(sv**2 / cfg.P, cfg.D / cfg.P, alpha=cfg.alpha).n_outliers
                       for sv in run.singular_values])
-    t_meas = int(run.record_steps[np.argmax(flags > 0)]) if flags.any() else None
-    flagged_before = int(flags[run.record_steps < t_star].sum())
-    path = oe.population_gd_path(cfg.theta, cfg.sigma0, c, cfg.lr, run.record_steps)
+    t_meas = int(run.steps[np.argmax(flags > 0)]) if flags.any() else None
+    flagged_before = int(flags[run.steps < t_star].sum())
+    path = oe.population_gd_path(cfg.theta, cfg.sigma0, c, cfg.lr, run.steps)
     fine_t = np.linspace(0, steps, 600)
     fine = oe.population_gd_path(cfg.theta, cfg.sigma0, c, cfg.lr, fine_t)
     clear = path.singular_value > 1.1 * path.bulk_edge
@@ -110,7 +110,7 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
                                    - 1))) if clear.any() else None)
     k = min(cfg.top_k, run.singular_values.shape[1])
     rows = []
-    for i, t in enumerate(run.record_steps):
+    for i, t in enumerate(run.steps):
         base = {"step": int(t), "flagged": int(flags[i])}
         for j in range(k):
             rows.append({**base, "quantity": f"sv{j + 1}", "source": "measured",
@@ -131,7 +131,7 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
     df = pd.DataFrame(rows)
     tables = [io.write_table(df, out_dir / "bbp-escape.parquet")]
     fig = oplot.plot_bbp_escape(
-        run.record_steps, run.singular_values[:, :k], theory_steps=fine_t,
+        run.steps, run.singular_values[:, :k], theory_steps=fine_t,
         bulk_edge=fine.bulk_edge, outlier=fine.singular_value, detected=fine.detected,
         t_star=t_star, t_measured=t_meas, left_overlap2=run.left_overlap2,
         right_overlap2=run.right_overlap2, theory_left2=fine.left_overlap2,
@@ -406,7 +406,7 @@ def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
                     lr=lr, steps=cfg.escape_steps, checkpoints=Schedule.every(1), layers=[1],
                     top_k=2, seed=cfg.seed + s)
                 e = None if div is not None else escape_step(
-                    run.record_steps, run.singular_values[0][:, 0], run.bulk_edge[0],
+                    run.steps, run.singular_values[0][:, 0], run.bulk_edge[0],
                     margin=cfg.escape_margin)
                 erows.append({"parameterization": label, "width": N, "seed": s, "lr": lr,
                               "theta": th, "escape_step": e, "budget": cfg.escape_steps,

@@ -115,7 +115,7 @@ class DeepLinearRun(protocol.Record):
         ``(1/2)||W_eff - W*||_F^2``, without the constant label-noise term, for
         ``"population"`` and ``"online"``; the empirical loss for ``"gd"`` and
         ``"sgd"``).
-    record_steps
+    steps
         ``(n,)`` steps at which spectra were recorded.
     singular_values
         One ``(n, k_l)`` array per layer: top singular values of the raw weight
@@ -137,7 +137,7 @@ class DeepLinearRun(protocol.Record):
     """
 
     loss: np.ndarray
-    record_steps: np.ndarray
+    steps: np.ndarray
     singular_values: list[np.ndarray]
     bulk_edge: np.ndarray
     sharpness_steps: np.ndarray
@@ -146,14 +146,14 @@ class DeepLinearRun(protocol.Record):
     weights: list[np.ndarray]
 
 
-def escape_step(record_steps: ArrayLike, top_singular_value: ArrayLike, edge: float,
+def escape_step(steps: ArrayLike, top_singular_value: ArrayLike, edge: float,
                 margin: float = 0.05) -> int | None:
     """First recorded step whose top singular value exceeds ``(1 + margin) * edge``.
 
     A simple, width-uniform escape criterion for weight matrices whose bulk
     stays near its initial Marchenko-Pastur edge; ``None`` if it never happens.
     """
-    st = np.asarray(record_steps)
+    st = np.asarray(steps)
     sv = v.real_array("top_singular_value", top_singular_value)
     e = v.positive("edge", edge)
     mg = v.nonnegative("margin", margin)
@@ -381,7 +381,7 @@ def train_deep_linear(
             loss_np = loss_np[np.isfinite(loss_np)]
         return DeepLinearRun(
             loss=loss_np,
-            record_steps=np.asarray(rec_done, dtype=np.int64),
+            steps=np.asarray(rec_done, dtype=np.int64),
             singular_values=[np.array(s, dtype=np.float64).reshape(len(rec_done), -1)
                              if rec_done else np.zeros((0, k_top)) for s in svals],
             bulk_edge=edges[lay],

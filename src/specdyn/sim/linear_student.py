@@ -82,7 +82,7 @@ class LinearStudentRun(protocol.Record):
     ----------
     sq_error
         ``(steps + 1, R)`` ``||W_t - W*||_F^2`` of every replica at every step.
-    record_steps
+    steps
         ``(n,)`` steps at which spectra were recorded.
     singular_values
         ``(n, k)`` singular values of ``W`` (replica 0), decreasing; ``k`` is
@@ -97,7 +97,7 @@ class LinearStudentRun(protocol.Record):
     """
 
     sq_error: np.ndarray
-    record_steps: np.ndarray
+    steps: np.ndarray
     singular_values: np.ndarray
     left_overlap2: np.ndarray
     right_overlap2: np.ndarray
@@ -268,7 +268,7 @@ def train_linear_student(
             sq = sq[:-1]
         return LinearStudentRun(
             sq_error=sq,
-            record_steps=np.asarray(rec_done, dtype=np.int64),
+            steps=np.asarray(rec_done, dtype=np.int64),
             singular_values=np.array(svals, dtype=np.float64).reshape(len(rec_done), k),
             left_overlap2=np.asarray(lov, dtype=np.float64),
             right_overlap2=np.asarray(rov, dtype=np.float64),
