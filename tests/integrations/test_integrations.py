@@ -46,13 +46,12 @@ def test_tensorboard_logger_writes_scalars_and_histograms_read_back(tmp_path) ->
     assert hist[0].histogram_value.num == 4  # min(32, 4) eigenvalues of the last layer
 
 
-@pytest.mark.slow
-def test_lightning_callback_records_and_resumes_from_checkpoint(tmp_path) -> None:
+def _lightning() -> tuple:
+    """Lightning (either package name), a small LightningModule class and its data."""
     try:
         import lightning.pytorch as pl
     except ImportError:
         pl = pytest.importorskip("pytorch_lightning")
-    from specdyn.integrations.lightning import SpectrumCallback
 
     class Module(pl.LightningModule):
         def __init__(self) -> None:
@@ -73,6 +72,14 @@ def test_lightning_callback_records_and_resumes_from_checkpoint(tmp_path) -> Non
     g = torch.Generator().manual_seed(0)
     X, Y = torch.randn(256, 16, generator=g), torch.randn(256, 4, generator=g)
     data = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X, Y), batch_size=32)
+    return pl, Module, data
+
+
+@pytest.mark.slow
+def test_lightning_callback_records_and_resumes_from_checkpoint(tmp_path) -> None:
+    pl, Module, data = _lightning()
+    from specdyn.integrations.lightning import SpectrumCallback
+
     out = tmp_path / "spectra"
 
     def trainer(steps: int, cb: SpectrumCallback) -> pl.Trainer:
@@ -85,15 +92,43 @@ def test_lightning_callback_records_and_resumes_from_checkpoint(tmp_path) -> Non
     cb = SpectrumCallback(schedule=Schedule.every(3), out=out, n_boot=0, max_samples=32)
     t1 = trainer(6, cb)
     t1.fit(Module(), data, data)
-    assert sorted(read_spectra(out).step.unique()) == [0, 3]
+    # The Trainer's run length (steps 0..5) is passed: every(3) adds the last step.
+    assert sorted(read_spectra(out).step.unique()) == [0, 3, 5]
     # Validation batches never enter the activations: 32 rows, one training batch.
     assert set(read_spectra(out).query("quantity == 'activation_samples'").value) == {32.0}
     t1.save_checkpoint(tmp_path / "c.ckpt")
     cb2 = SpectrumCallback(schedule=Schedule.every(3), out=out, n_boot=0, max_samples=32)
     trainer(12, cb2).fit(Module(), data, data, ckpt_path=str(tmp_path / "c.ckpt"))
     df = read_spectra(out)
-    assert sorted(df.step.unique()) == [0, 3, 6, 9]
+    assert sorted(df.step.unique()) == [0, 3, 5, 6, 9, 11]
     assert not df.duplicated(["step", "layer", "quantity", "rank"]).any()
+
+
+@pytest.mark.slow
+def test_lightning_callback_passes_the_run_length_in_optimiser_steps(tmp_path) -> None:
+    pl, Module, data = _lightning()
+    from specdyn.integrations.lightning import SpectrumCallback
+
+    def fit(cb: SpectrumCallback) -> None:
+        # 8 batches an epoch, 2 per optimiser step, 3 epochs: 12 optimiser steps.
+        pl.Trainer(max_epochs=3, accumulate_grad_batches=2, callbacks=[cb], logger=False,
+                   accelerator="cpu", enable_progress_bar=False, enable_model_summary=False,
+                   enable_checkpointing=False, limit_val_batches=0,
+                   default_root_dir=str(tmp_path)).fit(Module(), data)
+
+    cb = SpectrumCallback(schedule=4, out=tmp_path / "a", n_boot=0, max_samples=64)
+    fit(cb)
+    assert cb.tracker is not None and cb.tracker.steps == 11  # tracker steps 0..11
+    assert cb.tracker.current_step == 12
+    df = read_spectra(tmp_path / "a")
+    assert sorted(df.step.unique()) == list(Schedule.log(4).resolve(11))
+    # Each tracker step saw the 2 batches (64 rows) of its optimiser step.
+    assert set(df.query("quantity == 'activation_samples'").value) == {64.0}
+
+    cb = SpectrumCallback(schedule=3, steps=5, out=tmp_path / "b", n_boot=0)  # steps= wins
+    fit(cb)
+    assert cb.tracker is not None and cb.tracker.steps == 5
+    assert sorted(read_spectra(tmp_path / "b").step.unique()) == list(Schedule.log(3).resolve(5))
 
 
 def test_huggingface_callback_tracks_gpt2_attention(tmp_path) -> None:

@@ -2,13 +2,16 @@
 
 >>> trainer = Trainer(callbacks=[SpectrumCallback(out="runs/spectra")])  # doctest: +SKIP
 
-One tracker step per training batch (``on_train_batch_end``); the tracker's state
-is part of Lightning's checkpoints, so ``trainer.fit(..., ckpt_path=...)``
-continues the same record. Needs ``lightning`` or ``pytorch_lightning``.
+One tracker step per optimiser step (closed at the ``on_train_batch_end`` after
+which ``trainer.global_step`` has moved, so with ``accumulate_grad_batches = k`` a
+tracker step sees the ``k`` batches of one optimiser step); the tracker's state is
+part of Lightning's checkpoints, so ``trainer.fit(..., ckpt_path=...)`` continues
+the same record. Needs ``lightning`` or ``pytorch_lightning``.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from specdyn.integrations._adapter import TrackerAdapter, framework_class
@@ -23,22 +26,27 @@ __all__ = ["SpectrumCallback"]
 class SpectrumCallback(TrackerAdapter, Callback):
     """Track the LightningModule (arguments and ``tracker``: :class:`TrackerAdapter`).
 
-    An ``int`` schedule (a log-spaced count) needs the run length: pass ``steps=``
-    (the last tracker step, one per training batch).
+    Tracker step ``s`` is optimiser step ``s + 1``; unless ``steps=`` is given, the
+    tracker's run length is the Trainer's (``steps =
+    trainer.estimated_stepping_batches - 1``; none for an endless run), so an ``int``
+    schedule (a log-spaced count) resolves over the whole run.
     """
 
     def __init__(self, modules: Any = None, schedule: Any = "log", **tracker_kwargs: Any
                  ) -> None:
         super().__init__(modules, schedule, **tracker_kwargs)
         self._pending: dict[str, Any] | None = None
+        self._global_step = 0
 
-    def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
-        """Build the tracker on the LightningModule when fitting starts."""
-        if stage == "fit" and self.tracker is None:
-            tracker = self.start(pl_module)
+    def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+        """Build the tracker on the LightningModule (its data and checkpoint are loaded by now)."""
+        if self.tracker is None:
+            total = trainer.estimated_stepping_batches  # optimiser steps; inf if endless
+            tracker = self.start(pl_module, int(total) - 1 if math.isfinite(total) else None)
             if self._pending is not None:
                 tracker.load_state_dict(self._pending)
                 self._pending = None
+        self._global_step = int(trainer.global_step)
 
     def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any,
                              batch_idx: int) -> None:
@@ -47,8 +55,10 @@ class SpectrumCallback(TrackerAdapter, Callback):
 
     def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
                            batch_idx: int) -> None:
-        """Close the tracker step (hooks off until the next training batch)."""
-        self.end_step()
+        """Close the tracker step once the optimiser has stepped (hooks off until the next)."""
+        if int(trainer.global_step) != self._global_step:
+            self._global_step = int(trainer.global_step)
+            self.end_step()
 
     def on_train_end(self, trainer: Any, pl_module: Any) -> None:
         """Finish queued work and write the final record."""
