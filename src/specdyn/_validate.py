@@ -77,8 +77,9 @@ def choice(name: str, value: Any, allowed: Iterable[str]) -> str:
 
 
 def real_array(name: str, value: ArrayLike, *, lo: float | None = None,
-               allow_inf: bool = False) -> np.ndarray:
-    """Return ``value`` as a float64 array, checking reality, finiteness and a lower bound."""
+               allow_inf: bool = False, positive: bool = False) -> np.ndarray:
+    """Return ``value`` as a float64 array, checking reality, finiteness and a lower bound
+    (``lo``: every entry ``>= lo``; ``positive``: every entry ``> 0``)."""
     arr = np.asarray(value)
     if arr.size == 0:
         raise ValueError(f"{name} must be non-empty")
@@ -95,6 +96,10 @@ def real_array(name: str, value: ArrayLike, *, lo: float | None = None,
     if lo is not None and (arr < lo).any():
         bad = arr[arr < lo].flat[0]
         raise ValueError(f"{name} must be >= {lo} everywhere, got {show(bad)}")
+    if positive and (arr <= 0).any():
+        bad = arr[arr <= 0].flat[0]
+        raise ValueError(f"{name} must be > 0 everywhere (allowed range (0, inf)), "
+                         f"got {show(bad)}")
     return arr
 
 

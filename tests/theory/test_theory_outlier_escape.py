@@ -138,6 +138,8 @@ def test_trainability_prediction_regions() -> None:
     (lambda: oe.online_sgd_critical_lr(4, 0), "^D "),
     (lambda: oe.online_sgd_contraction(-1.0, 2, 10), "^lr "),
     (lambda: oe.predict_trainability([0.1, -0.1], 1.0, P=2, D=2, theta=1, steps=2), "^lr "),
+    (lambda: oe.predict_trainability(0.1, [1.0, 0.0], P=2, D=2, theta=1, steps=2),
+     r"^sigma0 must be > 0 everywhere \(allowed range \(0, inf\)\), got 0"),
     (lambda: oe.full_batch_critical_lr_asymptotic(10, 0), "^M "),
 ])
 def test_bad_input_names_argument(call, name) -> None:

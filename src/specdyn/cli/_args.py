@@ -1,4 +1,5 @@
-"""Argument parsing helpers shared by subcommands: number lists, ranges, checked numbers.
+"""Argument parsing helpers shared by subcommands: the subcommand itself, number lists,
+ranges, checked numbers.
 
 Each ``type=`` converter raises ``argparse.ArgumentTypeError`` with the problem
 only; argparse prefixes the option (``argument --alpha: ...``) and the parser
@@ -10,8 +11,18 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+
+
+def command(sub: argparse._SubParsersAction, name: str, run: Callable[[argparse.Namespace], Any],
+            *, help: str, description: str) -> argparse.ArgumentParser:
+    """Add the subcommand ``name`` (a one-line ``help``, a ``description`` for its --help),
+    run by ``run(args)`` (its return value is the exit code; see :func:`specdyn.cli.main`)."""
+    p = sub.add_parser(name, help=help, description=description)
+    p.set_defaults(func=run)
+    return p
 
 
 def _number(text: str) -> float:

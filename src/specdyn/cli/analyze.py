@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from specdyn import _validate as v
+from specdyn.cli._args import command
 from specdyn.measure.checkpoint import SUFFIXES, load_tensors
 from specdyn.measure.summary import (
     LayerSummary,
@@ -23,8 +24,8 @@ _FORMATS = ("table", "json", "csv")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``analyze`` subcommand."""
-    p = subparsers.add_parser(
-        "analyze",
+    p = command(
+        subparsers, "analyze", _analyze,
         help="spectra of every matrix in a .npy/.npz/.pt/.safetensors file",
         description=(
             "One row per tensor: shape, the layer's verdict (power law / consistent with MP "
@@ -52,7 +53,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="save spectra on log axes with fits and MP edges (PNG + PDF)")
     p.add_argument("--out", type=Path, default=Path("."),
                    help="folder for --plot output (default: current folder)")
-    p.set_defaults(func=_analyze)
 
 
 def _fail(argument: str, what: str) -> int:

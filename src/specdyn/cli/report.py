@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from specdyn.cli._args import command
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``report`` subcommand."""
-    p = subparsers.add_parser(
-        "report",
+    p = command(
+        subparsers, "report", _report,
         help="HTML report of a SpectrumTracker run (out=DIR): exponents, outliers, spectra",
         description=(
             "Write one self-contained HTML file (works offline, no server) for the folder "
@@ -26,7 +28,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "(default: 5 spread in log(step))")
     p.add_argument("--layers", type=str, nargs="+", default=None,
                    help="name patterns of the layers to show, e.g. 'blocks.*.attn.*'")
-    p.set_defaults(func=_report)
 
 
 def _report(args: argparse.Namespace) -> int:

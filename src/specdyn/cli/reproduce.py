@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from specdyn import experiments, io
-from specdyn.cli._args import output_folder
+from specdyn.cli._args import command, output_folder
 from specdyn.experiments import config as cfgmod
 from specdyn.experiments.store import failed_record_path
 
@@ -181,8 +181,8 @@ def _reproduce_cmd(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``reproduce``."""
-    p = sub.add_parser(
-        "reproduce",
+    p = command(
+        sub, "reproduce", _reproduce_cmd,
         help="run named experiments (all by default) into an output folder",
         description="Reproduce paper figures and related-work experiments. Each writes "
                     "NAME.png, NAME.pdf, NAME.parquet and a JSON record of its settings and "
@@ -200,4 +200,3 @@ def register(sub: argparse._SubParsersAction) -> None:
                         ">= 1)")
     p.add_argument("--print-config", action="store_true",
                    help="print the config (TOML) that would be used, and exit")
-    p.set_defaults(func=_reproduce_cmd)

@@ -11,7 +11,7 @@ import pandas as pd
 
 from specdyn import io
 from specdyn.cli import CommandError
-from specdyn.cli._args import output_folder
+from specdyn.cli._args import command, output_folder
 
 
 def _run_cmd(args: argparse.Namespace) -> int:
@@ -222,22 +222,21 @@ def _unreadable(path: Path) -> str | None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``run``, ``sweep`` and ``results``."""
-    p = sub.add_parser(
-        "run", help="run one experiment from a TOML config file",
-        description="Run the experiment named by `experiment = \"NAME\"` in CONFIG.toml with "
-                    "the config fields given there (others keep their defaults). "
-                    "`specdyn reproduce NAME --print-config` prints a config to start from.")
+    p = command(sub, "run", _run_cmd, help="run one experiment from a TOML config file",
+                description="Run the experiment named by `experiment = \"NAME\"` in "
+                            "CONFIG.toml with the config fields given there (others keep "
+                            "their defaults). `specdyn reproduce NAME --print-config` prints "
+                            "a config to start from.")
     p.add_argument("config", metavar="CONFIG.toml")
     p.add_argument("--out", default="specdyn-out", type=output_folder,
                    help="output folder (default ./specdyn-out)")
-    p.set_defaults(func=_run_cmd)
 
-    p = sub.add_parser(
-        "sweep", help="run an experiment over a grid of settings and seeds",
-        description="Run every point of the [sweep] in CONFIG.toml (axes over config fields, "
-                    "seeds). Finished points in --out are skipped, so an interrupted sweep "
-                    "resumes where it stopped. Results: one Parquet file per point in "
-                    "OUT/data, one JSON record per point in OUT/runs.")
+    p = command(sub, "sweep", _sweep_cmd,
+                help="run an experiment over a grid of settings and seeds",
+                description="Run every point of the [sweep] in CONFIG.toml (axes over config "
+                            "fields, seeds). Finished points in --out are skipped, so an "
+                            "interrupted sweep resumes where it stopped. Results: one Parquet "
+                            "file per point in OUT/data, one JSON record per point in OUT/runs.")
     p.add_argument("config", metavar="CONFIG.toml")
     p.add_argument("--executor", choices=["local", "dask", "inline"], default=None,
                    help="local process pool (default), Dask distributed, or inline "
@@ -252,15 +251,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=float, default=5.0,
                    help="seconds to wait for a Dask scheduler (default 5)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=_sweep_cmd)
 
-    p = sub.add_parser(
-        "results", help="list the runs in a sweep, experiment or reproduce folder",
-        description="List runs with their status, setting, wall time and summary numbers; "
-                    "on a `specdyn reproduce` folder one row per experiment with its "
-                    "claims; on one experiment folder its config, summary and claims. "
-                    "In Python: specdyn.io.load(PATH) gives the data table, "
-                    "specdyn.io.load_records(PATH) this list.")
+    p = command(sub, "results", _results_cmd,
+                help="list the runs in a sweep, experiment or reproduce folder",
+                description="List runs with their status, setting, wall time and summary "
+                            "numbers; on a `specdyn reproduce` folder one row per experiment "
+                            "with its claims; on one experiment folder its config, summary "
+                            "and claims. In Python: specdyn.io.load(PATH) gives the data "
+                            "table, specdyn.io.load_records(PATH) this list.")
     p.add_argument("path", metavar="PATH")
     p.add_argument("--max-rows", type=int, default=200, help="rows to print (default 200)")
-    p.set_defaults(func=_results_cmd)

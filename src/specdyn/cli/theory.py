@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from specdyn import theory
-from specdyn.cli._args import at_least, number_list, positive_float
+from specdyn.cli._args import at_least, command, number_list, positive_float
 from specdyn.settings import PowerLawSetting
 
 _FIELDS = {"alpha": "--alpha", "beta": "--beta", "sigma_w": "--sigma-w", "sigma_a": "--sigma-a",
@@ -133,8 +133,9 @@ def _regime_cmd(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``theory`` and ``regime``."""
-    p = sub.add_parser("theory", help="rho_k(t), alpha_eff and region labels on a (k, t) grid",
-                       description="Evaluate the exact theory of the core paper on a grid.")
+    p = command(sub, "theory", _theory_cmd,
+                help="rho_k(t), alpha_eff and region labels on a (k, t) grid",
+                description="Evaluate the exact theory of the core paper on a grid.")
     add_setting_options(p)
     p.add_argument("--k", type=number_list, default=number_list("1,10,100"),
                    help="modes: list '1,10,100' or range 'log:1:1e4:20' (default 1,10,100)")
@@ -143,12 +144,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--first-layer", action="store_true",
                    help="second layer frozen (Appendices B-C) instead of both layers")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
-    p.set_defaults(func=_theory_cmd)
 
-    r = sub.add_parser("regime", help="lazy / feature-learning / intermediate, with boundaries",
-                       description="Classify a setting and print its region boundaries.")
+    r = command(sub, "regime", _regime_cmd,
+                help="lazy / feature-learning / intermediate, with boundaries",
+                description="Classify a setting and print its region boundaries.")
     add_setting_options(r)
     r.add_argument("--margin", type=at_least(1.0), default=10.0,
                    help="a region exists if it spans at least this factor in k (10)")
     r.add_argument("--format", choices=("table", "json"), default="table")
-    r.set_defaults(func=_regime_cmd)

@@ -356,12 +356,8 @@ def predict_trainability(lr: ArrayLike, sigma0: ArrayLike, *, P: int, D: int, th
     ``lr_c = 2``, no noise); otherwise online SGD with that batch. The initial
     error is ``E||W0 - W*||^2 = sigma0^2 P + theta^2``.
     """
-    lr = v.real_array("lr", lr)
-    if np.any(lr <= 0):
-        raise ValueError(f"lr must be > 0 (allowed range (0, inf)), got {lr!r}")
-    s0 = v.real_array("sigma0", sigma0)
-    if np.any(s0 <= 0):
-        raise ValueError(f"sigma0 must be > 0 (allowed range (0, inf)), got {sigma0!r}")
+    lr = v.real_array("lr", lr, positive=True)
+    s0 = v.real_array("sigma0", sigma0, positive=True)
     v.broadcastable(lr=lr, sigma0=s0)
     p = v.positive_int("P", P)
     d = v.positive_int("D", D)
