@@ -78,6 +78,18 @@ def _alphas(name: str, values: tuple[float, ...]) -> tuple[float, ...]:
     return tuple(v.in_range(name, a, 0.0, 0.5, hi_open=True) for a in values)
 
 
+def _check_common(cfg: PhaseConfig | ReuseConfig, alpha1: tuple[float, ...],
+                  alpha2: tuple[float, ...]) -> None:
+    """Check the fields both experiments share (the settings of ``gd_steps``)."""
+    for name in ("N", "D", "M", "seeds"):
+        v.positive_int(name, getattr(cfg, name))
+    v.integer("seed", cfg.seed)
+    _alphas("alpha1", alpha1)
+    _alphas("alpha2", alpha2)
+    v.choice("activation", cfg.activation, ACTIVATIONS)
+    v.in_range("pvalue", cfg.pvalue, 0.0, 1.0, lo_open=True, hi_open=True)
+
+
 #: Ratio margin of the score reported beside the exponent-margin one.
 RATIO_MARGIN = 0.15
 
@@ -105,15 +117,9 @@ class PhaseConfig:
     pvalue: float = 0.01
 
     def __post_init__(self) -> None:
-        for name in ("N", "D", "M", "seeds"):
-            v.positive_int(name, getattr(self, name))
-        v.integer("seed", self.seed)
-        _alphas("alpha1", self.alpha1)
-        _alphas("alpha2", self.alpha2)
+        _check_common(self, self.alpha1, self.alpha2)
         v.choice("target", self.target, NAMED_TARGETS)
-        v.choice("activation", self.activation, ACTIVATIONS)
         v.in_range("line_margin", self.line_margin, 0.0, 0.25)
-        v.in_range("pvalue", self.pvalue, 0.0, 1.0, lo_open=True, hi_open=True)
 
 
 def _full_phase() -> PhaseConfig:
@@ -266,17 +272,11 @@ class ReuseConfig:
     pvalue: float = 0.01
 
     def __post_init__(self) -> None:
-        for name in ("N", "D", "M", "seeds"):
-            v.positive_int(name, getattr(self, name))
-        v.integer("seed", self.seed)
-        _alphas("alpha1", (self.alpha1,))
-        _alphas("alpha2", (self.alpha2,))
+        _check_common(self, (self.alpha1,), (self.alpha2,))
         if len(self.targets) == 0:
             raise ValueError("targets must name at least one target")
         for t in self.targets:
             v.choice("targets", t, NAMED_TARGETS)
-        v.choice("activation", self.activation, ACTIVATIONS)
-        v.in_range("pvalue", self.pvalue, 0.0, 1.0, lo_open=True, hi_open=True)
 
 
 def _full_reuse() -> ReuseConfig:
