@@ -28,7 +28,7 @@ from specdyn.sim import (
     train_linear_student,
     train_two_layer,
 )
-from specdyn.sim.protocol import record_meta
+from specdyn.sim.protocol import record_meta, scan_check
 
 S = PowerLawSetting.paper(0.1, 2.0, D=8)
 
@@ -83,6 +83,28 @@ def test_driver_checks_before_recording_and_sets_the_partial_record() -> None:
         drive(0, lambda s, k: s + 1, 20, np.array([0, 3]), observe=lambda s, k: None,
               check=check, check_every=7, partial=lambda: "partial")
     assert info.value.step == 7 and info.value.record == "partial"
+
+
+def test_scan_check_names_the_first_bad_entry_since_the_last_check() -> None:
+    history = np.array([1.0, 2.0, 3.0, 50.0, np.nan, 4.0, 1.0, 9.0, 1.0, 1.0])
+    scanned: list[tuple[int, int]] = []
+
+    def window(lo: int, k: int) -> np.ndarray:
+        scanned.append((lo, k))
+        return history[lo:k + 1]
+
+    check = scan_check(window, 10.0, lambda j: DivergenceError(f"bad at {j}", j))
+    assert check("state", 0) == "state" and check("state", 2) == "state"
+    with pytest.raises(DivergenceError) as info:
+        check("state", 6)  # entries 2..6: 50 at 3 exceeds the limit, before the NaN at 4
+    assert info.value.step == 3 and scanned == [(0, 0), (0, 2), (2, 6)]
+    # a NaN is bad too; torch histories are scanned the same way
+    h2 = torch.tensor([1.0, 1.0, float("nan"), 1.0])
+    check = scan_check(lambda lo, k: h2[lo:k + 1], 10.0, lambda j: DivergenceError("", j))
+    assert check(None, 1) is None
+    with pytest.raises(DivergenceError) as info:
+        check(None, 3)
+    assert info.value.step == 2
 
 
 def test_all_steps_run_whatever_the_checkpoints() -> None:

@@ -370,7 +370,6 @@ def train_deep_linear(
     cur = {"pre": prefixes()}
     losses[0] = loss_of(ctot * cur["pre"][-1])
     limit = factor * max(float(losses[0]), 1e-300)
-    checked = [0]
     edges = np.array([sc.init_std[i] * math.sqrt(dims[i])
                       * float(rmt.rectangular_bulk_edge(dims[i + 1] / dims[i]))
                       for i in range(L)])
@@ -417,15 +416,12 @@ def train_deep_linear(
         losses[t] = loss_of(ctot * cur["pre"][-1])
         return Wl
 
-    def check(Wl: list[Any], t: int) -> list[Any]:
-        bad = protocol.first_divergent(losses[checked[0]:t + 1], limit)
-        if bad is not None:
-            k = checked[0] + bad
-            raise protocol.DivergenceError(
-                f"diverged at step {k} (loss above {factor:g} x start); lower lr "
-                f"(lr_eff * sharpness must stay below 2)", k, run_record(k + 1, final=False))
-        checked[0] = t
-        return Wl
+    def diverged(k: int) -> protocol.DivergenceError:
+        return protocol.DivergenceError(
+            f"diverged at step {k} (loss above {factor:g} x start); lower lr "
+            f"(lr_eff * sharpness must stay below 2)", k, run_record(k + 1, final=False))
+
+    check = protocol.scan_check(lambda lo, t: losses[lo:t + 1], limit, diverged)
 
     def observe(Wl: list[Any], t: int) -> None:
         if t in rec_set:

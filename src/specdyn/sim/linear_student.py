@@ -260,7 +260,6 @@ def train_linear_student(
         rec_done.append(t)
 
     limit = factor * e0
-    checked = [0]
 
     def run_record(upto: int) -> LinearStudentRun:
         sq = _torch.to_numpy(errs[:upto], np.float64)
@@ -298,15 +297,12 @@ def train_linear_student(
         errs[t] = ((W - Ws) ** 2).sum(dim=(1, 2))
         return W
 
-    def check(W: Any, t: int) -> Any:
-        bad = protocol.first_divergent(errs[checked[0]:t + 1].mean(dim=1), limit)
-        if bad is not None:
-            j = checked[0] + bad
-            raise protocol.DivergenceError(
-                f"diverged at step {j} (squared error above {factor:g} x start); lower lr "
-                f"below the stability threshold", j, run_record(j + 1))
-        checked[0] = t
-        return W
+    def diverged(j: int) -> protocol.DivergenceError:
+        return protocol.DivergenceError(
+            f"diverged at step {j} (squared error above {factor:g} x start); lower lr "
+            f"below the stability threshold", j, run_record(j + 1))
+
+    check = protocol.scan_check(lambda lo, t: errs[lo:t + 1].mean(dim=1), limit, diverged)
 
     W = protocol.drive(W, step, T, rec, observe=lambda w, t: record_now(t, w), check=check,
                        check_every=every)

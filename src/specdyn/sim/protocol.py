@@ -46,6 +46,7 @@ __all__ = [
     "drive",
     "first_divergent",
     "record_meta",
+    "scan_check",
     "seed_streams",
 ]
 
@@ -107,6 +108,28 @@ def first_divergent(values: Any, limit: float) -> int | None:
     if isinstance(bad, np.ndarray):
         return int(np.flatnonzero(bad)[0])
     return int(bad.nonzero()[0, 0])
+
+
+def scan_check(history: Callable[[int, int], Any], limit: float,
+               error: Callable[[int], DivergenceError]) -> Callable[[S, int], S]:
+    """A ``check`` for :func:`drive` that watches a history the engine fills as it runs.
+
+    At step ``k`` it tests ``history(last, k)`` (entries ``last, last + 1, ...`` of
+    the watched quantity, entry ``j`` being its value after ``j`` updates: one host
+    sync for all the steps since the last check ``last``) with
+    :func:`first_divergent` against ``limit``, and raises ``error(j)`` for the first
+    bad entry ``j``.
+    """
+    last = [0]
+
+    def check(state: S, k: int) -> S:
+        bad = first_divergent(history(last[0], k), limit)
+        if bad is not None:
+            raise error(last[0] + bad)
+        last[0] = k
+        return state
+
+    return check
 
 
 # ---------------------------------------------------------------------------- records

@@ -277,7 +277,6 @@ def train_two_layer(
 
     losses = t.zeros(max(steps, 1), dtype=t.float64, device=dev)
     perm = [X, Y, M]  # sgd epoch state: shuffled X, Y and the position in them
-    last_checked = [0]
     hint = ", or use dtype=float64" if dtype == t.float32 else ""
 
     def _divergence(step: int, loss: float) -> protocol.DivergenceError:
@@ -301,14 +300,9 @@ def train_two_layer(
         state, losses[k - 1] = eng.step(state, (xb, yb))  # loss of the weights after k - 1 steps
         return state
 
-    def check(state: TwoLayerState, k: int) -> TwoLayerState:
-        # one host sync for the losses since the last check (NaN-safe)
-        lo = last_checked[0]
-        first = protocol.first_divergent(losses[lo:k], _BLOWUP * loss_scale) if k > lo else None
-        if first is not None:
-            raise _divergence(lo + first, float(losses[lo + first]))
-        last_checked[0] = k
-        return state
+    # losses[k - 1] is the loss after k - 1 updates: at step k the history ends before k
+    check = protocol.scan_check(lambda lo, k: losses[lo:k], _BLOWUP * loss_scale,
+                                lambda j: _divergence(j, float(losses[j])))
 
     old_prec = t.get_float32_matmul_precision()
     try:
