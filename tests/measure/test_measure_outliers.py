@@ -249,3 +249,46 @@ def test_messages_show_plain_numbers() -> None:
         find_outliers(np.linspace(0.5, 2.0, 50), np.float64(-1.0))
     with pytest.raises(ValueError, match=r"got 1\.5$"):
         find_outliers(np.linspace(0.5, 2.0, 50), 0.5, alpha=np.float32(1.5))
+
+
+def test_noise_variance_is_one_fixed_point_for_one_k_and_for_all_k() -> None:
+    """``fit_mp_bulk`` (one k) and ``find_outliers`` (k = 0..K) share one fixed point:
+    the same bits for a k either way, and the root of the trace equation (oracle: brentq)."""
+    from scipy.optimize import brentq
+
+    rng = np.random.default_rng(3)
+    n, p = 300, 120
+    F = rng.standard_normal((n, p)) * np.sqrt(1.3)
+    F[:, :3] *= np.sqrt(1.0 + np.array([8.0, 4.0, 2.5]))   # three spikes
+    eigs = np.sort(np.linalg.eigvalsh(F.T @ F / n))[::-1]
+    g = p / n
+    K = 20
+    every = outl._sigma2(eigs, g, p, np.arange(K + 1))
+    for k in range(K + 1):
+        assert outl._sigma2_given_k(eigs, g, p, k) == every[k]   # bit for bit
+    rest = np.cumsum(eigs[::-1])[::-1]
+
+    def trace_eq(s2: float, k: int) -> float:
+        th = rmt.spike_strength_from_eigenvalue(eigs[:k] / s2, g, check=False)
+        th = np.where(np.isnan(th), np.sqrt(g), th)
+        return s2 * max(p - k - g * np.sum(1 + 1 / th), 0.5 * (p - k)) - rest[k]
+
+    for k in (0, 1, 2, 3, 5, 12):
+        root = brentq(trace_eq, 0.3 * every[k], 3 * every[k], args=(k,), xtol=1e-15)
+        assert every[k] == pytest.approx(root, rel=1e-10)
+
+
+def test_find_outliers_uses_a_given_bulk_fit_instead_of_refitting(monkeypatch) -> None:
+    rng = np.random.default_rng(4)
+    n, p = 200, 80
+    eigs = _noise_eigs(rng, n, p, s2=0.7, theta=6.0)
+    fit = fit_mp_bulk(eigs, p / n, n_samples=n)
+    ref = find_outliers(eigs, p / n, n_samples=n)
+    calls = []
+    monkeypatch.setattr(outl, "fit_mp_bulk", lambda *a, **k: calls.append(1))
+    rep = find_outliers(eigs, p / n, n_samples=n, bulk=fit)
+    assert calls == []                                       # not fitted again
+    assert rep.n_outliers == ref.n_outliers == 1
+    assert rep.sigma2 == ref.sigma2 and np.array_equal(rep.p_values, ref.p_values)
+    with pytest.raises(ValueError, match=r"bulk must be fit_mp_bulk\(eigs, ratio=0.4"):
+        find_outliers(eigs, p / n, n_samples=n, bulk=fit_mp_bulk(eigs, 0.5, n_samples=n))

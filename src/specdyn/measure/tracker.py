@@ -14,7 +14,15 @@ Steps
     scheduled ``s`` the forward hooks keep (a detached copy of) the outputs of
     the tracked modules seen during iteration ``s``, up to ``max_samples``
     rows, and ``step()`` copies the tracked weight matrices (after that
-    iteration's update); at other steps the hooks return at once.
+    iteration's update).
+Hooks
+    The forward hooks exist only around a scheduled step: ``step()``
+    registers them when the *next* step is scheduled and the record removes
+    them, so every other forward pass takes torch's hook-free path (with the
+    hooks always registered they cost ~3 % of a cheap training step). An
+    explicit ``record()`` at a step that is not scheduled measures the
+    weights only (its activations are listed in ``skipped``, with the reason)
+    unless ``arm()`` was called before that step's forward pass.
 Layers
     Which matrices and outputs are measured, and how each is read (Q/K/V
     split of attention, GPT-2 ``Conv1D``, embeddings, convolutions; sample
@@ -28,7 +36,10 @@ Weights
     Marchenko-Pastur with ``ratio = in / out``.
 Where the work happens
     ``step()`` only copies tensors (on their own device) and queues them;
-    a background thread computes the spectra on that device (float32 Gram
+    it waits only while the queued copies exceed ``max_pending_bytes``
+    (256 MiB by default), which bounds the memory a backlog holds while the
+    worker catches up (the log schedule's first steps come faster than their
+    records are computed); a background thread computes the spectra on that device (float32 Gram
     first, redone in float64 when the smallest eigenvalue is below ``1e-4``
     of the largest, where float32 round-off, ``~6e-8`` of the largest, would
     exceed 0.1 %), fits and tests them on the host and writes the rows. On a
@@ -67,7 +78,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +156,16 @@ class _Job:
     step: int
     weights: list[tuple[str, Any]]
     activations: list[tuple[str, Any]]
+    nbytes: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        # the copies this job holds (on their device) until the worker is done with it
+        self.nbytes = (sum(_nbytes(W) for _, W in self.weights)
+                       + sum(_nbytes(h) for _, buf in self.activations for h in buf))
+
+
+def _nbytes(t: Any) -> int:
+    return int(t.nelement()) * int(t.element_size())
 
 
 class _Stop:
@@ -202,6 +223,11 @@ class SpectrumTracker:
     background
         Compute in a background thread (``step()`` returns at once); ``False``
         computes inside ``step()``.
+    max_pending_bytes
+        Bound on the bytes of copies queued for the background thread
+        (default 256 MiB): ``step()`` waits only while a new record would take
+        the backlog beyond it (a single record larger than the bound is still
+        queued, alone). ``0`` waits for each record to finish.
     on_record
         A callable or list of callables ``f(rows)``, called (in the worker
         thread) with the DataFrame of each recorded step once it is written;
@@ -213,10 +239,14 @@ class SpectrumTracker:
     ----------
     measure_cpu_s
         CPU seconds spent measuring (spectra, fits, tests) by the thread that did it.
+    peak_pending_bytes
+        The largest backlog of queued copies so far, in bytes (at most
+        ``max_pending_bytes``, or one record when a record alone is larger).
     capture
-        The hooks keep module outputs only while this is true (default); the
-        framework adapters turn it off outside training steps, so that
-        evaluation batches never enter a training step's activations.
+        The hooks (registered only around scheduled steps, see ``arm()``) keep
+        module outputs only while this is true (default); the framework
+        adapters turn it off outside training steps, so that evaluation
+        batches never enter a training step's activations.
 
     Errors
     ------
@@ -231,8 +261,8 @@ class SpectrumTracker:
                  weights: bool = True, activations: bool = True, heads: bool = False,
                  top: int | None = None, max_dense: int = 2048, fit: bool = True,
                  outliers: bool = True, n_boot: int = 50, alpha: float = 0.05,
-                 background: bool = True, on_record: Any = None,
-                 overwrite: bool = False) -> None:
+                 background: bool = True, max_pending_bytes: int = 256 * 2**20,
+                 on_record: Any = None, overwrite: bool = False) -> None:
         if not hasattr(model, "named_modules"):
             raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
         self.model = model
@@ -251,6 +281,8 @@ class SpectrumTracker:
         self.n_boot = v.positive_int("n_boot", n_boot, minimum=0)
         self.alpha = v.in_range("alpha", alpha, 0.0, 1.0, lo_open=True, hi_open=True)
         self.background = bool(background)
+        self.max_pending_bytes = v.positive_int("max_pending_bytes", max_pending_bytes,
+                                                minimum=0)
         self._callbacks = self._as_callbacks(on_record)
 
         selected = self._resolve(model, modules)
@@ -287,15 +319,19 @@ class SpectrumTracker:
         self._existing: int | None = None
         if self.out is not None:
             self._open_out(bool(overwrite))
-        for site in self.sites:
-            self._handles.append(site.module.register_forward_hook(self._hook(site)))
-        self._queue: queue.Queue[Any] = queue.Queue(maxsize=2)  # bounded: step() waits if behind
+        # Unbounded queue; what bounds the backlog is the bytes of its copies.
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._pending = threading.Condition()
+        self._pending_bytes = 0
+        self.peak_pending_bytes = 0
         self._thread: threading.Thread | None = None
         if self.background:
             self._thread = threading.Thread(target=self._work, name="specdyn-tracker",
                                             daemon=True)
             self._thread.start()
         self._active = self._scheduled(0)
+        if self._active:
+            self.arm()
 
     # -- setup ---------------------------------------------------------------
     @staticmethod
@@ -340,7 +376,8 @@ class SpectrumTracker:
         return {"steps": self.steps, "max_samples": self.max_samples, "weights": self.weights,
                 "activations": self.activations, "heads": self.heads, "top": self.top,
                 "max_dense": self.max_dense, "fit": self.fit, "outliers": self.outliers,
-                "n_boot": self.n_boot, "alpha": self.alpha, "model": type(self.model).__name__}
+                "n_boot": self.n_boot, "alpha": self.alpha,
+                "max_pending_bytes": self.max_pending_bytes, "model": type(self.model).__name__}
 
     def _open_out(self, overwrite: bool) -> None:
         assert self.out is not None
@@ -380,7 +417,7 @@ class SpectrumTracker:
         name, fax = site.name, site.feature_axis
 
         def hook(_module: Any, _inputs: Any, output: Any) -> None:
-            if not (self._active and self.capture):
+            if not self.capture:
                 return
             room = self.max_samples - self._counts[name]
             if room <= 0:
@@ -398,17 +435,52 @@ class SpectrumTracker:
 
         return hook
 
+    def _disarm(self) -> None:
+        """Remove the hooks and drop what they kept."""
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+        for name in self._buffers:
+            self._buffers[name], self._counts[name] = [], 0
+
     # -- public API ----------------------------------------------------------
+    def arm(self) -> None:
+        """Register the forward hooks now (``step()`` does it before each scheduled step).
+
+        For an explicit ``record()`` at a step the schedule does not include:
+        call ``arm()`` before that step's forward pass and the record measures
+        its module outputs too (without it, weights only). The hooks go again
+        at the next ``record()`` or ``step()``.
+        """
+        if self._closed:
+            raise ValueError("arm: the tracker is closed")
+        if not self._handles:
+            self._handles = [site.module.register_forward_hook(self._hook(site))
+                             for site in self.sites]
+
     def step(self) -> None:
-        """Close the current iteration: queue a measurement if it is scheduled, then advance."""
+        """Close the current iteration: queue a measurement if it is scheduled, then advance.
+
+        The hooks are registered only if the next step is scheduled.
+        """
         self._raise_pending()
         if self._active and not self._failed:
             self.record()
+        elif self._handles:  # armed by arm() for a record that did not come
+            self._disarm()
         self.current_step += 1
         self._active = self._scheduled(self.current_step)
+        if self._active and not self._failed:
+            self.arm()
 
     def record(self) -> None:
-        """Measure now (at ``current_step``) whatever is available, schedule or not."""
+        """Measure now (at ``current_step``) whatever is available, schedule or not.
+
+        Weights always; module outputs if the hooks were armed for this step
+        (a scheduled step, or ``arm()`` before its forward pass), else those
+        are listed in ``skipped``. The step then counts as recorded:
+        ``step()`` does not record it again.
+        """
         self._raise_pending()
         if self._closed:
             raise ValueError("record: the tracker is closed")
@@ -419,18 +491,28 @@ class SpectrumTracker:
                 "earlier run: call tracker.load_state_dict(saved_state) to continue it, pass "
                 "overwrite=True to replace it, or choose a new folder")
         W = [(m.name, m.get().clone()) for m in self.matrices]
-        acts = []
-        for site in self.sites:
-            buf = self._buffers[site.name]
-            acts.append((site.name, buf))
-            self._buffers[site.name] = []
-            self._counts[site.name] = 0
+        armed = bool(self._handles)
+        acts = [(site.name, self._buffers[site.name]) for site in self.sites]
+        self._disarm()
+        self._active = False
+        if not armed:
+            for site in self.sites:
+                self.skipped.append((s, site.name, "activation",
+                                     f"hooks not armed: step {s} is not scheduled (call "
+                                     "tracker.arm() before its forward pass to record them)"))
+            acts = []
         job = _Job(s, W, acts)
         if self._thread is None:
             self._run(job)
             self._raise_pending()
-        else:
-            self._queue.put(job)
+            return
+        with self._pending:  # wait only while the backlog's copies exceed the bound
+            while (self._pending_bytes > 0
+                   and self._pending_bytes + job.nbytes > self.max_pending_bytes):
+                self._pending.wait()
+            self._pending_bytes += job.nbytes
+            self.peak_pending_bytes = max(self.peak_pending_bytes, self._pending_bytes)
+        self._queue.put(job)
 
     def flush(self) -> None:
         """Wait until every queued measurement is written; raise a worker error, if any."""
@@ -468,9 +550,10 @@ class SpectrumTracker:
         step = v.positive_int("state['step']", state["step"], minimum=0)
         self.current_step = step
         self.n_records = int(state.get("n_records", 0))
+        self._disarm()
         self._active = self._scheduled(step)
-        for name in self._buffers:
-            self._buffers[name], self._counts[name] = [], 0
+        if self._active:
+            self.arm()
         if self.out is not None:
             for f in (self.out / "rows").glob("step-*.parquet"):
                 if _step_of(f) >= step:
@@ -485,9 +568,7 @@ class SpectrumTracker:
         if self._closed:
             return
         self._closed = True
-        for h in self._handles:
-            h.remove()
-        self._handles = []
+        self._disarm()
         try:
             self.flush()
         finally:
@@ -521,6 +602,10 @@ class SpectrumTracker:
             except BaseException as err:  # noqa: BLE001 - handed to the training thread
                 self._error = err
             finally:
+                if isinstance(job, _Job):
+                    with self._pending:
+                        self._pending_bytes -= job.nbytes
+                        self._pending.notify_all()
                 self._queue.task_done()
 
     def _run(self, job: _Job) -> None:
@@ -610,7 +695,8 @@ class SpectrumTracker:
             else:
                 try:
                     mp = fit_mp_bulk(eigs, ratio, n_samples=n_samples)
-                    rep = find_outliers(eigs, ratio, self.alpha, n_samples=n_samples)
+                    rep = find_outliers(eigs, ratio, self.alpha, n_samples=n_samples,
+                                        bulk=mp)  # one MP fit a spectrum
                 except ValueError as err:
                     self.skipped.append((s, layer, f"{kind}_outliers", str(err)))
                     mp = rep = None
