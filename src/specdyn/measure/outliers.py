@@ -297,7 +297,7 @@ def _sigma2(e: np.ndarray, ratio: float, p: float, ks: np.ndarray) -> np.ndarray
         corr = ratio * np.cumsum(1.0 + 1.0 / th, axis=1)[np.arange(rows.size), last]
         kr = ks[rows]
         new = rest[rows] / np.maximum(p - kr - corr, 0.5 * (p - kr))
-        if np.array_equal(new, s2[rows]):  # exactly stationary: further sweeps change nothing
+        if (new == s2[rows]).all():  # exactly stationary: further sweeps change nothing
             break
         s2[rows] = new
     return s2
@@ -344,9 +344,17 @@ def fit_mp_bulk(eigs: ArrayLike, ratio: float, *, n_excluded: int | None = None,
         k = v.positive_int("n_excluded", n_excluded, minimum=0)
         if k > m - 3:
             raise ValueError(f"n_excluded must be <= {m - 3} (leave 3 eigenvalues), got {k}")
+        s2 = _sigma2_given_k(e, g, p, k)
     else:
+        seen: dict[int, float] = {}  # the iteration may revisit a k: solve each k once
+
+        def s2_of(k: int) -> float:
+            if k not in seen:
+                seen[k] = _sigma2_given_k(e, g, p, k)
+            return seen[k]
+
         med = float(np.median(ec))
-        s2 = med / _mp_median(gc) if med > 0 else _sigma2_given_k(e, g, p, 0)
+        s2 = med / _mp_median(gc) if med > 0 else s2_of(0)
         k = -1
         cap = min(m // 2, m - 3)
         for _ in range(50):
@@ -354,17 +362,19 @@ def fit_mp_bulk(eigs: ArrayLike, ratio: float, *, n_excluded: int | None = None,
             above = int(np.sum(e > edge))
             capped = above > cap
             k_new = min(above, cap)
-            s2 = _sigma2_given_k(e, g, p, k_new)
+            s2 = s2_of(k_new)
             if k_new == k:
                 break
             k = k_new
-    s2 = _sigma2_given_k(e, g, p, k)
+        s2 = s2_of(k)  # (the loop ends with k_new == k unless it ran out of sweeps)
     if not s2 > 0:
         raise ValueError("eigs: the bulk fit gave a non-positive noise variance "
                          "(are the eigenvalues all zero?)")
     lo, hi = rmt.mp_edges(g, s2)
     g_bulk = gc * (m - k) / m
-    ks = float(kstest(ec[k:], lambda x: rmt.mp_cdf(x, g_bulk, s2)).statistic)
+    # Only the statistic is used: the asymptotic p-value spares scipy's exact one (most
+    # of kstest's time at these sizes); the statistic is the same.
+    ks = float(kstest(ec[k:], lambda x: rmt.mp_cdf(x, g_bulk, s2), method="asymp").statistic)
     return MPFit(sigma2=s2, ratio=g, lo=float(lo), hi=float(hi), n_excluded=k, ks_distance=ks,
                  cap_reached=capped, n_bulk=int(m - k))
 
