@@ -107,6 +107,7 @@ def _ab(args: argparse.Namespace) -> dict:
                        "worker_cpu_s": tracker.measure_cpu_s - cpu_w0})
     tracker.close()
     return {"rounds": rounds, "n_records": tracker.n_records, "out": out, "warm_s": warm_s,
+            "peak_pending_mb": tracker.peak_pending_bytes / 2**20,
             "layers": [len(tracker.matrices), len(tracker.sites)]}
 
 
@@ -163,11 +164,14 @@ def _report_ab(res: dict, args: argparse.Namespace, load: tuple[float, float]) -
               f"{ts:.1f} s | {100 * (ts / bs - 1):+.2f} % |")
     print()
     print(f"one-time warm-up (imports, first records; outside both arms): {res['warm_s']:.1f} s")
+    print(f"largest backlog of queued copies: {res['peak_pending_mb']:.1f} MB "
+          "(step() waits only beyond max_pending_bytes, 256 MiB)")
     print(f"load average {load[0]:.1f} -> {load[1]:.1f} on {os.cpu_count()} CPUs")
     return {"overhead_pct": over, "overhead_ci95_pct": [lo, hi], "bare_s": float(b.sum()),
             "tracked_s": float(t.sum()), "records": res["n_records"], "steps": steps,
             "worker_cpu_s": worker, "main_cpu_extra_s": main_extra, "bare_cpu_s": bare_cpu,
-            "quiet_rounds_pct": quiet.tolist(), "rounds": R, "load": list(load),
+            "quiet_rounds_pct": quiet.tolist(), "peak_pending_mb": res["peak_pending_mb"],
+            "rounds": R, "load": list(load),
             "batch": args.batch, "context": args.context, "block": args.block,
             "threads": args.threads}
 
