@@ -503,3 +503,46 @@ def test_byte_bound_zero_keeps_one_record_in_flight() -> None:
     assert tracker.n_records == 5
     with pytest.raises(ValueError, match="max_pending_bytes"):
         SpectrumTracker(_mlp(12), max_pending_bytes=-1)
+
+
+def test_summaries_in_the_helper_process_equal_those_in_the_thread(monkeypatch) -> None:
+    from pandas.testing import assert_frame_equal
+
+    from specdyn.measure import tracker as tracker_mod
+
+    model = _mlp(13)
+    mem = copy.deepcopy(model)
+    ref = SpectrumTracker(mem, schedule=Schedule.every(2), n_boot=5, summary_process=False)
+    _train(mem, ref, range(5))
+    ref.close()
+
+    def not_here(*_args: object) -> None:
+        raise AssertionError("summaries computed in the training process")
+
+    monkeypatch.setattr(tracker_mod, "summarize_all", not_here)  # the helper has its own
+    tr = SpectrumTracker(model, schedule=Schedule.every(2), n_boot=5)
+    _train(model, tr, range(5))
+    tr.close()
+    assert_frame_equal(tr.table(), ref.table())
+    assert tr.skipped == ref.skipped and tr.measure_cpu_s > 0
+
+
+def test_a_dead_summary_process_is_reported_and_replaced() -> None:
+    from specdyn.measure._summaries import shared_helper
+
+    model = _mlp(14)
+    tr = SpectrumTracker(model, schedule=Schedule.every(1), n_boot=0)
+    _train(model, tr, range(1))
+    tr.flush()                                       # the helper is up
+    proc = shared_helper()._proc
+    assert proc is not None
+    proc.kill()
+    proc.wait()
+    _train(model, tr, range(1, 2))
+    with pytest.raises(RuntimeError, match="the summary process died"):
+        tr.flush()
+    tr.close()
+    fresh = SpectrumTracker(model, schedule=Schedule.every(1), n_boot=0)
+    _train(model, fresh, range(1))
+    fresh.close()
+    assert sorted(fresh.table().step.unique()) == [0]

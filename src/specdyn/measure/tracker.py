@@ -42,7 +42,9 @@ Where the work happens
     records are computed); a background thread computes the spectra on that device (float32 Gram
     first, redone in float64 when the smallest eigenvalue is below ``1e-4``
     of the largest, where float32 round-off, ``~6e-8`` of the largest, would
-    exceed 0.1 %), fits and tests them on the host and writes the rows. On a
+    exceed 0.1 %) and writes the rows; the fits and tests (host numpy, which
+    holds the GIL) run in a helper process shared by the process's trackers
+    (``summary_process=False``: in the thread). On a
     CPU tensor the Gram is float64 from the start. Layers with
     ``min(rows, cols) > max_dense`` get the top ``top or 256`` eigenvalues by
     randomized SVD (``torch.svd_lowrank``); their MP fit and outlier test,
@@ -86,7 +88,7 @@ import numpy as np
 import pandas as pd
 
 from specdyn import _validate as v
-from specdyn.measure.exponents import PowerLawFit, fit_power_law
+from specdyn.measure._summaries import Options, Spectrum, shared_helper, summarize_all
 from specdyn.measure.layers import (
     ActivationSite,
     WeightMatrix,
@@ -94,8 +96,6 @@ from specdyn.measure.layers import (
     select_modules,
     weight_matrices,
 )
-from specdyn.measure.outliers import MPFit, OutlierReport, find_outliers, fit_mp_bulk
-from specdyn.measure.summary import layer_verdict
 from specdyn.schedule import Schedule
 
 __all__ = ["SpectrumTracker", "read_spectra"]
@@ -228,6 +228,12 @@ class SpectrumTracker:
         (default 256 MiB): ``step()`` waits only while a new record would take
         the backlog beyond it (a single record larger than the bound is still
         queued, alone). ``0`` waits for each record to finish.
+    summary_process
+        With ``background``: compute the fits and tests (many small numpy and
+        scipy calls, which hold the GIL and so slow a training step of many
+        small torch calls) in one helper process shared by this process's
+        trackers (:mod:`specdyn.measure._summaries`, started at the first
+        record); ``False`` computes them in the worker thread. Same rows.
     on_record
         A callable or list of callables ``f(rows)``, called (in the worker
         thread) with the DataFrame of each recorded step once it is written;
@@ -238,7 +244,8 @@ class SpectrumTracker:
     Attributes
     ----------
     measure_cpu_s
-        CPU seconds spent measuring (spectra, fits, tests) by the thread that did it.
+        CPU seconds spent measuring (spectra, fits, tests) by the thread that did
+        it, plus the summary process's CPU for this tracker's records.
     peak_pending_bytes
         The largest backlog of queued copies so far, in bytes (at most
         ``max_pending_bytes``, or one record when a record alone is larger).
@@ -262,7 +269,8 @@ class SpectrumTracker:
                  top: int | None = None, max_dense: int = 2048, fit: bool = True,
                  outliers: bool = True, n_boot: int = 50, alpha: float = 0.05,
                  background: bool = True, max_pending_bytes: int = 256 * 2**20,
-                 on_record: Any = None, overwrite: bool = False) -> None:
+                 summary_process: bool = True, on_record: Any = None,
+                 overwrite: bool = False) -> None:
         if not hasattr(model, "named_modules"):
             raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
         self.model = model
@@ -283,6 +291,9 @@ class SpectrumTracker:
         self.background = bool(background)
         self.max_pending_bytes = v.positive_int("max_pending_bytes", max_pending_bytes,
                                                 minimum=0)
+        self.summary_process = bool(summary_process)
+        self._options = Options(fit=self.fit, n_boot=self.n_boot, outliers=self.outliers,
+                                alpha=self.alpha, top=self.top, max_dense=self.max_dense)
         self._callbacks = self._as_callbacks(on_record)
 
         selected = self._resolve(model, modules)
@@ -325,7 +336,12 @@ class SpectrumTracker:
         self._pending_bytes = 0
         self.peak_pending_bytes = 0
         self._thread: threading.Thread | None = None
+        # Fits and tests in the shared helper process (see specdyn.measure._summaries),
+        # started at the first record that needs it.
+        self._helper: Any = None
         if self.background:
+            if self.summary_process and (self.fit or self.outliers):
+                self._helper = _LazyHelper()
             self._thread = threading.Thread(target=self._work, name="specdyn-tracker",
                                             daemon=True)
             self._thread.start()
@@ -611,7 +627,8 @@ class SpectrumTracker:
     def _run(self, job: _Job) -> None:
         t0 = time.thread_time()
         try:
-            rows = self._measure_job(job)
+            rows, helper_cpu = self._measure_job(job)
+            self.measure_cpu_s += helper_cpu
         except FloatingPointError as err:
             self._failed = True
             self._error = err
@@ -631,17 +648,18 @@ class SpectrumTracker:
             for cb in self._callbacks:
                 cb(df)
 
-    def _measure_job(self, job: _Job) -> list[_Row]:
+    def _measure_job(self, job: _Job) -> tuple[list[_Row], float]:
+        """Rows of one record and the CPU seconds the summary process spent on them."""
         import torch
 
-        rows: list[_Row] = []
+        spectra: list[Spectrum] = []
         s = job.step
         for name, W in job.weights:
             _check_finite(W, s, name, "weights", self.out)
             N, M = (int(x) for x in W.shape)
             eigs, complete = self._eigs(W, center=False)
-            rows.extend(self._summarize(s, name, "weight", eigs, complete, ratio=M / N,
-                                        n_samples=float(N)))
+            spectra.append(Spectrum(s, name, "weight", eigs, complete, ratio=M / N,
+                                    n_samples=float(N)))
         for name, buf in job.activations:
             if not buf:
                 self.skipped.append((s, name, "activation", "no forward pass seen at this step"))
@@ -654,9 +672,14 @@ class SpectrumTracker:
                 continue
             eigs, complete = self._eigs(H, center=True)
             # Centring leaves n - 1 degrees of freedom.
-            rows.extend(self._summarize(s, name, "activation", eigs, complete,
-                                        ratio=p / (n - 1), n_samples=float(n - 1), n_rows=n))
-        return rows
+            spectra.append(Spectrum(s, name, "activation", eigs, complete, ratio=p / (n - 1),
+                                    n_samples=float(n - 1), n_rows=n))
+        if self._helper is not None and (self.fit or self.outliers):
+            rows, skipped, cpu = self._helper.run(spectra, self._options)
+        else:
+            (rows, skipped), cpu = summarize_all(spectra, self._options), 0.0
+        self.skipped.extend(skipped)
+        return rows, cpu
 
     def _eigs(self, X: Any, center: bool) -> tuple[np.ndarray, bool]:
         """Eigenvalues of ``X_c^T X_c / rows`` on X's device; ``complete`` is False for top-k."""
@@ -677,46 +700,12 @@ class SpectrumTracker:
             return np.sort(e)[::-1], False
         return _device_gram_eigs(X, center), True
 
-    def _summarize(self, s: int, layer: str, kind: str, eigs: np.ndarray, complete: bool, *,
-                   ratio: float, n_samples: float, n_rows: int | None = None) -> list[_Row]:
-        fit: PowerLawFit | None = None
-        mp: MPFit | None = None
-        rep: OutlierReport | None = None
-        if self.fit:
-            try:
-                fit = fit_power_law(eigs, n_boot=self.n_boot)
-            except ValueError as err:
-                self.skipped.append((s, layer, f"{kind}_exponent", str(err)))
-        if self.outliers:
-            if not complete:
-                self.skipped.append((s, layer, f"{kind}_outliers",
-                                     f"only the top {eigs.size} eigenvalues (min side > "
-                                     f"max_dense={self.max_dense}): no MP fit"))
-            else:
-                try:
-                    mp = fit_mp_bulk(eigs, ratio, n_samples=n_samples)
-                    rep = find_outliers(eigs, ratio, self.alpha, n_samples=n_samples,
-                                        bulk=mp)  # one MP fit a spectrum
-                except ValueError as err:
-                    self.skipped.append((s, layer, f"{kind}_outliers", str(err)))
-                    mp = rep = None
-        verdict = layer_verdict(fit, mp, rep)
-        keep = eigs if self.top is None else eigs[: self.top]
-        rows: list[_Row] = [(s, layer, f"{kind}_eigenvalue", i + 1, float(x), verdict)
-                            for i, x in enumerate(keep)]
-        summ: list[tuple[str, float]] = []
-        if n_rows is not None:
-            summ.append(("samples", float(n_rows)))
-        if fit is not None:
-            summ += [("exponent", fit.exponent), ("exponent_ci_low", fit.ci_low),
-                     ("exponent_ci_high", fit.ci_high), ("exponent_r2", fit.r2),
-                     ("exponent_kmin", fit.kmin), ("exponent_kmax", fit.kmax),
-                     ("exponent_amplitude", fit.amplitude)]
-        if rep is not None and mp is not None:
-            summ += [("outliers", rep.n_outliers), ("mp_sigma2", rep.sigma2),
-                     ("mp_edge", rep.edge), ("mp_ks", mp.ks_distance)]
-        rows.extend((s, layer, f"{kind}_{q}", 0, float(val), verdict) for q, val in summ)
-        return rows
+
+class _LazyHelper:
+    """The shared summary process, started at the first ``run``."""
+
+    def run(self, spectra: list[Spectrum], opts: Options) -> Any:
+        return shared_helper().run(spectra, opts)
 
 
 def _check_finite(x: Any, step: int, layer: str, what: str, out: Path | None) -> None:
