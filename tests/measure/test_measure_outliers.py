@@ -252,8 +252,9 @@ def test_messages_show_plain_numbers() -> None:
 
 
 def test_noise_variance_is_one_fixed_point_for_one_k_and_for_all_k() -> None:
-    """``fit_mp_bulk`` (one k) and ``find_outliers`` (k = 0..K) share one fixed point:
-    the same bits for a k either way, and the root of the trace equation (oracle: brentq)."""
+    """``fit_mp_bulk`` (one k at a time) and ``find_outliers`` (k = 0..K at once) solve one
+    fixed point: the report's sigma2 is the bulk fit's with the outliers excluded, to the
+    bit, and each k's value is the root of the trace equation (oracle: brentq)."""
     from scipy.optimize import brentq
 
     rng = np.random.default_rng(3)
@@ -262,10 +263,9 @@ def test_noise_variance_is_one_fixed_point_for_one_k_and_for_all_k() -> None:
     F[:, :3] *= np.sqrt(1.0 + np.array([8.0, 4.0, 2.5]))   # three spikes
     eigs = np.sort(np.linalg.eigvalsh(F.T @ F / n))[::-1]
     g = p / n
-    K = 20
-    every = outl._sigma2(eigs, g, p, np.arange(K + 1))
-    for k in range(K + 1):
-        assert outl._sigma2_given_k(eigs, g, p, k) == every[k]   # bit for bit
+    rep = find_outliers(eigs, g, n_samples=n)
+    assert rep.n_outliers == 3
+    assert rep.sigma2 == fit_mp_bulk(eigs, g, n_samples=n, n_excluded=3).sigma2
     rest = np.cumsum(eigs[::-1])[::-1]
 
     def trace_eq(s2: float, k: int) -> float:
@@ -274,8 +274,9 @@ def test_noise_variance_is_one_fixed_point_for_one_k_and_for_all_k() -> None:
         return s2 * max(p - k - g * np.sum(1 + 1 / th), 0.5 * (p - k)) - rest[k]
 
     for k in (0, 1, 2, 3, 5, 12):
-        root = brentq(trace_eq, 0.3 * every[k], 3 * every[k], args=(k,), xtol=1e-15)
-        assert every[k] == pytest.approx(root, rel=1e-10)
+        got = fit_mp_bulk(eigs, g, n_samples=n, n_excluded=k).sigma2
+        root = brentq(trace_eq, 0.3 * got, 3 * got, args=(k,), xtol=1e-15)
+        assert got == pytest.approx(root, rel=1e-10)
 
 
 def test_find_outliers_uses_a_given_bulk_fit_instead_of_refitting(monkeypatch) -> None:
