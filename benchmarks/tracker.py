@@ -13,7 +13,8 @@ Run:  python benchmarks/tracker.py [--steps 10000] [--block 250] [--batch 4] [--
    attached on the log schedule (10 records a decade: 41 records in 1e4 steps)
    measuring all 27 weight matrices (Q, K, V split, out, feed-forward,
    embeddings, head) and 15 module outputs, with fits, MP outlier tests,
-   verdicts and Parquet, in its background thread. The arms alternate in
+   verdicts and Parquet, in its background thread (fits and tests in its
+   helper process, ``summary_process=True``). The arms alternate in
    blocks of ``--block`` steps (order swapped every round), so the machine's
    load hits both equally. A tracked block's time ends after
    ``tracker.flush()``: all the worker's work for the block is charged to the
@@ -147,7 +148,8 @@ def _report_ab(res: dict, args: argparse.Namespace, load: tuple[float, float]) -
         print(f"rounds without a record ({quiet.size}): tracked/bare - 1 median {q50:+.2f} %, "
               f"10-90 % [{q10:+.2f}, {q90:+.2f}] % (noise floor + hooks)")
     bare_cpu = sum(r["bare_cpu_s"] for r in R)  # the bare arm's training-thread CPU
-    print(f"CPU the tracker added: worker {worker:.1f} s ({worker / max(res['n_records'], 1):.2f}"
+    print(f"CPU the tracker added: worker (thread + summary process) {worker:.1f} s "
+          f"({worker / max(res['n_records'], 1):.2f}"
           f" s a record, {100 * worker / bare_cpu:.2f} % of the bare arm's {bare_cpu:.0f} CPU-s)"
           f", training thread {main_extra:+.1f} s ({100 * main_extra / bare_cpu:+.2f} %)")
     print()
