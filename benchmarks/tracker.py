@@ -13,7 +13,8 @@ Run:  python benchmarks/tracker.py [--steps 10000] [--block 250] [--batch 4] [--
    attached on the log schedule (10 records a decade: 41 records in 1e4 steps)
    measuring all 27 weight matrices (Q, K, V split, out, feed-forward,
    embeddings, head) and 15 module outputs, with fits, MP outlier tests,
-   verdicts and Parquet, in its background thread. The arms alternate in
+   verdicts and Parquet, in its background thread (fits and tests in its
+   helper process, ``summary_process=True``). The arms alternate in
    blocks of ``--block`` steps (order swapped every round), so the machine's
    load hits both equally. A tracked block's time ends after
    ``tracker.flush()``: all the worker's work for the block is charged to the
@@ -107,6 +108,7 @@ def _ab(args: argparse.Namespace) -> dict:
                        "worker_cpu_s": tracker.measure_cpu_s - cpu_w0})
     tracker.close()
     return {"rounds": rounds, "n_records": tracker.n_records, "out": out, "warm_s": warm_s,
+            "peak_pending_mb": tracker.peak_pending_bytes / 2**20,
             "layers": [len(tracker.matrices), len(tracker.sites)]}
 
 
@@ -146,7 +148,8 @@ def _report_ab(res: dict, args: argparse.Namespace, load: tuple[float, float]) -
         print(f"rounds without a record ({quiet.size}): tracked/bare - 1 median {q50:+.2f} %, "
               f"10-90 % [{q10:+.2f}, {q90:+.2f}] % (noise floor + hooks)")
     bare_cpu = sum(r["bare_cpu_s"] for r in R)  # the bare arm's training-thread CPU
-    print(f"CPU the tracker added: worker {worker:.1f} s ({worker / max(res['n_records'], 1):.2f}"
+    print(f"CPU the tracker added: worker (thread + summary process) {worker:.1f} s "
+          f"({worker / max(res['n_records'], 1):.2f}"
           f" s a record, {100 * worker / bare_cpu:.2f} % of the bare arm's {bare_cpu:.0f} CPU-s)"
           f", training thread {main_extra:+.1f} s ({100 * main_extra / bare_cpu:+.2f} %)")
     print()
@@ -163,11 +166,14 @@ def _report_ab(res: dict, args: argparse.Namespace, load: tuple[float, float]) -
               f"{ts:.1f} s | {100 * (ts / bs - 1):+.2f} % |")
     print()
     print(f"one-time warm-up (imports, first records; outside both arms): {res['warm_s']:.1f} s")
+    print(f"largest backlog of queued copies: {res['peak_pending_mb']:.1f} MB "
+          "(step() waits only beyond max_pending_bytes, 256 MiB)")
     print(f"load average {load[0]:.1f} -> {load[1]:.1f} on {os.cpu_count()} CPUs")
     return {"overhead_pct": over, "overhead_ci95_pct": [lo, hi], "bare_s": float(b.sum()),
             "tracked_s": float(t.sum()), "records": res["n_records"], "steps": steps,
             "worker_cpu_s": worker, "main_cpu_extra_s": main_extra, "bare_cpu_s": bare_cpu,
-            "quiet_rounds_pct": quiet.tolist(), "rounds": R, "load": list(load),
+            "quiet_rounds_pct": quiet.tolist(), "peak_pending_mb": res["peak_pending_mb"],
+            "rounds": R, "load": list(load),
             "batch": args.batch, "context": args.context, "block": args.block,
             "threads": args.threads}
 

@@ -249,3 +249,47 @@ def test_messages_show_plain_numbers() -> None:
         find_outliers(np.linspace(0.5, 2.0, 50), np.float64(-1.0))
     with pytest.raises(ValueError, match=r"got 1\.5$"):
         find_outliers(np.linspace(0.5, 2.0, 50), 0.5, alpha=np.float32(1.5))
+
+
+def test_noise_variance_is_one_fixed_point_for_one_k_and_for_all_k() -> None:
+    """``fit_mp_bulk`` (one k at a time) and ``find_outliers`` (k = 0..K at once) solve one
+    fixed point: the report's sigma2 is the bulk fit's with the outliers excluded, to the
+    bit, and each k's value is the root of the trace equation (oracle: brentq)."""
+    from scipy.optimize import brentq
+
+    rng = np.random.default_rng(3)
+    n, p = 300, 120
+    F = rng.standard_normal((n, p)) * np.sqrt(1.3)
+    F[:, :3] *= np.sqrt(1.0 + np.array([8.0, 4.0, 2.5]))   # three spikes
+    eigs = np.sort(np.linalg.eigvalsh(F.T @ F / n))[::-1]
+    g = p / n
+    rep = find_outliers(eigs, g, n_samples=n)
+    assert rep.n_outliers == 3
+    assert rep.sigma2 == fit_mp_bulk(eigs, g, n_samples=n, n_excluded=3).sigma2
+    rest = np.cumsum(eigs[::-1])[::-1]
+
+    def trace_eq(s2: float, k: int) -> float:
+        th = rmt.spike_strength_from_eigenvalue(eigs[:k] / s2, g, check=False)
+        th = np.where(np.isnan(th), np.sqrt(g), th)
+        return s2 * max(p - k - g * np.sum(1 + 1 / th), 0.5 * (p - k)) - rest[k]
+
+    for k in (0, 1, 2, 3, 5, 12):
+        got = fit_mp_bulk(eigs, g, n_samples=n, n_excluded=k).sigma2
+        root = brentq(trace_eq, 0.3 * got, 3 * got, args=(k,), xtol=1e-15)
+        assert got == pytest.approx(root, rel=1e-10)
+
+
+def test_find_outliers_uses_a_given_bulk_fit_instead_of_refitting(monkeypatch) -> None:
+    rng = np.random.default_rng(4)
+    n, p = 200, 80
+    eigs = _noise_eigs(rng, n, p, s2=0.7, theta=6.0)
+    fit = fit_mp_bulk(eigs, p / n, n_samples=n)
+    ref = find_outliers(eigs, p / n, n_samples=n)
+    calls = []
+    monkeypatch.setattr(outl, "fit_mp_bulk", lambda *a, **k: calls.append(1))
+    rep = find_outliers(eigs, p / n, n_samples=n, bulk=fit)
+    assert calls == []                                       # not fitted again
+    assert rep.n_outliers == ref.n_outliers == 1
+    assert rep.sigma2 == ref.sigma2 and np.array_equal(rep.p_values, ref.p_values)
+    with pytest.raises(ValueError, match=r"bulk must be fit_mp_bulk\(eigs, ratio=0.4"):
+        find_outliers(eigs, p / n, n_samples=n, bulk=fit_mp_bulk(eigs, 0.5, n_samples=n))

@@ -410,3 +410,139 @@ def test_killed_run_keeps_its_rows_and_resumes_the_same_dataset(tmp_path) -> Non
     pd_testing.assert_frame_equal(kept, before[before.step < 20].reset_index(drop=True))
     # ... and the resumed run continues the same trajectory as a run never killed.
     pd_testing.assert_frame_equal(after, whole, rtol=1e-9)
+
+
+# -- cost: hooks only around scheduled steps, a byte-bounded backlog ------------------
+
+def test_hooks_exist_only_around_scheduled_steps() -> None:
+    """A step without a record runs the model with no hook (torch's fast path)."""
+    model = _mlp(9)
+    tracker = SpectrumTracker(model, schedule=[0, 3], n_boot=0, background=False)
+    hooked = []
+    for _ in range(6):
+        hooked.append(sum(len(m._forward_hooks) for m in model.modules()))
+        model(torch.randn(30, 64))
+        tracker.step()
+    assert hooked == [3, 0, 0, 3, 0, 0]    # 3 Linear outputs, armed for steps 0 and 3 only
+    df = tracker.table()
+    assert sorted(df[df.quantity == "activation_samples"].step.unique()) == [0, 3]
+    tracker.close()
+
+
+def test_explicit_record_off_schedule_is_weights_only_unless_armed() -> None:
+    model = _mlp(10)
+    tracker = SpectrumTracker(model, schedule=[0], n_boot=0, background=False)
+    model(torch.randn(30, 64))
+    tracker.step()                                  # step 0: scheduled
+    x = torch.randn(40, 64)
+    model(x)
+    tracker.record()                                # step 1: not scheduled, not armed
+    assert {why for s, _, kind, why in tracker.skipped if s == 1 and kind == "activation"} \
+        == {"hooks not armed: step 1 is not scheduled (call tracker.arm() before its forward "
+            "pass to record them)"}
+    tracker.step()
+    tracker.arm()                                   # step 2: armed on demand
+    model(x)
+    tracker.record()
+    tracker.step()                                  # already recorded: not again
+    tracker.step()
+    df = tracker.table()
+    assert sorted(df.step.unique()) == [0, 1, 2]
+    assert not df.duplicated(["step", "layer", "quantity", "rank"]).any()
+    assert set(df[df.step == 1].quantity.str.split("_").str[0]) == {"weight"}
+    # Step 2's outputs of layer "0" are those of the forward pass after arm() (oracle: numpy).
+    W = model[0].weight.detach().double().numpy()
+    H = x.double().numpy() @ W.T + model[0].bias.detach().double().numpy()
+    Hc = H - H.mean(axis=0)
+    ref = np.sort(np.linalg.eigvalsh(Hc.T @ Hc / 40))[::-1][:40]
+    got = df[(df.step == 2) & (df.layer == "0") & (df.quantity == "activation_eigenvalue")]
+    assert np.max(np.abs(got.sort_values("rank")["value"].to_numpy() - ref)) < 1e-4 * ref[0]
+    assert sum(len(m._forward_hooks) for m in model.modules()) == 0
+    tracker.close()
+
+
+def _blocked_worker_run(max_pending_bytes: int) -> tuple[SpectrumTracker, int]:
+    """Five scheduled steps while the worker is held at its first record; returns the
+    tracker (closed) and the bytes of one record."""
+    import threading
+
+    release = threading.Event()
+    model = _mlp(11)
+    tracker = SpectrumTracker(model, schedule=Schedule.every(1), n_boot=0, fit=False,
+                              max_pending_bytes=max_pending_bytes,
+                              on_record=lambda rows: release.wait())
+    x = torch.randn(32, 64)
+    one = (sum(p.numel() for n, p in model.named_parameters() if n.endswith("weight"))
+           + 32 * (96 + 96 + 10)) * 4
+
+    def train() -> None:
+        for _ in range(5):
+            model(x)
+            tracker.step()
+
+    loop = threading.Thread(target=train)
+    loop.start()
+    if max_pending_bytes >= 5 * one:
+        loop.join(timeout=300)                       # must not wait for the worker
+        assert not loop.is_alive(), "step() waited behind a backlog below its bound"
+    release.set()
+    loop.join()
+    tracker.close()
+    return tracker, one
+
+
+def test_step_queues_records_up_to_the_byte_bound_without_waiting() -> None:
+    tracker, one = _blocked_worker_run(256 * 2**20)
+    assert tracker.peak_pending_bytes == 5 * one     # all five queued behind the held worker
+    assert tracker.n_records == 5
+
+
+def test_byte_bound_zero_keeps_one_record_in_flight() -> None:
+    tracker, one = _blocked_worker_run(0)
+    assert tracker.peak_pending_bytes == one         # each step waited for the previous record
+    assert tracker.n_records == 5
+    with pytest.raises(ValueError, match="max_pending_bytes"):
+        SpectrumTracker(_mlp(12), max_pending_bytes=-1)
+
+
+def test_summaries_in_the_helper_process_equal_those_in_the_thread(monkeypatch) -> None:
+    from pandas.testing import assert_frame_equal
+
+    from specdyn.measure import tracker as tracker_mod
+
+    model = _mlp(13)
+    mem = copy.deepcopy(model)
+    ref = SpectrumTracker(mem, schedule=Schedule.every(2), n_boot=5, summary_process=False)
+    _train(mem, ref, range(5))
+    ref.close()
+
+    def not_here(*_args: object) -> None:
+        raise AssertionError("summaries computed in the training process")
+
+    monkeypatch.setattr(tracker_mod, "summarize_all", not_here)  # the helper has its own
+    tr = SpectrumTracker(model, schedule=Schedule.every(2), n_boot=5)
+    _train(model, tr, range(5))
+    tr.close()
+    assert_frame_equal(tr.table(), ref.table())
+    assert tr.skipped == ref.skipped and tr.measure_cpu_s > 0
+
+
+def test_a_dead_summary_process_is_reported_and_replaced() -> None:
+    from specdyn.measure._summaries import shared_helper
+
+    model = _mlp(14)
+    tr = SpectrumTracker(model, schedule=Schedule.every(1), n_boot=0)
+    _train(model, tr, range(1))
+    tr.flush()                                       # the helper is up
+    proc = shared_helper()._proc
+    assert proc is not None
+    proc.kill()
+    proc.wait()
+    _train(model, tr, range(1, 2))
+    with pytest.raises(RuntimeError, match="the summary process died"):
+        tr.flush()
+    tr.close()
+    fresh = SpectrumTracker(model, schedule=Schedule.every(1), n_boot=0)
+    _train(model, fresh, range(1))
+    fresh.close()
+    assert sorted(fresh.table().step.unique()) == [0]

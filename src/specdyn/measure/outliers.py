@@ -261,8 +261,8 @@ def _mp_median(ratio: float) -> float:
     return float(rmt.mp_quantile(0.5, ratio))
 
 
-def _sigma2_all(e: np.ndarray, ratio: float, p: float, kmax: int) -> np.ndarray:
-    """Noise variance under "exactly ``k`` spikes", for ``k = 0..kmax`` (Kritchman-Nadler style).
+def _sigma2(e: np.ndarray, ratio: float, p: float, ks: np.ndarray) -> np.ndarray:
+    """Noise variance under "exactly ``k`` spikes" for each ``k`` of ``ks`` (Kritchman-Nadler).
 
     ``e``: the nonzero eigenvalues of ``F^T F / n``, decreasing (caller's frame).
     Under pure noise ``sum(e) / p`` is unbiased. With spikes, each outlier
@@ -270,46 +270,42 @@ def _sigma2_all(e: np.ndarray, ratio: float, p: float, kmax: int) -> np.ndarray:
     ``sigma2 (ratio + ratio/theta_j)`` more than its population share
     ``sigma2 (1 + theta_j)``, taken from the bulk, so
     ``sum_{j>k} l_j ~= sigma2 (p - k - ratio sum_{j<=k} (1 + 1/theta_j))``;
-    solved by fixed-point iteration with ``theta_j`` from the BBP inverse.
+    solved by fixed-point iteration (at most 8 sweeps, fewer once every row is
+    exactly stationary) with ``theta_j`` from the BBP inverse.
+
+    The one fixed point of this module: ``fit_mp_bulk`` asks for one ``k`` at a
+    time (``O(k)`` a sweep), ``find_outliers`` for ``k = 0..K`` at once. Row ``k``
+    depends on no other row and its sum over ``j < k`` is sequential
+    (``cumsum``), so a ``k`` gives the same bits whichever ``ks`` it comes with.
     """
-    k = np.arange(kmax + 1)
-    rest = np.concatenate([np.cumsum(e[::-1])[::-1], [0.0]])[: kmax + 1]
-    s2 = rest / (p - k)
-    if kmax == 0:
+    ks = np.asarray(ks, dtype=np.int64)
+    # rest[k] = sum_{j >= k} e_j, summed from the smallest (as the trace of a bulk)
+    tail = np.concatenate([np.cumsum(e[::-1])[::-1], [0.0]])
+    rest = tail[ks]
+    s2 = rest / (p - ks)
+    width = int(ks.max(initial=0))
+    if width == 0:
         return s2
-    top = e[:kmax]
-    below = k[:, None] > np.arange(kmax)[None, :]  # j < k: the spikes assumed under k
+    top = e[:width]
+    rows = np.flatnonzero(ks > 0)
+    last = ks[rows] - 1
     for _ in range(8):
         # at or inside the edge a spike is at most sqrt(ratio) strong: use that bound
-        th = rmt.spike_strength_from_eigenvalue(top[None, :] / s2[:, None], ratio,
+        th = rmt.spike_strength_from_eigenvalue(top[None, :] / s2[rows, None], ratio,
                                                 check=False)
         th[np.isnan(th)] = np.sqrt(ratio)
-        corr = ratio * np.sum(np.where(below, 1.0 + 1.0 / th, 0.0), axis=1)
-        s2 = rest / np.maximum(p - k - corr, 0.5 * (p - k))
+        corr = ratio * np.cumsum(1.0 + 1.0 / th, axis=1)[np.arange(rows.size), last]
+        kr = ks[rows]
+        new = rest[rows] / np.maximum(p - kr - corr, 0.5 * (p - kr))
+        if (new == s2[rows]).all():  # exactly stationary: further sweeps change nothing
+            break
+        s2[rows] = new
     return s2
 
 
 def _sigma2_given_k(e: np.ndarray, ratio: float, p: float, k: int) -> float:
-    """``_sigma2_all(...)[k]``: the same fixed point, for that one ``k`` only.
-
-    Row ``k`` of ``_sigma2_all`` depends on no other row, so computing it alone
-    (``O(k)`` a sweep, not ``O(k^2)``) gives the same value; ``fit_mp_bulk``
-    calls this up to ~50 times a spectrum, which made it most of the tracker's
-    per-record CPU.
-    """
-    rest = float(np.cumsum(e[::-1])[e.size - 1 - k]) if k < e.size else 0.0
-    s2 = rest / (p - k)
-    if k == 0:
-        return s2
-    top = e[:k]
-    for _ in range(8):
-        th = rmt.spike_strength_from_eigenvalue(top / s2, ratio, check=False)
-        th[np.isnan(th)] = np.sqrt(ratio)
-        s2_new = rest / max(p - k - ratio * float(np.sum(1.0 + 1.0 / th)), 0.5 * (p - k))
-        if s2_new == s2:  # converged exactly: further sweeps change nothing
-            break
-        s2 = s2_new
-    return s2
+    """``_sigma2`` for one ``k`` (the bulk fit's loop)."""
+    return float(_sigma2(e, ratio, p, np.array([k]))[0])
 
 
 def fit_mp_bulk(eigs: ArrayLike, ratio: float, *, n_excluded: int | None = None,
@@ -348,9 +344,17 @@ def fit_mp_bulk(eigs: ArrayLike, ratio: float, *, n_excluded: int | None = None,
         k = v.positive_int("n_excluded", n_excluded, minimum=0)
         if k > m - 3:
             raise ValueError(f"n_excluded must be <= {m - 3} (leave 3 eigenvalues), got {k}")
+        s2 = _sigma2_given_k(e, g, p, k)
     else:
+        seen: dict[int, float] = {}  # the iteration may revisit a k: solve each k once
+
+        def s2_of(k: int) -> float:
+            if k not in seen:
+                seen[k] = _sigma2_given_k(e, g, p, k)
+            return seen[k]
+
         med = float(np.median(ec))
-        s2 = med / _mp_median(gc) if med > 0 else _sigma2_given_k(e, g, p, 0)
+        s2 = med / _mp_median(gc) if med > 0 else s2_of(0)
         k = -1
         cap = min(m // 2, m - 3)
         for _ in range(50):
@@ -358,24 +362,27 @@ def fit_mp_bulk(eigs: ArrayLike, ratio: float, *, n_excluded: int | None = None,
             above = int(np.sum(e > edge))
             capped = above > cap
             k_new = min(above, cap)
-            s2 = _sigma2_given_k(e, g, p, k_new)
+            s2 = s2_of(k_new)
             if k_new == k:
                 break
             k = k_new
-    s2 = _sigma2_given_k(e, g, p, k)
+        s2 = s2_of(k)  # (the loop ends with k_new == k unless it ran out of sweeps)
     if not s2 > 0:
         raise ValueError("eigs: the bulk fit gave a non-positive noise variance "
                          "(are the eigenvalues all zero?)")
     lo, hi = rmt.mp_edges(g, s2)
     g_bulk = gc * (m - k) / m
-    ks = float(kstest(ec[k:], lambda x: rmt.mp_cdf(x, g_bulk, s2)).statistic)
+    # Only the statistic is used: the asymptotic p-value spares scipy's exact one (most
+    # of kstest's time at these sizes); the statistic is the same.
+    ks = float(kstest(ec[k:], lambda x: rmt.mp_cdf(x, g_bulk, s2), method="asymp").statistic)
     return MPFit(sigma2=s2, ratio=g, lo=float(lo), hi=float(hi), n_excluded=k, ks_distance=ks,
                  cap_reached=capped, n_bulk=int(m - k))
 
 
 def find_outliers(eigs: ArrayLike, ratio: float, alpha: float = 0.05, *,
                   n_samples: float | None = None, sigma2: float | None = None,
-                  max_candidates: int | None = None) -> OutlierReport:
+                  max_candidates: int | None = None, bulk: MPFit | None = None
+                  ) -> OutlierReport:
     """Eigenvalues above the Marchenko-Pastur bulk, each with a Tracy-Widom p-value.
 
     Parameters
@@ -393,6 +400,11 @@ def find_outliers(eigs: ArrayLike, ratio: float, alpha: float = 0.05, *,
         At most this many candidates are tested (default ``min(n, p) // 2``,
         and never more than ``min(n, p) - 3`` so that a bulk is left, but at
         least 1). When all of them are significant ``cap_reached`` says so.
+    bulk
+        ``fit_mp_bulk(eigs, ratio, n_samples=n_samples)`` if the caller has it
+        already (its ``sigma2`` sets the first candidate edge), so that a
+        spectrum is fitted once; fitted here when ``None``. Its ``ratio`` must
+        be ``ratio``.
 
     Returns
     -------
@@ -408,12 +420,17 @@ def find_outliers(eigs: ArrayLike, ratio: float, alpha: float = 0.05, *,
     kmax = m // 2 if max_candidates is None else v.positive_int("max_candidates", max_candidates)
     kmax = min(kmax, max(1, m - 3))
 
-    bulk = fit_mp_bulk(e, g, n_samples=n)
+    if bulk is None:
+        bulk = fit_mp_bulk(e, g, n_samples=n)
+    elif not isinstance(bulk, MPFit) or bulk.ratio != g:
+        got = f"ratio {bulk.ratio:g}" if isinstance(bulk, MPFit) else type(bulk).__name__
+        raise ValueError(f"bulk must be fit_mp_bulk(eigs, ratio={g:g}, ...) of these "
+                         f"eigenvalues, got {got}")
     edge0 = (known if known is not None else bulk.sigma2) * (1 + np.sqrt(g)) ** 2
     n_cand = int(np.clip(np.sum(e > edge0), 1, kmax))
 
     k = np.arange(n_cand)
-    s2_all = _sigma2_all(e, g, p, n_cand)
+    s2_all = _sigma2(e, g, p, np.arange(n_cand + 1))
     s2k = np.full(n_cand, known) if known is not None else s2_all[:n_cand]
     mu, sd = (np.asarray(x, dtype=np.float64) for x in rmt.wishart_edge_scaling(n, p - k))
     stats = (n * e[:n_cand] / s2k - mu) / sd

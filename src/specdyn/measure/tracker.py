@@ -14,7 +14,15 @@ Steps
     scheduled ``s`` the forward hooks keep (a detached copy of) the outputs of
     the tracked modules seen during iteration ``s``, up to ``max_samples``
     rows, and ``step()`` copies the tracked weight matrices (after that
-    iteration's update); at other steps the hooks return at once.
+    iteration's update).
+Hooks
+    The forward hooks exist only around a scheduled step: ``step()``
+    registers them when the *next* step is scheduled and the record removes
+    them, so every other forward pass takes torch's hook-free path (with the
+    hooks always registered they cost ~3 % of a cheap training step). An
+    explicit ``record()`` at a step that is not scheduled measures the
+    weights only (its activations are listed in ``skipped``, with the reason)
+    unless ``arm()`` was called before that step's forward pass.
 Layers
     Which matrices and outputs are measured, and how each is read (Q/K/V
     split of attention, GPT-2 ``Conv1D``, embeddings, convolutions; sample
@@ -28,10 +36,15 @@ Weights
     Marchenko-Pastur with ``ratio = in / out``.
 Where the work happens
     ``step()`` only copies tensors (on their own device) and queues them;
-    a background thread computes the spectra on that device (float32 Gram
+    it waits only while the queued copies exceed ``max_pending_bytes``
+    (256 MiB by default), which bounds the memory a backlog holds while the
+    worker catches up (the log schedule's first steps come faster than their
+    records are computed); a background thread computes the spectra on that device (float32 Gram
     first, redone in float64 when the smallest eigenvalue is below ``1e-4``
     of the largest, where float32 round-off, ``~6e-8`` of the largest, would
-    exceed 0.1 %), fits and tests them on the host and writes the rows. On a
+    exceed 0.1 %) and writes the rows; the fits and tests (host numpy, which
+    holds the GIL) run in a helper process shared by the process's trackers
+    (``summary_process=False``: in the thread). On a
     CPU tensor the Gram is float64 from the start. Layers with
     ``min(rows, cols) > max_dense`` get the top ``top or 256`` eigenvalues by
     randomized SVD (``torch.svd_lowrank``); their MP fit and outlier test,
@@ -67,7 +80,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +88,7 @@ import numpy as np
 import pandas as pd
 
 from specdyn import _validate as v
-from specdyn.measure.exponents import PowerLawFit, fit_power_law
+from specdyn.measure._summaries import Options, Spectrum, shared_helper, summarize_all
 from specdyn.measure.layers import (
     ActivationSite,
     WeightMatrix,
@@ -83,8 +96,6 @@ from specdyn.measure.layers import (
     select_modules,
     weight_matrices,
 )
-from specdyn.measure.outliers import MPFit, OutlierReport, find_outliers, fit_mp_bulk
-from specdyn.measure.summary import layer_verdict
 from specdyn.schedule import Schedule
 
 __all__ = ["SpectrumTracker", "read_spectra"]
@@ -145,6 +156,16 @@ class _Job:
     step: int
     weights: list[tuple[str, Any]]
     activations: list[tuple[str, Any]]
+    nbytes: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        # the copies this job holds (on their device) until the worker is done with it
+        self.nbytes = (sum(_nbytes(W) for _, W in self.weights)
+                       + sum(_nbytes(h) for _, buf in self.activations for h in buf))
+
+
+def _nbytes(t: Any) -> int:
+    return int(t.nelement()) * int(t.element_size())
 
 
 class _Stop:
@@ -202,6 +223,17 @@ class SpectrumTracker:
     background
         Compute in a background thread (``step()`` returns at once); ``False``
         computes inside ``step()``.
+    max_pending_bytes
+        Bound on the bytes of copies queued for the background thread
+        (default 256 MiB): ``step()`` waits only while a new record would take
+        the backlog beyond it (a single record larger than the bound is still
+        queued, alone). ``0`` waits for each record to finish.
+    summary_process
+        With ``background``: compute the fits and tests (many small numpy and
+        scipy calls, which hold the GIL and so slow a training step of many
+        small torch calls) in one helper process shared by this process's
+        trackers (:mod:`specdyn.measure._summaries`, started at the first
+        record); ``False`` computes them in the worker thread. Same rows.
     on_record
         A callable or list of callables ``f(rows)``, called (in the worker
         thread) with the DataFrame of each recorded step once it is written;
@@ -212,11 +244,16 @@ class SpectrumTracker:
     Attributes
     ----------
     measure_cpu_s
-        CPU seconds spent measuring (spectra, fits, tests) by the thread that did it.
+        CPU seconds spent measuring (spectra, fits, tests) by the thread that did
+        it, plus the summary process's CPU for this tracker's records.
+    peak_pending_bytes
+        The largest backlog of queued copies so far, in bytes (at most
+        ``max_pending_bytes``, or one record when a record alone is larger).
     capture
-        The hooks keep module outputs only while this is true (default); the
-        framework adapters turn it off outside training steps, so that
-        evaluation batches never enter a training step's activations.
+        The hooks (registered only around scheduled steps, see ``arm()``) keep
+        module outputs only while this is true (default); the framework
+        adapters turn it off outside training steps, so that evaluation
+        batches never enter a training step's activations.
 
     Errors
     ------
@@ -231,7 +268,8 @@ class SpectrumTracker:
                  weights: bool = True, activations: bool = True, heads: bool = False,
                  top: int | None = None, max_dense: int = 2048, fit: bool = True,
                  outliers: bool = True, n_boot: int = 50, alpha: float = 0.05,
-                 background: bool = True, on_record: Any = None,
+                 background: bool = True, max_pending_bytes: int = 256 * 2**20,
+                 summary_process: bool = True, on_record: Any = None,
                  overwrite: bool = False) -> None:
         if not hasattr(model, "named_modules"):
             raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
@@ -251,6 +289,11 @@ class SpectrumTracker:
         self.n_boot = v.positive_int("n_boot", n_boot, minimum=0)
         self.alpha = v.in_range("alpha", alpha, 0.0, 1.0, lo_open=True, hi_open=True)
         self.background = bool(background)
+        self.max_pending_bytes = v.positive_int("max_pending_bytes", max_pending_bytes,
+                                                minimum=0)
+        self.summary_process = bool(summary_process)
+        self._options = Options(fit=self.fit, n_boot=self.n_boot, outliers=self.outliers,
+                                alpha=self.alpha, top=self.top, max_dense=self.max_dense)
         self._callbacks = self._as_callbacks(on_record)
 
         selected = self._resolve(model, modules)
@@ -287,15 +330,24 @@ class SpectrumTracker:
         self._existing: int | None = None
         if self.out is not None:
             self._open_out(bool(overwrite))
-        for site in self.sites:
-            self._handles.append(site.module.register_forward_hook(self._hook(site)))
-        self._queue: queue.Queue[Any] = queue.Queue(maxsize=2)  # bounded: step() waits if behind
+        # Unbounded queue; what bounds the backlog is the bytes of its copies.
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._pending = threading.Condition()
+        self._pending_bytes = 0
+        self.peak_pending_bytes = 0
         self._thread: threading.Thread | None = None
+        # Fits and tests in the shared helper process (see specdyn.measure._summaries),
+        # started at the first record that needs it.
+        self._helper: Any = None
         if self.background:
+            if self.summary_process and (self.fit or self.outliers):
+                self._helper = _LazyHelper()
             self._thread = threading.Thread(target=self._work, name="specdyn-tracker",
                                             daemon=True)
             self._thread.start()
         self._active = self._scheduled(0)
+        if self._active:
+            self.arm()
 
     # -- setup ---------------------------------------------------------------
     @staticmethod
@@ -340,7 +392,8 @@ class SpectrumTracker:
         return {"steps": self.steps, "max_samples": self.max_samples, "weights": self.weights,
                 "activations": self.activations, "heads": self.heads, "top": self.top,
                 "max_dense": self.max_dense, "fit": self.fit, "outliers": self.outliers,
-                "n_boot": self.n_boot, "alpha": self.alpha, "model": type(self.model).__name__}
+                "n_boot": self.n_boot, "alpha": self.alpha,
+                "max_pending_bytes": self.max_pending_bytes, "model": type(self.model).__name__}
 
     def _open_out(self, overwrite: bool) -> None:
         assert self.out is not None
@@ -380,7 +433,7 @@ class SpectrumTracker:
         name, fax = site.name, site.feature_axis
 
         def hook(_module: Any, _inputs: Any, output: Any) -> None:
-            if not (self._active and self.capture):
+            if not self.capture:
                 return
             room = self.max_samples - self._counts[name]
             if room <= 0:
@@ -398,17 +451,52 @@ class SpectrumTracker:
 
         return hook
 
+    def _disarm(self) -> None:
+        """Remove the hooks and drop what they kept."""
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+        for name in self._buffers:
+            self._buffers[name], self._counts[name] = [], 0
+
     # -- public API ----------------------------------------------------------
+    def arm(self) -> None:
+        """Register the forward hooks now (``step()`` does it before each scheduled step).
+
+        For an explicit ``record()`` at a step the schedule does not include:
+        call ``arm()`` before that step's forward pass and the record measures
+        its module outputs too (without it, weights only). The hooks go again
+        at the next ``record()`` or ``step()``.
+        """
+        if self._closed:
+            raise ValueError("arm: the tracker is closed")
+        if not self._handles:
+            self._handles = [site.module.register_forward_hook(self._hook(site))
+                             for site in self.sites]
+
     def step(self) -> None:
-        """Close the current iteration: queue a measurement if it is scheduled, then advance."""
+        """Close the current iteration: queue a measurement if it is scheduled, then advance.
+
+        The hooks are registered only if the next step is scheduled.
+        """
         self._raise_pending()
         if self._active and not self._failed:
             self.record()
+        elif self._handles:  # armed by arm() for a record that did not come
+            self._disarm()
         self.current_step += 1
         self._active = self._scheduled(self.current_step)
+        if self._active and not self._failed:
+            self.arm()
 
     def record(self) -> None:
-        """Measure now (at ``current_step``) whatever is available, schedule or not."""
+        """Measure now (at ``current_step``) whatever is available, schedule or not.
+
+        Weights always; module outputs if the hooks were armed for this step
+        (a scheduled step, or ``arm()`` before its forward pass), else those
+        are listed in ``skipped``. The step then counts as recorded:
+        ``step()`` does not record it again.
+        """
         self._raise_pending()
         if self._closed:
             raise ValueError("record: the tracker is closed")
@@ -419,18 +507,28 @@ class SpectrumTracker:
                 "earlier run: call tracker.load_state_dict(saved_state) to continue it, pass "
                 "overwrite=True to replace it, or choose a new folder")
         W = [(m.name, m.get().clone()) for m in self.matrices]
-        acts = []
-        for site in self.sites:
-            buf = self._buffers[site.name]
-            acts.append((site.name, buf))
-            self._buffers[site.name] = []
-            self._counts[site.name] = 0
+        armed = bool(self._handles)
+        acts = [(site.name, self._buffers[site.name]) for site in self.sites]
+        self._disarm()
+        self._active = False
+        if not armed:
+            for site in self.sites:
+                self.skipped.append((s, site.name, "activation",
+                                     f"hooks not armed: step {s} is not scheduled (call "
+                                     "tracker.arm() before its forward pass to record them)"))
+            acts = []
         job = _Job(s, W, acts)
         if self._thread is None:
             self._run(job)
             self._raise_pending()
-        else:
-            self._queue.put(job)
+            return
+        with self._pending:  # wait only while the backlog's copies exceed the bound
+            while (self._pending_bytes > 0
+                   and self._pending_bytes + job.nbytes > self.max_pending_bytes):
+                self._pending.wait()
+            self._pending_bytes += job.nbytes
+            self.peak_pending_bytes = max(self.peak_pending_bytes, self._pending_bytes)
+        self._queue.put(job)
 
     def flush(self) -> None:
         """Wait until every queued measurement is written; raise a worker error, if any."""
@@ -468,9 +566,10 @@ class SpectrumTracker:
         step = v.positive_int("state['step']", state["step"], minimum=0)
         self.current_step = step
         self.n_records = int(state.get("n_records", 0))
+        self._disarm()
         self._active = self._scheduled(step)
-        for name in self._buffers:
-            self._buffers[name], self._counts[name] = [], 0
+        if self._active:
+            self.arm()
         if self.out is not None:
             for f in (self.out / "rows").glob("step-*.parquet"):
                 if _step_of(f) >= step:
@@ -485,9 +584,7 @@ class SpectrumTracker:
         if self._closed:
             return
         self._closed = True
-        for h in self._handles:
-            h.remove()
-        self._handles = []
+        self._disarm()
         try:
             self.flush()
         finally:
@@ -521,12 +618,17 @@ class SpectrumTracker:
             except BaseException as err:  # noqa: BLE001 - handed to the training thread
                 self._error = err
             finally:
+                if isinstance(job, _Job):
+                    with self._pending:
+                        self._pending_bytes -= job.nbytes
+                        self._pending.notify_all()
                 self._queue.task_done()
 
     def _run(self, job: _Job) -> None:
         t0 = time.thread_time()
         try:
-            rows = self._measure_job(job)
+            rows, helper_cpu = self._measure_job(job)
+            self.measure_cpu_s += helper_cpu
         except FloatingPointError as err:
             self._failed = True
             self._error = err
@@ -546,17 +648,18 @@ class SpectrumTracker:
             for cb in self._callbacks:
                 cb(df)
 
-    def _measure_job(self, job: _Job) -> list[_Row]:
+    def _measure_job(self, job: _Job) -> tuple[list[_Row], float]:
+        """Rows of one record and the CPU seconds the summary process spent on them."""
         import torch
 
-        rows: list[_Row] = []
+        spectra: list[Spectrum] = []
         s = job.step
         for name, W in job.weights:
             _check_finite(W, s, name, "weights", self.out)
             N, M = (int(x) for x in W.shape)
             eigs, complete = self._eigs(W, center=False)
-            rows.extend(self._summarize(s, name, "weight", eigs, complete, ratio=M / N,
-                                        n_samples=float(N)))
+            spectra.append(Spectrum(s, name, "weight", eigs, complete, ratio=M / N,
+                                    n_samples=float(N)))
         for name, buf in job.activations:
             if not buf:
                 self.skipped.append((s, name, "activation", "no forward pass seen at this step"))
@@ -569,9 +672,14 @@ class SpectrumTracker:
                 continue
             eigs, complete = self._eigs(H, center=True)
             # Centring leaves n - 1 degrees of freedom.
-            rows.extend(self._summarize(s, name, "activation", eigs, complete,
-                                        ratio=p / (n - 1), n_samples=float(n - 1), n_rows=n))
-        return rows
+            spectra.append(Spectrum(s, name, "activation", eigs, complete, ratio=p / (n - 1),
+                                    n_samples=float(n - 1), n_rows=n))
+        if self._helper is not None and (self.fit or self.outliers):
+            rows, skipped, cpu = self._helper.run(spectra, self._options)
+        else:
+            (rows, skipped), cpu = summarize_all(spectra, self._options), 0.0
+        self.skipped.extend(skipped)
+        return rows, cpu
 
     def _eigs(self, X: Any, center: bool) -> tuple[np.ndarray, bool]:
         """Eigenvalues of ``X_c^T X_c / rows`` on X's device; ``complete`` is False for top-k."""
@@ -592,45 +700,12 @@ class SpectrumTracker:
             return np.sort(e)[::-1], False
         return _device_gram_eigs(X, center), True
 
-    def _summarize(self, s: int, layer: str, kind: str, eigs: np.ndarray, complete: bool, *,
-                   ratio: float, n_samples: float, n_rows: int | None = None) -> list[_Row]:
-        fit: PowerLawFit | None = None
-        mp: MPFit | None = None
-        rep: OutlierReport | None = None
-        if self.fit:
-            try:
-                fit = fit_power_law(eigs, n_boot=self.n_boot)
-            except ValueError as err:
-                self.skipped.append((s, layer, f"{kind}_exponent", str(err)))
-        if self.outliers:
-            if not complete:
-                self.skipped.append((s, layer, f"{kind}_outliers",
-                                     f"only the top {eigs.size} eigenvalues (min side > "
-                                     f"max_dense={self.max_dense}): no MP fit"))
-            else:
-                try:
-                    mp = fit_mp_bulk(eigs, ratio, n_samples=n_samples)
-                    rep = find_outliers(eigs, ratio, self.alpha, n_samples=n_samples)
-                except ValueError as err:
-                    self.skipped.append((s, layer, f"{kind}_outliers", str(err)))
-                    mp = rep = None
-        verdict = layer_verdict(fit, mp, rep)
-        keep = eigs if self.top is None else eigs[: self.top]
-        rows: list[_Row] = [(s, layer, f"{kind}_eigenvalue", i + 1, float(x), verdict)
-                            for i, x in enumerate(keep)]
-        summ: list[tuple[str, float]] = []
-        if n_rows is not None:
-            summ.append(("samples", float(n_rows)))
-        if fit is not None:
-            summ += [("exponent", fit.exponent), ("exponent_ci_low", fit.ci_low),
-                     ("exponent_ci_high", fit.ci_high), ("exponent_r2", fit.r2),
-                     ("exponent_kmin", fit.kmin), ("exponent_kmax", fit.kmax),
-                     ("exponent_amplitude", fit.amplitude)]
-        if rep is not None and mp is not None:
-            summ += [("outliers", rep.n_outliers), ("mp_sigma2", rep.sigma2),
-                     ("mp_edge", rep.edge), ("mp_ks", mp.ks_distance)]
-        rows.extend((s, layer, f"{kind}_{q}", 0, float(val), verdict) for q, val in summ)
-        return rows
+
+class _LazyHelper:
+    """The shared summary process, started at the first ``run``."""
+
+    def run(self, spectra: list[Spectrum], opts: Options) -> Any:
+        return shared_helper().run(spectra, opts)
 
 
 def _check_finite(x: Any, step: int, layer: str, what: str, out: Path | None) -> None:

@@ -1,0 +1,235 @@
+"""SpectrumTracker's per-spectrum summaries, and the helper process that computes them.
+
+``summarize`` turns one spectrum into the tracker's rows: eigenvalues, power-law
+fit, Marchenko-Pastur fit and outlier test, verdict. It is many small numpy and
+scipy calls, which hold the GIL; in a thread of the training process they stall
+a training step made of many small torch calls (each call gives the GIL up and
+waits to get it back): measured on ``benchmarks/tracker.py``, the log schedule's
+22 records in the first 250 steps cost as much wall time as the training thread
+and the worker's CPU added together, though a core was free. So by default the
+tracker's worker thread computes the spectra (torch, on the tensors' device) and
+sends the eigenvalues to one helper process per training process, shared by its
+trackers (``python -c`` running ``main`` below), fed length-prefixed pickles
+over a pipe (not ``multiprocessing``, whose spawn re-imports the user's script).
+The helper ends when its pipe closes, so it dies with the training process.
+``summarize`` is the one code path, in the helper or in the thread.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import struct
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+__all__: list[str] = []
+
+Row = tuple[int, str, str, int, float, str]
+Skip = tuple[int, str, str, str]
+
+
+@dataclass(frozen=True)
+class Options:
+    """The tracker settings a summary depends on."""
+
+    fit: bool
+    n_boot: int
+    outliers: bool
+    alpha: float
+    top: int | None
+    max_dense: int
+
+
+@dataclass(frozen=True)
+class Spectrum:
+    """One measured spectrum: ``eigs`` decreasing; ``complete`` False for top-k only."""
+
+    step: int
+    layer: str
+    kind: str
+    eigs: np.ndarray
+    complete: bool
+    ratio: float
+    n_samples: float
+    n_rows: int | None = None
+
+
+def summarize(sp: Spectrum, opts: Options) -> tuple[list[Row], list[Skip]]:
+    """The rows of one spectrum and the summaries skipped, with reasons."""
+    from specdyn.measure.exponents import PowerLawFit, fit_power_law
+    from specdyn.measure.outliers import MPFit, OutlierReport, find_outliers, fit_mp_bulk
+    from specdyn.measure.summary import layer_verdict
+
+    s, layer, kind, eigs = sp.step, sp.layer, sp.kind, sp.eigs
+    skipped: list[Skip] = []
+    fit: PowerLawFit | None = None
+    mp: MPFit | None = None
+    rep: OutlierReport | None = None
+    if opts.fit:
+        try:
+            fit = fit_power_law(eigs, n_boot=opts.n_boot)
+        except ValueError as err:
+            skipped.append((s, layer, f"{kind}_exponent", str(err)))
+    if opts.outliers:
+        if not sp.complete:
+            skipped.append((s, layer, f"{kind}_outliers",
+                            f"only the top {eigs.size} eigenvalues (min side > "
+                            f"max_dense={opts.max_dense}): no MP fit"))
+        else:
+            try:
+                mp = fit_mp_bulk(eigs, sp.ratio, n_samples=sp.n_samples)
+                rep = find_outliers(eigs, sp.ratio, opts.alpha, n_samples=sp.n_samples,
+                                    bulk=mp)  # one MP fit a spectrum
+            except ValueError as err:
+                skipped.append((s, layer, f"{kind}_outliers", str(err)))
+                mp = rep = None
+    verdict = layer_verdict(fit, mp, rep)
+    keep = eigs if opts.top is None else eigs[: opts.top]
+    rows: list[Row] = [(s, layer, f"{kind}_eigenvalue", i + 1, float(x), verdict)
+                       for i, x in enumerate(keep)]
+    summ: list[tuple[str, float]] = []
+    if sp.n_rows is not None:
+        summ.append(("samples", float(sp.n_rows)))
+    if fit is not None:
+        summ += [("exponent", fit.exponent), ("exponent_ci_low", fit.ci_low),
+                 ("exponent_ci_high", fit.ci_high), ("exponent_r2", fit.r2),
+                 ("exponent_kmin", fit.kmin), ("exponent_kmax", fit.kmax),
+                 ("exponent_amplitude", fit.amplitude)]
+    if rep is not None and mp is not None:
+        summ += [("outliers", rep.n_outliers), ("mp_sigma2", rep.sigma2),
+                 ("mp_edge", rep.edge), ("mp_ks", mp.ks_distance)]
+    rows.extend((s, layer, f"{kind}_{q}", 0, float(val), verdict) for q, val in summ)
+    return rows, skipped
+
+
+def summarize_all(spectra: list[Spectrum], opts: Options) -> tuple[list[Row], list[Skip]]:
+    """``summarize`` each spectrum, rows and skips concatenated in order."""
+    rows: list[Row] = []
+    skipped: list[Skip] = []
+    for sp in spectra:
+        r, k = summarize(sp, opts)
+        rows += r
+        skipped += k
+    return rows, skipped
+
+
+# -- the helper process -------------------------------------------------------------
+
+def _send(f: IO[bytes], obj: Any) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    f.write(struct.pack("<Q", len(data)))
+    f.write(data)
+    f.flush()
+
+
+def _recv(f: IO[bytes]) -> Any:
+    head = f.read(8)
+    if len(head) < 8:
+        raise EOFError
+    (size,) = struct.unpack("<Q", head)
+    data = f.read(size)
+    if len(data) < size:
+        raise EOFError
+    return pickle.loads(data)  # noqa: S301 - our own pipe to our own child
+
+
+# (not ``-m``: the package imports this module first, and runpy warns about that)
+_CHILD = "from specdyn.measure._summaries import main; main()"
+
+
+class HelperProcess:
+    """One child running ``main``; ``run`` is thread safe."""
+
+    def __init__(self) -> None:
+        env = dict(os.environ)
+        # The child imports this copy of specdyn, and stays on one BLAS thread: its
+        # matrices are small, and the training process has the cores.
+        src = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            env[var] = "1"
+        self._lock = threading.Lock()
+        try:
+            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+                [sys.executable, "-c", _CHILD], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, env=env)
+        except OSError as err:
+            raise RuntimeError(f"SpectrumTracker: cannot start the summary process "
+                               f"({err}); pass summary_process=False") from err
+
+    def run(self, spectra: list[Spectrum], opts: Options
+            ) -> tuple[list[Row], list[Skip], float]:
+        """Rows, skips and the child's CPU seconds for ``spectra``."""
+        with self._lock:
+            proc = self._proc
+            if proc is None or proc.stdin is None or proc.stdout is None:
+                raise RuntimeError("SpectrumTracker: the summary process is closed")
+            try:
+                _send(proc.stdin, (spectra, opts))
+                status, payload = _recv(proc.stdout)
+            except (EOFError, OSError) as err:
+                self._proc = None
+                raise RuntimeError(f"SpectrumTracker: the summary process died (exit code "
+                                   f"{proc.poll()}); pass summary_process=False to compute "
+                                   "summaries in the worker thread") from err
+        if status != "ok":
+            raise RuntimeError(f"SpectrumTracker: the summary process failed:\n{payload}")
+        rows, skipped, cpu = payload
+        return rows, skipped, float(cpu)
+
+    def close(self) -> None:
+        with self._lock:
+            proc, self._proc = self._proc, None
+        if proc is not None:
+            if proc.stdin is not None:
+                proc.stdin.close()  # the child ends at the end of its input
+            proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+
+_shared: HelperProcess | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_helper() -> HelperProcess:
+    """The process's helper, started on first use (closed at exit)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or _shared._proc is None:
+            _shared = HelperProcess()
+            atexit.register(_shared.close)
+        return _shared
+
+
+def main() -> None:
+    """The child: answer ``(spectra, opts)`` requests until the pipe closes."""
+    import traceback
+
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing but replies on the pipe
+    while True:
+        try:
+            spectra, opts = _recv(stdin)
+        except EOFError:
+            return
+        c0 = time.process_time()
+        try:
+            rows, skipped = summarize_all(spectra, opts)
+            reply: tuple[str, Any] = ("ok", (rows, skipped, time.process_time() - c0))
+        except Exception:  # noqa: BLE001 - reported to the training process
+            reply = ("error", traceback.format_exc())
+        _send(stdout, reply)
+
+
+if __name__ == "__main__":
+    main()
