@@ -221,7 +221,7 @@ def summarize_matrix(name: str, W: Any, *, center: bool = False, alpha: float = 
         notes.append(f"no exponent: {err}")
     try:
         mp = fit_mp_bulk(eigs, ratio, n_samples=n_samples)
-        rep = find_outliers(eigs, ratio, a, n_samples=n_samples)
+        rep = find_outliers(eigs, ratio, a, n_samples=n_samples, bulk=mp)
         if rep.cap_reached:
             notes.append(f"outlier cap reached: all {rep.max_candidates} candidates tested "
                          "were significant, there may be more")

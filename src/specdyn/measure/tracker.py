@@ -88,6 +88,7 @@ import numpy as np
 import pandas as pd
 
 from specdyn import _validate as v
+from specdyn._torch import to_numpy
 from specdyn.measure._summaries import Options, Spectrum, shared_helper, summarize_all
 from specdyn.measure.layers import (
     ActivationSite,
@@ -696,7 +697,7 @@ class SpectrumTracker:
                 _, S, _ = torch.svd_lowrank(Xc, q=min(k + 10, min(n, p)), niter=4)
             finally:
                 torch.random.set_rng_state(gen_state)
-            e = (S.double() ** 2 / n).cpu().numpy()[:k]
+            e = to_numpy(S.double() ** 2 / n)[:k]
             return np.sort(e)[::-1], False
         return _device_gram_eigs(X, center), True
 
@@ -739,5 +740,5 @@ def _device_gram_eigs(X: Any, center: bool) -> np.ndarray:
         lo, hi = (float(x) for x in e[[0, -1]].cpu())
         if dtype == torch.float64 or lo >= _F32_RANGE * hi:
             break
-    vals = np.clip(e.double().cpu().numpy(), 0.0, None)
+    vals = np.clip(to_numpy(e.double()), 0.0, None)
     return np.sort(vals)[::-1]
