@@ -38,6 +38,7 @@ class ProbeConfig:
     hang_marker: str = ""
     wait_at: float = float("nan")
     wait_for: str = ""
+    threads_log: str = ""
 
     def __post_init__(self) -> None:
         v.positive_int("n", self.n)
@@ -77,6 +78,13 @@ def run(cfg: ProbeConfig, out_dir: Path) -> ExperimentResult:
             if marker is not None:
                 marker.touch()
             os.kill(os.getpid(), signal.SIGKILL)
+    if cfg.threads_log:
+        # the worker's thread budget: the environment and the live BLAS pools
+        import threadpoolctl
+
+        pools = max((p["num_threads"] for p in threadpoolctl.threadpool_info()), default=0)
+        with open(cfg.threads_log, "a") as f:
+            f.write(f"{os.environ.get('OMP_NUM_THREADS', '')} {pools}\n")
     if cfg.x > cfg.fail_above:
         raise RuntimeError(f"probe asked to fail at x={cfg.x}")
     rng = np.random.default_rng(cfg.seed)

@@ -51,6 +51,25 @@ def _no_partial_files(out: Path) -> None:
     assert leftovers == []
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_local_pool_shares_the_cores_between_its_workers(tmp_path: Path, workers: int) -> None:
+    # default-sized BLAS/OpenMP pools in every worker spin against each other (20x slower,
+    # BENCHMARKS.md): each worker gets cpu_count // workers threads, as Dask's nanny does.
+    # (conftest pins this process to 1 thread, so workers=1 checks the budget is set, not
+    # inherited, wherever there is more than one core)
+    log = tmp_path / "threads.log"
+    spec = make_sweep("sweep-probe", {"x": [1.0, 2.0]}, base={"threads_log": str(log)},
+                      module="sweep_probe")
+    run_sweep(spec, tmp_path / "sw", workers=workers, progress=False)
+    want = max(1, (os.cpu_count() or 1) // workers)
+    lines = log.read_text().split("\n")[:-1]
+    assert len(lines) == 2
+    for line in lines:
+        env, pools = line.split()
+        assert int(env) == want
+        assert 1 <= int(pools) <= want
+
+
 def test_local_sweep_table_failures_and_records(tmp_path: Path) -> None:
     spec = _spec()
     out = tmp_path / "sw"

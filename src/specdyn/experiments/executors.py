@@ -34,6 +34,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -45,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import threadpoolctl
 
 from specdyn.experiments.config import build_config
 from specdyn.experiments.spec import Point, experiment_named
@@ -122,9 +124,19 @@ def _mp_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def _worker_init(parent: int) -> None:
+def _worker_init(parent: int, threads: int) -> None:
     # Ctrl-C goes to the whole process group; only the parent handles it
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The cores are shared out between the workers (as Dask's nanny does): BLAS and OpenMP
+    # pools of the default size in every worker spin against each other, measured 20x
+    # slower with 2 workers on 2 cores (BENCHMARKS.md, Sweeps). The environment for the
+    # libraries a point loads later (scipy's OpenBLAS, torch's OpenMP); threadpoolctl for
+    # those the forkserver loaded before any worker existed (numpy's).
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(threads)
+    threadpoolctl.threadpool_limits(threads)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
 
@@ -144,9 +156,9 @@ def _exit_with_parent(parent: int) -> None:
 class _Slot:
     """One worker slot: a single-process pool, so a broken pool names its one point."""
 
-    def __init__(self, ctx: multiprocessing.context.BaseContext) -> None:
+    def __init__(self, ctx: multiprocessing.context.BaseContext, threads: int) -> None:
         self.pool = cf.ProcessPoolExecutor(1, mp_context=ctx, initializer=_worker_init,
-                                           initargs=(os.getpid(),))
+                                           initargs=(os.getpid(), threads))
         self.pid = self.pool.submit(os.getpid).result()  # to stop a point it is running
         self.point: Point | None = None
         self.future: cf.Future[Outcome] | None = None
@@ -170,8 +182,10 @@ def _execute_local(points: list[Point], workers: int) -> Iterator[Outcome]:
     queue = deque(points)
     deaths: Counter[str] = Counter()
     slots: list[_Slot] = []
+    n = min(workers, len(points))
+    threads = max(1, (os.cpu_count() or 1) // max(n, 1))
     try:
-        slots = [_Slot(ctx) for _ in range(min(workers, len(points)))]
+        slots = [_Slot(ctx, threads) for _ in range(n)]
         while queue or any(s.future is not None for s in slots):
             for i, s in enumerate(slots):
                 if s.future is None and queue:
@@ -180,7 +194,7 @@ def _execute_local(points: list[Point], workers: int) -> Iterator[Outcome]:
                         s.future = s.pool.submit(run_point, p)
                     except cf.BrokenExecutor:  # died while idle: a fresh slot
                         s.close()
-                        slots[i] = s = _Slot(ctx)
+                        slots[i] = s = _Slot(ctx, threads)
                         s.future = s.pool.submit(run_point, p)
                     s.point = p
             busy = {s.future: s for s in slots if s.future is not None}
@@ -196,7 +210,7 @@ def _execute_local(points: list[Point], workers: int) -> Iterator[Outcome]:
                     pass
                 # the slot's process died with this point: try it again on a fresh process
                 s.close()
-                slots[slots.index(s)] = _Slot(ctx)
+                slots[slots.index(s)] = _Slot(ctx, threads)
                 deaths[done_point.run_id] += 1
                 if deaths[done_point.run_id] >= MAX_WORKER_DEATHS:
                     yield _died(done_point, deaths[done_point.run_id])
