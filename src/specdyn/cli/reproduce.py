@@ -18,12 +18,10 @@ from typing import Any
 import pandas as pd
 
 from specdyn import experiments, io
+from specdyn._threads import THREAD_ENV
 from specdyn.cli._args import command, output_folder
 from specdyn.experiments import config as cfgmod
 from specdyn.experiments.store import failed_record_path
-
-#: Environment variables that size the thread pools of OpenMP, MKL and OpenBLAS.
-THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
 def default_threads() -> int:

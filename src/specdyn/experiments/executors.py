@@ -48,6 +48,7 @@ from typing import Any
 import pandas as pd
 import threadpoolctl
 
+from specdyn._threads import THREAD_ENV
 from specdyn.experiments.config import build_config
 from specdyn.experiments.spec import Point, experiment_named
 from specdyn.experiments.store import tidy_table
@@ -132,7 +133,7 @@ def _worker_init(parent: int, threads: int) -> None:
     # slower with 2 workers on 2 cores (BENCHMARKS.md, Sweeps). The environment for the
     # libraries a point loads later (scipy's OpenBLAS, torch's OpenMP); threadpoolctl for
     # those the forkserver loaded before any worker existed (numpy's).
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    for var in THREAD_ENV:
         os.environ[var] = str(threads)
     threadpoolctl.threadpool_limits(threads)
     if "torch" in sys.modules:

@@ -31,6 +31,8 @@ from typing import IO, Any
 
 import numpy as np
 
+from specdyn._threads import THREAD_ENV
+
 __all__: list[str] = []
 
 Row = tuple[int, str, str, int, float, str]
@@ -155,7 +157,7 @@ class HelperProcess:
         # matrices are small, and the training process has the cores.
         src = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        for var in THREAD_ENV:
             env[var] = "1"
         self._lock = threading.Lock()
         try:

@@ -339,10 +339,8 @@ class SpectrumTracker:
         self._thread: threading.Thread | None = None
         # Fits and tests in the shared helper process (see specdyn.measure._summaries),
         # started at the first record that needs it.
-        self._helper: Any = None
+        self._in_helper = self.background and self.summary_process and (self.fit or self.outliers)
         if self.background:
-            if self.summary_process and (self.fit or self.outliers):
-                self._helper = _LazyHelper()
             self._thread = threading.Thread(target=self._work, name="specdyn-tracker",
                                             daemon=True)
             self._thread.start()
@@ -675,8 +673,8 @@ class SpectrumTracker:
             # Centring leaves n - 1 degrees of freedom.
             spectra.append(Spectrum(s, name, "activation", eigs, complete, ratio=p / (n - 1),
                                     n_samples=float(n - 1), n_rows=n))
-        if self._helper is not None and (self.fit or self.outliers):
-            rows, skipped, cpu = self._helper.run(spectra, self._options)
+        if self._in_helper:
+            rows, skipped, cpu = shared_helper().run(spectra, self._options)
         else:
             (rows, skipped), cpu = summarize_all(spectra, self._options), 0.0
         self.skipped.extend(skipped)
@@ -700,13 +698,6 @@ class SpectrumTracker:
             e = to_numpy(S.double() ** 2 / n)[:k]
             return np.sort(e)[::-1], False
         return _device_gram_eigs(X, center), True
-
-
-class _LazyHelper:
-    """The shared summary process, started at the first ``run``."""
-
-    def run(self, spectra: list[Spectrum], opts: Options) -> Any:
-        return shared_helper().run(spectra, opts)
 
 
 def _check_finite(x: Any, step: int, layer: str, what: str, out: Path | None) -> None:
