@@ -10,7 +10,8 @@ import pytest
 
 from specdyn import io
 from specdyn.cli import main
-from specdyn.cli.reproduce import THREAD_ENV, format_summary
+from specdyn._threads import THREAD_ENV
+from specdyn.cli.reproduce import format_summary
 from specdyn.experiments import builtin_names, run_experiment
 
 

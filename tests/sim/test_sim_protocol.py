@@ -63,6 +63,8 @@ def test_seed_streams_keep_the_recorded_streams() -> None:
     assert seed_streams(7, 3, scheme="words") == [7696923348926885464, 610735763742393210,
                                                   7078124019849193311]
     assert seed_streams(8, 2) != seed_streams(7, 2)
+    # two_step.gd_steps' data and target seeds, as written before the helper took them over
+    assert seed_streams(7, 2, scheme="offset") == [7, 7 + 7919]
 
 
 def test_driver_checks_before_recording_and_sets_the_partial_record() -> None:

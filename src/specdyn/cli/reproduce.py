@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from specdyn import experiments, io
-from specdyn._threads import THREAD_ENV
+from specdyn._threads import limit_threads
 from specdyn.cli._args import command, output_folder
 from specdyn.experiments import config as cfgmod
 from specdyn.experiments.store import failed_record_path
@@ -37,25 +37,6 @@ def default_threads() -> int:
     except OSError:  # pragma: no cover - not on every platform
         load = 0.0
     return max(1, min(cores, round(cores - load)))
-
-
-def set_threads(n: int) -> None:
-    """Limit torch, the BLAS of this process and of every child process to ``n`` threads.
-
-    Environment variables the user set are kept (children read them at start);
-    ``OMP_WAIT_POLICY=PASSIVE`` stops idle OpenMP threads from spinning.
-    """
-    for name in THREAD_ENV:
-        os.environ.setdefault(name, str(n))
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    from specdyn._torch import torch
-
-    torch().set_num_threads(n)
-    try:  # numpy's BLAS is loaded already; threadpoolctl (optional) resizes it
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - optional
-        return
-    threadpool_limits(n)
 
 
 def _fmt_time(seconds: float) -> str:
@@ -135,7 +116,7 @@ def _reproduce_cmd(args: argparse.Namespace) -> int:
                          if args.config
                          else exp.config(args.full))
     threads = args.threads or default_threads()
-    set_threads(threads)
+    limit_threads(threads)
     out = Path(args.out)
     n = len(names)
     print(f"[specdyn] {n} experiment(s) into {out}/ "

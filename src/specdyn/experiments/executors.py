@@ -34,7 +34,6 @@ import multiprocessing
 import os
 import signal
 import socket
-import sys
 import tempfile
 import threading
 import time
@@ -46,9 +45,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import threadpoolctl
 
-from specdyn._threads import THREAD_ENV
+from specdyn._threads import limit_threads
 from specdyn.experiments.config import build_config
 from specdyn.experiments.spec import Point, experiment_named
 from specdyn.experiments.store import tidy_table
@@ -128,16 +126,10 @@ def _mp_context() -> multiprocessing.context.BaseContext:
 def _worker_init(parent: int, threads: int) -> None:
     # Ctrl-C goes to the whole process group; only the parent handles it
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # The cores are shared out between the workers (as Dask's nanny does): BLAS and OpenMP
-    # pools of the default size in every worker spin against each other, measured 20x
-    # slower with 2 workers on 2 cores (BENCHMARKS.md, Sweeps). The environment for the
-    # libraries a point loads later (scipy's OpenBLAS, torch's OpenMP); threadpoolctl for
-    # those the forkserver loaded before any worker existed (numpy's).
-    for var in THREAD_ENV:
-        os.environ[var] = str(threads)
-    threadpoolctl.threadpool_limits(threads)
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(threads)
+    # The cores are shared out between the workers (as Dask's nanny does): default-sized
+    # pools in every worker spin against each other, measured 20x slower with 2 workers
+    # on 2 cores (BENCHMARKS.md, Sweeps)
+    limit_threads(threads)
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
 

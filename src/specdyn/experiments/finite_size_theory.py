@@ -37,6 +37,7 @@ from specdyn import io, theory
 from specdyn._progress import progress
 from specdyn.experiments.claims import Claim, within
 from specdyn.experiments.nonlinear_figures import Fig4Config, theory_slopes
+from specdyn.experiments.paper_setting import PaperSettingConfig
 from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.measure.exponents import fit_exponents
 from specdyn.models.activations import ACTIVATIONS
@@ -57,7 +58,7 @@ RESID_FRACTION = 0.99
 
 
 @dataclass(frozen=True)
-class FiniteSizeConfig:
+class FiniteSizeConfig(PaperSettingConfig):
     """Defaults: a CPU-sized run (under 2 min quiet); ``--full``: 256 seeds at ``D = 32``
     and the students over ``fig4``'s whole quick run (3000 steps).
 
@@ -76,11 +77,6 @@ class FiniteSizeConfig:
     M_values: tuple[int, ...] = (256, 1024, 4096)
     seeds: int = 64
     times: tuple[float, ...] = (0.0, 10.0, 50.0, 200.0)
-    alpha: float = 1.0
-    beta: float = 1.0
-    sigma_w: float = 0.1
-    sigma_a: float = 1.0
-    gamma0_ratio: float = 2.0
     activations: tuple[str, ...] = ("relu", "tanh", "gelu")
     nl_D: int = 64
     nl_N: int = 512
@@ -89,10 +85,10 @@ class FiniteSizeConfig:
     kmin: int = 2
     kmax: int = 24
     slope_tol: float = 0.1
-    seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("D", "seeds", "nl_D", "nl_N", "nl_M", "nl_steps", "kmin"):
+        super().__post_init__()
+        for name in ("seeds", "nl_D", "nl_N", "nl_M", "nl_steps", "kmin"):
             v.positive_int(name, getattr(self, name))
         if self.seeds < 4:
             raise ValueError(f"seeds must be >= 4 (a std needs several), got {self.seeds}")
@@ -100,17 +96,11 @@ class FiniteSizeConfig:
             v.positive_int("N_values/M_values", n, minimum=2)
         if not self.times or any(not (np.isfinite(t) and t >= 0) for t in self.times):
             raise ValueError(f"times must be finite and >= 0, got {self.times}")
-        for name in ("alpha", "beta", "sigma_w", "sigma_a", "gamma0_ratio", "slope_tol"):
-            v.positive(name, getattr(self, name))
+        v.positive("slope_tol", self.slope_tol)
         for a in self.activations:
             v.choice("activations", a, ACTIVATIONS)
         if self.activations and not self.kmin + 2 <= self.kmax <= min(self.nl_D, self.nl_M):
             raise ValueError(f"kmax must lie in [kmin + 2, min(nl_D, nl_M)], got {self.kmax}")
-        v.positive_int("seed", self.seed, minimum=0)
-
-    def setting(self) -> PowerLawSetting:
-        return PowerLawSetting.paper(self.sigma_w, self.gamma0_ratio, alpha=self.alpha,
-                                     beta=self.beta, sigma_a=self.sigma_a, D=self.D)
 
 
 def _full() -> FiniteSizeConfig:

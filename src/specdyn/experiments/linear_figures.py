@@ -22,10 +22,10 @@ from specdyn import _validate as v
 from specdyn import io, theory
 from specdyn._progress import progress
 from specdyn.experiments.claims import within
+from specdyn.experiments.paper_setting import PaperSettingConfig
 from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.plot import linear as lplot
 from specdyn.plot import save_figure
-from specdyn.settings import PowerLawSetting
 from specdyn.sim.linear import train_linear
 from specdyn.sim.overlay import theory_agreement, theory_spectra
 
@@ -44,7 +44,7 @@ def local_exponent(rho: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Fig2Config:
+class Fig2Config(PaperSettingConfig):
     """Fig. 2. Defaults: a laptop-sized version; ``--full``: the paper's sizes."""
 
     D: int = 128
@@ -52,30 +52,19 @@ class Fig2Config:
     M: int = 1024
     steps: int = 10_000
     dt: float = 1.0
-    sigma_w: float = 0.1
-    gamma0_ratio: float = 2.0
-    alpha: float = 1.0
-    beta: float = 1.0
-    sigma_a: float = 1.0
     n_checkpoints: int = 60
     n_curves: int = 8
     dtype: str = "float64"
-    seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("D", "N", "M", "steps", "n_checkpoints"):
+        super().__post_init__()
+        for name in ("N", "M", "steps", "n_checkpoints"):
             v.positive_int(name, getattr(self, name))
         v.positive_int("n_curves", self.n_curves, minimum=2)
-        v.positive_int("seed", self.seed, minimum=0)
-        for name in ("dt", "sigma_w", "gamma0_ratio", "alpha", "beta", "sigma_a"):
-            v.positive(name, getattr(self, name))
+        v.positive("dt", self.dt)
         v.choice("dtype", self.dtype, ("float32", "float64"))
         if self.D < max(FIT_RANKS):
             raise ValueError(f"D must be >= {max(FIT_RANKS)} for the exponent fit, got {self.D}")
-
-    def setting(self) -> PowerLawSetting:
-        return PowerLawSetting.paper(self.sigma_w, self.gamma0_ratio, alpha=self.alpha,
-                                     beta=self.beta, sigma_a=self.sigma_a, D=self.D)
 
 
 def _fig2_full() -> Fig2Config:
@@ -166,23 +155,16 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
 
 
 @dataclass(frozen=True)
-class FiniteSizeConfig:
+class FiniteSizeConfig(PaperSettingConfig):
     """Agreement with theory vs width and samples. Defaults: quick; ``--full``: larger."""
 
-    D: int = 32
     sizes: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096)
     t_max: float = 1000.0
     n_checkpoints: int = 12
     n_seeds: int = 3
-    sigma_w: float = 0.1
-    gamma0_ratio: float = 2.0
-    alpha: float = 1.0
-    beta: float = 1.0
-    sigma_a: float = 1.0
-    seed: int = 0
 
     def __post_init__(self) -> None:
-        v.positive_int("D", self.D)
+        super().__post_init__()
         if len(self.sizes) < 2:
             raise ValueError("sizes must hold at least two sizes to fit a slope")
         for n in self.sizes:
@@ -190,13 +172,6 @@ class FiniteSizeConfig:
         v.positive("t_max", self.t_max)
         v.positive_int("n_checkpoints", self.n_checkpoints, minimum=2)
         v.positive_int("n_seeds", self.n_seeds)
-        v.positive_int("seed", self.seed, minimum=0)
-        for name in ("sigma_w", "gamma0_ratio", "alpha", "beta", "sigma_a"):
-            v.positive(name, getattr(self, name))
-
-    def setting(self) -> PowerLawSetting:
-        return PowerLawSetting.paper(self.sigma_w, self.gamma0_ratio, alpha=self.alpha,
-                                     beta=self.beta, sigma_a=self.sigma_a, D=self.D)
 
 
 def _finite_size_full() -> FiniteSizeConfig:

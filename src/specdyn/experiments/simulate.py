@@ -31,12 +31,12 @@ import pandas as pd
 from specdyn import _validate as v
 from specdyn import io
 from specdyn.experiments.claims import within
+from specdyn.experiments.paper_setting import PaperSettingConfig
 from specdyn.experiments.registry import ExperimentResult, register
-from specdyn.settings import PowerLawSetting
 
 
 @dataclass(frozen=True)
-class SimulateConfig:
+class SimulateConfig(PaperSettingConfig):
     """One linear-network run (quick default: D = 32, N = 512, 2000 GD steps).
 
     ``N = None`` is infinite width (Grams start at their means) and ``M = None``
@@ -46,12 +46,6 @@ class SimulateConfig:
     mode whatever ``gamma0`` is.
     """
 
-    alpha: float = 1.0
-    beta: float = 1.0
-    sigma_w: float = 0.1
-    sigma_a: float = 1.0
-    gamma0_ratio: float = 2.0
-    D: int = 32
     N: int | None = 512
     M: int | None = None
     steps: int = 2000
@@ -62,11 +56,10 @@ class SimulateConfig:
     fit_k_min: int = 2
     fit_k_max: int = 16
     dtype: Literal["float64", "float32"] = "float64"
-    seed: int = 0
     figure: bool = True
 
     def __post_init__(self) -> None:
-        self.setting()  # validates alpha, beta, sigma_w, sigma_a, gamma0_ratio, D
+        super().__post_init__()
         if self.N is not None:
             v.positive_int("N", self.N)
         if self.M is not None:
@@ -90,7 +83,6 @@ class SimulateConfig:
                     f"the measured spectrum has at most {size} nonzero eigenvalues; raise {name} "
                     f"or lower fit_k_max")
         v.choice("dtype", self.dtype, ("float64", "float32"))
-        v.positive_int("seed", self.seed, minimum=0)
 
     def time_step(self) -> float:
         """``dt``, or when it is ``None``: ``0.5 / b_1``.
@@ -105,12 +97,6 @@ class SimulateConfig:
         from specdyn.theory import mode_rate
 
         return float(0.5 / mode_rate(self.setting(), 1))
-
-    def setting(self) -> PowerLawSetting:
-        """The system simulated, in the paper's units."""
-        return PowerLawSetting.paper(self.sigma_w, self.gamma0_ratio, alpha=self.alpha,
-                                     beta=self.beta, sigma_a=self.sigma_a,
-                                     D=v.positive_int("D", self.D, minimum=2))
 
 
 def _full() -> SimulateConfig:

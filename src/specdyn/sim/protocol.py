@@ -56,21 +56,30 @@ S = TypeVar("S")
 # ---------------------------------------------------------------------------- seeds
 
 
+_OFFSET = 7919  # a prime, the two-step engine's target-seed offset since its first tables
+
+
 def seed_streams(seed: int, k: int, *, scheme: str = "spawn") -> list[int]:
     """``k`` independent integer seeds derived from one run ``seed``.
 
-    Two schemes, kept so that recorded runs stay bit-reproducible:
+    Three schemes, kept so that recorded runs stay bit-reproducible:
 
     - ``"spawn"`` (the default, used by the linear and two-layer engines, which
       draw the same data and weights from one seed so that their runs match step
       for step): ``SeedSequence(seed).spawn(k)``, one 32-bit word of each child.
     - ``"words"`` (the particle engines): the first ``k`` 64-bit words of
       ``SeedSequence(seed)``, masked to 63 bits.
+    - ``"offset"`` (the two-step engine): ``seed + 7919 i`` for ``i < k``, the
+      run seed itself first.
 
-    Both are independent streams in the sense of :class:`numpy.random.SeedSequence`.
+    ``"spawn"`` and ``"words"`` are independent streams in the sense of
+    :class:`numpy.random.SeedSequence`; ``"offset"`` gives distinct seeds, each
+    a stream of its own through ``default_rng``.
     """
     k = v.positive_int("k", k)
-    scheme = v.choice("scheme", scheme, ("spawn", "words"))
+    scheme = v.choice("scheme", scheme, ("spawn", "words", "offset"))
+    if scheme == "offset":
+        return [seed + _OFFSET * i for i in range(k)]
     if scheme == "spawn":
         return [int(ss.generate_state(1)[0]) for ss in np.random.SeedSequence(seed).spawn(k)]
     state = np.random.SeedSequence(seed).generate_state(k, dtype=np.uint64)

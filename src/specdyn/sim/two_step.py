@@ -36,7 +36,7 @@ from specdyn import _torch
 from specdyn import _validate as v
 from specdyn.data.hermite import HermiteTarget, gaussian_expectation, random_direction
 from specdyn.models.activations import Activation, get_activation
-from specdyn.sim.protocol import DivergenceError, Record, record_meta
+from specdyn.sim.protocol import DivergenceError, Record, record_meta, seed_streams
 
 __all__ = ["TwoStepResult", "activation_mu1", "gd_steps", "one_step_spike_strength"]
 
@@ -139,11 +139,11 @@ def _resolve_steps(N: int, lrs: tuple[float, float] | None,
 
 def _resolve_target(target: HermiteTarget | str, D: int, seed: int) -> HermiteTarget:
     if isinstance(target, str):
-        return HermiteTarget.named(target, D=D, seed=seed + 7919)
+        return HermiteTarget.named(target, D=D, seed=seed)
     if not isinstance(target, HermiteTarget):
         raise ValueError(f"target must be a HermiteTarget or a name, got {type(target).__name__}")
     if target.direction is None:
-        return target.with_direction(random_direction(D, seed + 7919))
+        return target.with_direction(random_direction(D, seed))
     if target.direction.shape[0] != D:
         raise ValueError(f"target direction has dimension {target.direction.shape[0]}, "
                          f"but D = {D}")
@@ -200,13 +200,14 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
     (lr1, lr2), (al1, al2) = _resolve_steps(N, lrs, alphas)
     act = get_activation(activation)
     seed = v.integer("seed", seed)
-    tgt = _resolve_target(target, D, seed)
+    data_seed, target_seed = seed_streams(seed, 2, scheme="offset")
+    tgt = _resolve_target(target, D, target_seed)
     beta = np.asarray(tgt.direction)
 
     torch = _torch.torch()
     dev = _torch.resolve_device(device)
     dt = _torch.resolve_dtype(dtype)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(data_seed)
     W0_np = rng.standard_normal((N, D)) / math.sqrt(D)
     a_np = rng.standard_normal(N) / math.sqrt(N)
     X1_np = rng.standard_normal((M, D))
