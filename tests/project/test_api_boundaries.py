@@ -33,6 +33,11 @@ ALLOWED = {
     ("tests/cli/test_cli_bad_input.py", "specdyn._torch.resolve_device"),
     # the stand-in experiment of the sweep tests validates its config as experiments do
     ("tests/experiments/sweep_probe.py", "specdyn._validate"),
+    # the one thread-pool policy, tested where it is written; reproduce --threads sets
+    # these variables, and its test puts them back
+    ("tests/test_threads.py", "specdyn._threads.THREAD_ENV"),
+    ("tests/test_threads.py", "specdyn._threads.limit_threads"),
+    ("tests/experiments/test_experiments_claims.py", "specdyn._threads.THREAD_ENV"),
     # the tracker's summary process is killed to check that its death is reported
     ("tests/measure/test_measure_tracker.py", "specdyn.measure._summaries.shared_helper"),
     # accuracy of the fast Tracy-Widom tail against the Fredholm determinant
