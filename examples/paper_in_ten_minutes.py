@@ -69,7 +69,7 @@ def main() -> None:
     fig2 = get("fig2").config()
     fig3 = get("fig3").config()
     if small:
-        fig2 = replace_config(fig2, D=16, N=128, M=64, steps=100, n_checkpoints=8, n_curves=3)
+        fig2 = replace_config(fig2, D=16, N=128, M=64, steps=100, checkpoints=8, n_curves=3)
         fig3 = replace_config(fig3, n_k=24, n_t=24, n_slices=3)
     for name, cfg in (("fig2", fig2), ("fig3", fig3)):
         res = run_experiment(name, out, config=cfg)

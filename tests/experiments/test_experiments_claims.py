@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from specdyn import io
-from specdyn.cli import main
 from specdyn._threads import THREAD_ENV
+from specdyn.cli import main
 from specdyn.cli.reproduce import format_summary
 from specdyn.experiments import builtin_names, run_experiment
 

@@ -17,7 +17,7 @@ from specdyn.settings import PowerLawSetting
 
 
 def test_fig2_quick_run_writes_data_and_agrees(tmp_path: Path) -> None:
-    cfg = Fig2Config(D=16, N=256, M=256, steps=300, n_checkpoints=12, n_curves=4)
+    cfg = Fig2Config(D=16, N=256, M=256, steps=300, checkpoints=12, n_curves=4)
     res = run_experiment("fig2", tmp_path, config=cfg)
     out = tmp_path / "fig2"
     for name in ("fig2.png", "fig2.pdf", "fig2.parquet", "fig2_alpha.parquet",
@@ -37,7 +37,7 @@ def test_fig2_quick_run_writes_data_and_agrees(tmp_path: Path) -> None:
 
 
 def test_finite_size_quick_run(tmp_path: Path) -> None:
-    cfg = FiniteSizeConfig(D=8, sizes=(32, 512), t_max=50.0, n_checkpoints=4, n_seeds=1)
+    cfg = FiniteSizeConfig(D=8, sizes=(32, 512), t_max=50.0, checkpoints=4, n_seeds=1)
     res = run_experiment("finite-size", tmp_path, config=cfg)
     df = pd.read_parquet(tmp_path / "finite-size" / "finite-size.parquet")
     assert len(df) == 4 and set(df.axis) == {"N", "M"}

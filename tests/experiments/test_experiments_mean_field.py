@@ -13,7 +13,7 @@ from specdyn.experiments.mean_field import AtomsConfig, BudgetConfig, ChaosConfi
 
 def test_propagation_of_chaos_experiment(tmp_path: Path) -> None:
     cfg = ChaosConfig(N_values=(4, 8, 16), reference_N=128, replicas=1, M=16, steps=6,
-                      seeds=(0, 1), checkpoints=3)
+                      seeds=(0, 1), even_checkpoints=3)
     res = run_experiment("propagation-of-chaos", tmp_path, config=cfg)
     df = pd.read_parquet(res.tables[0])
     assert set(df["N"]) == {4, 8, 16} and set(df["seed"]) == {0, 1}
@@ -24,7 +24,7 @@ def test_propagation_of_chaos_experiment(tmp_path: Path) -> None:
 
 
 def test_sparse_atoms_experiment(tmp_path: Path) -> None:
-    cfg = AtomsConfig(N=20, M=32, steps=10, checkpoints=3)
+    cfg = AtomsConfig(N=20, M=32, steps=10, even_checkpoints=3)
     res = run_experiment("sparse-atoms", tmp_path, config=cfg)
     particles = pd.read_parquet(res.tables[0])
     assert len(particles) == 20 and {"a", "w1", "w2", "w3", "cluster"} <= set(particles)

@@ -180,3 +180,21 @@ def test_two_identical_concurrent_sweeps_compute_no_point_twice(tmp_path: Path) 
     starts = [ln.split()[1] for ln in log.read_text().splitlines() if ln.startswith("start")]
     assert sorted(starts) == ["1.0", "2.0", "3.0"]  # every point computed exactly once
     assert len(io.load(out)) == 3 * 2
+
+
+def test_reproduce_folder_records_are_found_by_the_layout(tmp_path: Path) -> None:
+    # a reproduce folder laid out by hand, with the literal names of the documented layout
+    (tmp_path / "fig2").mkdir()
+    (tmp_path / "fig2" / "record.json").write_text('{"status": "finished"}')
+    (tmp_path / "fig2.failed.json").write_text('{"status": "failed"}')
+    (tmp_path / "fig3.failed.json").write_text('{"status": "failed"}')
+    (tmp_path / "empty").mkdir()  # no record: not an experiment
+    found = store.experiment_records(tmp_path)
+    assert [p.relative_to(tmp_path).as_posix() for p in found] == [
+        "fig2/record.json", "fig2.failed.json", "fig3.failed.json"]
+    assert [store.experiment_name(p) for p in found] == ["fig2", "fig2", "fig3"]
+    assert store.failed_record_path(tmp_path / "fig2") == found[1]
+    assert store.is_experiment(tmp_path / "fig2")
+    assert not store.is_experiment(tmp_path / "empty")
+    (tmp_path / "fig2" / "runs").mkdir()  # a sweep's runs/ folder: not one experiment
+    assert not store.is_experiment(tmp_path / "fig2")

@@ -18,6 +18,7 @@ from specdyn.measure import (
     fit_exponents,
     fit_power_law,
     local_exponent,
+    two_point_exponent,
 )
 
 
@@ -70,6 +71,42 @@ def test_bootstrap_interval_covers_noise_and_is_reproducible() -> None:
     assert f1 == f2
     assert f1.ci_low < 1.2 < f1.ci_high
     assert f1.ci_high - f1.ci_low < 0.05
+
+
+@settings(max_examples=30, deadline=None)
+@given(a=st.floats(-3.0, 4.0), C=st.floats(1e-3, 1e3), k1=st.integers(1, 40),
+       k2=st.integers(1, 40))
+def test_two_point_exponent_of_exact_power_law_is_its_exponent(a: float, C: float, k1: int,
+                                                                k2: int) -> None:
+    if k1 == k2:
+        k2 = k1 + 1
+    lam = C * np.arange(1, 42, dtype=np.float64) ** -a
+    assert two_point_exponent(lam, (k1, k2)) == pytest.approx(a, abs=1e-9)
+    assert two_point_exponent(lam, (k2, k1)) == pytest.approx(a, abs=1e-9)
+
+
+def test_two_point_exponent_rowwise_unsorted() -> None:
+    k = np.arange(1, 9, dtype=np.float64)
+    rows = np.stack([k**-0.5, 3.0 * k**-2.0, k**1.5])  # the last row increases: kept as given
+    got = two_point_exponent(rows.reshape(3, 1, 8))
+    assert got.shape == (3, 1)
+    assert got[:, 0] == pytest.approx([0.5, 2.0, -1.5], abs=1e-12)
+    assert two_point_exponent(np.array([4.0, 1.0])) == pytest.approx(2.0, abs=1e-12)  # log 4/log 2
+
+
+@pytest.mark.parametrize(("spectra", "ranks", "match"), [
+    (np.float64(1.0), (1, 2), "last axis"),
+    (np.ones(4), (2, 2), "distinct ranks in 1..4"),
+    (np.ones(4), (1, 5), "distinct ranks in 1..4"),
+    (np.ones(4), (0, 2), "ranks"),
+    (np.ones(4), (1, 2, 3), "two ranks"),
+    (np.array([1.0, 0.0, 1.0]), (1, 2), "spectra"),
+    (np.array([1.0, np.nan]), (1, 2), "spectra must not contain NaN"),
+])
+def test_two_point_exponent_bad_input(spectra: np.ndarray, ranks: tuple[int, ...],
+                                      match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        two_point_exponent(spectra, ranks)  # type: ignore[arg-type]
 
 
 def test_local_exponent_of_broken_law_follows_segments() -> None:

@@ -39,6 +39,7 @@ def _run_cmd(args: argparse.Namespace) -> int:
 
 
 def _sweep_cmd(args: argparse.Namespace) -> int:
+    from specdyn.experiments import store
     from specdyn.experiments.spec import load_sweep
     from specdyn.experiments.store import FolderBusyError
     from specdyn.experiments.sweep import run_sweep
@@ -58,13 +59,8 @@ def _sweep_cmd(args: argparse.Namespace) -> int:
     print(f"[specdyn] {report}")
     if report.failed:
         print(f"[specdyn] failed: {', '.join(report.failed_ids)} "
-              f"(tracebacks in {out / 'runs'}; rerun with --retry-failed)")
+              f"(tracebacks in {out / store.RUNS}; rerun with --retry-failed)")
     return 1 if report.failed else 0
-
-
-def _experiment_dirs(path: Path) -> list[Path]:
-    """Subfolders of a ``specdyn reproduce`` output folder that hold a ``record.json``."""
-    return sorted(d for d in path.iterdir() if d.is_dir() and (d / "record.json").is_file())
 
 
 def _claims_cell(claims: list[dict[str, Any]] | None) -> str:
@@ -97,21 +93,19 @@ def results_table(path: Path) -> pd.DataFrame:
     """
     from specdyn.experiments import store
 
-    if not (path / "runs").is_dir() and not (path / "record.json").is_file() \
+    if not (path / store.RUNS).is_dir() and not (path / store.RECORD).is_file() \
             and path.is_dir():
-        failed = sorted(path.glob("*.failed.json"))
-        if not _experiment_dirs(path) and not failed:
+        records = store.experiment_records(path)
+        if not records:
             raise ValueError(f"no run records in {str(path)!r}: expected a sweep folder "
-                             "(runs/*.json), an experiment folder (record.json) or a "
-                             "`specdyn reproduce` folder (NAME/record.json)")
+                             f"({store.RUNS}/*.json), an experiment folder ({store.RECORD}) "
+                             f"or a `specdyn reproduce` folder (NAME/{store.RECORD})")
         rows = []
-        for f in [d / "record.json" for d in _experiment_dirs(path)] + failed:
+        for f in records:
             rec = io.read_json(f)
             claims = rec.get("claims")
             err = rec.get("error")
-            name = f.parent.name if f.name == "record.json" else \
-                f.name[: -len(".failed.json")]
-            rows.append({"experiment": name, "status": rec.get("status"),
+            rows.append({"experiment": store.experiment_name(f), "status": rec.get("status"),
                          "wall_time_s": rec.get("wall_time_s"),
                          "claims_held": _claims_cell(claims), "not_held": _not_held(claims),
                          "error": err.strip().splitlines()[-1] if err else None})
@@ -147,7 +141,9 @@ def _print_nested(value: Any, indent: int = 2) -> None:
 
 def _print_record(path: Path) -> None:
     """One experiment folder, readably: status, config, summary (nested), claims."""
-    rec = io.read_json(path / "record.json")
+    from specdyn.experiments.store import RECORD
+
+    rec = io.read_json(path / RECORD)
     print(f"{path}: {rec.get('status')} in {_short(rec.get('wall_time_s'))} s "
           f"(specdyn {rec.get('specdyn_version', '?')}, host {rec.get('host', '?')})")
     if rec.get("error"):
@@ -172,7 +168,9 @@ def _results_cmd(args: argparse.Namespace) -> int:
     path = Path(args.path)
     if not path.exists():
         raise ValueError(f"PATH: {str(path)!r} does not exist")
-    if (path / "record.json").is_file() and not (path / "runs").is_dir():
+    from specdyn.experiments import store
+
+    if store.is_experiment(path):
         try:
             _print_record(path)
         except (ValueError, OSError, KeyError, TypeError, AttributeError) as err:
@@ -206,8 +204,9 @@ def _results_cmd(args: argparse.Namespace) -> int:
 
 def _unreadable(path: Path) -> str | None:
     """The first record or sweep file under ``path`` that is not a JSON object, and why."""
-    files = [path] if path.is_file() else [
-        *sorted((path / "runs").glob("*.json")), path / "record.json", path / "sweep.json"]
+    from specdyn.experiments.store import record_files
+
+    files = [path] if path.is_file() else record_files(path)
     for f in files:
         if not f.is_file():
             continue

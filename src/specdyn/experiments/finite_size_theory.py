@@ -204,7 +204,7 @@ def _effective(cfg: FiniteSizeConfig) -> tuple[pd.DataFrame, list[Claim], dict[s
         for regime, s in f4.settings().items():
             tr = train_two_layer(s, act, N=f4.N, M=f4.M, steps=f4.steps, dt=f4.dt,
                                  parameterization=f4.parameterization, optimizer="gd",
-                                 checkpoints=f4.n_checkpoints, record=("preact",),
+                                 checkpoints=f4.checkpoints, record=("preact",),
                                  seed=f4.seed, dtype=f4.dtype)
             sim = fit_exponents(tr.spectra, cfg.kmin, cfg.kmax)
             s_eff = theory.effective_setting(s, act)

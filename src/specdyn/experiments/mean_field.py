@@ -71,7 +71,11 @@ def _check_common(cfg: Any) -> None:
 
 @dataclass(frozen=True)
 class ChaosConfig:
-    """Coupled distance against N; defaults are the quick version (~30 s on one core)."""
+    """Coupled distance against N; defaults are the quick version (~30 s on one core).
+
+    ``even_checkpoints`` is a count of evenly spaced steps from 0 to ``steps``
+    (``Schedule.even``); a plain ``checkpoints`` key is a log-spaced count everywhere.
+    """
 
     activation: str = "tanh-shift"
     D: int = 5
@@ -84,7 +88,7 @@ class ChaosConfig:
     reference_N: int = 4000
     replicas: int = 4
     seeds: tuple[int, ...] = (0, 1, 2)
-    checkpoints: int = 7
+    even_checkpoints: int = 7
 
     def __post_init__(self) -> None:
         _check_common(self)
@@ -97,12 +101,12 @@ class ChaosConfig:
         v.positive_int("replicas", self.replicas)
         if not self.seeds:
             raise ValueError("seeds must hold at least one seed")
-        v.positive_int("checkpoints", self.checkpoints, minimum=2)
+        v.positive_int("even_checkpoints", self.even_checkpoints, minimum=2)
 
 
 def _chaos_full() -> ChaosConfig:
     return ChaosConfig(M=400, steps=400, reference_N=16000, replicas=4, seeds=(0, 1, 2, 3, 4),
-                       N_values=(25, 50, 100, 200, 400, 800, 1600), checkpoints=11)
+                       N_values=(25, 50, 100, 200, 400, 800, 1600), even_checkpoints=11)
 
 
 @register("propagation-of-chaos",
@@ -123,7 +127,7 @@ def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
                                    dt=cfg.dt, temperature=cfg.temperature,
                                    weight_decay=cfg.weight_decay, steps=cfg.steps, seed=seed,
                                    reference_N=cfg.reference_N, replicas=cfg.replicas,
-                                   checkpoints=Schedule.even(cfg.checkpoints), w2=True,
+                                   checkpoints=Schedule.even(cfg.even_checkpoints), w2=True,
                                    progress=True)
         assert run.w2_distance is not None
         for i, N in enumerate(run.N):
@@ -160,7 +164,11 @@ def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
 
 @dataclass(frozen=True)
 class AtomsConfig:
-    """Two-atom teacher ``a1 sigma(s e1 . x) + a2 sigma(s e2 . x)`` learnt at small temperature."""
+    """Two-atom teacher ``a1 sigma(s e1 . x) + a2 sigma(s e2 . x)`` learnt at small temperature.
+
+    ``even_checkpoints`` is a count of evenly spaced steps from 0 to ``steps``
+    (``Schedule.even``); a plain ``checkpoints`` key is a log-spaced count everywhere.
+    """
 
     activation: str = "relu"
     D: int = 3
@@ -174,7 +182,7 @@ class AtomsConfig:
     teacher_scale: float = 1.0
     threshold_deg: float = 20.0
     seed: int = 0
-    checkpoints: int = 11
+    even_checkpoints: int = 11
 
     def __post_init__(self) -> None:
         _check_common(self)
@@ -188,7 +196,7 @@ class AtomsConfig:
             v.real_array("teacher_a", a)
         v.positive("teacher_scale", self.teacher_scale)
         v.in_range("threshold_deg", self.threshold_deg, 0.0, 90.0, lo_open=True)
-        v.positive_int("checkpoints", self.checkpoints, minimum=2)
+        v.positive_int("even_checkpoints", self.even_checkpoints, minimum=2)
 
     def teacher_atoms(self) -> np.ndarray:
         """``(2, D+1)`` rows ``[a_k, w_k]``: ``w_1 = s e1``, ``w_2 = s e2``."""
@@ -199,7 +207,7 @@ class AtomsConfig:
 
 
 def _atoms_full() -> AtomsConfig:
-    return AtomsConfig(D=5, N=1000, M=2000, steps=4000, checkpoints=21)
+    return AtomsConfig(D=5, N=1000, M=2000, steps=4000, even_checkpoints=21)
 
 
 @register("sparse-atoms",
@@ -218,7 +226,7 @@ def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
     run = mean_field_langevin(act, teacher, cfg.N, cfg.D, cfg.M, dt=cfg.dt,
                               temperature=cfg.temperature, weight_decay=cfg.weight_decay,
                               steps=cfg.steps, seed=cfg.seed,
-                              checkpoints=Schedule.even(cfg.checkpoints),
+                              checkpoints=Schedule.even(cfg.even_checkpoints),
                               progress=True)
     # odd activations identify (a, w) with (-a, -w): cluster u and -u together
     odd = cfg.activation in ("tanh", "erf", "linear")
@@ -354,10 +362,11 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
 
     rows = []
     long = cfg.steps * cfg.long_factor
-    ckpt = np.unique(np.concatenate([np.rint(np.geomspace(1, long, 16)), [0, cfg.steps]]))
+    # 0, 16 log-spaced steps to the end, and the budget's step
+    ckpt = np.union1d(Schedule.log(17).resolve(long), [cfg.steps])
     pop = mean_field_langevin(cfg.activation, target, cfg.N, cfg.D, None, steps=long,
                               population_size=cfg.population_size,
-                              checkpoints=ckpt.astype(int).tolist(), progress=True, **common)
+                              checkpoints=ckpt.tolist(), progress=True, **common)
     e_pop_t = np.array([test_error(p) for p in pop.particles])
     e_end = float(e_pop_t[-1])
     e_pop = float(e_pop_t[list(pop.steps).index(cfg.steps)])  # at the budget's time

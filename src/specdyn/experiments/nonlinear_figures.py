@@ -43,7 +43,10 @@ from specdyn.theory.effective import effective_setting, linear_coefficient
 
 @dataclass(frozen=True)
 class Fig4Config:
-    """Fig. 4. Defaults: a CPU-sized version (< 2 min); ``--full``: the paper's sizes (GPU)."""
+    """Fig. 4. Defaults: a CPU-sized version (< 2 min); ``--full``: the paper's sizes (GPU).
+
+    ``checkpoints`` is a count of log-spaced steps (``Schedule.log``), as everywhere.
+    """
 
     D: int = 64
     N: int = 512
@@ -61,14 +64,14 @@ class Fig4Config:
     lazy_gamma0_ratio: float = 0.5
     activation: str = "relu"
     parameterization: str = "mean-field"
-    n_checkpoints: int = 40
+    checkpoints: int = 40
     dtype: str = "float32"
     device: str | None = None
     precision: str | None = None
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("D", "N", "M", "steps", "n_checkpoints"):
+        for name in ("D", "N", "M", "steps", "checkpoints"):
             v.positive_int(name, getattr(self, name))
         v.positive_int("seed", self.seed, minimum=0)
         for name in ("dt", "alpha", "beta", "sigma_a", "fl_sigma_w", "fl_gamma0_ratio",
@@ -101,7 +104,7 @@ class Fig4Config:
 def _fig4_full() -> Fig4Config:
     # Appendix G: D = P = 512, N = 8192, M = 4096. 1e4 steps (t = 1e4) lets the modes of
     # the fit range learn; ~1.7e11 flop a step, i.e. minutes on one GPU.
-    return Fig4Config(D=512, N=8192, M=4096, steps=10_000, kmin=2, kmax=64, n_checkpoints=60)
+    return Fig4Config(D=512, N=8192, M=4096, steps=10_000, kmin=2, kmax=64, checkpoints=60)
 
 
 def theory_slopes(s: PowerLawSetting, times: np.ndarray, kmin: int, kmax: int) -> np.ndarray:
@@ -122,7 +125,7 @@ def run_fig4(cfg: Fig4Config, out_dir: Path) -> ExperimentResult:
         runs[name] = train_two_layer(
             s, cfg.activation, N=cfg.N, M=cfg.M, steps=cfg.steps, dt=cfg.dt,
             parameterization=cfg.parameterization, optimizer="gd",
-            checkpoints=cfg.n_checkpoints, record=("preact",), seed=cfg.seed,
+            checkpoints=cfg.checkpoints, record=("preact",), seed=cfg.seed,
             dtype=cfg.dtype, device=cfg.device, precision=cfg.precision)
         walls[name] = time.perf_counter() - start
 

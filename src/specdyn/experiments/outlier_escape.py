@@ -92,7 +92,8 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
     W_star, _, _ = rank_one_teacher(cfg.P, cfg.D, cfg.theta, seed=cfg.seed)
     t_star = oe.bbp_crossing_time(cfg.theta, cfg.sigma0, c, cfg.lr)
     steps = int(np.ceil(cfg.horizon * t_star))
-    # dense records around t*, sparse elsewhere
+    # dense records around t*, sparse elsewhere: a union of two grids, which no one
+    # Schedule kind spells (Schedule.every would add the last step), so explicit steps
     rec = np.unique(np.r_[np.arange(0, steps + 1, max(steps // 60, 1)),
                           np.arange(int(0.9 * t_star), min(int(1.15 * t_star), steps) + 1)])
     run = train_linear_student(W_star, method="population", lr=cfg.lr, steps=steps,

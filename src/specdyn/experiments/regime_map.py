@@ -47,7 +47,10 @@ from specdyn.theory.boundaries import feature_boundary, lazy_boundary
 
 @dataclass(frozen=True)
 class RegimeMapConfig:
-    """Grid, simulation size and executor of the regime map (quick default: 5 x 5, D = 32)."""
+    """Grid, simulation size and executor of the regime map (quick default: 5 x 5, D = 32).
+
+    ``checkpoints`` is a count of log-spaced steps (``Schedule.log``), as everywhere.
+    """
 
     alpha: float = 1.0
     beta: float = 1.0
@@ -127,6 +130,7 @@ def theory_labels(cfg: RegimeMapConfig, ratios: np.ndarray, gammas: np.ndarray) 
           "in simulation", RegimeMapConfig, full=_full)
 def run(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
     """Sweep ``simulate`` over the grid, then draw the three panels."""
+    from specdyn.experiments import store
     from specdyn.experiments.spec import make_sweep
     from specdyn.experiments.sweep import run_sweep
     from specdyn.plot import new_figure, save_figure
@@ -148,7 +152,7 @@ def run(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
     report = run_sweep(spec, sweep_dir, executor=executor, workers=cfg.workers or None)
     if report.failed:
         raise RuntimeError(f"{report.failed} simulations of the regime map failed; "
-                           f"tracebacks in {sweep_dir / 'runs'}")
+                           f"tracebacks in {sweep_dir / store.RUNS}")
     rec = io.load_records(sweep_dir)
     rec = rec[rec["run_id"].isin([p.run_id for p in spec.points])]
     points = pd.DataFrame({

@@ -43,7 +43,8 @@ class SimulateConfig(PaperSettingConfig):
     the population limit; ``dtype`` is the torch dtype of the GD loop.
     ``dt = None`` picks the step from the setting (:meth:`time_step`), so the
     same ``steps`` covers the same number of relaxation times of the fastest
-    mode whatever ``gamma0`` is.
+    mode whatever ``gamma0`` is. ``checkpoints`` is a count of log-spaced steps
+    (``Schedule.log``), as everywhere.
     """
 
     N: int | None = 512

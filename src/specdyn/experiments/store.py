@@ -63,6 +63,8 @@ SWEEP_META = "sweep.json"
 SWEEP_FILE = "sweep.toml"
 DATA = "data"
 RUNS = "runs"
+#: Suffix of a failed attempt's record beside its target: ``NAME.failed.json``.
+FAILED_SUFFIX = ".failed.json"
 #: Columns every sweep table has after ``run_id`` and the config fields.
 TIDY_COLUMNS = ("step", "t", "k", "quantity", "value")
 
@@ -151,7 +153,7 @@ def _holder(fd: int) -> str:
 def failed_record_path(target: str | os.PathLike[str]) -> Path:
     """Where a failed attempt at ``target`` is recorded: ``NAME.failed.json`` beside it."""
     t = Path(target)
-    return t.parent / f"{t.name}.failed.json"
+    return t.parent / f"{t.name}{FAILED_SUFFIX}"
 
 
 def _leftovers(target: Path) -> list[Path]:
@@ -348,6 +350,29 @@ def tidy_table(tables: Sequence[pd.DataFrame], point: Point) -> pd.DataFrame:
 def is_sweep(path: Path) -> bool:
     """Whether ``path`` is a sweep folder."""
     return (path / SWEEP_META).is_file() or (path / DATA).is_dir()
+
+
+def is_experiment(path: Path) -> bool:
+    """Whether ``path`` is one experiment's folder (it holds ``record.json``, no ``runs/``)."""
+    return (path / RECORD).is_file() and not (path / RUNS).is_dir()
+
+
+def experiment_records(out_root: Path) -> list[Path]:
+    """The run records of a ``specdyn reproduce`` folder: ``NAME/record.json``, then
+    ``NAME.failed.json`` (a failed attempt, beside a kept earlier result or alone)."""
+    finished = sorted(d / RECORD for d in out_root.iterdir()
+                      if d.is_dir() and (d / RECORD).is_file())
+    return finished + sorted(out_root.glob(f"*{FAILED_SUFFIX}"))
+
+
+def experiment_name(record: Path) -> str:
+    """The experiment a record of :func:`experiment_records` belongs to."""
+    return record.parent.name if record.name == RECORD else record.name[: -len(FAILED_SUFFIX)]
+
+
+def record_files(path: Path) -> list[Path]:
+    """Every run-record or sweep file a results folder may hold (existing or not)."""
+    return [*sorted((path / RUNS).glob("*.json")), path / RECORD, path / SWEEP_META]
 
 
 def _sweep_ids(out: Path) -> list[str]:

@@ -2,7 +2,7 @@
 
 Spectra (``covariance_spectrum``, ``weight_spectrum``,
 ``CovarianceAccumulator``), power-law exponents (``local_exponent``,
-``fit_power_law``, ``fit_broken_power_law``), random-matrix baselines and
+``two_point_exponent``, ``fit_power_law``, ``fit_broken_power_law``), random-matrix baselines and
 outlier tests (``fit_mp_bulk``, ``find_outliers``; the random-matrix formulas
 live in :mod:`specdyn.theory.rmt`), alignment of eigenvectors with given
 directions, ``SpectrumTracker`` for any torch model, and ``analyze``: every
@@ -44,6 +44,7 @@ from specdyn.measure.exponents import (
     fit_exponents,
     fit_power_law,
     local_exponent,
+    two_point_exponent,
 )
 from specdyn.measure.outliers import MPFit, OutlierReport, find_outliers, fit_mp_bulk
 from specdyn.measure.spectra import (
@@ -117,6 +118,7 @@ __all__ = [
     "top_clusters_function",
     "top_eigenvectors",
     "top_singular_vectors",
+    "two_point_exponent",
     "wasserstein2_squared",
     "weight_spectrum",
 ]

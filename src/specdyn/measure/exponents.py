@@ -46,6 +46,7 @@ __all__ = [
     "fit_exponents",
     "fit_power_law",
     "local_exponent",
+    "two_point_exponent",
 ]
 
 # A window shorter than this (decades of rank) gets the "short window" flag.
@@ -212,6 +213,45 @@ def fit_exponents(spectra: ArrayLike, kmin: int, kmax: int, *,
     y = np.log(lam).reshape(-1, k.size).T
     slope = np.polyfit(np.log(k), y, 1, w=w)[0]
     return -slope.reshape(arr.shape[:-1])
+
+
+def two_point_exponent(spectra: ArrayLike, ranks: tuple[int, int] = (1, 2)) -> np.ndarray:
+    """Rank exponent from two ranks: ``log(lambda_k1 / lambda_k2) / log(k2 / k1)``.
+
+    The slope of the chord through two points of the log-log spectrum; with the
+    default ``ranks = (1, 2)`` it is ``log(lambda_1 / lambda_2) / log 2``, the
+    local exponent at ``k = 1`` that needs no window (so it applies to a
+    theory's ``rho_k(t)`` and to a measured spectrum alike). Unlike
+    :func:`local_exponent` (least squares over a window of ranks, one spectrum),
+    it takes the two entries as given, **without sorting**: rank ``k`` is
+    index ``k - 1`` of the last axis (a mode-indexed theory spectrum stays in
+    mode order), and it works row-wise on a stack of spectra.
+
+    Parameters
+    ----------
+    spectra
+        ``(..., K)`` values, rank ``k`` at index ``k - 1``; the two used
+        entries must be > 0.
+    ranks
+        Two distinct ranks ``(k1, k2)``, each in ``1..K``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(...)`` exponents ``a``: exactly ``a`` for ``lambda_k = C k^-a``.
+    """
+    arr = np.asarray(spectra)
+    if arr.ndim < 1:
+        raise ValueError("spectra must have the rank along its last axis, got a scalar")
+    if len(ranks) != 2:
+        raise ValueError(f"ranks must be two ranks (k1, k2), got {ranks!r}")
+    k1, k2 = (v.positive_int("ranks", k) for k in ranks)
+    if k1 == k2 or max(k1, k2) > arr.shape[-1]:
+        raise ValueError(f"ranks must be two distinct ranks in 1..{arr.shape[-1]} (the last "
+                         f"axis of spectra), got {ranks!r}")
+    a = v.real_array("spectra", arr[..., k1 - 1], positive=True)
+    b = v.real_array("spectra", arr[..., k2 - 1], positive=True)
+    return np.log(a / b) / np.log(k2 / k1)
 
 
 def local_exponent(eigs: ArrayLike, window: float = 0.5) -> LocalExponent:

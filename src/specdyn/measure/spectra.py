@@ -10,13 +10,14 @@ Covariance spectrum
     (``p x p`` or ``n x n``: same nonzero eigenvalues), so only the
     ``min(n, p)`` leading eigenvalues are returned -- the rest are exactly 0.
 Weight spectrum
-    ``W`` is ``N x M`` (rows x columns; a ``torch.nn.Linear`` weight is
-    ``out x in``). The spectrum is the eigenvalues of ``W^T W / c`` (the
-    squared singular values over ``c``), with ``c = 1`` for
-    ``normalize="none"``, ``N`` (rows) for ``"rows"``, ``M`` (columns) for
-    ``"cols"`` and ``||W||_F^2`` for ``"trace"`` (eigenvalues sum to 1).
-    With ``"rows"`` a matrix of i.i.d. entries of variance ``s2`` has a
-    Marchenko-Pastur spectrum with ``ratio = M / N`` and ``sigma2 = s2``.
+    ``W`` is ``N x D`` (rows x columns; a ``torch.nn.Linear`` weight is
+    ``out x in``, ``N`` units by ``D`` inputs). The spectrum is the
+    eigenvalues of ``W^T W / c`` (the squared singular values over ``c``),
+    with ``c = 1`` for ``normalize="none"``, ``N`` (rows) for ``"rows"``,
+    ``D`` (columns) for ``"cols"`` and ``||W||_F^2`` for ``"trace"``
+    (eigenvalues sum to 1). With ``"rows"`` a matrix of i.i.d. entries of
+    variance ``s2`` has a Marchenko-Pastur spectrum with ``ratio = D / N``
+    and ``sigma2 = s2``.
 Order and type
     Always float64 numpy arrays, decreasing, tiny negative round-off clipped
     to 0. numpy arrays or torch tensors (CPU or CUDA) are accepted; torch
@@ -274,12 +275,12 @@ def weight_spectrum(W: Any, normalize: str = "rows", top: int | None = None, *,
     Parameters
     ----------
     W
-        ``N x M`` weight matrix (numpy or torch); a ``torch.nn.Linear``
-        weight is ``out_features x in_features``.
+        ``N x D`` weight matrix, rows x columns (numpy or torch); a
+        ``torch.nn.Linear`` weight is ``out_features x in_features``.
     normalize
         ``"rows"`` (default): ``c = N``, so i.i.d. entries of variance ``s2``
-        give a Marchenko-Pastur spectrum with ``ratio = M / N`` and
-        ``sigma2 = s2``; ``"cols"``: ``c = M``; ``"none"``: ``c = 1`` (squared
+        give a Marchenko-Pastur spectrum with ``ratio = D / N`` and
+        ``sigma2 = s2``; ``"cols"``: ``c = D``; ``"none"``: ``c = 1`` (squared
         singular values, WeightWatcher's convention); ``"trace"``:
         ``c = ||W||_F^2`` (eigenvalues sum to 1).
     top, method

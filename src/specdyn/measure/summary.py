@@ -6,9 +6,9 @@ verdict (``layer_verdict``). ``analyze(path_or_module)`` returns the same as a
 ``pandas.DataFrame``, one row per tensor (measured or skipped with the reason).
 Files and checkpoints are read by :mod:`specdyn.measure.checkpoint`.
 
-Conventions: a matrix ``W`` (``N x M``, rows x columns) is summarised through
+Conventions: a matrix ``W`` (``N x D``, rows x columns) is summarised through
 the eigenvalues of ``W^T W / N`` (``weight_spectrum(W, "rows")``), so i.i.d.
-entries of variance ``s2`` give Marchenko-Pastur with ``ratio = M / N``; with
+entries of variance ``s2`` give Marchenko-Pastur with ``ratio = D / N``; with
 ``center=True`` the rows are treated as samples and centred first (a
 representation ``F``: ``covariance_spectrum(F)``). Tensors with more than two
 axes (convolutions) are reshaped to ``shape[0] x prod(shape[1:])``.
