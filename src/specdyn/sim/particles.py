@@ -152,7 +152,9 @@ class ParticleEngine:
 
     The protocol's pair: :meth:`init` gives the state (the particle tensor),
     :meth:`step` (state, noise increments) one Euler-Maruyama step of size ``dt``,
-    returning a new tensor (out of place: the old state stays valid).
+    returning ``(state, losses)``: a new tensor (out of place: the old state stays
+    valid) and each block's ``(R,)`` group losses *before* the step (a by-product of
+    the forward pass, so returned beside the state, not stored in it).
 
     Groups of a block are stored consecutively, so their functions and
     gradients are batched contractions over an ``(M, R, N)`` view (no gather).
@@ -176,10 +178,10 @@ class ParticleEngine:
         self.chain_from_value = (_CHAIN_FROM_VALUE.get(act.name)
                                  if registered is act else None)
 
-    def init(self, theta0: Any) -> Tensor:
-        """The state: particles ``theta0`` (rows ``[a, w]``, all blocks stacked) as a
-        tensor of the data's dtype and device."""
-        return _torch().as_tensor(theta0, dtype=self.x.dtype, device=self.x.device)
+    def init(self, particles: Any) -> Tensor:
+        """The state: ``particles`` (rows ``[a, w]``, all blocks stacked) as a tensor of
+        the data's dtype and device."""
+        return _torch().as_tensor(particles, dtype=self.x.dtype, device=self.x.device)
 
     def tracked_step(self, theta: Tensor, xi: Tensor | None, k: int, loss: Tensor,
                      theta_max: Tensor) -> Tensor:
