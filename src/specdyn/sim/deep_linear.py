@@ -326,6 +326,7 @@ def train_deep_linear(
     def run_record(upto: int, final: DeepLinearState | None) -> DeepLinearRun:
         loss_np = _torch.to_numpy(losses[:upto], np.float64)
         if final is None:  # up to the first bad step, its loss kept when finite
+            # trimming the partial record, not a test: scan_check named the step
             loss_np = loss_np[np.isfinite(loss_np)]
         return DeepLinearRun(
             loss=loss_np,

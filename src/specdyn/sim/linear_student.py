@@ -367,7 +367,7 @@ def train_linear_student(
 
     def run_record(upto: int) -> LinearStudentRun:
         sq = _torch.to_numpy(errs[:upto], np.float64)
-        if not np.all(np.isfinite(sq[-1])):  # a diverged run's first bad step
+        if protocol.first_divergent(sq[-1]) is not None:  # a diverged run's first bad step
             sq = sq[:-1]
         return LinearStudentRun(
             sq_error=sq,

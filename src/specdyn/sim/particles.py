@@ -70,7 +70,7 @@ def target_values(target: Any, x: np.ndarray) -> np.ndarray:
     if y.shape != (len(x),):
         raise ValueError(f"target must return one value per input row, shape ({len(x)},), "
                          f"got {y.shape}")
-    if not np.isfinite(y).all():
+    if not np.isfinite(y).all():  # a guard on input, not divergence
         raise ValueError("target must be finite at the sampled inputs")
     return y
 
@@ -287,7 +287,7 @@ def noise_fn(noise: NoiseSource, N: int, d: int, steps: int, gen: Any, dtype: An
     if tuple(arr.shape) != (steps, *shape):
         raise ValueError(f"noise must be a callable or an array of shape (steps, N, d+1) = "
                          f"{(steps, *shape)}, got {tuple(arr.shape)}")
-    if not bool(torch.isfinite(arr).all()):
+    if not bool(torch.isfinite(arr).all()):  # a guard on input, not divergence
         raise ValueError("noise must be finite")
     return lambda k: arr[k]
 
