@@ -65,6 +65,14 @@ def test_seed_streams_keep_the_recorded_streams() -> None:
     assert seed_streams(8, 2) != seed_streams(7, 2)
     # two_step.gd_steps' data and target seeds, as written before the helper took them over
     assert seed_streams(7, 2, scheme="offset") == [7, 7 + 7919]
+    # train_two_layer's batch stream, formerly default_rng([seed, 0x5D]): the same draws
+    assert seed_streams(7, 1, scheme="tagged") == [7 + (0x5D << 32)]
+    for seed in (0, 7, 2**32 + 3):
+        (tagged,) = seed_streams(seed, 1, scheme="tagged")
+        assert np.array_equal(np.random.default_rng(tagged).permutation(50),
+                              np.random.default_rng([seed, 0x5D]).permutation(50))
+    assert np.random.default_rng(seed_streams(7, 1, scheme="tagged")[0]).integers(2**62) \
+        == 2937206414320454648
 
 
 def test_driver_checks_before_recording_and_sets_the_partial_record() -> None:

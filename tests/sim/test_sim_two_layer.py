@@ -84,7 +84,7 @@ def test_gradients_match_autograd(act_name: str, par_name: str) -> None:
     A = torch.randn(N, D, generator=g, dtype=torch.float64) * par.a_std
     X = torch.randn(B, D, generator=g, dtype=torch.float64)
     Y = torch.randn(B, D, generator=g, dtype=torch.float64)
-    eng = TwoLayerEngine(act, par, dt=1.0, batch=32)
+    eng = TwoLayerEngine(act, par, dt=1.0, B=32)
     state = eng.init(W, A)
     loss = eng.gradients(state, X, Y)  # a batch smaller than the buffers: exercises the slicing
     ref_loss, gW, gA = _autograd_grads(act, par.output_scale, W, A, X, Y)
@@ -102,7 +102,7 @@ def test_step_applies_learning_rates() -> None:
         10, 3, generator=g, dtype=torch.float64)
     X, Y = torch.randn(6, 4, generator=g, dtype=torch.float64), torch.randn(
         6, 3, generator=g, dtype=torch.float64)
-    eng = TwoLayerEngine(get_activation("tanh"), par, dt=0.3, batch=6)
+    eng = TwoLayerEngine(get_activation("tanh"), par, dt=0.3, B=6)
     _, gW, gA = _autograd_grads(eng.act, par.output_scale, W, A, X, Y)
     state = eng.init(W, A)
     new, loss = eng.step(state, (X, Y))

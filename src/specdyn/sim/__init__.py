@@ -1,9 +1,13 @@
 """Finite-width training: every engine on one run protocol (:mod:`specdyn.sim.protocol`).
 
 Entry points (thin wrappers over an engine's ``init``/``step`` pair and the one
-driver :func:`~specdyn.sim.protocol.drive`): :func:`train_linear`,
-:func:`train_two_layer`, :func:`train_linear_student`, :func:`train_deep_linear`,
-:func:`mean_field_langevin`, :func:`propagation_of_chaos`, :func:`gd_steps`.
+driver :func:`~specdyn.sim.protocol.drive`): :func:`train_linear`
+(:class:`GramEngine`, :class:`WeightEngine`), :func:`train_two_layer`
+(:class:`TwoLayerEngine`), :func:`train_linear_student`
+(:class:`LinearStudentEngine`), :func:`train_deep_linear`
+(:class:`DeepLinearEngine`), :func:`mean_field_langevin` and
+:func:`propagation_of_chaos` (:class:`ParticleEngine`), :func:`gd_steps`
+(:class:`TwoStepEngine`).
 Sizes follow the vocabulary of ``docs/concepts.md``: ``D`` inputs, ``P``
 outputs, ``N`` width, ``M`` samples, ``B`` batch, ``dt`` flow step, ``lr``
 plain step size.
@@ -17,10 +21,17 @@ from specdyn.sim.deep_linear import (
     scaling,
     train_deep_linear,
 )
+from specdyn.sim.deep_linear_engine import DeepLinearEngine, DeepLinearState
 from specdyn.sim.gram import GramEngine
 from specdyn.sim.langevin import LangevinRun, mean_field_langevin
 from specdyn.sim.linear import WeightEngine, train_linear
-from specdyn.sim.linear_student import LinearStudentRun, rank_one_teacher, train_linear_student
+from specdyn.sim.linear_student import (
+    LinearStudentEngine,
+    LinearStudentRun,
+    LinearStudentState,
+    rank_one_teacher,
+    train_linear_student,
+)
 from specdyn.sim.overlay import theory_agreement, theory_spectra
 from specdyn.sim.parameterization import (
     PARAMETERIZATIONS,
@@ -32,26 +43,39 @@ from specdyn.sim.protocol import META_KEYS, DivergenceError, Record, drive, seed
 from specdyn.sim.trajectory import Trajectory
 from specdyn.sim.two_layer import train_two_layer
 from specdyn.sim.two_layer_engine import TwoLayerEngine, TwoLayerState, init_weights
-from specdyn.sim.two_step import TwoStepResult, activation_mu1, gd_steps, one_step_spike_strength
+from specdyn.sim.two_step import (
+    TwoStepEngine,
+    TwoStepResult,
+    TwoStepState,
+    activation_mu1,
+    gd_steps,
+    one_step_spike_strength,
+)
 
 __all__ = [
     "META_KEYS",
     "PARAMETERIZATIONS",
     "Block",
     "ChaosRun",
+    "DeepLinearEngine",
     "DeepLinearRun",
     "DeepLinearScaling",
+    "DeepLinearState",
     "DivergenceError",
     "GramEngine",
     "LangevinRun",
+    "LinearStudentEngine",
     "LinearStudentRun",
+    "LinearStudentState",
     "Parameterization",
     "ParticleEngine",
     "Record",
     "Trajectory",
     "TwoLayerEngine",
     "TwoLayerState",
+    "TwoStepEngine",
     "TwoStepResult",
+    "TwoStepState",
     "WeightEngine",
     "activation_mu1",
     "drive",

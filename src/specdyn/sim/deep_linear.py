@@ -51,6 +51,7 @@ from specdyn import _torch
 from specdyn import _validate as v
 from specdyn.schedule import Schedule, ScheduleLike
 from specdyn.sim import protocol
+from specdyn.sim.deep_linear_engine import DeepLinearEngine, DeepLinearState
 from specdyn.sim.linear_student import METHODS, batch_size_for
 from specdyn.theory import rmt
 
@@ -273,55 +274,24 @@ def train_deep_linear(
     rec = none if checkpoints is None else Schedule.of(checkpoints).resolve(T)
     shp = none if sharpness is None else Schedule.of(sharpness).resolve(T)
 
+    dims = sc.dims
+    init_w = None
+    if init is not None:
+        if len(init) != L:
+            raise ValueError(f"init must hold {L} arrays (one per layer), got {len(init)}")
+        init_w = [v.real_array(f"init[{i}]", w0) for i, w0 in enumerate(init)]
+        for i, a in enumerate(init_w):
+            if a.shape != (dims[i + 1], dims[i]):
+                raise ValueError(f"init[{i}] must have shape {(dims[i + 1], dims[i])}, "
+                                 f"got {a.shape}")
+
     torch = _torch.torch()
     dev = _torch.resolve_device(device)
     dt = _torch.resolve_dtype(dtype)
     gen = torch.Generator(device=dev).manual_seed(int(seed))
-    Ws = torch.as_tensor(W_star, dtype=dt, device=dev)
-    dims = sc.dims
-    W = [torch.randn(dims[i + 1], dims[i], generator=gen, dtype=dt, device=dev) * sc.init_std[i]
-         for i in range(L)]
-    if init is not None:
-        if len(init) != L:
-            raise ValueError(f"init must hold {L} arrays (one per layer), got {len(init)}")
-        for i, w0 in enumerate(init):
-            a = v.real_array(f"init[{i}]", w0)
-            if a.shape != (dims[i + 1], dims[i]):
-                raise ValueError(f"init[{i}] must have shape {(dims[i + 1], dims[i])}, "
-                                 f"got {a.shape}")
-            W[i] = torch.as_tensor(a, dtype=dt, device=dev)
-    ctot = float(np.prod(sc.multipliers))
-    eta = sc.lr_eff
-    eye_d = torch.eye(D, dtype=dt, device=dev)
-    eye_p = torch.eye(P, dtype=dt, device=dev)
-
-    if meth in ("gd", "sgd"):
-        X = torch.randn(n, D, generator=gen, dtype=dt, device=dev)
-        Y = X @ Ws.T + noise * torch.randn(n, P, generator=gen, dtype=dt, device=dev)
-        Sig = X.T @ X / n
-        Cxy = Y.T @ X / n
-        ev, evec = torch.linalg.eigh(Sig)
-        sig_half = (evec * ev.clamp_min(0).sqrt()) @ evec.T
-    else:
-        Sig, Cxy, sig_half = eye_d, Ws, eye_d
-
-    def prefixes() -> list[Any]:
-        out = [eye_d]
-        for Wl in W:
-            out.append(Wl @ out[-1])
-        return out  # out[l] = W_l ... W_1 (dims[l] x D); out[0] = I
-
-    def suffixes() -> list[Any]:
-        out = [eye_p]
-        for Wl in reversed(W):
-            out.append(out[-1] @ Wl)
-        return out[::-1]  # out[l] = W_L ... W_{l+1} (P x dims[l]); out[L] = I
-
-    def loss_of(weff: Any) -> Any:
-        # Residual form: no cancellation, so tiny losses stay accurate (and >= 0).
-        if meth in ("gd", "sgd"):
-            return 0.5 * ((X @ weff.T - Y) ** 2).sum() / n
-        return 0.5 * ((weff - Ws) ** 2).sum()
+    eng = DeepLinearEngine(sc, torch.as_tensor(W_star, dtype=dt, device=dev), meth, M=n, B=B,
+                           noise_std=noise, generator=gen)
+    state = eng.init(init_w)
 
     svals: list[list[np.ndarray]] = [[] for _ in lay]
     sharp_vals: list[float] = []
@@ -332,8 +302,7 @@ def train_deep_linear(
 
     blocks: dict[int, Any] = {}
 
-    def top_sv(li: int) -> Any:
-        Wl = W[li]
+    def top_sv(Wl: Any, li: int) -> Any:
         small = min(Wl.shape)
         if spec_mode == "exact" or (spec_mode == "auto" and small <= 256):
             gram = Wl @ Wl.T if Wl.shape[0] <= Wl.shape[1] else Wl.T @ Wl
@@ -347,36 +316,17 @@ def train_deep_linear(
         blocks[li] = Q
         return torch.linalg.svdvals(Wl @ Q)[:k_top]
 
-    def record_now(t: int) -> None:
-        for j, li in enumerate(lay):
-            svals[j].append(_torch.to_numpy(top_sv(li), np.float64))
-        rec_done.append(t)
-
-    def sharpness_now(t: int, pre: list[Any], suf: list[Any]) -> None:
-        nonlocal pi_vec
-        A = [suf[i + 1] @ suf[i + 1].T for i in range(L)]  # P x P
-        Bm = [sig_half @ (pre[i].T @ pre[i]) @ sig_half for i in range(L)]  # D x D
-        x = pi_vec / pi_vec.norm()
-        lam = x.new_zeros(())
-        for _ in range(iters):
-            y = sum(A[i] @ x @ Bm[i] for i in range(L)) * (ctot * ctot)
-            lam = (x * y).sum()
-            x = y / y.norm().clamp_min(1e-300)
-        pi_vec = x
-        sharp_vals.append(float(lam))
-        sharp_done.append(t)
-
     losses = torch.empty(T + 1, dtype=dt, device=dev)
-    cur = {"pre": prefixes()}
-    losses[0] = loss_of(ctot * cur["pre"][-1])
+    losses[0] = state.loss
     limit = factor * max(float(losses[0]), 1e-300)
     edges = np.array([sc.init_std[i] * math.sqrt(dims[i])
                       * float(rmt.rectangular_bulk_edge(dims[i + 1] / dims[i]))
                       for i in range(L)])
 
-    def run_record(upto: int, final: bool) -> DeepLinearRun:
+    def run_record(upto: int, final: DeepLinearState | None) -> DeepLinearRun:
         loss_np = _torch.to_numpy(losses[:upto], np.float64)
-        if not final:  # up to the first bad step, its loss kept when finite
+        if final is None:  # up to the first bad step, its loss kept when finite
+            # trimming the partial record, not a test: scan_check named the step
             loss_np = loss_np[np.isfinite(loss_np)]
         return DeepLinearRun(
             loss=loss_np,
@@ -387,48 +337,37 @@ def train_deep_linear(
             sharpness_steps=np.asarray(sharp_done, dtype=np.int64),
             sharpness=np.asarray(sharp_vals, dtype=np.float64),
             scaling=sc,
-            weights=[_torch.to_numpy(w, np.float64) for w in W] if final else [],
+            weights=[_torch.to_numpy(w, np.float64) for w in final.weights] if final
+            else [],
             meta=protocol.record_meta(
                 "deep_linear", seed=seed, dtype=dt, device=dev, start=start, steps=T,
                 method=meth, depth=L, N=int(N), D=D, P=P, layers=lay, M=n or None,
                 B=B or None, noise_std=noise, lr_eff=sc.lr_eff),
         )
 
-    def step(Wl: list[Any], t: int) -> list[Any]:
-        pre, suf = cur["pre"], suffixes()
-        weff = ctot * pre[-1]
-        if meth in ("population", "gd"):
-            E = weff @ Sig - Cxy
-        else:
-            if meth == "online":
-                xb = torch.randn(B, D, generator=gen, dtype=dt, device=dev)
-                yb = xb @ Ws.T
-                if noise > 0:
-                    yb = yb + noise * torch.randn(B, P, generator=gen, dtype=dt, device=dev)
-            else:
-                idx = torch.randperm(n, generator=gen, device=dev)[:B]
-                xb, yb = X[idx], Y[idx]
-            E = (xb @ weff.T - yb).T @ xb / B
-        grads = [ctot * suf[i + 1].T @ (E @ pre[i].T) for i in range(L)]
-        for i in range(L):
-            Wl[i] = Wl[i] - eta * grads[i]
-        cur["pre"] = prefixes()
-        losses[t] = loss_of(ctot * cur["pre"][-1])
-        return Wl
+    def step(state: DeepLinearState, t: int) -> DeepLinearState:
+        state = eng.step(state, eng.sample())
+        losses[t] = state.loss
+        return state
 
     def diverged(k: int) -> protocol.DivergenceError:
         return protocol.DivergenceError(
             f"diverged at step {k} (loss above {factor:g} x start); lower lr "
-            f"(lr_eff * sharpness must stay below 2)", k, run_record(k + 1, final=False))
+            f"(lr_eff * sharpness must stay below 2)", k, run_record(k + 1, None))
 
     check = protocol.scan_check(lambda lo, t: losses[lo:t + 1], limit, diverged)
 
-    def observe(Wl: list[Any], t: int) -> None:
+    def observe(state: DeepLinearState, t: int) -> None:
+        nonlocal pi_vec
         if t in rec_set:
-            record_now(t)
+            for j, li in enumerate(lay):
+                svals[j].append(_torch.to_numpy(top_sv(state.weights[li], li), np.float64))
+            rec_done.append(t)
         if t in shp_set:
-            sharpness_now(t, cur["pre"], suffixes())
+            lam, pi_vec = eng.sharpness(state, pi_vec, iters)
+            sharp_vals.append(float(lam))
+            sharp_done.append(t)
 
-    protocol.drive(W, step, T, np.union1d(rec, shp), observe=observe, check=check,
-                   check_every=every)
-    return run_record(T + 1, final=True)
+    state = protocol.drive(state, step, T, np.union1d(rec, shp), observe=observe, check=check,
+                           check_every=every)
+    return run_record(T + 1, state)

@@ -174,10 +174,6 @@ class GramEngine:
         return float(0.5 * self._syy_tr - (self._c * b).sum()
                      + 0.5 * (self._evals * b * b).sum())
 
-    def finite(self, state: tuple[Any, Any, Any]) -> bool:
-        """Whether ``Gw`` is finite (one host sync)."""
-        return bool(self.t.isfinite(state[0]).all())
-
     @staticmethod
     def symmetrize(state: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
         """``Gw``, ``Ga`` made exactly symmetric (removes the roundoff of the products)."""

@@ -208,7 +208,7 @@ def mean_field_langevin(
                              f"{y_np.shape}")
         target_values(target, x_np[:2])
         M = x_np.shape[0]
-    theta0 = initial_particles(init, N, D, init_scale, s_init)
+    particles0 = initial_particles(init, N, D, init_scale, s_init)
     dev = resolve_device(device)
     tdtype = resolve_dtype(dtype)
     gen = torch.Generator(device=dev).manual_seed(s_noise)
@@ -217,7 +217,7 @@ def mean_field_langevin(
     x = torch.as_tensor(x_np, dtype=tdtype, device=dev)
     y = torch.as_tensor(y_np, dtype=tdtype, device=dev)
     engine = ParticleEngine(act, x, y, [Block(1, N)], dt, temperature, weight_decay)
-    theta = engine.init(theta0)
+    theta = engine.init(particles0)
     loss = torch.empty(steps + 1, dtype=tdtype, device=dev)
     theta_max = torch.empty(steps + 1, dtype=tdtype, device=dev)
     theta_max[0] = theta.abs().max()
@@ -250,7 +250,7 @@ def mean_field_langevin(
                            partial=lambda: record(int(ckpt[len(saved) - 1])) if saved else None)
     loss[steps] = 0.5 * (engine.functions(theta)[0][:, 0] - y).pow(2).mean()
     out = record(steps + 1)
-    if not np.isfinite(out.loss).all():
-        k = int(np.flatnonzero(~np.isfinite(out.loss))[0])
+    k = protocol.first_divergent(out.loss)  # the final loss, computed after the driver
+    if k is not None:
         raise protocol.DivergenceError(blowup_message(k, dt, "the loss became non-finite"), k, out)
     return out

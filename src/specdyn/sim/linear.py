@@ -250,19 +250,23 @@ def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: int, tdtype: Any
     grams0 = _gram.initial_grams(N, D, P, s.sigma_w, s.sigma_a, weight_seed)
     eng = _gram.GramEngine(run.stats, run.gamma0, run.dt, tdtype, tdevice)
     limit = _BLOWUP * max(_gram.loss_from_grams(run.stats, grams0[2], run.gamma0), 1e-12)
-    bad = protocol.first_divergent
     good: list[Any] = [None, 0]  # the last checked state (a copy) and its step
+
+    def bad(loss: float, state: Any) -> bool:
+        # the loss against its limit, and Gw finite (a NaN Gw can hide behind a finite loss)
+        return (protocol.first_divergent(np.array([loss]), limit) is not None
+                or protocol.first_divergent(state[0].reshape(-1)) is not None)
 
     def check(state: Any, k: int) -> Any:
         if k > 0:
             loss = eng.loss(state)
-            if bad(np.array([loss]), limit) is not None or not eng.finite(state):
+            if bad(loss, state):
                 # replay from the last good state one step at a time to name the step
                 g2 = good[0]
                 for j in range(good[1] + 1, k + 1):
                     g2 = eng.step(g2)
                     lj = eng.loss(g2)
-                    if bad(np.array([lj]), limit) is not None or not eng.finite(g2):
+                    if bad(lj, g2):
                         raise _divergence_error(j, run.dt, lj)
                 raise _divergence_error(k, run.dt, loss)
             state = eng.symmetrize(state)
@@ -352,7 +356,7 @@ def _weights_gd(run: _Run, N: int, steps: int, xy: tuple[np.ndarray, np.ndarray]
     def check(state: Any, k: int) -> Any:
         lk = float(state[3])
         if protocol.first_divergent(np.array([lk]), limit) is not None \
-                or not bool(eng.t.isfinite(state[0]).all()):
+                or protocol.first_divergent(state[0].reshape(-1)) is not None:
             raise _divergence_error(k, run.dt, lk)
         return state
 

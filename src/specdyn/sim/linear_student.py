@@ -41,7 +41,8 @@ from specdyn import _validate as v
 from specdyn.schedule import Schedule, ScheduleLike
 from specdyn.sim import protocol
 
-__all__ = ["METHODS", "LinearStudentRun", "rank_one_teacher", "train_linear_student"]
+__all__ = ["METHODS", "LinearStudentEngine", "LinearStudentRun", "LinearStudentState",
+           "rank_one_teacher", "train_linear_student"]
 
 #: training methods of the linear students (single-layer and deep)
 METHODS = ("population", "gd", "sgd", "online")
@@ -72,6 +73,117 @@ def rank_one_teacher(P: int, D: int, theta: float, seed: int = 0
     w = rng.standard_normal(m)
     w /= np.linalg.norm(w)
     return th * np.outer(u, w), u, w
+
+
+Tensor = Any
+
+
+@dataclass(frozen=True)
+class LinearStudentState:
+    """The state of a linear-student run, a value (never updated in place).
+
+    Attributes
+    ----------
+    W
+        ``(R, P, D)`` weights of the ``R`` replicas.
+    sq_error
+        ``(R,)`` ``||W - W*||_F^2`` of each replica (0-d reductions on the device, no
+        host sync).
+    """
+
+    W: Tensor
+    sq_error: Tensor
+
+
+class LinearStudentEngine:
+    """Single-layer linear students under GD, SGD or online SGD: the protocol's pair.
+
+    :meth:`init` draws the initial weights and then the data set from ``generator``
+    (that order keeps recorded runs) and gives the first :class:`LinearStudentState`;
+    :meth:`sample` draws the batch of the next update (``None`` for ``"population"``
+    and ``"gd"``, which need none); :meth:`step` (state, batch) makes one update
+    ``W <- W - lr * grad`` and returns a new state. ``R`` replicas run side by side
+    (batched tensors), each with its own data. Sizes and the method are those of
+    :func:`train_linear_student`, which validates them.
+
+    Parameters
+    ----------
+    teacher
+        ``W*`` (``P x D`` tensor; its dtype and device are the run's).
+    method
+        One of :data:`METHODS`.
+    lr
+        Step size.
+    M, B
+        Data-set size (``"gd"``, ``"sgd"``) and batch size (``"sgd"``, ``"online"``).
+    noise_std, replicas
+        Label noise and the number ``R`` of students.
+    generator
+        The run's ``torch.Generator`` (on the teacher's device).
+    """
+
+    def __init__(self, teacher: Tensor, method: str, lr: float, *, M: int = 0, B: int = 0,
+                 noise_std: float = 0.0, replicas: int = 1, generator: Any) -> None:
+        self.t = _torch.torch()
+        self.Ws, self.method, self.lr = teacher, method, lr
+        self.M, self.B, self.noise, self.R = M, B, noise_std, replicas
+        self.gen = generator
+        self.kw = {"dtype": teacher.dtype, "device": teacher.device}
+
+    def init(self, sigma0: float, inputs: Tensor | None = None) -> LinearStudentState:
+        """Initial weights (entries ``N(0, sigma0^2 / D)``), then the data set of
+        ``"gd"``/``"sgd"`` (``inputs``, ``M x D``, shared by the replicas, or drawn)."""
+        t, R, n = self.t, self.R, self.M
+        P, D = self.Ws.shape
+        W = t.randn(R, P, D, generator=self.gen, **self.kw) * (sigma0 / np.sqrt(D))
+        if self.method in ("gd", "sgd"):
+            if inputs is None:
+                X = t.randn(R, n, D, generator=self.gen, **self.kw)
+            else:
+                X = inputs.expand(R, n, D).contiguous()
+            self.X = X
+            self.Y = X @ self.Ws.T + self.noise * t.randn(R, n, P, generator=self.gen, **self.kw)
+            if self.method == "gd":
+                self.Sig = X.transpose(1, 2) @ X / n          # R x D x D
+                self.C = self.Y.transpose(1, 2) @ X / n       # R x P x D
+        return LinearStudentState(W, self._sq_error(W))
+
+    def _sq_error(self, W: Tensor) -> Tensor:
+        return ((W - self.Ws) ** 2).sum(dim=(1, 2))
+
+    def sample(self) -> tuple[Tensor, Tensor] | None:
+        """The batch ``(x, y)`` (``R x B x D``, ``R x B x P``) of the next update: fresh
+        samples (``"online"``) or ``B`` distinct rows of each replica's data (``"sgd"``)."""
+        t, R, B = self.t, self.R, self.B
+        P, D = self.Ws.shape
+        if self.method == "online":
+            xb = t.randn(R, B, D, generator=self.gen, **self.kw)
+            yb = xb @ self.Ws.T
+            if self.noise > 0:
+                yb = yb + self.noise * t.randn(R, B, P, generator=self.gen, **self.kw)
+            return xb, yb
+        if self.method == "sgd":
+            idx = t.argsort(t.rand(R, self.M, generator=self.gen, device=self.Ws.device),
+                            dim=1)[:, :B]
+            return (t.gather(self.X, 1, idx[..., None].expand(R, B, D)),
+                    t.gather(self.Y, 1, idx[..., None].expand(R, B, P)))
+        return None
+
+    def step(self, state: LinearStudentState, batch: tuple[Tensor, Tensor] | None = None
+             ) -> LinearStudentState:
+        """One update on ``batch`` (from :meth:`sample`; ``None`` for the full-batch methods)."""
+        W = state.W
+        if self.method == "population":
+            G = W - self.Ws
+        elif self.method == "gd":
+            G = W @ self.Sig - self.C
+        else:
+            if batch is None:
+                raise ValueError(f"method {self.method!r} needs a batch (engine.sample())")
+            xb, yb = batch
+            G = (xb @ W.transpose(1, 2) - yb).transpose(1, 2) @ xb / self.B
+        W = W - self.lr * G
+        return LinearStudentState(W, self._sq_error(W))
 
 
 @dataclass(frozen=True)
@@ -217,19 +329,11 @@ def train_linear_student(
         u_t = torch.as_tensor(uu[:, 0], dtype=dt, device=dev)
         v_t = torch.as_tensor(vvh[0], dtype=dt, device=dev)
 
-    W = torch.randn(R, P, D, generator=gen, dtype=dt, device=dev) * (s0 / np.sqrt(D))
-    if meth in ("gd", "sgd"):
-        if X_in is None:
-            X = torch.randn(R, n, D, generator=gen, dtype=dt, device=dev)
-        else:
-            X = torch.as_tensor(X_in, dtype=dt, device=dev).expand(R, n, D).contiguous()
-        Y = X @ Ws.T + noise * torch.randn(R, n, P, generator=gen, dtype=dt, device=dev)
-        if meth == "gd":
-            Sig = X.transpose(1, 2) @ X / n          # R x D x D
-            C = Y.transpose(1, 2) @ X / n            # R x P x D
-
+    eng = LinearStudentEngine(Ws, meth, eta, M=n, B=B, noise_std=noise, replicas=R,
+                              generator=gen)
+    state = eng.init(s0, None if X_in is None else torch.as_tensor(X_in, dtype=dt, device=dev))
     errs = torch.empty(T + 1, R, dtype=dt, device=dev)
-    errs[0] = ((W - Ws) ** 2).sum(dim=(1, 2))
+    errs[0] = state.sq_error
     e0 = float(errs[0].mean())
     svals: list[np.ndarray] = []
     lov: list[float] = []
@@ -263,7 +367,7 @@ def train_linear_student(
 
     def run_record(upto: int) -> LinearStudentRun:
         sq = _torch.to_numpy(errs[:upto], np.float64)
-        if not np.all(np.isfinite(sq[-1])):  # a diverged run's first bad step
+        if protocol.first_divergent(sq[-1]) is not None:  # a diverged run's first bad step
             sq = sq[:-1]
         return LinearStudentRun(
             sq_error=sq,
@@ -277,25 +381,10 @@ def train_linear_student(
                 noise_std=noise, replicas=R),
         )
 
-    def step(W: Any, t: int) -> Any:
-        if meth == "population":
-            G = W - Ws
-        elif meth == "gd":
-            G = W @ Sig - C
-        else:
-            if meth == "online":
-                xb = torch.randn(R, B, D, generator=gen, dtype=dt, device=dev)
-                yb = xb @ Ws.T
-                if noise > 0:
-                    yb = yb + noise * torch.randn(R, B, P, generator=gen, dtype=dt, device=dev)
-            else:
-                idx = torch.argsort(torch.rand(R, n, generator=gen, device=dev), dim=1)[:, :B]
-                xb = torch.gather(X, 1, idx[..., None].expand(R, B, D))
-                yb = torch.gather(Y, 1, idx[..., None].expand(R, B, P))
-            G = (xb @ W.transpose(1, 2) - yb).transpose(1, 2) @ xb / B
-        W = W - eta * G
-        errs[t] = ((W - Ws) ** 2).sum(dim=(1, 2))
-        return W
+    def step(state: LinearStudentState, t: int) -> LinearStudentState:
+        state = eng.step(state, eng.sample())
+        errs[t] = state.sq_error
+        return state
 
     def diverged(j: int) -> protocol.DivergenceError:
         return protocol.DivergenceError(
@@ -304,6 +393,6 @@ def train_linear_student(
 
     check = protocol.scan_check(lambda lo, t: errs[lo:t + 1].mean(dim=1), limit, diverged)
 
-    W = protocol.drive(W, step, T, rec, observe=lambda w, t: record_now(t, w), check=check,
-                       check_every=every)
+    protocol.drive(state, step, T, rec, observe=lambda st, t: record_now(t, st.W), check=check,
+                   check_every=every)
     return run_record(T + 1)

@@ -70,7 +70,7 @@ def target_values(target: Any, x: np.ndarray) -> np.ndarray:
     if y.shape != (len(x),):
         raise ValueError(f"target must return one value per input row, shape ({len(x)},), "
                          f"got {y.shape}")
-    if not np.isfinite(y).all():
+    if not np.isfinite(y).all():  # a guard on input, not divergence
         raise ValueError("target must be finite at the sampled inputs")
     return y
 
@@ -152,7 +152,9 @@ class ParticleEngine:
 
     The protocol's pair: :meth:`init` gives the state (the particle tensor),
     :meth:`step` (state, noise increments) one Euler-Maruyama step of size ``dt``,
-    returning a new tensor (out of place: the old state stays valid).
+    returning ``(state, losses)``: a new tensor (out of place: the old state stays
+    valid) and each block's ``(R,)`` group losses *before* the step (a by-product of
+    the forward pass, so returned beside the state, not stored in it).
 
     Groups of a block are stored consecutively, so their functions and
     gradients are batched contractions over an ``(M, R, N)`` view (no gather).
@@ -176,10 +178,10 @@ class ParticleEngine:
         self.chain_from_value = (_CHAIN_FROM_VALUE.get(act.name)
                                  if registered is act else None)
 
-    def init(self, theta0: Any) -> Tensor:
-        """The state: particles ``theta0`` (rows ``[a, w]``, all blocks stacked) as a
-        tensor of the data's dtype and device."""
-        return _torch().as_tensor(theta0, dtype=self.x.dtype, device=self.x.device)
+    def init(self, particles: Any) -> Tensor:
+        """The state: ``particles`` (rows ``[a, w]``, all blocks stacked) as a tensor of
+        the data's dtype and device."""
+        return _torch().as_tensor(particles, dtype=self.x.dtype, device=self.x.device)
 
     def tracked_step(self, theta: Tensor, xi: Tensor | None, k: int, loss: Tensor,
                      theta_max: Tensor) -> Tensor:
@@ -285,7 +287,7 @@ def noise_fn(noise: NoiseSource, N: int, d: int, steps: int, gen: Any, dtype: An
     if tuple(arr.shape) != (steps, *shape):
         raise ValueError(f"noise must be a callable or an array of shape (steps, N, d+1) = "
                          f"{(steps, *shape)}, got {tuple(arr.shape)}")
-    if not bool(torch.isfinite(arr).all()):
+    if not bool(torch.isfinite(arr).all()):  # a guard on input, not divergence
         raise ValueError("noise must be finite")
     return lambda k: arr[k]
 

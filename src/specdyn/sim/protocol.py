@@ -5,6 +5,10 @@ Every engine of :mod:`specdyn.sim` has the same shape (the jax-md one)::
     state = engine.init(...)              # the initial state
     state = engine.step(state, batch)     # one update: no I/O, no host sync
 
+(``TwoLayerEngine.step`` and ``ParticleEngine.step`` return ``(state, loss)``
+instead: the loss of the weights *before* the update, a by-product of their
+gradient pass; the engines are listed in ``docs/concepts.md``.)
+
 and its entry point (``train_linear``, ``train_two_layer``, ...) hands the
 engine to :func:`drive`, the one loop: it runs *all* ``steps`` updates, checks
 for divergence every ``check_every`` steps and at every checkpoint, records the
@@ -29,6 +33,7 @@ This module holds the pieces every entry point shares:
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,32 +62,46 @@ S = TypeVar("S")
 
 
 _OFFSET = 7919  # a prime, the two-step engine's target-seed offset since its first tables
+_TAG = 0x5D  # the two-layer engine's batch-stream tag word since its first tables
 
 
-def seed_streams(seed: int, k: int, *, scheme: str = "spawn") -> list[int]:
-    """``k`` independent integer seeds derived from one run ``seed``.
+def _tagged(seed: int, tag: int) -> int:
+    # SeedSequence([seed, tag]) as one integer: the seed's 32-bit words, then the tag word
+    words = max(1, -(-seed.bit_length() // 32))
+    return seed + (tag << (32 * words))
 
-    Three schemes, kept so that recorded runs stay bit-reproducible:
+
+def seed_streams(seed: int, count: int, *, scheme: str = "spawn") -> list[int]:
+    """``count`` independent integer seeds derived from one run ``seed``.
+
+    Four schemes, kept so that recorded runs stay bit-reproducible:
 
     - ``"spawn"`` (the default, used by the linear and two-layer engines, which
       draw the same data and weights from one seed so that their runs match step
-      for step): ``SeedSequence(seed).spawn(k)``, one 32-bit word of each child.
-    - ``"words"`` (the particle engines): the first ``k`` 64-bit words of
+      for step): ``SeedSequence(seed).spawn(count)``, one 32-bit word of each child.
+    - ``"words"`` (the particle engines): the first ``count`` 64-bit words of
       ``SeedSequence(seed)``, masked to 63 bits.
-    - ``"offset"`` (the two-step engine): ``seed + 7919 i`` for ``i < k``, the
+    - ``"offset"`` (the two-step engine): ``seed + 7919 i`` for ``i < count``, the
       run seed itself first.
+    - ``"tagged"`` (the two-layer engine's batch stream, ``seed >= 0``): stream
+      ``i`` is the integer whose ``SeedSequence`` words are the seed's words
+      followed by the tag word ``0x5D + i``, so ``default_rng(stream)`` is
+      ``default_rng([seed, 0x5D + i])``.
 
-    ``"spawn"`` and ``"words"`` are independent streams in the sense of
-    :class:`numpy.random.SeedSequence`; ``"offset"`` gives distinct seeds, each
+    ``"spawn"``, ``"words"`` and ``"tagged"`` are independent streams in the sense
+    of :class:`numpy.random.SeedSequence`; ``"offset"`` gives distinct seeds, each
     a stream of its own through ``default_rng``.
     """
-    k = v.positive_int("k", k)
-    scheme = v.choice("scheme", scheme, ("spawn", "words", "offset"))
+    count = v.positive_int("count", count)
+    scheme = v.choice("scheme", scheme, ("spawn", "words", "offset", "tagged"))
     if scheme == "offset":
-        return [seed + _OFFSET * i for i in range(k)]
+        return [seed + _OFFSET * i for i in range(count)]
+    if scheme == "tagged":
+        seed = v.positive_int("seed", seed, minimum=0)
+        return [_tagged(seed, _TAG + i) for i in range(count)]
     if scheme == "spawn":
-        return [int(ss.generate_state(1)[0]) for ss in np.random.SeedSequence(seed).spawn(k)]
-    state = np.random.SeedSequence(seed).generate_state(k, dtype=np.uint64)
+        return [int(ss.generate_state(1)[0]) for ss in np.random.SeedSequence(seed).spawn(count)]
+    state = np.random.SeedSequence(seed).generate_state(count, dtype=np.uint64)
     return [int(s) & ((1 << 63) - 1) for s in state]
 
 
@@ -108,10 +127,14 @@ class DivergenceError(RuntimeError):
         self.record = record
 
 
-def first_divergent(values: Any, limit: float) -> int | None:
+def first_divergent(values: Any, limit: float = math.inf) -> int | None:
     """Index of the first entry of ``values`` (numpy or torch, 1-D) that is not finite or
-    exceeds ``limit`` in absolute value, or ``None``. The one divergence test."""
-    bad = ~(abs(values) <= limit)  # NaN-safe: NaN <= x is False
+    exceeds ``limit`` in absolute value, or ``None``. The one divergence test
+    (``limit = inf``, the default: the first non-finite entry)."""
+    mag = abs(values)
+    bad = ~(mag <= limit)  # NaN-safe: NaN <= x is False
+    if limit == math.inf:  # inf <= inf holds: an infinite entry is bad too
+        bad = bad | (mag == math.inf)
     if not bool(bad.any()):
         return None
     if isinstance(bad, np.ndarray):

@@ -42,7 +42,6 @@ in the paper's Eq. (1)).
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -225,7 +224,8 @@ def train_two_layer(
     compute = t.bfloat16 if precision == "bf16" else None
     eng = TwoLayerEngine(act, par, dt, batch, compute)
     state0 = eng.init(W, A)
-    rng = np.random.default_rng([seed, 0x5D])
+    (batch_seed,) = protocol.seed_streams(seed, 1, scheme="tagged")
+    rng = np.random.default_rng(batch_seed)
     sampler = _OnlineSampler(teacher, batch, dtype, dev, int(rng.integers(2**62))) \
         if optimizer == "online" else None
     loss_scale = 0.5 * float(np.trace(stats.syy)) + 1e-300
@@ -244,7 +244,8 @@ def train_two_layer(
         gw = to_numpy(W64.T @ W64 / N)
         ga = to_numpy(A64.T @ A64 / N)
         gwa = to_numpy(W64.T @ A64 / N)
-        if not (math.isfinite(loss) and np.isfinite(gw).all() and np.isfinite(ga).all()):
+        # a checkpoint's own test (the scan watches the batch losses): never record a NaN
+        if protocol.first_divergent(np.concatenate(([loss], gw.ravel(), ga.ravel()))) is not None:
             raise _divergence(step, loss)
         rec_times.append(step * dt)
         rec_steps.append(step)
@@ -262,7 +263,7 @@ def train_two_layer(
 
     def trajectory() -> Trajectory:
         meta = protocol.record_meta(
-            "two-layer", seed=seed, dtype=dtype, device=dev, start=start, steps=steps,
+            "two_layer", seed=seed, dtype=dtype, device=dev, start=start, steps=steps,
             activation=act.name, parameterization=asdict(par), optimizer=optimizer,
             B=batch, N=N, M=M, D=D, P=P, dt=dt, precision=precision,
             setting=setting.to_dict(), teacher=teacher.to_dict())

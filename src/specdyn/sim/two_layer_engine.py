@@ -58,19 +58,25 @@ class TwoLayerEngine:
     weights, :meth:`step` (state, batch) one GD/SGD update of time ``dt``,
     returning a new state (the old one stays valid: the update is out of place,
     which costs no measurable time beside the five products, see BENCHMARKS.md)
-    and the loss before it.
+    and the loss before it (see below).
 
     The products run in ``compute`` dtype (the weights' dtype, or bfloat16 when
     asked) into buffers of the engine, allocated by :meth:`init`. On the CPU a
     batch is processed in blocks of ``_CPU_ROWS`` rows (gradients accumulated
     over blocks), so that the ``B x N`` temporaries of the elementwise passes
-    stay in cache; on a GPU in one block.
+    stay in cache; on a GPU in one block. ``B`` is the batch size (the most rows a
+    batch of :meth:`step` has; it sizes the buffers).
+
+    :meth:`step` returns ``(state, loss)``: the loss of the weights *before* the
+    update comes free with the gradients (a 0-d tensor, no host sync), so it is
+    returned beside the state rather than stored in it, where it would describe
+    another state.
     """
 
-    def __init__(self, act: Activation, par: Parameterization, dt: float, batch: int,
+    def __init__(self, act: Activation, par: Parameterization, dt: float, B: int,
                  compute: Any = None) -> None:
         self.t = _torch()
-        self.act, self.par, self.dt, self.batch = act, par, float(dt), int(batch)
+        self.act, self.par, self.dt, self.B = act, par, float(dt), int(B)
         self.s = float(par.output_scale)
         self.compute = compute
         self.kind = self._kind(act)
@@ -84,7 +90,7 @@ class TwoLayerEngine:
         P = A.shape[1]
         kw = {"dtype": self.cdt, "device": W.device}
         # CPU: row blocks of _CPU_ROWS keep the B x N temporaries in cache; GPU: one block
-        self.rows = rows = self.batch if W.device.type != "cpu" else min(self.batch, _CPU_ROWS)
+        self.rows = rows = self.B if W.device.type != "cpu" else min(self.B, _CPU_ROWS)
         self.H = t.empty(rows, N, **kw)  # preactivations, then phi in place
         self.G = t.empty(rows, N, **kw)  # dL/dphi, then dL/dH in place
         self.R = t.empty(rows, P, **kw)  # residuals

@@ -36,9 +36,17 @@ from specdyn import _torch
 from specdyn import _validate as v
 from specdyn.data.hermite import HermiteTarget, gaussian_expectation, random_direction
 from specdyn.models.activations import Activation, get_activation
-from specdyn.sim.protocol import DivergenceError, Record, record_meta, seed_streams
+from specdyn.sim.protocol import (
+    DivergenceError,
+    Record,
+    drive,
+    first_divergent,
+    record_meta,
+    seed_streams,
+)
 
-__all__ = ["TwoStepResult", "activation_mu1", "gd_steps", "one_step_spike_strength"]
+__all__ = ["TwoStepEngine", "TwoStepResult", "TwoStepState", "activation_mu1", "gd_steps",
+           "one_step_spike_strength"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +91,76 @@ class TwoStepResult(Record):
     def weights(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(W0, W1, W2)``."""
         return self.W0, self.W1, self.W2
+
+
+Tensor = Any
+
+
+@dataclass(frozen=True)
+class TwoStepState:
+    """The state of a two-step run, a value (never updated in place).
+
+    Attributes
+    ----------
+    W
+        ``(N, D)`` first-layer weights.
+    updates
+        Updates made so far (0, 1 or 2): the next one uses ``lrs[updates]``.
+    g
+        ``(D,)`` ``X^T r / M`` of the last update (``None`` before the first).
+    """
+
+    W: Tensor
+    updates: int = 0
+    g: Tensor | None = None
+
+
+class TwoStepEngine:
+    """First-layer GD of ``f(x) = N^(-1/2) a^T sigma(W x)`` with ``a`` fixed: the protocol's pair.
+
+    :meth:`init` gives the :class:`TwoStepState` of initial weights ``W0``;
+    :meth:`step` (state, batch) makes update ``updates + 1`` on ``batch = (X, y)``
+    with step size ``lrs[updates]`` (module docstring) and returns a new state;
+    :meth:`loss` is the training loss of a state on a batch.
+
+    Parameters
+    ----------
+    act
+        The activation ``sigma``.
+    a
+        ``(N,)`` fixed second-layer weights (tensor; its dtype and device are the run's).
+    lrs
+        Step sizes of the updates, in order.
+    """
+
+    def __init__(self, act: Activation, a: Tensor, lrs: tuple[float, ...]) -> None:
+        self.act, self.a, self.lrs = act, a, tuple(lrs)
+        self.inv_sqrt_width = 1.0 / math.sqrt(a.shape[0])
+
+    def init(self, W0: Tensor) -> TwoStepState:
+        """The state of initial weights ``W0`` (``N x D``)."""
+        return TwoStepState(W0)
+
+    def forward(self, W: Tensor, X: Tensor) -> tuple[Tensor, Tensor]:
+        """``(W X^T, f(X))``: the ``(N, M)`` preactivations and the ``(M,)`` outputs."""
+        pre = W @ X.T
+        return pre, self.inv_sqrt_width * (self.a @ self.act.fn(pre))
+
+    def loss(self, state: TwoStepState, X: Tensor, y: Tensor) -> float:
+        """``(1/2M) ||y - f(X)||^2`` at ``state`` (one host sync)."""
+        _, f = self.forward(state.W, X)
+        return float(0.5 * _torch.torch().mean((y - f) ** 2))
+
+    def step(self, state: TwoStepState, batch: tuple[Tensor, Tensor]) -> TwoStepState:
+        """Update ``state.updates + 1`` on ``batch = (X, y)``."""
+        X, y = batch
+        M = X.shape[0]
+        pre, f = self.forward(state.W, X)
+        r = y - f
+        # G = (1/M) diag(a) [sigma'(W X^T) o 1 r^T] X
+        G = (self.a[:, None] * self.act.deriv(pre) * r[None, :]) @ X / M
+        return TwoStepState(state.W + self.lrs[state.updates] * G, state.updates + 1,
+                            X.T @ r / M)
 
 
 def activation_mu1(activation: str | Activation, n_quad: int = 200) -> float:
@@ -216,36 +294,31 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
     def put(arr: np.ndarray) -> Any:
         return torch.from_numpy(arr).to(device=dev, dtype=dt)
 
-    W = put(W0_np)
     a = put(a_np)
     X1, y1 = put(X1_np), put(np.asarray(tgt(X1_np)))
     X2, y2 = (X1, y1) if reuse_batch else (put(X2_np), put(np.asarray(tgt(X2_np))))
-    inv_sqrt_n_width = 1.0 / math.sqrt(N)
+    eng = TwoStepEngine(act, a, (lr1, lr2))
+    batches = ((X1, y1), (X2, y2))
+    losses: list[float] = []
+    gs: list[np.ndarray] = []
+    Ws: list[np.ndarray] = []
 
-    def forward(Wt: Any, X: Any) -> tuple[Any, Any]:
-        pre = Wt @ X.T  # (N, M) preactivations
-        return pre, inv_sqrt_n_width * (a @ act.fn(pre))
-
-    def loss(Wt: Any) -> float:
-        _, f = forward(Wt, X1)
-        return float(0.5 * torch.mean((y1 - f) ** 2))
-
-    losses = [loss(W)]
-    gs = []
-    Ws = [W0_np]
-    for step, (lr, X, y) in enumerate(((lr1, X1, y1), (lr2, X2, y2)), start=1):
-        pre, f = forward(W, X)
-        r = y - f
-        # G = (1/M) diag(a) [sigma'(W X^T) o 1 r^T] X
-        G = (a[:, None] * act.deriv(pre) * r[None, :]) @ X / M
-        W = W + lr * G
-        if not bool(torch.isfinite(W).all()):
+    def check(state: TwoStepState, k: int) -> TwoStepState:
+        if first_divergent(state.W.reshape(-1)) is not None:  # a non-finite weight
             raise DivergenceError(
-                f"two-step GD diverged at step {step} (lr = {lr:.4g}): the weights are "
-                "not finite; lower the step size or use a bounded activation", step)
-        gs.append(_torch.to_numpy(X.T @ r / M, np.float64))
-        Ws.append(_torch.to_numpy(W, np.float64))
-        losses.append(loss(W))
+                f"two-step GD diverged at step {k} (lr = {(lr1, lr2)[k - 1]:.4g}): the "
+                "weights are not finite; lower the step size or use a bounded activation", k)
+        return state
+
+    def observe(state: TwoStepState, k: int) -> None:
+        if state.g is not None:
+            gs.append(_torch.to_numpy(state.g, np.float64))
+        # step 0 is the float64 draw itself, not its device copy
+        Ws.append(W0_np if k == 0 else _torch.to_numpy(state.W, np.float64))
+        losses.append(eng.loss(state, X1, y1))
+
+    drive(eng.init(put(W0_np)), lambda st, k: eng.step(st, batches[k - 1]), 2,
+          np.arange(3), observe=observe, check=check, check_every=1)
     meta = record_meta("two_step", seed=seed, dtype=dt, device=dev, start=start, steps=2,
                        D=D, M=M, N=N, activation=act.name, target=repr(tgt),
                        information_exponent=tgt.information_exponent)

@@ -1,0 +1,177 @@
+"""The engine of a deep linear student: one GD/SGD update of every layer, as a value.
+
+Used by :func:`specdyn.sim.train_deep_linear` (model, parameterisations and the
+Gauss-Newton sharpness are described in :mod:`specdyn.sim.deep_linear`):
+:class:`DeepLinearEngine` holds the data and makes one update of a
+:class:`DeepLinearState` (the weights, their prefix products and their loss).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from specdyn import _torch
+
+if TYPE_CHECKING:
+    from specdyn.sim.deep_linear import DeepLinearScaling
+
+__all__ = ["DeepLinearEngine", "DeepLinearState"]
+
+Tensor = Any
+
+
+@dataclass(frozen=True)
+class DeepLinearState:
+    """The state of a deep-linear run, a value (never updated in place).
+
+    Attributes
+    ----------
+    weights
+        The raw weights ``W_1, ..., W_L`` (``W_l`` is ``dims[l] x dims[l-1]``).
+    prefixes
+        ``prefixes[l] = W_l ... W_1`` (``dims[l] x D``; ``prefixes[0] = I``), kept
+        for the next update.
+    loss
+        0-d loss of these weights (see :class:`DeepLinearRun`), on the device.
+    """
+
+    weights: tuple[Tensor, ...]
+    prefixes: tuple[Tensor, ...]
+    loss: Tensor
+
+
+class DeepLinearEngine:
+    """A deep linear student under one parameterisation: the protocol's pair.
+
+    :meth:`init` draws the initial weights and then the data set from ``generator``
+    (that order keeps recorded runs) and gives the first :class:`DeepLinearState`;
+    :meth:`sample` draws the batch of the next update (``None`` for
+    ``"population"`` and ``"gd"``); :meth:`step` (state, batch) makes one update
+    ``W_l <- W_l - lr_eff dL/dW_l`` of every layer and returns a new state.
+    :meth:`sharpness` is the Gauss-Newton top eigenvalue of a state (module
+    docstring). Sizes and the method are those of :func:`train_deep_linear`,
+    which validates them.
+
+    Parameters
+    ----------
+    scaling
+        The parameterisation (:func:`scaling`).
+    teacher
+        ``W*`` (``P x D`` tensor; its dtype and device are the run's).
+    method
+        One of :data:`~specdyn.sim.linear_student.METHODS`.
+    M, B, noise_std
+        Data-set size (``"gd"``, ``"sgd"``), batch size (``"sgd"``, ``"online"``),
+        label noise.
+    generator
+        The run's ``torch.Generator`` (on the teacher's device).
+    """
+
+    def __init__(self, scaling: DeepLinearScaling, teacher: Tensor, method: str, *,
+                 M: int = 0, B: int = 0, noise_std: float = 0.0, generator: Any) -> None:
+        t = self.t = _torch.torch()
+        self.sc, self.Ws, self.method = scaling, teacher, method
+        self.M, self.B, self.noise, self.gen = M, B, noise_std, generator
+        self.kw = {"dtype": teacher.dtype, "device": teacher.device}
+        self.L = len(scaling.multipliers)
+        self.ctot = float(np.prod(scaling.multipliers))
+        P, D = teacher.shape
+        self.eye_d, self.eye_p = t.eye(D, **self.kw), t.eye(P, **self.kw)
+
+    def init(self, weights: Sequence[ArrayLike] | None = None) -> DeepLinearState:
+        """Initial weights (entries ``N(0, init_std_l^2)``, or ``weights`` in their place:
+        the draw is made either way), then the data set of ``"gd"``/``"sgd"``."""
+        t, dims, sc = self.t, self.sc.dims, self.sc
+        W = [t.randn(dims[i + 1], dims[i], generator=self.gen, **self.kw) * sc.init_std[i]
+             for i in range(self.L)]
+        if weights is not None:
+            W = [t.as_tensor(w, **self.kw) for w in weights]
+        if self.method in ("gd", "sgd"):
+            n, (P, D) = self.M, self.Ws.shape
+            self.X = X = t.randn(n, D, generator=self.gen, **self.kw)
+            self.Y = X @ self.Ws.T + self.noise * t.randn(n, P, generator=self.gen, **self.kw)
+            self.Sig = X.T @ X / n
+            self.Cxy = self.Y.T @ X / n
+            ev, evec = t.linalg.eigh(self.Sig)
+            self.sig_half = (evec * ev.clamp_min(0).sqrt()) @ evec.T
+        else:
+            self.Sig, self.Cxy, self.sig_half = self.eye_d, self.Ws, self.eye_d
+        return self._state(tuple(W))
+
+    def _state(self, W: tuple[Tensor, ...]) -> DeepLinearState:
+        pre = self.prefixes(W)
+        weff = self.ctot * pre[-1]
+        # residual form: no cancellation, so tiny losses stay accurate (and >= 0)
+        if self.method in ("gd", "sgd"):
+            loss = 0.5 * ((self.X @ weff.T - self.Y) ** 2).sum() / self.M
+        else:
+            loss = 0.5 * ((weff - self.Ws) ** 2).sum()
+        return DeepLinearState(W, pre, loss)
+
+    def prefixes(self, W: Sequence[Tensor]) -> tuple[Tensor, ...]:
+        """``(I, W_1, W_2 W_1, ..., W_L ... W_1)``."""
+        out = [self.eye_d]
+        for Wl in W:
+            out.append(Wl @ out[-1])
+        return tuple(out)
+
+    def suffixes(self, W: Sequence[Tensor]) -> tuple[Tensor, ...]:
+        """``out[l] = W_L ... W_{l+1}`` (``P x dims[l]``); ``out[L] = I``."""
+        out = [self.eye_p]
+        for Wl in reversed(W):
+            out.append(out[-1] @ Wl)
+        return tuple(out[::-1])
+
+    def sample(self) -> tuple[Tensor, Tensor] | None:
+        """The batch ``(x, y)`` of the next update: ``B`` fresh samples (``"online"``) or
+        ``B`` distinct rows of the data (``"sgd"``); ``None`` otherwise."""
+        t, B = self.t, self.B
+        P, D = self.Ws.shape
+        if self.method == "online":
+            xb = t.randn(B, D, generator=self.gen, **self.kw)
+            yb = xb @ self.Ws.T
+            if self.noise > 0:
+                yb = yb + self.noise * t.randn(B, P, generator=self.gen, **self.kw)
+            return xb, yb
+        if self.method == "sgd":
+            idx = t.randperm(self.M, generator=self.gen, device=self.Ws.device)[:B]
+            return self.X[idx], self.Y[idx]
+        return None
+
+    def step(self, state: DeepLinearState, batch: tuple[Tensor, Tensor] | None = None
+             ) -> DeepLinearState:
+        """One update of every layer on ``batch`` (from :meth:`sample`; ``None`` for the
+        full-batch methods)."""
+        W, pre, c = state.weights, state.prefixes, self.ctot
+        suf = self.suffixes(W)
+        weff = c * pre[-1]
+        if self.method in ("population", "gd"):
+            E = weff @ self.Sig - self.Cxy
+        else:
+            if batch is None:
+                raise ValueError(f"method {self.method!r} needs a batch (engine.sample())")
+            xb, yb = batch
+            E = (xb @ weff.T - yb).T @ xb / self.B
+        lr = self.sc.lr_eff
+        return self._state(tuple(W[i] - lr * (c * suf[i + 1].T @ (E @ pre[i].T))
+                                 for i in range(self.L)))
+
+    def sharpness(self, state: DeepLinearState, x0: Tensor, iters: int
+                  ) -> tuple[Tensor, Tensor]:
+        """``(lambda, x)``: the Gauss-Newton top eigenvalue of ``state`` by ``iters``
+        power-iteration steps from ``x0`` (``P x D``), and the last iterate."""
+        L, pre, suf = self.L, state.prefixes, self.suffixes(state.weights)
+        A = [suf[i + 1] @ suf[i + 1].T for i in range(L)]  # P x P
+        Bm = [self.sig_half @ (pre[i].T @ pre[i]) @ self.sig_half for i in range(L)]  # D x D
+        x = x0 / x0.norm()
+        lam = x.new_zeros(())
+        for _ in range(iters):
+            y = sum(A[i] @ x @ Bm[i] for i in range(L)) * (self.ctot * self.ctot)
+            lam = (x * y).sum()
+            x = y / y.norm().clamp_min(1e-300)
+        return lam, x

@@ -1,0 +1,151 @@
+"""The public engines of the single-layer, deep-linear and two-step runs, used on their own.
+
+Each engine driven by a hand-written loop gives its entry point's record bit for
+bit (the entry points are thin over them), and each obeys an invariant known in
+closed form: plain GD on ``(1/2)||W - W*||^2`` contracts the error by ``1 - lr``
+a step; a zero step size leaves the weights unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from specdyn.data import HermiteTarget
+from specdyn.models.activations import get_activation
+from specdyn.sim import (
+    DeepLinearEngine,
+    DeepLinearState,
+    LinearStudentEngine,
+    LinearStudentState,
+    TwoStepEngine,
+    TwoStepState,
+    gd_steps,
+    rank_one_teacher,
+    scaling,
+    seed_streams,
+    train_deep_linear,
+    train_linear_student,
+)
+from specdyn.sim.protocol import first_divergent
+
+torch = pytest.importorskip("torch")
+F64 = {"dtype": torch.float64, "device": "cpu"}
+
+
+@pytest.mark.parametrize("method", ["population", "gd", "sgd", "online"])
+def test_linear_student_engine_by_hand_is_the_entry_point(method: str) -> None:
+    W_star, _, _ = rank_one_teacher(5, 8, 2.0, seed=1)
+    kw = dict(method=method, lr=0.2, steps=12, M=20, B=4, noise_std=0.1, replicas=3, seed=4,
+              device="cpu")
+    run = train_linear_student(W_star, **kw, checkpoints=[12], top_k=None)
+    gen = torch.Generator().manual_seed(4)
+    eng = LinearStudentEngine(torch.as_tensor(W_star, **F64), method, 0.2, M=20, B=4,
+                              noise_std=0.1, replicas=3, generator=gen)
+    state = eng.init(1.0)
+    errs = [state.sq_error]
+    for _ in range(12):
+        new = eng.step(state, eng.sample())
+        assert isinstance(new, LinearStudentState) and new is not state
+        state = new
+        errs.append(state.sq_error)
+    np.testing.assert_array_equal(torch.stack(errs).numpy(), run.sq_error)
+    sv = np.linalg.svd(state.W[0].numpy(), compute_uv=False)
+    np.testing.assert_allclose(run.singular_values[-1], sv, rtol=1e-10)
+
+
+def test_linear_student_population_gd_contracts_the_error_by_one_minus_lr() -> None:
+    W_star, _, _ = rank_one_teacher(4, 6, 1.5, seed=2)
+    eng = LinearStudentEngine(torch.as_tensor(W_star, **F64), "population", 0.3, replicas=2,
+                              generator=torch.Generator().manual_seed(0))
+    state = eng.init(0.7)
+    e0 = state.sq_error.numpy()
+    assert eng.sample() is None  # the population gradient needs no batch
+    for t in range(1, 6):
+        state = eng.step(state)
+        np.testing.assert_allclose(state.sq_error.numpy(), 0.7 ** (2 * t) * e0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["population", "gd", "online"])
+def test_deep_linear_engine_by_hand_is_the_entry_point(method: str) -> None:
+    T = np.zeros((3, 4))
+    T[0, 0] = 2.0
+    kw = dict(depth=3, N=6, parameterization="mup", lr=0.05, M=15, B=5, noise_std=0.1,
+              seed=2)
+    run = train_deep_linear(T, **kw, steps=10, method=method, device="cpu")
+    gen = torch.Generator().manual_seed(2)
+    sc = scaling("mup", depth=3, N=6, D=4, P=3, lr=0.05)
+    eng = DeepLinearEngine(sc, torch.as_tensor(T, **F64), method, M=15, B=5, noise_std=0.1,
+                           generator=gen)
+    state = eng.init()
+    # the entry point draws its power-iteration start next (used or not)
+    torch.randn(3, 4, generator=gen, **F64)
+    losses = [state.loss]
+    for _ in range(10):
+        before = [w.clone() for w in state.weights]
+        new = eng.step(state, eng.sample())
+        assert isinstance(new, DeepLinearState)
+        assert all(torch.equal(a, b) for a, b in zip(state.weights, before, strict=True))
+        state = new
+        losses.append(state.loss)
+    np.testing.assert_array_equal(torch.stack(losses).numpy(), run.loss)
+    for got, want in zip(state.weights, run.weights, strict=True):
+        np.testing.assert_array_equal(got.numpy(), want)
+    # the state's prefix products are those of its weights
+    prod = state.weights[2] @ state.weights[1] @ state.weights[0]
+    np.testing.assert_allclose(state.prefixes[-1].numpy(), prod.numpy(), rtol=1e-12)
+
+
+def test_deep_linear_engine_depth_one_contracts_the_loss() -> None:
+    T = np.array([[1.0, -2.0, 0.5]])
+    sc = scaling("standard", depth=1, N=1, D=3, P=1, lr=0.25)
+    eng = DeepLinearEngine(sc, torch.as_tensor(T, **F64), "population",
+                           generator=torch.Generator().manual_seed(1))
+    state = eng.init()
+    l0 = float(state.loss)
+    for t in range(1, 6):
+        state = eng.step(state)
+        assert float(state.loss) == pytest.approx(0.75 ** (2 * t) * l0, rel=1e-12)
+
+
+@pytest.mark.parametrize("reuse", [False, True])
+def test_two_step_engine_by_hand_is_gd_steps(reuse: bool) -> None:
+    D, M, N, seed = 6, 9, 5, 3
+    res = gd_steps(D, M, N, alphas=(0.2, 0.3), reuse_batch=reuse, seed=seed, device="cpu")
+    data_seed, target_seed = seed_streams(seed, 2, scheme="offset")
+    tgt = HermiteTarget.named("He1", D=D, seed=target_seed)
+    rng = np.random.default_rng(data_seed)  # documented order: W0, a, X1, then X2 if fresh
+    W0, a = rng.standard_normal((N, D)) / math.sqrt(D), rng.standard_normal(N) / math.sqrt(N)
+    X1 = rng.standard_normal((M, D))
+    X2 = X1 if reuse else rng.standard_normal((M, D))
+    eng = TwoStepEngine(get_activation("tanh-shift"), torch.as_tensor(a), res.lrs)
+    state = eng.init(torch.as_tensor(W0))
+    batches = [(torch.as_tensor(X), torch.as_tensor(np.asarray(tgt(X)))) for X in (X1, X2)]
+    losses = [eng.loss(state, *batches[0])]
+    for k, batch in enumerate(batches, start=1):
+        state = eng.step(state, batch)
+        assert isinstance(state, TwoStepState) and state.updates == k
+        assert state.g is not None
+        np.testing.assert_array_equal(state.g.numpy(), res.g[k - 1])
+        losses.append(eng.loss(state, *batches[0]))
+    np.testing.assert_array_equal(state.W.numpy(), res.W2)
+    np.testing.assert_array_equal(np.array(losses), res.loss)
+
+
+def test_two_step_engine_uses_the_step_size_of_each_update() -> None:
+    g = torch.Generator().manual_seed(0)
+    W0 = torch.randn(4, 3, generator=g, **F64)
+    X, y = torch.randn(7, 3, generator=g, **F64), torch.randn(7, generator=g, **F64)
+    eng = TwoStepEngine(get_activation("tanh"), torch.randn(4, generator=g, **F64), (0.0, 1.0))
+    one = eng.step(eng.init(W0), (X, y))
+    assert torch.equal(one.W, W0)  # lr1 = 0: the first update moves nothing
+    assert not torch.equal(eng.step(one, (X, y)).W, W0)
+
+
+def test_first_divergent_without_a_limit_finds_the_first_non_finite_entry() -> None:
+    assert first_divergent(np.array([1e300, np.inf, np.nan])) == 1
+    assert first_divergent(np.array([1e308, -1e308])) is None
+    assert first_divergent(torch.tensor([1.0, float("-inf")], dtype=torch.float32)) == 1
+    assert first_divergent(np.array([1.0, 20.0]), 10.0) == 1
