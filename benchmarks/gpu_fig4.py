@@ -20,7 +20,7 @@ Usage::
 
     python benchmarks/gpu_fig4.py --out "$OUT"          # on the GPU machine
     python benchmarks/gpu_fig4.py --device cpu --D 32 --N 256 --M 256 --steps 200 \\
-        --n-checkpoints 8 --kmax 16 --bench-sizes 32,256,256 --budget-s 60   # smoke test
+        --checkpoints 8 --kmax 16 --bench-sizes 32,256,256 --budget-s 60   # smoke test
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def main() -> int:
                     help="wall-time budget for the fig4 run itself (both regimes)")
     ap.add_argument("--probe-steps", type=int, default=200)
     ap.add_argument("--precision", default=None, choices=[None, "tf32", "bf16"])
-    for name in ("D", "N", "M", "steps", "n-checkpoints", "kmax"):
+    for name in ("D", "N", "M", "steps", "checkpoints", "kmax"):
         ap.add_argument(f"--{name}", type=int, default=None, help="override of the --full value")
     ap.add_argument("--bench-sizes", default="512,8192,4096")
     ap.add_argument("--bench-reps", type=int, default=10)
@@ -83,8 +83,8 @@ def main() -> int:
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
     print(f"# specdyn fig4 on {name} (torch {torch.__version__})\n", flush=True)
     over = {k: getattr(args, k.replace("-", "_")) for k in ("D", "N", "M", "steps",
-                                                             "n-checkpoints", "kmax")}
-    full = Fig4Config(D=512, N=8192, M=4096, steps=10_000, kmin=2, kmax=64, n_checkpoints=60)
+                                                             "checkpoints", "kmax")}
+    full = Fig4Config(D=512, N=8192, M=4096, steps=10_000, kmin=2, kmax=64, checkpoints=60)
     changes = {k.replace("-", "_"): val for k, val in over.items() if val is not None}
     cfg = dataclasses.replace(full, device=str(dev), precision=args.precision, **changes)
 
@@ -98,7 +98,7 @@ def main() -> int:
     per_step = max((w2 - w1) / (n2 - n1), 1e-9)
     per_ck = max((w3 - w1) / 10, 0.0)
     fixed = max(w1 - n1 * per_step - 2 * per_ck, 0.0)
-    predicted = 2 * (fixed + cfg.steps * per_step + (cfg.n_checkpoints + 2) * per_ck)
+    predicted = 2 * (fixed + cfg.steps * per_step + (cfg.checkpoints + 2) * per_ck)
     flop = 10.0 * cfg.M * cfg.N * cfg.D  # five products of M x N x D, 2 flop each
     print("| quantity | value |\n|---|---|")
     print(f"| sizes (D = P, N, M), dtype, precision | {cfg.D}, {cfg.N}, {cfg.M}, {cfg.dtype}, "
@@ -107,13 +107,13 @@ def main() -> int:
           f"({flop / per_step / 1e12:.1f} Tflop/s) |")
     print(f"| time per checkpoint (preact spectrum, loss) | {1e3 * per_ck:.1f} ms |")
     print(f"| fixed cost per run (data, init) | {fixed:.2f} s |")
-    print(f"| predicted full fig4 ({cfg.steps} steps x 2 runs, {cfg.n_checkpoints} "
+    print(f"| predicted full fig4 ({cfg.steps} steps x 2 runs, {cfg.checkpoints} "
           f"checkpoints) | {predicted:.1f} s |", flush=True)
 
     # ---- the experiment: full if it fits, else as many steps as fit (labelled)
     label = "FULL"
     if predicted > args.budget_s:
-        fit = int((args.budget_s / 2 - fixed - (cfg.n_checkpoints + 2) * per_ck) / per_step)
+        fit = int((args.budget_s / 2 - fixed - (cfg.checkpoints + 2) * per_ck) / per_step)
         fit = max(fit, 10)
         label = (f"PARTIAL: {fit} of {cfg.steps} steps; full-run time above is EXTRAPOLATED "
                  f"from the probe")

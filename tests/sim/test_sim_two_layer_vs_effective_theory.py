@@ -101,7 +101,7 @@ def test_linear_coefficient_against_quadrature() -> None:
 
 
 def test_fig4_experiment_writes_outputs(tmp_path) -> None:
-    cfg = Fig4Config(D=12, N=48, M=40, steps=30, kmin=2, kmax=8, n_checkpoints=5,
+    cfg = Fig4Config(D=12, N=48, M=40, steps=30, kmin=2, kmax=8, checkpoints=5,
                      device="cpu")
     res = run_experiment("fig4", tmp_path, config=cfg)
     names = {p.name for p in res.figures + res.tables}
