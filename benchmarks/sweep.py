@@ -88,7 +88,7 @@ def main() -> None:
 
     def tiny(w: int):
         return make_sweep("simulate", {"sigma_w": [0.1 * (i + 1) for i in range(w)]},
-                          base={"D": 8, "fit_k_max": 4, "N": None, "steps": 1,
+                          base={"D": 8, "kmax": 4, "N": None, "steps": 1,
                                 "checkpoints": 2, "figure": False})
 
     _direct(_spec(8, 10))  # warm-up: imports (torch) and caches outside the timings

@@ -230,7 +230,7 @@ def test_diverging_run_is_one_line_exit_1(tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     cfg = tmp_path / "div.toml"
     cfg.write_text('experiment = "simulate"\ndt = 50.0\nsteps = 20\nN = 16\nD = 16\n'
-                   'fit_k_max = 8\nfigure = false\n')
+                   'kmax = 8\nfigure = false\n')
     code, out, err = run_main(("run", str(cfg), "--out", str(tmp_path / "o")), capsys)
     assert_one_line(err, "diverged", code, expected=1)
     assert "step" in err

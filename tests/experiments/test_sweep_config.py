@@ -80,7 +80,7 @@ experiment = "simulate"
 steps = 100
 D = 16
 {bad}
-fit_k_max = 8
+kmax = 8
 """
 
 

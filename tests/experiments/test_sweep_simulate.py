@@ -26,7 +26,7 @@ from specdyn.theory import feature_boundary, lazy_boundary
                                                     (20.0, 0.1, "feature-learning")])
 def test_simulate_matches_theory_at_infinite_width(tmp_path: Path, ratio: float,
                                                    sigma_w: float, regime: str) -> None:
-    cfg = SimulateConfig(D=16, N=None, steps=400, checkpoints=12, fit_k_max=8,
+    cfg = SimulateConfig(D=16, N=None, steps=400, checkpoints=12, kmax=8,
                          gamma0_ratio=ratio, sigma_w=sigma_w, figure=False)
     res = simulate(cfg, tmp_path)
     s = res.summary
@@ -61,8 +61,8 @@ def test_auto_time_step_is_stable_fraction_of_fastest_rate(gamma0_ratio: float,
 
 
 def test_simulate_config_errors_name_the_field() -> None:
-    with pytest.raises(ValueError, match="fit_k_max"):
-        SimulateConfig(D=8, fit_k_max=16)
+    with pytest.raises(ValueError, match="kmax"):
+        SimulateConfig(D=8, kmax=16)
     with pytest.raises(ValueError, match="sigma_w"):
         SimulateConfig(sigma_w=0.0)
 
@@ -89,7 +89,7 @@ def test_regime_map_small_grid_lazy_flat_feature_learning_moves(tmp_path: Path) 
     # gamma_min = 0.005: a factor 10 below the lazy boundary (g = 0.05 at r = 0.05)
     cfg = RegimeMapConfig(ratio_min=0.05, ratio_max=2.0, n_ratio=2, gamma_min=0.005,
                           gamma_max=20.0, n_gamma=2, D=16, N=None, steps=300, checkpoints=10,
-                          fit_k_max=8, executor="inline", theory_resolution=12)
+                          kmax=8, executor="inline", theory_resolution=12)
     res = run_experiment("regime-map", tmp_path, config=cfg)
     assert all(p.exists() for p in res.figures) and {p.suffix for p in res.figures} == {
         ".png", ".pdf"}
@@ -115,7 +115,7 @@ def test_regime_map_interrupted_after_its_sweep_resumes_without_recomputing(
 
     cfg = RegimeMapConfig(ratio_min=0.05, ratio_max=2.0, n_ratio=2, gamma_min=0.005,
                           gamma_max=20.0, n_gamma=1, D=8, N=None, steps=50, checkpoints=5,
-                          fit_k_max=4, executor="inline", theory_resolution=4)
+                          kmax=4, executor="inline", theory_resolution=4)
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("interrupted while drawing")
@@ -155,7 +155,7 @@ def test_phase_diagram_averages_seeds_and_draws_labels() -> None:
 
 def test_paper_setting_used_by_simulate() -> None:
     # oracle: the paper's units (Appendix G) written out, not PowerLawSetting.paper
-    cfg = SimulateConfig(sigma_w=0.3, gamma0_ratio=1.5, alpha=1.2, beta=0.8, D=16, fit_k_max=8)
+    cfg = SimulateConfig(sigma_w=0.3, gamma0_ratio=1.5, alpha=1.2, beta=0.8, D=16, kmax=8)
     s = cfg.setting()
     mu0 = 1.0 / sum(k**-2.0 for k in range(1, 200_001))  # 1 / zeta(alpha + beta), to 5e-6
     S = 0.3**2 + 1.0**2

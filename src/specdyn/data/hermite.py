@@ -208,9 +208,9 @@ class HermiteTarget:
         self.name = name
 
     def __repr__(self) -> str:
-        d = None if self.direction is None else self.direction.shape[0]
+        D = None if self.direction is None else self.direction.shape[0]
         label = f"{self.name!r}, " if self.name else ""
-        return f"HermiteTarget({label}coeffs={np.round(self.coeffs, 6).tolist()}, d={d})"
+        return f"HermiteTarget({label}coeffs={np.round(self.coeffs, 6).tolist()}, D={D})"
 
     # --- construction -------------------------------------------------------------------
     @classmethod

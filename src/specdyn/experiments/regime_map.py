@@ -8,7 +8,7 @@ Three panels on the same axes:
 (b) the exponent change measured in simulation: for every grid point a
     ``simulate`` run (finite-width two-layer linear network, exact Gram GD),
     ``delta_alpha = max_t |alpha_fit(t) - alpha_fit(0)|`` of the fitted exponent
-    of the representation spectrum over ranks ``fit_k_min..fit_k_max``;
+    of the representation spectrum over ranks ``kmin..kmax``;
 (c) the same number from the exact infinite-width theory at the same times.
 
 Boundaries drawn on every panel (with ``sigma_a`` fixed these depend on r only):
@@ -65,8 +65,8 @@ class RegimeMapConfig:
     N: int | None = 512
     steps: int = 2000
     checkpoints: int = 30
-    fit_k_min: int = 2
-    fit_k_max: int = 16
+    kmin: int = 2
+    kmax: int = 16
     seed: int = 0
     executor: Literal["local", "dask", "inline"] = "local"
     workers: int = 0
@@ -91,7 +91,7 @@ class RegimeMapConfig:
         base: dict[str, object] = {
             "alpha": self.alpha, "beta": self.beta, "sigma_a": self.sigma_a, "D": self.D,
             "N": self.N, "steps": self.steps, "checkpoints": self.checkpoints,
-            "fit_k_min": self.fit_k_min, "fit_k_max": self.fit_k_max,
+            "kmin": self.kmin, "kmax": self.kmax,
             "seed": self.seed, "figure": False, "dt": None,
         }
         SimulateConfig(**base)  # type: ignore[arg-type]  # checked at run time
@@ -107,7 +107,7 @@ class RegimeMapConfig:
 
 
 def _full() -> RegimeMapConfig:
-    return RegimeMapConfig(n_ratio=9, n_gamma=9, D=128, N=4096, steps=6000, fit_k_max=32,
+    return RegimeMapConfig(n_ratio=9, n_gamma=9, D=128, N=4096, steps=6000, kmax=32,
                            checkpoints=50)
 
 

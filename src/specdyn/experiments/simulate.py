@@ -11,7 +11,7 @@ Table (tidy rows ``step, t, k, quantity, value``): the trajectory's
 ``preact`` spectrum (rank ``k``), Gram diagonals ``xi, eta, zeta`` (mode ``k``),
 ``loss`` (``k = 0``); ``rho_theory`` (the closed form ``rho_k(t)``, Eq. 12, at
 ``k = 1..D``), and the fitted exponents ``alpha_fit`` / ``alpha_fit_theory``
-(``k = 0``): the power-law exponent fitted over ranks ``fit_k_min..fit_k_max``
+(``k = 0``): the power-law exponent fitted over ranks ``kmin..kmax``
 (:func:`specdyn.measure.exponents.fit_exponents`, weights ``1/k``).
 
 Summary: final loss, the fitted exponent at ``t = 0`` and at the end, the
@@ -54,8 +54,8 @@ class SimulateConfig(PaperSettingConfig):
     method: Literal["gd", "flow"] = "gd"
     engine: Literal["gram", "weights"] = "gram"
     checkpoints: int = 30
-    fit_k_min: int = 2
-    fit_k_max: int = 16
+    kmin: int = 2
+    kmax: int = 16
     dtype: Literal["float64", "float32"] = "float64"
     figure: bool = True
 
@@ -71,18 +71,18 @@ class SimulateConfig(PaperSettingConfig):
         v.choice("method", self.method, ("gd", "flow"))
         v.choice("engine", self.engine, ("gram", "weights"))
         v.positive_int("checkpoints", self.checkpoints, minimum=2)
-        v.positive_int("fit_k_min", self.fit_k_min)
-        if not self.fit_k_min < self.fit_k_max <= self.D:
-            raise ValueError(f"fit_k_max must satisfy fit_k_min < fit_k_max <= D = {self.D}, "
-                             f"got fit_k_min={self.fit_k_min}, fit_k_max={self.fit_k_max}")
+        v.positive_int("kmin", self.kmin)
+        if not self.kmin < self.kmax <= self.D:
+            raise ValueError(f"kmax must satisfy kmin < kmax <= D = {self.D}, "
+                             f"got kmin={self.kmin}, kmax={self.kmax}")
         # the measured spectrum has rank <= min(N, M): the fit range must lie inside it
         for name in ("M", "N"):
             size = getattr(self, name)
-            if size is not None and size < self.fit_k_max:
+            if size is not None and size < self.kmax:
                 raise ValueError(
-                    f"{name} = {size} is below fit_k_max = {self.fit_k_max}: with {name} = {size} "
+                    f"{name} = {size} is below kmax = {self.kmax}: with {name} = {size} "
                     f"the measured spectrum has at most {size} nonzero eigenvalues; raise {name} "
-                    f"or lower fit_k_max")
+                    f"or lower kmax")
         v.choice("dtype", self.dtype, ("float64", "float32"))
 
     def time_step(self) -> float:
@@ -101,7 +101,7 @@ class SimulateConfig(PaperSettingConfig):
 
 
 def _full() -> SimulateConfig:
-    return SimulateConfig(D=256, N=4096, M=None, steps=20000, checkpoints=60, fit_k_max=64)
+    return SimulateConfig(D=256, N=4096, M=None, steps=20000, checkpoints=60, kmax=64)
 
 
 @register("simulate", "two-layer linear network on a power-law setting, beside the exact "
@@ -118,8 +118,8 @@ def run(cfg: SimulateConfig, out_dir: Path) -> ExperimentResult:
                         dtype=cfg.dtype, progress=False)
     k = np.arange(1, cfg.D + 1, dtype=np.float64)
     rho_th = theory.rho(s, k, traj.times[:, None])  # (n, D), decreasing in k (Appendix F)
-    a_sim = fit_exponents(traj.spectra, cfg.fit_k_min, cfg.fit_k_max)
-    a_th = fit_exponents(rho_th, cfg.fit_k_min, cfg.fit_k_max)
+    a_sim = fit_exponents(traj.spectra, cfg.kmin, cfg.kmax)
+    a_th = fit_exponents(rho_th, cfg.kmin, cfg.kmax)
     n = len(traj.times)
     frames = [
         traj.to_frame(),
@@ -167,7 +167,7 @@ def run(cfg: SimulateConfig, out_dir: Path) -> ExperimentResult:
         within("exponent change: simulation - theory",
                summary["delta_alpha"] - summary["delta_alpha_theory"], -0.15, 0.15,
                note=f"max_t |alpha_fit(t) - alpha_fit(0)| over ranks "
-                    f"{cfg.fit_k_min}..{cfg.fit_k_max}"),
+                    f"{cfg.kmin}..{cfg.kmax}"),
     ]
     return ExperimentResult("simulate", out_dir, figures=figures, tables=[table],
                             summary=summary, claims=claims)

@@ -206,7 +206,7 @@ class SpikePrediction:
     threshold: Any
 
 
-def spiked_covariance(theta: ArrayLike, gamma: ArrayLike, *, sigma2: float = 1.0
+def spiked_covariance(theta: ArrayLike, ratio: ArrayLike, *, sigma2: float = 1.0
                       ) -> SpikePrediction:
     """BBP transition for a spiked sample covariance (Baik, Ben Arous, Peche 2005).
 
@@ -214,15 +214,15 @@ def spiked_covariance(theta: ArrayLike, gamma: ArrayLike, *, sigma2: float = 1.0
     ----------
     theta
         Spike strength (>= 0): population covariance ``sigma2 (I + theta v v^T)``.
-    gamma
-        Aspect ratio ``p / n`` in (0, inf).
+    ratio
+        Aspect ratio ``gamma = p / n`` in (0, inf).
     sigma2
         Noise variance (> 0).
     """
     th = v.real_array("theta", theta, lo=0.0)
-    g = _ratio_array("gamma", gamma)
+    g = _ratio_array("ratio", ratio)
     s2 = v.positive("sigma2", sigma2)
-    v.broadcastable(theta=th, gamma=g)
+    v.broadcastable(theta=th, ratio=g)
     th, g = np.broadcast_arrays(th, g)
     thr = np.sqrt(g)
     det = th > thr
@@ -233,11 +233,11 @@ def spiked_covariance(theta: ArrayLike, gamma: ArrayLike, *, sigma2: float = 1.0
                            _scalar_or_array(ov), _scalar_or_array(thr))
 
 
-def spike_strength_from_eigenvalue(ell: ArrayLike, gamma: ArrayLike, *, sigma2: float = 1.0,
+def spike_strength_from_eigenvalue(ell: ArrayLike, ratio: ArrayLike, *, sigma2: float = 1.0,
                                    check: bool = True) -> Any:
     """Invert the BBP location: the ``theta`` whose outlier sits at ``ell``.
 
-    Solves ``ell / sigma2 = (1 + theta)(1 + gamma/theta)`` for the root above
+    Solves ``ell / sigma2 = (1 + theta)(1 + gamma/theta)`` (``gamma = ratio``) for the root above
     ``sqrt(gamma)``. NaN where ``ell`` is at or below the bulk edge
     ``sigma2 (1 + sqrt(gamma))**2``: such an eigenvalue is consistent with any
     ``theta <= sqrt(gamma)``, so no strength is identifiable.
@@ -247,11 +247,11 @@ def spike_strength_from_eigenvalue(ell: ArrayLike, gamma: ArrayLike, *, sigma2: 
     checks cost more than the formula); it then returns an array.
     """
     if not check:
-        return _bbp_inverse(np.asarray(ell, dtype=np.float64) / sigma2, gamma)
+        return _bbp_inverse(np.asarray(ell, dtype=np.float64) / sigma2, ratio)
     e = v.real_array("ell", ell)
-    g = _ratio_array("gamma", gamma)
+    g = _ratio_array("ratio", ratio)
     s2 = v.positive("sigma2", sigma2)
-    v.broadcastable(ell=e, gamma=g)
+    v.broadcastable(ell=e, ratio=g)
     e, g = np.broadcast_arrays(e / s2, g)
     return _scalar_or_array(_bbp_inverse(e, g))
 
@@ -290,25 +290,25 @@ class RectangularSpike:
     threshold: Any
 
 
-def rectangular_bulk_edge(c: ArrayLike) -> Any:
-    """Top edge ``1 + sqrt(c)`` of the singular values of ``G / sqrt(m)``, ``c = n/m``."""
-    cc = _ratio_array("c", c)
+def rectangular_bulk_edge(ratio: ArrayLike) -> Any:
+    """Top edge ``1 + sqrt(c)`` of the singular values of ``G / sqrt(m)``, ``c = ratio = n/m``."""
+    cc = _ratio_array("ratio", ratio)
     return _scalar_or_array(1 + np.sqrt(cc))
 
 
-def rectangular_spike(theta: ArrayLike, c: ArrayLike) -> RectangularSpike:
+def rectangular_spike(theta: ArrayLike, ratio: ArrayLike) -> RectangularSpike:
     """Rank-one signal plus noise: outlier singular value and overlaps.
 
     Parameters
     ----------
     theta
         Signal strength (>= 0) in ``X = G/sqrt(m) + theta u v^T``.
-    c
-        Aspect ratio ``n / m`` in (0, inf) of the ``n x m`` matrix ``X``.
+    ratio
+        Aspect ratio ``c = n / m`` in (0, inf) of the ``n x m`` matrix ``X``.
     """
     th = v.real_array("theta", theta, lo=0.0)
-    cc = _ratio_array("c", c)
-    v.broadcastable(theta=th, c=cc)
+    cc = _ratio_array("ratio", ratio)
+    v.broadcastable(theta=th, ratio=cc)
     th, cc = np.broadcast_arrays(th, cc)
     thr = cc**0.25
     det = th > thr
@@ -321,16 +321,16 @@ def rectangular_spike(theta: ArrayLike, c: ArrayLike) -> RectangularSpike:
                             _scalar_or_array(thr))
 
 
-def spike_strength_from_singular_value(s: ArrayLike, c: ArrayLike) -> Any:
+def spike_strength_from_singular_value(s: ArrayLike, ratio: ArrayLike) -> Any:
     """Invert ``rectangular_spike``: the ``theta`` whose outlier is at singular value ``s``.
 
     Solves ``s**2 theta**2 = (1 + theta**2)(c + theta**2)`` for the root with
-    ``theta > c**(1/4)``. NaN where ``s <= 1 + sqrt(c)`` (inside the bulk: not
+    ``theta > c**(1/4)`` (``c = ratio``). NaN where ``s <= 1 + sqrt(c)`` (inside the bulk: not
     identifiable).
     """
     ss = v.real_array("s", s)
-    cc = _ratio_array("c", c)
-    v.broadcastable(s=ss, c=cc)
+    cc = _ratio_array("ratio", ratio)
+    v.broadcastable(s=ss, ratio=cc)
     ss, cc = np.broadcast_arrays(ss, cc)
     ok = ss > (1 + np.sqrt(cc)) * (1 + 1e-12)  # at the edge up to rounding: not identifiable
     bq = ss**2 - 1 - cc
