@@ -141,9 +141,9 @@ def _print_nested(value: Any, indent: int = 2) -> None:
 
 def _print_record(path: Path) -> None:
     """One experiment folder, readably: status, config, summary (nested), claims."""
-    from specdyn.experiments.store import RECORD
+    from specdyn.experiments import store
 
-    rec = io.read_json(path / RECORD)
+    rec = io.read_json(path / store.RECORD)
     print(f"{path}: {rec.get('status')} in {_short(rec.get('wall_time_s'))} s "
           f"(specdyn {rec.get('specdyn_version', '?')}, host {rec.get('host', '?')})")
     if rec.get("error"):
@@ -204,9 +204,9 @@ def _results_cmd(args: argparse.Namespace) -> int:
 
 def _unreadable(path: Path) -> str | None:
     """The first record or sweep file under ``path`` that is not a JSON object, and why."""
-    from specdyn.experiments.store import record_files
+    from specdyn.experiments import store
 
-    files = [path] if path.is_file() else record_files(path)
+    files = [path] if path.is_file() else store.record_files(path)
     for f in files:
         if not f.is_file():
             continue
