@@ -13,6 +13,7 @@ from specdyn._threads import THREAD_ENV
 from specdyn.cli import main
 from specdyn.cli.reproduce import format_summary
 from specdyn.experiments import builtin_names, run_experiment
+from specdyn.experiments.claims import Claim, within
 
 
 @pytest.fixture()
@@ -58,13 +59,28 @@ def test_reproduce_counts_and_ends_with_the_claims_table(
 def test_a_claim_not_held_is_shown(tmp_path: Path) -> None:
     rows = [{"experiment": "x", "status": "finished", "wall_time_s": 3.0, "claims": [
         {"name": "slope", "expected": "in [-1.2, -0.8]", "measured": -0.5, "held": False,
-         "full_only": False, "note": ""},
+         "full_only": False, "note": "", "source": "own"},
         {"name": "count varies", "expected": "in [2, inf]", "measured": 1.0, "held": False,
-         "full_only": True, "note": ""}]}]
+         "full_only": True, "note": "", "source": "abstract 2"},
+        {"name": "final slope", "expected": "in [1.9, 2.1]", "measured": 1.68, "held": False,
+         "full_only": False, "note": "", "source": "core Sec. 3.3",
+         "disputed": "c1 != 1 for ReLU"}]}]
     text = format_summary(rows)
-    assert "0/2" in text
+    assert "0/3" in text
     assert "measured       -0.5" in text and "NOT HELD" in text
-    assert "NOT HELD (expected at --full)" in text
+    assert "NOT HELD (quick size)" in text and "NOT HELD (disputed)" in text
+    assert "[core Sec. 3.3]" in text and "expected at --full" not in text
+
+
+def test_claim_needs_a_source_and_nan_is_never_held() -> None:
+    with pytest.raises(ValueError, match="source"):
+        Claim("x", "in [0, 1]", 0.5, True, source=" ")
+    with pytest.raises(ValueError, match="non-finite"):
+        Claim("x", "in [0, 1]", float("nan"), True, source="own")
+    c = within("x", float("nan"), 0.0, 1.0, source="own", note="why")
+    assert not c.held and "nan" in c.note and "why" in c.note
+    assert c.to_dict()["measured"] is None
+    assert within("x", 1.0, 0.0, 1.0, source="own").held
 
 
 def test_bad_name_and_empty_folder_are_one_line_errors(
@@ -84,10 +100,14 @@ def test_bad_name_and_empty_folder_are_one_line_errors(
 @pytest.mark.parametrize("name", builtin_names())
 def test_quick_experiment_claims_hold(tmp_path: Path, name: str) -> None:
     """Every claim of every quick default holds on its own output, except those marked
-    ``full_only`` (expected only at ``--full``), which must say why in their note."""
+    ``full_only`` (not expected at the quick size) or ``disputed`` (a seed claim the
+    project does not expect to hold), which must say why; every claim names its source."""
     res = run_experiment(name, tmp_path)
     assert res.claims, f"{name} declares no claims"
     for c in res.claims:
+        assert c.source.strip(), c
+        if c.disputed:
+            continue
         if c.full_only:
             assert c.note, c
             continue

@@ -52,8 +52,8 @@ def _fmt_measured(x: Any) -> str:
 
 def claims_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """One row per claim (or per experiment without claims) of a reproduce run."""
-    cols = ["experiment", "status", "wall_time_s", "claim", "expected", "measured", "held",
-            "full_only", "note"]
+    cols = ["experiment", "status", "wall_time_s", "claim", "source", "expected", "measured",
+            "held", "full_only", "disputed", "note"]
     out = []
     for r in rows:
         claims = r.get("claims") or [None]
@@ -61,12 +61,23 @@ def claims_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             out.append({"experiment": r["experiment"], "status": r["status"],
                         "wall_time_s": r["wall_time_s"],
                         "claim": None if c is None else c["name"],
+                        "source": None if c is None else c.get("source", ""),
                         "expected": None if c is None else c["expected"],
                         "measured": None if c is None else _fmt_measured(c["measured"]),
                         "held": None if c is None else bool(c["held"]),
                         "full_only": None if c is None else bool(c.get("full_only", False)),
+                        "disputed": None if c is None else c.get("disputed", ""),
                         "note": None if c is None else c.get("note", "")})
     return pd.DataFrame(out, columns=cols)
+
+
+def claim_mark(c: dict[str, Any]) -> str:
+    """``held``, or ``NOT HELD`` with why it was not expected to hold, if it was not."""
+    if c["held"]:
+        return "held"
+    if c.get("disputed"):
+        return "NOT HELD (disputed)"
+    return "NOT HELD (quick size)" if c.get("full_only") else "NOT HELD"
 
 
 def format_summary(rows: list[dict[str, Any]]) -> str:
@@ -83,11 +94,10 @@ def format_summary(rows: list[dict[str, Any]]) -> str:
     width = max([len(c["name"]) for r in rows for c in r.get("claims") or []] + [5])
     for r in rows:
         for c in r.get("claims") or []:
-            mark = "held" if c["held"] else ("NOT HELD (expected at --full)"
-                                             if c.get("full_only") else "NOT HELD")
             lines.append(f"  {r['experiment']:<22} {c['name']:<{width}}  "
                          f"measured {_fmt_measured(c['measured']):>10}  "
-                         f"expected {c['expected']:<18} {mark}")
+                         f"expected {c['expected']:<18} {claim_mark(c):<22} "
+                         f"[{c.get('source') or '?'}]")
     return "\n".join(lines)
 
 

@@ -73,7 +73,8 @@ def _claims_cell(claims: list[dict[str, Any]] | None) -> str:
 def _not_held(claims: list[dict[str, Any]] | None) -> str:
     bad = [c for c in claims or [] if not c.get("held")]
     return "; ".join(f"{c['name']}: {_short(c.get('measured'))} (expected {c['expected']}"
-                     f"{', at --full' if c.get('full_only') else ''})" for c in bad) or "-"
+                     f"{', quick size' if c.get('full_only') else ''}"
+                     f"{', disputed' if c.get('disputed') else ''})" for c in bad) or "-"
 
 
 def _short(x: Any) -> str:

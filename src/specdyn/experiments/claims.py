@@ -1,16 +1,27 @@
 """Claims an experiment makes about its own output, checked on that output.
 
 Every experiment returns, beside its data, a list of :class:`Claim`: what the
-paper (or the related work) says should be seen, the number measured on this
-run, and whether it held. ``specdyn reproduce`` prints them; ``record.json``
-stores them; tests assert them on the data, never on pixels.
+paper (or the related work, or the project itself) says should be seen, where
+it says so, the number measured on this run, and whether it held.
+``specdyn reproduce`` prints them; ``record.json`` stores them; tests assert
+them on the data, never on pixels.
+
+A claim is a prediction written down before the run. Its source, its
+tolerance (a constant of the experiment module, never computed from the
+measured data) and its direction are fixed in code. Where the project
+disagrees with a seed paper, the paper's claim stays in the table, NOT HELD,
+with its ``disputed`` reason, and the project's own explanation is a separate
+claim with ``source="own"``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import KW_ONLY, asdict, dataclass
 from typing import Any
+
+#: The source of a claim the project makes itself (not a seed paper's statement).
+OWN = "own"
 
 
 @dataclass(frozen=True)
@@ -22,24 +33,44 @@ class Claim:
     name
         Short identifier, e.g. ``"plateau 3alpha+beta"``.
     expected
-        What should be seen, in words a reader can check, e.g. ``"4 +- 0.05"``.
+        What should be seen, in words a reader can check, e.g. ``"in [3.95, 4.05]"``.
     measured
         The number (or short text) measured on this run's data.
     held
-        Whether the measured value meets the expectation.
+        Whether the measured value meets the expectation. A NaN measurement is
+        never held.
+    source
+        Where the statement comes from: the seed paper's section, equation or
+        figure (``"core Sec. 3.3"``, ``"core Eq. (32)"``, ``"abstract 2"``), or
+        :data:`OWN` for the project's own statements. Never empty.
     note
         Why it may fail at this size, or what separates theory and simulation.
     full_only
-        True when the claim is only expected to hold at the ``--full`` size; a
-        quick run that misses it is reported as such, never hidden.
+        True when the claim is not expected to hold at the quick size (the
+        ``--full`` run of ``benchmarks/full_claims.py`` records whether it
+        holds there); a quick run that misses it is reported, never hidden.
+    disputed
+        The project's one-line reason a seed claim is not expected to hold,
+        fixed before the run; empty for claims the project expects to hold.
     """
 
     name: str
     expected: str
     measured: float | str | None
     held: bool
+    _: KW_ONLY
+    source: str
     note: str = ""
     full_only: bool = False
+    disputed: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.source.strip():
+            raise ValueError(f"claim {self.name!r}: source must name a seed section, equation "
+                             f"or figure, or be {OWN!r}")
+        m = self.measured
+        if isinstance(m, float) and not math.isfinite(m) and self.held:
+            raise ValueError(f"claim {self.name!r}: a non-finite measurement cannot be held")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (non-finite measured numbers become ``None``)."""
@@ -50,9 +81,18 @@ class Claim:
         return d
 
 
-def within(name: str, measured: float, lo: float, hi: float, *, note: str = "",
-           full_only: bool = False) -> Claim:
-    """A claim that ``measured`` lies in the closed interval ``[lo, hi]``."""
+def within(name: str, measured: float, lo: float, hi: float, *, source: str, note: str = "",
+           full_only: bool = False, disputed: str = "") -> Claim:
+    """A claim that ``measured`` lies in the closed interval ``[lo, hi]``.
+
+    ``lo`` and ``hi`` are the claim's tolerance, fixed before the run. A NaN
+    measurement is NOT HELD, with the reason added to the note.
+    """
     m = float(measured)
-    held = bool(math.isfinite(m) and lo <= m <= hi)
-    return Claim(name, f"in [{lo:g}, {hi:g}]", m, held, note, full_only)
+    finite = math.isfinite(m)
+    held = bool(finite and lo <= m <= hi)
+    if not finite:
+        note = f"measured value is {m} (not held); {note}" if note else \
+            f"measured value is {m} (not held)"
+    return Claim(name, f"in [{lo:g}, {hi:g}]", m, held, source=source, note=note,
+                 full_only=full_only, disputed=disputed)
