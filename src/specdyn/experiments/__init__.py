@@ -15,6 +15,7 @@ from specdyn.experiments.registry import (
     builtin_names,
     get,
     names,
+    recheck_claims,
     register,
     run_experiment,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "builtin_names",
     "get",
     "names",
+    "recheck_claims",
     "register",
     "run_experiment",
     "within",

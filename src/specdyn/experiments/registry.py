@@ -35,6 +35,10 @@ class ExperimentResult:
 
 
 RunFn = Callable[[Any, Path], ExperimentResult]
+#: ``claims(config, folder)``: the experiment's claims, computed from the tables it
+#: wrote into ``folder`` (and its config) alone, so that they can be checked again on
+#: any finished folder (``benchmarks/full_claims.py``) and fed a wrong table in tests.
+ClaimsFn = Callable[[Any, Path], list[Claim]]
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,7 @@ class Experiment:
     config_cls: type
     run: RunFn
     full: Callable[[], Any] | None = None
+    claims: ClaimsFn | None = None
 
     def config(self, full: bool = False) -> Any:
         """The quick default config, or the full-size one when ``full``."""
@@ -60,13 +65,19 @@ _REGISTRY: dict[str, Experiment] = {}
 
 
 def register(name: str, description: str, config_cls: type,
-             full: Callable[[], Any] | None = None) -> Callable[[RunFn], RunFn]:
-    """Decorator registering ``run`` under ``name``."""
+             full: Callable[[], Any] | None = None,
+             claims: ClaimsFn | None = None) -> Callable[[RunFn], RunFn]:
+    """Decorator registering ``run`` under ``name``.
+
+    ``claims``, when given, computes the experiment's claims from the folder the
+    run wrote; :func:`run_experiment` then calls it on that folder, so the claims
+    are checked on exactly the tables a reader gets.
+    """
 
     def deco(run: RunFn) -> RunFn:
         if name in _REGISTRY:
             raise RuntimeError(f"experiment {name!r} registered twice")
-        _REGISTRY[name] = Experiment(name, description, config_cls, run, full)
+        _REGISTRY[name] = Experiment(name, description, config_cls, run, full, claims)
         return run
 
     return deco
@@ -119,6 +130,8 @@ def run_experiment(name: str, out_root: str | Path = "specdyn-out", *, full: boo
         start = time.perf_counter()
         try:
             result = exp.run(cfg, tmp)
+            if exp.claims is not None:
+                result = dataclasses.replace(result, claims=exp.claims(cfg, tmp))
         except Exception:
             store.record_failure(target, io.run_record(
                 {"experiment": name, **cfg_dict}, seed=seed,
@@ -140,6 +153,30 @@ def run_experiment(name: str, out_root: str | Path = "specdyn-out", *, full: boo
 
     return dataclasses.replace(result, out_dir=target, figures=[moved(p) for p in result.figures],
                                tables=[moved(p) for p in result.tables])
+
+
+def recheck_claims(folder: str | Path) -> list[Claim]:
+    """The claims of a finished experiment folder, computed again by the current code.
+
+    Reads the experiment's name and config from ``folder/record.json`` and calls
+    its registered ``claims`` function on the tables in ``folder``: the claims of
+    a long run (a ``--full`` size, say) can be checked by a later version without
+    running it again. An experiment without a ``claims`` function, or a folder
+    that did not finish, is a ``ValueError``.
+    """
+    from specdyn.experiments import store
+    from specdyn.experiments.config import config_from_dict
+
+    folder = Path(folder)
+    rec = io.read_json(folder / store.RECORD)
+    if rec.get("status") != "finished":
+        raise ValueError(f"{folder}: the run did not finish (status {rec.get('status')!r})")
+    data = dict(rec["config"])
+    exp = get(data.pop("experiment"))
+    if exp.claims is None:
+        raise ValueError(f"experiment {exp.name!r} has no claims function to check again")
+    cfg = config_from_dict(exp.config_cls, data, source=str(folder / store.RECORD))
+    return exp.claims(cfg, folder)
 
 
 def replace_config(cfg: Any, **changes: Any) -> Any:
