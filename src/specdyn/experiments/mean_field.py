@@ -127,6 +127,22 @@ def _loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
 
+def uniform_growth(df: pd.DataFrame) -> tuple[int, int, float]:
+    """``(mid, end, g)``: relative growth ``g`` of ``N x w2_distance`` (mean over N and
+    seeds) from the checkpoint ``mid`` nearest half the run to the last, ``end``.
+
+    Uniform-in-time ``W2^2 = O(1/N)`` means ``N x W2^2`` levels off, ``g -> 0``.
+    NaN when the distance at ``mid`` is zero.
+    """
+    scaled = df.assign(s=df["w2_distance"] * df["N"]).groupby("step")["s"].mean()
+    steps = scaled.index.to_numpy()
+    end = int(steps[-1])
+    late = steps[steps > 0]
+    mid = int(late[np.argmin(np.abs(late - end / 2))]) if late.size else end
+    growth = float(scaled[end] / scaled[mid] - 1.0) if scaled[mid] > 0 else float("nan")
+    return mid, end, growth
+
+
 def chaos_claims(df: pd.DataFrame) -> list[Claim]:
     """The claims of ``propagation-of-chaos``, a pure function of its table.
 
@@ -152,12 +168,9 @@ def chaos_claims(df: pd.DataFrame) -> list[Claim]:
         m = mean.loc[step]
         return _loglog_slope(m.index.to_numpy(), m[col].to_numpy())
 
-    end = int(steps[-1])
     slopes = np.array([slope(int(t), "sq_distance") for t in late])
     worst = float(slopes[np.argmax(np.abs(slopes + 1.0))]) if slopes.size else float("nan")
-    scaled = (df.assign(s=df["w2_distance"] * df["N"]).groupby("step")["s"].mean())
-    mid = int(late[np.argmin(np.abs(late - end / 2))]) if late.size else end
-    growth = float(scaled[end] / scaled[mid] - 1.0) if scaled[mid] > 0 else float("nan")
+    mid, end, growth = uniform_growth(df)
     lo, hi = -1.0 - SLOPE_TOL, -1.0 + SLOPE_TOL
     return [
         within("slope of the coupled distance against N", slope(end, "sq_distance"), lo, hi,
@@ -216,11 +229,13 @@ def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
     D = np.asarray(finals)
     slope, intercept = np.polyfit(np.log(Ns), np.log(D.mean(0)), 1)
     per_seed = [float(np.polyfit(np.log(Ns), np.log(row), 1)[0]) for row in D]
-    fig = mplot.plot_propagation_of_chaos(Ns, D, float(slope), float(intercept), times,
-                                          np.mean(scaled, axis=0), np.asarray(w2s))
+    df = pd.DataFrame(rows)
+    mid, end, growth = uniform_growth(df)
+    fig = mplot.plot_propagation_of_chaos(
+        Ns, D, float(slope), float(intercept), times, np.mean(scaled, axis=0),
+        np.asarray(w2s), growth=(mid * cfg.dt, end * cfg.dt, growth))
     slope_w2 = float(np.polyfit(np.log(Ns), np.log(np.mean(w2s, axis=0)), 1)[0])
     figures = save_figure(fig, out_dir / "propagation-of-chaos")
-    df = pd.DataFrame(rows)
     table = io.write_table(df, out_dir / "propagation-of-chaos.parquet")
     summary = {"slope": float(slope), "slope_w2": slope_w2, "slope_per_seed": per_seed,
                "slope_spread": float(np.ptp(per_seed)),

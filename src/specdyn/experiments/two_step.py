@@ -202,10 +202,7 @@ def phase_agreement(df: pd.DataFrame) -> dict[str, float | int]:
     needed = {"alpha1", "alpha2", "count_W2", "formula_abstract", "formula_total", "near_line"}
     if not needed <= set(df.columns):
         raise ValueError(f"df must have the columns {sorted(needed)}")
-    cells = df.groupby(["alpha1", "alpha2"]).agg(
-        count=("count_W2", "median"), abstract=("formula_abstract", "first"),
-        total=("formula_total", "first"), near=("near_line", "first")).reset_index()
-    cells["count"] = np.floor(cells["count"] + 0.5)
+    cells = _median_cells(df, count="count_W2").rename(columns={"floor": "abstract"})
     away = cells[~cells["near"]]
     n = len(away)
     if n == 0:
@@ -256,12 +253,19 @@ def phase_cells(df: pd.DataFrame, ratio: float) -> pd.DataFrame:
               "count_W2", "count_W2_step2"}
     if not needed <= set(df.columns):
         raise ValueError(f"df must have the columns {sorted(needed)}")
-    cells = df.assign(bbp=bbp_resolved_step2(df, ratio)).groupby(["alpha1", "alpha2"]).agg(
-        count=("count_W2", "median"), step2=("count_W2_step2", "median"),
-        bbp=("bbp", "median"), floor=("formula_abstract", "first"),
-        total=("formula_total", "first"), near=("near_line", "first")).reset_index()
-    for col in ("count", "step2", "bbp"):
-        cells[col] = np.floor(cells[col] + 0.5)
+    return _median_cells(df.assign(bbp=bbp_resolved_step2(df, ratio)), count="count_W2",
+                         step2="count_W2_step2", bbp="bbp")
+
+
+def _median_cells(df: pd.DataFrame, **counts: str) -> pd.DataFrame:
+    """Per ``(alpha1, alpha2)`` cell: the seed median of each ``counts`` column
+    (rounded half up; named by the keyword), ``floor``, ``total`` and ``near``."""
+    cells = df.groupby(["alpha1", "alpha2"]).agg(
+        **{name: (col, "median") for name, col in counts.items()},
+        floor=("formula_abstract", "first"), total=("formula_total", "first"),
+        near=("near_line", "first")).reset_index()
+    for name in counts:
+        cells[name] = np.floor(cells[name] + 0.5)
     return cells
 
 
