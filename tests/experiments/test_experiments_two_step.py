@@ -24,7 +24,7 @@ from specdyn.experiments.two_step import (
 )
 from specdyn.measure.weight_outliers import weight_outliers
 from specdyn.sim.two_step import gd_steps
-from specdyn.theory.two_step import formula_count
+from specdyn.theory.two_step import formula_count, near_line
 
 
 def test_phase_agreement_counts_cells() -> None:
@@ -140,3 +140,12 @@ def test_batch_reuse_learns_information_exponent_two_iff_reuse_quantity_nonzero(
     # He2 alone: E[z sigma*^(k+1)] = 0 for all k, no alignment even with reuse
     assert reused_he2 < 0.1
     assert math.isfinite(fresh_mix)
+
+
+def test_quick_grid_has_cells_where_the_abstract_predicts_step_two_outliers() -> None:
+    # the floor >= 1 claims need such cells away from the lines; without them they
+    # would be NaN (never held), so the quick grid must contain some
+    cfg = PhaseConfig()
+    cells = [(a1, a2) for a1 in cfg.alpha1 for a2 in cfg.alpha2
+             if formula_count(a1, a2) >= 1 and not near_line(a1, a2, cfg.line_margin)]
+    assert len(cells) >= 5

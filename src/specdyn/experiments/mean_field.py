@@ -30,12 +30,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy.stats
 
 from specdyn import _validate as v
 from specdyn import io
 from specdyn.data.hermite import HermiteTarget, hermite_coefficients
-from specdyn.experiments.claims import within
+from specdyn.experiments.claims import Claim, within
 from specdyn.experiments.registry import ExperimentResult, register
+from specdyn.measure.atoms import cluster_directions
 from specdyn.plot import mean_field as mplot
 from specdyn.plot import save_figure
 
@@ -109,6 +111,89 @@ def _chaos_full() -> ChaosConfig:
                        N_values=(25, 50, 100, 200, 400, 800, 1600), even_checkpoints=11)
 
 
+# Claim tolerances of ``propagation-of-chaos`` (fixed before any run).
+#: The O(1/N) rate: fitted log-log slope against N within this of -1.
+SLOPE_TOL = 0.2
+#: Uniform in time: largest growth of ``N x distance`` (mean over N and seeds)
+#: from the middle checkpoint to the last.
+UNIFORM_GROWTH_MAX = 0.25
+
+
+def _loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
+    """Least-squares slope of ``log y`` against ``log x``; NaN unless every ``y > 0``."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if len(x) < 2 or not (np.all(y > 0) and np.all(np.isfinite(y))):
+        return float("nan")
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+def uniform_growth(df: pd.DataFrame) -> tuple[int, int, float]:
+    """``(mid, end, g)``: relative growth ``g`` of ``N x w2_distance`` (mean over N and
+    seeds) from the checkpoint ``mid`` nearest half the run to the last, ``end``.
+
+    Uniform-in-time ``W2^2 = O(1/N)`` means ``N x W2^2`` levels off, ``g -> 0``.
+    NaN when the distance at ``mid`` is zero.
+    """
+    scaled = df.assign(s=df["w2_distance"] * df["N"]).groupby("step")["s"].mean()
+    steps = scaled.index.to_numpy()
+    end = int(steps[-1])
+    late = steps[steps > 0]
+    mid = int(late[np.argmin(np.abs(late - end / 2))]) if late.size else end
+    growth = float(scaled[end] / scaled[mid] - 1.0) if scaled[mid] > 0 else float("nan")
+    return mid, end, growth
+
+
+def chaos_claims(df: pd.DataFrame) -> list[Claim]:
+    """The claims of ``propagation-of-chaos``, a pure function of its table.
+
+    ``df`` has one row per (seed, N, checkpoint): the coupled per-particle
+    squared distance ``sq_distance`` (an upper bound of ``W2^2``) and the exact
+    ``w2_distance`` (``W2^2``). Abstract 3: ``W2^2 = O(1/N)`` uniformly in time.
+
+    * slope of the seed-mean ``sq_distance`` against N at the end, and of
+      ``w2_distance``, within ``SLOPE_TOL`` of -1;
+    * the same slope at every checkpoint after the start (the worst one);
+    * ``N x w2_distance`` (mean over N and seeds) grows by at most
+      ``UNIFORM_GROWTH_MAX`` from the middle checkpoint to the last. Disputed:
+      measured still growing about linearly up to t = 20 at the quick sizes.
+    """
+    needed = {"seed", "N", "step", "sq_distance", "w2_distance"}
+    if not needed <= set(df.columns):
+        raise ValueError(f"df must have the columns {sorted(needed)}")
+    mean = df.groupby(["step", "N"])[["sq_distance", "w2_distance"]].mean()
+    steps = np.sort(df["step"].unique())
+    late = steps[steps > 0]
+
+    def slope(step: int, col: str) -> float:
+        m = mean.loc[step]
+        return _loglog_slope(m.index.to_numpy(), m[col].to_numpy())
+
+    slopes = np.array([slope(int(t), "sq_distance") for t in late])
+    worst = float(slopes[np.argmax(np.abs(slopes + 1.0))]) if slopes.size else float("nan")
+    mid, end, growth = uniform_growth(df)
+    lo, hi = -1.0 - SLOPE_TOL, -1.0 + SLOPE_TOL
+    return [
+        within("slope of the coupled distance against N", slope(end, "sq_distance"), lo, hi,
+               source="abstract 3; notes sec. 3",
+               note="least squares over N of the seed-mean per-particle squared distance "
+                    "to the mean-field copies at the end; claim O(1/N)"),
+        within("slope of W2^2 against N", slope(end, "w2_distance"), lo, hi,
+               source="abstract 3",
+               note="exact W2^2 between each system and its copies (optimal assignment), "
+                    "seed mean at the end"),
+        within("worst slope over checkpoints t > 0", worst, lo, hi, source="abstract 3",
+               note=f"the rate at each of the {late.size} checkpoints after the start "
+                    "(uniform in time)"),
+        within("N x W2^2: growth from mid-run to the end", growth, -np.inf,
+               UNIFORM_GROWTH_MAX, source="abstract 3",
+               note=f"mean over N and seeds of N x w2_distance, step {mid} -> {end}; "
+                    "uniform in time means it levels off",
+               disputed="no plateau within reach: at the quick sizes N x W2^2 still grows "
+                        "about linearly to t = 20 (3.6 at t = 10, 8.0 at t = 20; the --full "
+                        "horizon), though the 1/N rate holds at every checkpoint"),
+    ]
+
+
 @register("propagation-of-chaos",
           "mean-field Langevin: coupled particle distance against N, slope about -1",
           ChaosConfig, full=_chaos_full)
@@ -144,19 +229,19 @@ def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
     D = np.asarray(finals)
     slope, intercept = np.polyfit(np.log(Ns), np.log(D.mean(0)), 1)
     per_seed = [float(np.polyfit(np.log(Ns), np.log(row), 1)[0]) for row in D]
-    fig = mplot.plot_propagation_of_chaos(Ns, D, float(slope), float(intercept), times,
-                                          np.mean(scaled, axis=0), np.asarray(w2s))
+    df = pd.DataFrame(rows)
+    mid, end, growth = uniform_growth(df)
+    fig = mplot.plot_propagation_of_chaos(
+        Ns, D, float(slope), float(intercept), times, np.mean(scaled, axis=0),
+        np.asarray(w2s), growth=(mid * cfg.dt, end * cfg.dt, growth))
     slope_w2 = float(np.polyfit(np.log(Ns), np.log(np.mean(w2s, axis=0)), 1)[0])
     figures = save_figure(fig, out_dir / "propagation-of-chaos")
-    table = io.write_table(pd.DataFrame(rows), out_dir / "propagation-of-chaos.parquet")
+    table = io.write_table(df, out_dir / "propagation-of-chaos.parquet")
     summary = {"slope": float(slope), "slope_w2": slope_w2, "slope_per_seed": per_seed,
                "slope_spread": float(np.ptp(per_seed)),
-               "slope_in_claimed_range": bool(-1.3 <= slope <= -0.7),
                "reference_N": cfg.reference_N, "t_final": float(times[-1])}
-    claims = [within("slope of the coupled distance against N", float(slope), -1.2, -0.8,
-                     note="least squares over N of the seed-mean squared distance at the end; "
-                          "claim O(1/N)")]
-    return ExperimentResult("propagation-of-chaos", out_dir, figures, [table], summary, claims)
+    return ExperimentResult("propagation-of-chaos", out_dir, figures, [table], summary,
+                            chaos_claims(df))
 
 
 # --------------------------------------------------------------------------------------
@@ -210,13 +295,48 @@ def _atoms_full() -> AtomsConfig:
     return AtomsConfig(D=5, N=1000, M=2000, steps=4000, even_checkpoints=21)
 
 
+# Claim tolerance of ``sparse-atoms`` (fixed before any run).
+#: Mass fraction the sparse-atom bound is read at: the fewest clusters holding it.
+ATOM_MASS_FRACTION = 0.9
+
+
+def _odd(activation: str) -> bool:
+    """Odd activations identify the particle ``(a, w)`` with ``(-a, -w)``."""
+    return activation in ("tanh", "erf", "linear")
+
+
+def atoms_claims(df: pd.DataFrame, cfg: AtomsConfig) -> list[Claim]:
+    """The claims of ``sparse-atoms``, a pure function of its final-particle table and config.
+
+    The particles (rows ``a, w1..wD``) are clustered by direction, weighted by
+    ``|a|`` (:func:`~specdyn.measure.atoms.cluster_directions`, ``cfg.threshold_deg``).
+    Abstract 3: the long-time measure is supported on at most ``S*`` atoms; for
+    the two-atom teacher ``S* = 2``, so the fewest clusters holding
+    ``ATOM_MASS_FRACTION`` of the mass is at most 2. Where the atoms sit is not
+    claimed: the abstract says nothing of it, and at weight decay 0.1 the
+    learned atoms are tilted about 12 degrees off the teacher's (summary
+    ``angle_to_teacher_deg``).
+    """
+    cols = ["a", *(f"w{k + 1}" for k in range(cfg.D))]
+    if not set(cols) <= set(df.columns):
+        raise ValueError(f"df must have the columns {cols}")
+    clusters = cluster_directions(df[cols].to_numpy(np.float64),
+                                  threshold_deg=cfg.threshold_deg, symmetric=_odd(cfg.activation))
+    s_star = len(cfg.teacher_atoms())
+    return [
+        within(f"atoms holding {ATOM_MASS_FRACTION:.0%} of the mass <= S* = {s_star}",
+               float(clusters.n_atoms(ATOM_MASS_FRACTION)), 1, s_star, source="abstract 3",
+               note=f"|a|-weighted direction clusters ({cfg.threshold_deg:g} deg) of the final "
+                    f"particles; mass in the {s_star} heaviest: {clusters.top_mass(s_star):.3f}"),
+    ]
+
+
 @register("sparse-atoms",
           "mean-field Langevin: particles concentrate on the atoms of a two-atom teacher",
           AtomsConfig, full=_atoms_full)
 def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
     """Train, cluster directions weighted by |a|, compare with the teacher's atoms."""
     from specdyn import Schedule
-    from specdyn.measure.atoms import cluster_directions
     from specdyn.models import AtomTeacher, get_activation
     from specdyn.sim import mean_field_langevin
 
@@ -229,7 +349,7 @@ def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
                               checkpoints=Schedule.even(cfg.even_checkpoints),
                               progress=True)
     # odd activations identify (a, w) with (-a, -w): cluster u and -u together
-    odd = cfg.activation in ("tanh", "erf", "linear")
+    odd = _odd(cfg.activation)
     clusters = [cluster_directions(p, threshold_deg=cfg.threshold_deg, symmetric=odd)
                 for p in run.particles]
     top = np.array([[c.top_mass(k) for k in (1, 2, 3)] for c in clusters])
@@ -252,11 +372,9 @@ def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
               io.write_table(mass, out_dir / "sparse-atoms_mass.parquet")]
     summary = {"top2_mass": end.top_mass(2), "n_atoms_90": end.n_atoms(0.9),
                "n_clusters": end.K, "angle_to_teacher_deg": angles.tolist(),
-               "final_loss": float(run.loss[-1]), "claim_met": bool(end.top_mass(2) >= 0.9)}
-    claims = [within("mass in the two heaviest clusters", end.top_mass(2), 0.9, 1.0,
-                     note="|a|-weighted direction clusters at the end; the teacher has two "
-                          "atoms")]
-    return ExperimentResult("sparse-atoms", out_dir, figures, tables, summary, claims)
+               "final_loss": float(run.loss[-1])}
+    return ExperimentResult("sparse-atoms", out_dir, figures, tables, summary,
+                            atoms_claims(df, cfg))
 
 
 # --------------------------------------------------------------------------------------
@@ -317,6 +435,71 @@ def _budget_full() -> BudgetConfig:
                         population_size=8192, M_test=20000, chaos_M=400,
                         chaos_N_values=(25, 50, 100, 200, 400, 800), chaos_reference_N=8000,
                         chaos_steps=400)
+
+
+# Claim tolerances of ``error-budget`` (fixed before any run).
+#: A part "falls" with its knob when its Spearman correlation with it is at most -TREND_MIN.
+TREND_MIN = 0.8
+#: Largest share of the learned function (``K = 0`` residual) left outside the
+#: ``S*`` heaviest clusters (``S*`` = :data:`BUDGET_S_STAR`).
+SPARSE_RESIDUAL_MAX = 0.1
+#: Sparse-dictionary depth at which the residual is read: the target
+#: ``tanh(2 x1) + 0.5 He2(x1)`` is one ridge direction, realised by a few atoms.
+BUDGET_S_STAR = 2
+
+
+def _falls(df: pd.DataFrame, part: str) -> float:
+    """Spearman correlation of one part's value with its knob (NaN if constant or < 3 points)."""
+    sel = df[df["part"] == part]
+    if len(sel) < 3 or sel["value"].nunique() < 2 or sel["x"].nunique() < 2:
+        return float("nan")
+    return float(scipy.stats.spearmanr(sel["x"], sel["value"]).statistic)
+
+
+def budget_claims(df: pd.DataFrame) -> list[Claim]:
+    """The claims of ``error-budget``, a pure function of its long table.
+
+    ``df`` has rows ``(part, knob, x, value)``. Abstract 3 splits the error into
+    statistical, optimisation, propagation-of-chaos and sparse-residual parts:
+
+    * statistical(M) falls with M and optimisation(t) falls with t (Spearman
+      <= ``-TREND_MIN``);
+    * particle(N) is ``O(1/N)``: log-log slope within ``SLOPE_TOL`` of -1;
+    * sparse residual: the learned function outside its ``BUDGET_S_STAR``
+      heaviest clusters is at most ``SPARSE_RESIDUAL_MAX`` of the whole
+      (``K``-cluster residual at ``K = S*`` over ``K = 0``; disputed at the
+      default temperature, see the claim), and falls with ``K``.
+    """
+    needed = {"part", "x", "value"}
+    if not needed <= set(df.columns):
+        raise ValueError(f"df must have the columns {sorted(needed)}")
+    part = df[df["part"] == "particle"].sort_values("x")
+    kres = df[df["part"] == "K-cluster residual"].set_index("x")["value"]
+    share = (float(kres[float(BUDGET_S_STAR)] / kres[0.0])
+             if {0.0, float(BUDGET_S_STAR)} <= set(kres.index) and kres[0.0] > 0
+             else float("nan"))
+    lo, hi = -1.0 - SLOPE_TOL, -1.0 + SLOPE_TOL
+    return [
+        within("statistical part falls with M (Spearman)", _falls(df, "statistical"),
+               -1.0, -TREND_MIN, source="abstract 3; notes sec. 3",
+               note="test error after the budget on M samples minus the population run's"),
+        within("optimisation part falls with t (Spearman)", _falls(df, "optimisation"),
+               -1.0, -TREND_MIN, source="abstract 3; notes sec. 3",
+               note="E(t) - E(t_end) along the population run"),
+        within("particle part: slope against N", _loglog_slope(part["x"], part["value"]),
+               lo, hi, source="abstract 3",
+               note="function gap to a coupled reference at the end; claim O(1/N)"),
+        within(f"sparse residual: share of f outside the {BUDGET_S_STAR} heaviest clusters",
+               share, 0.0, SPARSE_RESIDUAL_MAX, source="abstract 3",
+               note="mean (f - f_K)^2 at K = S* over K = 0 (f_K: the network restricted "
+                    "to its K heaviest |a|-weighted direction clusters)",
+               disputed="at temperature 0.02 the Langevin limit exp(-dF/dmu / lambda) has a "
+                        "density, not atoms: the residual levels off at ~0.12-0.14 of f for "
+                        "K = 3..8; S* atoms is a low-temperature statement (sparse-atoms)"),
+        within("sparse residual falls with K (Spearman)", _falls(df, "K-cluster residual"),
+               -1.0, -TREND_MIN, source="abstract 3; notes sec. 3",
+               note="K-cluster residual of the learned measure against K"),
+    ]
 
 
 @register("error-budget",
@@ -409,13 +592,12 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
                                   budget_time=cfg.steps * cfg.dt)
     figures = save_figure(fig, out_dir / "error-budget")
     table = io.write_table(df, out_dir / "error-budget.parquet")
-    slope_N = float(np.polyfit(np.log(chaos.N), np.log(chaos.function_gap[:, -1]), 1)[0])
+    slope_N = _loglog_slope(chaos.N, chaos.function_gap[:, -1])
     summary = {"test_error_population": e_pop, "test_error_t_end": e_end,
                "optimisation_gap_at_budget_time": e_pop - e_end,
                "statistical": dict(zip(map(str, cfg.M_values), map(float, stat), strict=True)),
                "particle_slope_vs_N": slope_N,
                "hermite_tail_K2": float(tail[min(2, cfg.K_max)]),
                "n_clusters_90": clusters.n_atoms(0.9)}
-    claims = [within("particle error slope against N", slope_N, -1.2, -0.8,
-                     note="function gap to a coupled reference at the end; claim O(1/N)")]
-    return ExperimentResult("error-budget", out_dir, figures, [table], summary, claims)
+    return ExperimentResult("error-budget", out_dir, figures, [table], summary,
+                            budget_claims(df))

@@ -14,8 +14,8 @@ from specdyn.plot._figure import new_figure
 
 def plot_propagation_of_chaos(N: np.ndarray, distances: np.ndarray, slope: float,
                               intercept: float, times: np.ndarray,
-                              scaled_vs_time: np.ndarray, w2: np.ndarray | None = None
-                              ) -> Figure:
+                              scaled_vs_time: np.ndarray, w2: np.ndarray | None = None,
+                              growth: tuple[float, float, float] | None = None) -> Figure:
     """Coupled distance against ``N`` (log axes) and ``N * distance`` against time.
 
     Parameters
@@ -33,6 +33,9 @@ def plot_propagation_of_chaos(N: np.ndarray, distances: np.ndarray, slope: float
     w2
         Optional ``(S, K)`` exact ``W2^2`` between each system's empirical
         measure and its copies' (optimal assignment), drawn as open squares.
+    growth
+        Optional ``(t_mid, t_end, g)``: the uniform-in-time claim's window and the
+        measured relative growth of ``N x W2^2`` over it (shaded, in the title).
     """
     fig, (ax, axt) = new_figure(2, 1, width=4.8, height=3.8)
     for s, row in enumerate(distances):
@@ -60,6 +63,12 @@ def plot_propagation_of_chaos(N: np.ndarray, distances: np.ndarray, slope: float
     axt.set_xlabel("time t = step x dt")
     axt.set_ylabel("N x coupled distance (mean over seeds)")
     axt.set_title("N x distance: the same curve for every N")
+    if growth is not None:
+        t_mid, t_end, g = growth
+        axt.axvspan(t_mid, t_end, color="0.85", zorder=0,
+                    label="uniform in time: flat here")
+        axt.set_title(f"N x distance: same curve for every N\n"
+                      f"t = {t_mid:g} -> {t_end:g}: N x W2^2 {g:+.0%}", fontsize=10)
     axt.legend(fontsize=8)
     return fig
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -112,13 +112,16 @@ def plot_trainability(single: pd.DataFrame, theory_grid: dict[str, np.ndarray],
 
 def plot_lr_transfer(sweep: pd.DataFrame, escape: pd.DataFrame,
                      parameterizations: Sequence[str] = ("mup", "ntk"),
-                     escape_series: Sequence[str] | None = None) -> Figure:
+                     escape_series: Sequence[str] | None = None,
+                     flat_band: Mapping[str, float] | None = None) -> Figure:
     """Loss after a fixed budget against learning rate, per width, and escape time vs width.
 
     ``sweep``: columns ``parameterization``, ``width``, ``lr``, ``loss``,
     ``diverged``. ``escape``: ``parameterization`` (a series label), ``width``,
     ``escape_step`` (nullable: no escape within the budget), ``budget``; hollow
-    markers at the budget mean no escape.
+    markers at the budget mean no escape. ``flat_band``: per escape series, a
+    relative tolerance ``tol`` drawn as the band ``[min, (1 + tol) min]`` of its
+    escape steps (the claim "width-independent within tol").
     """
     fig, axes = new_figure(len(parameterizations) + 1, 1, width=4.4, height=3.6)
     widths = sorted(sweep["width"].unique())
@@ -157,9 +160,13 @@ def plot_lr_transfer(sweep: pd.DataFrame, escape: pd.DataFrame,
         if (~got).any():
             ax.plot(sub["width"][~got], sub["budget"][~got], marker, mfc="none", color=colour,
                     label=f"{par}: none within budget")
+        if flat_band is not None and par in flat_band and got.any():
+            lo = float(esc[got].astype(float).min())
+            ax.axhspan(lo, lo * (1 + flat_band[par]), color=colour, alpha=0.15,
+                       label=f"claim: flat within {flat_band[par]:.0%} of its min")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("width N")
     ax.set_ylabel("outlier escape step (hidden layer)")
-    ax.set_title("escape time vs width", fontsize=9)
+    ax.set_title("escape time vs width (muP: flat; NTK: grows with N)", fontsize=9)
     ax.legend(fontsize=6, loc="best")
     return fig

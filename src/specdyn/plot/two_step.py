@@ -69,7 +69,9 @@ def _lines(ax: Axes, kmax: int) -> None:
 
 def outlier_phase_grid(alpha1: ArrayLike, alpha2: ArrayLike,
                        measured: np.ndarray, near_line: np.ndarray | None = None,
-                       title: str = "") -> Figure:
+                       title: str = "", step2: np.ndarray | None = None,
+                       step2_bbp: np.ndarray | None = None, rise: float | None = None
+                       ) -> Figure:
     """Measured outlier count of ``W2`` beside the two formulas, on the (alpha1, alpha2) grid.
 
     Parameters
@@ -84,6 +86,13 @@ def outlier_phase_grid(alpha1: ArrayLike, alpha2: ArrayLike,
         they are left out of the agreement score).
     title
         Figure title (sizes, target, agreement).
+    step2, step2_bbp
+        Optional ``(len(alpha1), len(alpha2))`` identified step-2 outliers of
+        each cell and the count the BBP threshold predicts from the cell's
+        spike strengths; with ``step2`` a fourth panel draws them against
+        ``floor(...)`` beside the abstract's line ``count = floor``.
+    rise
+        The Spearman correlation of ``step2`` with ``floor`` (panel title).
 
     Panels: measured; ``floor(alpha2 / (1/2 - alpha1))`` (abstract);
     ``1 + floor(...)`` (with the step-1 spike). Dashed lines: ``alpha2 = k (1/2 - alpha1)``.
@@ -95,17 +104,44 @@ def outlier_phase_grid(alpha1: ArrayLike, alpha2: ArrayLike,
     abstract = np.floor(A2 / (0.5 - A1))
     total = 1 + abstract
     vmax = int(max(np.nanmax(measured), np.max(total)))
-    fig, axes = new_figure(3, 1, width=4.3, height=3.9)
+    fig, axes = new_figure(3 if step2 is None else 4, 1, width=4.3, height=3.9)
     im = _count_panel(axes[0], a1, a2, measured, vmax, "measured outliers of $W_2$", near_line)
     _count_panel(axes[1], a1, a2, abstract, vmax,
                  r"abstract: $\lfloor \alpha_2 / (1/2 - \alpha_1) \rfloor$", near_line)
     _count_panel(axes[2], a1, a2, total, vmax,
                  r"with step-1 spike: $1 + \lfloor \alpha_2 / (1/2 - \alpha_1) \rfloor$",
                  near_line)
-    fig.colorbar(im, ax=axes, label="number of outliers", shrink=0.85)
+    fig.colorbar(im, ax=axes[:3], label="number of outliers", shrink=0.85)
+    if step2 is not None:
+        _step2_panel(axes[3], abstract, np.asarray(step2, dtype=np.float64),
+                     None if step2_bbp is None else np.asarray(step2_bbp, dtype=np.float64),
+                     rise)
     if title:
         fig.suptitle(title, fontsize=10)
     return fig
+
+
+def _step2_panel(ax: Axes, floor: np.ndarray, step2: np.ndarray, bbp: np.ndarray | None,
+                 rise: float | None) -> None:
+    """Identified step-2 outliers of every cell against ``floor``, with the abstract's line."""
+    f, c = floor.ravel(), step2.ravel()
+    jitter = 0.06 * (np.arange(f.size) % 5 - 2)  # deterministic, separates equal points
+    ax.plot(f + jitter, c, "o", ms=4, color="tab:blue", alpha=0.6, label="cells (measured)")
+    values = np.unique(f)
+    ax.plot(values, [c[f == x].mean() for x in values], "-", color="tab:blue", lw=1.5,
+            label="mean per floor")
+    if bbp is not None:
+        b = bbp.ravel()
+        ax.plot(values, [b[f == x].mean() for x in values], "--", color="tab:orange",
+                label="BBP-resolved spikes (mean)")
+    ax.plot(values, values, ":", color="k", label="abstract: count = floor")
+    ax.set_xlabel(r"$\lfloor \alpha_2 / (1/2 - \alpha_1) \rfloor$")
+    ax.set_ylabel(r"identified step-2 outliers ($a^2, a^3, \ldots$)")
+    ax.set_ylim(-0.3, max(float(values.max()), 1.0) + 0.5)
+    rho = "undefined (constant count)" if rise is None or not np.isfinite(rise) else \
+        f"{rise:.2f}"
+    ax.set_title(f"step-2 outliers vs floor\nSpearman: {rho}", fontsize=10)
+    ax.legend(fontsize=7, loc="upper left")
 
 
 def alignment_bars(labels: Sequence[str], fresh: Mapping[str, np.ndarray],
