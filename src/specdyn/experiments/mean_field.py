@@ -194,9 +194,21 @@ def chaos_claims(df: pd.DataFrame) -> list[Claim]:
     ]
 
 
+def _chaos_claims_of(cfg: ChaosConfig, folder: Path) -> list[Claim]:
+    return chaos_claims(pd.read_parquet(folder / "propagation-of-chaos.parquet"))
+
+
+def _atoms_claims_of(cfg: AtomsConfig, folder: Path) -> list[Claim]:
+    return atoms_claims(pd.read_parquet(folder / "sparse-atoms.parquet"), cfg)
+
+
+def _budget_claims_of(cfg: BudgetConfig, folder: Path) -> list[Claim]:
+    return budget_claims(pd.read_parquet(folder / "error-budget.parquet"))
+
+
 @register("propagation-of-chaos",
           "mean-field Langevin: coupled particle distance against N, slope about -1",
-          ChaosConfig, full=_chaos_full)
+          ChaosConfig, full=_chaos_full, claims=_chaos_claims_of)
 def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
     """Synchronous coupling (same start, same noise) to copies driven by a reference."""
     from specdyn import Schedule
@@ -240,8 +252,7 @@ def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
     summary = {"slope": float(slope), "slope_w2": slope_w2, "slope_per_seed": per_seed,
                "slope_spread": float(np.ptp(per_seed)),
                "reference_N": cfg.reference_N, "t_final": float(times[-1])}
-    return ExperimentResult("propagation-of-chaos", out_dir, figures, [table], summary,
-                            chaos_claims(df))
+    return ExperimentResult("propagation-of-chaos", out_dir, figures, [table], summary)
 
 
 # --------------------------------------------------------------------------------------
@@ -333,7 +344,7 @@ def atoms_claims(df: pd.DataFrame, cfg: AtomsConfig) -> list[Claim]:
 
 @register("sparse-atoms",
           "mean-field Langevin: particles concentrate on the atoms of a two-atom teacher",
-          AtomsConfig, full=_atoms_full)
+          AtomsConfig, full=_atoms_full, claims=_atoms_claims_of)
 def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
     """Train, cluster directions weighted by |a|, compare with the teacher's atoms."""
     from specdyn import Schedule
@@ -373,8 +384,7 @@ def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
     summary = {"top2_mass": end.top_mass(2), "n_atoms_90": end.n_atoms(0.9),
                "n_clusters": end.K, "angle_to_teacher_deg": angles.tolist(),
                "final_loss": float(run.loss[-1])}
-    return ExperimentResult("sparse-atoms", out_dir, figures, tables, summary,
-                            atoms_claims(df, cfg))
+    return ExperimentResult("sparse-atoms", out_dir, figures, tables, summary)
 
 
 # --------------------------------------------------------------------------------------
@@ -504,7 +514,7 @@ def budget_claims(df: pd.DataFrame) -> list[Claim]:
 
 @register("error-budget",
           "mean-field Langevin: statistical, optimisation, particle and sparse-residual errors",
-          BudgetConfig, full=_budget_full)
+          BudgetConfig, full=_budget_full, claims=_budget_claims_of)
 def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
     """Measure each part of the error with the other knobs held at their large values.
 
@@ -599,5 +609,4 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
                "particle_slope_vs_N": slope_N,
                "hermite_tail_K2": float(tail[min(2, cfg.K_max)]),
                "n_clusters_90": clusters.n_atoms(0.9)}
-    return ExperimentResult("error-budget", out_dir, figures, [table], summary,
-                            budget_claims(df))
+    return ExperimentResult("error-budget", out_dir, figures, [table], summary)

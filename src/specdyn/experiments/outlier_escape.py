@@ -134,8 +134,12 @@ def bbp_claims(df: pd.DataFrame, cfg: BBPEscapeConfig) -> list[Claim]:
     ]
 
 
+def _bbp_claims_of(cfg: BBPEscapeConfig, folder: Path) -> list[Claim]:
+    return bbp_claims(pd.read_parquet(folder / "bbp-escape.parquet"), cfg)
+
+
 @register("bbp-escape", "outlier escape (BBP crossing) of a linear student under population GD",
-          BBPEscapeConfig, full=_bbp_full)
+          BBPEscapeConfig, full=_bbp_full, claims=_bbp_claims_of)
 def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
     c = cfg.P / cfg.D
     W_star, _, _ = rank_one_teacher(cfg.P, cfg.D, cfg.theta, seed=cfg.seed)
@@ -196,7 +200,7 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
         "outlier_location_max_rel_error_when_clear": loc_err,
     }
     return ExperimentResult("bbp-escape", out_dir, figures=figures, tables=tables,
-                            summary=summary, claims=bbp_claims(df, cfg))
+                            summary=summary)
 
 
 # --------------------------------------------------------------------------
@@ -278,8 +282,13 @@ def trainability_claims(table: pd.DataFrame) -> list[Claim]:
     ]
 
 
+def _trainability_claims_of(cfg: TrainabilityConfig, folder: Path) -> list[Claim]:
+    return trainability_claims(pd.read_parquet(folder / "trainability.parquet"))
+
+
 @register("trainability", "(learning rate, init variance) phase diagrams: single and two-layer",
-          TrainabilityConfig, full=_train_full)
+          TrainabilityConfig, full=_train_full,
+          claims=_trainability_claims_of)
 def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult:
     lr_c = oe.online_sgd_critical_lr(cfg.B, cfg.D)
     lrs = lr_c * np.geomspace(*cfg.lr_range, cfg.n_lr)
@@ -367,7 +376,7 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
         "two_layer_status_counts": two["status"].value_counts().to_dict(),
     }
     return ExperimentResult("trainability", out_dir, figures=figures, tables=tables,
-                            summary=summary, claims=trainability_claims(table))
+                            summary=summary)
 
 
 # --------------------------------------------------------------------------
@@ -553,8 +562,13 @@ def _escape_label(par: str, lr: float, theta: float) -> str:
     return f"{par} (eta0={lr:g}, theta={theta:g})"
 
 
+def _lr_transfer_claims_of(cfg: LRTransferConfig, folder: Path) -> list[Claim]:
+    raw = pd.read_parquet(folder / "lr-transfer.parquet").drop(columns="kind")
+    return lr_transfer_claims(raw, pd.read_parquet(folder / "lr-transfer_escape.parquet"), cfg)
+
+
 @register("lr-transfer", "loss vs learning rate across widths, muP vs NTK; escape time vs width",
-          LRTransferConfig, full=_lr_full)
+          LRTransferConfig, full=_lr_full, claims=_lr_transfer_claims_of)
 def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
     d = cfg.D
     rng = np.random.default_rng(cfg.seed)
@@ -633,4 +647,4 @@ def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
                                 for label in dict.fromkeys(escape["parameterization"])},
     }
     return ExperimentResult("lr-transfer", out_dir, figures=figures, tables=tables,
-                            summary=summary, claims=lr_transfer_claims(raw, eraw, cfg))
+                            summary=summary)

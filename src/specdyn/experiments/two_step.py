@@ -342,9 +342,13 @@ def phase_claims(df: pd.DataFrame, cfg: PhaseConfig) -> list[Claim]:
     ]
 
 
+def _phase_claims_of(cfg: PhaseConfig, folder: Path) -> list[Claim]:
+    return phase_claims(pd.read_parquet(folder / "two-step-phase.parquet"), cfg)
+
+
 @register("two-step-phase",
           "outlier count of W2 over (alpha1, alpha2) beside floor(alpha2/(1/2-alpha1)) and 1+floor",
-          PhaseConfig, full=_full_phase)
+          PhaseConfig, full=_full_phase, claims=_phase_claims_of)
 def run_phase(cfg: PhaseConfig, out_dir: Path) -> ExperimentResult:
     """Phase grid of the number of outliers after two GD steps."""
     df = phase_table(cfg)
@@ -352,7 +356,6 @@ def run_phase(cfg: PhaseConfig, out_dir: Path) -> ExperimentResult:
     agree = phase_agreement(df)
     by_ratio = phase_agreement(df.assign(near_line=df["near_line_ratio"]))
     agree.update({f"ratio_margin_{k}": x for k, x in by_ratio.items()})
-    claims = phase_claims(df, cfg)
     a1, a2 = np.asarray(cfg.alpha1), np.asarray(cfg.alpha2)
     measured = np.full((len(a1), len(a2)), np.nan)
     near = np.zeros_like(measured, dtype=bool)
@@ -377,7 +380,7 @@ def run_phase(cfg: PhaseConfig, out_dir: Path) -> ExperimentResult:
                                     step2=step2, step2_bbp=bbp,
                                     rise=step2_rise(cells.reset_index()))
     figures = save_figure(fig, out_dir / "two-step-phase")
-    return ExperimentResult("two-step-phase", out_dir, figures, [table], dict(agree), claims)
+    return ExperimentResult("two-step-phase", out_dir, figures, [table], dict(agree))
 
 
 @dataclass(frozen=True)
@@ -514,9 +517,13 @@ def reuse_claims(df: pd.DataFrame, cfg: ReuseConfig) -> list[Claim]:
     return claims
 
 
+def _reuse_claims_of(cfg: ReuseConfig, folder: Path) -> list[Claim]:
+    return reuse_claims(pd.read_parquet(folder / "batch-reuse.parquet"), cfg)
+
+
 @register("batch-reuse",
           "target alignment of W2's outliers after two GD steps: fresh vs reused batch",
-          ReuseConfig, full=_full_reuse)
+          ReuseConfig, full=_full_reuse, claims=_reuse_claims_of)
 def run_reuse(cfg: ReuseConfig, out_dir: Path) -> ExperimentResult:
     """Alignment bars for targets of information exponent 1, 2 and 3."""
     df = reuse_table(cfg)
@@ -551,5 +558,4 @@ def run_reuse(cfg: ReuseConfig, out_dir: Path) -> ExperimentResult:
                                 noise_floor=1.0 / math.sqrt(cfg.D), title=title,
                                 fresh_all=fresh_all, reused_all=reused_all)
     figures = save_figure(fig, out_dir / "batch-reuse")
-    return ExperimentResult("batch-reuse", out_dir, figures, [table], summary,
-                            reuse_claims(df, cfg))
+    return ExperimentResult("batch-reuse", out_dir, figures, [table], summary)
