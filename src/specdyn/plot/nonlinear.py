@@ -21,6 +21,7 @@ def plot_spectra_and_slopes(
     effective: Mapping[str, np.ndarray] | None = None,
     effective_label: str = r"linear theory, $\gamma_0 \to \gamma_0 / c_1$",
     ylabel: str = r"eigenvalue $\rho_k$ of $HH^\top/(MN)$",
+    note: str = "",
 ) -> Figure:
     """One spectrum panel per run plus a panel of fitted slopes against time.
 
@@ -39,6 +40,8 @@ def plot_spectra_and_slopes(
     effective
         Optional ``name -> slope (n,)`` of a second theory curve (dotted), e.g. the
         linear theory at an effective ``gamma0``; labelled ``effective_label``.
+    note
+        Text in the slope panel (e.g. the final slopes against ``alpha + beta``).
     """
     names = list(spectra)
     fig, axes = new_figure(len(names) + 1, 1, width=4.4, height=3.6)
@@ -85,5 +88,8 @@ def plot_spectra_and_slopes(
     ax.set_xlabel("time $t$")
     ax.set_ylabel(f"fitted slope over $k \\in [{kmin}, {kmax}]$")
     ax.set_title("slope of the spectrum")
+    if note:
+        ax.text(0.02, 0.98, note, transform=ax.transAxes, va="top", fontsize=7,
+                bbox=dict(fc="white", ec="0.6", alpha=0.9))
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     return fig
