@@ -264,7 +264,7 @@ def upper_half_slope(df: pd.DataFrame, axis: str) -> float:
     return float(np.polyfit(np.log(sizes[-n:]), np.log(mean.to_numpy()[-n:]), 1)[0])
 
 
-def finite_size_claims(df: pd.DataFrame, cfg: FiniteSizeConfig) -> list[Claim]:
+def finite_size_slope_claims(df: pd.DataFrame, cfg: FiniteSizeConfig) -> list[Claim]:
     """finite-size's claims, a pure function of its table ``finite-size.parquet``
     (``axis, size, seed, median_abs_log``)."""
     return [within(f"error slope against {axis}, upper half of the sizes",
@@ -318,6 +318,6 @@ def run_finite_size(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
     figures = save_figure(fig, out_dir / "finite-size")
     io.write_json({"setting": s.to_dict(), "config": asdict(cfg)},
                   out_dir / "finite-size_settings.json")
-    claims = finite_size_claims(df, cfg)
+    claims = finite_size_slope_claims(df, cfg)
     return ExperimentResult("finite-size", out_dir, figures=figures, tables=tables,
                             summary=summary, claims=claims)

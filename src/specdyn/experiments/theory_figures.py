@@ -405,31 +405,48 @@ def fig3_claims(df: pd.DataFrame, cfg: Fig3Config) -> list[Claim]:
     return claims
 
 
+FIG3_TITLES = {"deep-feature-learning": "(a) deep feature learning",
+               "fig2-setting": "(b) the paper's Fig. 2 setting", "lazy": "(c) lazy"}
+FIG3_BOUNDARIES = ("k_learn", "k_cross", "k_layer")
+
+
+def fig3_table(cfg: Fig3Config) -> pd.DataFrame:
+    """fig3's table: per setting the ``alpha_eff`` grid and ``alpha_eff(k, t = inf)``; per
+    drawn panel the boundaries ``k_learn(t)``, ``k_cross(t)``, ``k_layer(t)``."""
+    frames = []
+    for name, s in cfg.settings().items():
+        k, t = cfg.panel_axes(name)
+        frames.append(_grid_frame(name, k, t, "alpha_eff",
+                                  theory.alpha_eff(s, k[:, None], t[None, :])))
+        frames.append(pd.DataFrame({"panel": name, "k": k, "t": np.inf,
+                                    "quantity": "alpha_eff_t_inf",
+                                    "value": theory.alpha_eff(s, k, np.inf)}))
+        if name in FIG3_TITLES:
+            bounds = {"k_learn": theory.k_learn(s, t), "k_cross": theory.k_cross(s, t),
+                      "k_layer": theory.k_layer(s, t)}
+            frames += [_curve_frame(name, t, b, kb) for b, kb in bounds.items()]
+    return pd.concat(frames, ignore_index=True)
+
+
 @register("fig3", "alpha_eff over the (k, t) plane with k_learn, k_cross, k_layer (Fig. 3): "
           "deep feature learning, the Fig. 2 setting, lazy", Fig3Config, full=_full3)
 def run_fig3(cfg: Fig3Config, out_dir: Path) -> ExperimentResult:
     """Exponent maps of three settings, the four plateaus labelled, and slices at fixed times."""
     panels: list[dict[str, Any]] = []
-    frames: list[pd.DataFrame] = []
     summary: dict[str, Any] = {}
-    titles = {"deep-feature-learning": "(a) deep feature learning",
-              "fig2-setting": "(b) the paper's Fig. 2 setting", "lazy": "(c) lazy"}
     settings = cfg.settings()
+    df = fig3_table(cfg)
     for name, s in settings.items():
-        k, t = cfg.panel_axes(name)
-        aeff = theory.alpha_eff(s, k[:, None], t[None, :])
-        frames.append(_grid_frame(name, k, t, "alpha_eff", aeff))
-        frames.append(pd.DataFrame({"panel": name, "k": k, "t": np.inf,
-                                    "quantity": "alpha_eff_t_inf",
-                                    "value": theory.alpha_eff(s, k, np.inf)}))
+        k, t, aeff = _grid(df, name)
         rep = theory.regime(s)
         summary[name] = {"regime": rep.label, "alpha_eff_min": float(aeff.min()),
                          "alpha_eff_max": float(aeff.max()), "k_u": rep.k_u, "k_l": rep.k_l}
-        if name not in titles:
+        if name not in FIG3_TITLES:
             continue  # a setting checked by a claim, not drawn
         labels = theory.region(s, k[:, None], t[None, :])
-        bounds = {"k_learn": theory.k_learn(s, t), "k_cross": theory.k_cross(s, t),
-                  "k_layer": theory.k_layer(s, t)}
+        curves = df[(df.panel == name) & df.quantity.isin(FIG3_BOUNDARIES)]
+        bounds = {b: curves[curves.quantity == b].sort_values("t").value.to_numpy()
+                  for b in FIG3_BOUNDARIES}
         marks = []
         if name == "deep-feature-learning":
             for reg, val in theory.asymptotic_exponents(s).items():
@@ -441,10 +458,9 @@ def run_fig3(cfg: Fig3Config, out_dir: Path) -> ExperimentResult:
         extra = (f"\nmax$|\\alpha_{{\\rm eff}}-\\alpha|$ = {dev:.2f} (Eq. 34: $\\approx\\alpha$)"
                  if name == "lazy" else "")
         panels.append({"k": k, "t": t, "alpha_eff": aeff, "boundaries": bounds, "marks": marks,
-                       "title": f"{titles[name]} (regime: {rep.label})\n$\\sigma_w$={s.sigma_w:g}, "
-                                f"$\\sigma_a$={s.sigma_a:g}, "
+                       "title": f"{FIG3_TITLES[name]} (regime: {rep.label})\n"
+                                f"$\\sigma_w$={s.sigma_w:g}, $\\sigma_a$={s.sigma_a:g}, "
                                 f"$\\gamma_0\\theta_0/S$={s.gamma0 * s.theta0 / s.S:.3g}{extra}"})
-        frames += [_curve_frame(name, t, b, kb) for b, kb in bounds.items()]
     s_deep = settings["deep-feature-learning"]
     k, t = cfg.panel_axes("deep-feature-learning")
     ts = np.logspace(np.log10(t[0]) + 2, np.log10(t[-1]) - 1, cfg.n_slices)
@@ -454,7 +470,6 @@ def run_fig3(cfg: Fig3Config, out_dir: Path) -> ExperimentResult:
               "title": "(d) panel (a) at fixed times"}
     fig = tplot.fig3(panels, slices)
     figures = save_figure(fig, out_dir / "fig3")
-    df = pd.concat(frames, ignore_index=True)
     table = io.write_table(df, out_dir / "fig3.parquet")
     claims = fig3_claims(df, cfg)
     for c in claims:
@@ -527,6 +542,17 @@ def fig6_claims(df: pd.DataFrame, cfg: FirstLayerConfig) -> list[Claim]:
                      exps[name] - tol, exps[name] + tol, source="core Eq. (113), Fig. 6",
                      note=f"alpha_eff that {PLATEAU_SHARE:.0%} of the Region {name} cells reach")
               for name in ("I", "III")]
+    def median(name: str) -> float:
+        vals = aeff[labels == name]
+        return float(np.median(vals)) if vals.size else float("nan")
+
+    claims += [within(f"Region {name}: median alpha_eff", median(name), exps[name] - tol,
+                      exps[name] + tol, source="core Eq. (113), Fig. 6",
+                      note="over every cell of the region, crossovers included")
+               for name in ("I", "III")]
+    claims.append(within("Region II: median alpha_eff above alpha + beta", median("II"),
+                         s.alpha + s.beta, exps["II"] + tol, source="core Eq. (113), Fig. 6",
+                         note="the plateau 3alpha+beta itself needs sigma_w << 0.1"))
     peak = float(aeff[labels == "II"].max()) if (labels == "II").any() else float("nan")
     claims.append(within("Region II rises above alpha + beta", peak, s.alpha + s.beta,
                          exps["II"] + tol, source="core Eq. (113), Fig. 6",
