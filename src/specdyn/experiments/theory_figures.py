@@ -287,6 +287,19 @@ def boundary_offsets(k: np.ndarray, t: np.ndarray, aeff: np.ndarray, s: PowerLaw
     return {name: np.asarray(v) for name, v in out.items()}
 
 
+def sequence_modes(s: PowerLawSetting, k: np.ndarray) -> dict[str, float]:
+    """The modes fig3 follows over time (Eq. 32), keyed by the region they end in.
+
+    The middle (log scale) of the modes where Region IIIa can appear,
+    ``[max(1, k_l), min(k_max, k_u)]``, and of those where IIIb can,
+    ``[1, min(k_u, k_l)]``; each rounded to the nearest mode of the grid ``k``.
+    """
+    ku, kl = theory.k_u(s), theory.k_l(s)
+    want = {"IIIa": np.sqrt(max(1.0, kl) * min(float(k[-1]), ku)),
+            "IIIb": np.sqrt(min(ku, kl))}
+    return {reg: float(k[int(np.argmin(np.abs(np.log(k / w))))]) for reg, w in want.items()}
+
+
 def _mode_sequence(k: np.ndarray, t: np.ndarray, aeff: np.ndarray, k_mode: float,
                    values: list[float], tol: float) -> tuple[bool, str]:
     """Whether the mode nearest ``k_mode`` visits ``values`` in time order (Eq. 32).
@@ -337,10 +350,9 @@ def fig3_claims(df: pd.DataFrame, cfg: Fig3Config) -> list[Claim]:
                          f"inside the grid and from its neighbour; measured where alpha_eff "
                          f"passes halfway between the two exponents it separates"))
             # Eq. (32): a mode between k_l and k_u ends at alpha + beta, one below k_l at
-            # alpha + beta/2; modes in the middle of each range (log scale)
-            ku, kl = theory.k_u(s), theory.k_l(s)
-            for k_mode, final in ((np.sqrt(max(1.0, kl) * min(k[-1], ku)), ex["IIIa"]),
-                                  (np.sqrt(min(ku, kl)), ex["IIIb"])):
+            # alpha + beta/2
+            for reg, k_mode in sequence_modes(s, k).items():
+                final = ex[reg]
                 ok, text = _mode_sequence(k, t, aeff, k_mode, [ex["I"], ex["II"], final], tol)
                 claims.append(Claim(
                     f"(a) fixed mode: alpha -> 3alpha+beta -> {final:g} in time order",
@@ -449,6 +461,8 @@ def run_fig3(cfg: Fig3Config, out_dir: Path) -> ExperimentResult:
                   for b in FIG3_BOUNDARIES}
         marks = []
         if name == "deep-feature-learning":
+            for reg, km in sequence_modes(s, k).items():
+                bounds[f"Eq. (32) mode, to {reg}"] = np.full_like(t, km)
             for reg, val in theory.asymptotic_exponents(s).items():
                 cell = _label_cell(aeff, labels, reg, val, cfg.plateau_tol)
                 if cell is not None:

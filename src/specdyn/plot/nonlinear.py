@@ -89,7 +89,8 @@ def plot_spectra_and_slopes(
     ax.set_ylabel(f"fitted slope over $k \\in [{kmin}, {kmax}]$")
     ax.set_title("slope of the spectrum")
     if note:
-        ax.text(0.02, 0.98, note, transform=ax.transAxes, va="top", fontsize=7,
+        # right of the curves' rise, above their late plateaus
+        ax.text(0.98, 0.6, note, transform=ax.transAxes, va="center", ha="right", fontsize=7,
                 bbox=dict(fc="white", ec="0.6", alpha=0.9))
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     return fig
