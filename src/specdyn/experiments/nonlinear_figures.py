@@ -113,9 +113,9 @@ CHANGE_MIN = 0.5
 LAZY_RATIO_MAX = 1 / 3
 #: Why the project does not expect the core paper's Sec. 3.3 statements at fig4's fit range
 #: (the theory numbers for ReLU, D = 64, ranks 2..24, computed before the claims were written).
-FINAL_DISPUTED = ("over ranks 2..24 the learned spectrum mixes Region IIIb (k < k_l = 4 at "
-                  "gamma0, 16 at gamma0/c1: exponent alpha + beta/2) with IIIa: the linear "
-                  "theory itself ends at 1.75 (1.65 at gamma0/c1)")
+FINAL_DISPUTED = ("the learned spectrum over the fit range mixes Region IIIb (k < k_l = 4 at "
+                  "gamma0, 16 at gamma0/c1: exponent alpha + beta/2) with IIIa; over the quick "
+                  "ranks 2..24 the linear theory itself ends at 1.75 (1.65 at gamma0/c1)")
 LINEAR_DISPUTED = ("ReLU's linear part has slope c1 = 1/2, so the student follows the linear "
                    "theory at gamma0/c1 (own claim below), not at gamma0")
 LAZY_DISPUTED = ("at gamma0/c1 = 2 gamma0 the paper's lazy setting crosses the Eq. (33) bound "
