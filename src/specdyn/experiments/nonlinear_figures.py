@@ -252,9 +252,9 @@ def run_fig4(cfg: Fig4Config, out_dir: Path) -> ExperimentResult:
     fig = plot_spectra_and_slopes(spectra_plot, slopes_plot, alpha=cfg.alpha, beta=cfg.beta,
                                   k_range=(cfg.kmin, cfg.kmax), effective=effective,
                                   effective_label=r"effective theory ($\gamma_0/c_1$)",
-                                  note=f"final slope, feature learning:\nsimulation "
+                                  note=f"final, feature learning: simulation "
                                        f"{fl['slope_final']:.2f}, linear theory "
-                                       f"{fl['linear_theory_slope_final']:.2f}\n"
+                                       f"{fl['linear_theory_slope_final']:.2f}, "
                                        f"$\\alpha+\\beta$ = {cfg.alpha + cfg.beta:g}")
     fig.suptitle(f"{cfg.activation} student, {cfg.parameterization}, D = P = {cfg.D}, "
                  f"N = {cfg.N}, M = {cfg.M}, GD dt = {cfg.dt:g}, {cfg.dtype}\n"

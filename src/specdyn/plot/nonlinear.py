@@ -41,7 +41,7 @@ def plot_spectra_and_slopes(
         Optional ``name -> slope (n,)`` of a second theory curve (dotted), e.g. the
         linear theory at an effective ``gamma0``; labelled ``effective_label``.
     note
-        Text in the slope panel (e.g. the final slopes against ``alpha + beta``).
+        A line under the slope panel's title (e.g. the final slopes against ``alpha + beta``).
     """
     names = list(spectra)
     fig, axes = new_figure(len(names) + 1, 1, width=4.4, height=3.6)
@@ -87,10 +87,8 @@ def plot_spectra_and_slopes(
     right.set_yticks([alpha, alpha + beta], labels=[r"$\alpha$", r"$\alpha+\beta$"])
     ax.set_xlabel("time $t$")
     ax.set_ylabel(f"fitted slope over $k \\in [{kmin}, {kmax}]$")
-    ax.set_title("slope of the spectrum")
-    if note:
-        # right of the curves' rise, above their late plateaus
-        ax.text(0.98, 0.6, note, transform=ax.transAxes, va="center", ha="right", fontsize=7,
-                bbox=dict(fc="white", ec="0.6", alpha=0.9))
+    # the note under the title: clear of every curve
+    ax.set_title("slope of the spectrum" + (f"\n{note}" if note else ""),
+                 fontsize=9 if note else None)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     return fig
