@@ -69,6 +69,8 @@ MEAN_DISPUTED = ("a bias selected at > 5 SE is itself known only to <= 20 %, so 
 #: saturates): the fixed-c1 effective theory is predicted to break down for them (measured
 #: drift 47 % / 15 %, feature learning / lazy, when this was fixed).
 BREAKS_DOWN = frozenset({"tanh"})
+#: max over recorded times of |slope_sim - slope_effective| (the config's default slope_tol).
+EFFECTIVE_TOL = 0.1
 BIAS_SE = 5.0
 #: Sampling SE multiples: a Gaussian error stays within 3 SE at 99.73 % of cells, so
 #: >= RESID_FRACTION of them within RESID_SE holds for an exact theory with ~1 % to spare.
@@ -103,7 +105,7 @@ class FiniteSizeConfig(PaperSettingConfig):
     nl_steps: int = 1500
     kmin: int = 2
     kmax: int = 24
-    slope_tol: float = 0.1
+    slope_tol: float = EFFECTIVE_TOL
 
     def __post_init__(self) -> None:
         super().__post_init__()
