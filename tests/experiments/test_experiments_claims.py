@@ -37,7 +37,7 @@ def test_reproduce_counts_and_ends_with_the_claims_table(
     assert "[1/2] fig5" in text and "[2/2] fig6" in text and "elapsed" in text
     assert "1 thread(s)" in text
     summary = text[text.index("experiment "):]
-    assert "fig5" in summary and "2/2" in summary and "3/3" in summary
+    assert "fig5" in summary and "2/2" in summary and "6/6" in summary
     assert "Region III plateau" in summary and "NOT HELD" not in summary
     df = pd.read_parquet(out / "claims.parquet")
     assert set(df["experiment"]) == {"fig5", "fig6"} and df["held"].all()
@@ -49,7 +49,7 @@ def test_reproduce_counts_and_ends_with_the_claims_table(
     text = capsys.readouterr().out
     assert "2 runs (2 finished)" in text
     rows = [ln for ln in text.splitlines() if ln.strip().startswith(("fig5", "fig6"))]
-    assert len(rows) == 2 and "2/2" in rows[0] and "3/3" in rows[1]
+    assert len(rows) == 2 and "2/2" in rows[0] and "6/6" in rows[1]
     # ... and on one experiment folder: nested settings one per line, never one wide line
     assert main(["results", str(out / "fig6")]) == 0
     text = capsys.readouterr().out

@@ -9,16 +9,24 @@ at ``fig4``'s sizes, feature-learning and lazy) against the linear theory at
 :func:`specdyn.theory.effective_setting`: the fitted slope of the preactivation
 spectrum over ``k in [kmin, kmax]`` at every recorded time.
 
-Claims (each checked on this run's data):
+Claims (each checked on this run's data, every tolerance a constant below; all the
+project's own, the core paper has no finite-size theory):
 
-- std: ``|std_theory / std_sim - 1| <= 0.15`` at every valid ``(size, t, k)``
-  (with fewer than 64 seeds widened to ``3.5 / sqrt(2 (seeds - 1))``, the
-  sample std's own noise);
-- mean: ``|shift_theory / bias - 1| <= 0.25`` where ``|bias| > 5 SE``;
+- std: ``|std_theory / std_sim - 1| <= 0.15`` at every valid ``(size, t, k)``,
+  as the issue worded it; expected only at ``--full`` (256 seeds): at ``S``
+  seeds a sample std is itself known to ``1/sqrt(2 (S - 1))`` (8.9 % at 64),
+  and the largest of ~150 such errors exceeds 15 % by chance alone;
+- std, statistically: at >= 99 % of valid cells ``|std_theory / std_sim - 1|``
+  is within 3 sampling SE of a std, ``3 / sqrt(2 (S - 1))``;
+- mean: ``|shift_theory / bias - 1| <= 0.25`` where ``|bias| > 5 SE``, as worded
+  (disputed: a 5 SE bias is itself known to 20 %) and ``|bias - shift_theory|
+  <= 3 SE`` there;
 - residual: ``|bias - shift_theory| <= 3 SE`` elsewhere, at >= 99 % of valid
   cells (a Gaussian residual exceeds 3 SE at 0.27 % of cells by chance);
 - effective theory: ``|slope_sim - slope_effective| <= slope_tol`` at every
-  recorded time, per activation and regime.
+  recorded time, per activation and regime, for the activations whose ``c1``
+  stays put; for those in :data:`BREAKS_DOWN` (saturating: ``c1`` drifts as the
+  preactivations grow) the claim is that it breaks down, fixed here per activation.
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ from scipy.special import erfc
 from specdyn import _validate as v
 from specdyn import io, theory
 from specdyn._progress import progress
-from specdyn.experiments.claims import Claim, within
+from specdyn.experiments.claims import OWN, Claim, within
 from specdyn.experiments.nonlinear_figures import Fig4Config, theory_slopes
 from specdyn.experiments.paper_setting import PaperSettingConfig
 from specdyn.experiments.registry import ExperimentResult, register
@@ -47,12 +55,25 @@ from specdyn.settings import PowerLawSetting
 from specdyn.sim import train_linear
 from specdyn.sim.two_layer import train_two_layer
 
+#: |std_theory / std_sim - 1| at every valid cell (the issue's wording).
 STD_TOL = 0.15
+#: Seeds at which the worded std claim is expected: the benchmark's 256-seed run measured
+#: max 0.140 over 253 valid cells (BENCHMARKS.md, finite-size theory).
+FULL_SEEDS = 256
+#: |shift_theory / bias - 1| where |bias| > BIAS_SE SE (the issue's wording).
 MEAN_TOL = 0.25
-#: The effective theory fixes c1 at the initial preactivation variance; where training moves
-#: c1 by more than this (a saturating activation), the claim is that it breaks down.
-C1_DRIFT = 0.1
+MEAN_DISPUTED = ("a bias selected at > 5 SE is itself known only to <= 20 %, so an exact "
+                 "theory misses a 25 % band in ~21 % of such cells at the threshold; the "
+                 "3 SE form below is the statistical claim")
+#: Activations whose c1 = E[phi'(h)] drifts as training grows the preactivations (tanh
+#: saturates): the fixed-c1 effective theory is predicted to break down for them (measured
+#: drift 47 % / 15 %, feature learning / lazy, when this was fixed).
+BREAKS_DOWN = frozenset({"tanh"})
+#: max over recorded times of |slope_sim - slope_effective| (the config's default slope_tol).
+EFFECTIVE_TOL = 0.1
 BIAS_SE = 5.0
+#: Sampling SE multiples: a Gaussian error stays within 3 SE at 99.73 % of cells, so
+#: >= RESID_FRACTION of them within RESID_SE holds for an exact theory with ~1 % to spare.
 RESID_SE = 3.0
 RESID_FRACTION = 0.99
 
@@ -84,7 +105,7 @@ class FiniteSizeConfig(PaperSettingConfig):
     nl_steps: int = 1500
     kmin: int = 2
     kmax: int = 24
-    slope_tol: float = 0.1
+    slope_tol: float = EFFECTIVE_TOL
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -144,11 +165,10 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
     """The three finite-size claims on a :func:`compare` table (all sizes)."""
     seeds = int(df["seeds"].min())
     d = df[df["valid"] & (df["std_sim"] > 0)]
-    # The issue's 15 %, or 3.5 sampling SE of the measured std where that is wider: with
-    # S seeds a std is itself known only to 1/sqrt(2 (S - 1)) (8.9 % at 64 seeds), so the
-    # largest of ~150 cells misses a strict 15 % by chance alone (measured: 0.25 at 64)
-    std_tol = float(max(STD_TOL, 3.5 / np.sqrt(2.0 * (seeds - 1))))
     std_err = np.abs(d["std_theory"] / d["std_sim"] - 1.0)
+    # the relative sampling SE of a std of ``seeds`` Gaussian draws
+    std_se = 1.0 / np.sqrt(2.0 * (seeds - 1))
+    std_frac = float((std_err <= RESID_SE * std_se).mean()) if len(d) else float("nan")
     z = d["bias_sim"] / d["se_sim"]
     big = d[np.abs(z) > BIAS_SE]
     mean_err = np.abs(big["shift_theory"] / big["bias_sim"] - 1.0)
@@ -160,8 +180,9 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
     resid = np.abs(small["bias_sim"] - small["shift_theory"]) / small["se_sim"]
     frac = float((resid <= RESID_SE).mean()) if len(small) else float("nan")
     summary = {"valid_cells": int(len(d)), "cells": int(len(df)), "seeds": seeds,
-               "std_tol": std_tol, "std_max_rel_err": float(std_err.max()),
-               "std_median_rel_err": float(std_err.median()),
+               "std_se": std_se, "std_within_3se": std_frac,
+               "std_max_rel_err": float(std_err.max()) if len(d) else float("nan"),
+               "std_median_rel_err": float(std_err.median()) if len(d) else float("nan"),
                "bias_cells": int(len(big)),
                "bias_cells_within_25pct": int((mean_err <= MEAN_TOL).sum()),
                "bias_cells_outside_25pct_expected_by_chance": chance,
@@ -174,29 +195,35 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
                                                 <= RESID_SE).mean()) if len(small) else
                float("nan")}
     claims = [
-        within("std of log rho_k within tolerance (valid k)", summary["std_max_rel_err"], 0.0,
-               std_tol, note=f"max |std_theory/std_sim - 1| over {len(d)} valid cells, "
-               f"{seeds} seeds; tolerance max(0.15, 3.5 sampling SE of a std) = {std_tol:.3f}"),
+        within("std of log rho_k within 15 % at every valid cell", summary["std_max_rel_err"],
+               0.0, STD_TOL, source=OWN,
+               note=f"max |std_theory/std_sim - 1| over {len(d)} valid cells, {seeds} seeds; "
+                    f"the sample std is itself known to {std_se:.1%} here, so the largest cell "
+                    f"exceeds 15 % by chance below {FULL_SEEDS} seeds",
+               full_only=seeds < FULL_SEEDS),
+        within("std of log rho_k within 3 sampling SE (fraction of valid cells)", std_frac,
+               RESID_FRACTION, 1.0, source=OWN,
+               note=f"|std_theory/std_sim - 1| <= 3/sqrt(2 (seeds - 1)) = {RESID_SE * std_se:.3f}"
+                    f" at {len(d)} cells; an exact theory: 99.73 %"),
         within("mean shift within 25 % where bias > 5 SE", summary["mean_max_rel_err"], 0.0,
-               MEAN_TOL, note=f"max over {len(big)} cells; none resolved at this seed count"
-               if not len(big) else f"max over {len(big)} cells with |bias| > 5 SE; the "
-               f"claim is made at >= 256 seeds (here {seeds}): a 5 SE bias is itself known "
-               f"only to 20 %; {int((mean_err > MEAN_TOL).sum())} cells outside 25 %, "
-               f"{chance:.1f} expected by chance for an exact theory",
-               full_only=not len(big) or seeds < 256),
-        within("where bias > 5 SE: |bias - shift| in SE (the bias itself is known to ~20 %)",
-               summary["bias_cells_max_se"], 0.0, RESID_SE,
-               note="a bias of 5 SE carries 20 % sampling error, so the 25 % claim alone "
-               "can fail by chance", full_only=not len(big)),
+               MEAN_TOL, source=OWN,
+               note=f"max over {len(big)} cells with |bias| > 5 SE ({seeds} seeds); "
+                    f"{int((mean_err > MEAN_TOL).sum())} cells outside 25 %, {chance:.1f} "
+                    f"expected by chance for an exact theory", disputed=MEAN_DISPUTED),
+        within("where bias > 5 SE: |bias - shift| in SE", summary["bias_cells_max_se"], 0.0,
+               RESID_SE, source=OWN,
+               note=f"max over {len(big)} cells; a Gaussian error exceeds 3 SE in 0.27 % of "
+                    f"cells"),
         within("corrected residual within 3 SE elsewhere (fraction of cells)", frac,
-               RESID_FRACTION, 1.0, note=f"{len(small)} cells; max {summary['resid_max_se']:.2f}"
-               " SE; a Gaussian residual stays within 3 SE at 99.73 % of cells"),
+               RESID_FRACTION, 1.0, source=OWN,
+               note=f"{len(small)} cells; max {summary['resid_max_se']:.2f} SE; a Gaussian "
+                    f"residual stays within 3 SE at 99.73 % of cells"),
     ]
     return claims, summary
 
 
-def _effective(cfg: FiniteSizeConfig) -> tuple[pd.DataFrame, list[Claim], dict[str, Any]]:
-    rows, claims, summary = [], [], {}
+def _effective(cfg: FiniteSizeConfig) -> tuple[pd.DataFrame, dict[str, Any]]:
+    rows, summary = [], {}
     for act in cfg.activations:
         f4 = Fig4Config(D=cfg.nl_D, N=cfg.nl_N, M=cfg.nl_M, steps=cfg.nl_steps, kmin=cfg.kmin,
                         kmax=cfg.kmax, alpha=cfg.alpha, beta=cfg.beta, sigma_a=cfg.sigma_a,
@@ -212,30 +239,51 @@ def _effective(cfg: FiniteSizeConfig) -> tuple[pd.DataFrame, list[Claim], dict[s
             lin = theory_slopes(s, tr.times, cfg.kmin, cfg.kmax)
             dev = sim - eff
             i = int(np.argmax(np.abs(dev)))
-            summary[f"{act}/{regime}"] = {
-                "c1": s.gamma0 / s_eff.gamma0, "max_abs_dev": float(np.abs(dev[i])),
-                "t_of_max_dev": float(tr.times[i]),
-                "max_abs_dev_plain_linear": float(np.abs(sim - lin).max())}
-            rows.append(pd.DataFrame({"activation": act, "regime": regime, "t": tr.times,
-                                      "slope_sim": sim, "slope_effective": eff,
-                                      "slope_linear": lin}))
             # trace of the preactivation spectrum = mean preactivation variance
             var0, var1 = float(tr.spectra[0].sum()), float(tr.spectra[-1].sum())
             c1_0, c1_1 = (theory.linear_coefficient(act, x) for x in (var0, var1))
-            drift = abs(c1_1 / c1_0 - 1.0)
-            summary[f"{act}/{regime}"].update(var0=var0, var1=var1, c1_end=c1_1, c1_drift=drift)
-            why = (f"worst at t = {tr.times[i]:g}; plain linear theory: "
-                   f"{np.abs(sim - lin).max():.3f}; c1 = {c1_0:.3f} at the initial "
-                   f"preactivation variance {var0:.3g}, {c1_1:.3f} at the final {var1:.3g}")
-            if drift <= C1_DRIFT:
-                claims.append(within(f"{act} {regime}: |slope - effective theory| at every t",
-                                     float(np.abs(dev[i])), 0.0, cfg.slope_tol, note=why))
-            else:  # c1 moved during training: the fixed-c1 theory is not expected to hold
-                claims.append(within(f"{act} {regime}: effective theory breaks down (c1 drifts "
-                                     f"{drift:.0%}): max |slope - effective|",
-                                     float(np.abs(dev[i])), cfg.slope_tol, np.inf, note=why))
+            summary[f"{act}/{regime}"] = {
+                "c1": s.gamma0 / s_eff.gamma0, "max_abs_dev": float(np.abs(dev[i])),
+                "t_of_max_dev": float(tr.times[i]),
+                "max_abs_dev_plain_linear": float(np.abs(sim - lin).max()),
+                "var0": var0, "var1": var1, "c1_end": c1_1, "c1_drift": abs(c1_1 / c1_0 - 1.0)}
+            rows.append(pd.DataFrame({"activation": act, "regime": regime, "t": tr.times,
+                                      "slope_sim": sim, "slope_effective": eff,
+                                      "slope_linear": lin, "c1_start": c1_0, "c1_end": c1_1}))
     df = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
-    return df, claims, summary
+    return df, summary
+
+
+def effective_claims(eff: pd.DataFrame, cfg: FiniteSizeConfig) -> list[Claim]:
+    """The effective-theory claims, a pure function of ``finite-size-theory_effective.parquet``.
+
+    Per activation and regime: the fitted slope stays within ``slope_tol`` of the
+    linear theory at ``gamma0 / c1`` at every recorded time, except for the
+    activations in :data:`BREAKS_DOWN`, where the claim (fixed here, whatever the
+    data) is that it departs by more than ``slope_tol``.
+    """
+    claims: list[Claim] = []
+    if not len(eff):
+        return claims
+    for (act, regime), r in eff.groupby(["activation", "regime"], sort=False):
+        r = r.sort_values("t")
+        dev = np.abs(r.slope_sim - r.slope_effective).to_numpy()
+        i = int(np.argmax(dev))
+        c1_0, c1_1 = float(r.c1_start.iloc[0]), float(r.c1_end.iloc[0])
+        why = (f"worst at t = {r.t.iloc[i]:g}; plain linear theory: "
+               f"{np.abs(r.slope_sim - r.slope_linear).max():.3f}; c1 = {c1_0:.3f} at the "
+               f"initial preactivation variance, {c1_1:.3f} at the final "
+               f"(drift {abs(c1_1 / c1_0 - 1.0):.0%})")
+        if act in BREAKS_DOWN:
+            claims.append(within(f"{act} {regime}: fixed-c1 effective theory breaks down "
+                                 f"(max |slope - effective|)", float(dev[i]), cfg.slope_tol,
+                                 np.inf, source=OWN,
+                                 note=f"{act} saturates, so c1 drifts as training grows the "
+                                      f"preactivations; {why}"))
+        else:
+            claims.append(within(f"{act} {regime}: |slope - effective theory| at every t",
+                                 float(dev[i]), 0.0, cfg.slope_tol, source=OWN, note=why))
+    return claims
 
 
 @register("finite-size-theory", "Finite-N and finite-M corrections to log rho_k: theory vs "
@@ -253,8 +301,8 @@ def run_finite_size_theory(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentRe
         frames.append(compare(s, simulate_log_rho(s, None, M, times, seeds), times, None, M))
     df = pd.concat(frames, ignore_index=True)
     claims, summary = finite_size_claims(df)
-    eff_df, eff_claims, eff_summary = _effective(cfg)
-    claims += eff_claims
+    eff_df, eff_summary = _effective(cfg)
+    claims += effective_claims(eff_df, cfg)
     summary["effective"] = eff_summary
     summary["wall_time_s"] = time.perf_counter() - start
     fig = plot_finite_size(df, eff_df)

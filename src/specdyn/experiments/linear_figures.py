@@ -21,18 +21,35 @@ import pandas as pd
 from specdyn import _validate as v
 from specdyn import io, theory
 from specdyn._progress import progress
-from specdyn.experiments.claims import within
+from specdyn.experiments.claims import Claim, within
 from specdyn.experiments.paper_setting import PaperSettingConfig
 from specdyn.experiments.registry import ExperimentResult, register
-from specdyn.measure.exponents import two_point_exponent
+from specdyn.measure.exponents import fit_exponents, two_point_exponent
 from specdyn.plot import linear as lplot
 from specdyn.plot import save_figure
 from specdyn.schedule import Schedule
+from specdyn.settings import PowerLawSetting
 from specdyn.sim.linear import train_linear
 from specdyn.sim.overlay import theory_agreement, theory_spectra
 
 FIT_RANKS = (1, 2, 3)  # ranks of a local log-log fit (kept for fit_exponent's callers)
 LOCAL_RANKS = (1, 2)  # the two-point local exponent at k = 1 of fig2's panel (b)
+
+# fig2's claims: every tolerance fixed before the run.
+#: Ranks of the t = 0 exponent fit: the top of the spectrum, where a sample covariance of
+#: M >= 8 D samples moves a level by a few percent (its tail bends with D/M).
+INIT_KMIN, INIT_KMAX = 2, 16
+#: |fitted exponent - alpha| at t = 0.
+INIT_TOL = 0.1
+#: median over ranks of |log rho_sim / rho_theory|, at every checkpoint.
+SPECTRUM_TOL = 0.25
+#: |two-point exponent at k = 1: simulation - theory|.
+EXPONENT_TOL = 0.15
+#: Why the core paper's "closely match" is not expected of the k = 1 exponent at every time:
+#: measured on the quick setting (D = 128, seed 0, steps 1-6) before this claim was written.
+EXPONENT_DISPUTED = ("the top pair of a sample covariance is spread at finite M: with N = inf "
+                     "and GD the k = 1 exponent gap is 0.36-0.40 at t = 1-6 for M = 1024 (0.1 "
+                     "with M = inf, 0 for flow); 0.2 at the paper's N = 8192, M = 4096")
 
 
 @dataclass(frozen=True)
@@ -58,14 +75,70 @@ class Fig2Config(PaperSettingConfig):
         v.positive_int("n_curves", self.n_curves, minimum=2)
         v.positive("dt", self.dt)
         v.choice("dtype", self.dtype, ("float32", "float64"))
-        if self.D < max(FIT_RANKS):
-            raise ValueError(f"D must be >= {max(FIT_RANKS)} for the exponent fit, got {self.D}")
+        for name in ("D", "M"):
+            if getattr(self, name) < INIT_KMAX:
+                raise ValueError(f"{name} must be >= {INIT_KMAX} for the t = 0 exponent fit "
+                                 f"over ranks {INIT_KMIN}..{INIT_KMAX}, got "
+                                 f"{getattr(self, name)}")
 
 
 def _fig2_full() -> Fig2Config:
     # Appendix G: D = P = 512, N = 8192, M = 4096; 3e4 steps so mode 512 has learned.
     # float32 halves the cost of the O(D^3) step; spectra are taken in float64.
     return Fig2Config(D=512, N=8192, M=4096, steps=30_000, dtype="float32")
+
+
+def late_start(s: PowerLawSetting) -> float:
+    """Start of fig2's late window: ``t_learn`` of the last rank of the k = 1 exponent.
+
+    Fixed by the theory before the run: from then on both ranks of the two-point
+    slope have learned 90 % of their target, so the exponent has settled.
+    """
+    return float(theory.t_learn(s, float(LOCAL_RANKS[-1])))
+
+
+def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config) -> list[Claim]:
+    """fig2's claims, a pure function of its tables ``fig2.parquet`` and ``fig2_alpha.parquet``.
+
+    ``spectra`` has ``t, k, rho_sim, rho_theory``; ``alpha`` has ``t, source,
+    alpha_eff`` with the sources ``simulation-local-k1-2`` and
+    ``theory-local-k1-2-checkpoints`` (the same two-point slope of both).
+    """
+    s = cfg.setting()
+    t0 = spectra[spectra.t == spectra.t.min()].sort_values("k")
+    rho0 = t0.rho_sim.to_numpy()[None, :]
+    init = float(fit_exponents(rho0, INIT_KMIN, INIT_KMAX)[0]) if np.all(
+        rho0[0, INIT_KMIN - 1:INIT_KMAX] > 0) else float("nan")
+    ok = spectra[spectra.rho_sim > 0]
+    err = np.abs(np.log(ok.rho_sim / ok.rho_theory)).groupby(ok.t).median()
+    sim = alpha[alpha.source == "simulation-local-k1-2"].sort_values("t")
+    th = alpha[alpha.source == "theory-local-k1-2-checkpoints"].sort_values("t")
+    diff = sim.alpha_eff.to_numpy() - th.alpha_eff.to_numpy()
+    times = sim.t.to_numpy()
+    i = int(np.nanargmax(np.abs(diff)))
+    late_t = late_start(s)
+    late = times >= late_t
+    gap = float(np.median(diff[late])) if late.any() else float("nan")
+    return [
+        within(f"t = 0: simulation's exponent over ranks {INIT_KMIN}..{INIT_KMAX} is alpha",
+               init, cfg.alpha - INIT_TOL, cfg.alpha + INIT_TOL, source="core Sec. 3.1",
+               note="'at initialization rho_k(0) has the same exponent alpha as lambda_k': "
+                    "tests the finite network's initial Gram (Wishart at N) and sample "
+                    "covariance (M) through the measurement, not the dynamics"),
+        within("every checkpoint: median |log rho_sim/rho_theory|", float(err.max()), 0.0,
+               SPECTRUM_TOL, source="core Sec. 3.1, Fig. 2(a)",
+               note=f"'the analytical solution closely matches finite-width networks'; worst "
+                    f"at t = {float(err.idxmax()):g}, over ranks 1..D with a nonzero "
+                    f"eigenvalue"),
+        within("every checkpoint: |simulation - theory| of the k = 1 exponent",
+               float(np.abs(diff[i])), 0.0, EXPONENT_TOL, source="core Sec. 3.1, Fig. 2(b)",
+               note=f"worst at t = {times[i]:g}; the same two-point slope "
+                    f"log(rho_1/rho_2)/log 2 of both", disputed=EXPONENT_DISPUTED),
+        within(f"late (t >= t_learn(2) = {late_t:.3g}): simulation - theory, k = 1 exponent",
+               gap, -EXPONENT_TOL, EXPONENT_TOL, source="core Sec. 3.1, Fig. 2(b)",
+               note="median over the checkpoints of a window fixed by the theory (both ranks "
+                    "learned); finite N, M and GD vs flow separate them"),
+    ]
 
 
 @register("fig2", "Fig. 2: finite-width linear network vs the exact spectrum dynamics",
@@ -93,15 +166,19 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
     alpha_local_theory = two_point_exponent(rho_fine, LOCAL_RANKS)
     alpha_sim = two_point_exponent(tr.spectra, LOCAL_RANKS)
     alpha_th_ck = two_point_exponent(th, LOCAL_RANKS)
-    late = tr.times >= 0.5 * tr.times[-1]
-    gap = float(np.median(alpha_sim[late] - alpha_th_ck[late]))
-    why = (f"simulation - theory, late: {gap:+.3f}\nseparating them: finite width "
+    late_t = late_start(s)
+    late = tr.times >= late_t
+    gap = float(np.median(alpha_sim[late] - alpha_th_ck[late])) if late.any() else float("nan")
+    worst = int(np.argmax(np.abs(alpha_sim - alpha_th_ck)))
+    why = (f"simulation - theory: late (t >= {late_t:.3g}) {gap:+.3f}, largest "
+           f"{alpha_sim[worst] - alpha_th_ck[worst]:+.3f} at t = {tr.times[worst]:g}\n"
+           f"separating them: finite width "
            f"N = {cfg.N},\nfinite samples M = {cfg.M} (the sample covariance is not "
            f"$\\Lambda$),\nGD with dt = {cfg.dt:g} against gradient flow")
 
     fig = lplot.fig2(tr.times[rows], k, th[rows], tr.spectra[rows], t_fine, alpha_exact,
                      alpha_local_theory, tr.times, alpha_sim, local_ranks=LOCAL_RANKS,
-                     note=why, symlog_t=cfg.dt,
+                     note=why, symlog_t=cfg.dt, late_t=late_t,
                      title=f"D = P = {cfg.D}, N = {cfg.N}, M = {cfg.M}, GD dt = {cfg.dt:g}, "
                            f"{cfg.dtype}, Gram engine")
     figures = save_figure(fig, out_dir / "fig2")
@@ -133,18 +210,10 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
         "final_max_abs_log": float(agree.max_abs_log.iloc[-1]),
         "max_abs_alpha_sim_minus_theory_local": float(np.max(np.abs(alpha_sim - alpha_th_ck))),
         "late_alpha_sim_minus_theory_local": gap,
+        "late_window_t_min": late_t,
         "alpha_theory_exact_range": [float(alpha_exact.min()), float(alpha_exact.max())],
     }
-    claims = [
-        within("t = 0: simulation's k = 1 exponent", float(alpha_sim[0]), cfg.alpha - 0.1,
-               cfg.alpha + 0.1, note="two-point slope log(rho_1/rho_2)/log 2 of the initial "
-               "spectrum; the theory's is alpha exactly"),
-        within("late: simulation - theory, k = 1 exponent", gap, -0.15, 0.15,
-               note="same two-point estimator on both; finite N, M and GD vs flow separate "
-                    "them"),
-        within("end: median |log rho_sim/rho_theory|", float(agree.median_abs_log.iloc[-1]), 0.0,
-               0.25, note="over ranks 1..D at the last checkpoint"),
-    ]
+    claims = fig2_claims(spectra, alpha, cfg)
     return ExperimentResult("fig2", out_dir, figures=figures, tables=tables, summary=summary,
                             claims=claims)
 
@@ -178,6 +247,34 @@ def _finite_size_full() -> FiniteSizeConfig:
                             t_max=2000.0, n_seeds=5)
 
 
+#: The error slope against N or M: fluctuations of a Wishart Gram or of a sample covariance
+#: fall as size^(-1/2); +- 0.2 for the few sizes and seeds of a run.
+SIZE_SLOPE, SIZE_SLOPE_TOL = -0.5, 0.2
+
+
+def upper_half_slope(df: pd.DataFrame, axis: str) -> float:
+    """Log-log slope of the seed-mean error against the upper half of the sizes of ``axis``.
+
+    The curve steepens at small sizes (size ~ D); the upper half shows the asymptote.
+    """
+    mean = df[df.axis == axis].groupby("size").median_abs_log.mean()
+    sizes = mean.index.to_numpy(dtype=float)
+    half = len(sizes) // 2
+    n = len(sizes) - half if len(sizes) - half >= 2 else len(sizes)
+    return float(np.polyfit(np.log(sizes[-n:]), np.log(mean.to_numpy()[-n:]), 1)[0])
+
+
+def finite_size_slope_claims(df: pd.DataFrame, cfg: FiniteSizeConfig) -> list[Claim]:
+    """finite-size's claims, a pure function of its table ``finite-size.parquet``
+    (``axis, size, seed, median_abs_log``)."""
+    return [within(f"error slope against {axis}, upper half of the sizes",
+                   upper_half_slope(df, axis), SIZE_SLOPE - SIZE_SLOPE_TOL,
+                   SIZE_SLOPE + SIZE_SLOPE_TOL, source="own",
+                   note="fluctuations of a Wishart Gram (N) or sample covariance (M): "
+                        "size^(-1/2); the core paper states no rate")
+            for axis in ("N", "M")]
+
+
 @register("finite-size", "agreement of finite-N / finite-M linear networks with the theory",
           FiniteSizeConfig, full=_finite_size_full)
 def run_finite_size(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
@@ -209,11 +306,7 @@ def run_finite_size(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
         slope_max = float(np.polyfit(np.log(sizes), np.log(g.max_abs_log.mean().to_numpy()),
                                      1)[0])
         summary[f"slope_median_vs_{axis}"] = slope
-        # the curve steepens at small sizes (size ~ D); the upper half shows the asymptote
-        half = len(sizes) // 2
-        upper = sizes[half:] if len(sizes) - half >= 2 else sizes
-        slope_upper = float(np.polyfit(np.log(upper), np.log(mean.to_numpy()[-len(upper):]),
-                                       1)[0])
+        slope_upper = upper_half_slope(df, axis)
         summary[f"slope_median_vs_{axis}_upper_half"] = slope_upper
         summary[f"slope_max_vs_{axis}"] = slope_max
         summary[f"monotone_in_{axis}"] = bool(np.all(np.diff(mean.to_numpy()) < 0))
@@ -225,9 +318,6 @@ def run_finite_size(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
     figures = save_figure(fig, out_dir / "finite-size")
     io.write_json({"setting": s.to_dict(), "config": asdict(cfg)},
                   out_dir / "finite-size_settings.json")
-    claims = [within(f"error slope against {axis}, upper half of the sizes",
-                     summary[f"slope_median_vs_{axis}_upper_half"], -0.7, -0.3,
-                     note="fluctuations of a Wishart Gram or sample covariance: size^(-1/2)")
-              for axis in ("N", "M")]
+    claims = finite_size_slope_claims(df, cfg)
     return ExperimentResult("finite-size", out_dir, figures=figures, tables=tables,
                             summary=summary, claims=claims)

@@ -28,7 +28,7 @@ import pandas as pd
 
 from specdyn import _validate as v
 from specdyn import io, theory
-from specdyn.experiments.claims import within
+from specdyn.experiments.claims import OWN, Claim, within
 from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.measure.exponents import fit_exponents
 from specdyn.models.activations import ACTIVATIONS
@@ -99,6 +99,75 @@ class Fig4Config:
 
         return {"feature-learning": paper(self.fl_sigma_w, self.fl_gamma0_ratio),
                 "lazy": paper(self.lazy_sigma_w, self.lazy_gamma0_ratio)}
+
+
+# fig4's claims: every tolerance fixed before the run.
+#: |fitted slope - target| for the endpoints the core paper names (alpha at t = 0 and in the
+#: lazy regime, alpha + beta at the end of feature learning).
+SLOPE_TOL = 0.1
+#: max over recorded times of |simulated slope - a theory's slope, same fit, same times|.
+AGREE_TOL = 0.15
+#: The feature-learning slope moves by at least this fraction of beta ...
+CHANGE_MIN = 0.5
+#: ... and the lazy slope by at most this fraction of the feature-learning change (core Fig. 4).
+LAZY_RATIO_MAX = 1 / 3
+#: Why the project does not expect the core paper's Sec. 3.3 statements at fig4's fit range
+#: (the theory numbers for ReLU, D = 64, ranks 2..24, computed before the claims were written).
+FINAL_DISPUTED = ("the learned spectrum over the fit range mixes Region IIIb (k < k_l = 4 at "
+                  "gamma0, 16 at gamma0/c1: exponent alpha + beta/2) with IIIa; over the quick "
+                  "ranks 2..24 the linear theory itself ends at 1.75 (1.65 at gamma0/c1)")
+LINEAR_DISPUTED = ("ReLU's linear part has slope c1 = 1/2, so the student follows the linear "
+                   "theory at gamma0/c1 (own claim below), not at gamma0")
+LAZY_DISPUTED = ("at gamma0/c1 = 2 gamma0 the paper's lazy setting crosses the Eq. (33) bound "
+                 "(k_u = 1.33 > 1): the effective theory's slope moves by 0.24")
+
+
+def fig4_claims(slopes: pd.DataFrame, cfg: Fig4Config) -> list[Claim]:
+    """fig4's claims, a pure function of its table ``fig4_slopes.parquet``.
+
+    ``slopes`` has ``regime`` (``feature-learning``, ``lazy``), ``t``, ``slope_sim``,
+    ``slope_linear_theory`` (at the paper's gamma0) and
+    ``slope_linear_theory_effective_gamma0`` (at gamma0/c1), one row per recorded time.
+    """
+    def run(regime: str) -> pd.DataFrame:
+        return slopes[slopes.regime == regime].sort_values("t")
+
+    fl, lz = run("feature-learning"), run("lazy")
+    a, ab = cfg.alpha, cfg.alpha + cfg.beta
+    fl_change = float(np.abs(fl.slope_sim - fl.slope_sim.iloc[0]).max())
+    lz_change = float(np.abs(lz.slope_sim - lz.slope_sim.iloc[0]).max())
+    lin_dev = float(max(np.abs(r.slope_sim - r.slope_linear_theory).max() for r in (fl, lz)))
+    fit = f"slope fitted over ranks {cfg.kmin}..{cfg.kmax}"
+    claims = [
+        within("feature learning: slope at t = 0 is alpha", float(fl.slope_sim.iloc[0]),
+               a - SLOPE_TOL, a + SLOPE_TOL, source="core Sec. 3.3",
+               note=f"'its exponent evolves from alpha ...'; {fit}"),
+        within("feature learning: final slope is alpha + beta", float(fl.slope_sim.iloc[-1]),
+               ab - SLOPE_TOL, ab + SLOPE_TOL, source="core Sec. 3.3",
+               note=f"'... to alpha + beta over a finite range of modes'; {fit} at t = "
+                    f"{float(fl.t.iloc[-1]):g}", disputed=FINAL_DISPUTED),
+        within("lazy: slope stays at alpha (max over t of |slope - alpha|)",
+               float(np.abs(lz.slope_sim - a).max()), 0.0, SLOPE_TOL, source="core Sec. 3.3",
+               note=f"'in the lazy regime it remains at alpha'; {fit}", disputed=LAZY_DISPUTED),
+        within("max |sim - linear theory at gamma0| (both regimes)", lin_dev, 0.0, AGREE_TOL,
+               source="core Sec. 3.3",
+               note="'these results agree quantitatively with the predictions of the linear "
+                    "theory'; same fit, same times", disputed=LINEAR_DISPUTED),
+        within("feature learning: slope change", fl_change, CHANGE_MIN * cfg.beta, np.inf,
+               source="core Fig. 4",
+               note="max_t |slope(t) - slope(0)|: the slope changes in the feature-learning "
+                    "regime"),
+        within("lazy / feature-learning slope change",
+               lz_change / fl_change if fl_change > 0 else float("nan"), 0.0, LAZY_RATIO_MAX,
+               source="core Fig. 4", note="the lazy slope 'remains close to its initial value'"),
+    ]
+    claims += [within(f"{name}: max |sim - linear theory at gamma0/c1|",
+                      float(np.abs(r.slope_sim - r.slope_linear_theory_effective_gamma0).max()),
+                      0.0, AGREE_TOL, source=OWN,
+                      note="the effective theory: c1 = E[phi'(h)] at the initial "
+                           "preactivations rescales gamma0; same fit, same times")
+               for name, r in (("feature-learning", fl), ("lazy", lz))]
+    return claims
 
 
 def _fig4_full() -> Fig4Config:
@@ -182,29 +251,22 @@ def run_fig4(cfg: Fig4Config, out_dir: Path) -> ExperimentResult:
     summary["c1"] = c1
     fig = plot_spectra_and_slopes(spectra_plot, slopes_plot, alpha=cfg.alpha, beta=cfg.beta,
                                   k_range=(cfg.kmin, cfg.kmax), effective=effective,
-                                  effective_label=r"effective theory ($\gamma_0/c_1$)")
+                                  effective_label=r"effective theory ($\gamma_0/c_1$)",
+                                  note=f"final, feature learning: simulation "
+                                       f"{fl['slope_final']:.2f}, linear theory "
+                                       f"{fl['linear_theory_slope_final']:.2f}, "
+                                       f"$\\alpha+\\beta$ = {cfg.alpha + cfg.beta:g}")
     fig.suptitle(f"{cfg.activation} student, {cfg.parameterization}, D = P = {cfg.D}, "
                  f"N = {cfg.N}, M = {cfg.M}, GD dt = {cfg.dt:g}, {cfg.dtype}\n"
                  f"$c_1 = E[\\phi'(h)]$ = first Hermite coefficient of the activation "
                  f"({cfg.activation}: $c_1$ = {c1:.3g}): the slope of its linear part; the "
                  f"linear theory at $\\gamma_0/c_1$ is the linear network closest to it",
                  fontsize=9)
-    fl_change = fl["max_abs_change"]
-    claims = [
-        within("feature learning: slope change", fl_change, 0.5 * cfg.beta, np.inf,
-               note="max_t |slope(t) - slope(0)|: the slope moves from alpha towards "
-                    "alpha + beta"),
-        within("lazy / feature-learning slope change", lz["max_abs_change"] / fl_change,
-               0.0, 1 / 3, note="the lazy slope stays near alpha"),
-        *[within(f"{name}: max |sim - linear theory at gamma0/c1|",
-                 summary[name]["max_abs_sim_minus_effective_theory"], 0.0, 0.15,
-                 note="same fit, same times; the theory at gamma0 itself is further off")
-          for name in runs],
-    ]
+    slopes_df = pd.concat(slope_rows, ignore_index=True)
+    claims = fig4_claims(slopes_df, cfg)
     figures = save_figure(fig, out_dir / "fig4")
     tables = [io.write_table(pd.concat(frames, ignore_index=True), out_dir / "fig4.parquet"),
-              io.write_table(pd.concat(slope_rows, ignore_index=True),
-                             out_dir / "fig4_slopes.parquet")]
+              io.write_table(slopes_df, out_dir / "fig4_slopes.parquet")]
     io.write_json({"config": asdict(cfg), "runs": {k: tr.meta for k, tr in runs.items()}},
                   out_dir / "fig4_runs.json")
     return ExperimentResult("fig4", out_dir, figures=figures, tables=tables, summary=summary,

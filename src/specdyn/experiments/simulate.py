@@ -30,9 +30,14 @@ import pandas as pd
 
 from specdyn import _validate as v
 from specdyn import io
-from specdyn.experiments.claims import within
+from specdyn.experiments.claims import Claim, within
 from specdyn.experiments.paper_setting import PaperSettingConfig
 from specdyn.experiments.registry import ExperimentResult, register
+
+#: median over ranks of |log rho_sim / rho_theory| at the last checkpoint.
+SPECTRUM_TOL = 0.25
+#: |max_t |alpha_fit(t) - alpha_fit(0)|: simulation - theory|.
+CHANGE_TOL = 0.15
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,37 @@ def _full() -> SimulateConfig:
     return SimulateConfig(D=256, N=4096, M=None, steps=20000, checkpoints=60, kmax=64)
 
 
+def simulate_claims(df: pd.DataFrame, cfg: SimulateConfig) -> list[Claim]:
+    """simulate's claims, a pure function of its table ``simulate.parquet``.
+
+    Uses the rows ``preact`` (simulated spectrum by rank), ``rho_theory`` and the
+    fitted exponents ``alpha_fit`` / ``alpha_fit_theory``.
+    """
+    def series(q: str) -> pd.DataFrame:
+        return df[df.quantity == q].sort_values(["t", "k"])
+
+    sim, th = series("preact"), series("rho_theory")
+    t_end = sim.t.max()
+    last_sim = sim[sim.t == t_end].value.to_numpy()
+    last_th = th[th.t == t_end].value.to_numpy()
+    ok = last_sim > 0
+    med = float(np.median(np.abs(np.log(last_sim[ok] / last_th[ok])))) if ok.any() else \
+        float("nan")
+    a_sim, a_th = series("alpha_fit").value.to_numpy(), series("alpha_fit_theory").value.to_numpy()
+    change = float(np.nanmax(np.abs(a_sim - a_sim[0])) - np.nanmax(np.abs(a_th - a_th[0])))
+    return [
+        within("end: median |log rho_sim/rho_theory|", med, 0.0, SPECTRUM_TOL,
+               source="core Sec. 3.1",
+               note="'the analytical solution closely matches finite-width networks'; over "
+                    "ranks 1..D at the last checkpoint; finite N and GD separate them"),
+        within("exponent change: simulation - theory", change, -CHANGE_TOL, CHANGE_TOL,
+               source="core Sec. 3.1",
+               note=f"'the exponent measured over a finite range of modes can change during "
+                    f"training': max_t |alpha_fit(t) - alpha_fit(0)| over ranks "
+                    f"{cfg.kmin}..{cfg.kmax}, simulation against the exact theory"),
+    ]
+
+
 @register("simulate", "two-layer linear network on a power-law setting, beside the exact "
           "theory", SimulateConfig, full=_full)
 def run(cfg: SimulateConfig, out_dir: Path) -> ExperimentResult:
@@ -159,15 +195,8 @@ def run(cfg: SimulateConfig, out_dir: Path) -> ExperimentResult:
         "t_end": float(traj.times[-1]),
     }
     ok = traj.spectra[-1] > 0
-    med = float(np.median(np.abs(np.log(traj.spectra[-1, ok] / rho_th[-1, ok]))))
-    summary["final_median_abs_log"] = med
-    claims = [
-        within("end: median |log rho_sim/rho_theory|", med, 0.0, 0.25,
-               note="over ranks 1..D at the last checkpoint; finite N and GD separate them"),
-        within("exponent change: simulation - theory",
-               summary["delta_alpha"] - summary["delta_alpha_theory"], -0.15, 0.15,
-               note=f"max_t |alpha_fit(t) - alpha_fit(0)| over ranks "
-                    f"{cfg.kmin}..{cfg.kmax}"),
-    ]
+    summary["final_median_abs_log"] = float(
+        np.median(np.abs(np.log(traj.spectra[-1, ok] / rho_th[-1, ok]))))
+    claims = simulate_claims(df, cfg)
     return ExperimentResult("simulate", out_dir, figures=figures, tables=[table],
                             summary=summary, claims=claims)

@@ -11,7 +11,7 @@ import pandas as pd
 
 from specdyn import _validate as v
 from specdyn import io, theory
-from specdyn.experiments.claims import Claim, within
+from specdyn.experiments.claims import OWN, Claim, within
 from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.plot import save_figure
 from specdyn.plot import theory as tplot
@@ -48,6 +48,37 @@ class TheoryGrid:
         return k, t
 
 
+# The theory figures' claims: every tolerance fixed before the run.
+#: |alpha_eff - asymptotic exponent| on a plateau (Eq. 31, Eq. 113).
+PLATEAU_TOL = 0.05
+#: |log10(k where alpha_eff passes halfway between two plateaus / the boundary)|, decades.
+#: At R = 1 alpha_eff is exactly halfway between alpha and 3 alpha + beta; the other levels
+#: (l = 0.9, u = 1) sit at O(1) of their crossovers, i.e. within a factor ~3 in k.
+BOUNDARY_TOL = 0.5
+#: A boundary is checked where it lies this many decades inside the grid and from its
+#: neighbour (the two plateaus it separates both exist there).
+BOUNDARY_MARGIN = 1.0
+#: A region "exists" (Eqs. 196, 197, 202) when its plateau spans this many decades of k at
+#: some time: the factor 10 that :func:`specdyn.theory.regime` reads into "much greater".
+EXIST_DECADES = 1.0
+#: Why the project does not expect the existence conditions to predict the plateaus at the
+#: paper's Fig. 2 setting (computed before the claim was written; see also fig6).
+EXIST_DISPUTED = ("'>>' read as a factor 10 is too loose at sigma_w = 0.1, gamma0 = 2 S/theta0:"
+                  " the crossovers are as wide as the regions (alpha_eff peaks at 3.74 < 4; "
+                  "the alpha + beta plateau spans 0.35 decade)")
+#: Why alpha_eff is not bounded by the adjacent exponents where l << 1 and u >> 1.
+INTERPOLATE_DISPUTED = ("there xi grows as sinh(2 lambda_k theta_k t / gamma0) (Eq. 21), so "
+                        "d log rho / d log k carries the k-dependent growth rate times t and "
+                        "overshoots 3 alpha + beta")
+#: Why a mode in the middle of the IIIa range does not settle on 3 alpha + beta on its way.
+SEQUENCE_DISPUTED = ("written after the first run measured a peak of 3.87: between the cross "
+                     "level and 0.9 gamma0 theta_k xi spans only ~2 decades at that mode, too "
+                     "short a Region II passage for alpha_eff to settle within 0.05 of 4")
+#: Why Eq. (34) is not expected at the paper's lazy setting (design notes, measured 0.37).
+LAZY_DISPUTED = ("the paper's lazy setting (gamma0 theta0 = 1) is only a factor 1.73 below "
+                 "the Eq. (33) bound, not '<<': the modes near k = 1 still gain a learned part")
+
+
 @dataclass(frozen=True)
 class Fig3Config(TheoryGrid):
     """Fig. 3: (a) deep feature learning, (b) the paper's Fig. 2 setting, (c) lazy.
@@ -59,6 +90,9 @@ class Fig3Config(TheoryGrid):
     ``deep_t_max`` because Region IIIa lies between ``k_l = (gamma0
     theta0/S)^(2/beta)`` and ``k_u``. Panels (b) and (c) use the grid fields of
     :class:`TheoryGrid`. ``plateau_tol`` is the tolerance of the plateau claims.
+    ``gamma0_ratio_lazy_deep`` is a lazy setting well below the Eq. (33) bound
+    (same ``sigma_w`` as the lazy panel), where the project expects Eq. (34)
+    to hold; it is written to the table (panel ``lazy-below-bound``), not drawn.
     """
 
     deep_sigma_w: float = 1e-3
@@ -69,13 +103,15 @@ class Fig3Config(TheoryGrid):
     gamma0_ratio_feature: float = 2.0
     sigma_w_lazy: float = 1.0
     gamma0_ratio_lazy: float = 0.5
+    gamma0_ratio_lazy_deep: float = 0.05
     n_slices: int = 7
-    plateau_tol: float = 0.05
+    plateau_tol: float = PLATEAU_TOL
 
     def __post_init__(self) -> None:
         super().__post_init__()
         for name in ("deep_sigma_w", "deep_gamma0_ratio", "sigma_w_feature",
-                     "gamma0_ratio_feature", "sigma_w_lazy", "gamma0_ratio_lazy"):
+                     "gamma0_ratio_feature", "sigma_w_lazy", "gamma0_ratio_lazy",
+                     "gamma0_ratio_lazy_deep"):
             v.positive(name, getattr(self, name))
         v.in_range("deep_k_max", self.deep_k_max, 1.0, 1e300, lo_open=True)
         v.in_range("deep_t_max", self.deep_t_max, self.t_min, np.inf, lo_open=True)
@@ -83,7 +119,7 @@ class Fig3Config(TheoryGrid):
         v.in_range("plateau_tol", self.plateau_tol, 0.0, 1.0, lo_open=True)
 
     def settings(self) -> dict[str, PowerLawSetting]:
-        """The three settings of the figure, keyed by panel name."""
+        """The settings of the figure's three panels and the well-lazy check, by name."""
         def paper(sigma_w: float, ratio: float) -> PowerLawSetting:
             return PowerLawSetting.paper(sigma_w, ratio, alpha=self.alpha, beta=self.beta,
                                          sigma_a=self.sigma_a)
@@ -92,6 +128,7 @@ class Fig3Config(TheoryGrid):
             "deep-feature-learning": paper(self.deep_sigma_w, self.deep_gamma0_ratio),
             "fig2-setting": paper(self.sigma_w_feature, self.gamma0_ratio_feature),
             "lazy": paper(self.sigma_w_lazy, self.gamma0_ratio_lazy),
+            "lazy-below-bound": paper(self.sigma_w_lazy, self.gamma0_ratio_lazy_deep),
         }
 
     def panel_axes(self, panel: str) -> tuple[np.ndarray, np.ndarray]:
@@ -183,46 +220,261 @@ _REGION_NAMES = {"I": "\\alpha", "II": "3\\alpha+\\beta", "IIIa": "\\alpha+\\bet
                  "IIIb": "\\alpha+\\beta/2"}
 
 
+def _grid(df: pd.DataFrame, panel: str, quantity: str = "alpha_eff"
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(k, t, values[k, t])`` of one panel's grid in a fig3/fig6 table."""
+    sub = df[(df.panel == panel) & (df.quantity == quantity)]
+    wide = sub.pivot(index="k", columns="t", values="value")
+    return (wide.index.to_numpy(dtype=float), wide.columns.to_numpy(dtype=float),
+            wide.to_numpy(dtype=float))
+
+
+def _longest_span(on: np.ndarray, log_k: np.ndarray) -> float:
+    """Widest run of consecutive ``True`` along ``k`` (axis 0) at any ``t``, in decades."""
+    best = 0
+    for col in on.T:
+        run = 0
+        for x in col:
+            run = run + 1 if x else 0
+            best = max(best, run)
+    step = float(log_k[1] - log_k[0]) if log_k.size > 1 else 0.0
+    return best * step
+
+
+def _last_k(k: np.ndarray, mask: np.ndarray) -> float:
+    """Largest ``k`` where ``mask`` holds (NaN if nowhere)."""
+    idx = np.nonzero(mask)[0]
+    return float(k[idx.max()]) if idx.size else float("nan")
+
+
+def boundary_offsets(k: np.ndarray, t: np.ndarray, aeff: np.ndarray, s: PowerLawSetting
+                     ) -> dict[str, np.ndarray]:
+    """Where the exact ``alpha_eff`` changes regime, against the boundaries, in decades.
+
+    At each time ``t_j`` (column of ``aeff``): ``k_cross`` is measured as the
+    largest ``k`` with ``alpha_eff >= (alpha + 3 alpha + beta)/2``; below the
+    slice's peak, ``k_learn`` as the largest ``k`` with ``alpha_eff <= (3 alpha +
+    beta + alpha + beta)/2`` and ``k_layer`` as the largest with ``alpha_eff <=
+    (alpha + beta + alpha + beta/2)/2``. Returns ``log10(measured / boundary)``
+    for each boundary at the times where it lies :data:`BOUNDARY_MARGIN` decades
+    inside the grid and from its neighbour (``k_cross`` from ``k_learn``,
+    ``k_learn`` from ``k_cross`` and ``k_layer``, ``k_layer`` below ``k_learn``).
+    """
+    ex = theory.asymptotic_exponents(s)
+    levels = {"k_cross": 0.5 * (ex["I"] + ex["II"]), "k_learn": 0.5 * (ex["II"] + ex["IIIa"]),
+              "k_layer": 0.5 * (ex["IIIa"] + ex["IIIb"])}
+    kc, kl, ky = theory.k_cross(s, t), theory.k_learn(s, t), theory.k_layer(s, t)
+    lo, hi = np.log10(k[0]) + BOUNDARY_MARGIN, np.log10(k[-1]) - BOUNDARY_MARGIN
+    m = BOUNDARY_MARGIN
+    with np.errstate(divide="ignore", invalid="ignore"):
+        def inside(b: np.ndarray) -> np.ndarray:
+            return (np.log10(b) >= lo) & (np.log10(b) <= hi)
+
+        use = {"k_cross": inside(kc) & (np.log10(kc / kl) >= m),
+               "k_learn": inside(kl) & (np.log10(kc / kl) >= m) & (np.log10(kl / ky) >= m),
+               "k_layer": inside(ky) & (np.log10(kl / ky) >= m)}
+    bound = {"k_cross": kc, "k_learn": kl, "k_layer": ky}
+    out: dict[str, list[float]] = {name: [] for name in levels}
+    for j in range(t.size):
+        a = aeff[:, j]
+        peak = int(np.argmax(a))
+        found = {"k_cross": _last_k(k, a >= levels["k_cross"]),
+                 "k_learn": _last_k(k[:peak], a[:peak] <= levels["k_learn"]),
+                 "k_layer": _last_k(k[:peak], a[:peak] <= levels["k_layer"])}
+        for name in levels:
+            if use[name][j]:
+                out[name].append(float(np.log10(found[name] / bound[name][j])))
+    return {name: np.asarray(v) for name, v in out.items()}
+
+
+def sequence_modes(s: PowerLawSetting, k: np.ndarray) -> dict[str, float]:
+    """The modes fig3 follows over time (Eq. 32), keyed by the region they end in.
+
+    The middle (log scale) of the modes where Region IIIa can appear,
+    ``[max(1, k_l), min(k_max, k_u)]``, and of those where IIIb can,
+    ``[1, min(k_u, k_l)]``; each rounded to the nearest mode of the grid ``k``.
+    """
+    ku, kl = theory.k_u(s), theory.k_l(s)
+    want = {"IIIa": np.sqrt(max(1.0, kl) * min(float(k[-1]), ku)),
+            "IIIb": np.sqrt(min(ku, kl))}
+    return {reg: float(k[int(np.argmin(np.abs(np.log(k / w))))]) for reg, w in want.items()}
+
+
+def _mode_sequence(k: np.ndarray, t: np.ndarray, aeff: np.ndarray, k_mode: float,
+                   values: list[float], tol: float) -> tuple[bool, str]:
+    """Whether the mode nearest ``k_mode`` visits ``values`` in time order (Eq. 32).
+
+    Each value is visited at the times where ``|alpha_eff - value| <= tol``; the
+    order is that of the median of those times. Not held when a value is never visited.
+    """
+    i = int(np.argmin(np.abs(np.log(k / k_mode))))
+    a = aeff[i]
+    medians = []
+    for val in values:
+        hit = t[np.abs(a - val) <= tol]
+        medians.append(float(np.median(hit)) if hit.size else float("nan"))
+    ok = bool(np.all(np.isfinite(medians)) and np.all(np.diff(medians) > 0))
+    text = " -> ".join(f"{v:g} at t ~ {m:.3g}" for v, m in zip(values, medians, strict=True))
+    return ok, f"k = {k[i]:.3g}: {text}"
+
+
+def fig3_claims(df: pd.DataFrame, cfg: Fig3Config) -> list[Claim]:
+    """fig3's claims, a pure function of its table ``fig3.parquet`` and its config.
+
+    The measured numbers come from the table's ``alpha_eff`` grids (and the
+    ``alpha_eff_t_inf`` rows at ``t = inf``); the predictions (region labels,
+    boundaries, existence conditions) from the theory at the config's settings.
+    """
+    settings = cfg.settings()
+    claims: list[Claim] = []
+    tol = cfg.plateau_tol
+    for name in ("deep-feature-learning", "fig2-setting", "lazy"):
+        s = settings[name]
+        k, t, aeff = _grid(df, name)
+        labels = theory.region(s, k[:, None], t[None, :])
+        ex = theory.asymptotic_exponents(s)
+        if name == "deep-feature-learning":
+            for reg, val in ex.items():
+                claims.append(within(
+                    f"(a) Region {reg} plateau", plateau_value(aeff, labels, reg, val),
+                    val - tol, val + tol, source="core Eq. (31), Fig. 3(a)",
+                    note=f"alpha_eff that {PLATEAU_SHARE:.0%} of the Region {reg} cells reach "
+                         f"(expected {val:g})"))
+            offsets = boundary_offsets(k, t, aeff, s)
+            for b, off in offsets.items():
+                claims.append(within(
+                    f"(a) {b}(t): alpha_eff changes regime there (max decades off)",
+                    float(np.abs(off).max()) if off.size else float("nan"), 0.0,
+                    BOUNDARY_TOL, source="core Sec. 3.2, App. E.1-E.3",
+                    note=f"over {off.size} times where {b} lies {BOUNDARY_MARGIN:g} decade "
+                         f"inside the grid and from its neighbour; measured where alpha_eff "
+                         f"passes halfway between the two exponents it separates"))
+            # Eq. (32): a mode between k_l and k_u ends at alpha + beta, one below k_l at
+            # alpha + beta/2
+            for reg, k_mode in sequence_modes(s, k).items():
+                final = ex[reg]
+                ok, text = _mode_sequence(k, t, aeff, k_mode, [ex["I"], ex["II"], final], tol)
+                claims.append(Claim(
+                    f"(a) fixed mode: alpha -> 3alpha+beta -> {final:g} in time order",
+                    f"each within {tol:g}, in this order", text, ok, source="core Eq. (32)",
+                    note="order of the median time at which the mode sits within the "
+                         "tolerance of each exponent; the mode: middle (log scale) of the "
+                         f"range where Region {'IIIa' if final == ex['IIIa'] else 'IIIb'} "
+                         "can appear",
+                    disputed=SEQUENCE_DISPUTED if final == ex["IIIa"] else ""))
+            trans = aeff[labels == "transition"]
+            claims.append(within(
+                "(a) where l << 1, u >> 1: alpha_eff between adjacent exponents (max)",
+                float(trans.max()) if trans.size else float("nan"), ex["IIIb"] - tol,
+                ex["II"] + tol, source="core Sec. 3.2.2",
+                note="max alpha_eff over the cells labelled 'transition' (R >= 1, l < 0.9, "
+                     "u >= 1); the paper: it 'varies so as to interpolate between the "
+                     "adjacent exponents'", disputed=INTERPOLATE_DISPUTED))
+        # k_u, k_l: at t = inf alpha_eff passes halfway from alpha to alpha + beta at k_u and
+        # from alpha + beta to alpha + beta/2 at k_l (Eqs. 190, 193); k_l is looked for among
+        # the modes that learn (below k_u), and only where k_u lies a margin above it
+        sub = df[(df.panel == name) & (df.quantity == "alpha_eff_t_inf")].sort_values("k")
+        kk, a_inf = sub.k.to_numpy(), sub.value.to_numpy()
+        ku, kl = theory.k_u(s), theory.k_l(s)
+        lo, hi = np.log10(kk[0]) + BOUNDARY_MARGIN, np.log10(kk[-1]) - BOUNDARY_MARGIN
+        checks = []
+        if ku > 0 and lo <= np.log10(ku) <= hi:
+            checks.append(("k_u", ku, _last_k(kk, a_inf >= 0.5 * (ex["I"] + ex["IIIa"])),
+                           "core Eq. (190)"))
+        if kl > 0 and lo <= np.log10(kl) <= hi and np.log10(ku / kl) >= BOUNDARY_MARGIN:
+            learned = kk < ku
+            checks.append(("k_l", kl, _last_k(kk[learned], a_inf[learned] <=
+                                              0.5 * (ex["IIIa"] + ex["IIIb"])),
+                           "core Eq. (193)"))
+        for b, kb, found, source in checks:
+            claims.append(within(
+                f"({name}) {b} = {kb:.3g}: alpha_eff(t = inf) changes regime there (decades "
+                f"off)", abs(float(np.log10(found / kb))), 0.0, BOUNDARY_TOL, source=source,
+                note=f"largest k where alpha_eff(k, inf) is past halfway between the two "
+                     f"exponents {b} separates: {found:.3g}"))
+        # Appendix E.4: the regions whose condition holds have a plateau, the others not
+        rep = theory.regime(s)
+        mism = [reg for reg in ("II", "IIIa", "IIIb")
+                if rep.exists[reg] != (_longest_span(np.abs(aeff - ex[reg]) <= tol,
+                                                     np.log10(k)) >= EXIST_DECADES)]
+        claims.append(within(
+            f"({name}) regions predicted by Eqs. (196), (197), (202) = regions with a plateau",
+            float(len(mism)), 0.0, 0.0, source="core App. E.4",
+            note=f"'>>' as a factor 10; a plateau: within {tol:g} of its exponent over "
+                 f">= {EXIST_DECADES:g} decade of k at some time; mismatched: "
+                 f"{', '.join(mism) or 'none'}",
+            disputed=EXIST_DISPUTED if name == "fig2-setting" else ""))
+    # Eq. (34) at the paper's lazy setting and well below the Eq. (33) bound
+    for name, source, disputed in (("lazy", "core Eq. (34), Fig. 3(c)", LAZY_DISPUTED),
+                                   ("lazy-below-bound", OWN, "")):
+        _, _, aeff = _grid(df, name)
+        s = settings[name]
+        claims.append(within(
+            f"({name}) alpha_eff stays at alpha (max |alpha_eff - alpha|)",
+            float(np.abs(aeff - s.alpha).max()), 0.0, tol, source=source,
+            note=f"gamma0 theta0 / S = {s.gamma0 * s.theta0 / s.S:.3g}, Eq. (33) bound "
+                 f"{theory.cross_level(s) / s.S:.3g}; over the whole grid", disputed=disputed))
+    return claims
+
+
+FIG3_TITLES = {"deep-feature-learning": "(a) deep feature learning",
+               "fig2-setting": "(b) the paper's Fig. 2 setting", "lazy": "(c) lazy"}
+FIG3_BOUNDARIES = ("k_learn", "k_cross", "k_layer")
+
+
+def fig3_table(cfg: Fig3Config) -> pd.DataFrame:
+    """fig3's table: per setting the ``alpha_eff`` grid and ``alpha_eff(k, t = inf)``; per
+    drawn panel the boundaries ``k_learn(t)``, ``k_cross(t)``, ``k_layer(t)``."""
+    frames = []
+    for name, s in cfg.settings().items():
+        k, t = cfg.panel_axes(name)
+        frames.append(_grid_frame(name, k, t, "alpha_eff",
+                                  theory.alpha_eff(s, k[:, None], t[None, :])))
+        frames.append(pd.DataFrame({"panel": name, "k": k, "t": np.inf,
+                                    "quantity": "alpha_eff_t_inf",
+                                    "value": theory.alpha_eff(s, k, np.inf)}))
+        if name in FIG3_TITLES:
+            bounds = {"k_learn": theory.k_learn(s, t), "k_cross": theory.k_cross(s, t),
+                      "k_layer": theory.k_layer(s, t)}
+            frames += [_curve_frame(name, t, b, kb) for b, kb in bounds.items()]
+    return pd.concat(frames, ignore_index=True)
+
+
 @register("fig3", "alpha_eff over the (k, t) plane with k_learn, k_cross, k_layer (Fig. 3): "
           "deep feature learning, the Fig. 2 setting, lazy", Fig3Config, full=_full3)
 def run_fig3(cfg: Fig3Config, out_dir: Path) -> ExperimentResult:
     """Exponent maps of three settings, the four plateaus labelled, and slices at fixed times."""
     panels: list[dict[str, Any]] = []
-    frames: list[pd.DataFrame] = []
     summary: dict[str, Any] = {}
-    claims: list[Claim] = []
-    titles = {"deep-feature-learning": "(a) deep feature learning",
-              "fig2-setting": "(b) the paper's Fig. 2 setting", "lazy": "(c) lazy"}
     settings = cfg.settings()
+    df = fig3_table(cfg)
     for name, s in settings.items():
-        k, t = cfg.panel_axes(name)
-        aeff = theory.alpha_eff(s, k[:, None], t[None, :])
-        labels = theory.region(s, k[:, None], t[None, :])
-        bounds = {"k_learn": theory.k_learn(s, t), "k_cross": theory.k_cross(s, t),
-                  "k_layer": theory.k_layer(s, t)}
+        k, t, aeff = _grid(df, name)
         rep = theory.regime(s)
+        summary[name] = {"regime": rep.label, "alpha_eff_min": float(aeff.min()),
+                         "alpha_eff_max": float(aeff.max()), "k_u": rep.k_u, "k_l": rep.k_l}
+        if name not in FIG3_TITLES:
+            continue  # a setting checked by a claim, not drawn
+        labels = theory.region(s, k[:, None], t[None, :])
+        curves = df[(df.panel == name) & df.quantity.isin(FIG3_BOUNDARIES)]
+        bounds = {b: curves[curves.quantity == b].sort_values("t").value.to_numpy()
+                  for b in FIG3_BOUNDARIES}
         marks = []
         if name == "deep-feature-learning":
+            for reg, km in sequence_modes(s, k).items():
+                bounds[f"Eq. (32) mode, to {reg}"] = np.full_like(t, km)
             for reg, val in theory.asymptotic_exponents(s).items():
-                got = plateau_value(aeff, labels, reg, val)
-                claims.append(within(
-                    f"(a) Region {reg} plateau", got, val - cfg.plateau_tol,
-                    val + cfg.plateau_tol,
-                    note=f"alpha_eff that {PLATEAU_SHARE:.0%} of the Region {reg} cells reach "
-                         f"(expected {val:g})"))
-                summary[f"plateau_{reg}"] = got
                 cell = _label_cell(aeff, labels, reg, val, cfg.plateau_tol)
                 if cell is not None:
                     marks.append((float(t[cell[1]]), float(k[cell[0]]),
                                   f"{reg}: ${_REGION_NAMES[reg]}$ = {val:g}"))
+        dev = float(np.abs(aeff - s.alpha).max())
+        extra = (f"\nmax$|\\alpha_{{\\rm eff}}-\\alpha|$ = {dev:.2f} (Eq. 34: $\\approx\\alpha$)"
+                 if name == "lazy" else "")
         panels.append({"k": k, "t": t, "alpha_eff": aeff, "boundaries": bounds, "marks": marks,
-                       "title": f"{titles[name]} (regime: {rep.label})\n$\\sigma_w$={s.sigma_w:g}, "
-                                f"$\\sigma_a$={s.sigma_a:g}, "
-                                f"$\\gamma_0\\theta_0/S$={s.gamma0 * s.theta0 / s.S:.3g}"})
-        frames.append(_grid_frame(name, k, t, "alpha_eff", aeff))
-        frames += [_curve_frame(name, t, b, kb) for b, kb in bounds.items()]
-        summary[name] = {"regime": rep.label, "alpha_eff_min": float(aeff.min()),
-                         "alpha_eff_max": float(aeff.max()), "k_u": rep.k_u, "k_l": rep.k_l}
+                       "title": f"{FIG3_TITLES[name]} (regime: {rep.label})\n"
+                                f"$\\sigma_w$={s.sigma_w:g}, $\\sigma_a$={s.sigma_a:g}, "
+                                f"$\\gamma_0\\theta_0/S$={s.gamma0 * s.theta0 / s.S:.3g}{extra}"})
     s_deep = settings["deep-feature-learning"]
     k, t = cfg.panel_axes("deep-feature-learning")
     ts = np.logspace(np.log10(t[0]) + 2, np.log10(t[-1]) - 1, cfg.n_slices)
@@ -232,9 +484,38 @@ def run_fig3(cfg: Fig3Config, out_dir: Path) -> ExperimentResult:
               "title": "(d) panel (a) at fixed times"}
     fig = tplot.fig3(panels, slices)
     figures = save_figure(fig, out_dir / "fig3")
-    table = io.write_table(pd.concat(frames, ignore_index=True), out_dir / "fig3.parquet")
+    table = io.write_table(df, out_dir / "fig3.parquet")
+    claims = fig3_claims(df, cfg)
+    for c in claims:
+        if c.name.startswith("(a) Region"):
+            summary[f"plateau_{c.name.split()[2]}"] = c.measured
     summary["settings"] = {n: s.to_dict() for n, s in settings.items()}
     return ExperimentResult("fig3", out_dir, figures, [table], summary, claims)
+
+
+def fig5_claims(df: pd.DataFrame, cfg: FirstLayerConfig) -> list[Claim]:
+    """fig5's claims, a pure function of its table ``fig5.parquet`` (``k, t, value``).
+
+    The local exponent at the last time is the log-log slope of the table's
+    spectrum between its first two and its last two modes.
+    """
+    s = cfg.setting()
+    last = df[df.t == df.t.max()].sort_values("k")
+    lk, lr = np.log(last.k.to_numpy()), np.log(last.value.to_numpy())
+    lo, hi = -(lr[1] - lr[0]) / (lk[1] - lk[0]), -(lr[-1] - lr[-2]) / (lk[-1] - lk[-2])
+    t_end = float(last.t.iloc[0])
+    k_end = float(last.k.iloc[-1])
+    tol = PLATEAU_TOL
+    return [
+        within(f"t = {t_end:g}: local exponent at k = 1", float(lo), s.alpha + s.beta - tol,
+               s.alpha + s.beta + tol, source="core Eq. (113), Fig. 5",
+               note="learned modes (Region III) carry alpha + beta; log-log slope between "
+                    "the first two modes of the table"),
+        within(f"t = {t_end:g}: local exponent at k = {k_end:g}", float(hi), s.alpha - tol,
+               s.alpha + tol, source="core Eq. (113), Fig. 5",
+               note="modes not yet learned (Region I) keep alpha; log-log slope between the "
+                    "last two modes of the table"),
+    ]
 
 
 @register("fig5", "rho_k(t) with the second layer frozen, coloured by time (Fig. 5)",
@@ -256,18 +537,42 @@ def run_fig5(cfg: FirstLayerConfig, out_dir: Path) -> ExperimentResult:
                        "value": rho.ravel()})
     table = io.write_table(df, out_dir / "fig5.parquet")
     late = theory.alpha_eff_first_layer(s, np.array([k[0], k[-1]]), t[-1])
-    claims = [
-        within(f"t = {t[-1]:g}: local exponent at k = 1", float(late[0]),
-               s.alpha + s.beta - 0.05, s.alpha + s.beta + 0.05,
-               note="learned modes (Region III) carry alpha + beta"),
-        within(f"t = {t[-1]:g}: local exponent at k = {k[-1]:g}", float(late[1]),
-               s.alpha - 0.05, s.alpha + 0.05,
-               note="modes not yet learned (Region I) keep alpha"),
-    ]
+    claims = fig5_claims(df, cfg)
     return ExperimentResult("fig5", out_dir, figures, [table],
                             {"setting": s.to_dict(), "k1": theory.k1(s),
                              "t_star": theory.t_star(s),
                              "late_local_exponent_k_first_last": late.tolist()}, claims)
+
+
+def fig6_claims(df: pd.DataFrame, cfg: FirstLayerConfig) -> list[Claim]:
+    """fig6's claims, a pure function of its table ``fig6.parquet``: the exact exponent
+    (``alpha_eff_first_layer`` rows) in each region the table labels (``region``)."""
+    s = cfg.setting()
+    grid = df[df.quantity == "alpha_eff_first_layer"]
+    aeff, labels = grid.value.to_numpy(), grid.region.astype(str).to_numpy()
+    exps = {"I": s.alpha, "II": 3 * s.alpha + s.beta, "III": s.alpha + s.beta}
+    tol = PLATEAU_TOL
+    claims = [within(f"Region {name} plateau", plateau_value(aeff, labels, name, exps[name]),
+                     exps[name] - tol, exps[name] + tol, source="core Eq. (113), Fig. 6",
+                     note=f"alpha_eff that {PLATEAU_SHARE:.0%} of the Region {name} cells reach")
+              for name in ("I", "III")]
+    def median(name: str) -> float:
+        vals = aeff[labels == name]
+        return float(np.median(vals)) if vals.size else float("nan")
+
+    claims += [within(f"Region {name}: median alpha_eff", median(name), exps[name] - tol,
+                      exps[name] + tol, source="core Eq. (113), Fig. 6",
+                      note="over every cell of the region, crossovers included")
+               for name in ("I", "III")]
+    claims.append(within("Region II: median alpha_eff above alpha + beta", median("II"),
+                         s.alpha + s.beta, exps["II"] + tol, source="core Eq. (113), Fig. 6",
+                         note="the plateau 3alpha+beta itself needs sigma_w << 0.1"))
+    peak = float(aeff[labels == "II"].max()) if (labels == "II").any() else float("nan")
+    claims.append(within("Region II rises above alpha + beta", peak, s.alpha + s.beta,
+                         exps["II"] + tol, source="core Eq. (113), Fig. 6",
+                         note=f"max alpha_eff in Region II, towards 3alpha+beta = {exps['II']:g};"
+                              " the plateau itself needs sigma_w << 0.1 (see fig3 (a))"))
+    return claims
 
 
 @register("fig6", "the three first-layer regions with k_learn, k1, k2 (Fig. 6)",
@@ -294,15 +599,8 @@ def run_fig6(cfg: FirstLayerConfig, out_dir: Path) -> ExperimentResult:
     # how well the asymptotic labels predict the exact exponent, per region
     agree = {name: float(np.median(np.abs(aeff[labels == name] - exps[name])))
              for name in exps if (labels == name).any()}
-    claims = [within(f"Region {name} plateau", plateau_value(aeff, labels, name, exps[name]),
-                     exps[name] - 0.05, exps[name] + 0.05,
-                     note=f"alpha_eff that {PLATEAU_SHARE:.0%} of the Region {name} cells reach")
-              for name in ("I", "III")]
     peak = float(aeff[labels == "II"].max()) if (labels == "II").any() else float("nan")
-    claims.append(within("Region II rises above alpha + beta", peak, s.alpha + s.beta,
-                         exps["II"] + 0.05,
-                         note=f"max alpha_eff in Region II, towards 3alpha+beta = {exps['II']:g};"
-                              " the plateau itself needs sigma_w << 0.1 (see fig3 (a))"))
+    claims = fig6_claims(df, cfg)
     return ExperimentResult("fig6", out_dir, figures, [table],
                             {"setting": s.to_dict(), "median_abs_dev_from_asymptote": agree,
                              "region_II_max_alpha_eff": peak,

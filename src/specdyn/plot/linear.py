@@ -21,7 +21,8 @@ def fig2(times: np.ndarray, k: np.ndarray, rho_theory: np.ndarray, rho_sim: np.n
          alpha_t: np.ndarray, alpha_theory: np.ndarray, alpha_theory_local: np.ndarray,
          alpha_sim_t: np.ndarray, alpha_sim: np.ndarray, *,
          local_ranks: Sequence[int] = (1, 2), marker_ranks: np.ndarray | None = None,
-         note: str = "", symlog_t: float = 1.0, title: str = "") -> Figure:
+         note: str = "", symlog_t: float = 1.0, title: str = "",
+         late_t: float | None = None) -> Figure:
     """Fig. 2 of the paper: (a) spectra over training, (b) the exponent at ``k = 1``.
 
     Parameters
@@ -41,6 +42,8 @@ def fig2(times: np.ndarray, k: np.ndarray, rho_theory: np.ndarray, rho_sim: np.n
     symlog_t
         Panel (b)'s time axis is linear below this and logarithmic above, so
         that ``t = 0`` is on the axis.
+    late_t
+        Start of the late window of the claims (shaded in panel (b)), or ``None``.
     """
     fig, (ax_a, ax_b) = new_figure(2, 1, width=5.0, height=4.0)
     norm = _time_norm(times)
@@ -71,6 +74,9 @@ def fig2(times: np.ndarray, k: np.ndarray, rho_theory: np.ndarray, rho_sim: np.n
               label=f"theory, two-point slope k = {lo}, {hi}")
     ax_b.plot(alpha_sim_t, alpha_sim, "o", color="C0", ms=3.5, mfc="none",
               label=f"simulation, two-point slope k = {lo}, {hi}")
+    if late_t is not None:
+        ax_b.axvspan(late_t, alpha_sim_t.max(), color="0.9", zorder=0,
+                     label=f"late window, t >= {late_t:.3g}")
     ax_b.set_xscale("symlog", linthresh=symlog_t)
     ax_b.set_xlim(left=0.0)
     ax_b.set_xlabel(f"training time t (linear below t = {symlog_t:g}, log above)")

@@ -21,6 +21,7 @@ def plot_spectra_and_slopes(
     effective: Mapping[str, np.ndarray] | None = None,
     effective_label: str = r"linear theory, $\gamma_0 \to \gamma_0 / c_1$",
     ylabel: str = r"eigenvalue $\rho_k$ of $HH^\top/(MN)$",
+    note: str = "",
 ) -> Figure:
     """One spectrum panel per run plus a panel of fitted slopes against time.
 
@@ -39,6 +40,8 @@ def plot_spectra_and_slopes(
     effective
         Optional ``name -> slope (n,)`` of a second theory curve (dotted), e.g. the
         linear theory at an effective ``gamma0``; labelled ``effective_label``.
+    note
+        A line under the slope panel's title (e.g. the final slopes against ``alpha + beta``).
     """
     names = list(spectra)
     fig, axes = new_figure(len(names) + 1, 1, width=4.4, height=3.6)
@@ -84,6 +87,8 @@ def plot_spectra_and_slopes(
     right.set_yticks([alpha, alpha + beta], labels=[r"$\alpha$", r"$\alpha+\beta$"])
     ax.set_xlabel("time $t$")
     ax.set_ylabel(f"fitted slope over $k \\in [{kmin}, {kmax}]$")
-    ax.set_title("slope of the spectrum")
+    # the note under the title: clear of every curve
+    ax.set_title("slope of the spectrum" + (f"\n{note}" if note else ""),
+                 fontsize=9 if note else None)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     return fig

@@ -19,6 +19,8 @@ _BOUNDARY_STYLE: dict[str, dict[str, Any]] = {
     "k_layer": dict(color="magenta", ls=":", lw=1.8),
     "k1": dict(color="black", ls="--", lw=1.4),
     "k2": dict(color="black", ls="-.", lw=1.4),
+    "Eq. (32) mode, to IIIa": dict(color="cyan", ls="-.", lw=1.0),
+    "Eq. (32) mode, to IIIb": dict(color="orange", ls="-.", lw=1.0),
 }
 
 
