@@ -18,6 +18,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from specdyn.experiments.claims import mark
+
 ROOT = Path(__file__).resolve().parents[1]
 FULL = ROOT / "benchmarks" / "full_claims.json"
 DOC = ROOT / "docs" / "claims.md"
@@ -55,14 +57,6 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _quick_mark(c: dict[str, Any]) -> str:
-    if c["held"]:
-        return "held"
-    if c.get("disputed"):
-        return "NOT HELD (disputed)"
-    return "NOT HELD (quick size)" if c.get("full_only") else "NOT HELD"
-
-
 def _full_result(entry: dict[str, Any] | None, name: str) -> str:
     if entry is None:
         return "not run yet"
@@ -86,7 +80,7 @@ def render(quick: dict[str, Any], full: dict[str, Any]) -> str:
             note = "; ".join(x for x in (c.get("disputed", ""), c.get("note", "")) if x)
             out.append(f"| {_cell(c['name'])} | {_cell(c.get('source', ''))} "
                        f"| {_cell(c['expected'])} | {_fmt(c.get('measured'))}, "
-                       f"{_quick_mark(c)} | {_cell(_full_result(full.get(exp), c['name']))} "
+                       f"{mark(c)} | {_cell(_full_result(full.get(exp), c['name']))} "
                        f"| {_cell(note)} |")
         out.append("")
     return "\n".join(out)

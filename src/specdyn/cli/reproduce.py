@@ -21,6 +21,7 @@ from specdyn import experiments, io
 from specdyn._threads import limit_threads
 from specdyn.cli._args import command, output_folder
 from specdyn.experiments import config as cfgmod
+from specdyn.experiments.claims import mark
 from specdyn.experiments.store import failed_record_path
 
 
@@ -71,15 +72,6 @@ def claims_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(out, columns=cols)
 
 
-def claim_mark(c: dict[str, Any]) -> str:
-    """``held``, or ``NOT HELD`` with why it was not expected to hold, if it was not."""
-    if c["held"]:
-        return "held"
-    if c.get("disputed"):
-        return "NOT HELD (disputed)"
-    return "NOT HELD (quick size)" if c.get("full_only") else "NOT HELD"
-
-
 def format_summary(rows: list[dict[str, Any]]) -> str:
     """The closing table: experiment, status, wall time, claims held, then every claim."""
     lines = [f"{'experiment':<22} {'status':<8} {'wall':>7}  claims held"]
@@ -96,7 +88,7 @@ def format_summary(rows: list[dict[str, Any]]) -> str:
         for c in r.get("claims") or []:
             lines.append(f"  {r['experiment']:<22} {c['name']:<{width}}  "
                          f"measured {_fmt_measured(c['measured']):>10}  "
-                         f"expected {c['expected']:<18} {claim_mark(c):<22} "
+                         f"expected {c['expected']:<18} {mark(c):<22} "
                          f"[{c.get('source') or '?'}]")
     return "\n".join(lines)
 

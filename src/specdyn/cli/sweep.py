@@ -12,6 +12,7 @@ import pandas as pd
 from specdyn import io
 from specdyn.cli import CommandError
 from specdyn.cli._args import command, output_folder
+from specdyn.experiments.claims import mark
 
 
 def _run_cmd(args: argparse.Namespace) -> int:
@@ -72,9 +73,8 @@ def _claims_cell(claims: list[dict[str, Any]] | None) -> str:
 
 def _not_held(claims: list[dict[str, Any]] | None) -> str:
     bad = [c for c in claims or [] if not c.get("held")]
-    return "; ".join(f"{c['name']}: {_short(c.get('measured'))} (expected {c['expected']}"
-                     f"{', quick size' if c.get('full_only') else ''}"
-                     f"{', disputed' if c.get('disputed') else ''})" for c in bad) or "-"
+    return "; ".join(f"{c['name']}: {_short(c.get('measured'))} (expected {c['expected']}: "
+                     f"{mark(c)})" for c in bad) or "-"
 
 
 def _short(x: Any) -> str:
@@ -156,10 +156,8 @@ def _print_record(path: Path) -> None:
     if rec.get("claims"):
         print("claims:")
         for c in rec["claims"]:
-            mark = "held" if c["held"] else ("NOT HELD (expected at --full)"
-                                             if c.get("full_only") else "NOT HELD")
-            print(f"  {c['name']}: measured {_short(c.get('measured'))}, "
-                  f"expected {c['expected']}: {mark}")
+            print(f"  {c['name']} [{c.get('source') or '?'}]: measured "
+                  f"{_short(c.get('measured'))}, expected {c['expected']}: {mark(c)}")
     files = (rec.get("figures") or []) + (rec.get("tables") or [])
     if files:
         print(f"files: {', '.join(files)}")

@@ -17,6 +17,7 @@ claim with ``source="own"``.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import KW_ONLY, asdict, dataclass
 from typing import Any
 
@@ -79,6 +80,15 @@ class Claim:
         if isinstance(m, float) and not math.isfinite(m):
             d["measured"] = None
         return d
+
+
+def mark(claim: Mapping[str, Any]) -> str:
+    """``held``, or ``NOT HELD`` and why it was not expected to hold, of a claim's record."""
+    if claim["held"]:
+        return "held"
+    if claim.get("disputed"):
+        return "NOT HELD (disputed)"
+    return "NOT HELD (quick size)" if claim.get("full_only") else "NOT HELD"
 
 
 def within(name: str, measured: float, lo: float, hi: float, *, source: str, note: str = "",

@@ -286,9 +286,15 @@ def effective_claims(eff: pd.DataFrame, cfg: FiniteSizeConfig) -> list[Claim]:
     return claims
 
 
+def _claims_of(cfg: FiniteSizeConfig, folder: Path) -> list[Claim]:
+    claims, _ = finite_size_claims(pd.read_parquet(folder / "finite-size-theory.parquet"))
+    eff = folder / "finite-size-theory_effective.parquet"
+    return claims + (effective_claims(pd.read_parquet(eff), cfg) if eff.exists() else [])
+
+
 @register("finite-size-theory", "Finite-N and finite-M corrections to log rho_k: theory vs "
           "the Gram engine; effective theory of nonlinear students", FiniteSizeConfig,
-          full=_full)
+          full=_full, claims=_claims_of)
 def run_finite_size_theory(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
     start = time.perf_counter()
     s = cfg.setting()
@@ -300,9 +306,8 @@ def run_finite_size_theory(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentRe
     for M in cfg.M_values:
         frames.append(compare(s, simulate_log_rho(s, None, M, times, seeds), times, None, M))
     df = pd.concat(frames, ignore_index=True)
-    claims, summary = finite_size_claims(df)
+    _, summary = finite_size_claims(df)
     eff_df, eff_summary = _effective(cfg)
-    claims += effective_claims(eff_df, cfg)
     summary["effective"] = eff_summary
     summary["wall_time_s"] = time.perf_counter() - start
     fig = plot_finite_size(df, eff_df)
@@ -314,4 +319,4 @@ def run_finite_size_theory(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentRe
         tables.append(io.write_table(eff_df, out_dir / "finite-size-theory_effective.parquet"))
     io.write_json({"config": asdict(cfg)}, out_dir / "finite_size_config.json")
     return ExperimentResult("finite-size-theory", out_dir, figures=figures, tables=tables,
-                            summary=summary, claims=claims)
+                            summary=summary)

@@ -141,8 +141,13 @@ def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config) -> 
     ]
 
 
+def _fig2_claims_of(cfg: Fig2Config, folder: Path) -> list[Claim]:
+    return fig2_claims(pd.read_parquet(folder / "fig2.parquet"),
+                       pd.read_parquet(folder / "fig2_alpha.parquet"), cfg)
+
+
 @register("fig2", "Fig. 2: finite-width linear network vs the exact spectrum dynamics",
-          Fig2Config, full=_fig2_full)
+          Fig2Config, full=_fig2_full, claims=_fig2_claims_of)
 def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
     s = cfg.setting()
     start = time.perf_counter()
@@ -213,9 +218,7 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
         "late_window_t_min": late_t,
         "alpha_theory_exact_range": [float(alpha_exact.min()), float(alpha_exact.max())],
     }
-    claims = fig2_claims(spectra, alpha, cfg)
-    return ExperimentResult("fig2", out_dir, figures=figures, tables=tables, summary=summary,
-                            claims=claims)
+    return ExperimentResult("fig2", out_dir, figures=figures, tables=tables, summary=summary)
 
 
 @dataclass(frozen=True)
@@ -275,8 +278,12 @@ def finite_size_slope_claims(df: pd.DataFrame, cfg: FiniteSizeConfig) -> list[Cl
             for axis in ("N", "M")]
 
 
+def _finite_size_claims_of(cfg: FiniteSizeConfig, folder: Path) -> list[Claim]:
+    return finite_size_slope_claims(pd.read_parquet(folder / "finite-size.parquet"), cfg)
+
+
 @register("finite-size", "agreement of finite-N / finite-M linear networks with the theory",
-          FiniteSizeConfig, full=_finite_size_full)
+          FiniteSizeConfig, full=_finite_size_full, claims=_finite_size_claims_of)
 def run_finite_size(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
     s = cfg.setting()
     # t is continuous (gradient flow); "steps" are units of dt = t_max / 1000.
@@ -318,6 +325,5 @@ def run_finite_size(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
     figures = save_figure(fig, out_dir / "finite-size")
     io.write_json({"setting": s.to_dict(), "config": asdict(cfg)},
                   out_dir / "finite-size_settings.json")
-    claims = finite_size_slope_claims(df, cfg)
     return ExperimentResult("finite-size", out_dir, figures=figures, tables=tables,
-                            summary=summary, claims=claims)
+                            summary=summary)

@@ -184,8 +184,12 @@ def theory_slopes(s: PowerLawSetting, times: np.ndarray, kmin: int, kmax: int) -
     return fit_exponents(rho, kmin, kmax)
 
 
+def _fig4_claims_of(cfg: Fig4Config, folder: Path) -> list[Claim]:
+    return fig4_claims(pd.read_parquet(folder / "fig4_slopes.parquet"), cfg)
+
+
 @register("fig4", "Fig. 4: slope of a ReLU student's preactivation spectrum, "
-          "feature-learning vs lazy", Fig4Config, full=_fig4_full)
+          "feature-learning vs lazy", Fig4Config, full=_fig4_full, claims=_fig4_claims_of)
 def run_fig4(cfg: Fig4Config, out_dir: Path) -> ExperimentResult:
     runs: dict[str, Trajectory] = {}
     walls: dict[str, float] = {}
@@ -263,11 +267,9 @@ def run_fig4(cfg: Fig4Config, out_dir: Path) -> ExperimentResult:
                  f"linear theory at $\\gamma_0/c_1$ is the linear network closest to it",
                  fontsize=9)
     slopes_df = pd.concat(slope_rows, ignore_index=True)
-    claims = fig4_claims(slopes_df, cfg)
     figures = save_figure(fig, out_dir / "fig4")
     tables = [io.write_table(pd.concat(frames, ignore_index=True), out_dir / "fig4.parquet"),
               io.write_table(slopes_df, out_dir / "fig4_slopes.parquet")]
     io.write_json({"config": asdict(cfg), "runs": {k: tr.meta for k, tr in runs.items()}},
                   out_dir / "fig4_runs.json")
-    return ExperimentResult("fig4", out_dir, figures=figures, tables=tables, summary=summary,
-                            claims=claims)
+    return ExperimentResult("fig4", out_dir, figures=figures, tables=tables, summary=summary)

@@ -149,9 +149,13 @@ def regime_map_claims(points: pd.DataFrame, cfg: RegimeMapConfig) -> list[Claim]
     ]
 
 
+def _regime_map_claims_of(cfg: RegimeMapConfig, folder: Path) -> list[Claim]:
+    return regime_map_claims(pd.read_parquet(folder / "regime-map.parquet"), cfg)
+
+
 @register("regime-map", "lazy vs feature-learning regime over (sigma_w/sigma_a, "
           "gamma0 theta0/S): theory's classification beside the exponent change measured "
-          "in simulation", RegimeMapConfig, full=_full)
+          "in simulation", RegimeMapConfig, full=_full, claims=_regime_map_claims_of)
 def run(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
     """Sweep ``simulate`` over the grid, then draw the three panels."""
     from specdyn.experiments import store
@@ -220,7 +224,6 @@ def run(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
     for label, vals in by:
         summary[f"delta_alpha_{label}_max"] = float(vals.max())
         summary[f"delta_alpha_{label}_min"] = float(vals.min())
-    claims = regime_map_claims(points, cfg)
     shutil.move(str(sweep_dir), str(out_dir / "sweep"))
     return ExperimentResult("regime-map", out_dir, figures=figures, tables=[table],
-                            summary=summary, claims=claims)
+                            summary=summary)

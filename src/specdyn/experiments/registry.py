@@ -175,7 +175,7 @@ def recheck_claims(folder: str | Path) -> list[Claim]:
     exp = get(data.pop("experiment"))
     if exp.claims is None:
         raise ValueError(f"experiment {exp.name!r} has no claims function to check again")
-    cfg = config_from_dict(exp.config_cls, data, source=str(folder / store.RECORD))
+    cfg: Any = config_from_dict(exp.config_cls, data, source=str(folder / store.RECORD))
     return exp.claims(cfg, folder)
 
 

@@ -140,8 +140,12 @@ def simulate_claims(df: pd.DataFrame, cfg: SimulateConfig) -> list[Claim]:
     ]
 
 
+def _simulate_claims_of(cfg: SimulateConfig, folder: Path) -> list[Claim]:
+    return simulate_claims(pd.read_parquet(folder / "simulate.parquet"), cfg)
+
+
 @register("simulate", "two-layer linear network on a power-law setting, beside the exact "
-          "theory", SimulateConfig, full=_full)
+          "theory", SimulateConfig, full=_full, claims=_simulate_claims_of)
 def run(cfg: SimulateConfig, out_dir: Path) -> ExperimentResult:
     """Train, compare with the theory, write the tidy table (and a figure)."""
     from specdyn import theory
@@ -197,6 +201,5 @@ def run(cfg: SimulateConfig, out_dir: Path) -> ExperimentResult:
     ok = traj.spectra[-1] > 0
     summary["final_median_abs_log"] = float(
         np.median(np.abs(np.log(traj.spectra[-1, ok] / rho_th[-1, ok]))))
-    claims = simulate_claims(df, cfg)
     return ExperimentResult("simulate", out_dir, figures=figures, tables=[table],
-                            summary=summary, claims=claims)
+                            summary=summary)

@@ -440,8 +440,21 @@ def fig3_table(cfg: Fig3Config) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def _fig3_claims_of(cfg: Fig3Config, folder: Path) -> list[Claim]:
+    return fig3_claims(pd.read_parquet(folder / "fig3.parquet"), cfg)
+
+
+def _fig5_claims_of(cfg: FirstLayerConfig, folder: Path) -> list[Claim]:
+    return fig5_claims(pd.read_parquet(folder / "fig5.parquet"), cfg)
+
+
+def _fig6_claims_of(cfg: FirstLayerConfig, folder: Path) -> list[Claim]:
+    return fig6_claims(pd.read_parquet(folder / "fig6.parquet"), cfg)
+
+
 @register("fig3", "alpha_eff over the (k, t) plane with k_learn, k_cross, k_layer (Fig. 3): "
-          "deep feature learning, the Fig. 2 setting, lazy", Fig3Config, full=_full3)
+          "deep feature learning, the Fig. 2 setting, lazy", Fig3Config, full=_full3,
+          claims=_fig3_claims_of)
 def run_fig3(cfg: Fig3Config, out_dir: Path) -> ExperimentResult:
     """Exponent maps of three settings, the four plateaus labelled, and slices at fixed times."""
     panels: list[dict[str, Any]] = []
@@ -490,7 +503,7 @@ def run_fig3(cfg: Fig3Config, out_dir: Path) -> ExperimentResult:
         if c.name.startswith("(a) Region"):
             summary[f"plateau_{c.name.split()[2]}"] = c.measured
     summary["settings"] = {n: s.to_dict() for n, s in settings.items()}
-    return ExperimentResult("fig3", out_dir, figures, [table], summary, claims)
+    return ExperimentResult("fig3", out_dir, figures, [table], summary)
 
 
 def fig5_claims(df: pd.DataFrame, cfg: FirstLayerConfig) -> list[Claim]:
@@ -519,7 +532,7 @@ def fig5_claims(df: pd.DataFrame, cfg: FirstLayerConfig) -> list[Claim]:
 
 
 @register("fig5", "rho_k(t) with the second layer frozen, coloured by time (Fig. 5)",
-          FirstLayerConfig, full=_full_first)
+          FirstLayerConfig, full=_full_first, claims=_fig5_claims_of)
 def run_fig5(cfg: FirstLayerConfig, out_dir: Path) -> ExperimentResult:
     """First-layer-only spectra (Eq. 84) at log-spaced times."""
     s = cfg.setting()
@@ -537,11 +550,10 @@ def run_fig5(cfg: FirstLayerConfig, out_dir: Path) -> ExperimentResult:
                        "value": rho.ravel()})
     table = io.write_table(df, out_dir / "fig5.parquet")
     late = theory.alpha_eff_first_layer(s, np.array([k[0], k[-1]]), t[-1])
-    claims = fig5_claims(df, cfg)
     return ExperimentResult("fig5", out_dir, figures, [table],
                             {"setting": s.to_dict(), "k1": theory.k1(s),
                              "t_star": theory.t_star(s),
-                             "late_local_exponent_k_first_last": late.tolist()}, claims)
+                             "late_local_exponent_k_first_last": late.tolist()})
 
 
 def fig6_claims(df: pd.DataFrame, cfg: FirstLayerConfig) -> list[Claim]:
@@ -576,7 +588,7 @@ def fig6_claims(df: pd.DataFrame, cfg: FirstLayerConfig) -> list[Claim]:
 
 
 @register("fig6", "the three first-layer regions with k_learn, k1, k2 (Fig. 6)",
-          FirstLayerConfig, full=_full_first)
+          FirstLayerConfig, full=_full_first, claims=_fig6_claims_of)
 def run_fig6(cfg: FirstLayerConfig, out_dir: Path) -> ExperimentResult:
     """Region labels of Eq. (113) over the (k, t) plane, with the exact alpha_eff beside them."""
     s = cfg.setting()
@@ -600,8 +612,7 @@ def run_fig6(cfg: FirstLayerConfig, out_dir: Path) -> ExperimentResult:
     agree = {name: float(np.median(np.abs(aeff[labels == name] - exps[name])))
              for name in exps if (labels == name).any()}
     peak = float(aeff[labels == "II"].max()) if (labels == "II").any() else float("nan")
-    claims = fig6_claims(df, cfg)
     return ExperimentResult("fig6", out_dir, figures, [table],
                             {"setting": s.to_dict(), "median_abs_dev_from_asymptote": agree,
                              "region_II_max_alpha_eff": peak,
-                             "k1": theory.k1(s), "t_star": theory.t_star(s)}, claims)
+                             "k1": theory.k1(s), "t_star": theory.t_star(s)})
