@@ -83,6 +83,10 @@ def recheck_one(folder: Path) -> dict[str, Any]:
             "data_created": rec.get("created"), "claims": claims}
 
 
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
 def markdown(record: dict[str, Any]) -> str:
     """The table of every experiment's --full claims: one row a claim."""
     lines = ["| experiment | claim | source | expected | measured (--full) | held | wall |",
@@ -101,8 +105,8 @@ def markdown(record: dict[str, Any]) -> str:
             m = c.get("measured")
             ms = f"{m:.4g}" if isinstance(m, float) else ("nan" if m is None else str(m))
             held = "held" if c["held"] else "NOT HELD"
-            lines.append(f"| {name} | {c['name']} | {c.get('source', '')} | {c['expected']} "
-                         f"| {ms} | {held} | {wall_s} |")
+            lines.append(f"| {name} | {_cell(c['name'])} | {_cell(c.get('source', ''))} "
+                         f"| {c['expected']} | {ms} | {held} | {wall_s} |")
     return "\n".join(lines)
 
 

@@ -13,7 +13,7 @@ from specdyn import io
 from specdyn._threads import THREAD_ENV
 from specdyn.cli import main
 from specdyn.cli.reproduce import format_summary
-from specdyn.experiments import builtin_names, run_experiment
+from specdyn.experiments import builtin_names, get, recheck_claims, run_experiment
 from specdyn.experiments.claims import Claim, within
 
 
@@ -97,6 +97,10 @@ def test_bad_name_and_empty_folder_are_one_line_errors(
     assert len(err.splitlines()) == 1 and "expected" in err and "record.json" in err
 
 
+def test_every_experiment_computes_its_claims_from_its_folder() -> None:
+    assert [n for n in builtin_names() if get(n).claims is None] == []
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", builtin_names())
 def test_quick_experiment_claims_hold(tmp_path: Path, name: str) -> None:
@@ -120,6 +124,8 @@ def test_quick_experiment_claims_hold(tmp_path: Path, name: str) -> None:
         assert c.held, (name, c)
     rec = io.read_json(tmp_path / name / "record.json")
     assert len(rec["claims"]) == len(res.claims)
+    # the claims are a function of the written folder: checked again, the same claims
+    assert recheck_claims(tmp_path / name) == res.claims
     # docs/claims.md has a row for every claim, with the same source and tolerance
     rows = _doc_rows(name)
     for c in res.claims:
