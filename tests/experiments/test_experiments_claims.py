@@ -125,7 +125,8 @@ def test_quick_experiment_claims_hold(tmp_path: Path, name: str) -> None:
     rec = io.read_json(tmp_path / name / "record.json")
     assert len(rec["claims"]) == len(res.claims)
     # the claims are a function of the written folder: checked again, the same claims
-    assert recheck_claims(tmp_path / name) == res.claims
+    assert ([c.to_dict() for c in recheck_claims(tmp_path / name)]
+            == [c.to_dict() for c in res.claims])
     # docs/claims.md has a row for every claim, with the same source and tolerance
     rows = _doc_rows(name)
     for c in res.claims:
