@@ -67,7 +67,7 @@ def main() -> None:
                                                          values="value")
         print(f"\n{kind} rank exponent a (lambda_k ~ k^-a) by layer:")
         print(ex.round(3).to_string())
-    out = df[df.quantity == "weight_outliers"].pivot(index="step", columns="layer",
+    out = df[df.quantity == "weight_n_outliers"].pivot(index="step", columns="layer",
                                                       values="value")
     print("\nweight outliers above the MP edge (Tracy-Widom test, level 0.05):")
     print(out.astype(int).to_string())

@@ -39,7 +39,7 @@ ALLOWED = {
     ("tests/test_threads.py", "specdyn._threads.limit_threads"),
     ("tests/experiments/test_experiments_claims.py", "specdyn._threads.THREAD_ENV"),
     # the tracker's summary process is killed to check that its death is reported
-    ("tests/measure/test_measure_tracker.py", "specdyn.measure._summaries.shared_helper"),
+    ("tests/measure/test_measure_tracker.py", "specdyn.measure._summary_process.shared_helper"),
     # accuracy of the fast Tracy-Widom tail against the Fredholm determinant
     ("tests/measure/test_measure_outliers.py", "specdyn.measure.outliers._tw1_sf"),
     ("tests/measure/test_measure_outliers.py", "specdyn.measure.outliers._tw1_sf_deconvolved"),

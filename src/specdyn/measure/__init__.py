@@ -55,6 +55,7 @@ from specdyn.measure.spectra import (
     weight_spectrum,
 )
 from specdyn.measure.summary import (
+    SUMMARY_COLUMNS,
     VERDICT_MP,
     VERDICT_POWER_LAW,
     VERDICT_UNCLEAR,
@@ -64,12 +65,14 @@ from specdyn.measure.summary import (
     summaries_frame,
     summarize_file,
     summarize_matrix,
+    summarize_spectrum,
     summarize_tensors,
 )
 from specdyn.measure.tracker import SpectrumTracker, read_spectra
 from specdyn.measure.transport import paired_sq_distance, wasserstein2_squared
 
 __all__ = [
+    "SUMMARY_COLUMNS",
     "VERDICT_MP",
     "VERDICT_POWER_LAW",
     "VERDICT_UNCLEAR",
@@ -114,6 +117,7 @@ __all__ = [
     "summaries_frame",
     "summarize_file",
     "summarize_matrix",
+    "summarize_spectrum",
     "summarize_tensors",
     "top_clusters_function",
     "top_eigenvectors",

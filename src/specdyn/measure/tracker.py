@@ -52,15 +52,18 @@ Where the work happens
 Table
     Tidy rows ``(step, layer, quantity, rank, value, verdict)``. ``quantity``
     is ``"<kind>_eigenvalue"`` (``rank`` = 1, 2, ... decreasing) or a
-    per-layer summary with ``rank = 0``: ``<kind>_exponent``,
-    ``<kind>_exponent_ci_low``, ``<kind>_exponent_ci_high``,
-    ``<kind>_exponent_r2``, ``<kind>_exponent_kmin``, ``<kind>_exponent_kmax``,
-    ``<kind>_exponent_amplitude`` (``C`` in ``lambda_k = C k^-a``),
-    ``<kind>_mp_sigma2``, ``<kind>_mp_edge``, ``<kind>_mp_ks``,
-    ``<kind>_outliers``, ``<kind>_samples``, where ``<kind>`` is
-    ``activation`` or ``weight``. ``verdict`` is the layer's verdict at that
-    step (``layer_verdict``), repeated on each of its rows. A summary that
-    cannot be computed (e.g. a spectrum too short for a fit) is left out and
+    per-layer summary with ``rank = 0``: ``<kind>_<column>`` for each of the
+    ``SUMMARY_COLUMNS`` of :func:`~specdyn.measure.summary.summarize_spectrum`
+    (the columns of ``analyze``, same names, same values:
+    ``exponent``, ``exponent_ci_low``, ``exponent_ci_high``, ``exponent_r2``,
+    ``exponent_kmin``, ``exponent_kmax``, ``exponent_amplitude`` (``C`` in
+    ``lambda_k = C k^-a``), ``exponent_short_window`` (0 / 1),
+    ``density_exponent``, ``mp_sigma2``, ``mp_edge``, ``mp_ks``,
+    ``n_outliers``, ``cap_reached`` (0 / 1), ``max_outliers``, ``lambda_max``;
+    docs/concepts.md), and ``<kind>_samples`` (activation rows), where
+    ``<kind>`` is ``activation`` or ``weight``. ``verdict`` is the layer's
+    verdict at that step (``layer_verdict``), repeated on each of its rows. A
+    summary that cannot be computed (e.g. a spectrum too short for a fit) is left out and
     counted in ``tracker.skipped``, with the reason.
 Files (``out=DIR``)
     ``DIR/rows/step-<step>.parquet``: one file per recorded step, each
@@ -89,7 +92,7 @@ import pandas as pd
 
 from specdyn import _validate as v
 from specdyn._torch import to_numpy
-from specdyn.measure._summaries import Options, Spectrum, shared_helper, summarize_all
+from specdyn.measure._summary_process import Options, Spectrum, shared_helper, summarize_all
 from specdyn.measure.layers import (
     ActivationSite,
     WeightMatrix,
@@ -233,7 +236,7 @@ class SpectrumTracker:
         With ``background``: compute the fits and tests (many small numpy and
         scipy calls, which hold the GIL and so slow a training step of many
         small torch calls) in one helper process shared by this process's
-        trackers (:mod:`specdyn.measure._summaries`, started at the first
+        trackers (:mod:`specdyn.measure._summary_process`, started at the first
         record); ``False`` computes them in the worker thread. Same rows.
     on_record
         A callable or list of callables ``f(rows)``, called (in the worker
@@ -337,7 +340,7 @@ class SpectrumTracker:
         self._pending_bytes = 0
         self.peak_pending_bytes = 0
         self._thread: threading.Thread | None = None
-        # Fits and tests in the shared helper process (see specdyn.measure._summaries),
+        # Fits and tests in the shared helper process (see specdyn.measure._summary_process),
         # started at the first record that needs it.
         self._in_helper = self.background and self.summary_process and (self.fit or self.outliers)
         if self.background:
