@@ -50,8 +50,10 @@ from specdyn.measure.outliers import MPFit, OutlierReport, find_outliers, fit_mp
 from specdyn.measure.spectra import (
     CovarianceAccumulator,
     covariance_spectrum,
+    gram_eigenvalues,
     gram_spectrum,
     rank_tolerance,
+    symmetric_eigenvalues,
     weight_spectrum,
 )
 from specdyn.measure.summary import (
@@ -98,6 +100,7 @@ __all__ = [
     "fit_mp_bulk",
     "fit_power_law",
     "function_distance",
+    "gram_eigenvalues",
     "gram_spectrum",
     "hermite_tail",
     "layer_verdict",
@@ -115,6 +118,7 @@ __all__ = [
     "singular_alignment",
     "state_tensors",
     "summaries_frame",
+    "symmetric_eigenvalues",
     "summarize_file",
     "summarize_matrix",
     "summarize_spectrum",

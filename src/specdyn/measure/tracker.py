@@ -39,7 +39,8 @@ Where the work happens
     it waits only while the queued copies exceed ``max_pending_bytes``
     (256 MiB by default), which bounds the memory a backlog holds while the
     worker catches up (the log schedule's first steps come faster than their
-    records are computed); a background thread computes the spectra on that device (float32 Gram
+    records are computed); a background thread computes the spectra on that device
+    (``spectra.gram_eigenvalues(..., precision="auto")``: float32 Gram
     first, redone in float64 when the smallest eigenvalue is below ``1e-4``
     of the largest, where float32 round-off, ``~6e-8`` of the largest, would
     exceed 0.1 %) and writes the rows; the fits and tests (host numpy, which
@@ -100,6 +101,7 @@ from specdyn.measure.layers import (
     select_modules,
     weight_matrices,
 )
+from specdyn.measure.spectra import gram_eigenvalues
 from specdyn.schedule import Schedule
 
 __all__ = ["SpectrumTracker", "read_spectra"]
@@ -108,9 +110,6 @@ COLUMNS = ["step", "layer", "quantity", "rank", "value", "verdict"]
 _DTYPES = {"step": "int64", "layer": "string", "quantity": "string", "rank": "int64",
            "value": "float64", "verdict": "string"}
 _STATE_VERSION = 1
-# float32 eigenvalues of a Gram carry an absolute error ~6e-8 of the largest one; below
-# this fraction of the largest, the relative error of the smallest would exceed ~0.1 %.
-_F32_RANGE = 1e-4
 _Row = tuple[int, str, str, int, float, str]
 
 
@@ -658,10 +657,10 @@ class SpectrumTracker:
         s = job.step
         for name, W in job.weights:
             _check_finite(W, s, name, "weights", self.out)
-            N, M = (int(x) for x in W.shape)
+            n_out, n_in = (int(x) for x in W.shape)
             eigs, complete = self._eigs(W, center=False)
-            spectra.append(Spectrum(s, name, "weight", eigs, complete, ratio=M / N,
-                                    n_samples=float(N)))
+            spectra.append(Spectrum(s, name, "weight", eigs, complete, ratio=n_in / n_out,
+                                    n_samples=float(n_out)))
         for name, buf in job.activations:
             if not buf:
                 self.skipped.append((s, name, "activation", "no forward pass seen at this step"))
@@ -700,7 +699,8 @@ class SpectrumTracker:
                 torch.random.set_rng_state(gen_state)
             e = to_numpy(S.double() ** 2 / n)[:k]
             return np.sort(e)[::-1], False
-        return _device_gram_eigs(X, center), True
+        # float32 on an accelerator when the range allows (spectra.gram_eigenvalues)
+        return gram_eigenvalues(X, center=center, precision="auto"), True
 
 
 def _check_finite(x: Any, step: int, layer: str, what: str, out: Path | None) -> None:
@@ -713,26 +713,3 @@ def _check_finite(x: Any, step: int, layer: str, what: str, out: Path | None) ->
             f"SpectrumTracker: {what} of layer {layer!r} are not finite at step {step}: "
             "the run diverged. Lower the learning rate (or add gradient clipping) and "
             f"rerun; nothing was recorded for this step, {where}.")
-
-
-def _device_gram_eigs(X: Any, center: bool) -> np.ndarray:
-    """Eigenvalues of ``X_c^T X_c / n`` on X's device, decreasing (smaller Gram).
-
-    On an accelerator float32 first, float64 when the range needs it; float64 on the CPU.
-    """
-    import torch
-
-    n = int(X.shape[0])
-    # On the CPU float64 costs little more than float32; torch's eigvalsh is used rather
-    # than numpy's (measured 0.035 s against 0.5 s of CPU for a 512 x 512 Gram here).
-    dtypes = (torch.float64,) if X.device.type == "cpu" else (torch.float32, torch.float64)
-    for dtype in dtypes:
-        Xd = X.to(dtype)
-        Xc = Xd - Xd.mean(dim=0, keepdim=True) if center else Xd
-        G = Xc.T @ Xc if Xc.shape[1] <= Xc.shape[0] else Xc @ Xc.T
-        e = torch.linalg.eigvalsh(G / n)
-        lo, hi = (float(x) for x in e[[0, -1]].cpu())
-        if dtype == torch.float64 or lo >= _F32_RANGE * hi:
-            break
-    vals = np.clip(to_numpy(e.double()), 0.0, None)
-    return np.sort(vals)[::-1]
