@@ -162,6 +162,9 @@ def test_bad_arguments_rejected() -> None:
     model = _mlp(4)
     with pytest.raises(ValueError, match="schedule"):
         SpectrumTracker(model, schedule="sometimes")
+    # "log" is Schedule.log (a count) everywhere, never another spacing: no strings
+    with pytest.raises(ValueError, match=r"Schedule.per_decade\(10\)"):
+        SpectrumTracker(model, schedule="log")
     with pytest.raises(ValueError, match="pattern 'nope' matches no submodule"):
         SpectrumTracker(model, modules=["nope"])
     with pytest.raises(ValueError, match="pattern 'blocks.*.attn' matches no submodule"):

@@ -38,7 +38,7 @@ Where the work happens
     ``step()`` only copies tensors (on their own device) and queues them;
     it waits only while the queued copies exceed ``max_pending_bytes``
     (256 MiB by default), which bounds the memory a backlog holds while the
-    worker catches up (the log schedule's first steps come faster than their
+    worker catches up (the default schedule's first steps come faster than their
     records are computed); a background thread computes the spectra on that device
     (``spectra.gram_eigenvalues(..., precision="auto")``: float32 Gram
     first, redone in float64 when the smallest eigenvalue is below ``1e-4``
@@ -110,17 +110,18 @@ COLUMNS = ["step", "layer", "quantity", "rank", "value", "verdict"]
 _DTYPES = {"step": "int64", "layer": "string", "quantity": "string", "rank": "int64",
            "value": "float64", "verdict": "string"}
 _STATE_VERSION = 1
+#: The tracker's default schedule: about 10 steps a decade, with no end.
+DEFAULT_SCHEDULE = Schedule.per_decade(10)
 _Row = tuple[int, str, str, int, float, str]
 
 
 def _schedule(schedule: Any, steps: int | None) -> Callable[[int], bool]:
     """The tracker's ``step -> bool`` from its ``schedule`` and ``steps`` arguments."""
-    if isinstance(schedule, str):
-        if schedule != "log":
-            raise ValueError(f"schedule must be 'log', a Schedule, a list of steps, an int "
-                             f"count (with steps=) or a callable step -> bool; got {schedule!r}")
-        schedule = Schedule.per_decade(10)
-    elif callable(schedule):
+    if isinstance(schedule, str):  # "log" would read as Schedule.log, a count: no strings
+        raise ValueError(f"schedule must be a Schedule, a list of steps, an int count (with "
+                         f"steps=) or a callable step -> bool; got {schedule!r} (about 10 "
+                         "steps a decade, the default, is Schedule.per_decade(10))")
+    if callable(schedule):
         return schedule
     elif isinstance(schedule, Iterable) and not isinstance(schedule, (Sequence, np.ndarray)):
         schedule = list(schedule)  # a set or a generator of steps
@@ -189,8 +190,8 @@ class SpectrumTracker:
         rules) or modules: the matrices inside the selected modules and the
         outputs of the selected modules. A ``{name: module}`` dict as well.
     schedule
-        When to measure: a :class:`~specdyn.schedule.Schedule`; ``"log"``
-        (``Schedule.per_decade(10)``: steps 0, 1, 2, ..., 8, 10, 13, 16, ...);
+        When to measure: a :class:`~specdyn.schedule.Schedule` (default
+        ``Schedule.per_decade(10)``: steps 0, 1, 2, ..., 8, 10, 13, 16, ...);
         a list of steps; a callable ``step -> bool``; or an ``int``, which is
         what it is everywhere in specdyn, a *count* of log-spaced steps
         (``Schedule.log``), so it needs ``steps``. For every ``n`` steps pass
@@ -266,7 +267,7 @@ class SpectrumTracker:
     of earlier steps stay in ``out``.
     """
 
-    def __init__(self, model: Any, modules: Any = None, schedule: Any = "log", *,
+    def __init__(self, model: Any, modules: Any = None, schedule: Any = DEFAULT_SCHEDULE, *,
                  steps: int | None = None, out: str | Path | None = None, max_samples: int = 2048,
                  weights: bool = True, activations: bool = True, heads: bool = False,
                  top: int | None = None, max_dense: int = 2048, fit: bool = True,
