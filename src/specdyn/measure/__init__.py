@@ -44,6 +44,7 @@ from specdyn.measure.exponents import (
     fit_exponents,
     fit_power_law,
     local_exponent,
+    loglog_fit,
     two_point_exponent,
 )
 from specdyn.measure.outliers import MPFit, OutlierReport, find_outliers, fit_mp_bulk
@@ -106,6 +107,7 @@ __all__ = [
     "layer_verdict",
     "load_tensors",
     "local_exponent",
+    "loglog_fit",
     "mix_particles",
     "moment_tensors",
     "network_hermite_coefficients",
