@@ -233,7 +233,7 @@ def spiked_covariance(theta: ArrayLike, ratio: ArrayLike, *, sigma2: float = 1.0
     thr = np.sqrt(g)
     det = th > thr
     ts = np.where(det, th, 1.0)  # safe value where the formula does not apply
-    loc = np.where(det, s2 * (1 + ts) * (1 + g / ts), s2 * (1 + thr) ** 2)
+    loc = np.where(det, s2 * (1 + ts) * (1 + g / ts), _mp_edges(g, s2)[1])
     ov = np.where(det, (1 - g / ts**2) / (1 + g / ts), 0.0)
     return SpikePrediction(_scalar_or_array(det), _scalar_or_array(loc),
                            _scalar_or_array(ov), _scalar_or_array(thr))
