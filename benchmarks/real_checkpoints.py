@@ -172,8 +172,8 @@ def bench_file(path: Path, rounds: int, work: Path) -> tuple[list[str], list[str
     for i, r in enumerate(measured.itertuples()):
         w = ww_by_id.get(i + 1)  # WeightWatcher numbers the Linear layers from 1
         if r.exponent == r.exponent:  # not NaN
-            sd_exp = (f"{r.exponent:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]"
-                      + (" short" if r.short_window else ""))
+            sd_exp = (f"{r.exponent:.3f} [{r.exponent_ci_low:.3f}, {r.exponent_ci_high:.3f}]"
+                      + (" short" if r.exponent_short_window else ""))
             sd_dens = f"{1 + 1 / r.exponent:.2f}" if r.exponent > 0 else "-"
         else:
             sd_exp = sd_dens = "-"

@@ -66,8 +66,7 @@ def _ab(args: argparse.Namespace) -> dict:
     bare, tracked = training_steps(bare_model, data, **kw), training_steps(tracked_model, data,
                                                                           **kw)
     out = tempfile.mkdtemp(prefix="specdyn-bench-tracker-")
-    tracker = SpectrumTracker(tracked_model, schedule="log", out=out, max_samples=1024,
-                              n_boot=50)
+    tracker = SpectrumTracker(tracked_model, out=out, max_samples=1024, n_boot=50)
     sched = Schedule.per_decade(10).predicate()
 
     def run_bare(n: int) -> tuple[float, float]:

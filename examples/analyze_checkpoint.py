@@ -90,7 +90,8 @@ def main() -> None:
             print(f"  {r.layer:24s} skipped: {r.reason}")
             continue
         print(f"  {r.layer:24s} {r.matrix_shape}  a = {r.exponent:.3f} "
-              f"[{r.ci_low:.3f}, {r.ci_high:.3f}]{' (short window)' if r.short_window else ''}"
+              f"[{r.exponent_ci_low:.3f}, {r.exponent_ci_high:.3f}]"
+              f"{' (short window)' if r.exponent_short_window else ''}"
               f"  outliers: {r.n_outliers}  verdict: {r.verdict}")
     df.to_parquet(out / "layers.parquet")  # or df.to_csv, df.to_json
     print(f"\nfiles in {out}: {sorted(p.name for p in out.iterdir())}")

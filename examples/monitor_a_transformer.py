@@ -122,7 +122,7 @@ def main() -> None:
     model = CharTransformer(len(chars)).to(device)
     print(f"model: {sum(p.numel() for p in model.parameters()):,} parameters on {device}")
 
-    # schedule "log" (Schedule.per_decade(10)); steps= adds the last step (index steps - 1)
+    # default schedule Schedule.per_decade(10); steps= adds the last step (index steps - 1)
     tracker = SpectrumTracker(model, out=args.out, steps=steps - 1, overwrite=True,
                               max_samples=1024, n_boot=50)  # then tracker.step() after each update
     print(f"tracking {len(tracker.matrices)} weight matrices and {len(tracker.sites)} "

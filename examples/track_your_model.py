@@ -47,7 +47,7 @@ def main() -> None:
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 
     # batch 512 > 256 features, so each activation covariance has a Marchenko-Pastur bulk
-    tracker = SpectrumTracker(model, schedule="log", max_samples=512)    # line 1 of 2
+    tracker = SpectrumTracker(model, max_samples=512)                    # line 1 of 2
     for _ in range(steps):
         idx = torch.randint(0, len(X), (512,), generator=gen)
         loss = torch.nn.functional.cross_entropy(model(X[idx]), y[idx])
@@ -67,7 +67,7 @@ def main() -> None:
                                                          values="value")
         print(f"\n{kind} rank exponent a (lambda_k ~ k^-a) by layer:")
         print(ex.round(3).to_string())
-    out = df[df.quantity == "weight_outliers"].pivot(index="step", columns="layer",
+    out = df[df.quantity == "weight_n_outliers"].pivot(index="step", columns="layer",
                                                       values="value")
     print("\nweight outliers above the MP edge (Tracy-Widom test, level 0.05):")
     print(out.astype(int).to_string())

@@ -91,7 +91,7 @@ def test_a_tracker_int_without_steps_raises_the_one_line() -> None:
 
 @pytest.mark.parametrize(("schedule", "expected"), [
     (Schedule.every(4), [0, 4, 8]),
-    ("log", [0, 1, 2, 3, 4, 5, 6, 8]),
+    (Schedule.per_decade(10), [0, 1, 2, 3, 4, 5, 6, 8]),  # the default
     ([1, 7], [1, 7]),
     ({2, 5}, [2, 5]),
     (lambda s: s in (3, 9), [3, 9]),
@@ -104,7 +104,7 @@ def test_tracker_schedules_without_a_length(schedule: object, expected: list[int
 
 
 def test_bad_tracker_schedules_name_schedule() -> None:
-    for bad in ("sometimes", 0, [], [-1], True):
+    for bad in ("sometimes", "log", 0, [], [-1], True):
         with pytest.raises(ValueError, match="^schedule"):
             SpectrumTracker(_mlp(), schedule=bad)
     with pytest.raises(ValueError, match="^steps"):

@@ -90,9 +90,9 @@ def _layer_figure(layer: str, kind: str, summ: pd.DataFrame, eig: pd.DataFrame,
         fig.add_scatter(x=x[ok], y=s["exponent"].to_numpy()[ok], mode="lines+markers",
                         name="exponent a", line={"color": _COLORS[0]}, row=1, col=1)
     top = 1.0
-    if "outliers" in s:
-        ok = s["outliers"].notna().to_numpy()
-        n_out = s["outliers"].to_numpy()[ok]
+    if "n_outliers" in s:
+        ok = s["n_outliers"].notna().to_numpy()
+        n_out = s["n_outliers"].to_numpy()[ok]
         top = max(float(n_out.max()) if n_out.size else 1.0, 1.0)
         fig.add_scatter(x=x[ok], y=n_out, mode="lines+markers",
                         line={"shape": "hv", "color": _COLORS[1], "dash": "dot"},
@@ -180,7 +180,7 @@ def _table(summ: dict[str, pd.DataFrame], layers: dict[tuple[str, str], dict[str
             if pd.notna(last.get("exponent")):
                 ex = (f"{last['exponent']:.3f} [{last.get('exponent_ci_low', np.nan):.3f}, "
                       f"{last.get('exponent_ci_high', np.nan):.3f}]")
-            out = "-" if pd.isna(last.get("outliers")) else f"{int(last['outliers'])}"
+            out = "-" if pd.isna(last.get("n_outliers")) else f"{int(last['n_outliers'])}"
             body.append(
                 f"<tr><td><a href='#{html.escape(_anchor(str(layer), kind))}'>"
                 f"{html.escape(str(layer))}</a></td><td>{kind}</td><td>{html.escape(what)}</td>"

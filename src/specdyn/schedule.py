@@ -13,7 +13,8 @@ and the other entry points) and the measured steps of
   when the length is known);
 - ``Schedule.per_decade(count)``: ``0`` and ``round(10**(j / count))``,
   ``j = 0, 1, ...``, i.e. ``count`` steps a decade with no end (the tracker's
-  ``"log"``);
+  default, ``per_decade(10)``). "Log" always means ``Schedule.log``, a count:
+  no entry point takes the string ``"log"`` for another spacing;
 - ``Schedule.at(steps)`` -- and a list of integers everywhere -- explicit steps.
 
 ``log`` and ``even`` need the run length (:meth:`Schedule.resolve` takes it);

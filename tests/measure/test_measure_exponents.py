@@ -254,3 +254,17 @@ def test_negative_eigenvalue_message_has_a_plain_number() -> None:
 
     with pytest.raises(ValueError, match=r"got -0\.5$"):
         fit_power_law(np.array([1.0, 0.5, -0.5]))
+
+
+def test_loglog_fit_recovers_an_exact_power_law_and_refuses_bad_input() -> None:
+    from specdyn.measure import loglog_fit
+
+    N = np.array([64.0, 128.0, 256.0, 512.0])
+    s, c = loglog_fit(N, 3.0 * N ** -0.5)  # oracle: the law it was built from
+    assert s == pytest.approx(-0.5, abs=1e-12) and np.exp(c) == pytest.approx(3.0, rel=1e-12)
+    for x, y, match in (([1.0], [1.0], "same length >= 2"), ([1.0, 2.0], [1.0], "same length"),
+                        ([0.0, 2.0], [1.0, 2.0], "x must be > 0"),
+                        ([1.0, 2.0], [1.0, -2.0], "y must be > 0"),
+                        ([1.0, np.nan], [1.0, 2.0], "x must not contain NaN")):
+        with pytest.raises(ValueError, match=match):
+            loglog_fit(x, y)

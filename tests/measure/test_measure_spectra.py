@@ -203,3 +203,39 @@ def test_rank_tolerance_is_lambda1_size_eps() -> None:
     assert rank_tolerance(1.0, 10, np.float32) == 10 * np.finfo(np.float32).eps
     assert rank_tolerance(1.0, 10, torch.bfloat16) == 10 * torch.finfo(torch.bfloat16).eps
     assert rank_tolerance(-1.0, 10) == 0.0
+
+
+@pytest.mark.parametrize("shape", [(40, 25), (25, 40), (30, 30)])
+@pytest.mark.parametrize("kind", ["numpy", "torch32", "torch64"])
+@pytest.mark.parametrize("precision", ["float64", "auto"])
+def test_gram_eigenvalues_match_svd(shape: tuple[int, int], kind: str, precision: str) -> None:
+    from specdyn.measure import gram_eigenvalues
+
+    X = np.random.default_rng(sum(shape)).standard_normal(shape)
+    Xc = X - X.mean(axis=0)
+    ref = np.linalg.svd(Xc, compute_uv=False) ** 2 / 7.0  # oracle: singular values
+    arg = X if kind == "numpy" else torch.from_numpy(X).to(
+        torch.float32 if kind == "torch32" else torch.float64)
+    got = gram_eigenvalues(arg, center=True, divisor=7.0, precision=precision)
+    assert got.dtype == np.float64 and got.shape == (min(shape),)
+    assert np.all(np.diff(got) <= 0) and np.all(got >= 0)
+    # float32 input is cast to float64 before the Gram on the CPU ("auto" too): the
+    # only float32 error is the input's rounding, ~1e-7 relative
+    rtol = 1e-6 if kind == "torch32" else 1e-10
+    np.testing.assert_allclose(got, ref, rtol=rtol, atol=rtol * ref[0])
+
+
+def test_symmetric_eigenvalues_zero_only_roundoff_below_rank_tolerance() -> None:
+    from specdyn.measure import rank_tolerance, symmetric_eigenvalues
+
+    A = np.random.default_rng(5).standard_normal((20, 6))
+    S = A @ A.T  # rank 6: 14 eigenvalues that are round-off
+    w = symmetric_eigenvalues(S, symmetrize=True, zero_below_rank=True)
+    assert np.count_nonzero(w) == 6 and np.all(w[6:] == 0.0)
+    assert w[5] > rank_tolerance(w[0], 20)
+    raw = symmetric_eigenvalues(S, symmetrize=True)
+    np.testing.assert_array_equal(raw[:6], w[:6])  # same solver, same numbers
+    with pytest.raises(ValueError, match="precision"):
+        from specdyn.measure import gram_eigenvalues
+
+        gram_eigenvalues(A, precision="float32")

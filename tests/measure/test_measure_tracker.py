@@ -84,13 +84,13 @@ def test_digits_mlp_tracker_table_matches_independent_spectra() -> None:
         lo = df[df.quantity == f"{kind}_exponent_ci_low"].set_index(["step", "layer"])["value"]
         hi = df[df.quantity == f"{kind}_exponent_ci_high"].set_index(["step", "layer"])["value"]
         assert ((lo <= e + 1e-12) & (e <= hi + 1e-12)).all()
-    outl = df[df.quantity.str.endswith("_outliers")]["value"]
+    outl = df[df.quantity.str.endswith("_n_outliers")]["value"]
     assert (outl >= 0).all() and (outl == np.round(outl)).all()
     # At initialisation the weights are i.i.d.: the calibrated test flags (almost) nothing.
-    w0 = df[(df.step == 0) & (df.quantity == "weight_outliers")]["value"]
+    w0 = df[(df.step == 0) & (df.quantity == "weight_n_outliers")]["value"]
     assert w0.sum() <= 1
     # Training creates outliers in the weights (learned directions).
-    wl = df[(df.step == expected_steps[-1]) & (df.quantity == "weight_outliers")]["value"]
+    wl = df[(df.step == expected_steps[-1]) & (df.quantity == "weight_n_outliers")]["value"]
     assert wl.sum() >= 1
     # Digits has constant (always zero) pixels, so layer 0's pre-activations are rank
     # deficient: no MP bulk applies, and the tracker says so instead of inventing one.
@@ -162,6 +162,9 @@ def test_bad_arguments_rejected() -> None:
     model = _mlp(4)
     with pytest.raises(ValueError, match="schedule"):
         SpectrumTracker(model, schedule="sometimes")
+    # "log" is Schedule.log (a count) everywhere, never another spacing: no strings
+    with pytest.raises(ValueError, match=r"Schedule.per_decade\(10\)"):
+        SpectrumTracker(model, schedule="log")
     with pytest.raises(ValueError, match="pattern 'nope' matches no submodule"):
         SpectrumTracker(model, modules=["nope"])
     with pytest.raises(ValueError, match="pattern 'blocks.*.attn' matches no submodule"):
@@ -528,7 +531,7 @@ def test_summaries_in_the_helper_process_equal_those_in_the_thread(monkeypatch) 
 
 
 def test_a_dead_summary_process_is_reported_and_replaced() -> None:
-    from specdyn.measure._summaries import shared_helper
+    from specdyn.measure._summary_process import shared_helper
 
     model = _mlp(14)
     tr = SpectrumTracker(model, schedule=Schedule.every(1), n_boot=0)

@@ -47,6 +47,7 @@ ALLOWED = {
     # weight matrix the "samples" are its output rows, so M/D would be wrong there.
     ("specdyn.measure.find_outliers", "n_samples"): "rows of the measured matrix",
     ("specdyn.measure.fit_mp_bulk", "n_samples"): "rows of the measured matrix",
+    ("specdyn.measure.summarize_spectrum", "n_samples"): "rows of the measured matrix",
     ("specdyn.measure.OutlierReport", "n_samples"): "rows of the measured matrix",
     ("specdyn.measure.OutlierReport", "n_features"): "columns of the measured matrix",
     ("specdyn.measure.CovarianceAccumulator", "n_features"): "columns of the streamed matrix",

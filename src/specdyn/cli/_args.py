@@ -1,5 +1,5 @@
 """Argument parsing helpers shared by subcommands: the subcommand itself, number lists,
-ranges, checked numbers.
+ranges (read by :mod:`specdyn.ranges`), checked numbers.
 
 Each ``type=`` converter raises ``argparse.ArgumentTypeError`` with the problem
 only; argparse prefixes the option (``argument --alpha: ...``) and the parser
@@ -14,6 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from specdyn.ranges import is_range, parse_range, range_values
 
 
 def command(sub: argparse._SubParsersAction, name: str, run: Callable[[argparse.Namespace], Any],
@@ -68,26 +70,15 @@ def number_list(text: str) -> np.ndarray:
     """
     text = text.strip()
     usage = "expected a comma list (1,2,5) or a range log:LO:HI:N / lin:LO:HI:N"
-    if text.startswith(("log:", "lin:")):
-        parts = text.split(":")
-        if len(parts) != 4:
-            raise argparse.ArgumentTypeError(f"{usage}, got {text!r}")
-        kind, lo_text, hi_text, n_text = parts
+    if is_range(text):
         try:
-            lo, hi, num = float(lo_text), float(hi_text), int(n_text)
+            kind, lo, hi, num = parse_range(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{usage}, got {text!r}") from None
-        if num < 1:
-            raise argparse.ArgumentTypeError(f"the N of {kind}:LO:HI:N must be >= 1, got {num}")
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise argparse.ArgumentTypeError(
-                f"the ends of {kind}:LO:HI:N must be finite, got LO = {lo:g}, HI = {hi:g}")
-        if kind == "log":
-            if lo <= 0 or hi <= 0:
-                raise argparse.ArgumentTypeError(
-                    f"the ends of log:LO:HI:N must be > 0, got LO = {lo:g}, HI = {hi:g}")
-            return np.logspace(np.log10(lo), np.log10(hi), num)
-        return np.linspace(lo, hi, num)
+        try:
+            return range_values(kind, lo, hi, num)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
     try:
         values = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:

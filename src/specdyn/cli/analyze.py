@@ -112,7 +112,7 @@ def _json_records(summaries: list[LayerSummary]) -> list[dict[str, Any]]:
     out = []
     for s in summaries:
         rec = {k: _json_value(x) for k, x in s.record().items()}
-        lo, hi = rec["ci_low"], rec["ci_high"]
+        lo, hi = rec["exponent_ci_low"], rec["exponent_ci_high"]
         rec["ci"] = [lo, hi] if lo is not None and hi is not None else None
         out.append(rec)
     return out

@@ -35,12 +35,9 @@ import itertools
 import json
 import math
 import os
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from specdyn.experiments.config import (
     RESERVED_KEYS,
@@ -52,6 +49,7 @@ from specdyn.experiments.config import (
     field_types,
     read_toml,
 )
+from specdyn.ranges import is_range, parse_range, range_values
 
 #: The executors a sweep can run on (see :mod:`specdyn.experiments.executors`).
 EXECUTORS = ("local", "dask", "inline")
@@ -230,19 +228,13 @@ def load_run(path: str | os.PathLike[str]) -> tuple[str, Any]:
     return name, config_from_toml(tf, exp.config_cls, experiment=name)
 
 
-_RANGE = re.compile(r"^\s*(log|lin):([^:]+):([^:]+):([^:]+)\s*$")
-
-
 def _axis_values(raw: Any, loc: str) -> list[Any]:
     """One axis: a list, a ``{log|lin = [lo, hi], num = n}`` table or a 'log:lo:hi:n' string."""
-    if isinstance(raw, str) and _RANGE.match(raw):
-        m = _RANGE.match(raw)
-        assert m is not None
+    if is_range(raw):
         try:
-            kind, lo, hi, num = m.group(1), float(m.group(2)), float(m.group(3)), int(m.group(4))
-        except ValueError:
-            raise ValueError(f"{loc}: range must read 'log:LO:HI:N' or 'lin:LO:HI:N', "
-                             f"got {raw!r}") from None
+            kind, lo, hi, num = parse_range(raw)
+        except ValueError as err:
+            raise ValueError(f"{loc}: {err}") from None
         raw = {kind: [lo, hi], "num": num}
     if isinstance(raw, dict):
         kinds = [k for k in ("log", "lin") if k in raw]
@@ -257,13 +249,10 @@ def _axis_values(raw: Any, loc: str) -> list[Any]:
             raise ValueError(f"{loc}: {kind} must be [LO, HI] (two numbers), got {ends!r}")
         if isinstance(num, bool) or not isinstance(num, int) or num < 1:
             raise ValueError(f"{loc}: num must be an integer >= 1, got {num!r}")
-        lo, hi = float(ends[0]), float(ends[1])
-        if kind == "log":
-            if not (lo > 0 and hi > 0):
-                raise ValueError(f"{loc}: a log range needs LO, HI > 0, got [{lo}, {hi}]")
-            grid = np.logspace(math.log10(lo), math.log10(hi), num)
-        else:
-            grid = np.linspace(lo, hi, num)
+        try:
+            grid = range_values(kind, float(ends[0]), float(ends[1]), num)
+        except ValueError as err:
+            raise ValueError(f"{loc}: {err}") from None
         # 12 significant digits: readable values, ids that do not hang on the last ulp
         return [float(f"{x:.12g}") for x in grid]
     if isinstance(raw, list):

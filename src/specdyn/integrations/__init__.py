@@ -24,14 +24,14 @@ import pandas as pd
 
 __all__ = ["TensorBoardLogger"]
 
-_SCALARS = ("exponent", "outliers", "mp_edge")
+_SCALARS = ("exponent", "n_outliers", "mp_edge")
 
 
 class TensorBoardLogger:
     """``on_record`` callback: tracker rows to TensorBoard.
 
     Tags: ``spectra/<kind>_<quantity>/<layer>`` for the scalars (``quantity`` in
-    exponent, outliers, mp_edge) and ``spectra/<kind>_log10_eigenvalues/<layer>``
+    exponent, n_outliers, mp_edge) and ``spectra/<kind>_log10_eigenvalues/<layer>``
     for the histograms; the global step is the tracker's step.
 
     Parameters

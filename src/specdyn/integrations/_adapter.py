@@ -15,7 +15,7 @@ import importlib
 from collections.abc import Sequence
 from typing import Any
 
-from specdyn.measure.tracker import SpectrumTracker
+from specdyn.measure.tracker import DEFAULT_SCHEDULE, SpectrumTracker
 
 __all__ = ["TrackerAdapter", "framework_class"]
 
@@ -36,7 +36,7 @@ class TrackerAdapter:
     """Holds the tracker's arguments (``modules``, ``schedule`` and keywords, those of
     ``SpectrumTracker``) and, once training has started, ``tracker``."""
 
-    def __init__(self, modules: Any = None, schedule: Any = "log", **tracker_kwargs: Any
+    def __init__(self, modules: Any = None, schedule: Any = DEFAULT_SCHEDULE, **tracker_kwargs: Any
                  ) -> None:
         self.modules = modules
         self.schedule = schedule

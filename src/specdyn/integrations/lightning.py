@@ -15,6 +15,7 @@ import math
 from typing import Any
 
 from specdyn.integrations._adapter import TrackerAdapter, framework_class
+from specdyn.measure.tracker import DEFAULT_SCHEDULE
 
 # lightning, else the standalone package
 Callback: Any = framework_class(["lightning.pytorch:Callback", "pytorch_lightning:Callback"],
@@ -32,7 +33,7 @@ class SpectrumCallback(TrackerAdapter, Callback):
     schedule (a log-spaced count) resolves over the whole run.
     """
 
-    def __init__(self, modules: Any = None, schedule: Any = "log", **tracker_kwargs: Any
+    def __init__(self, modules: Any = None, schedule: Any = DEFAULT_SCHEDULE, **tracker_kwargs: Any
                  ) -> None:
         super().__init__(modules, schedule, **tracker_kwargs)
         self._pending: dict[str, Any] | None = None

@@ -44,17 +44,21 @@ from specdyn.measure.exponents import (
     fit_exponents,
     fit_power_law,
     local_exponent,
+    loglog_fit,
     two_point_exponent,
 )
 from specdyn.measure.outliers import MPFit, OutlierReport, find_outliers, fit_mp_bulk
 from specdyn.measure.spectra import (
     CovarianceAccumulator,
     covariance_spectrum,
+    gram_eigenvalues,
     gram_spectrum,
     rank_tolerance,
+    symmetric_eigenvalues,
     weight_spectrum,
 )
 from specdyn.measure.summary import (
+    SUMMARY_COLUMNS,
     VERDICT_MP,
     VERDICT_POWER_LAW,
     VERDICT_UNCLEAR,
@@ -64,12 +68,14 @@ from specdyn.measure.summary import (
     summaries_frame,
     summarize_file,
     summarize_matrix,
+    summarize_spectrum,
     summarize_tensors,
 )
 from specdyn.measure.tracker import SpectrumTracker, read_spectra
 from specdyn.measure.transport import paired_sq_distance, wasserstein2_squared
 
 __all__ = [
+    "SUMMARY_COLUMNS",
     "VERDICT_MP",
     "VERDICT_POWER_LAW",
     "VERDICT_UNCLEAR",
@@ -95,11 +101,13 @@ __all__ = [
     "fit_mp_bulk",
     "fit_power_law",
     "function_distance",
+    "gram_eigenvalues",
     "gram_spectrum",
     "hermite_tail",
     "layer_verdict",
     "load_tensors",
     "local_exponent",
+    "loglog_fit",
     "mix_particles",
     "moment_tensors",
     "network_hermite_coefficients",
@@ -112,8 +120,10 @@ __all__ = [
     "singular_alignment",
     "state_tensors",
     "summaries_frame",
+    "symmetric_eigenvalues",
     "summarize_file",
     "summarize_matrix",
+    "summarize_spectrum",
     "summarize_tensors",
     "top_clusters_function",
     "top_eigenvectors",

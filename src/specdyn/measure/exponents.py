@@ -17,6 +17,12 @@ Fits
     also leave out numerical zeros (at most
     ``specdyn.measure.spectra.rank_tolerance``: round-off of a rank-deficient
     matrix).
+Log-log slopes
+    ``loglog_fit(x, y)`` is the one least-squares line of ``log y`` on
+    ``log x`` (slope and intercept, unweighted: every point counts the same),
+    for a quantity against a size (error against width ``N``, distance
+    against samples ``M``); the rank fits above are the same line fit,
+    weighted.
 Short windows
     A window spanning less than ``MIN_DECADES`` (one decade of rank) pins
     the exponent down poorly whatever its bootstrap says: ``fit_power_law``
@@ -46,6 +52,7 @@ __all__ = [
     "fit_exponents",
     "fit_power_law",
     "local_exponent",
+    "loglog_fit",
     "two_point_exponent",
 ]
 
@@ -163,9 +170,46 @@ def _spectrum(eigs: ArrayLike) -> np.ndarray:
     return lam
 
 
+def _line(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+    """Least-squares line ``y = c + s x``: ``[s, c]`` (per column of a 2-D ``y``).
+
+    The one line fit of this module; ``w`` multiplies the unsquared residuals
+    (``numpy.polyfit``'s convention).
+    """
+    return np.polyfit(x, y, 1, w=w)
+
+
+def loglog_fit(x: ArrayLike, y: ArrayLike) -> tuple[float, float]:
+    """Slope and intercept of the least-squares line ``log y = c + s log x`` (unweighted).
+
+    The one log-log slope estimator for a quantity against a size, e.g. an
+    error that should fall as ``N^-1``: ``loglog_fit(Ns, errors)[0]`` is ``s``.
+
+    Parameters
+    ----------
+    x, y
+        Positive, finite, 1-D, the same length, at least 2 points.
+
+    Returns
+    -------
+    (float, float)
+        ``(s, c)``; the fitted curve is ``y = exp(c) x^s``.
+    """
+    xa = v.real_array("x", x)
+    ya = v.real_array("y", y)
+    if xa.ndim != 1 or ya.shape != xa.shape or xa.size < 2:
+        raise ValueError(f"x and y must be 1-D of the same length >= 2, got shapes "
+                         f"{xa.shape} and {ya.shape}")
+    for name, arr in (("x", xa), ("y", ya)):
+        if not np.all(arr > 0):
+            raise ValueError(f"{name} must be > 0 (log-log fit), got {arr.min():g}")
+    s, c = _line(np.log(xa), np.log(ya))
+    return float(s), float(c)
+
+
 def _wls(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float, float]:
     """Weighted LS line ``y = c + s x`` (``w`` weighs squared residuals): slope, intercept, R^2."""
-    s, c = np.polyfit(x, y, 1, w=np.sqrt(w))  # polyfit weights the unsquared residuals
+    s, c = _line(x, y, np.sqrt(w))  # polyfit weights the unsquared residuals
     my = (w * y).sum() / w.sum()
     ss_tot = (w * (y - my) ** 2).sum()
     ss_res = (w * (y - (c + s * x)) ** 2).sum()
@@ -211,7 +255,7 @@ def fit_exponents(spectra: ArrayLike, kmin: int, kmax: int, *,
     k = np.arange(k_lo, k_hi + 1, dtype=np.float64)
     w = 1.0 / np.sqrt(k) if weights == "log-rank" else None  # sqrt: polyfit's convention
     y = np.log(lam).reshape(-1, k.size).T
-    slope = np.polyfit(np.log(k), y, 1, w=w)[0]
+    slope = _line(np.log(k), y, w)[0]
     return -slope.reshape(arr.shape[:-1])
 
 

@@ -357,8 +357,9 @@ def fit_mp_bulk(eigs: ArrayLike, ratio: float, *, n_excluded: int | None = None,
         s2 = med / _mp_median(gc) if med > 0 else s2_of(0)
         k = -1
         cap = min(m // 2, m - 3)
+        unit_edge = rmt.mp_edges(g)[1]  # the edge at sigma2 = 1 (s2 may be <= 0 here)
         for _ in range(50):
-            edge = s2 * (1 + np.sqrt(g)) ** 2
+            edge = s2 * unit_edge
             above = int(np.sum(e > edge))
             capped = above > cap
             k_new = min(above, cap)
@@ -426,7 +427,8 @@ def find_outliers(eigs: ArrayLike, ratio: float, alpha: float = 0.05, *,
         got = f"ratio {bulk.ratio:g}" if isinstance(bulk, MPFit) else type(bulk).__name__
         raise ValueError(f"bulk must be fit_mp_bulk(eigs, ratio={g:g}, ...) of these "
                          f"eigenvalues, got {got}")
-    edge0 = (known if known is not None else bulk.sigma2) * (1 + np.sqrt(g)) ** 2
+    unit_edge = rmt.mp_edges(g)[1]  # the MP edge at sigma2 = 1
+    edge0 = (known if known is not None else bulk.sigma2) * unit_edge
     n_cand = int(np.clip(np.sum(e > edge0), 1, kmax))
 
     k = np.arange(n_cand)
@@ -455,7 +457,7 @@ def find_outliers(eigs: ArrayLike, ratio: float, alpha: float = 0.05, *,
         spike_strength=theta,
         n_outliers=lead,
         sigma2=float(s2_final),
-        edge=float(s2_final * (1 + np.sqrt(g)) ** 2),
+        edge=float(s2_final * unit_edge),
         n_samples=float(n),
         n_features=float(p),
         alpha=a,

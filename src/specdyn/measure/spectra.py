@@ -38,6 +38,19 @@ Scale
     float64's range give correct eigenvalues; when the eigenvalues themselves
     do not fit in float64 (entries beyond ~1e154 or below ~1e-154 times
     ``sqrt(n)``) a ``ValueError`` says so instead of returning inf or 0.
+Gram eigenvalues
+    ``gram_eigenvalues(X)`` is the one routine that diagonalises a Gram matrix
+    (and ``symmetric_eigenvalues(S)`` the one ``eigvalsh`` call of specdyn, for
+    a matrix that is already symmetric): numpy or torch in, the work done where
+    the input lives (numpy: numpy in float64; torch: torch on the tensor's
+    device), float64 numpy out, decreasing, negative round-off clipped to 0.
+    Precision policy for torch input: ``"float64"`` (default) casts first;
+    ``"auto"`` tries float32 on an accelerator and redoes the Gram in float64
+    when the smallest eigenvalue is below ``F32_RANGE`` (1e-4) of the largest,
+    where float32 round-off (``~6e-8`` of the largest) would exceed 0.1 %
+    (float64 on the CPU, where it costs little more). The tracker uses
+    ``"auto"``; every other caller (``covariance_spectrum``, the simulators)
+    ``"float64"``.
 Zero
     An eigenvalue is numerically zero when it is at most ``rank_tolerance``:
     ``lambda_1 * max(n, p) * eps`` of the dtype the spectrum was computed in
@@ -55,12 +68,23 @@ from specdyn import _validate as v
 from specdyn._torch import to_numpy
 
 __all__ = [
+    "F32_RANGE",
+    "PRECISIONS",
     "CovarianceAccumulator",
     "covariance_spectrum",
+    "gram_eigenvalues",
     "gram_spectrum",
     "rank_tolerance",
+    "symmetric_eigenvalues",
     "weight_spectrum",
 ]
+
+#: Precision policies of ``gram_eigenvalues`` for torch input (module docstring).
+PRECISIONS = ("float64", "auto")
+#: float32 eigenvalues of a Gram carry an absolute error ~6e-8 of the largest one;
+#: below this fraction of the largest, the relative error of the smallest would
+#: exceed ~0.1 %: ``precision="auto"`` then redoes the Gram in float64.
+F32_RANGE = 1e-4
 
 _NORMALIZE = ("none", "rows", "cols", "trace")
 _METHODS = ("auto", "dense", "lanczos")
@@ -99,6 +123,94 @@ def rank_tolerance(largest: float, shape: float | tuple[float, ...],
     else:
         eps = float(np.finfo(np.dtype(dtype)).eps)
     return max(float(largest), 0.0) * max(size, 1.0) * eps
+
+
+def symmetric_eigenvalues(S: Any, *, symmetrize: bool = False,
+                          zero_below_rank: bool = False) -> np.ndarray:
+    """Eigenvalues of a symmetric matrix, decreasing, float64, negative round-off clipped to 0.
+
+    The one ``eigvalsh`` of specdyn. ``S`` is a numpy array (numpy's
+    ``eigvalsh``) or a torch tensor (torch's, on its device, in its dtype).
+
+    Parameters
+    ----------
+    S
+        A square symmetric matrix.
+    symmetrize
+        Use ``(S + S^T) / 2`` (a product that is symmetric only to rounding).
+    zero_below_rank
+        Also set the eigenvalues at or below ``rank_tolerance`` (of ``S``'s
+        size and the dtype it was diagonalised in) to exactly 0: round-off of
+        a rank-deficient matrix.
+    """
+    if _is_torch(S):
+        import torch
+
+        w = to_numpy(torch.linalg.eigvalsh(0.5 * (S + S.T) if symmetrize else S), np.float64)
+        dtype: Any = S.dtype
+    else:
+        w = np.linalg.eigvalsh(0.5 * (S + S.T) if symmetrize else S)
+        dtype = w.dtype
+    w = np.clip(w, 0.0, None)[::-1].copy()
+    if zero_below_rank and w.size:
+        w[w <= rank_tolerance(float(w[0]), w.size, dtype)] = 0.0
+    return w
+
+
+def _smaller_gram(X: Any, center: bool, divisor: float | None, symmetrize: bool) -> Any:
+    """``X_c^T X_c / divisor`` or ``X_c X_c^T / divisor``, whichever is smaller.
+
+    A square ``X`` gives ``X_c^T X_c``; ``divisor`` defaults to the rows of ``X``.
+    """
+    n = int(X.shape[0])
+    if center:
+        Xc = X - (X.mean(dim=0, keepdim=True) if _is_torch(X) else X.mean(axis=0, keepdims=True))
+    else:
+        Xc = X
+    G = Xc.T @ Xc if X.shape[1] <= X.shape[0] else Xc @ Xc.T
+    if symmetrize:
+        G = 0.5 * (G + G.T)
+    return G / (n if divisor is None else divisor)
+
+
+def gram_eigenvalues(X: Any, *, center: bool = False, divisor: float | None = None,
+                     precision: str = "float64", symmetrize: bool = False) -> np.ndarray:
+    """Eigenvalues of ``X_c^T X_c / divisor`` from the smaller Gram, decreasing, on X's device.
+
+    The one Gram-spectrum routine of specdyn (module docstring, "Gram
+    eigenvalues"): the measurement layer, the tracker and the simulators call it.
+
+    Parameters
+    ----------
+    X
+        An ``n x p`` numpy array (float64) or torch tensor (any device).
+    center
+        Remove column means first.
+    divisor
+        Default ``n`` (the rows).
+    precision
+        ``"float64"`` or ``"auto"`` (torch input on an accelerator: float32
+        first, float64 when the range needs it); see ``PRECISIONS``.
+    symmetrize
+        Diagonalise ``(G + G^T) / 2`` (symmetrised before the division).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``min(n, p)`` eigenvalues, float64, decreasing, clipped at 0 (a square
+        ``X`` uses ``X^T X``).
+    """
+    v.choice("precision", precision, PRECISIONS)
+    if not _is_torch(X):
+        return symmetric_eigenvalues(_smaller_gram(X, center, divisor, symmetrize))
+    import torch
+
+    auto = precision == "auto" and X.device.type != "cpu"
+    for dtype in (torch.float32, torch.float64) if auto else (torch.float64,):
+        w = symmetric_eigenvalues(_smaller_gram(X.to(dtype), center, divisor, symmetrize))
+        if dtype == torch.float64 or w[-1] >= F32_RANGE * w[0]:
+            break
+    return w
 
 
 def _is_torch(x: Any) -> bool:
@@ -165,16 +277,19 @@ def _use_lanczos(method: str, k: int | None, m: int) -> bool:
     return m > _GRAM_MAX and k < m
 
 
-def _gram_top(G: np.ndarray, k: int | None) -> np.ndarray:
-    """Top ``k`` eigenvalues of an explicit Gram: Lanczos when ``k`` is small, else eigvalsh."""
-    m = G.shape[0]
-    if k is not None and m > 600 and k <= m // 5:
-        from scipy.sparse.linalg import eigsh
+def _gram_lanczos(m: int, k: int | None) -> bool:
+    """Top ``k`` of an explicit ``m x m`` Gram by Lanczos (small ``k``) rather than eigvalsh."""
+    return k is not None and m > 600 and k <= m // 5
 
-        v0 = np.random.default_rng(0).standard_normal(m)  # reproducible start
-        return np.asarray(eigsh(G, k=k, which="LA", v0=v0, ncv=min(m, max(2 * k + 1, k + 32)),
-                                tol=0.0, return_eigenvectors=False))
-    return np.linalg.eigvalsh(G)
+
+def _gram_top(G: np.ndarray, k: int) -> np.ndarray:
+    """Top ``k`` eigenvalues of an explicit Gram by Lanczos (``_gram_lanczos``)."""
+    from scipy.sparse.linalg import eigsh
+
+    m = G.shape[0]
+    v0 = np.random.default_rng(0).standard_normal(m)  # reproducible start
+    return np.asarray(eigsh(G, k=k, which="LA", v0=v0, ncv=min(m, max(2 * k + 1, k + 32)),
+                            tol=0.0, return_eigenvectors=False))
 
 
 def covariance_spectrum(F: Any, center: bool = True, top: int | None = None, *,
@@ -222,21 +337,23 @@ def _unit_spectrum(X: Any, center: bool, k: int | None, meth: str) -> tuple[np.n
         scale = float(X.abs().max().item())
         if X.device.type != "cpu":
             Xs = X / scale if scale > 0 else X
-            return _finish(_torch_gram_eigs(Xs, center, n), k), scale
+            return _finish(gram_eigenvalues(Xs, center=center), k), scale
         X = to_numpy(X)  # a float64 CPU tensor shares memory with numpy
     else:
         scale = float(np.max(np.abs(X)))
     Xs = X / scale if scale > 0 else X
-    Xc = Xs - Xs.mean(axis=0, keepdims=True) if center else Xs
     if _use_lanczos(meth, k, min(n, p)):
         assert k is not None
+        Xc = Xs - Xs.mean(axis=0, keepdims=True) if center else Xs
         if p <= n:
             vals = _lanczos_top(lambda u: Xc.T @ (Xc @ np.ravel(u)) / n, p, k)
         else:
             vals = _lanczos_top(lambda u: Xc @ (Xc.T @ np.ravel(u)) / n, n, k)
         return _finish(vals, k), scale
-    G = (Xc.T @ Xc) if p <= n else (Xc @ Xc.T)
-    return _finish(_gram_top(G / n, k), k), scale
+    if _gram_lanczos(min(n, p), k):
+        assert k is not None
+        return _finish(_gram_top(_smaller_gram(Xs, center, None, False), k), k), scale
+    return _finish(gram_eigenvalues(Xs, center=center), k), scale
 
 
 def _rescale(name: str, eigs: np.ndarray, scale: float, factor: float = 1.0) -> np.ndarray:
@@ -252,15 +369,6 @@ def _rescale(name: str, eigs: np.ndarray, scale: float, factor: float = 1.0) -> 
         raise ValueError(f"{name}: its eigenvalues underflow float64 (largest entry "
                          f"{scale:.3g}); multiply {name} by a constant first")
     return out
-
-
-def _torch_gram_eigs(X: Any, center: bool, n: int) -> np.ndarray:
-    import torch
-
-    Xc = X - X.mean(dim=0, keepdim=True) if center else X
-    G = Xc.T @ Xc if X.shape[1] <= X.shape[0] else Xc @ Xc.T
-    vals = torch.linalg.eigvalsh(G / n)
-    return to_numpy(vals, np.float64)
 
 
 def gram_spectrum(H: Any, top: int | None = None, *, method: str = "auto") -> np.ndarray:
@@ -289,19 +397,19 @@ def weight_spectrum(W: Any, normalize: str = "rows", top: int | None = None, *,
     Returns
     -------
     numpy.ndarray
-        ``min(N, M)`` (or ``top``) eigenvalues, float64, decreasing.
+        ``min(N, D)`` (or ``top``) eigenvalues, float64, decreasing.
     """
     X = _check_matrix("W", W)
     norm = v.choice("normalize", normalize, _NORMALIZE)
     meth = v.choice("method", method, _METHODS)
-    N, M = (int(s) for s in X.shape)
-    k = _top_arg(top, min(N, M))
+    N, D = (int(s) for s in X.shape)
+    k = _top_arg(top, min(N, D))
     # eig(W^T W / N) of W / s, and s; every normalisation is a rescaling of it.
     eigs, scale = _unit_spectrum(X, False, k, meth)
     if norm == "rows":
         return _rescale("W", eigs, scale)
     if norm == "cols":
-        return _rescale("W", eigs, scale, N / M)
+        return _rescale("W", eigs, scale, N / D)
     if norm == "none":
         return _rescale("W", eigs, scale, float(N))
     if scale == 0.0:
@@ -397,4 +505,4 @@ class CovarianceAccumulator:
         """Eigenvalues of ``covariance()``, decreasing (all ``p`` of them, or ``top``)."""
         C = self.covariance()
         k = _top_arg(top, C.shape[0])
-        return _finish(np.linalg.eigvalsh(0.5 * (C + C.T)), k)
+        return _finish(symmetric_eigenvalues(C, symmetrize=True), k)

@@ -1,8 +1,11 @@
-"""One-call spectral summary of a matrix, of every tensor in a weights file, and its verdict.
+"""Spectral summary of a spectrum, a matrix or every tensor in a weights file, and its verdict.
 
-``summarize_matrix`` is what ``specdyn analyze`` reports for each layer:
-spectrum, power-law fit, Marchenko-Pastur bulk, outliers and the layer's
-verdict (``layer_verdict``). ``analyze(path_or_module)`` returns the same as a
+``summarize_spectrum`` is the one summary pipeline of specdyn: power-law fit,
+Marchenko-Pastur bulk, outliers and the layer's verdict (``layer_verdict``) of
+one spectrum. ``specdyn analyze`` (``summarize_matrix``) and the
+``SpectrumTracker`` (in its summary process) both call it, and both report its
+columns, ``SUMMARY_COLUMNS``, under the same names
+(``LayerSummary.values``; docs/concepts.md). ``analyze(path_or_module)`` returns the same as a
 ``pandas.DataFrame``, one row per tensor (measured or skipped with the reason).
 Files and checkpoints are read by :mod:`specdyn.measure.checkpoint`.
 
@@ -48,6 +51,7 @@ from specdyn.measure.spectra import covariance_spectrum, weight_spectrum
 
 __all__ = [
     "SUFFIXES",
+    "SUMMARY_COLUMNS",
     "VERDICT_MP",
     "VERDICT_POWER_LAW",
     "VERDICT_UNCLEAR",
@@ -59,6 +63,7 @@ __all__ = [
     "summaries_frame",
     "summarize_file",
     "summarize_matrix",
+    "summarize_spectrum",
     "summarize_tensors",
 ]
 
@@ -98,9 +103,20 @@ def layer_verdict(fit: PowerLawFit | None, mp: MPFit | None,
     return VERDICT_UNCLEAR
 
 
+#: The summary columns of one spectrum, in order: the same names in ``analyze``'s
+#: table and (as ``<kind>_<column>`` quantities) in the tracker's. Meanings in
+#: docs/concepts.md ("Spectral summaries").
+SUMMARY_COLUMNS = (
+    "exponent", "exponent_ci_low", "exponent_ci_high", "exponent_r2", "exponent_kmin",
+    "exponent_kmax", "exponent_amplitude", "exponent_short_window", "density_exponent",
+    "mp_sigma2", "mp_edge", "mp_ks", "n_outliers", "cap_reached", "max_outliers",
+    "lambda_max",
+)
+
+
 @dataclass(frozen=True)
 class LayerSummary:
-    """Spectral summary of one tensor.
+    """Spectral summary of one tensor (or one spectrum).
 
     Attributes
     ----------
@@ -111,16 +127,20 @@ class LayerSummary:
     reason
         Why it was skipped (``""`` when measured).
     matrix_shape
-        ``(N, M)`` after reshaping, when it is a matrix.
+        ``(rows, cols)`` after reshaping, when it is a matrix.
     eigs
         The full spectrum (decreasing) when computed.
     fit, mp, outliers
         Power-law fit, MP bulk and outlier test; ``None`` when that step
-        failed, with the reason in ``notes``.
+        failed (the reason in ``failed``) or was not asked for.
     verdict
         ``layer_verdict(fit, mp, outliers)`` for a measured tensor, else ``None``.
     notes
         Reshaping, failed steps, a short window, a reached cap.
+    failed
+        ``(step, reason)`` of each step that was asked for and could not be
+        computed; ``step`` is ``"exponent"`` (the power-law fit) or
+        ``"outliers"`` (MP bulk and outlier test).
     """
 
     name: str
@@ -134,24 +154,20 @@ class LayerSummary:
     outliers: OutlierReport | None = None
     verdict: str | None = None
     notes: tuple[str, ...] = field(default=())
+    failed: tuple[tuple[str, str], ...] = field(default=())
 
-    def record(self) -> dict[str, Any]:
-        """One row of ``analyze``'s table: plain Python values, ``None`` where missing."""
+    def values(self) -> dict[str, float | int | bool | None]:
+        """The ``SUMMARY_COLUMNS`` of this summary: plain Python values, ``None`` where missing."""
         f, mp, r = self.fit, self.mp, self.outliers
         return {
-            "layer": self.name,
-            "shape": list(self.shape),
-            "matrix_shape": list(self.matrix_shape) if self.matrix_shape else None,
-            "status": self.status,
-            "reason": self.reason,
-            "verdict": self.verdict,
             "exponent": f.exponent if f else None,
-            "ci_low": f.ci_low if f else None,
-            "ci_high": f.ci_high if f else None,
-            "short_window": f.short_window if f else None,
-            "kmin": f.kmin if f else None,
-            "kmax": f.kmax if f else None,
-            "r2": f.r2 if f else None,
+            "exponent_ci_low": f.ci_low if f else None,
+            "exponent_ci_high": f.ci_high if f else None,
+            "exponent_r2": f.r2 if f else None,
+            "exponent_kmin": f.kmin if f else None,
+            "exponent_kmax": f.kmax if f else None,
+            "exponent_amplitude": f.amplitude if f else None,
+            "exponent_short_window": f.short_window if f else None,
             "density_exponent": f.density_exponent if f else None,
             "mp_sigma2": mp.sigma2 if mp else None,
             "mp_edge": mp.hi if mp else None,
@@ -160,6 +176,18 @@ class LayerSummary:
             "cap_reached": r.cap_reached if r else None,
             "max_outliers": r.max_candidates if r else None,
             "lambda_max": float(self.eigs[0]) if self.eigs is not None else None,
+        }
+
+    def record(self) -> dict[str, Any]:
+        """One row of ``analyze``'s table: the tensor, its verdict and ``values()``."""
+        return {
+            "layer": self.name,
+            "shape": list(self.shape),
+            "matrix_shape": list(self.matrix_shape) if self.matrix_shape else None,
+            "status": self.status,
+            "reason": self.reason,
+            "verdict": self.verdict,
+            **self.values(),
             "notes": "; ".join(self.notes),
         }
 
@@ -170,15 +198,78 @@ def _skipped(name: str, shape: tuple[int, ...], reason: str,
     return LayerSummary(name, shape, "skipped", reason, matrix_shape=matrix_shape, notes=notes)
 
 
+def summarize_spectrum(eigs: np.ndarray, ratio: float, *, n_samples: float,
+                       alpha: float = 0.05, n_boot: int = 200, fit: bool = True,
+                       outliers: bool = True, complete: bool = True, name: str = "",
+                       shape: tuple[int, ...] = (), matrix_shape: tuple[int, int] | None = None,
+                       notes: tuple[str, ...] = ()) -> LayerSummary:
+    """The one summary pipeline: power-law fit, MP bulk, outliers, verdict.
+
+    Never raises on the spectrum's content: a step that fails is reported.
+
+    Parameters
+    ----------
+    eigs
+        The spectrum, decreasing (float64).
+    ratio, n_samples
+        Marchenko-Pastur aspect ratio ``p / n`` and samples (degrees of
+        freedom) of the matrix it came from, as in ``fit_mp_bulk``.
+    alpha, n_boot
+        Level of the outlier test; bootstrap resamples of the exponent interval.
+    fit, outliers
+        Whether to fit the power law, and the MP bulk with its outlier test.
+    complete
+        ``False`` when ``eigs`` is only the top of the spectrum: no MP fit
+        (it needs the whole spectrum), listed in ``failed``.
+    name, shape, matrix_shape, notes
+        Carried into the ``LayerSummary`` (notes are extended).
+
+    Returns
+    -------
+    LayerSummary
+        ``status="measured"``; a step that failed leaves its part ``None``,
+        with the reason in ``failed`` and ``notes``.
+    """
+    a = v.in_range("alpha", alpha, 0.0, 1.0, lo_open=True, hi_open=True)
+    out_notes = list(notes)
+    failed: list[tuple[str, str]] = []
+    pl = mp = rep = None
+    if fit:
+        try:
+            pl = fit_power_law(eigs, n_boot=n_boot)
+            if pl.short_window:
+                out_notes.append(f"short window: k={pl.kmin}..{pl.kmax} spans "
+                                 f"{pl.decades:.2f} decades (< 1); interval widened by the "
+                                 "one-decade windows' spread")
+        except ValueError as err:
+            failed.append(("exponent", str(err)))
+            out_notes.append(f"no exponent: {err}")
+    if outliers and not complete:
+        failed.append(("outliers", f"only the top {eigs.size} eigenvalues: no MP fit"))
+    elif outliers:
+        try:
+            mp = fit_mp_bulk(eigs, ratio, n_samples=n_samples)
+            rep = find_outliers(eigs, ratio, a, n_samples=n_samples, bulk=mp)  # one MP fit
+            if rep.cap_reached:
+                out_notes.append(f"outlier cap reached: all {rep.max_candidates} candidates "
+                                 "tested were significant, there may be more")
+        except ValueError as err:
+            failed.append(("outliers", str(err)))
+            out_notes.append(f"no MP fit: {err}")
+    return LayerSummary(name, shape, "measured", matrix_shape=matrix_shape, eigs=eigs, fit=pl,
+                        mp=mp, outliers=rep, verdict=layer_verdict(pl, mp, rep),
+                        notes=tuple(out_notes), failed=tuple(failed))
+
+
 def summarize_matrix(name: str, W: Any, *, center: bool = False, alpha: float = 0.05,
                      n_boot: int = 200) -> LayerSummary:
-    """Spectrum, power-law fit, MP bulk and outliers of one tensor (never raises on content).
+    """Spectrum of one tensor, then ``summarize_spectrum`` (never raises on content).
 
     Tensors that cannot be analysed (fewer than 2 axes, non-float, non-finite,
     fewer than 3 singular values) come back with ``status="skipped"`` and the
     ``reason``.
     """
-    a = v.in_range("alpha", alpha, 0.0, 1.0, lo_open=True, hi_open=True)
+    v.in_range("alpha", alpha, 0.0, 1.0, lo_open=True, hi_open=True)
     arr = _to_numpy(W)
     shape = tuple(int(s) for s in np.shape(arr))
     if isinstance(W, Skipped):
@@ -196,39 +287,24 @@ def summarize_matrix(name: str, W: Any, *, center: bool = False, alpha: float = 
     if arr.ndim > 2:
         arr = arr.reshape(arr.shape[0], -1)
         notes.append(f"reshaped {shape} -> {arr.shape}")
-    N, M = (int(s) for s in arr.shape)
-    if min(N, M) < 3:
-        return _skipped(name, shape, "fewer than 3 singular values", (N, M), tuple(notes))
+    rows, cols = (int(s) for s in arr.shape)
+    if min(rows, cols) < 3:
+        return _skipped(name, shape, "fewer than 3 singular values", (rows, cols), tuple(notes))
     arr = arr.astype(np.float64)
     if not np.all(np.isfinite(arr)):
-        return _skipped(name, shape, "contains NaN or inf", (N, M), tuple(notes))
+        return _skipped(name, shape, "contains NaN or inf", (rows, cols), tuple(notes))
     try:
         if center:
             eigs = covariance_spectrum(arr, center=True)
-            ratio, n_samples = M / (N - 1), float(N - 1)
+            ratio, n_samples = cols / (rows - 1), float(rows - 1)
         else:
             eigs = weight_spectrum(arr, normalize="rows")
-            ratio, n_samples = M / N, float(N)
+            ratio, n_samples = cols / rows, float(rows)
     except ValueError as err:  # e.g. eigenvalues outside float64's range
-        return _skipped(name, shape, str(err), (N, M), tuple(notes))
-    fit = mp = rep = None
-    try:
-        fit = fit_power_law(eigs, n_boot=n_boot)
-        if fit.short_window:
-            notes.append(f"short window: k={fit.kmin}..{fit.kmax} spans {fit.decades:.2f} "
-                         "decades (< 1); interval widened by the one-decade windows' spread")
-    except ValueError as err:
-        notes.append(f"no exponent: {err}")
-    try:
-        mp = fit_mp_bulk(eigs, ratio, n_samples=n_samples)
-        rep = find_outliers(eigs, ratio, a, n_samples=n_samples, bulk=mp)
-        if rep.cap_reached:
-            notes.append(f"outlier cap reached: all {rep.max_candidates} candidates tested "
-                         "were significant, there may be more")
-    except ValueError as err:
-        notes.append(f"no MP fit: {err}")
-    return LayerSummary(name, shape, "measured", matrix_shape=(N, M), eigs=eigs, fit=fit, mp=mp,
-                        outliers=rep, verdict=layer_verdict(fit, mp, rep), notes=tuple(notes))
+        return _skipped(name, shape, str(err), (rows, cols), tuple(notes))
+    return summarize_spectrum(eigs, ratio, n_samples=n_samples, alpha=alpha, n_boot=n_boot,
+                              name=name, shape=shape, matrix_shape=(rows, cols),
+                              notes=tuple(notes))
 
 
 def summarize_tensors(tensors: Mapping[str, Any], *, center: bool = False,
@@ -260,8 +336,8 @@ def summarize_file(path: str | Path, *, center: bool = False, alpha: float = 0.0
     return summarize_tensors(load_tensors(path), center=center, alpha=alpha, n_boot=n_boot)
 
 
-_INT_COLS = ("kmin", "kmax", "n_outliers", "max_outliers")
-_BOOL_COLS = ("short_window", "cap_reached")
+_INT_COLS = ("exponent_kmin", "exponent_kmax", "n_outliers", "max_outliers")
+_BOOL_COLS = ("exponent_short_window", "cap_reached")
 
 
 def summaries_frame(summaries: list[LayerSummary]) -> pd.DataFrame:
@@ -296,10 +372,10 @@ def analyze(source: Any, *, center: bool = False, alpha: float = 0.05,
     Returns
     -------
     pandas.DataFrame
-        One row per tensor: ``layer``, ``shape``, ``status`` (measured /
-        skipped), ``reason``, ``verdict``, ``exponent``, ``ci_low``,
-        ``ci_high``, ``short_window``, ``n_outliers``, ``cap_reached`` and the
-        other columns of ``LayerSummary.record``.
+        One row per tensor: ``layer``, ``shape``, ``matrix_shape``, ``status``
+        (measured / skipped), ``reason``, ``verdict``, the ``SUMMARY_COLUMNS``
+        (``exponent``, ``exponent_ci_low``, ..., ``n_outliers``, ...) and
+        ``notes``.
     """
     if isinstance(source, (str, Path)):
         tensors = load_tensors(source)

@@ -38,8 +38,9 @@ Where the work happens
     ``step()`` only copies tensors (on their own device) and queues them;
     it waits only while the queued copies exceed ``max_pending_bytes``
     (256 MiB by default), which bounds the memory a backlog holds while the
-    worker catches up (the log schedule's first steps come faster than their
-    records are computed); a background thread computes the spectra on that device (float32 Gram
+    worker catches up (the default schedule's first steps come faster than their
+    records are computed); a background thread computes the spectra on that device
+    (``spectra.gram_eigenvalues(..., precision="auto")``: float32 Gram
     first, redone in float64 when the smallest eigenvalue is below ``1e-4``
     of the largest, where float32 round-off, ``~6e-8`` of the largest, would
     exceed 0.1 %) and writes the rows; the fits and tests (host numpy, which
@@ -52,15 +53,18 @@ Where the work happens
 Table
     Tidy rows ``(step, layer, quantity, rank, value, verdict)``. ``quantity``
     is ``"<kind>_eigenvalue"`` (``rank`` = 1, 2, ... decreasing) or a
-    per-layer summary with ``rank = 0``: ``<kind>_exponent``,
-    ``<kind>_exponent_ci_low``, ``<kind>_exponent_ci_high``,
-    ``<kind>_exponent_r2``, ``<kind>_exponent_kmin``, ``<kind>_exponent_kmax``,
-    ``<kind>_exponent_amplitude`` (``C`` in ``lambda_k = C k^-a``),
-    ``<kind>_mp_sigma2``, ``<kind>_mp_edge``, ``<kind>_mp_ks``,
-    ``<kind>_outliers``, ``<kind>_samples``, where ``<kind>`` is
-    ``activation`` or ``weight``. ``verdict`` is the layer's verdict at that
-    step (``layer_verdict``), repeated on each of its rows. A summary that
-    cannot be computed (e.g. a spectrum too short for a fit) is left out and
+    per-layer summary with ``rank = 0``: ``<kind>_<column>`` for each of the
+    ``SUMMARY_COLUMNS`` of :func:`~specdyn.measure.summary.summarize_spectrum`
+    (the columns of ``analyze``, same names, same values:
+    ``exponent``, ``exponent_ci_low``, ``exponent_ci_high``, ``exponent_r2``,
+    ``exponent_kmin``, ``exponent_kmax``, ``exponent_amplitude`` (``C`` in
+    ``lambda_k = C k^-a``), ``exponent_short_window`` (0 / 1),
+    ``density_exponent``, ``mp_sigma2``, ``mp_edge``, ``mp_ks``,
+    ``n_outliers``, ``cap_reached`` (0 / 1), ``max_outliers``, ``lambda_max``;
+    docs/concepts.md), and ``<kind>_samples`` (activation rows), where
+    ``<kind>`` is ``activation`` or ``weight``. ``verdict`` is the layer's
+    verdict at that step (``layer_verdict``), repeated on each of its rows. A
+    summary that cannot be computed (e.g. a spectrum too short for a fit) is left out and
     counted in ``tracker.skipped``, with the reason.
 Files (``out=DIR``)
     ``DIR/rows/step-<step>.parquet``: one file per recorded step, each
@@ -89,7 +93,7 @@ import pandas as pd
 
 from specdyn import _validate as v
 from specdyn._torch import to_numpy
-from specdyn.measure._summaries import Options, Spectrum, shared_helper, summarize_all
+from specdyn.measure._summary_process import Options, Spectrum, shared_helper, summarize_all
 from specdyn.measure.layers import (
     ActivationSite,
     WeightMatrix,
@@ -97,6 +101,7 @@ from specdyn.measure.layers import (
     select_modules,
     weight_matrices,
 )
+from specdyn.measure.spectra import gram_eigenvalues
 from specdyn.schedule import Schedule
 
 __all__ = ["SpectrumTracker", "read_spectra"]
@@ -105,20 +110,18 @@ COLUMNS = ["step", "layer", "quantity", "rank", "value", "verdict"]
 _DTYPES = {"step": "int64", "layer": "string", "quantity": "string", "rank": "int64",
            "value": "float64", "verdict": "string"}
 _STATE_VERSION = 1
-# float32 eigenvalues of a Gram carry an absolute error ~6e-8 of the largest one; below
-# this fraction of the largest, the relative error of the smallest would exceed ~0.1 %.
-_F32_RANGE = 1e-4
+#: The tracker's default schedule: about 10 steps a decade, with no end.
+DEFAULT_SCHEDULE = Schedule.per_decade(10)
 _Row = tuple[int, str, str, int, float, str]
 
 
 def _schedule(schedule: Any, steps: int | None) -> Callable[[int], bool]:
     """The tracker's ``step -> bool`` from its ``schedule`` and ``steps`` arguments."""
-    if isinstance(schedule, str):
-        if schedule != "log":
-            raise ValueError(f"schedule must be 'log', a Schedule, a list of steps, an int "
-                             f"count (with steps=) or a callable step -> bool; got {schedule!r}")
-        schedule = Schedule.per_decade(10)
-    elif callable(schedule):
+    if isinstance(schedule, str):  # "log" would read as Schedule.log, a count: no strings
+        raise ValueError(f"schedule must be a Schedule, a list of steps, an int count (with "
+                         f"steps=) or a callable step -> bool; got {schedule!r} (about 10 "
+                         "steps a decade, the default, is Schedule.per_decade(10))")
+    if callable(schedule):
         return schedule
     elif isinstance(schedule, Iterable) and not isinstance(schedule, (Sequence, np.ndarray)):
         schedule = list(schedule)  # a set or a generator of steps
@@ -187,8 +190,8 @@ class SpectrumTracker:
         rules) or modules: the matrices inside the selected modules and the
         outputs of the selected modules. A ``{name: module}`` dict as well.
     schedule
-        When to measure: a :class:`~specdyn.schedule.Schedule`; ``"log"``
-        (``Schedule.per_decade(10)``: steps 0, 1, 2, ..., 8, 10, 13, 16, ...);
+        When to measure: a :class:`~specdyn.schedule.Schedule` (default
+        ``Schedule.per_decade(10)``: steps 0, 1, 2, ..., 8, 10, 13, 16, ...);
         a list of steps; a callable ``step -> bool``; or an ``int``, which is
         what it is everywhere in specdyn, a *count* of log-spaced steps
         (``Schedule.log``), so it needs ``steps``. For every ``n`` steps pass
@@ -233,7 +236,7 @@ class SpectrumTracker:
         With ``background``: compute the fits and tests (many small numpy and
         scipy calls, which hold the GIL and so slow a training step of many
         small torch calls) in one helper process shared by this process's
-        trackers (:mod:`specdyn.measure._summaries`, started at the first
+        trackers (:mod:`specdyn.measure._summary_process`, started at the first
         record); ``False`` computes them in the worker thread. Same rows.
     on_record
         A callable or list of callables ``f(rows)``, called (in the worker
@@ -264,7 +267,7 @@ class SpectrumTracker:
     of earlier steps stay in ``out``.
     """
 
-    def __init__(self, model: Any, modules: Any = None, schedule: Any = "log", *,
+    def __init__(self, model: Any, modules: Any = None, schedule: Any = DEFAULT_SCHEDULE, *,
                  steps: int | None = None, out: str | Path | None = None, max_samples: int = 2048,
                  weights: bool = True, activations: bool = True, heads: bool = False,
                  top: int | None = None, max_dense: int = 2048, fit: bool = True,
@@ -337,7 +340,7 @@ class SpectrumTracker:
         self._pending_bytes = 0
         self.peak_pending_bytes = 0
         self._thread: threading.Thread | None = None
-        # Fits and tests in the shared helper process (see specdyn.measure._summaries),
+        # Fits and tests in the shared helper process (see specdyn.measure._summary_process),
         # started at the first record that needs it.
         self._in_helper = self.background and self.summary_process and (self.fit or self.outliers)
         if self.background:
@@ -655,10 +658,10 @@ class SpectrumTracker:
         s = job.step
         for name, W in job.weights:
             _check_finite(W, s, name, "weights", self.out)
-            N, M = (int(x) for x in W.shape)
+            n_out, n_in = (int(x) for x in W.shape)
             eigs, complete = self._eigs(W, center=False)
-            spectra.append(Spectrum(s, name, "weight", eigs, complete, ratio=M / N,
-                                    n_samples=float(N)))
+            spectra.append(Spectrum(s, name, "weight", eigs, complete, ratio=n_in / n_out,
+                                    n_samples=float(n_out)))
         for name, buf in job.activations:
             if not buf:
                 self.skipped.append((s, name, "activation", "no forward pass seen at this step"))
@@ -697,7 +700,8 @@ class SpectrumTracker:
                 torch.random.set_rng_state(gen_state)
             e = to_numpy(S.double() ** 2 / n)[:k]
             return np.sort(e)[::-1], False
-        return _device_gram_eigs(X, center), True
+        # float32 on an accelerator when the range allows (spectra.gram_eigenvalues)
+        return gram_eigenvalues(X, center=center, precision="auto"), True
 
 
 def _check_finite(x: Any, step: int, layer: str, what: str, out: Path | None) -> None:
@@ -710,26 +714,3 @@ def _check_finite(x: Any, step: int, layer: str, what: str, out: Path | None) ->
             f"SpectrumTracker: {what} of layer {layer!r} are not finite at step {step}: "
             "the run diverged. Lower the learning rate (or add gradient clipping) and "
             f"rerun; nothing was recorded for this step, {where}.")
-
-
-def _device_gram_eigs(X: Any, center: bool) -> np.ndarray:
-    """Eigenvalues of ``X_c^T X_c / n`` on X's device, decreasing (smaller Gram).
-
-    On an accelerator float32 first, float64 when the range needs it; float64 on the CPU.
-    """
-    import torch
-
-    n = int(X.shape[0])
-    # On the CPU float64 costs little more than float32; torch's eigvalsh is used rather
-    # than numpy's (measured 0.035 s against 0.5 s of CPU for a 512 x 512 Gram here).
-    dtypes = (torch.float64,) if X.device.type == "cpu" else (torch.float32, torch.float64)
-    for dtype in dtypes:
-        Xd = X.to(dtype)
-        Xc = Xd - Xd.mean(dim=0, keepdim=True) if center else Xd
-        G = Xc.T @ Xc if Xc.shape[1] <= Xc.shape[0] else Xc @ Xc.T
-        e = torch.linalg.eigvalsh(G / n)
-        lo, hi = (float(x) for x in e[[0, -1]].cpu())
-        if dtype == torch.float64 or lo >= _F32_RANGE * hi:
-            break
-    vals = np.clip(to_numpy(e.double()), 0.0, None)
-    return np.sort(vals)[::-1]

@@ -141,27 +141,30 @@ def orthonormal_powers(a: Any, k: int) -> np.ndarray:
     return _orthonormal_columns(np.stack([base ** (j + 1) for j in range(k)], axis=1))
 
 
-def _gram_eigh(M: np.ndarray, device: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Eigen-decomposition (increasing) of ``M^T M`` in float64: scipy, or torch on CUDA."""
+def _gram_eigh(T: np.ndarray, device: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Eigen-decomposition (increasing) of ``T^T T`` in float64: scipy, or torch on CUDA.
+
+    ``T`` is tall (rows >= cols); eigenvectors are needed here, so this is ``eigh``,
+    not ``spectra.symmetric_eigenvalues``."""
     if device is not None and str(device).startswith("cuda"):
         from specdyn import _torch
 
         torch = _torch.torch()
-        Mt = torch.from_numpy(M).to(device=_torch.resolve_device(device), dtype=torch.float64)
-        lam, vecs = torch.linalg.eigh(Mt.T @ Mt)
+        Tt = torch.from_numpy(T).to(device=_torch.resolve_device(device), dtype=torch.float64)
+        lam, vecs = torch.linalg.eigh(Tt.T @ Tt)
         return to_numpy(lam), to_numpy(vecs)
-    return scipy.linalg.eigh(M.T @ M)
+    return scipy.linalg.eigh(T.T @ T)
 
 
-def _orthonormal_columns(M: np.ndarray) -> np.ndarray:
-    """Orthonormal columns spanning ``M[:, :j+1]`` for every ``j`` (Householder QR, signed so
-    that column ``j`` leans on ``M[:, j]``, as Gram-Schmidt in order would give)."""
-    if M.shape[1] > M.shape[0]:
-        raise ValueError(f"reference direction {M.shape[0]} is linearly dependent on the "
+def _orthonormal_columns(V: np.ndarray) -> np.ndarray:
+    """Orthonormal columns spanning ``V[:, :j+1]`` for every ``j`` (Householder QR, signed so
+    that column ``j`` leans on ``V[:, j]``, as Gram-Schmidt in order would give)."""
+    if V.shape[1] > V.shape[0]:
+        raise ValueError(f"reference direction {V.shape[0]} is linearly dependent on the "
                          "previous ones (more directions than dimensions)")
-    Q, R = np.linalg.qr(M)
+    Q, R = np.linalg.qr(V)
     d = np.diag(R)
-    scale = np.maximum(1.0, np.linalg.norm(M, axis=0))
+    scale = np.maximum(1.0, np.linalg.norm(V, axis=0))
     dependent = ~(np.abs(d) > 1e-12 * scale)
     if dependent.any():
         j = int(np.argmax(dependent))
@@ -241,8 +244,8 @@ def weight_outliers(W: Any, reference: Any = None, target_direction: Any = None,
 
     # Eigen-decomposition of the smaller Gram matrix: all singular values, top vectors.
     transpose = N < d
-    M = Wn.T if transpose else Wn  # (rows >= cols)
-    lam, vecs = _gram_eigh(M, device)
+    T = Wn.T if transpose else Wn  # (rows >= cols)
+    lam, vecs = _gram_eigh(T, device)
     lam = np.clip(lam[::-1], 0.0, None)
     vecs = vecs[:, ::-1]
     s = np.sqrt(lam)
@@ -270,10 +273,10 @@ def weight_outliers(W: Any, reference: Any = None, target_direction: Any = None,
 
     count = int(np.sum(s > threshold))
     k = min(count, max_outliers)
-    small = vecs[:, :k] / np.where(s[:k] > 0, s[:k], 1.0)  # right vectors of M, scaled
-    big = M @ small  # left vectors of M
-    right_M, left_M = vecs[:, :k], big
-    left, right = (right_M, left_M) if transpose else (left_M, right_M)
+    small = vecs[:, :k] / np.where(s[:k] > 0, s[:k], 1.0)  # right vectors of T, scaled
+    big = T @ small  # left vectors of T
+    right_T, left_T = vecs[:, :k], big
+    left, right = (right_T, left_T) if transpose else (left_T, right_T)
     if Q is not None:
         ov = (left.T @ Q) ** 2
         ident = np.argmax(ov, axis=1) if k else np.zeros(0, dtype=int)

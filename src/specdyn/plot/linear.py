@@ -8,6 +8,7 @@ import numpy as np
 from matplotlib import cm, colors
 from matplotlib.figure import Figure
 
+from specdyn.measure.exponents import loglog_fit
 from specdyn.plot._figure import new_figure
 
 
@@ -117,9 +118,9 @@ def finite_size(by_n: tuple, by_m: tuple, *,
                                      "upper half")):
             if len(xs) < 2:
                 continue
-            fit = np.polyfit(np.log(xs), np.log(ys), 1)
+            s, c = loglog_fit(xs, ys)
             xx = np.geomspace(xs.min(), xs.max(), 50)
-            ax.plot(xx, np.exp(np.polyval(fit, np.log(xx))), ls, color="k", lw=1.1,
+            ax.plot(xx, np.exp(c + s * np.log(xx)), ls, color="k", lw=1.1,
                     label=f"fit, {lab}: slope {sl:.2f}")
         ax.set_xscale("log")
         ax.set_yscale("log")

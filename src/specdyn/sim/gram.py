@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from scipy.integrate import solve_ivp
 
 from specdyn._torch import to_numpy
+from specdyn.measure.spectra import symmetric_eigenvalues
 
 __all__ = ["GramEngine", "Grams", "Stats", "initial_grams", "loss_from_grams", "make_gd_step",
            "solve_flow_diagonal", "solve_flow_full", "spectrum", "teacher_diagonals",
@@ -197,13 +198,12 @@ def spectrum(stats: Stats, gw: np.ndarray) -> np.ndarray:
     """Eigenvalues of ``Sigma^(1/2) Gw Sigma^(1/2)``, clipped at 0, decreasing (length D).
 
     These are the nonzero eigenvalues of ``H H^T / (M N)``, ``H = X W^T``
-    (padded with zeros when ``M < D``). Eigenvalues below ``D eps |rho|_max`` are
-    roundoff of a rank-deficient matrix and are set to exactly 0.
+    (padded with zeros when ``M < D``). Eigenvalues at or below
+    ``measure.rank_tolerance`` (``D eps rho_max``) are roundoff of a rank-deficient
+    matrix and are set to exactly 0.
     """
     m = stats.sigma_half @ gw @ stats.sigma_half
-    w = np.linalg.eigvalsh(0.5 * (m + m.T))[::-1].copy()
-    w[w < w.size * np.finfo(np.float64).eps * max(abs(w[0]), abs(w[-1]))] = 0.0
-    return w
+    return symmetric_eigenvalues(m, symmetrize=True, zero_below_rank=True)
 
 
 def teacher_diagonals(gw: np.ndarray, ga: np.ndarray, gwa: np.ndarray, bx: np.ndarray,

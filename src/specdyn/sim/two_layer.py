@@ -53,6 +53,7 @@ from specdyn import _validate as v
 from specdyn._torch import resolve_device, resolve_dtype, to_numpy
 from specdyn._torch import torch as _torch
 from specdyn.data.teacher import PowerLawTeacher
+from specdyn.measure.spectra import gram_eigenvalues, symmetric_eigenvalues
 from specdyn.models.activations import Activation, get_activation
 from specdyn.schedule import Schedule, ScheduleLike
 from specdyn.settings import AlignedSetting, Setting
@@ -253,7 +254,7 @@ def train_two_layer(
         if "preact" in rec:
             series["preact"].append(_gram.spectrum(stats, gw))
         if "weights" in rec:
-            series["weights"].append(_sym_eigs(gw))
+            series["weights"].append(symmetric_eigenvalues(gw, symmetrize=True))
         if "postact" in rec and phi is not None:
             series["postact"].append(postact_spectrum(phi, N))
         for name, arr in zip(("xi", "eta", "zeta"),
@@ -353,20 +354,11 @@ class _OnlineSampler:
         return x, y
 
 
-def _sym_eigs(m: np.ndarray) -> np.ndarray:
-    w = np.linalg.eigvalsh(0.5 * (m + m.T))
-    return np.clip(w, 0.0, None)[::-1].copy()
-
-
 def postact_spectrum(phi: Tensor, N: int) -> np.ndarray:
     """Nonzero eigenvalues of ``phi phi^T / (M N)`` via the smaller Gram, decreasing."""
-    t = _torch()
-    p = phi.double()
-    M = p.shape[0]
-    g = p @ p.T if M <= N else p.T @ p
-    g = 0.5 * (g + g.T) / (M * N)
-    w = to_numpy(t.linalg.eigvalsh(g))
-    return np.clip(w, 0.0, None)[::-1].copy()
+    # phi^T's Gram is phi phi^T (on a tie, M == N, that one: the order of the products
+    # is kept); float64, symmetrised, on phi's device
+    return gram_eigenvalues(phi.T, divisor=phi.shape[0] * N, symmetrize=True)
 
 
 def _stack(vals: list[np.ndarray]) -> np.ndarray:

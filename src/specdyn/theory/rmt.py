@@ -103,8 +103,14 @@ def mp_edges(ratio: ArrayLike, sigma2: ArrayLike = 1.0) -> tuple[Any, Any]:
     g = _ratio_array("ratio", ratio)
     s2 = _positive_array("sigma2", sigma2)
     v.broadcastable(ratio=g, sigma2=s2)
+    lo, hi = _mp_edges(g, s2)
+    return _scalar_or_array(lo), _scalar_or_array(hi)
+
+
+def _mp_edges(g: Any, s2: Any) -> tuple[Any, Any]:
+    """The one Marchenko-Pastur edge formula (``mp_edges`` without its checks)."""
     r = np.sqrt(g)
-    return _scalar_or_array(s2 * (1 - r) ** 2), _scalar_or_array(s2 * (1 + r) ** 2)
+    return s2 * (1 - r) ** 2, s2 * (1 + r) ** 2
 
 
 def mp_density(x: ArrayLike, ratio: float, sigma2: float = 1.0) -> Any:
@@ -117,7 +123,7 @@ def mp_density(x: ArrayLike, ratio: float, sigma2: float = 1.0) -> Any:
     g = v.in_range("ratio", ratio, 0.0, np.inf, lo_open=True, hi_open=True)
     s2 = v.positive("sigma2", sigma2)
     xs = v.real_array("x", x)
-    a, b = s2 * (1 - np.sqrt(g)) ** 2, s2 * (1 + np.sqrt(g)) ** 2
+    a, b = _mp_edges(g, s2)
     inside = (xs > a) & (xs < b) & (xs > 0)
     xi = np.where(inside, xs, 0.5 * (a + b))
     dens = np.sqrt((b - xi) * (xi - a)) / (2 * np.pi * s2 * g * xi)
@@ -143,7 +149,7 @@ def mp_cdf(x: ArrayLike, ratio: float, sigma2: float = 1.0) -> Any:
     g = v.in_range("ratio", ratio, 0.0, np.inf, lo_open=True, hi_open=True)
     s2 = v.positive("sigma2", sigma2)
     xs = v.real_array("x", x, allow_inf=True)
-    a, b = s2 * (1 - np.sqrt(g)) ** 2, s2 * (1 + np.sqrt(g)) ** 2
+    a, b = _mp_edges(g, s2)
     m, h = 0.5 * (a + b), 0.5 * (b - a)
     phi = np.arccos(np.clip((m - np.clip(xs, a, b)) / h, -1.0, 1.0))
     cont = _mp_phi_integral(phi, a, b) / (2 * np.pi * s2 * g)
@@ -162,7 +168,7 @@ def mp_quantile(q: ArrayLike, ratio: float, sigma2: float = 1.0) -> Any:
     qs = v.real_array("q", q)
     if np.any((qs < 0) | (qs > 1)):
         raise ValueError(f"q must lie in [0, 1], got {q!r}")
-    a, b = s2 * (1 - np.sqrt(g)) ** 2, s2 * (1 + np.sqrt(g)) ** 2
+    a, b = _mp_edges(g, s2)
     atom = max(0.0, 1.0 - 1.0 / g)
     target = (qs - atom) * (2 * np.pi * s2 * g)
     lo = np.zeros_like(qs)
@@ -227,7 +233,7 @@ def spiked_covariance(theta: ArrayLike, ratio: ArrayLike, *, sigma2: float = 1.0
     thr = np.sqrt(g)
     det = th > thr
     ts = np.where(det, th, 1.0)  # safe value where the formula does not apply
-    loc = np.where(det, s2 * (1 + ts) * (1 + g / ts), s2 * (1 + thr) ** 2)
+    loc = np.where(det, s2 * (1 + ts) * (1 + g / ts), _mp_edges(g, s2)[1])
     ov = np.where(det, (1 - g / ts**2) / (1 + g / ts), 0.0)
     return SpikePrediction(_scalar_or_array(det), _scalar_or_array(loc),
                            _scalar_or_array(ov), _scalar_or_array(thr))
@@ -258,7 +264,7 @@ def spike_strength_from_eigenvalue(ell: ArrayLike, ratio: ArrayLike, *, sigma2: 
 
 def _bbp_inverse(e: np.ndarray, g: Any) -> np.ndarray:
     """``spike_strength_from_eigenvalue`` at ``sigma2 = 1`` without its checks."""
-    ok = e > (1 + np.sqrt(g)) ** 2 * (1 + 1e-12)  # at the edge up to rounding: not identifiable
+    ok = e > _mp_edges(g, 1.0)[1] * (1 + 1e-12)  # at the edge up to rounding: not identifiable
     bq = e - 1 - g
     disc = np.where(ok, bq**2 - 4 * g, 0.0)
     th = 0.5 * (bq + np.sqrt(np.maximum(disc, 0.0)))
@@ -293,7 +299,12 @@ class RectangularSpike:
 def rectangular_bulk_edge(ratio: ArrayLike) -> Any:
     """Top edge ``1 + sqrt(c)`` of the singular values of ``G / sqrt(m)``, ``c = ratio = n/m``."""
     cc = _ratio_array("ratio", ratio)
-    return _scalar_or_array(1 + np.sqrt(cc))
+    return _scalar_or_array(_rectangular_edge(cc))
+
+
+def _rectangular_edge(cc: Any) -> Any:
+    """The one rectangular (singular-value) edge formula, ``rectangular_bulk_edge`` unchecked."""
+    return 1 + np.sqrt(cc)
 
 
 def rectangular_spike(theta: ArrayLike, ratio: ArrayLike) -> RectangularSpike:
@@ -313,7 +324,7 @@ def rectangular_spike(theta: ArrayLike, ratio: ArrayLike) -> RectangularSpike:
     thr = cc**0.25
     det = th > thr
     t2 = np.where(det, th, 1.0) ** 2
-    sv = np.where(det, np.sqrt((1 + t2) * (cc + t2) / t2), 1 + np.sqrt(cc))
+    sv = np.where(det, np.sqrt((1 + t2) * (cc + t2) / t2), _rectangular_edge(cc))
     left = np.where(det, 1 - cc * (1 + t2) / (t2 * (t2 + cc)), 0.0)
     right = np.where(det, 1 - (cc + t2) / (t2 * (t2 + 1)), 0.0)
     return RectangularSpike(_scalar_or_array(det), _scalar_or_array(sv),
@@ -332,7 +343,7 @@ def spike_strength_from_singular_value(s: ArrayLike, ratio: ArrayLike) -> Any:
     cc = _ratio_array("ratio", ratio)
     v.broadcastable(s=ss, ratio=cc)
     ss, cc = np.broadcast_arrays(ss, cc)
-    ok = ss > (1 + np.sqrt(cc)) * (1 + 1e-12)  # at the edge up to rounding: not identifiable
+    ok = ss > _rectangular_edge(cc) * (1 + 1e-12)  # at the edge up to rounding: not identifiable
     bq = ss**2 - 1 - cc
     disc = np.where(ok, bq**2 - 4 * cc, 0.0)
     t2 = 0.5 * (bq + np.sqrt(np.maximum(disc, 0.0)))

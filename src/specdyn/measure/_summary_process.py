@@ -1,7 +1,9 @@
-"""SpectrumTracker's per-spectrum summaries, and the helper process that computes them.
+"""The tracker's summary process: SpectrumTracker's per-spectrum rows, computed off its thread.
 
-``summarize`` turns one spectrum into the tracker's rows: eigenvalues, power-law
-fit, Marchenko-Pastur fit and outlier test, verdict. It is many small numpy and
+``summarize`` turns one spectrum into the tracker's rows: eigenvalues and the
+columns of :func:`specdyn.measure.summary.summarize_spectrum` (power-law fit,
+Marchenko-Pastur fit and outlier test, verdict), the one summary pipeline that
+``analyze`` uses too. It is many small numpy and
 scipy calls, which hold the GIL; in a thread of the training process they stall
 a training step made of many small torch calls (each call gives the GIL up and
 waits to get it back): measured on ``benchmarks/tracker.py``, the log schedule's
@@ -32,6 +34,7 @@ from typing import IO, Any
 import numpy as np
 
 from specdyn._threads import THREAD_ENV
+from specdyn.measure.summary import summarize_spectrum
 
 __all__: list[str] = []
 
@@ -66,50 +69,31 @@ class Spectrum:
 
 
 def summarize(sp: Spectrum, opts: Options) -> tuple[list[Row], list[Skip]]:
-    """The rows of one spectrum and the summaries skipped, with reasons."""
-    from specdyn.measure.exponents import PowerLawFit, fit_power_law
-    from specdyn.measure.outliers import MPFit, OutlierReport, find_outliers, fit_mp_bulk
-    from specdyn.measure.summary import layer_verdict
+    """The rows of one spectrum and the summaries skipped, with reasons.
 
+    ``summarize_spectrum`` computes the summary; its ``SUMMARY_COLUMNS`` become
+    ``<kind>_<column>`` rows (``rank = 0``; missing values left out, booleans
+    as 0 / 1), after the ``<kind>_eigenvalue`` rows and ``<kind>_samples``.
+    """
     s, layer, kind, eigs = sp.step, sp.layer, sp.kind, sp.eigs
+    summ = summarize_spectrum(eigs, sp.ratio, n_samples=sp.n_samples, alpha=opts.alpha,
+                              n_boot=opts.n_boot, fit=opts.fit, outliers=opts.outliers,
+                              complete=sp.complete)
     skipped: list[Skip] = []
-    fit: PowerLawFit | None = None
-    mp: MPFit | None = None
-    rep: OutlierReport | None = None
-    if opts.fit:
-        try:
-            fit = fit_power_law(eigs, n_boot=opts.n_boot)
-        except ValueError as err:
-            skipped.append((s, layer, f"{kind}_exponent", str(err)))
-    if opts.outliers:
-        if not sp.complete:
-            skipped.append((s, layer, f"{kind}_outliers",
-                            f"only the top {eigs.size} eigenvalues (min side > "
-                            f"max_dense={opts.max_dense}): no MP fit"))
-        else:
-            try:
-                mp = fit_mp_bulk(eigs, sp.ratio, n_samples=sp.n_samples)
-                rep = find_outliers(eigs, sp.ratio, opts.alpha, n_samples=sp.n_samples,
-                                    bulk=mp)  # one MP fit a spectrum
-            except ValueError as err:
-                skipped.append((s, layer, f"{kind}_outliers", str(err)))
-                mp = rep = None
-    verdict = layer_verdict(fit, mp, rep)
+    for what, why in summ.failed:
+        if what == "outliers" and not sp.complete:
+            why = (f"only the top {eigs.size} eigenvalues (min side > "
+                   f"max_dense={opts.max_dense}): no MP fit")
+        skipped.append((s, layer, f"{kind}_{what}", why))
+    verdict = summ.verdict or ""
     keep = eigs if opts.top is None else eigs[: opts.top]
     rows: list[Row] = [(s, layer, f"{kind}_eigenvalue", i + 1, float(x), verdict)
                        for i, x in enumerate(keep)]
-    summ: list[tuple[str, float]] = []
+    values: list[tuple[str, float]] = []
     if sp.n_rows is not None:
-        summ.append(("samples", float(sp.n_rows)))
-    if fit is not None:
-        summ += [("exponent", fit.exponent), ("exponent_ci_low", fit.ci_low),
-                 ("exponent_ci_high", fit.ci_high), ("exponent_r2", fit.r2),
-                 ("exponent_kmin", fit.kmin), ("exponent_kmax", fit.kmax),
-                 ("exponent_amplitude", fit.amplitude)]
-    if rep is not None and mp is not None:
-        summ += [("outliers", rep.n_outliers), ("mp_sigma2", rep.sigma2),
-                 ("mp_edge", rep.edge), ("mp_ks", mp.ks_distance)]
-    rows.extend((s, layer, f"{kind}_{q}", 0, float(val), verdict) for q, val in summ)
+        values.append(("samples", float(sp.n_rows)))
+    values += [(q, float(val)) for q, val in summ.values().items() if val is not None]
+    rows.extend((s, layer, f"{kind}_{q}", 0, val, verdict) for q, val in values)
     return rows, skipped
 
 
@@ -145,7 +129,7 @@ def _recv(f: IO[bytes]) -> Any:
 
 
 # (not ``-m``: the package imports this module first, and runpy warns about that)
-_CHILD = "from specdyn.measure._summaries import main; main()"
+_CHILD = "from specdyn.measure._summary_process import main; main()"
 
 
 class HelperProcess:

@@ -1,0 +1,152 @@
+"""One definition each: the summary pipeline, Gram eigenvalues, the range reader, the
+Marchenko-Pastur edge formula and the log-log slope fit (issue 27).
+
+Checked on the source text of ``src/specdyn`` (``ast``: code only, never docstrings
+or comments), so a second definition written anywhere fails here, naming the file
+and the function. ``PENDING`` lists call sites in experiment modules that another
+change owns; each is to be replaced by the one definition and removed from the list
+("pending merge"). ``ALLOWED`` lists the other exceptions, each with its reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+PKG = SRC / "specdyn"
+
+#: Experiment modules edited by another change at the same time: their call sites are
+#: to move to the one definition at merge (pending merge).
+PENDING: dict[str, set[str]] = {
+    "polyfit": {
+        "specdyn/experiments/linear_figures.py:run_finite_size",
+        "specdyn/experiments/mean_field.py:run_chaos",
+        "specdyn/experiments/mean_field.py:run_budget",
+    },
+}
+
+#: Other exceptions, with the reason.
+ALLOWED: dict[str, dict[str, str]] = {
+    "eigvalsh": {
+        # theory imports nothing from measure (layers); the Airy / Bessel kernel of the
+        # Tracy-Widom Fredholm determinant is not a Gram matrix
+        "specdyn/theory/rmt.py:_tw_log_det": "theory layer, a Fredholm kernel",
+        "specdyn/theory/outlier_escape.py:full_batch_critical_lr": "theory layer, imports no "
+                                                                   "measure",
+        # singular values kept in the run's dtype and on its device (float32 runs would
+        # change if cast to float64): to move once gram_eigenvalues has an "input" policy
+        "specdyn/sim/deep_linear.py:top_sv": "run dtype on device, bit-identity",
+        "specdyn/sim/linear_student.py:record_now": "run dtype on device, pairs with eigh",
+    },
+}
+
+
+def _functions(tree: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+    """``(qualified-ish name, node)`` of every function, innermost last."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node.name, node
+
+
+def _sites(match: Callable[[ast.AST], bool]) -> set[str]:
+    """``path:function`` of every node that ``match``es, by its innermost function."""
+    out: set[str] = set()
+    for path in sorted(PKG.rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        rel = str(path.relative_to(SRC))
+        owner: dict[int, str] = {}
+        for name, fn in _functions(tree):  # walk order: outer before inner, so inner wins
+            for node in ast.walk(fn):
+                owner[id(node)] = name
+        for node in ast.walk(tree):
+            if match(node):
+                out.add(f"{rel}:{owner.get(id(node), '<module>')}")
+    return out
+
+
+def _call_to(*names: str) -> Callable[[ast.AST], bool]:
+    def match(node: ast.AST) -> bool:
+        if not isinstance(node, ast.Call):
+            return False
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+        return name in names
+    return match
+
+
+def _expected(kind: str, one: set[str]) -> set[str]:
+    return one | PENDING.get(kind, set()) | set(ALLOWED.get(kind, {}))
+
+
+def test_one_summary_pipeline() -> None:
+    # the pipeline is what decides a verdict: one function calls layer_verdict
+    assert _sites(_call_to("layer_verdict")) == {
+        "specdyn/measure/summary.py:summarize_spectrum"}
+    # and one function outside the estimators' own modules runs both the power-law fit and
+    # the MP bulk / outlier test
+    fits = _sites(_call_to("fit_power_law"))
+    mps = _sites(_call_to("fit_mp_bulk", "find_outliers"))
+    assert fits & mps == {"specdyn/measure/summary.py:summarize_spectrum"}
+
+
+def test_one_eigvalsh() -> None:
+    sites = _sites(_call_to("eigvalsh"))
+    assert sites == _expected("eigvalsh", {
+        "specdyn/measure/spectra.py:symmetric_eigenvalues"})
+
+
+def test_one_gram_routine_called_by_the_tracker_and_the_simulators() -> None:
+    callers = _sites(_call_to("gram_eigenvalues", "symmetric_eigenvalues"))
+    for user in ("specdyn/measure/tracker.py", "specdyn/sim/gram.py",
+                 "specdyn/sim/two_layer.py", "specdyn/measure/spectra.py"):
+        assert any(c.startswith(user + ":") for c in callers), user
+
+
+def test_one_range_reader() -> None:
+    # the grid: one function makes both log- and evenly spaced ranges
+    logs = _sites(_call_to("logspace"))
+    lins = _sites(_call_to("linspace"))
+    assert logs & lins == {"specdyn/ranges.py:range_values"}
+
+    # the text: nobody else spells out a 'log:'/'lin:' prefix or a (log|lin) pattern
+    def spelled(node: ast.AST) -> bool:
+        return (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                and (node.value.startswith(("log:", "lin:")) or "(log|lin)" in node.value))
+    assert _sites(spelled) == set()
+
+
+def _mp_edge_formula(node: ast.AST) -> bool:
+    """``1 +- sqrt(...)`` or ``(1 +- r) ** 2``: a Marchenko-Pastur (or rectangular) edge."""
+    if not isinstance(node, ast.BinOp):
+        return False
+    text = ast.unparse(node)
+    return bool(re.fullmatch(r"1 [+-] (np\.|math\.)?sqrt\(.*\)", text)
+                or re.fullmatch(r"\(1 [+-] [^()]+\) \*\* 2", text))
+
+
+def test_one_mp_edge_formula() -> None:
+    assert _sites(_mp_edge_formula) == _expected("mp_edge", {
+        "specdyn/theory/rmt.py:_mp_edges", "specdyn/theory/rmt.py:_rectangular_edge"})
+
+
+def test_one_line_fit_for_log_log_slopes() -> None:
+    assert _sites(_call_to("polyfit")) == _expected("polyfit", {
+        "specdyn/measure/exponents.py:_line"})
+
+
+@pytest.mark.parametrize("source, hits", [
+    ("import numpy as np\ndef f(m):\n    return np.linalg.eigvalsh(m)\n", 1),
+    ("def g(r):\n    return (1 + r) ** 2\n", 1),
+    ("import math\ndef h(c):\n    return 1 + math.sqrt(c)\n", 1),
+    ('def doc():\n    """(1 + sqrt(ratio))**2 and np.linalg.eigvalsh in a docstring."""\n', 0),
+])
+def test_the_checks_see_a_second_definition(source: str, hits: int) -> None:
+    tree = ast.parse(source)
+    found = [n for n in ast.walk(tree)
+             if _call_to("eigvalsh")(n) or _mp_edge_formula(n)]
+    assert len(found) == hits
