@@ -22,13 +22,7 @@ PKG = SRC / "specdyn"
 
 #: Experiment modules edited by another change at the same time: their call sites are
 #: to move to the one definition at merge (pending merge).
-PENDING: dict[str, set[str]] = {
-    "polyfit": {
-        "specdyn/experiments/linear_figures.py:run_finite_size",
-        "specdyn/experiments/mean_field.py:run_chaos",
-        "specdyn/experiments/mean_field.py:run_budget",
-    },
-}
+PENDING: dict[str, set[str]] = {}
 
 #: Other exceptions, with the reason.
 ALLOWED: dict[str, dict[str, str]] = {

@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import KW_ONLY, asdict, dataclass
 from typing import Any
 
+import numpy as np
+
 #: The source of a claim the project makes itself (not a seed paper's statement).
 OWN = "own"
 
@@ -89,6 +91,20 @@ def mark(claim: Mapping[str, Any]) -> str:
     if claim.get("disputed"):
         return "NOT HELD (disputed)"
     return "NOT HELD (quick size)" if claim.get("full_only") else "NOT HELD"
+
+
+def loglog_slope(x: Any, y: Any) -> float:
+    """Log-log slope of ``y`` against ``x`` for a claim (:func:`specdyn.measure.loglog_fit`).
+
+    NaN, so that the claim is NOT HELD, where the data cannot be fitted: fewer
+    than two points, or a ``y`` that is not finite and positive (a wrong table).
+    """
+    from specdyn.measure import loglog_fit
+
+    xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if xa.size < 2 or not (np.all(ya > 0) and np.all(np.isfinite(ya))):
+        return float("nan")
+    return loglog_fit(xa, ya)[0]
 
 
 def within(name: str, measured: float, lo: float, hi: float, *, source: str, note: str = "",

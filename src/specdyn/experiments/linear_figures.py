@@ -21,10 +21,10 @@ import pandas as pd
 from specdyn import _validate as v
 from specdyn import io, theory
 from specdyn._progress import progress
-from specdyn.experiments.claims import Claim, within
+from specdyn.experiments.claims import Claim, loglog_slope, within
 from specdyn.experiments.paper_setting import PaperSettingConfig
 from specdyn.experiments.registry import ExperimentResult, register
-from specdyn.measure.exponents import fit_exponents, two_point_exponent
+from specdyn.measure.exponents import fit_exponents, loglog_fit, two_point_exponent
 from specdyn.plot import linear as lplot
 from specdyn.plot import save_figure
 from specdyn.schedule import Schedule
@@ -264,7 +264,7 @@ def upper_half_slope(df: pd.DataFrame, axis: str) -> float:
     sizes = mean.index.to_numpy(dtype=float)
     half = len(sizes) // 2
     n = len(sizes) - half if len(sizes) - half >= 2 else len(sizes)
-    return float(np.polyfit(np.log(sizes[-n:]), np.log(mean.to_numpy()[-n:]), 1)[0])
+    return loglog_slope(sizes[-n:], mean.to_numpy()[-n:])
 
 
 def finite_size_slope_claims(df: pd.DataFrame, cfg: FiniteSizeConfig) -> list[Claim]:
@@ -309,9 +309,8 @@ def run_finite_size(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
         g = df[df.axis == axis].groupby("size")
         mean, sd = g.median_abs_log.mean(), g.median_abs_log.std().fillna(0.0)
         sizes = mean.index.to_numpy(dtype=float)
-        slope = float(np.polyfit(np.log(sizes), np.log(mean.to_numpy()), 1)[0])
-        slope_max = float(np.polyfit(np.log(sizes), np.log(g.max_abs_log.mean().to_numpy()),
-                                     1)[0])
+        slope = loglog_fit(sizes, mean.to_numpy())[0]
+        slope_max = loglog_fit(sizes, g.max_abs_log.mean().to_numpy())[0]
         summary[f"slope_median_vs_{axis}"] = slope
         slope_upper = upper_half_slope(df, axis)
         summary[f"slope_median_vs_{axis}_upper_half"] = slope_upper

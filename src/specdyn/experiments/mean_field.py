@@ -35,9 +35,10 @@ import scipy.stats
 from specdyn import _validate as v
 from specdyn import io
 from specdyn.data.hermite import HermiteTarget, hermite_coefficients
-from specdyn.experiments.claims import Claim, within
+from specdyn.experiments.claims import Claim, loglog_slope, within
 from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.measure.atoms import cluster_directions
+from specdyn.measure.exponents import loglog_fit
 from specdyn.plot import mean_field as mplot
 from specdyn.plot import save_figure
 
@@ -119,14 +120,6 @@ SLOPE_TOL = 0.2
 UNIFORM_GROWTH_MAX = 0.25
 
 
-def _loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
-    """Least-squares slope of ``log y`` against ``log x``; NaN unless every ``y > 0``."""
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    if len(x) < 2 or not (np.all(y > 0) and np.all(np.isfinite(y))):
-        return float("nan")
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
-
-
 def uniform_growth(df: pd.DataFrame) -> tuple[int, int, float]:
     """``(mid, end, g)``: relative growth ``g`` of ``N x w2_distance`` (mean over N and
     seeds) from the checkpoint ``mid`` nearest half the run to the last, ``end``.
@@ -166,7 +159,7 @@ def chaos_claims(df: pd.DataFrame) -> list[Claim]:
 
     def slope(step: int, col: str) -> float:
         m = mean.loc[step]
-        return _loglog_slope(m.index.to_numpy(), m[col].to_numpy())
+        return loglog_slope(m.index.to_numpy(), m[col].to_numpy())
 
     slopes = np.array([slope(int(t), "sq_distance") for t in late])
     worst = float(slopes[np.argmax(np.abs(slopes + 1.0))]) if slopes.size else float("nan")
@@ -239,14 +232,14 @@ def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
         times = run.times
         Ns = run.N
     D = np.asarray(finals)
-    slope, intercept = np.polyfit(np.log(Ns), np.log(D.mean(0)), 1)
-    per_seed = [float(np.polyfit(np.log(Ns), np.log(row), 1)[0]) for row in D]
+    slope, intercept = loglog_fit(Ns, D.mean(0))
+    per_seed = [loglog_fit(Ns, row)[0] for row in D]
     df = pd.DataFrame(rows)
     mid, end, growth = uniform_growth(df)
     fig = mplot.plot_propagation_of_chaos(
         Ns, D, float(slope), float(intercept), times, np.mean(scaled, axis=0),
         np.asarray(w2s), growth=(mid * cfg.dt, end * cfg.dt, growth))
-    slope_w2 = float(np.polyfit(np.log(Ns), np.log(np.mean(w2s, axis=0)), 1)[0])
+    slope_w2 = loglog_fit(Ns, np.mean(w2s, axis=0))[0]
     figures = save_figure(fig, out_dir / "propagation-of-chaos")
     table = io.write_table(df, out_dir / "propagation-of-chaos.parquet")
     summary = {"slope": float(slope), "slope_w2": slope_w2, "slope_per_seed": per_seed,
@@ -496,7 +489,7 @@ def budget_claims(df: pd.DataFrame) -> list[Claim]:
         within("optimisation part falls with t (Spearman)", _falls(df, "optimisation"),
                -1.0, -TREND_MIN, source="abstract 3; notes sec. 3",
                note="E(t) - E(t_end) along the population run"),
-        within("particle part: slope against N", _loglog_slope(part["x"], part["value"]),
+        within("particle part: slope against N", loglog_slope(part["x"], part["value"]),
                lo, hi, source="abstract 3",
                note="function gap to a coupled reference at the end; claim O(1/N)"),
         within(f"sparse residual: share of f outside the {BUDGET_S_STAR} heaviest clusters",
@@ -602,7 +595,7 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
                                   budget_time=cfg.steps * cfg.dt)
     figures = save_figure(fig, out_dir / "error-budget")
     table = io.write_table(df, out_dir / "error-budget.parquet")
-    slope_N = _loglog_slope(chaos.N, chaos.function_gap[:, -1])
+    slope_N = loglog_slope(chaos.N, chaos.function_gap[:, -1])
     summary = {"test_error_population": e_pop, "test_error_t_end": e_end,
                "optimisation_gap_at_budget_time": e_pop - e_end,
                "statistical": dict(zip(map(str, cfg.M_values), map(float, stat), strict=True)),
