@@ -1,7 +1,7 @@
 """Fault injection: SIGKILLs and failures during reruns and sweeps, and concurrent writers.
 
 Reproduces the fault table of issue 17 against the result store
-(:mod:`specdyn.experiments.store`). Each fault runs in a forked child process
+(:mod:`specdyn.runs.store`). Each fault runs in a forked child process
 (specdyn already imported, so a kill can land anywhere in a run, commit
 included) and is killed at a random moment of its run:
 
@@ -9,7 +9,7 @@ included) and is killed at a random moment of its run:
    (tag 0); a rerun with tag ``i`` writes a table, a PNG and a PDF (each
    carrying its tag), then its record, and is SIGKILLed at a random time.
    Afterwards every file in the folder must carry the tag of the folder's
-   ``record.json`` (old result or new, never a mix), ``io.load`` must return
+   ``record.json`` (old result or new, never a mix), ``runs.load`` must return
    that run's rows, and the next run must leave no ``.tmp``;
 2. **a failed rerun** (the experiment raises): the old result is kept byte for
    byte, the failure is recorded beside it;
@@ -38,11 +38,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from specdyn import io
-from specdyn.experiments import run_experiment, store
-from specdyn.experiments.registry import ExperimentResult, register
-from specdyn.experiments.spec import make_sweep
-from specdyn.experiments.sweep import run_sweep
+from specdyn import io, runs
+from specdyn.runs import run_experiment, store
+from specdyn.runs.registry import ExperimentResult, register
+from specdyn.runs.spec import make_sweep
+from specdyn.runs.sweep import run_sweep
 
 NAME = "fault-probe"
 CTX = multiprocessing.get_context("fork")
@@ -113,7 +113,7 @@ def reruns(root: Path, kills: int, rng: random.Random) -> dict[str, int]:
         if len(set(tags.values())) != 1:
             counts["mixed"] += 1
         counts["new" if rec == i else "old"] += 1
-        if set(io.load(target)["tag"]) != {rec}:
+        if set(runs.load(target)["tag"]) != {rec}:
             counts["load_wrong"] += 1
         # the next run removes what the kill left (it finishes: tag back to a clean state)
         run_experiment(NAME, root, config=FaultConfig(tag=rec, pause=0.0))
@@ -130,7 +130,7 @@ def failed_rerun(root: Path) -> dict[str, int]:
     except FloatingPointError:
         pass
     after = {p.name: p.read_bytes() for p in target.iterdir()}
-    stale = int((io.load(target)["tag"] != 100).sum())
+    stale = int((runs.load(target)["tag"] != 100).sum())
     failed = io.read_json(store.failed_record_path(target))
     return {"old_kept_bytewise": int(after == before), "rows_not_old": stale,
             "failure_recorded": int(failed["status"] == "failed"
@@ -165,7 +165,7 @@ def sweep_kills(root: Path, kills: int, rng: random.Random, executor: str) -> di
         os.kill(proc.pid, signal.SIGKILL)
         proc.join()
         counts["kills"] += 1
-        done = set(io.load(out).get("run_id", [])) if out.exists() else set()
+        done = set(runs.load(out).get("run_id", [])) if out.exists() else set()
         counts["kills_mid_sweep"] += 0 < len(done) < len(spec.points)
         before = len(log.read_text().splitlines()) if log.exists() else 0
         # resume in a child too: a forkserver started here would be inherited, broken,
@@ -173,7 +173,7 @@ def sweep_kills(root: Path, kills: int, rng: random.Random, executor: str) -> di
         resume = CTX.Process(target=_sweep, args=(spec, out, executor))
         resume.start()
         resume.join()
-        df = io.load(out)
+        df = runs.load(out)
         sizes = df.groupby("run_id").size()
         counts["lost"] += len({p.run_id for p in spec.points} - set(sizes.index))
         counts["duplicated"] += int((sizes != 3).sum())

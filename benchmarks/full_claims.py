@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from specdyn import experiments, io
+from specdyn import io, provenance, runs
 
 RECORD = Path(__file__).with_name("full_claims.json")
 
@@ -77,9 +77,9 @@ def run_one(name: str, out: Path, limit_s: float, threads: int) -> dict[str, Any
 def recheck_one(folder: Path) -> dict[str, Any]:
     """Claims of a finished --full folder, checked again by the current code."""
     rec = io.read_json(folder / "record.json")
-    claims = [c.to_dict() for c in experiments.recheck_claims(folder)]
+    claims = [c.to_dict() for c in runs.recheck_claims(folder)]
     return {"status": "finished", "wall_time_s": rec.get("wall_time_s"),
-            "data_commit": rec.get("git_commit"), "claims_commit": io.git_commit(),
+            "data_commit": rec.get("git_commit"), "claims_commit": provenance.git_commit(),
             "data_created": rec.get("created"), "claims": claims}
 
 
@@ -91,7 +91,7 @@ def markdown(record: dict[str, Any]) -> str:
     """The table of every experiment's --full claims: one row a claim."""
     lines = ["| experiment | claim | source | expected | measured (--full) | held | wall |",
              "|---|---|---|---|---|---|---|"]
-    for name in experiments.builtin_names():
+    for name in runs.builtin_names():
         e = record.get(name)
         if e is None:
             lines.append(f"| {name} | (not run yet) | | | | | |")
@@ -121,10 +121,10 @@ def main() -> None:
     p.add_argument("--record", type=Path, default=RECORD)
     args = p.parse_args()
 
-    names = args.names or [n for n in experiments.builtin_names() if n not in NOT_RUN]
-    unknown = sorted(set(names) - set(experiments.builtin_names()))
+    names = args.names or [n for n in runs.builtin_names() if n not in NOT_RUN]
+    unknown = sorted(set(names) - set(runs.builtin_names()))
     if unknown:
-        p.error(f"unknown experiment(s) {unknown}; known: {experiments.builtin_names()}")
+        p.error(f"unknown experiment(s) {unknown}; known: {runs.builtin_names()}")
     record: dict[str, Any] = (json.loads(args.record.read_text()) if args.record.exists()
                               else {})
     for name, why in NOT_RUN.items():

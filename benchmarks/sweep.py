@@ -26,10 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from specdyn.experiments import get
-from specdyn.experiments.config import build_config
-from specdyn.experiments.spec import make_sweep
-from specdyn.experiments.sweep import run_sweep
+from specdyn.runs import get
+from specdyn.runs.config import build_config
+from specdyn.runs.spec import make_sweep
+from specdyn.runs.sweep import run_sweep
 
 
 def _spec(points: int, steps: int):

@@ -17,8 +17,8 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from specdyn.experiments import run_experiment
 from specdyn.experiments.two_step import PhaseConfig, ReuseConfig
+from specdyn.runs import run_experiment
 
 
 def main() -> None:

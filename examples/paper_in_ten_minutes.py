@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from specdyn import PowerLawSetting, theory
-from specdyn.experiments import get, run_experiment
-from specdyn.experiments.registry import replace_config
+from specdyn.runs import get, run_experiment
+from specdyn.runs.registry import replace_config
 
 
 def main() -> None:

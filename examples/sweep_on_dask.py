@@ -19,7 +19,7 @@ runs with ``specdyn sweep grid.toml --executor dask`` (or ``--address
 tcp://HOST:PORT`` to join a running cluster, e.g. one started by dask-jobqueue
 on SLURM). Re-running into the same folder skips finished points, so an
 interrupted sweep resumes; ``specdyn results OUT`` lists the runs and
-``specdyn.io.load(OUT)`` returns the data.
+``specdyn.runs.load(OUT)`` returns the data.
 
 Run:  python examples/sweep_on_dask.py [--small] [--out DIR] [--address tcp://HOST:PORT]
 ``--small`` (or SPECDYN_EXAMPLES_SMALL=1) runs 2 tiny points on one worker.
@@ -33,9 +33,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from specdyn import io
-from specdyn.experiments.spec import make_sweep
-from specdyn.experiments.sweep import run_sweep
+from specdyn import runs
+from specdyn.runs.spec import make_sweep
+from specdyn.runs.sweep import run_sweep
 
 
 def main() -> None:
@@ -68,8 +68,8 @@ def main() -> None:
     print(f"re-run: {again.skipped} of {again.total} points already finished, "
           f"{again.finished} recomputed")
 
-    df = io.load(out)                  # run_id, config fields, step, t, k, quantity, value
-    records = io.load_records(out)     # one row per run: status, wall time, summary numbers
+    df = runs.load(out)                  # run_id, config fields, step, t, k, quantity, value
+    records = runs.load_records(out)     # one row per run: status, wall time, summary numbers
     print(f"\n{len(df)} tidy rows, {df.run_id.nunique()} runs; quantities: "
           f"{sorted(df.quantity.unique())}")
     cols = [c for c in records.columns if c in ("run_id", "status", "seed", "sigma_w",

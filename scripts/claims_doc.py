@@ -18,7 +18,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from specdyn.experiments.claims import mark
+from specdyn.runs.claims import mark
 
 ROOT = Path(__file__).resolve().parents[1]
 FULL = ROOT / "benchmarks" / "full_claims.json"

@@ -1,6 +1,6 @@
 """Regenerate the documentation gallery from quick ``specdyn reproduce`` runs.
 
-For every registered experiment (``specdyn.experiments.builtin_names()``, or the names
+For every registered experiment (``specdyn.runs.builtin_names()``, or the names
 given on the command line) this runs ``specdyn reproduce NAME --out OUT`` in a
 subprocess (one failing experiment does not stop the others), copies each PNG
 the experiment wrote into ``docs/gallery/`` as a small PNG (downscaled until it
@@ -94,13 +94,13 @@ def _is_stale(name: str, manifest: dict[str, Any]) -> bool:
     import inspect
     import re
 
-    from specdyn import experiments
+    from specdyn import runs
 
     images = [GALLERY / img for img in manifest.get(name, {}).get("images", [])]
     if not images or not all(p.exists() for p in images):
         return True
     made = min(p.stat().st_mtime for p in images)
-    src = Path(inspect.getsourcefile(experiments.get(name).run) or "")
+    src = Path(inspect.getsourcefile(runs.get(name).run) or "")
     sources = [src]
     plots = re.findall(r"specdyn\.plot\.(\w+)", src.read_text()) if src.exists() else []
     sources += [ROOT / "src" / "specdyn" / "plot" / f"{p}.py" for p in plots]
@@ -109,14 +109,14 @@ def _is_stale(name: str, manifest: dict[str, Any]) -> bool:
 
 def _recorded_config(name: str, run_dir: Path) -> str | None:
     """The config in the run's ``record.json``, as TOML (None if unreadable)."""
-    from specdyn import experiments
-    from specdyn.experiments.config import config_from_dict, config_to_toml
+    from specdyn import runs
+    from specdyn.runs.config import config_from_dict, config_to_toml
 
     rec = run_dir / "record.json"
     try:
         cfg = dict(json.loads(rec.read_text())["config"])
         cfg.pop("experiment", None)
-        return config_to_toml(config_from_dict(experiments.get(name).config_cls, cfg))
+        return config_to_toml(config_from_dict(runs.get(name).config_cls, cfg))
     except (OSError, KeyError, ValueError, TypeError):
         return None
 
@@ -151,8 +151,8 @@ def _load_manifest() -> dict[str, Any]:
 
 def write_page(manifest: dict[str, Any]) -> None:
     """Write ``docs/gallery.md`` from the registry and the images in ``docs/gallery``."""
-    from specdyn import experiments
-    from specdyn.experiments.config import config_to_toml
+    from specdyn import runs
+    from specdyn.runs.config import config_to_toml
 
     lines = [
         "# Gallery",
@@ -169,8 +169,8 @@ def write_page(manifest: dict[str, Any]) -> None:
         "write).",
         "",
     ]
-    for name in experiments.builtin_names():
-        exp = experiments.get(name)
+    for name in runs.builtin_names():
+        exp = runs.get(name)
         entry = manifest.get(name, {})
         images = [img for img in entry.get("images", []) if (GALLERY / img).exists()]
         lines += [f"## `{name}`", "", f"{exp.description}.", "", "```bash",
@@ -210,14 +210,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=600.0, help="per-experiment limit (s)")
     args = ap.parse_args(argv)
 
-    from specdyn import __version__, experiments
+    from specdyn import __version__, runs
 
     manifest = _load_manifest()
     failed: list[str] = []
     if not args.page_only:
-        names = args.names or experiments.builtin_names()
+        names = args.names or runs.builtin_names()
         for name in names:
-            experiments.get(name)  # a bad name fails before any work
+            runs.get(name)  # a bad name fails before any work
         if args.stale:
             names = [n for n in names if _is_stale(n, manifest)]
             print(f"[gallery] stale: {', '.join(names) or 'none'}", flush=True)

@@ -50,7 +50,7 @@ def test_bad_range_values_are_refused(args: tuple, match: str) -> None:
 
 def test_command_line_and_sweep_files_read_the_same_values() -> None:
     from specdyn.cli._args import number_list
-    from specdyn.experiments.spec import _axis_values
+    from specdyn.runs.spec import _axis_values
 
     for text in ("log:16:256:5", "lin:0.5:2:4", "log:1e-3:1:7"):
         cli = number_list(text)

@@ -20,9 +20,9 @@ import pytest
 
 from specdyn import AlignedSetting, PowerLawSetting, theory
 from specdyn.cli import main
-from specdyn.experiments.config import config_from_dict
 from specdyn.experiments.nonlinear_figures import Fig4Config
 from specdyn.experiments.simulate import SimulateConfig
+from specdyn.runs.config import config_from_dict
 
 BASE = dict(alpha=1.0, beta=1.0, sigma_w=0.1, sigma_a=1.0, gamma0=1.0)
 PAPER = PowerLawSetting.paper(0.1, 2.0)

@@ -20,7 +20,7 @@ import pandas as pd
 
 from specdyn import _validate as v
 from specdyn import io
-from specdyn.experiments.registry import ExperimentResult, register
+from specdyn.runs.registry import ExperimentResult, register
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,6 @@ import pandas as pd
 import pytest
 
 from specdyn import theory
-from specdyn.experiments import run_experiment
-from specdyn.experiments.claims import Claim
 from specdyn.experiments.finite_size_theory import (
     FiniteSizeConfig as FSTConfig,
 )
@@ -46,6 +44,8 @@ from specdyn.experiments.theory_figures import (
     fig6_claims,
 )
 from specdyn.measure.exponents import fit_exponents, two_point_exponent
+from specdyn.runs import run_experiment
+from specdyn.runs.claims import Claim
 from specdyn.theory.effective import effective_setting
 
 

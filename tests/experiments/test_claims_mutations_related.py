@@ -15,7 +15,6 @@ import pandas as pd
 import pytest
 
 from specdyn.data.hermite import HermiteTarget
-from specdyn.experiments.claims import Claim
 from specdyn.experiments.mean_field import (
     AtomsConfig,
     atoms_claims,
@@ -30,6 +29,7 @@ from specdyn.experiments.outlier_escape import (
     trainability_claims,
 )
 from specdyn.experiments.two_step import PhaseConfig, ReuseConfig, phase_claims, reuse_claims
+from specdyn.runs.claims import Claim
 from specdyn.theory import outlier_escape as oe
 from specdyn.theory.two_step import formula_count, near_line
 

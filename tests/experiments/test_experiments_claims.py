@@ -13,8 +13,8 @@ from specdyn import io
 from specdyn._threads import THREAD_ENV
 from specdyn.cli import main
 from specdyn.cli.reproduce import format_summary
-from specdyn.experiments import builtin_names, get, recheck_claims, run_experiment
-from specdyn.experiments.claims import Claim, within
+from specdyn.runs import builtin_names, get, recheck_claims, run_experiment
+from specdyn.runs.claims import Claim, within
 
 
 @pytest.fixture()

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from specdyn import theory
-from specdyn.experiments import run_experiment
 from specdyn.experiments.finite_size_theory import FiniteSizeConfig
+from specdyn.runs import run_experiment
 
 
 def test_finite_size_experiment_tables_claims_and_figure(tmp_path: Path) -> None:

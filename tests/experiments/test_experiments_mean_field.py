@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from specdyn.experiments import get, run_experiment
 from specdyn.experiments.mean_field import AtomsConfig, BudgetConfig, ChaosConfig
+from specdyn.runs import get, run_experiment
 
 
 def test_propagation_of_chaos_experiment(tmp_path: Path) -> None:

@@ -7,13 +7,13 @@ import pandas as pd
 import pytest
 
 from specdyn import Schedule
-from specdyn.experiments import get, run_experiment
-from specdyn.experiments.config import config_from_dict, config_to_dict
 from specdyn.experiments.outlier_escape import (
     BBPEscapeConfig,
     LRTransferConfig,
     TrainabilityConfig,
 )
+from specdyn.runs import get, run_experiment
+from specdyn.runs.config import config_from_dict, config_to_dict
 from specdyn.sim import train_deep_linear
 
 

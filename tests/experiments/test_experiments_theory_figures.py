@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from specdyn import PowerLawSetting, io, theory
-from specdyn.experiments import get, run_experiment
 from specdyn.experiments.theory_figures import Fig3Config, FirstLayerConfig
+from specdyn.runs import get, run_experiment
 
 
 @pytest.mark.parametrize("name, cfg", [

@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specdyn.experiments import run_experiment
 from specdyn.experiments.two_step import (
     PhaseConfig,
     ReuseConfig,
@@ -23,6 +22,7 @@ from specdyn.experiments.two_step import (
     step_strengths,
 )
 from specdyn.measure.weight_outliers import weight_outliers
+from specdyn.runs import run_experiment
 from specdyn.sim.two_step import gd_steps
 from specdyn.theory.two_step import formula_count, near_line
 

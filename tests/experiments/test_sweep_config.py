@@ -14,10 +14,10 @@ from typing import Literal
 import pytest
 import sweep_probe  # noqa: F401  (registers "sweep-probe")
 
-from specdyn.experiments import get
-from specdyn.experiments.config import config_from_dict, config_to_toml, load_config, read_toml
 from specdyn.experiments.simulate import SimulateConfig
-from specdyn.experiments.spec import load_run, load_sweep, make_sweep, run_id
+from specdyn.runs import get
+from specdyn.runs.config import config_from_dict, config_to_toml, load_config, read_toml
+from specdyn.runs.spec import load_run, load_sweep, make_sweep, run_id
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ def test_run_ids_stable_and_independent_of_axis_order() -> None:
     assert len({p.run_id for p in a.points}) == 8
     # the id is a function of the full config only
     cfg = get("sweep-probe").config_cls(x=2.0, n=3, seed=1)
-    from specdyn.experiments.config import config_to_dict
+    from specdyn.runs.config import config_to_dict
 
     assert run_id("sweep-probe", config_to_dict(cfg)) in {p.run_id for p in a.points}
 

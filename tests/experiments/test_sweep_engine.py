@@ -17,11 +17,11 @@ import pandas as pd
 import pytest
 import sweep_probe  # noqa: F401  (registers "sweep-probe" in this process)
 
-from specdyn import io
-from specdyn.experiments.executors import run_point
-from specdyn.experiments.spec import load_sweep, make_sweep
-from specdyn.experiments.store import TIDY_COLUMNS, point_status
-from specdyn.experiments.sweep import run_sweep
+from specdyn import io, runs
+from specdyn.runs.executors import run_point
+from specdyn.runs.spec import load_sweep, make_sweep
+from specdyn.runs.store import TIDY_COLUMNS, point_status
+from specdyn.runs.sweep import run_sweep
 
 TESTS = str(Path(__file__).resolve().parent)
 
@@ -75,7 +75,7 @@ def test_local_sweep_table_failures_and_records(tmp_path: Path) -> None:
     out = tmp_path / "sw"
     report = run_sweep(spec, out, workers=2, progress=False)
     assert (report.total, report.finished, report.failed) == (6, 4, 2)
-    df = io.load(out)
+    df = runs.load(out)
     assert list(df.columns[:1]) == ["run_id"]
     assert set(TIDY_COLUMNS) <= set(df.columns) and {"x", "seed", "n"} <= set(df.columns)
     # every finished point exactly once, with the values numpy gives directly
@@ -84,7 +84,7 @@ def test_local_sweep_table_failures_and_records(tmp_path: Path) -> None:
         np.testing.assert_array_equal(g.sort_values("step")["value"], _expected_rows(x, seed))
     assert set(df["x"]) == {0.5, 2.0}
     # the failing points are recorded with their traceback; the others finished
-    recs = io.load_records(out).set_index("run_id")
+    recs = runs.load_records(out).set_index("run_id")
     failed = recs[recs["status"] == "failed"]
     assert set(failed["x"]) == {8.0} and len(failed) == 2
     for rid in failed.index:
@@ -139,9 +139,9 @@ def test_dask_local_cluster_gives_same_table_as_local_pool(tmp_path: Path) -> No
     local = run_sweep(spec, tmp_path / "local", workers=2, progress=False)
     dask = run_sweep(spec, tmp_path / "dask", executor="dask", workers=2, progress=False)
     assert (dask.finished, dask.failed) == (local.finished, local.failed) == (4, 2)
-    pd.testing.assert_frame_equal(_sorted(io.load(tmp_path / "local")),
-                                  _sorted(io.load(tmp_path / "dask")))
-    recs = io.load_records(tmp_path / "dask")
+    pd.testing.assert_frame_equal(_sorted(runs.load(tmp_path / "local")),
+                                  _sorted(runs.load(tmp_path / "dask")))
+    recs = runs.load_records(tmp_path / "dask")
     # the points really ran in Dask worker processes, not in this one
     pids = {io.read_json(p)["pid"] for p in (tmp_path / "dask" / "runs").glob("*.json")}
     assert os.getpid() not in pids and len(pids) >= 1
@@ -192,7 +192,7 @@ def test_sweep_file_options_and_load(tmp_path: Path) -> None:
     report = run_sweep(path, tmp_path / "sw", progress=False)
     assert report.finished == 4
     assert (tmp_path / "sw" / "sweep.toml").read_text() == text
-    assert len(io.load(tmp_path / "sw")) == 4 * 2
+    assert len(runs.load(tmp_path / "sw")) == 4 * 2
 
 
 def test_cli_run_sweep_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -203,7 +203,7 @@ def test_cli_run_sweep_results(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["run", str(run_file), "--out", str(tmp_path / "o")]) == 0
     rec = io.read_json(tmp_path / "o" / "sweep-probe" / "record.json")
     assert rec["status"] == "finished" and rec["config"]["x"] == 3.0
-    np.testing.assert_array_equal(io.load(tmp_path / "o" / "sweep-probe")["value"],
+    np.testing.assert_array_equal(runs.load(tmp_path / "o" / "sweep-probe")["value"],
                                   _expected_rows(3.0, 0, 2))
 
     sweep_file = tmp_path / "s.toml"
@@ -219,7 +219,7 @@ def test_cli_run_sweep_results(tmp_path: Path, capsys: pytest.CaptureFixture[str
     text = capsys.readouterr().out
     assert "4 runs (2 finished, 2 failed)" in text
     assert "probe asked to fail" in text
-    for rid in io.load_records(out)["run_id"]:
+    for rid in runs.load_records(out)["run_id"]:
         assert rid in text
     assert main(args + ["--retry-failed"]) == 1
     assert "2 already done, 0 finished, 2 failed" in capsys.readouterr().out
@@ -236,16 +236,16 @@ def test_io_load_folder_file_and_errors(tmp_path: Path) -> None:
     a = pd.DataFrame({"t": [0.0, 1.0], "value": [1.0, 2.0]})
     b = pd.DataFrame({"t": [0.0], "value": [5.0], "k": [3]})
     io.write_table(a, tmp_path / "a.parquet")
-    assert io.load(tmp_path).equals(a)  # one table: as it is
+    assert runs.load(tmp_path).equals(a)  # one table: as it is
     io.write_table(b, tmp_path / "b.parquet")
     (tmp_path / ".b.parquet.x.tmp").write_bytes(b"partial")  # a stray temporary file
-    both = io.load(tmp_path)
+    both = runs.load(tmp_path)
     assert both["table"].tolist() == ["a", "a", "b"] and both["value"].tolist() == [1, 2, 5]
-    assert io.load(tmp_path / "b.parquet").equals(b)
+    assert runs.load(tmp_path / "b.parquet").equals(b)
     with pytest.raises(ValueError, match="does not exist"):
-        io.load(tmp_path / "nope")
+        runs.load(tmp_path / "nope")
     with pytest.raises(ValueError, match="no run records"):
-        io.load_records(tmp_path)
+        runs.load_records(tmp_path)
 
 
 def test_worker_death_retries_that_point_only_then_records_it(tmp_path: Path) -> None:

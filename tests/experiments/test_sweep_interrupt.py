@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from specdyn import io
+from specdyn import io, runs
 
 TESTS = Path(__file__).resolve().parent
 N_POINTS = 8
@@ -142,7 +142,7 @@ def test_killed_worker_and_interrupted_parent_then_resume(tmp_path: Path) -> Non
     assert len(done) == N_POINTS
     for rid, mtime in done_first.items():
         assert done[rid] == mtime  # not rewritten
-    df = io.load(out)
+    df = runs.load(out)
     assert sorted(df.groupby("run_id").size().tolist()) == [5] * N_POINTS
     assert sorted(df["x"].unique().tolist()) == [float(i + 1) for i in range(N_POINTS)]
 

@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specdyn import io, theory
-from specdyn.experiments import run_experiment
+from specdyn import runs, theory
 from specdyn.experiments.regime_map import RegimeMapConfig, theory_labels
 from specdyn.experiments.simulate import SimulateConfig
 from specdyn.experiments.simulate import run as simulate
 from specdyn.plot.phase import Boundary, grid_table, phase_diagram
+from specdyn.runs import run_experiment
 from specdyn.theory import feature_boundary, lazy_boundary
 
 
@@ -38,7 +38,7 @@ def test_simulate_matches_theory_at_infinite_width(tmp_path: Path, ratio: float,
     assert s["regime"] == regime
     if regime == "lazy":  # Eq. (34): the exponent stays alpha
         assert abs(s["delta_alpha"]) < 0.05
-    df = io.load(tmp_path)
+    df = runs.load(tmp_path)
     assert {"preact", "rho_theory", "alpha_fit", "alpha_fit_theory", "loss"} <= set(
         df["quantity"])
     assert list(df.columns) == ["step", "t", "k", "quantity", "value"]
@@ -103,15 +103,15 @@ def test_regime_map_small_grid_lazy_flat_feature_learning_moves(tmp_path: Path) 
     assert (lazy["delta_alpha"] < 0.1).all()
     assert (fl["delta_alpha"] > 1.0).all()
     # the simulations went through a sweep folder: one finished record per grid point
-    recs = io.load_records(tmp_path / "regime-map" / "sweep")
+    recs = runs.load_records(tmp_path / "regime-map" / "sweep")
     assert sorted(recs["run_id"]) == sorted(pts["run_id"]) and (recs["status"] == "finished").all()
 
 
 def test_regime_map_interrupted_after_its_sweep_resumes_without_recomputing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The map's run is a transaction, but its sweep lives outside it and resumes."""
-    import specdyn.experiments.executors as ex
     import specdyn.plot.phase as phase
+    import specdyn.runs.executors as ex
 
     cfg = RegimeMapConfig(ratio_min=0.05, ratio_max=2.0, n_ratio=2, gamma_min=0.005,
                           gamma_max=20.0, n_gamma=1, D=8, N=None, steps=50, checkpoints=5,

@@ -21,10 +21,10 @@ import pandas as pd
 import pytest
 from sweep_probe import ProbeConfig  # importing it registers "sweep-probe"
 
-from specdyn import io
-from specdyn.experiments import run_experiment, store
-from specdyn.experiments.spec import make_sweep
-from specdyn.experiments.sweep import run_sweep
+from specdyn import io, runs
+from specdyn.runs import run_experiment, store
+from specdyn.runs.spec import make_sweep
+from specdyn.runs.sweep import run_sweep
 
 TESTS = Path(__file__).resolve().parent
 NAME = "sweep-probe"
@@ -46,17 +46,17 @@ def test_failed_rerun_keeps_previous_result_and_records_failure_beside(tmp_path:
         run_experiment(NAME, tmp_path, config=ProbeConfig(x=5.0, n=4, fail_above=4.0))
     # the previous finished result, byte for byte; the failure beside it
     assert {p.name: p.read_bytes() for p in target.iterdir()} == before
-    np.testing.assert_array_equal(io.load(target)["value"], _expected(1.0, 3))
+    np.testing.assert_array_equal(runs.load(target)["value"], _expected(1.0, 3))
     failed = io.read_json(store.failed_record_path(target))
     assert failed["status"] == "failed" and failed["config"]["x"] == 5.0
     assert "probe asked to fail" in failed["error"]
-    recs = io.load_records(target)
+    recs = runs.load_records(target)
     assert recs["status"].tolist() == ["finished", "failed"]
     assert _hidden(tmp_path) == []
     # a finished rerun replaces the result whole and clears the failure
     res = run_experiment(NAME, tmp_path, config=ProbeConfig(x=2.0, n=5))
     assert res.out_dir == target and res.tables == [target / "data.parquet"]
-    np.testing.assert_array_equal(io.load(target)["value"], _expected(2.0, 5))
+    np.testing.assert_array_equal(runs.load(target)["value"], _expected(2.0, 5))
     assert io.read_json(target / "record.json")["config"]["x"] == 2.0
     assert not store.failed_record_path(target).exists()
     assert sorted(p.name for p in target.iterdir()) == ["data.parquet", "record.json"]
@@ -67,7 +67,7 @@ def test_first_run_that_fails_leaves_no_folder(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError):
         run_experiment(NAME, tmp_path, config=ProbeConfig(x=5.0, fail_above=4.0))
     assert not (tmp_path / NAME).exists()
-    assert io.load_records(tmp_path / NAME)["status"].tolist() == ["failed"]
+    assert runs.load_records(tmp_path / NAME)["status"].tolist() == ["failed"]
     assert _hidden(tmp_path) == []
 
 
@@ -81,10 +81,10 @@ def test_leftovers_of_killed_runs_removed_and_half_replace_undone(tmp_path: Path
     (partial / "data.parquet").write_bytes(b"half")
     os.rename(target, tmp_path / f".{NAME}.abcd1234.old.tmp")
     with pytest.raises(ValueError, match="does not exist"):
-        io.load(target)  # a reader in that instant sees nothing, never a mix
+        runs.load(target)  # a reader in that instant sees nothing, never a mix
     with pytest.raises(RuntimeError):
         run_experiment(NAME, tmp_path, config=ProbeConfig(x=5.0, fail_above=4.0))
-    np.testing.assert_array_equal(io.load(target)["value"], _expected(1.0, 3))
+    np.testing.assert_array_equal(runs.load(target)["value"], _expected(1.0, 3))
     assert _hidden(tmp_path) == []
 
 
@@ -92,10 +92,10 @@ def test_load_refuses_a_folder_whose_record_is_not_finished(tmp_path: Path) -> N
     io.write_table(pd.DataFrame({"value": [1.0]}), tmp_path / "r" / "t.parquet")
     io.write_json({"status": "failed"}, tmp_path / "r" / "record.json")
     with pytest.raises(ValueError, match="record says 'failed'"):
-        io.load(tmp_path / "r")
+        runs.load(tmp_path / "r")
     (tmp_path / "bad.parquet").write_bytes(b"not parquet")
     with pytest.raises(ValueError, match="bad.parquet"):
-        io.load(tmp_path / "bad.parquet")
+        runs.load(tmp_path / "bad.parquet")
 
 
 def _spec(xs: list[float], log: Path | str = "", **base: object):
@@ -106,14 +106,14 @@ def _spec(xs: list[float], log: Path | str = "", **base: object):
 def test_sweep_load_returns_only_finished_points_of_its_grid(tmp_path: Path) -> None:
     out = tmp_path / "sw"
     run_sweep(_spec([1.0, 2.0, 5.0], fail_above=4.0), out, executor="inline", progress=False)
-    ids = sorted(io.load(out)["run_id"].unique())
+    ids = sorted(runs.load(out)["run_id"].unique())
     assert len(ids) == 2
     # an orphan table (no point of this grid) and a table whose record says failed
-    io.write_table(io.load(out).assign(run_id="0rphan"), out / "data" / "0rphan.parquet")
-    failed = io.load_records(out).query("status == 'failed'")["run_id"].item()
-    io.write_table(io.load(out), out / "data" / f"{failed}.parquet")
-    assert sorted(io.load(out)["run_id"].unique()) == ids
-    assert "0rphan" not in io.load_records(out)["run_id"].tolist()
+    io.write_table(runs.load(out).assign(run_id="0rphan"), out / "data" / "0rphan.parquet")
+    failed = runs.load_records(out).query("status == 'failed'")["run_id"].item()
+    io.write_table(runs.load(out), out / "data" / f"{failed}.parquet")
+    assert sorted(runs.load(out)["run_id"].unique()) == ids
+    assert "0rphan" not in runs.load_records(out)["run_id"].tolist()
 
 
 def test_other_grid_refused_before_any_work(tmp_path: Path) -> None:
@@ -123,7 +123,7 @@ def test_other_grid_refused_before_any_work(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="holds another grid"):
         run_sweep(_spec([1.0, 3.0], log), out, executor="inline", progress=False)
     assert log.read_text().count("start") == 2 and (out / "sweep.json").read_bytes() == meta
-    assert len(io.load(out)) == 4
+    assert len(runs.load(out)) == 4
 
 
 def test_locked_folder_refuses_second_writer_naming_the_pid(
@@ -179,7 +179,7 @@ def test_two_identical_concurrent_sweeps_compute_no_point_twice(tmp_path: Path) 
     assert first.returncode == 0, output
     starts = [ln.split()[1] for ln in log.read_text().splitlines() if ln.startswith("start")]
     assert sorted(starts) == ["1.0", "2.0", "3.0"]  # every point computed exactly once
-    assert len(io.load(out)) == 3 * 2
+    assert len(runs.load(out)) == 3 * 2
 
 
 def test_reproduce_folder_records_are_found_by_the_layout(tmp_path: Path) -> None:

@@ -42,7 +42,7 @@ ALLOWED = {
     ("tests/measure/test_measure_tracker.py", "specdyn.measure._summary_process.shared_helper"),
     # the two callers of the one range reader (specdyn.ranges) give the same values
     ("tests/test_ranges.py", "specdyn.cli._args.number_list"),
-    ("tests/test_ranges.py", "specdyn.experiments.spec._axis_values"),
+    ("tests/test_ranges.py", "specdyn.runs.spec._axis_values"),
     # accuracy of the fast Tracy-Widom tail against the Fredholm determinant
     ("tests/measure/test_measure_outliers.py", "specdyn.measure.outliers._tw1_sf"),
     ("tests/measure/test_measure_outliers.py", "specdyn.measure.outliers._tw1_sf_deconvolved"),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from specdyn import experiments
+from specdyn import runs
 
 ROOT = Path(__file__).resolve().parents[2]
 GALLERY = ROOT / "docs" / "gallery"
@@ -29,7 +29,7 @@ _spec.loader.exec_module(update_gallery)
 
 def test_every_experiment_has_a_section_with_its_command() -> None:
     text = PAGE.read_text()
-    for name in experiments.builtin_names():
+    for name in runs.builtin_names():
         assert f"## `{name}`" in text, f"gallery has no section for {name}"
         assert f"specdyn reproduce {name}\n" in text, f"gallery lacks the command for {name}"
 

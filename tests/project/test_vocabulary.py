@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 import specdyn
-from specdyn.experiments import registry
+from specdyn.runs import registry
 
 #: Forbidden name -> the vocabulary's spelling.
 FORBIDDEN = {

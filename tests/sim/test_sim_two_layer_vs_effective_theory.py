@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from specdyn import io, theory
-from specdyn.experiments import run_experiment
 from specdyn.experiments.nonlinear_figures import Fig4Config, theory_slopes
 from specdyn.measure import fit_exponents
+from specdyn.runs import run_experiment
 from specdyn.settings import PowerLawSetting
 from specdyn.sim.two_layer import train_two_layer
 from specdyn.theory import effective_setting, linear_coefficient

@@ -17,12 +17,12 @@ from typing import Any
 
 import pandas as pd
 
-from specdyn import experiments, io
+from specdyn import io, runs
 from specdyn._threads import limit_threads
 from specdyn.cli._args import command, output_folder
-from specdyn.experiments import config as cfgmod
-from specdyn.experiments.claims import mark
-from specdyn.experiments.store import failed_record_path
+from specdyn.runs import config as cfgmod
+from specdyn.runs.claims import mark
+from specdyn.runs.store import failed_record_path
 
 
 def default_threads() -> int:
@@ -94,18 +94,18 @@ def format_summary(rows: list[dict[str, Any]]) -> str:
 
 
 def _reproduce_cmd(args: argparse.Namespace) -> int:
-    names = args.names or experiments.names()
-    unknown = [n for n in names if n not in experiments.names()]
+    names = args.names or runs.names()
+    unknown = [n for n in names if n not in runs.names()]
     if unknown:  # fail on a bad name before any work starts
         raise ValueError(f"unknown experiment {unknown[0]!r}; valid names: "
-                         f"{', '.join(experiments.names())}")
+                         f"{', '.join(runs.names())}")
     if args.threads is not None and args.threads < 1:
         raise ValueError(f"--threads must be an integer >= 1, got {args.threads}")
     if args.config and len(names) != 1:
         raise ValueError("--config applies to exactly one experiment name")
     if args.print_config:
         for name in names:
-            exp = experiments.get(name)
+            exp = runs.get(name)
             cfg = (cfgmod.load_config(args.config, exp.config_cls, experiment=name) if args.config
                    else exp.config(args.full))
             print(f"# specdyn reproduce {name}{' --full' if args.full else ''}")
@@ -113,7 +113,7 @@ def _reproduce_cmd(args: argparse.Namespace) -> int:
         return 0
     configs = {}
     for name in names:
-        exp = experiments.get(name)
+        exp = runs.get(name)
         configs[name] = (cfgmod.load_config(args.config, exp.config_cls, experiment=name)
                          if args.config
                          else exp.config(args.full))
@@ -129,7 +129,7 @@ def _reproduce_cmd(args: argparse.Namespace) -> int:
         start = time.perf_counter()
         print(f"[{i}/{n}] {name} ... (elapsed {_fmt_time(start - t0)})", flush=True)
         try:
-            res = experiments.run_experiment(name, out, config=configs[name])
+            res = runs.run_experiment(name, out, config=configs[name])
         except Exception as err:  # keep going: one failed figure must not lose the others
             wall = time.perf_counter() - start
             rows.append({"experiment": name, "status": "failed", "wall_time_s": wall,
@@ -171,7 +171,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("names", nargs="*", metavar="NAME",
                    help="experiments to run (default: all). Known: "
-                        + ", ".join(experiments.names()))
+                        + ", ".join(runs.names()))
     p.add_argument("--full", action="store_true", help="paper-sized runs (slow; GPU advised)")
     p.add_argument("--out", default="specdyn-out", type=output_folder,
                    help="output folder (default ./specdyn-out)")

@@ -12,12 +12,12 @@ import pandas as pd
 from specdyn import io
 from specdyn.cli import CommandError
 from specdyn.cli._args import command, output_folder
-from specdyn.experiments.claims import mark
+from specdyn.runs.claims import mark
 
 
 def _run_cmd(args: argparse.Namespace) -> int:
-    from specdyn.experiments import run_experiment
-    from specdyn.experiments.spec import load_run
+    from specdyn.runs import run_experiment
+    from specdyn.runs.spec import load_run
     from specdyn.sim import DivergenceError
 
     name, cfg = load_run(args.config)  # every config error is raised here, before running
@@ -28,7 +28,7 @@ def _run_cmd(args: argparse.Namespace) -> int:
     try:
         res = run_experiment(name, args.out, config=cfg)
     except (DivergenceError, FloatingPointError) as err:  # the record says failed, with why
-        from specdyn.experiments.store import failed_record_path
+        from specdyn.runs.store import failed_record_path
 
         raise CommandError(f"{name} diverged: {err} (record: {failed_record_path(target)})"
                            ) from None
@@ -40,10 +40,10 @@ def _run_cmd(args: argparse.Namespace) -> int:
 
 
 def _sweep_cmd(args: argparse.Namespace) -> int:
-    from specdyn.experiments import store
-    from specdyn.experiments.spec import load_sweep
-    from specdyn.experiments.store import FolderBusyError
-    from specdyn.experiments.sweep import run_sweep
+    from specdyn.runs import store
+    from specdyn.runs.spec import load_sweep
+    from specdyn.runs.store import FolderBusyError
+    from specdyn.runs.sweep import run_sweep
 
     spec = load_sweep(args.config)  # every config error is raised here, before running
     out = Path(args.out) if args.out else Path("specdyn-out") / "sweeps" / Path(args.config).stem
@@ -92,7 +92,7 @@ def results_table(path: Path) -> pd.DataFrame:
     declared and the claims not held with their numbers; an attempt that failed
     beside a kept earlier result is listed too).
     """
-    from specdyn.experiments import store
+    from specdyn.runs import store
 
     if not (path / store.RUNS).is_dir() and not (path / store.RECORD).is_file() \
             and path.is_dir():
@@ -142,7 +142,7 @@ def _print_nested(value: Any, indent: int = 2) -> None:
 
 def _print_record(path: Path) -> None:
     """One experiment folder, readably: status, config, summary (nested), claims."""
-    from specdyn.experiments import store
+    from specdyn.runs import store
 
     rec = io.read_json(path / store.RECORD)
     print(f"{path}: {rec.get('status')} in {_short(rec.get('wall_time_s'))} s "
@@ -167,7 +167,7 @@ def _results_cmd(args: argparse.Namespace) -> int:
     path = Path(args.path)
     if not path.exists():
         raise ValueError(f"PATH: {str(path)!r} does not exist")
-    from specdyn.experiments import store
+    from specdyn.runs import store
 
     if store.is_experiment(path):
         try:
@@ -203,7 +203,7 @@ def _results_cmd(args: argparse.Namespace) -> int:
 
 def _unreadable(path: Path) -> str | None:
     """The first record or sweep file under ``path`` that is not a JSON object, and why."""
-    from specdyn.experiments import store
+    from specdyn.runs import store
 
     files = [path] if path.is_file() else store.record_files(path)
     for f in files:
@@ -255,7 +255,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                 description="List runs with their status, setting, wall time and summary "
                             "numbers; on a `specdyn reproduce` folder one row per experiment "
                             "with its claims; on one experiment folder its config, summary "
-                            "and claims. In Python: specdyn.io.load(PATH) gives the data "
-                            "table, specdyn.io.load_records(PATH) this list.")
+                            "and claims. In Python: specdyn.runs.load(PATH) gives the data "
+                            "table, specdyn.runs.load_records(PATH) this list.")
     p.add_argument("path", metavar="PATH")
     p.add_argument("--max-rows", type=int, default=200, help="rows to print (default 200)")

@@ -1,24 +1,16 @@
-"""Named experiments (paper figures, related works, sweeps).
+"""The experiments that ship with specdyn: paper figures and related works.
 
-Importing this package registers every experiment listed in ``_MODULES``; add a
-module name there to plug a new experiment into ``specdyn reproduce``.
+Importing this package registers every experiment of the modules listed in
+``_MODULES`` with :mod:`specdyn.runs`, which finds this package through the
+``specdyn.experiments`` entry point (``pyproject.toml``); run them with
+``specdyn reproduce`` or :func:`specdyn.runs.run_experiment`. Add a module name
+to ``_MODULES`` to plug a new experiment in; a separate package plugs its own in
+with an entry point of the same group.
 """
 
 from __future__ import annotations
 
 import importlib
-
-from specdyn.experiments.claims import Claim, within
-from specdyn.experiments.registry import (
-    Experiment,
-    ExperimentResult,
-    builtin_names,
-    get,
-    names,
-    recheck_claims,
-    register,
-    run_experiment,
-)
 
 _MODULES = [
     "theory_figures",
@@ -34,16 +26,3 @@ _MODULES = [
 
 for _m in _MODULES:
     importlib.import_module(f"specdyn.experiments.{_m}")
-
-__all__ = [
-    "Claim",
-    "Experiment",
-    "ExperimentResult",
-    "builtin_names",
-    "get",
-    "names",
-    "recheck_claims",
-    "register",
-    "run_experiment",
-    "within",
-]

@@ -43,14 +43,14 @@ from scipy.special import erfc
 from specdyn import _validate as v
 from specdyn import io, theory
 from specdyn._progress import progress
-from specdyn.experiments.claims import OWN, Claim, within
 from specdyn.experiments.nonlinear_figures import Fig4Config, theory_slopes
 from specdyn.experiments.paper_setting import PaperSettingConfig
-from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.measure.exponents import fit_exponents
 from specdyn.models.activations import ACTIVATIONS
 from specdyn.plot import save_figure
 from specdyn.plot.finite_size import plot_finite_size
+from specdyn.runs.claims import OWN, Claim, within
+from specdyn.runs.registry import ExperimentResult, register
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import train_linear
 from specdyn.sim.two_layer import train_two_layer

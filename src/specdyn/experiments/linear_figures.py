@@ -21,12 +21,12 @@ import pandas as pd
 from specdyn import _validate as v
 from specdyn import io, theory
 from specdyn._progress import progress
-from specdyn.experiments.claims import Claim, loglog_slope, within
 from specdyn.experiments.paper_setting import PaperSettingConfig
-from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.measure.exponents import fit_exponents, loglog_fit, two_point_exponent
 from specdyn.plot import linear as lplot
 from specdyn.plot import save_figure
+from specdyn.runs.claims import Claim, loglog_slope, within
+from specdyn.runs.registry import ExperimentResult, register
 from specdyn.schedule import Schedule
 from specdyn.settings import PowerLawSetting
 from specdyn.sim.linear import train_linear

@@ -35,12 +35,12 @@ import scipy.stats
 from specdyn import _validate as v
 from specdyn import io
 from specdyn.data.hermite import HermiteTarget, hermite_coefficients
-from specdyn.experiments.claims import Claim, loglog_slope, within
-from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.measure.atoms import cluster_directions
 from specdyn.measure.exponents import loglog_fit
 from specdyn.plot import mean_field as mplot
 from specdyn.plot import save_figure
+from specdyn.runs.claims import Claim, loglog_slope, within
+from specdyn.runs.registry import ExperimentResult, register
 
 _ACTS = ("linear", "relu", "tanh", "gelu", "erf", "quadratic", "tanh-shift")
 

@@ -28,12 +28,12 @@ import pandas as pd
 
 from specdyn import _validate as v
 from specdyn import io, theory
-from specdyn.experiments.claims import OWN, Claim, within
-from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.measure.exponents import fit_exponents
 from specdyn.models.activations import ACTIVATIONS
 from specdyn.plot import save_figure
 from specdyn.plot.nonlinear import plot_spectra_and_slopes
+from specdyn.runs.claims import OWN, Claim, within
+from specdyn.runs.registry import ExperimentResult, register
 from specdyn.settings import PowerLawSetting
 from specdyn.sim.parameterization import PARAMETERIZATIONS
 from specdyn.sim.trajectory import Trajectory

@@ -28,11 +28,11 @@ import pandas as pd
 from specdyn import Schedule, io
 from specdyn import _validate as v
 from specdyn._progress import progress
-from specdyn.experiments.claims import Claim, within
-from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.measure.outliers import find_outliers
 from specdyn.plot import outlier_escape as oplot
 from specdyn.plot import save_figure
+from specdyn.runs.claims import Claim, within
+from specdyn.runs.registry import ExperimentResult, register
 from specdyn.sim import (
     DivergenceError,
     escape_step,

@@ -19,7 +19,7 @@ Boundaries drawn on every panel (with ``sigma_a`` fixed these depend on r only):
 - feature learning (strict forms of ``sigma_a >> sigma_w`` and
   ``gamma0 >> S / theta0``): ``g = 1`` for ``r < 1``, and ``r = 1``.
 
-The simulations run as a sweep (``specdyn.experiments.sweep``) into
+The simulations run as a sweep (``specdyn.runs.sweep``) into
 a hidden folder beside the result, named after the grid, so an interrupted
 map resumes where it stopped; a finished map keeps it as ``out_dir/sweep``.
 """
@@ -38,9 +38,9 @@ import numpy as np
 import pandas as pd
 
 from specdyn import _validate as v
-from specdyn import io
-from specdyn.experiments.claims import Claim, within
-from specdyn.experiments.registry import ExperimentResult, register
+from specdyn import io, runs
+from specdyn.runs.claims import Claim, within
+from specdyn.runs.registry import ExperimentResult, register
 from specdyn.settings import PowerLawSetting
 from specdyn.theory.boundaries import feature_boundary, lazy_boundary
 
@@ -158,11 +158,11 @@ def _regime_map_claims_of(cfg: RegimeMapConfig, folder: Path) -> list[Claim]:
           "in simulation", RegimeMapConfig, full=_full, claims=_regime_map_claims_of)
 def run(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
     """Sweep ``simulate`` over the grid, then draw the three panels."""
-    from specdyn.experiments import store
-    from specdyn.experiments.spec import make_sweep
-    from specdyn.experiments.sweep import run_sweep
     from specdyn.plot import new_figure, save_figure
     from specdyn.plot.phase import Boundary, phase_diagram
+    from specdyn.runs import store
+    from specdyn.runs.spec import make_sweep
+    from specdyn.runs.sweep import run_sweep
 
     ratios, gammas = cfg.ratios(), cfg.gammas()
     spec = make_sweep("simulate", {"sigma_w": [float(r * cfg.sigma_a) for r in ratios],
@@ -181,7 +181,7 @@ def run(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
     if report.failed:
         raise RuntimeError(f"{report.failed} simulations of the regime map failed; "
                            f"tracebacks in {sweep_dir / store.RUNS}")
-    rec = io.load_records(sweep_dir)
+    rec = runs.load_records(sweep_dir)
     rec = rec[rec["run_id"].isin([p.run_id for p in spec.points])]
     points = pd.DataFrame({
         "sigma_ratio": rec["sigma_w"] / cfg.sigma_a,

@@ -30,9 +30,9 @@ import pandas as pd
 
 from specdyn import _validate as v
 from specdyn import io
-from specdyn.experiments.claims import Claim, within
 from specdyn.experiments.paper_setting import PaperSettingConfig
-from specdyn.experiments.registry import ExperimentResult, register
+from specdyn.runs.claims import Claim, within
+from specdyn.runs.registry import ExperimentResult, register
 
 #: median over ranks of |log rho_sim / rho_theory| at the last checkpoint.
 SPECTRUM_TOL = 0.25

@@ -11,10 +11,10 @@ import pandas as pd
 
 from specdyn import _validate as v
 from specdyn import io, theory
-from specdyn.experiments.claims import OWN, Claim, within
-from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.plot import save_figure
 from specdyn.plot import theory as tplot
+from specdyn.runs.claims import OWN, Claim, within
+from specdyn.runs.registry import ExperimentResult, register
 from specdyn.settings import PowerLawSetting
 
 

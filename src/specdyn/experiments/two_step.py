@@ -63,12 +63,12 @@ from specdyn import _validate as v
 from specdyn import io
 from specdyn._progress import progress
 from specdyn.data.hermite import NAMED_TARGETS, HermiteTarget
-from specdyn.experiments.claims import OWN, Claim, within
-from specdyn.experiments.registry import ExperimentResult, register
 from specdyn.measure.weight_outliers import orthonormal_powers, weight_outliers
 from specdyn.models.activations import ACTIVATIONS
 from specdyn.plot import save_figure
 from specdyn.plot import two_step as tsplot
+from specdyn.runs.claims import OWN, Claim, within
+from specdyn.runs.registry import ExperimentResult, register
 from specdyn.sim.two_step import gd_steps
 from specdyn.theory.rmt import rectangular_spike
 from specdyn.theory.two_step import formula_count, line_gap, near_line, near_line_ratio

@@ -422,7 +422,8 @@ class SpectrumTracker:
     def _write_record(self, status: str, error: str | None = None) -> None:
         if self.out is None:
             return
-        from specdyn.io import run_record, write_json
+        from specdyn.io import write_json
+        from specdyn.provenance import run_record
 
         write_json(run_record(self.settings(), status=status, error=error,
                               extra={"kind": "spectrum_tracker", "layers": self.layer_table(),

@@ -1,7 +1,7 @@
 """Phase diagrams: any scalar summary of a set of runs over two swept axes.
 
 The input is a table with one row per run (for a sweep:
-``specdyn.io.load_records(folder)``, whose summary numbers are the columns
+``specdyn.runs.load_records(folder)``, whose summary numbers are the columns
 ``summary.NAME``); rows that share a grid cell (several seeds) are averaged,
 or, for a label column, the most frequent label is shown. Theory boundaries
 are drawn over the map as curves.

@@ -10,7 +10,7 @@ flat TOML file one key per field. The file format of ``specdyn run`` and
     N = 256                   # config fields; a field left out keeps its default
     steps = 2000
 
-    [sweep]                   # only for `specdyn sweep`; see specdyn.experiments.sweep
+    [sweep]                   # only for `specdyn sweep`; see specdyn.runs.sweep
     seeds = [0, 1, 2]
     [sweep.axes]
     sigma_w = [0.1, 0.3, 1.0]

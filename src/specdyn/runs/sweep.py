@@ -1,10 +1,10 @@
 """Sweeps: one experiment run over a grid of settings and seeds, stored as one tidy table.
 
 :func:`run_sweep` ties the three parts together: the grid
-(:mod:`specdyn.experiments.spec`: sweep files, :func:`~specdyn.experiments.spec.make_sweep`),
-where its points run (:mod:`specdyn.experiments.executors`: ``local``,
+(:mod:`specdyn.runs.spec`: sweep files, :func:`~specdyn.runs.spec.make_sweep`),
+where its points run (:mod:`specdyn.runs.executors`: ``local``,
 ``dask``, ``inline``) and where the results go
-(:mod:`specdyn.experiments.store`: one folder per sweep, locked while written,
+(:mod:`specdyn.runs.store`: one folder per sweep, locked while written,
 one Parquet table and one JSON record per point).
 
 Re-running a sweep into the same folder runs only the points without a
@@ -23,9 +23,10 @@ from pathlib import Path
 
 from specdyn import _validate as v
 from specdyn._progress import progress as _progress
-from specdyn.experiments import store
-from specdyn.experiments.executors import Outcome, execute
-from specdyn.experiments.spec import EXECUTORS, SweepSpec, load_sweep
+from specdyn.runs import store
+from specdyn.runs.executors import execute
+from specdyn.runs.spec import EXECUTORS, SweepSpec, load_sweep
+from specdyn.runs.store import Outcome
 
 
 @dataclass
@@ -54,13 +55,13 @@ def run_sweep(spec: SweepSpec | str | os.PathLike[str], out: str | os.PathLike[s
     Parameters
     ----------
     spec
-        A :class:`~specdyn.experiments.spec.SweepSpec` or the path of a sweep file.
+        A :class:`~specdyn.runs.spec.SweepSpec` or the path of a sweep file.
     out
         The sweep's folder (created if needed). Points with a finished record
         there are skipped; so are failed ones unless ``retry_failed``. A folder
         holding another grid is refused (``ValueError``), and so is a folder
         another process is writing
-        (:class:`~specdyn.experiments.store.FolderBusyError`, naming its PID),
+        (:class:`~specdyn.runs.store.FolderBusyError`, naming its PID),
         both before any point runs.
     executor
         ``"local"`` (a process pool; the default), ``"dask"`` or ``"inline"``
@@ -80,7 +81,7 @@ def run_sweep(spec: SweepSpec | str | os.PathLike[str], out: str | os.PathLike[s
     Returns
     -------
     SweepReport
-        Counts; the per-point results are in ``out`` (:func:`specdyn.io.load`).
+        Counts; the per-point results are in ``out`` (:func:`specdyn.runs.load`).
     """
     if not isinstance(spec, SweepSpec):
         spec = load_sweep(spec)

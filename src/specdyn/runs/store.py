@@ -28,7 +28,7 @@ record says so. A folder holds one grid: a sweep of other points is refused.
 
 Both kinds of folder are locked while written: a second writer gets
 :class:`FolderBusyError` at once, naming the holder's PID.
-:func:`load_table` and :func:`load_records` (behind :func:`specdyn.io.load`
+:func:`load_table` and :func:`load_records` (behind :func:`specdyn.runs.load`
 and ``specdyn results``) return only data whose record is ``finished``.
 """
 
@@ -46,17 +46,15 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from specdyn import io
-from specdyn.experiments.spec import Point, SweepSpec
-
-if TYPE_CHECKING:
-    from specdyn.experiments.executors import Outcome
+from specdyn import io, provenance
+from specdyn.runs.spec import Point, SweepSpec
 
 RECORD = "record.json"
 SWEEP_META = "sweep.json"
@@ -305,6 +303,20 @@ def write_spec(out: Path, spec: SweepSpec) -> None:
             fh.write(Path(spec.source).read_text(encoding="utf-8"))
 
 
+@dataclass
+class Outcome:
+    """What a worker hands back for one point (no files written there)."""
+
+    run_id: str
+    status: str
+    wall_time: float
+    table: pd.DataFrame | None = None
+    summary: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    host: str = ""
+    pid: int = 0
+
+
 def write_point(out: Path, point: Point, outcome: Outcome) -> None:
     """Store one point's outcome: data first, then the record (the commit mark)."""
     data = data_path(out, point.run_id)
@@ -312,7 +324,7 @@ def write_point(out: Path, point: Point, outcome: Outcome) -> None:
         io.write_table(outcome.table, data)
     elif data.exists():
         data.unlink()
-    record = io.run_record(
+    record = provenance.run_record(
         {"experiment": point.experiment, **point.config}, seed=point.seed,
         wall_time=outcome.wall_time, status=outcome.status, error=outcome.error,
         extra={"run_id": point.run_id, "module": point.module, "setting": point.setting,
@@ -411,7 +423,7 @@ def _read_table(path: Path) -> pd.DataFrame:
 
 
 def load_table(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """The finished results at ``path`` as one DataFrame (see :func:`specdyn.io.load`)."""
+    """The finished results at ``path`` as one DataFrame (see :func:`specdyn.runs.load`)."""
     p = Path(path)
     if p.is_file():
         if p.suffix != ".parquet":
@@ -439,7 +451,7 @@ def load_table(path: str | os.PathLike[str]) -> pd.DataFrame:
 
 
 def load_records(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """The run records at ``path``, one row per run (see :func:`specdyn.io.load_records`)."""
+    """The run records at ``path``, one row per run (see :func:`specdyn.runs.load_records`)."""
     p = Path(path)
     failed = failed_record_path(p)
     if is_sweep(p):

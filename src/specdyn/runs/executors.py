@@ -1,9 +1,9 @@
 """Where a sweep's points run: inline, a local process pool, or Dask.
 
-Every executor takes a list of :class:`~specdyn.experiments.spec.Point` and
+Every executor takes a list of :class:`~specdyn.runs.spec.Point` and
 yields one :class:`Outcome` per point as points finish. Workers write no
 files and need no shared file system: they return the point's tidy table to
-the parent, which alone stores it (:mod:`specdyn.experiments.store`).
+the parent, which alone stores it (:mod:`specdyn.runs.store`).
 
 ``"local"`` (default)
     ``concurrent.futures.ProcessPoolExecutor`` on this machine, one
@@ -40,33 +40,19 @@ import time
 import traceback
 from collections import Counter, deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from specdyn._threads import limit_threads
-from specdyn.experiments.config import build_config
-from specdyn.experiments.spec import Point, experiment_named
-from specdyn.experiments.store import tidy_table
+from specdyn.runs.config import build_config
+from specdyn.runs.registry import experiment_named
+from specdyn.runs.spec import Point
+from specdyn.runs.store import Outcome, tidy_table
 
 #: How many times a point may be running when its worker process dies.
 MAX_WORKER_DEATHS = 3
-
-
-@dataclass
-class Outcome:
-    """What a worker hands back for one point (no files written there)."""
-
-    run_id: str
-    status: str
-    wall_time: float
-    table: pd.DataFrame | None = None
-    summary: dict[str, Any] = field(default_factory=dict)
-    error: str | None = None
-    host: str = ""
-    pid: int = 0
 
 
 def run_point(point: Point) -> Outcome:
@@ -74,7 +60,7 @@ def run_point(point: Point) -> Outcome:
 
     The experiment writes into a temporary folder that is removed afterwards;
     its Parquet tables are read back and stacked into tidy rows (see
-    :func:`specdyn.experiments.store.tidy_table`). An exception inside the
+    :func:`specdyn.runs.store.tidy_table`). An exception inside the
     experiment becomes a ``failed`` outcome carrying the traceback.
     """
     start = time.perf_counter()
@@ -118,7 +104,7 @@ def _mp_context() -> multiprocessing.context.BaseContext:
     # spawn where there is no forkserver (Windows)
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["specdyn.experiments.executors"])
+        ctx.set_forkserver_preload(["specdyn.runs.executors"])
         return ctx
     return multiprocessing.get_context("spawn")
 

@@ -1,6 +1,6 @@
 """The sweep language: a grid of settings and seeds over one experiment, checked before any run.
 
-A sweep file is a run file (see :mod:`specdyn.experiments.config`) with a
+A sweep file is a run file (see :mod:`specdyn.runs.config`) with a
 ``[sweep]`` table::
 
     experiment = "simulate"
@@ -23,14 +23,13 @@ whatever the file or the order of the axes).
 Experiments are found by name in the registry: the built-in ones, or those
 registered by the module named in the file (``module = "pkg.mod"``,
 importable on every worker), so your own experiments sweep the same way.
-Running a spec is :func:`specdyn.experiments.sweep.run_sweep`; where the
-results go is :mod:`specdyn.experiments.store`.
+Running a spec is :func:`specdyn.runs.sweep.run_sweep`; where the
+results go is :mod:`specdyn.runs.store`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import itertools
 import json
 import math
@@ -39,7 +38,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from specdyn.experiments.config import (
+from specdyn.ranges import is_range, parse_range, range_values
+from specdyn.runs.config import (
     RESERVED_KEYS,
     TomlFile,
     build_config,
@@ -49,9 +49,9 @@ from specdyn.experiments.config import (
     field_types,
     read_toml,
 )
-from specdyn.ranges import is_range, parse_range, range_values
+from specdyn.runs.registry import experiment_named
 
-#: The executors a sweep can run on (see :mod:`specdyn.experiments.executors`).
+#: The executors a sweep can run on (see :mod:`specdyn.runs.executors`).
 EXECUTORS = ("local", "dask", "inline")
 
 
@@ -109,19 +109,6 @@ def run_id(experiment: str, config: Mapping[str, Any]) -> str:
     blob = json.dumps({"experiment": experiment, "config": dict(config)}, sort_keys=True,
                       default=str, allow_nan=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
-
-
-def experiment_named(name: str, module: str | None = None) -> Any:
-    """The registered experiment ``name``, importing ``module`` first (it registers it)."""
-    if module:
-        try:
-            importlib.import_module(module)
-        except ImportError as err:
-            raise ValueError(f"module {module!r} (which should register {name!r}) "
-                             f"cannot be imported: {err}") from None
-    from specdyn import experiments
-
-    return experiments.get(name)
 
 
 def make_sweep(experiment: str, axes: Mapping[str, Any] | None = None, *,

@@ -1,0 +1,135 @@
+"""Named, configured experiments and the registry the CLI and sweeps read.
+
+An experiment is a function ``run(config, out_dir) -> ExperimentResult`` with a
+typed config dataclass whose defaults are the quick, laptop-sized version, and
+optionally a ``full()`` constructor for the paper-sized version. Modules
+register their experiments with :func:`register`; nothing here knows about any
+particular experiment. The experiments that ship with specdyn
+(:mod:`specdyn.experiments`), and those of any installed package, are found
+through the ``specdyn.experiments`` entry-point group the first time the
+registry is read, so the run machinery never imports them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import importlib.metadata
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from specdyn.runs.claims import Claim
+
+
+@dataclass
+class ExperimentResult:
+    """What an experiment wrote, and the few numbers that summarise it."""
+
+    name: str
+    out_dir: Path
+    figures: list[Path] = field(default_factory=list)
+    tables: list[Path] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    claims: list[Claim] = field(default_factory=list)
+
+
+RunFn = Callable[[Any, Path], ExperimentResult]
+#: ``claims(config, folder)``: the experiment's claims, computed from the tables it
+#: wrote into ``folder`` (and its config) alone, so that they can be checked again on
+#: any finished folder (``benchmarks/full_claims.py``) and fed a wrong table in tests.
+ClaimsFn = Callable[[Any, Path], list[Claim]]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A registered experiment."""
+
+    name: str
+    description: str
+    config_cls: type
+    run: RunFn
+    full: Callable[[], Any] | None = None
+    claims: ClaimsFn | None = None
+
+    def config(self, full: bool = False) -> Any:
+        """The quick default config, or the full-size one when ``full``."""
+        if full:
+            if self.full is None:
+                raise ValueError(f"experiment {self.name!r} has no --full variant")
+            return self.full()
+        return self.config_cls()
+
+
+_REGISTRY: dict[str, Experiment] = {}
+_PLUGINS_LOADED = False
+
+#: The entry-point group whose modules register experiments when imported.
+ENTRY_POINT_GROUP = "specdyn.experiments"
+
+
+def _load_plugins() -> None:
+    """Import every module declared in the ``specdyn.experiments`` entry-point group, once."""
+    global _PLUGINS_LOADED
+    if _PLUGINS_LOADED:
+        return
+    _PLUGINS_LOADED = True  # first: a plugin that reads the registry must not recurse
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        ep.load()
+
+
+def register(name: str, description: str, config_cls: type,
+             full: Callable[[], Any] | None = None,
+             claims: ClaimsFn | None = None) -> Callable[[RunFn], RunFn]:
+    """Decorator registering ``run`` under ``name``.
+
+    ``claims``, when given, computes the experiment's claims from the folder the
+    run wrote; :func:`run_experiment` then calls it on that folder, so the claims
+    are checked on exactly the tables a reader gets.
+    """
+
+    def deco(run: RunFn) -> RunFn:
+        if name in _REGISTRY:
+            raise RuntimeError(f"experiment {name!r} registered twice")
+        _REGISTRY[name] = Experiment(name, description, config_cls, run, full, claims)
+        return run
+
+    return deco
+
+
+def get(name: str) -> Experiment:
+    """The experiment called ``name``; a ``ValueError`` lists the valid names otherwise."""
+    _load_plugins()
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown experiment {name!r}; valid names: {', '.join(names())}")
+    return _REGISTRY[name]
+
+
+def names() -> list[str]:
+    """Registered experiment names, in registration order."""
+    _load_plugins()
+    return list(_REGISTRY)
+
+
+def builtin_names() -> list[str]:
+    """Names of the experiments that ship with specdyn (not ones a user registered)."""
+    _load_plugins()
+    return [n for n, e in _REGISTRY.items()
+            if getattr(e.run, "__module__", "").startswith("specdyn.experiments.")]
+
+
+def experiment_named(name: str, module: str | None = None) -> Any:
+    """The registered experiment ``name``, importing ``module`` first (it registers it)."""
+    if module:
+        try:
+            importlib.import_module(module)
+        except ImportError as err:
+            raise ValueError(f"module {module!r} (which should register {name!r}) "
+                             f"cannot be imported: {err}") from None
+    return get(name)
+
+
+def replace_config(cfg: Any, **changes: Any) -> Any:
+    """A copy of ``cfg`` with fields changed (validated again by the dataclass)."""
+    return dataclasses.replace(cfg, **changes)
