@@ -26,3 +26,6 @@ _MODULES = [
 
 for _m in _MODULES:
     importlib.import_module(f"specdyn.experiments.{_m}")
+
+# Nothing is exported: the experiments are used by name through specdyn.runs.
+__all__: list[str] = []
