@@ -28,7 +28,7 @@ from specdyn.sim import (
     train_linear_student,
     train_two_layer,
 )
-from specdyn.sim.protocol import record_meta, scan_check
+from specdyn.sim.protocol import RunOptions, record_meta, scan_check
 
 S = PowerLawSetting.paper(0.1, 2.0, D=8)
 
@@ -85,13 +85,13 @@ def test_driver_checks_before_recording_and_sets_the_partial_record() -> None:
         return state
 
     out = drive(0, lambda s, k: s + 1, 5, np.array([0, 2, 5]), observe=lambda s, k:
-                seen.append((k, s)), check=check, check_every=2)
+                seen.append((k, s)), check=check, options=RunOptions(check_every=2))
     assert out == 5
     assert checked == [0, 2, 4, 5] and seen == [(0, 0), (2, 2), (5, 5)]
     checked.clear()
     with pytest.raises(DivergenceError) as info:
         drive(0, lambda s, k: s + 1, 20, np.array([0, 3]), observe=lambda s, k: None,
-              check=check, check_every=7, partial=lambda: "partial")
+              check=check, options=RunOptions(check_every=7), partial=lambda: "partial")
     assert info.value.step == 7 and info.value.record == "partial"
 
 
@@ -182,17 +182,20 @@ def test_engine_steps_return_new_states_and_leave_the_old_ones() -> None:
     pe = ParticleEngine(get_activation("tanh"), X, Y, [Block(1, 6)], 0.1, 0.01, 0.05)
     th = pe.init(torch.randn(6, 4, generator=g, dtype=torch.float64))
     xi = torch.randn(6, 4, generator=g, dtype=torch.float64)
-    before = th.clone()
-    new, _ = pe.step(th, xi)
-    assert torch.equal(th, before) and not torch.equal(new, th)
-    assert torch.equal(pe.step(th, xi)[0], new)
+    before = th.theta.clone()
+    new = pe.step(th, xi)
+    assert torch.equal(th.theta, before) and not torch.equal(new.theta, th.theta)
+    assert torch.equal(pe.step(th, xi).theta, new.theta)
+    assert th.loss_before is None and new.loss_before is not None  # the loss lives in the state
 
     xs = X.numpy()
     stats = gram.Stats.build(xs.T @ xs / 12, xs.T @ xs[:, :2] / 12, np.eye(2))
     ge = GramEngine(stats, 1.0, 0.05, device="cpu")
     st = ge.init(gram.initial_grams(8, 3, 2, 0.5, 1.0, 1))
-    copies = [x.clone() for x in st]
+    fields = ("Gw", "Ga", "Gwa")
+    copies = [getattr(st, f).clone() for f in fields]
     new3 = ge.step(st)
-    assert all(torch.equal(a, b) for a, b in zip(st, copies, strict=True))
-    assert not torch.equal(new3[2], st[2])
-    assert all(torch.equal(a, b) for a, b in zip(ge.step(st), new3, strict=True))
+    assert all(torch.equal(getattr(st, f), b) for f, b in zip(fields, copies, strict=True))
+    assert not torch.equal(new3.Gwa, st.Gwa)
+    again = ge.step(st)
+    assert all(torch.equal(getattr(again, f), getattr(new3, f)) for f in fields)
