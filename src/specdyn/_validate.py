@@ -319,7 +319,41 @@ def constrained(**spec: Constraint) -> Callable[[Callable[P, R]], Callable[P, R]
     return wrap
 
 
+C = TypeVar("C", bound=type)
+
+
+def constrained_fields(**spec: Constraint) -> Callable[[C], C]:
+    """Declare the constraints of a dataclass's fields (a config, a setting).
+
+    Apply it *below* ``@dataclass(frozen=True)`` (so the generated ``__init__``
+    calls ``__post_init__``): every instance checks the declared fields first,
+    storing the normalised values (:meth:`Constraint.check`), then runs the
+    class's own ``__post_init__`` (cross-field rules). The declaration is kept as
+    ``cls.__constraints__``, from which the bad-input tests are made, as for
+    :func:`constrained`.
+    """
+    def wrap(cls: C) -> C:
+        own = cls.__dict__.get("__post_init__")
+
+        def __post_init__(self: Any) -> None:  # noqa: N807
+            for name, rule in spec.items():
+                object.__setattr__(self, name, rule.check(name, getattr(self, name)))
+            if own is not None:
+                own(self)
+
+        cls.__post_init__ = __post_init__  # type: ignore[attr-defined]
+        cls.__constraints__ = dict(spec)  # type: ignore[attr-defined]
+        return cls
+
+    return wrap
+
+
 def constraints_of(obj: Any) -> dict[str, Constraint]:
-    """The declared constraints of a function, or of a class's ``__init__`` (empty if none)."""
-    fn = vars(obj).get("__init__") if isinstance(obj, type) else obj
-    return dict(getattr(fn, "__constraints__", {}))
+    """The declared constraints of a function, of a class's ``__init__``, or of a
+    class's fields (:func:`constrained_fields`); empty if none."""
+    if isinstance(obj, type):
+        declared = vars(obj).get("__constraints__")
+        if declared is not None:
+            return dict(declared)
+        obj = vars(obj).get("__init__")
+    return dict(getattr(obj, "__constraints__", {}))

@@ -60,13 +60,12 @@ def batch_size_for(method: str, M: int, B: int | None) -> int:
     return b
 
 
+@v.constrained(P=v.SIZE, D=v.SIZE, theta=v.NONNEGATIVE, seed=v.SEED)
 def rank_one_teacher(P: int, D: int, theta: float, seed: int = 0
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(W*, u, v)`` with ``W* = theta u v^T`` (``P x D``), ``u``, ``v`` uniform unit
     vectors (float64)."""
-    n = v.positive_int("P", P)
-    m = v.positive_int("D", D)
-    th = v.nonnegative("theta", theta)
+    n, m, th = P, D, theta
     rng = np.random.default_rng(seed)
     u = rng.standard_normal(n)
     u /= np.linalg.norm(u)
@@ -160,6 +159,7 @@ class LinearStudentEngine:
         self.gen = generator
         self.kw = {"dtype": teacher.dtype, "device": teacher.device}
 
+    @v.constrained(sigma0=v.POSITIVE)
     def init(self, sigma0: float, inputs: Tensor | None = None) -> LinearStudentState:
         """Initial weights (entries ``N(0, sigma0^2 / D)``), then the data set of
         ``"gd"``/``"sgd"`` (``inputs``, ``M x D``, shared by the replicas, or drawn)."""

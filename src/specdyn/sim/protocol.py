@@ -176,6 +176,8 @@ def _tagged(seed: int, tag: int) -> int:
     return seed + (tag << (32 * words))
 
 
+@v.constrained(seed=v.Int(strict=True), count=v.SIZE,
+               scheme=v.Choice("spawn", "words", "offset", "tagged"))
 def seed_streams(seed: int, count: int, *, scheme: str = "spawn") -> list[int]:
     """``count`` independent integer seeds derived from one run ``seed``.
 
@@ -197,8 +199,6 @@ def seed_streams(seed: int, count: int, *, scheme: str = "spawn") -> list[int]:
     of :class:`numpy.random.SeedSequence`; ``"offset"`` gives distinct seeds, each
     a stream of its own through ``default_rng``.
     """
-    count = v.positive_int("count", count)
-    scheme = v.choice("scheme", scheme, ("spawn", "words", "offset", "tagged"))
     if scheme == "offset":
         return [seed + _OFFSET * i for i in range(count)]
     if scheme == "tagged":

@@ -184,6 +184,8 @@ class TwoLayerEngine:
         return loss, (phi if want_phi else None)
 
 
+@v.constrained(N=v.SIZE, D=v.SIZE, P=v.SIZE, sigma_w=v.NONNEGATIVE, sigma_a=v.NONNEGATIVE,
+               seed=v.SEED)
 def init_weights(N: int, D: int, P: int, sigma_w: float, sigma_a: float, par: Parameterization,
                  seed: int, dtype: Any, device: Any) -> tuple[Tensor, Tensor]:
     """Initial ``(W, A)``: the same standard normals as the linear engines' (same seed),

@@ -164,6 +164,7 @@ class TwoStepEngine:
                             X.T @ r / M)
 
 
+@v.constrained(n_quad=v.SIZE)
 def activation_mu1(activation: str | Activation, n_quad: int = 200) -> float:
     """``mu1 = E[sigma'(z)]`` for ``z ~ N(0, 1)`` (Gauss-Hermite quadrature).
 
