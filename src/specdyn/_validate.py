@@ -201,12 +201,15 @@ class Constraint:
 
     def _int(self, name: str, value: Any) -> int:
         lo = int(self.lo + 1 if self.lo_open else self.lo) if self.lo > -_INF else None
-        if self.kind == "strict-int" or lo is None:
-            n = integer(name, value)
-            if lo is not None and n < lo:
-                raise ValueError(f"{name} must be an integer >= {lo}, got {show(value)}")
-        else:
-            n = positive_int(name, value, minimum=lo)
+        what = f"an integer >= {lo}" if lo is not None else "an integer"
+        n = value
+        if self.kind == "int" and isinstance(value, (float, np.floating)) \
+                and float(value).is_integer():
+            n = int(value)  # 3.0 is the integer 3 (a strict int refuses it)
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) \
+                or (lo is not None and n < lo):
+            raise ValueError(f"{name} must be {what}, got {show(value)}")
+        n = int(n)
         if self.hi < _INF:
             hi = int(self.hi - 1 if self.hi_open else self.hi)
             if n > hi:

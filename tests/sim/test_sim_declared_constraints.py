@@ -86,7 +86,9 @@ BASE: dict[str, Callable[[], tuple[Callable[..., Any], tuple[Any, ...], dict[str
                                  (sim.scaling("mup", depth=2, N=4, D=4, P=3, lr=0.1),
                                   torch.as_tensor(W_STAR, **F64), "population"),
                                  {"generator": _gen()}),
-    # a config declaring its fields (constrained_fields): the setting shared with the theory
+    # dataclasses declaring their fields (constrained_fields): the options of every run,
+    # and the setting shared with the theory
+    "RunOptions": lambda: (sim.RunOptions, (), {"seed": 3, "check_every": 5}),
     "PowerLawSetting": lambda: (PowerLawSetting, (1.0, 1.0, 0.5, 1.0, 1.0), {"D": 4}),
     "ParticleEngine": lambda: (sim.ParticleEngine,
                                (get_activation("tanh"), torch.zeros(5, 2, **F64),
@@ -157,6 +159,7 @@ def test_generated_cases_outnumber_the_old_hand_tables() -> None:
 
 @pytest.mark.parametrize(("rule", "good", "bad"), [
     (v.Int(1), [1, 3, 4.0, np.int64(7)], [0, 2.5, "1", True, None, float("nan")]),
+    (v.Int(), [-3, 0, 4.0], [2.5, "1", float("inf")]),
     (v.Int(0, 10), [0, 10], [-1, 11]),
     (v.Int(1, power_of_two=True), [1, 2, 64], [3, 6, 0]),
     (v.Int(strict=True), [-5, 0, 2**70], [2.0, True, "3"]),

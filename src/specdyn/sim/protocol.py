@@ -93,6 +93,9 @@ ENGINE_DEFAULTS: dict[str, tuple[int, float]] = {
 
 
 @dataclass(frozen=True)
+@v.constrained_fields(seed=v.Int(strict=True), check_every=v.Int(1, optional=True),
+                      divergence_factor=v.Real(1.0, math.inf, lo_open=True, hi_open=True,
+                                               optional=True))
 class RunOptions:
     """How a run is made, whatever the engine: the one options object of every entry point.
 
@@ -125,14 +128,6 @@ class RunOptions:
     check_every: int | None = None
     divergence_factor: float | None = None
 
-    def __post_init__(self) -> None:
-        if self.check_every is not None:
-            object.__setattr__(self, "check_every",
-                               v.positive_int("check_every", self.check_every))
-        if self.divergence_factor is not None:
-            object.__setattr__(self, "divergence_factor", _FACTOR.check(
-                "divergence_factor", self.divergence_factor))
-
     def for_engine(self, engine: str) -> RunOptions:
         """These options with the engine's default check interval and factor filled in."""
         every, factor = ENGINE_DEFAULTS[engine]
@@ -157,10 +152,6 @@ class RunOptions:
         if self.divergence_factor is None:
             raise ValueError("RunOptions.divergence_factor is unset: call for_engine first")
         return self.divergence_factor
-
-
-_FACTOR = v.Real(1.0, math.inf, lo_open=True, hi_open=True)
-"""A divergence factor: a real in (1, inf)."""
 
 
 # ---------------------------------------------------------------------------- seeds
