@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -199,3 +201,47 @@ def test_engine_steps_return_new_states_and_leave_the_old_ones() -> None:
     assert not torch.equal(new3.Gwa, st.Gwa)
     again = ge.step(st)
     assert all(torch.equal(getattr(again, f), getattr(new3, f)) for f in fields)
+
+
+def test_run_options_fill_each_engines_numbers_and_keep_given_ones() -> None:
+    # the engines' check intervals and factors, kept from their first tables
+    assert RunOptions().for_engine("two_layer").every == 256
+    assert RunOptions().for_engine("linear_student").factor == 1e8
+    given = RunOptions(check_every=3, divergence_factor=10.0).for_engine("deep_linear")
+    assert (given.every, given.factor) == (3, 10.0)
+    with pytest.raises(ValueError, match="^engine must be one of"):
+        RunOptions().for_engine("adam")
+    with pytest.raises(ValueError, match="unset: call for_engine"):
+        _ = RunOptions().every
+    with pytest.raises(ValueError, match=r"^divergence_factor must lie in \(1.0, inf\)"):
+        RunOptions(divergence_factor=1.0)
+
+
+_T = np.eye(3, 4) * 2.0
+DIVERGING = {
+    "linear": lambda: train_linear(S, 16, 24, 400, dt=60.0, progress=False, device="cpu"),
+    "weights": lambda: train_linear(S, 16, 24, 400, dt=60.0, engine="weights", progress=False,
+                                    device="cpu"),
+    "two_layer": lambda: train_two_layer(S, "relu", N=32, M=32, steps=400, dt=40.0,
+                                         progress=False, device="cpu"),
+    "linear_student": lambda: train_linear_student(_T, method="population", lr=3.5, steps=200,
+                                                   device="cpu"),
+    "deep_linear": lambda: train_deep_linear(_T, depth=2, N=8, parameterization="standard",
+                                             lr=3.0, steps=200, device="cpu"),
+    "langevin": lambda: mean_field_langevin("quadratic", lambda x: 5 * x[:, 0] ** 2, 20, 3, 50,
+                                            dt=5.0, steps=100, device="cpu"),
+    "chaos": lambda: propagation_of_chaos("quadratic", lambda x: 5 * x[:, 0] ** 2, [4], 3, 30,
+                                          dt=5.0, steps=100, reference_N=32, device="cpu"),
+    "two_step": lambda: gd_steps(5, 5, 5, lrs=(1e200, 1e200), activation="quadratic",
+                                 device="cpu"),
+}
+
+
+@pytest.mark.parametrize("engine", list(DIVERGING))
+def test_every_engine_reports_divergence_in_the_one_message(engine: str) -> None:
+    # "<run> diverged at step k (t = ...): <seen>; <advice>", from divergence_error
+    with pytest.raises(DivergenceError) as info:
+        DIVERGING[engine]()
+    msg = str(info.value)
+    assert re.fullmatch(r"[\w -]+ diverged at step (\d+)( \(t = [^)]+\))?: [^;]+; .+", msg), msg
+    assert f"step {info.value.step}" in msg and "\n" not in msg

@@ -130,7 +130,7 @@ class RunOptions:
 
     def for_engine(self, engine: str) -> RunOptions:
         """These options with the engine's default check interval and factor filled in."""
-        every, factor = ENGINE_DEFAULTS[engine]
+        every, factor = ENGINE_DEFAULTS[v.choice("engine", engine, ENGINE_DEFAULTS)]
         return replace(self, check_every=every if self.check_every is None else self.check_every,
                        divergence_factor=factor if self.divergence_factor is None
                        else self.divergence_factor)
