@@ -83,11 +83,12 @@ def main() -> None:
     eng = ParticleEngine(act, x, y, [Block(1, args.N)], eta, tau, wd)
     a, b = theta.clone(), theta.clone()
     for _ in range(3):
-        a = eng.step(a, xi)[0]
+        a = eng.step(eng.init(a), xi).theta
         b = _baseline_step(b, x, y, act, eta, tau, wd, xi)
     err = float((a - b).abs().max())
     assert err < 1e-10, f"engine and autograd baseline disagree: {err:.3g}"
-    t_eng = _time(lambda: eng.step(theta, xi), args.reps, dev)
+    st = eng.init(theta)
+    t_eng = _time(lambda: eng.step(st, xi), args.reps, dev)
     t_base = _time(lambda: _baseline_step(theta, x, y, act, eta, tau, wd, xi), args.reps, dev)
 
     # --- coupled chaos step: reference (N) + copies (n_max) + systems of sizes Ns,
@@ -117,7 +118,7 @@ def main() -> None:
             start += rn * n
 
     # equality of the coupled step on the copies (driven by the reference)
-    new = ceng.step(th_all, xi_all)[0]
+    new = ceng.step(ceng.init(th_all), xi_all).theta
     ref = th_all[:args.N]
     with torch.no_grad():
         r = act.fn(x @ ref[:, 1:].T) @ ref[:, 0] / args.N - y
@@ -125,7 +126,8 @@ def main() -> None:
                          xi_all[args.N:args.N + n_max], drive=r)
     err_c = float((new[args.N:args.N + n_max] - cop).abs().max())
     assert err_c < 1e-10, f"coupled engine and baseline disagree: {err_c:.3g}"
-    t_ceng = _time(lambda: ceng.step(th_all, xi_all), args.reps, dev)
+    st_all = ceng.init(th_all)
+    t_ceng = _time(lambda: ceng.step(st_all, xi_all), args.reps, dev)
     t_loop = _time(looped, max(1, args.reps // 2), dev)
 
     print(f"device {dev}, float64, d = {args.d}, M = {args.M}; max |engine - autograd| "

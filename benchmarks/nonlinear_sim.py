@@ -76,7 +76,7 @@ def bench(D: int, N: int, M: int, dtype: torch.dtype, device: torch.device, reps
             opt.step()
 
         def eng_step() -> None:
-            state[0] = eng.step(state[0], (Xc, Yc))[0]
+            state[0] = eng.step(state[0], (Xc, Yc))
 
         # agreement after 3 steps (same arithmetic up to summation order)
         for _ in range(3):

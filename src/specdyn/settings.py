@@ -25,6 +25,9 @@ from specdyn import _validate as v
 
 
 @dataclass(frozen=True)
+@v.constrained_fields(alpha=v.POSITIVE, beta=v.POSITIVE, sigma_w=v.POSITIVE, sigma_a=v.POSITIVE,
+                      gamma0=v.POSITIVE, lambda0=v.POSITIVE, mu0=v.POSITIVE,
+                      D=v.Int(1, optional=True))
 class PowerLawSetting:
     """Aligned power-law spectra: ``lambda_k = lambda0 k^-alpha``, ``mu_k = mu0 k^-beta``.
 
@@ -53,10 +56,7 @@ class PowerLawSetting:
     D: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("alpha", "beta", "sigma_w", "sigma_a", "gamma0", "lambda0", "mu0"):
-            object.__setattr__(self, name, v.positive(name, getattr(self, name)))
-        if self.D is not None:
-            object.__setattr__(self, "D", v.positive_int("D", self.D))
+        # the fields are checked first, as declared above (constrained_fields)
         _check_representable(self.sigma_w, self.sigma_a, self.gamma0, self.lambda0, self.mu0)
 
     @classmethod

@@ -33,6 +33,8 @@ ALLOWED = {
     ("tests/cli/test_cli_bad_input.py", "specdyn._torch.resolve_device"),
     # the stand-in experiment of the sweep tests validates its config as experiments do
     ("tests/experiments/sweep_probe.py", "specdyn._validate"),
+    # the bad-input tests are generated from the declared constraints, read where declared
+    ("tests/sim/test_sim_declared_constraints.py", "specdyn._validate"),
     # the one thread-pool policy, tested where it is written; reproduce --threads sets
     # these variables, and its test puts them back
     ("tests/test_threads.py", "specdyn._threads.THREAD_ENV"),

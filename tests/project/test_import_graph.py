@@ -48,7 +48,7 @@ def _modules() -> dict[str, Path]:
 
 
 def _resolve(name: str, modules: dict[str, Path]) -> str | None:
-    """The module a dotted name lives in (``specdyn.runs.store.RECORD`` -> ``specdyn.runs.store``)."""
+    """The module a dotted name lives in (``specdyn.runs.store.RECORD``: ``runs.store``)."""
     while name not in modules:
         if "." not in name:
             return None

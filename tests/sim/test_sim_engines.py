@@ -47,8 +47,9 @@ def test_linear_student_engine_by_hand_is_the_entry_point(method: str) -> None:
     state = eng.init(1.0)
     errs = [state.sq_error]
     for _ in range(12):
-        new = eng.step(state, eng.sample())
+        new = eng.step(state, eng.sample(state))
         assert isinstance(new, LinearStudentState) and new is not state
+        assert new.data is state.data  # the data set rides along, unchanged
         state = new
         errs.append(state.sq_error)
     np.testing.assert_array_equal(torch.stack(errs).numpy(), run.sq_error)
@@ -62,7 +63,8 @@ def test_linear_student_population_gd_contracts_the_error_by_one_minus_lr() -> N
                               generator=torch.Generator().manual_seed(0))
     state = eng.init(0.7)
     e0 = state.sq_error.numpy()
-    assert eng.sample() is None  # the population gradient needs no batch
+    assert eng.sample(state) is None  # the population gradient needs no batch
+    assert state.data is None  # nor a data set
     for t in range(1, 6):
         state = eng.step(state)
         np.testing.assert_allclose(state.sq_error.numpy(), 0.7 ** (2 * t) * e0, rtol=1e-12)
@@ -85,7 +87,7 @@ def test_deep_linear_engine_by_hand_is_the_entry_point(method: str) -> None:
     losses = [state.loss]
     for _ in range(10):
         before = [w.clone() for w in state.weights]
-        new = eng.step(state, eng.sample())
+        new = eng.step(state, eng.sample(state))
         assert isinstance(new, DeepLinearState)
         assert all(torch.equal(a, b) for a, b in zip(state.weights, before, strict=True))
         state = new

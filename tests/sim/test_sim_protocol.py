@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -28,7 +30,7 @@ from specdyn.sim import (
     train_linear_student,
     train_two_layer,
 )
-from specdyn.sim.protocol import record_meta, scan_check
+from specdyn.sim.protocol import RunOptions, record_meta, scan_check
 
 S = PowerLawSetting.paper(0.1, 2.0, D=8)
 
@@ -85,13 +87,13 @@ def test_driver_checks_before_recording_and_sets_the_partial_record() -> None:
         return state
 
     out = drive(0, lambda s, k: s + 1, 5, np.array([0, 2, 5]), observe=lambda s, k:
-                seen.append((k, s)), check=check, check_every=2)
+                seen.append((k, s)), check=check, options=RunOptions(check_every=2))
     assert out == 5
     assert checked == [0, 2, 4, 5] and seen == [(0, 0), (2, 2), (5, 5)]
     checked.clear()
     with pytest.raises(DivergenceError) as info:
         drive(0, lambda s, k: s + 1, 20, np.array([0, 3]), observe=lambda s, k: None,
-              check=check, check_every=7, partial=lambda: "partial")
+              check=check, options=RunOptions(check_every=7), partial=lambda: "partial")
     assert info.value.step == 7 and info.value.record == "partial"
 
 
@@ -182,17 +184,64 @@ def test_engine_steps_return_new_states_and_leave_the_old_ones() -> None:
     pe = ParticleEngine(get_activation("tanh"), X, Y, [Block(1, 6)], 0.1, 0.01, 0.05)
     th = pe.init(torch.randn(6, 4, generator=g, dtype=torch.float64))
     xi = torch.randn(6, 4, generator=g, dtype=torch.float64)
-    before = th.clone()
-    new, _ = pe.step(th, xi)
-    assert torch.equal(th, before) and not torch.equal(new, th)
-    assert torch.equal(pe.step(th, xi)[0], new)
+    before = th.theta.clone()
+    new = pe.step(th, xi)
+    assert torch.equal(th.theta, before) and not torch.equal(new.theta, th.theta)
+    assert torch.equal(pe.step(th, xi).theta, new.theta)
+    assert th.loss_before is None and new.loss_before is not None  # the loss lives in the state
 
     xs = X.numpy()
     stats = gram.Stats.build(xs.T @ xs / 12, xs.T @ xs[:, :2] / 12, np.eye(2))
     ge = GramEngine(stats, 1.0, 0.05, device="cpu")
     st = ge.init(gram.initial_grams(8, 3, 2, 0.5, 1.0, 1))
-    copies = [x.clone() for x in st]
+    fields = ("Gw", "Ga", "Gwa")
+    copies = [getattr(st, f).clone() for f in fields]
     new3 = ge.step(st)
-    assert all(torch.equal(a, b) for a, b in zip(st, copies, strict=True))
-    assert not torch.equal(new3[2], st[2])
-    assert all(torch.equal(a, b) for a, b in zip(ge.step(st), new3, strict=True))
+    assert all(torch.equal(getattr(st, f), b) for f, b in zip(fields, copies, strict=True))
+    assert not torch.equal(new3.Gwa, st.Gwa)
+    again = ge.step(st)
+    assert all(torch.equal(getattr(again, f), getattr(new3, f)) for f in fields)
+
+
+def test_run_options_fill_each_engines_numbers_and_keep_given_ones() -> None:
+    # the engines' check intervals and factors, kept from their first tables
+    assert RunOptions().for_engine("two_layer").every == 256
+    assert RunOptions().for_engine("linear_student").factor == 1e8
+    given = RunOptions(check_every=3, divergence_factor=10.0).for_engine("deep_linear")
+    assert (given.every, given.factor) == (3, 10.0)
+    with pytest.raises(ValueError, match="^engine must be one of"):
+        RunOptions().for_engine("adam")
+    with pytest.raises(ValueError, match="unset: call for_engine"):
+        _ = RunOptions().every
+    with pytest.raises(ValueError, match=r"^divergence_factor must lie in \(1.0, inf\)"):
+        RunOptions(divergence_factor=1.0)
+
+
+_T = np.eye(3, 4) * 2.0
+DIVERGING = {
+    "linear": lambda: train_linear(S, 16, 24, 400, dt=60.0, progress=False, device="cpu"),
+    "weights": lambda: train_linear(S, 16, 24, 400, dt=60.0, engine="weights", progress=False,
+                                    device="cpu"),
+    "two_layer": lambda: train_two_layer(S, "relu", N=32, M=32, steps=400, dt=40.0,
+                                         progress=False, device="cpu"),
+    "linear_student": lambda: train_linear_student(_T, method="population", lr=3.5, steps=200,
+                                                   device="cpu"),
+    "deep_linear": lambda: train_deep_linear(_T, depth=2, N=8, parameterization="standard",
+                                             lr=3.0, steps=200, device="cpu"),
+    "langevin": lambda: mean_field_langevin("quadratic", lambda x: 5 * x[:, 0] ** 2, 20, 3, 50,
+                                            dt=5.0, steps=100, device="cpu"),
+    "chaos": lambda: propagation_of_chaos("quadratic", lambda x: 5 * x[:, 0] ** 2, [4], 3, 30,
+                                          dt=5.0, steps=100, reference_N=32, device="cpu"),
+    "two_step": lambda: gd_steps(5, 5, 5, lrs=(1e200, 1e200), activation="quadratic",
+                                 device="cpu"),
+}
+
+
+@pytest.mark.parametrize("engine", list(DIVERGING))
+def test_every_engine_reports_divergence_in_the_one_message(engine: str) -> None:
+    # "<run> diverged at step k (t = ...): <seen>; <advice>", from divergence_error
+    with pytest.raises(DivergenceError) as info:
+        DIVERGING[engine]()
+    msg = str(info.value)
+    assert re.fullmatch(r"[\w -]+ diverged at step (\d+)( \(t = [^)]+\))?: [^;]+; .+", msg), msg
+    assert f"step {info.value.step}" in msg and "\n" not in msg

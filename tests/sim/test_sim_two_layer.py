@@ -105,7 +105,9 @@ def test_step_applies_learning_rates() -> None:
     eng = TwoLayerEngine(get_activation("tanh"), par, dt=0.3, B=6)
     _, gW, gA = _autograd_grads(eng.act, par.output_scale, W, A, X, Y)
     state = eng.init(W, A)
-    new, loss = eng.step(state, (X, Y))
+    new = eng.step(state, (X, Y))
+    loss = new.loss_before  # the protocol's convention: the loss of the weights stepped from
+    assert state.loss_before is None
     assert _rel(new.W.numpy(), (W - 0.3 * par.lr_w * gW).numpy()) < 1e-13
     assert _rel(new.A.numpy(), (A - 0.3 * par.lr_a * gA).numpy()) < 1e-13
     assert torch.equal(new.At.T, new.A)  # the two stored layouts of A stay identical
@@ -114,9 +116,10 @@ def test_step_applies_learning_rates() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         new.Wt = W.T  # type: ignore[misc]
     # stepping the old state again gives the same new state, bit for bit
-    again, loss2 = eng.step(state, (X, Y))
+    again = eng.step(state, (X, Y))
     assert torch.equal(again.Wt, new.Wt) and torch.equal(again.Ar, new.Ar)
-    assert float(loss2) == float(loss)
+    assert float(again.loss_before) == float(loss)
+    assert float(loss) == pytest.approx(eng.evaluate(state, X, Y, False)[0], rel=1e-12)
 
 
 def test_bf16_products_approximate_float32() -> None:
@@ -133,7 +136,7 @@ def test_bf16_products_approximate_float32() -> None:
     assert abs(float(l16) / float(l32) - 1) < 2e-2
     assert _rel(e16.gWt.float().numpy(), e32.gWt.numpy()) < 5e-2
     assert _rel(e16.gAt.float().numpy(), e32.gAt.numpy()) < 5e-2
-    assert e16.step(s16, (X, Y))[0].Wt.dtype == torch.float32  # master weights stay float32
+    assert e16.step(s16, (X, Y)).Wt.dtype == torch.float32  # master weights stay float32
 
 
 # ----------------------------------------------------------------- parameterisations

@@ -1,7 +1,9 @@
 """Finite-width training: every engine on one run protocol (:mod:`specdyn.sim.protocol`).
 
-Entry points (thin wrappers over an engine's ``init``/``step`` pair and the one
-driver :func:`~specdyn.sim.protocol.drive`): :func:`train_linear`
+Entry points (thin wrappers over an engine's ``init``/``step`` pair, one
+:class:`~specdyn.sim.protocol.RunOptions` and the one driver
+:func:`~specdyn.sim.protocol.drive`; their parameters' allowed values are
+declared with :func:`specdyn._validate.constrained`): :func:`train_linear`
 (:class:`GramEngine`, :class:`WeightEngine`), :func:`train_two_layer`
 (:class:`TwoLayerEngine`), :func:`train_linear_student`
 (:class:`LinearStudentEngine`), :func:`train_deep_linear`
@@ -14,21 +16,21 @@ plain step size.
 """
 
 from specdyn.sim.chaos import ChaosRun, propagation_of_chaos
-from specdyn.sim.deep_linear import (
-    DeepLinearRun,
+from specdyn.sim.deep_linear import DeepLinearRun, escape_step, train_deep_linear
+from specdyn.sim.deep_linear_engine import (
+    DeepLinearEngine,
     DeepLinearScaling,
-    escape_step,
+    DeepLinearState,
     scaling,
-    train_deep_linear,
 )
-from specdyn.sim.deep_linear_engine import DeepLinearEngine, DeepLinearState
-from specdyn.sim.gram import GramEngine
+from specdyn.sim.gram import GramEngine, GramState
 from specdyn.sim.langevin import LangevinRun, mean_field_langevin
-from specdyn.sim.linear import WeightEngine, train_linear
+from specdyn.sim.linear import WeightEngine, WeightState, train_linear
 from specdyn.sim.linear_student import (
     LinearStudentEngine,
     LinearStudentRun,
     LinearStudentState,
+    StudentData,
     rank_one_teacher,
     train_linear_student,
 )
@@ -38,8 +40,15 @@ from specdyn.sim.parameterization import (
     Parameterization,
     get_parameterization,
 )
-from specdyn.sim.particles import Block, ParticleEngine
-from specdyn.sim.protocol import META_KEYS, DivergenceError, Record, drive, seed_streams
+from specdyn.sim.particles import Block, ParticleEngine, ParticleState
+from specdyn.sim.protocol import (
+    META_KEYS,
+    DivergenceError,
+    Record,
+    RunOptions,
+    drive,
+    seed_streams,
+)
 from specdyn.sim.trajectory import Trajectory
 from specdyn.sim.two_layer import train_two_layer
 from specdyn.sim.two_layer_engine import TwoLayerEngine, TwoLayerState, init_weights
@@ -63,13 +72,17 @@ __all__ = [
     "DeepLinearState",
     "DivergenceError",
     "GramEngine",
+    "GramState",
     "LangevinRun",
     "LinearStudentEngine",
     "LinearStudentRun",
     "LinearStudentState",
     "Parameterization",
     "ParticleEngine",
+    "ParticleState",
     "Record",
+    "RunOptions",
+    "StudentData",
     "Trajectory",
     "TwoLayerEngine",
     "TwoLayerState",
@@ -77,6 +90,7 @@ __all__ = [
     "TwoStepResult",
     "TwoStepState",
     "WeightEngine",
+    "WeightState",
     "activation_mu1",
     "drive",
     "escape_step",

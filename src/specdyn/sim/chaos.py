@@ -26,15 +26,16 @@ from specdyn.models.activations import Activation, get_activation
 from specdyn.schedule import Schedule, ScheduleLike
 from specdyn.sim.langevin import Target
 from specdyn.sim.particles import (
-    CHECK_EVERY,
+    COMMON,
     Block,
     ParticleEngine,
+    ParticleState,
     blowup_check,
+    check_init_scale,
     initial_particles,
     make_data,
-    validate_common,
 )
-from specdyn.sim.protocol import Record, drive, record_meta, seed_streams
+from specdyn.sim.protocol import Record, RunOptions, drive, record_meta, seed_streams
 
 __all__ = ["ChaosRun", "propagation_of_chaos"]
 
@@ -95,6 +96,7 @@ class ChaosRun(Record):
 
 
 
+@v.constrained(reference_N=v.SIZE, replicas=v.SIZE, **COMMON)
 def propagation_of_chaos(
     activation: str | Activation,
     target: Target,
@@ -154,12 +156,10 @@ def propagation_of_chaos(
     Ns = sorted({v.positive_int("N_values", N) for N in N_values})
     if not Ns:
         raise ValueError("N_values must list at least one system size >= 1")
-    reference_N = v.positive_int("reference_N", reference_N)
-    replicas = v.positive_int("replicas", replicas)
-    dt, temperature, weight_decay, steps, D, M, population_size, label_noise = (
-        validate_common(dt, temperature, weight_decay, steps, D, M, population_size,
-                        label_noise, init_scale))
-    ckpt = Schedule.of(checkpoints, Schedule.even(11)).resolve(steps)
+    check_init_scale(init_scale)
+    opts = RunOptions(seed=seed, dtype=dtype, device=device, progress=progress,
+                      checkpoints=checkpoints).for_engine("particles")
+    ckpt = opts.schedule(steps, Schedule.even(11))
     start = time.perf_counter()
     s_data, s_init_ref, s_init, s_noise_ref, s_noise = seed_streams(seed, 5, scheme="words")
     x_np, y_np = make_data(target, D, M, population_size, label_noise, s_data)
@@ -180,11 +180,11 @@ def propagation_of_chaos(
     x = torch.as_tensor(x_np, dtype=tdtype, device=dev)
     y = torch.as_tensor(y_np, dtype=tdtype, device=dev)
     engine = ParticleEngine(act, x, y, blocks, dt, temperature, weight_decay)
-    theta = engine.init(np.concatenate([ref0, sys0, *(sys0[:R * N] for R, N in
+    state = engine.init(np.concatenate([ref0, sys0, *(sys0[:R * N] for R, N in
                                                       zip(reps, Ns, strict=True))]))
     ref_loss = torch.empty(steps + 1, dtype=tdtype, device=dev)
     theta_max = torch.empty(steps + 1, dtype=tdtype, device=dev)
-    theta_max[0] = theta.abs().max()
+    theta_max[0] = state.theta.abs().max()
     dist = np.zeros((len(Ns), len(ckpt)))
     w2d = np.zeros((len(Ns), len(ckpt)))
     gap = np.zeros((len(Ns), len(ckpt)))
@@ -195,18 +195,19 @@ def propagation_of_chaos(
     done = [0]  # checkpoints recorded so far
     ref_rows, copy_rows = engine.rows(0), engine.rows(1)
 
-    def step(th: Any, k: int) -> Any:
+    def step(st: ParticleState, k: int) -> ParticleState:
         xi = None
         if use_noise:
             xr = torch.randn((reference_N, D + 1), generator=g_ref, dtype=tdtype, device=dev)
             xs = torch.randn((n_max, D + 1), generator=g_sys, dtype=tdtype, device=dev)
             xi = torch.cat([xr, xs, *(xs[:R * N] for R, N in zip(reps, Ns, strict=True))])
-        return engine.tracked_step(th, xi, k, ref_loss, theta_max)
+        return engine.tracked_step(st, xi, k, ref_loss, theta_max)
 
-    def observe(th: Any, k: int) -> None:
+    def observe(st: ParticleState, k: int) -> None:
+        th = st.theta
         j = want[k]
         done[0] = j + 1
-        fs = engine.functions(th)
+        fs = engine.functions(st)
         copies = th[copy_rows]
         for i, (R, N) in enumerate(zip(reps, Ns, strict=True)):
             diff = th[engine.rows(2 + i)] - copies[:R * N]
@@ -243,8 +244,8 @@ def propagation_of_chaos(
                         else None,
                         x=x_np, y=y_np, meta=meta)
 
-    theta = drive(theta, step, steps, ckpt, observe=observe, check=blowup_check(theta_max, dt),
-                  check_every=CHECK_EVERY, progress=progress, desc="chaos",
+    state = drive(state, step, steps, ckpt, observe=observe,
+                  check=blowup_check(theta_max, dt, opts.factor), options=opts, desc="chaos",
                   partial=lambda: record(int(ckpt[done[0] - 1])) if done[0] else None)
-    ref_loss[steps] = 0.5 * (engine.functions(theta)[0][:, 0] - y).pow(2).mean()
+    ref_loss[steps] = 0.5 * (engine.functions(state)[0][:, 0] - y).pow(2).mean()
     return record(steps + 1)

@@ -51,59 +51,17 @@ from specdyn import _torch
 from specdyn import _validate as v
 from specdyn.schedule import Schedule, ScheduleLike
 from specdyn.sim import protocol
-from specdyn.sim.deep_linear_engine import DeepLinearEngine, DeepLinearState
+from specdyn.sim.deep_linear_engine import (
+    DEEP_PARAMETERIZATIONS,
+    DeepLinearEngine,
+    DeepLinearScaling,
+    DeepLinearState,
+    scaling,
+)
 from specdyn.sim.linear_student import METHODS, batch_size_for
 from specdyn.theory import rmt
 
-__all__ = ["DEEP_PARAMETERIZATIONS", "DeepLinearRun", "DeepLinearScaling", "escape_step",
-           "scaling", "train_deep_linear"]
-
-#: the deep students' parameterisations (the two-layer engine's are
-#: :data:`specdyn.sim.parameterization.PARAMETERIZATIONS`, a different family)
-DEEP_PARAMETERIZATIONS = ("mup", "ntk", "standard")
-
-
-@dataclass(frozen=True)
-class DeepLinearScaling:
-    """Init standard deviations, forward multipliers and the effective learning rate.
-
-    ``dims`` are ``(D, N, ..., N, P)``; layer ``l`` maps ``dims[l]`` to ``dims[l+1]``.
-    """
-
-    name: str
-    dims: tuple[int, ...]
-    init_std: tuple[float, ...]
-    multipliers: tuple[float, ...]
-    lr_eff: float
-
-
-def scaling(parameterization: str, *, depth: int, N: int, D: int, P: int, lr: float,
-            sigma0: float = 1.0, gamma0: float = 1.0) -> DeepLinearScaling:
-    """The multipliers of ``parameterization`` (module table) for width ``N``."""
-    name = v.choice("parameterization", parameterization, DEEP_PARAMETERIZATIONS)
-    L = v.positive_int("depth", depth)
-    N = v.positive_int("N", N)
-    d = v.positive_int("D", D)
-    p = v.positive_int("P", P)
-    eta0 = v.positive("lr", lr)
-    s0 = v.positive("sigma0", sigma0)
-    g0 = v.positive("gamma0", gamma0)
-    dims = (d, *([N] * (L - 1)), p)
-    fan = dims[:-1]
-    if name == "standard":
-        std = tuple(s0 / math.sqrt(f) for f in fan)
-        mult = tuple(1.0 for _ in fan)
-        lr_eff = eta0
-    else:
-        std = tuple(s0 for _ in fan)
-        mult_l = [1.0 / math.sqrt(f) for f in fan]
-        lr_eff = eta0
-        if name == "mup" and L > 1:
-            mult_l[-1] = 1.0 / (g0 * N)
-            lr_eff = eta0 * g0 * g0 * N
-        mult = tuple(mult_l)
-    return DeepLinearScaling(name, dims, std, mult, lr_eff)
-
+__all__ = ["DeepLinearRun", "escape_step", "train_deep_linear"]
 
 @dataclass(frozen=True)
 class DeepLinearRun(protocol.Record):
@@ -147,6 +105,7 @@ class DeepLinearRun(protocol.Record):
     weights: list[np.ndarray]
 
 
+@v.constrained(edge=v.POSITIVE, margin=v.NONNEGATIVE)
 def escape_step(steps: ArrayLike, top_singular_value: ArrayLike, edge: float,
                 margin: float = 0.05) -> int | None:
     """First recorded step whose top singular value exceeds ``(1 + margin) * edge``.
@@ -156,12 +115,19 @@ def escape_step(steps: ArrayLike, top_singular_value: ArrayLike, edge: float,
     """
     st = np.asarray(steps)
     sv = v.real_array("top_singular_value", top_singular_value)
-    e = v.positive("edge", edge)
-    mg = v.nonnegative("margin", margin)
+    e, mg = edge, margin
     hit = np.nonzero(sv > (1.0 + mg) * e)[0]
     return int(st[hit[0]]) if hit.size else None
 
 
+@v.constrained(depth=v.SIZE, N=v.SIZE, parameterization=v.Choice(*DEEP_PARAMETERIZATIONS),
+               lr=v.POSITIVE, steps=v.SIZE, sigma0=v.POSITIVE, gamma0=v.POSITIVE,
+               method=v.Choice(*METHODS), M=v.Int(1, optional=True), B=v.Int(1, optional=True),
+               noise_std=v.NONNEGATIVE, top_k=v.SIZE,
+               spectra=v.Choice("auto", "exact", "subspace"), power_iters=v.SIZE,
+               divergence_factor=v.Real(1.0, np.inf, lo_open=True, hi_open=True,
+                                        optional=True),
+               check_every=v.Int(1, optional=True), seed=v.SEED)
 def train_deep_linear(
     teacher: ArrayLike,
     *,
@@ -183,8 +149,8 @@ def train_deep_linear(
     spectra: str = "auto",
     sharpness: ScheduleLike = None,
     power_iters: int = 60,
-    divergence_factor: float = 1e6,
-    check_every: int = 20,
+    divergence_factor: float | None = None,
+    check_every: int | None = None,
     seed: int = 0,
     device: Any = None,
     dtype: Any = None,
@@ -234,7 +200,10 @@ def train_deep_linear(
     power_iters
         Power-iteration steps per sharpness evaluation (warm-started).
     divergence_factor
-        Divergence: the loss exceeds this times its start (> 1).
+        Divergence: the loss exceeds this times its start (> 1; ``None``: ``1e6``,
+        this engine's :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`).
+    check_every
+        Steps between divergence checks (host syncs; ``None``: 20).
 
     Raises
     ------
@@ -251,27 +220,22 @@ def train_deep_linear(
     sc = scaling(parameterization, depth=depth, N=N, D=D, P=P, lr=lr, sigma0=sigma0,
                  gamma0=gamma0)
     L = len(sc.multipliers)
-    T = v.positive_int("steps", steps)
-    meth = v.choice("method", method, METHODS)
-    noise = v.nonnegative("noise_std", noise_std)
-    factor = v.in_range("divergence_factor", divergence_factor, 1.0, np.inf, lo_open=True,
-                        hi_open=True)
-    every = v.positive_int("check_every", check_every)
-    k_top = v.positive_int("top_k", top_k)
-    spec_mode = v.choice("spectra", spectra, ("auto", "exact", "subspace"))
-    iters = v.positive_int("power_iters", power_iters)
+    T, meth, noise, k_top, spec_mode, iters = steps, method, noise_std, top_k, spectra, power_iters
+    opts = protocol.RunOptions(seed=seed, dtype=dtype, device=device, checkpoints=checkpoints,
+                               check_every=check_every, divergence_factor=divergence_factor
+                               ).for_engine("deep_linear")
     n = 0
     if meth in ("gd", "sgd"):
         if M is None:
             raise ValueError(f"M must be given (an integer >= 1) for method {meth!r}")
-        n = v.positive_int("M", M)
+        n = M
     B = batch_size_for(meth, n, B)
     lay = list(range(L)) if layers is None else [int(x) for x in layers]
     for li in lay:
         if not 0 <= li < L:
             raise ValueError(f"layers must hold indices in [0, {L - 1}], got {layers!r}")
     none = np.zeros(0, dtype=np.int64)
-    rec = none if checkpoints is None else Schedule.of(checkpoints).resolve(T)
+    rec = none if checkpoints is None else opts.schedule(T)
     shp = none if sharpness is None else Schedule.of(sharpness).resolve(T)
 
     dims = sc.dims
@@ -318,7 +282,7 @@ def train_deep_linear(
 
     losses = torch.empty(T + 1, dtype=dt, device=dev)
     losses[0] = state.loss
-    limit = factor * max(float(losses[0]), 1e-300)
+    limit = protocol.divergence_limit(float(losses[0]), opts.factor)
     edges = np.array([sc.init_std[i] * math.sqrt(dims[i])
                       * float(rmt.rectangular_bulk_edge(dims[i + 1] / dims[i]))
                       for i in range(L)])
@@ -346,14 +310,15 @@ def train_deep_linear(
         )
 
     def step(state: DeepLinearState, t: int) -> DeepLinearState:
-        state = eng.step(state, eng.sample())
+        state = eng.step(state, eng.sample(state))
         losses[t] = state.loss
         return state
 
     def diverged(k: int) -> protocol.DivergenceError:
-        return protocol.DivergenceError(
-            f"diverged at step {k} (loss above {factor:g} x start); lower lr "
-            f"(lr_eff * sharpness must stay below 2)", k, run_record(k + 1, None))
+        return protocol.divergence_error(
+            "deep linear student", k, protocol.watched("loss", float(losses[k]), opts.factor),
+            f"lower lr (now {lr:g}; lr_eff * sharpness must stay below 2)",
+            record=run_record(k + 1, None))
 
     check = protocol.scan_check(lambda lo, t: losses[lo:t + 1], limit, diverged)
 
@@ -369,5 +334,5 @@ def train_deep_linear(
             sharp_done.append(t)
 
     state = protocol.drive(state, step, T, np.union1d(rec, shp), observe=observe, check=check,
-                           check_every=every)
+                           options=opts)
     return run_record(T + 1, state)

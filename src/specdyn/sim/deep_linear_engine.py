@@ -2,27 +2,70 @@
 
 Used by :func:`specdyn.sim.train_deep_linear` (model, parameterisations and the
 Gauss-Newton sharpness are described in :mod:`specdyn.sim.deep_linear`):
-:class:`DeepLinearEngine` holds the data and makes one update of a
-:class:`DeepLinearState` (the weights, their prefix products and their loss).
+:class:`DeepLinearEngine` makes one update of a :class:`DeepLinearState` (the
+weights, their prefix products, their loss and the run's data set).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from specdyn import _torch
+from specdyn import _validate as v
+from specdyn.sim.linear_student import METHODS, StudentData
 
-if TYPE_CHECKING:
-    from specdyn.sim.deep_linear import DeepLinearScaling
-
-__all__ = ["DeepLinearEngine", "DeepLinearState"]
+__all__ = ["DEEP_PARAMETERIZATIONS", "DeepLinearEngine", "DeepLinearScaling", "DeepLinearState",
+           "scaling"]
 
 Tensor = Any
+
+
+#: the deep students' parameterisations (the two-layer engine's are
+#: :data:`specdyn.sim.parameterization.PARAMETERIZATIONS`, a different family)
+DEEP_PARAMETERIZATIONS = ("mup", "ntk", "standard")
+
+
+@dataclass(frozen=True)
+class DeepLinearScaling:
+    """Init standard deviations, forward multipliers and the effective learning rate.
+
+    ``dims`` are ``(D, N, ..., N, P)``; layer ``l`` maps ``dims[l]`` to ``dims[l+1]``.
+    """
+
+    name: str
+    dims: tuple[int, ...]
+    init_std: tuple[float, ...]
+    multipliers: tuple[float, ...]
+    lr_eff: float
+
+
+@v.constrained(parameterization=v.Choice(*DEEP_PARAMETERIZATIONS), depth=v.SIZE, N=v.SIZE,
+               D=v.SIZE, P=v.SIZE, lr=v.POSITIVE, sigma0=v.POSITIVE, gamma0=v.POSITIVE)
+def scaling(parameterization: str, *, depth: int, N: int, D: int, P: int, lr: float,
+            sigma0: float = 1.0, gamma0: float = 1.0) -> DeepLinearScaling:
+    """The multipliers of ``parameterization`` (module table) for width ``N``."""
+    name, L, d, p, eta0, s0, g0 = parameterization, depth, D, P, lr, sigma0, gamma0
+    dims = (d, *([N] * (L - 1)), p)
+    fan = dims[:-1]
+    if name == "standard":
+        std = tuple(s0 / math.sqrt(f) for f in fan)
+        mult = tuple(1.0 for _ in fan)
+        lr_eff = eta0
+    else:
+        std = tuple(s0 for _ in fan)
+        mult_l = [1.0 / math.sqrt(f) for f in fan]
+        lr_eff = eta0
+        if name == "mup" and L > 1:
+            mult_l[-1] = 1.0 / (g0 * N)
+            lr_eff = eta0 * g0 * g0 * N
+        mult = tuple(mult_l)
+    return DeepLinearScaling(name, dims, std, mult, lr_eff)
 
 
 @dataclass(frozen=True)
@@ -38,19 +81,25 @@ class DeepLinearState:
         for the next update.
     loss
         0-d loss of these weights (see :class:`DeepLinearRun`), on the device.
+    data
+        The data set of ``"gd"``/``"sgd"`` (drawn by :meth:`DeepLinearEngine.init`
+        after the weights; ``X`` ``M x D``, ``Y`` ``M x P``, ``Sig``, ``C`` and
+        ``sig_half`` of ``X``), carried unchanged; ``None`` for the population methods.
     """
 
     weights: tuple[Tensor, ...]
     prefixes: tuple[Tensor, ...]
     loss: Tensor
+    data: StudentData | None = None
 
 
 class DeepLinearEngine:
     """A deep linear student under one parameterisation: the protocol's pair.
 
     :meth:`init` draws the initial weights and then the data set from ``generator``
-    (that order keeps recorded runs) and gives the first :class:`DeepLinearState`;
-    :meth:`sample` draws the batch of the next update (``None`` for
+    (that order keeps recorded runs) and gives the first :class:`DeepLinearState`,
+    which carries the data set (the engine keeps no run data);
+    :meth:`sample` (state) draws the batch of the next update (``None`` for
     ``"population"`` and ``"gd"``); :meth:`step` (state, batch) makes one update
     ``W_l <- W_l - lr_eff dL/dW_l`` of every layer and returns a new state.
     :meth:`sharpness` is the Gauss-Newton top eigenvalue of a state (module
@@ -72,6 +121,7 @@ class DeepLinearEngine:
         The run's ``torch.Generator`` (on the teacher's device).
     """
 
+    @v.constrained(method=v.Choice(*METHODS), M=v.Int(0), B=v.Int(0), noise_std=v.NONNEGATIVE)
     def __init__(self, scaling: DeepLinearScaling, teacher: Tensor, method: str, *,
                  M: int = 0, B: int = 0, noise_std: float = 0.0, generator: Any) -> None:
         t = self.t = _torch.torch()
@@ -91,27 +141,32 @@ class DeepLinearEngine:
              for i in range(self.L)]
         if weights is not None:
             W = [t.as_tensor(w, **self.kw) for w in weights]
+        data = None
         if self.method in ("gd", "sgd"):
             n, (P, D) = self.M, self.Ws.shape
-            self.X = X = t.randn(n, D, generator=self.gen, **self.kw)
-            self.Y = X @ self.Ws.T + self.noise * t.randn(n, P, generator=self.gen, **self.kw)
-            self.Sig = X.T @ X / n
-            self.Cxy = self.Y.T @ X / n
-            ev, evec = t.linalg.eigh(self.Sig)
-            self.sig_half = (evec * ev.clamp_min(0).sqrt()) @ evec.T
-        else:
-            self.Sig, self.Cxy, self.sig_half = self.eye_d, self.Ws, self.eye_d
-        return self._state(tuple(W))
+            X = t.randn(n, D, generator=self.gen, **self.kw)
+            Y = X @ self.Ws.T + self.noise * t.randn(n, P, generator=self.gen, **self.kw)
+            sig = X.T @ X / n
+            ev, evec = t.linalg.eigh(sig)
+            data = StudentData(X, Y, sig, Y.T @ X / n, (evec * ev.clamp_min(0).sqrt()) @ evec.T)
+        return self._state(tuple(W), data)
 
-    def _state(self, W: tuple[Tensor, ...]) -> DeepLinearState:
+    def _moments(self, data: StudentData | None) -> tuple[Tensor, Tensor, Tensor]:
+        """``(Sigma, C, Sigma^(1/2))`` of the data set, or of the population (``I``, ``W*``)."""
+        if data is None:
+            return self.eye_d, self.Ws, self.eye_d
+        assert data.Sig is not None and data.C is not None and data.sig_half is not None
+        return data.Sig, data.C, data.sig_half
+
+    def _state(self, W: tuple[Tensor, ...], data: StudentData | None) -> DeepLinearState:
         pre = self.prefixes(W)
         weff = self.ctot * pre[-1]
         # residual form: no cancellation, so tiny losses stay accurate (and >= 0)
-        if self.method in ("gd", "sgd"):
-            loss = 0.5 * ((self.X @ weff.T - self.Y) ** 2).sum() / self.M
+        if data is not None:
+            loss = 0.5 * ((data.X @ weff.T - data.Y) ** 2).sum() / self.M
         else:
             loss = 0.5 * ((weff - self.Ws) ** 2).sum()
-        return DeepLinearState(W, pre, loss)
+        return DeepLinearState(W, pre, loss, data)
 
     def prefixes(self, W: Sequence[Tensor]) -> tuple[Tensor, ...]:
         """``(I, W_1, W_2 W_1, ..., W_L ... W_1)``."""
@@ -127,9 +182,10 @@ class DeepLinearEngine:
             out.append(out[-1] @ Wl)
         return tuple(out[::-1])
 
-    def sample(self) -> tuple[Tensor, Tensor] | None:
-        """The batch ``(x, y)`` of the next update: ``B`` fresh samples (``"online"``) or
-        ``B`` distinct rows of the data (``"sgd"``); ``None`` otherwise."""
+    def sample(self, state: DeepLinearState) -> tuple[Tensor, Tensor] | None:
+        """The batch ``(x, y)`` of the update of ``state``: ``B`` fresh samples
+        (``"online"``) or ``B`` distinct rows of ``state.data`` (``"sgd"``); ``None``
+        otherwise."""
         t, B = self.t, self.B
         P, D = self.Ws.shape
         if self.method == "online":
@@ -139,8 +195,9 @@ class DeepLinearEngine:
                 yb = yb + self.noise * t.randn(B, P, generator=self.gen, **self.kw)
             return xb, yb
         if self.method == "sgd":
+            assert state.data is not None
             idx = t.randperm(self.M, generator=self.gen, device=self.Ws.device)[:B]
-            return self.X[idx], self.Y[idx]
+            return state.data.X[idx], state.data.Y[idx]
         return None
 
     def step(self, state: DeepLinearState, batch: tuple[Tensor, Tensor] | None = None
@@ -151,15 +208,16 @@ class DeepLinearEngine:
         suf = self.suffixes(W)
         weff = c * pre[-1]
         if self.method in ("population", "gd"):
-            E = weff @ self.Sig - self.Cxy
+            sig, cxy, _ = self._moments(state.data)
+            E = weff @ sig - cxy
         else:
             if batch is None:
-                raise ValueError(f"method {self.method!r} needs a batch (engine.sample())")
+                raise ValueError(f"method {self.method!r} needs a batch (engine.sample(state))")
             xb, yb = batch
             E = (xb @ weff.T - yb).T @ xb / self.B
         lr = self.sc.lr_eff
         return self._state(tuple(W[i] - lr * (c * suf[i + 1].T @ (E @ pre[i].T))
-                                 for i in range(self.L)))
+                                 for i in range(self.L)), state.data)
 
     def sharpness(self, state: DeepLinearState, x0: Tensor, iters: int
                   ) -> tuple[Tensor, Tensor]:
@@ -167,7 +225,8 @@ class DeepLinearEngine:
         power-iteration steps from ``x0`` (``P x D``), and the last iterate."""
         L, pre, suf = self.L, state.prefixes, self.suffixes(state.weights)
         A = [suf[i + 1] @ suf[i + 1].T for i in range(L)]  # P x P
-        Bm = [self.sig_half @ (pre[i].T @ pre[i]) @ self.sig_half for i in range(L)]  # D x D
+        half = self._moments(state.data)[2]
+        Bm = [half @ (pre[i].T @ pre[i]) @ half for i in range(L)]  # D x D
         x = x0 / x0.norm()
         lam = x.new_zeros(())
         for _ in range(iters):

@@ -18,12 +18,13 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.integrate import solve_ivp
 
+from specdyn import _validate as v
 from specdyn._torch import to_numpy
 from specdyn.measure.spectra import symmetric_eigenvalues
 
-__all__ = ["GramEngine", "Grams", "Stats", "initial_grams", "loss_from_grams", "make_gd_step",
-           "solve_flow_diagonal", "solve_flow_full", "spectrum", "teacher_diagonals",
-           "weight_chunks"]
+__all__ = ["GramEngine", "GramState", "Grams", "Stats", "initial_grams", "loss_from_grams",
+           "make_gd_step", "solve_flow_diagonal", "solve_flow_full", "spectrum",
+           "teacher_diagonals", "weight_chunks"]
 
 Grams = tuple[np.ndarray, np.ndarray, np.ndarray]  # (Gw, Ga, Gwa)
 
@@ -130,10 +131,22 @@ def make_gd_step(sigma: Any, c_mat: Any, gamma0: float, dt: float) -> Callable[.
     return step
 
 
+@dataclass(frozen=True)
+class GramState:
+    """The state of a Gram-space run, a value: ``Gw`` (``D x D``), ``Ga`` (``P x P``) and
+    ``Gwa`` (``D x P``) as device tensors in the eigenbasis of ``Sigma`` (see
+    :class:`GramEngine`). It has no ``loss`` field: :meth:`GramEngine.loss` computes
+    it on demand (one host sync), at the driver's checks."""
+
+    Gw: Any
+    Ga: Any
+    Gwa: Any
+
+
 class GramEngine:
     """Exact full-batch GD of the Grams: the protocol's ``init``/``step`` pair.
 
-    The state is ``(Gw, Ga, Gwa)`` as torch tensors expressed in the eigenbasis
+    The state is a :class:`GramState`: torch tensors expressed in the eigenbasis
     ``U`` of ``Sigma`` (an exact orthogonal change of variables:
     ``Gw -> U^T Gw U``, ``Gwa -> U^T Gwa``, ``C -> U^T C``; ``Sigma Gwa`` becomes a
     row scaling). :meth:`step` returns a new state (the old one stays valid; its
@@ -141,6 +154,7 @@ class GramEngine:
     to float64 host Grams in the original basis.
     """
 
+    @v.constrained(gamma0=v.POSITIVE, dt=v.POSITIVE)
     def __init__(self, stats: Stats, gamma0: float, dt: float, dtype: Any = None,
                  device: Any = None) -> None:
         from specdyn._torch import resolve_device, resolve_dtype, torch
@@ -160,30 +174,31 @@ class GramEngine:
     def _dev(self, a: np.ndarray) -> Any:  # a device copy
         return self.t.tensor(a, dtype=self.dtype, device=self.device)
 
-    def init(self, grams: Grams) -> tuple[Any, Any, Any]:
+    def init(self, grams: Grams) -> GramState:
         """The state of host Grams ``(Gw, Ga, Gwa)`` (copied to the device, in ``U``'s basis)."""
         U = self.U
-        return self._dev(U.T @ grams[0] @ U), self._dev(grams[1]), self._dev(U.T @ grams[2])
+        return GramState(self._dev(U.T @ grams[0] @ U), self._dev(grams[1]),
+                         self._dev(U.T @ grams[2]))
 
-    def step(self, state: tuple[Any, Any, Any], batch: Any = None) -> tuple[Any, Any, Any]:
+    def step(self, state: GramState, batch: Any = None) -> GramState:
         """One exact GD step (full batch: ``batch`` is unused)."""
-        return self._step(*state)
+        return GramState(*self._step(state.Gw, state.Ga, state.Gwa))
 
-    def loss(self, state: tuple[Any, Any, Any]) -> float:
+    def loss(self, state: GramState) -> float:
         """The training loss of ``state`` (one host sync)."""
-        b = state[2] * self._inv_g
+        b = state.Gwa * self._inv_g
         return float(0.5 * self._syy_tr - (self._c * b).sum()
                      + 0.5 * (self._evals * b * b).sum())
 
     @staticmethod
-    def symmetrize(state: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
+    def symmetrize(state: GramState) -> GramState:
         """``Gw``, ``Ga`` made exactly symmetric (removes the roundoff of the products)."""
-        gw, ga, gwa = state
-        return 0.5 * (gw + gw.T), 0.5 * (ga + ga.T), gwa
+        gw, ga = state.Gw, state.Ga
+        return GramState(0.5 * (gw + gw.T), 0.5 * (ga + ga.T), state.Gwa)
 
-    def to_host(self, state: tuple[Any, Any, Any]) -> Grams:
+    def to_host(self, state: GramState) -> Grams:
         """Float64 host Grams in the original basis."""
-        gw, ga, gwa = (to_numpy(x, np.float64) for x in state)
+        gw, ga, gwa = (to_numpy(x, np.float64) for x in (state.Gw, state.Ga, state.Gwa))
         return self.U @ gw @ self.U.T, ga.copy(), self.U @ gwa
 
 

@@ -49,17 +49,18 @@ from specdyn.models.activations import Activation, get_activation
 from specdyn.schedule import Schedule, ScheduleLike
 from specdyn.sim import protocol
 from specdyn.sim.particles import (
-    CHECK_EVERY,
+    COMMON,
     Block,
     NoiseSource,
     ParticleEngine,
+    ParticleState,
     blowup_check,
-    blowup_message,
+    check_init_scale,
+    diverged,
     initial_particles,
     make_data,
     noise_fn,
     target_values,
-    validate_common,
 )
 
 Target = Callable[[np.ndarray], ArrayLike]
@@ -108,6 +109,7 @@ class LangevinRun(protocol.Record):
 
 
 
+@v.constrained(N=v.SIZE, **COMMON)
 def mean_field_langevin(
     activation: str | Activation,
     target: Target,
@@ -185,17 +187,16 @@ def mean_field_langevin(
     ValueError
         On bad input, before any work.
     DivergenceError
-        When a parameter becomes non-finite or exceeds
-        :data:`specdyn.sim.particles.BLOWUP_LIMIT` (message gives the step and a
-        suggestion; ``.record`` holds the checkpoints taken before it).
+        When a parameter becomes non-finite or its size exceeds ``1e6`` (the
+        particle engine's :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`; the message
+        gives the step and a suggestion; ``.record`` holds the checkpoints taken before it).
     """
     torch = _torch()
     act = get_activation(activation)
-    N = v.positive_int("N", N)
-    dt, temperature, weight_decay, steps, D, M, population_size, label_noise = (
-        validate_common(dt, temperature, weight_decay, steps, D, M, population_size,
-                        label_noise, init_scale))
-    ckpt = Schedule.of(checkpoints, Schedule.even(11)).resolve(steps)
+    check_init_scale(init_scale)
+    opts = protocol.RunOptions(seed=seed, dtype=dtype, device=device, progress=progress,
+                               checkpoints=checkpoints).for_engine("particles")
+    ckpt = opts.schedule(steps, Schedule.even(11))
     start = time.perf_counter()
     s_data, s_init, s_noise = protocol.seed_streams(seed, 3, scheme="words")
     if data is None:
@@ -217,18 +218,19 @@ def mean_field_langevin(
     x = torch.as_tensor(x_np, dtype=tdtype, device=dev)
     y = torch.as_tensor(y_np, dtype=tdtype, device=dev)
     engine = ParticleEngine(act, x, y, [Block(1, N)], dt, temperature, weight_decay)
-    theta = engine.init(particles0)
+    state = engine.init(particles0)
     loss = torch.empty(steps + 1, dtype=tdtype, device=dev)
     theta_max = torch.empty(steps + 1, dtype=tdtype, device=dev)
-    theta_max[0] = theta.abs().max()
+    theta_max[0] = state.theta.abs().max()
     saved: list[np.ndarray] = []
     penalty: list[float] = []
     use_noise = temperature > 0
 
-    def step(th: Any, k: int) -> Any:
-        return engine.tracked_step(th, draw(k - 1) if use_noise else None, k, loss, theta_max)
+    def step(st: ParticleState, k: int) -> ParticleState:
+        return engine.tracked_step(st, draw(k - 1) if use_noise else None, k, loss, theta_max)
 
-    def observe(th: Any, k: int) -> None:
+    def observe(st: ParticleState, k: int) -> None:
+        th = st.theta
         saved.append(to_numpy(th, np.float64))
         penalty.append(0.5 * weight_decay * float((th * th).sum(1).mean()))
 
@@ -244,13 +246,13 @@ def mean_field_langevin(
                            loss=to_numpy(loss[:upto], np.float64),
                            penalty=np.asarray(penalty), x=x_np, y=y_np, meta=meta)
 
-    theta = protocol.drive(theta, step, steps, ckpt, observe=observe,
-                           check=blowup_check(theta_max, dt), check_every=CHECK_EVERY,
-                           progress=progress, desc="langevin",
+    state = protocol.drive(state, step, steps, ckpt, observe=observe,
+                           check=blowup_check(theta_max, dt, opts.factor), options=opts,
+                           desc="langevin",
                            partial=lambda: record(int(ckpt[len(saved) - 1])) if saved else None)
-    loss[steps] = 0.5 * (engine.functions(theta)[0][:, 0] - y).pow(2).mean()
+    loss[steps] = 0.5 * (engine.functions(state)[0][:, 0] - y).pow(2).mean()
     out = record(steps + 1)
     k = protocol.first_divergent(out.loss)  # the final loss, computed after the driver
     if k is not None:
-        raise protocol.DivergenceError(blowup_message(k, dt, "the loss became non-finite"), k, out)
+        raise diverged(k, dt, protocol.watched("loss", float(out.loss[k]), opts.factor), out)
     return out

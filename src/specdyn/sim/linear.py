@@ -19,6 +19,7 @@ Two engines:
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,16 +27,14 @@ import numpy as np
 from specdyn import _validate as v
 from specdyn._torch import to_numpy
 from specdyn.data.teacher import PowerLawTeacher
-from specdyn.schedule import Schedule, ScheduleLike
+from specdyn.schedule import ScheduleLike
 from specdyn.settings import AlignedSetting, PowerLawSetting, Setting
 from specdyn.sim import gram as _gram
 from specdyn.sim import protocol
 from specdyn.sim.trajectory import Trajectory
 
-__all__ = ["WeightEngine", "setting_dim", "train_linear"]
+__all__ = ["WeightEngine", "WeightState", "setting_dim", "train_linear"]
 
-_CHECK_EVERY = 100  # steps between divergence checks (one host sync each)
-_BLOWUP = 1e6  # loss growth factor treated as divergence
 _FLOW_RTOL = 1e-10
 
 
@@ -61,6 +60,9 @@ def setting_dim(setting: Setting, teacher: PowerLawTeacher | None) -> int:
     return D
 
 
+@v.constrained(N=v.Int(1, optional=True), M=v.Int(1, optional=True), steps=v.SIZE,
+               dt=v.POSITIVE, method=v.Choice("gd", "flow"), engine=v.Choice("gram", "weights"),
+               seed=v.SEED)
 def train_linear(
     setting: Setting,
     N: int | None,
@@ -140,20 +142,14 @@ def train_linear(
         ``.record`` holds the checkpoints recorded before it.
     """
     D = setting_dim(setting, teacher)
-    if N is not None:
-        N = v.positive_int("N", N)
-    if M is not None:
-        M = v.positive_int("M", M)
-    steps = v.positive_int("steps", steps)
-    dt = v.positive("dt", dt)
-    method = v.choice("method", method, ("gd", "flow"))
-    engine = v.choice("engine", engine, ("gram", "weights"))
-    seed = v.positive_int("seed", seed, minimum=0)
     if engine == "weights" and N is None:
         raise ValueError("N must be a finite width for engine='weights' (N=None needs 'gram')")
     if engine == "weights" and method == "flow":
         raise ValueError("method='flow' is only available with engine='gram'")
-    ck = Schedule.of(checkpoints).resolve(steps)
+    opts = protocol.RunOptions(seed=seed, dtype=dtype, device=device,
+                               progress=progress and steps >= 2000,
+                               checkpoints=checkpoints).for_engine("linear")
+    ck = opts.schedule(steps)
     if teacher is None:
         teacher = PowerLawTeacher(setting if isinstance(setting, AlignedSetting)
                                   else setting.with_D(D))
@@ -193,13 +189,12 @@ def train_linear(
             teacher=teacher.to_dict(), **extra)
 
     if method == "gd":
-        show = progress and steps >= 2000
         try:
             if engine == "gram":
-                _gram_gd(run, N, steps, weight_seed, tdtype, tdevice, show)
+                _gram_gd(run, N, steps, weight_seed, tdtype, tdevice, opts)
             else:
                 assert N is not None
-                _weights_gd(run, N, steps, xy, weight_seed, tdtype, tdevice, show)
+                _weights_gd(run, N, steps, xy, weight_seed, tdtype, tdevice, opts)
         except protocol.DivergenceError as err:
             err.record = partial()
             raise
@@ -237,27 +232,28 @@ class _Run:
         )
 
 
-def _divergence_error(step: int, dt: float, loss: float) -> protocol.DivergenceError:
-    return protocol.DivergenceError(
-        f"training diverged at step {step} (t = {step * dt:g}, loss = {loss:.3g}); "
-        f"the step is too large for this setting: try a smaller dt (e.g. dt={dt / 4:g})", step)
+def _divergence_error(step: int, dt: float, loss: float, factor: float
+                      ) -> protocol.DivergenceError:
+    return protocol.divergence_error(
+        "training", step, protocol.watched("loss", loss, factor), protocol.dt_advice(dt), dt=dt)
 
 
 def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: int, tdtype: Any, tdevice: Any,
-             show: bool) -> None:
+             opts: protocol.RunOptions) -> None:
     s = run.setting
     D, P = run.stats.c.shape
     grams0 = _gram.initial_grams(N, D, P, s.sigma_w, s.sigma_a, weight_seed)
     eng = _gram.GramEngine(run.stats, run.gamma0, run.dt, tdtype, tdevice)
-    limit = _BLOWUP * max(_gram.loss_from_grams(run.stats, grams0[2], run.gamma0), 1e-12)
+    limit = protocol.divergence_limit(_gram.loss_from_grams(run.stats, grams0[2], run.gamma0),
+                                      opts.factor)
     good: list[Any] = [None, 0]  # the last checked state (a copy) and its step
 
-    def bad(loss: float, state: Any) -> bool:
+    def bad(loss: float, state: _gram.GramState) -> bool:
         # the loss against its limit, and Gw finite (a NaN Gw can hide behind a finite loss)
         return (protocol.first_divergent(np.array([loss]), limit) is not None
-                or protocol.first_divergent(state[0].reshape(-1)) is not None)
+                or protocol.first_divergent(state.Gw.reshape(-1)) is not None)
 
-    def check(state: Any, k: int) -> Any:
+    def check(state: _gram.GramState, k: int) -> _gram.GramState:
         if k > 0:
             loss = eng.loss(state)
             if bad(loss, state):
@@ -267,34 +263,46 @@ def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: int, tdtype: Any
                     g2 = eng.step(g2)
                     lj = eng.loss(g2)
                     if bad(lj, g2):
-                        raise _divergence_error(j, run.dt, lj)
-                raise _divergence_error(k, run.dt, loss)
+                        raise _divergence_error(j, run.dt, lj, opts.factor)
+                raise _divergence_error(k, run.dt, loss, opts.factor)
             state = eng.symmetrize(state)
-        good[:] = [tuple(g.clone() for g in state), k]
+        good[:] = [_gram.GramState(state.Gw.clone(), state.Ga.clone(), state.Gwa.clone()), k]
         return state
 
-    def observe(state: Any, k: int) -> None:
+    def observe(state: _gram.GramState, k: int) -> None:
         # checkpoint 0 is the float64 draw itself, not its device copy
         run.record(k, *(grams0 if k == 0 else eng.to_host(state)))
 
     protocol.drive(eng.init(grams0), lambda st, _k: eng.step(st), steps, run.ck,
-                   observe=observe, check=check, check_every=_CHECK_EVERY, progress=show,
-                   desc="gram GD")
+                   observe=observe, check=check, options=opts, desc="gram GD")
+
+
+@dataclass(frozen=True)
+class WeightState:
+    """The state of a weight-space linear run: ``W`` (``N x D``), ``A`` (``N x P``), the
+    gradient factor ``G`` and the ``loss`` (0-d), both of these weights (see
+    :class:`WeightEngine`, whose step updates ``W`` and ``A`` in place)."""
+
+    W: Any
+    A: Any
+    G: Any
+    loss: Any
 
 
 class WeightEngine:
     """Weight-space full-batch GD of the two-layer linear network (hand-written gradients).
 
-    The reference the Gram engine is tested against. The state is
-    ``(W, A, G, loss)``: the weights, the gradient factor
+    The reference the Gram engine is tested against. The state is a
+    :class:`WeightState`: the weights, the gradient factor
     ``G = X^T E / M`` (``E = Y - f(X)``; the population ``Lambda Theta - Lambda B``
     when ``xy`` is ``None``) and the loss, both of the current weights.
-    :meth:`step` returns a new state tuple but updates ``W`` and ``A`` in place
+    :meth:`step` returns a new state but updates ``W`` and ``A`` in place
     (learning rate ``nu = N``: ``W' = W + c A G^T``, ``A' = A + c W G``,
     ``c = dt / gamma0``): the old state must not be reused. Out-of-place updates
     measured about 6 % slower (BENCHMARKS.md), above the 5 % the protocol allows.
     """
 
+    @v.constrained(gamma0=v.POSITIVE, dt=v.POSITIVE)
     def __init__(self, stats: _gram.Stats, gamma0: float, dt: float,
                  xy: tuple[np.ndarray, np.ndarray] | None, dtype: Any = None,
                  device: Any = None) -> None:
@@ -322,49 +330,50 @@ class WeightEngine:
         SB = self.sigma @ B
         return self.cm - SB, 0.5 * self.syy_tr - (self.cm * B).sum() + 0.5 * (B * SB).sum()
 
-    def init(self, N: int, sigma_w: float, sigma_a: float, seed: int) -> tuple[Any, ...]:
+    @v.constrained(N=v.SIZE, sigma_w=v.NONNEGATIVE, sigma_a=v.NONNEGATIVE, seed=v.SEED)
+    def init(self, N: int, sigma_w: float, sigma_a: float, seed: int) -> WeightState:
         """Initial weights (the same stream as the Gram engine's ``initial_grams``)."""
         D, P = (self.X.shape[1], self.Y.shape[1]) if self.X is not None else self.cm.shape
         chunks = list(_gram.weight_chunks(N, D, P, sigma_w, sigma_a, seed))
         W = self.t.cat([w for w, _ in chunks]).to(self.device, self.dtype)
         A = self.t.cat([a for _, a in chunks]).to(self.device, self.dtype)
-        return (W, A, *self._grad_and_loss(W, A))
+        return WeightState(W, A, *self._grad_and_loss(W, A))
 
-    def step(self, state: tuple[Any, ...], batch: Any = None) -> tuple[Any, ...]:
+    def step(self, state: WeightState, batch: Any = None) -> WeightState:
         """One full-batch GD step (``batch`` is unused)."""
-        W, A, G, _ = state
+        W, A, G = state.W, state.A, state.G
         dW = A @ G.T  # uses the old A
         A.addmm_(W, G, alpha=self.c)  # A' = A + c W G
         W.add_(dW, alpha=self.c)  # W' = W + c A G^T
-        return (W, A, *self._grad_and_loss(W, A))
+        return WeightState(W, A, *self._grad_and_loss(W, A))
 
-    def grams(self, state: tuple[Any, ...]) -> _gram.Grams:
+    def grams(self, state: WeightState) -> _gram.Grams:
         """Float64 host ``(Gw, Ga, Gwa)``."""
-        W, A = state[0], state[1]
+        W, A = state.W, state.A
         N = W.shape[0]
         Wd, Ad = W.to("cpu", self.t.float64), A.to("cpu", self.t.float64)
         return to_numpy(Wd.T @ Wd) / N, to_numpy(Ad.T @ Ad) / N, to_numpy(Wd.T @ Ad) / N
 
 
 def _weights_gd(run: _Run, N: int, steps: int, xy: tuple[np.ndarray, np.ndarray] | None,
-                weight_seed: int, tdtype: Any, tdevice: Any, show: bool) -> None:
+                weight_seed: int, tdtype: Any, tdevice: Any, opts: protocol.RunOptions) -> None:
     eng = WeightEngine(run.stats, run.gamma0, run.dt, xy, tdtype, tdevice)
     s = run.setting
     state0 = eng.init(N, s.sigma_w, s.sigma_a, weight_seed)
-    limit = _BLOWUP * max(float(state0[3]), 1e-12)
+    limit = protocol.divergence_limit(float(state0.loss), opts.factor)
 
-    def check(state: Any, k: int) -> Any:
-        lk = float(state[3])
+    def check(state: WeightState, k: int) -> WeightState:
+        lk = float(state.loss)
         if protocol.first_divergent(np.array([lk]), limit) is not None \
-                or protocol.first_divergent(state[0].reshape(-1)) is not None:
-            raise _divergence_error(k, run.dt, lk)
+                or protocol.first_divergent(state.W.reshape(-1)) is not None:
+            raise _divergence_error(k, run.dt, lk, opts.factor)
         return state
 
-    def observe(state: Any, k: int) -> None:
-        run.record(k, *eng.grams(state), loss=float(state[3]))
+    def observe(state: WeightState, k: int) -> None:
+        run.record(k, *eng.grams(state), loss=float(state.loss))
 
     protocol.drive(state0, lambda st, _k: eng.step(st), steps, run.ck, observe=observe,
-                   check=check, check_every=_CHECK_EVERY, progress=show, desc="weight GD")
+                   check=check, options=opts, desc="weight GD")
 
 
 def _flow(run: _Run, N: int | None, weight_seed: int) -> bool:

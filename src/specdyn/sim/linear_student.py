@@ -42,7 +42,7 @@ from specdyn.schedule import Schedule, ScheduleLike
 from specdyn.sim import protocol
 
 __all__ = ["METHODS", "LinearStudentEngine", "LinearStudentRun", "LinearStudentState",
-           "rank_one_teacher", "train_linear_student"]
+           "StudentData", "rank_one_teacher", "train_linear_student"]
 
 #: training methods of the linear students (single-layer and deep)
 METHODS = ("population", "gd", "sgd", "online")
@@ -54,19 +54,18 @@ def batch_size_for(method: str, M: int, B: int | None) -> int:
         return 0
     if B is None:
         raise ValueError(f"B (the batch size) must be given for method {method!r}")
-    b = v.positive_int("B", B)
+    b = v.positive_int("B", B)  # also checked where declared; batch_size_for is shared
     if method == "sgd" and b > M:
         raise ValueError(f"B must lie in [1, M={M}], got {B!r}")
     return b
 
 
+@v.constrained(P=v.SIZE, D=v.SIZE, theta=v.NONNEGATIVE, seed=v.SEED)
 def rank_one_teacher(P: int, D: int, theta: float, seed: int = 0
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(W*, u, v)`` with ``W* = theta u v^T`` (``P x D``), ``u``, ``v`` uniform unit
     vectors (float64)."""
-    n = v.positive_int("P", P)
-    m = v.positive_int("D", D)
-    th = v.nonnegative("theta", theta)
+    n, m, th = P, D, theta
     rng = np.random.default_rng(seed)
     u = rng.standard_normal(n)
     u /= np.linalg.norm(u)
@@ -79,6 +78,28 @@ Tensor = Any
 
 
 @dataclass(frozen=True)
+class StudentData:
+    """The fixed data set of a ``"gd"``/``"sgd"`` run (device tensors, never modified).
+
+    Attributes
+    ----------
+    X, Y
+        Inputs ``(..., M, D)`` and labels ``(..., M, P)`` (leading axis: replicas, for
+        :class:`LinearStudentEngine`; none for the deep engine).
+    Sig, C
+        ``X^T X / M`` and ``Y^T X / M`` for ``"gd"`` (``None`` for ``"sgd"``).
+    sig_half
+        Symmetric square root of ``Sig`` (the deep engine's sharpness; else ``None``).
+    """
+
+    X: Tensor
+    Y: Tensor
+    Sig: Tensor | None = None
+    C: Tensor | None = None
+    sig_half: Tensor | None = None
+
+
+@dataclass(frozen=True)
 class LinearStudentState:
     """The state of a linear-student run, a value (never updated in place).
 
@@ -88,21 +109,27 @@ class LinearStudentState:
         ``(R, P, D)`` weights of the ``R`` replicas.
     sq_error
         ``(R,)`` ``||W - W*||_F^2`` of each replica (0-d reductions on the device, no
-        host sync).
+        host sync): the protocol's ``loss`` of these weights, under its own name.
+    data
+        The data set of ``"gd"``/``"sgd"`` (drawn by :meth:`LinearStudentEngine.init`
+        after the weights), carried unchanged from state to state; ``None`` for
+        ``"population"`` and ``"online"``.
     """
 
     W: Tensor
     sq_error: Tensor
+    data: StudentData | None = None
 
 
 class LinearStudentEngine:
     """Single-layer linear students under GD, SGD or online SGD: the protocol's pair.
 
     :meth:`init` draws the initial weights and then the data set from ``generator``
-    (that order keeps recorded runs) and gives the first :class:`LinearStudentState`;
-    :meth:`sample` draws the batch of the next update (``None`` for ``"population"``
-    and ``"gd"``, which need none); :meth:`step` (state, batch) makes one update
-    ``W <- W - lr * grad`` and returns a new state. ``R`` replicas run side by side
+    (that order keeps recorded runs) and gives the first :class:`LinearStudentState`,
+    which carries the data set (the engine keeps no run data);
+    :meth:`sample` (state) draws the batch of the next update (``None`` for
+    ``"population"`` and ``"gd"``, which need none); :meth:`step` (state, batch)
+    makes one update ``W <- W - lr * grad`` and returns a new state. ``R`` replicas run side by side
     (batched tensors), each with its own data. Sizes and the method are those of
     :func:`train_linear_student`, which validates them.
 
@@ -122,6 +149,8 @@ class LinearStudentEngine:
         The run's ``torch.Generator`` (on the teacher's device).
     """
 
+    @v.constrained(method=v.Choice(*METHODS), lr=v.POSITIVE, M=v.Int(0), B=v.Int(0),
+                   noise_std=v.NONNEGATIVE, replicas=v.SIZE)
     def __init__(self, teacher: Tensor, method: str, lr: float, *, M: int = 0, B: int = 0,
                  noise_std: float = 0.0, replicas: int = 1, generator: Any) -> None:
         self.t = _torch.torch()
@@ -130,30 +159,34 @@ class LinearStudentEngine:
         self.gen = generator
         self.kw = {"dtype": teacher.dtype, "device": teacher.device}
 
+    @v.constrained(sigma0=v.POSITIVE)
     def init(self, sigma0: float, inputs: Tensor | None = None) -> LinearStudentState:
         """Initial weights (entries ``N(0, sigma0^2 / D)``), then the data set of
         ``"gd"``/``"sgd"`` (``inputs``, ``M x D``, shared by the replicas, or drawn)."""
         t, R, n = self.t, self.R, self.M
         P, D = self.Ws.shape
         W = t.randn(R, P, D, generator=self.gen, **self.kw) * (sigma0 / np.sqrt(D))
+        data = None
         if self.method in ("gd", "sgd"):
             if inputs is None:
                 X = t.randn(R, n, D, generator=self.gen, **self.kw)
             else:
                 X = inputs.expand(R, n, D).contiguous()
-            self.X = X
-            self.Y = X @ self.Ws.T + self.noise * t.randn(R, n, P, generator=self.gen, **self.kw)
+            Y = X @ self.Ws.T + self.noise * t.randn(R, n, P, generator=self.gen, **self.kw)
             if self.method == "gd":
-                self.Sig = X.transpose(1, 2) @ X / n          # R x D x D
-                self.C = self.Y.transpose(1, 2) @ X / n       # R x P x D
-        return LinearStudentState(W, self._sq_error(W))
+                data = StudentData(X, Y, X.transpose(1, 2) @ X / n,  # R x D x D
+                                   Y.transpose(1, 2) @ X / n)  # R x P x D
+            else:
+                data = StudentData(X, Y)
+        return LinearStudentState(W, self._sq_error(W), data)
 
     def _sq_error(self, W: Tensor) -> Tensor:
         return ((W - self.Ws) ** 2).sum(dim=(1, 2))
 
-    def sample(self) -> tuple[Tensor, Tensor] | None:
-        """The batch ``(x, y)`` (``R x B x D``, ``R x B x P``) of the next update: fresh
-        samples (``"online"``) or ``B`` distinct rows of each replica's data (``"sgd"``)."""
+    def sample(self, state: LinearStudentState) -> tuple[Tensor, Tensor] | None:
+        """The batch ``(x, y)`` (``R x B x D``, ``R x B x P``) of the update of ``state``:
+        fresh samples (``"online"``) or ``B`` distinct rows of each replica's data
+        (``"sgd"``, from ``state.data``)."""
         t, R, B = self.t, self.R, self.B
         P, D = self.Ws.shape
         if self.method == "online":
@@ -163,10 +196,11 @@ class LinearStudentEngine:
                 yb = yb + self.noise * t.randn(R, B, P, generator=self.gen, **self.kw)
             return xb, yb
         if self.method == "sgd":
+            assert state.data is not None
             idx = t.argsort(t.rand(R, self.M, generator=self.gen, device=self.Ws.device),
                             dim=1)[:, :B]
-            return (t.gather(self.X, 1, idx[..., None].expand(R, B, D)),
-                    t.gather(self.Y, 1, idx[..., None].expand(R, B, P)))
+            return (t.gather(state.data.X, 1, idx[..., None].expand(R, B, D)),
+                    t.gather(state.data.Y, 1, idx[..., None].expand(R, B, P)))
         return None
 
     def step(self, state: LinearStudentState, batch: tuple[Tensor, Tensor] | None = None
@@ -176,14 +210,15 @@ class LinearStudentEngine:
         if self.method == "population":
             G = W - self.Ws
         elif self.method == "gd":
-            G = W @ self.Sig - self.C
+            assert state.data is not None
+            G = W @ state.data.Sig - state.data.C
         else:
             if batch is None:
-                raise ValueError(f"method {self.method!r} needs a batch (engine.sample())")
+                raise ValueError(f"method {self.method!r} needs a batch (engine.sample(state))")
             xb, yb = batch
             G = (xb @ W.transpose(1, 2) - yb).transpose(1, 2) @ xb / self.B
         W = W - self.lr * G
-        return LinearStudentState(W, self._sq_error(W))
+        return LinearStudentState(W, self._sq_error(W), state.data)
 
 
 @dataclass(frozen=True)
@@ -220,6 +255,12 @@ class LinearStudentRun(protocol.Record):
         return np.asarray(self.sq_error.mean(axis=1))
 
 
+@v.constrained(method=v.Choice(*METHODS), lr=v.POSITIVE, steps=v.SIZE, sigma0=v.POSITIVE,
+               M=v.Int(1, optional=True), B=v.Int(1, optional=True), noise_std=v.NONNEGATIVE,
+               replicas=v.SIZE, top_k=v.Int(1, optional=True),
+               divergence_factor=v.Real(1.0, np.inf, lo_open=True, hi_open=True,
+                                        optional=True),
+               check_every=v.Int(1, optional=True), seed=v.SEED)
 def train_linear_student(
     teacher: ArrayLike,
     *,
@@ -235,8 +276,8 @@ def train_linear_student(
     checkpoints: ScheduleLike = None,
     top_k: int | None = 8,
     overlaps: bool = True,
-    divergence_factor: float = 1e8,
-    check_every: int = 50,
+    divergence_factor: float | None = None,
+    check_every: int | None = None,
     seed: int = 0,
     device: Any = None,
     dtype: Any = None,
@@ -275,9 +316,10 @@ def train_linear_student(
     overlaps
         Also record singular-vector overlaps with the teacher (needs a full SVD).
     divergence_factor
-        Divergence: the mean squared error exceeds this times its start (> 1).
+        Divergence: the mean squared error exceeds this times its start (> 1;
+        ``None``: ``1e8``, this engine's :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`).
     check_every
-        Steps between divergence checks (host syncs).
+        Steps between divergence checks (host syncs; ``None``: 50).
     seed, device, dtype
         Reproducibility and placement (CUDA when present; float64 by default).
 
@@ -291,15 +333,7 @@ def train_linear_student(
     if W_star.ndim != 2:
         raise ValueError(f"teacher must be a P x D matrix, got shape {W_star.shape}")
     P, D = W_star.shape
-    meth = v.choice("method", method, METHODS)
-    eta = v.positive("lr", lr)
-    T = v.positive_int("steps", steps)
-    s0 = v.positive("sigma0", sigma0)
-    noise = v.nonnegative("noise_std", noise_std)
-    R = v.positive_int("replicas", replicas)
-    factor = v.in_range("divergence_factor", divergence_factor, 1.0, np.inf, lo_open=True,
-                        hi_open=True)
-    every = v.positive_int("check_every", check_every)
+    meth, eta, T, s0, noise, R = method, lr, steps, sigma0, noise_std, replicas
     n = 0
     X_in = None
     if meth in ("gd", "sgd"):
@@ -313,10 +347,13 @@ def train_linear_student(
         elif M is None:
             raise ValueError(f"M must be given (an integer >= 1) for method {meth!r}")
         else:
-            n = v.positive_int("M", M)
+            n = M
     B = batch_size_for(meth, n, B)
-    k = min(P, D) if top_k is None else min(v.positive_int("top_k", top_k), min(P, D))
-    rec = Schedule.of(checkpoints, Schedule.every(1)).resolve(T)
+    k = min(P, D) if top_k is None else min(top_k, min(P, D))
+    opts = protocol.RunOptions(seed=seed, dtype=dtype, device=device, checkpoints=checkpoints,
+                               check_every=check_every, divergence_factor=divergence_factor
+                               ).for_engine("linear_student")
+    rec = opts.schedule(T, Schedule.every(1))
     torch = _torch.torch()
     dev = _torch.resolve_device(device)
     dt = _torch.resolve_dtype(dtype)
@@ -363,7 +400,7 @@ def train_linear_student(
         svals.append(_torch.to_numpy(sv.flip(0)[:k], np.float64))
         rec_done.append(t)
 
-    limit = factor * e0
+    limit = protocol.divergence_limit(e0, opts.factor)
 
     def run_record(upto: int) -> LinearStudentRun:
         sq = _torch.to_numpy(errs[:upto], np.float64)
@@ -382,17 +419,18 @@ def train_linear_student(
         )
 
     def step(state: LinearStudentState, t: int) -> LinearStudentState:
-        state = eng.step(state, eng.sample())
+        state = eng.step(state, eng.sample(state))
         errs[t] = state.sq_error
         return state
 
     def diverged(j: int) -> protocol.DivergenceError:
-        return protocol.DivergenceError(
-            f"diverged at step {j} (squared error above {factor:g} x start); lower lr "
-            f"below the stability threshold", j, run_record(j + 1))
+        return protocol.divergence_error(
+            "linear student", j,
+            protocol.watched("mean squared error", float(errs[j].mean()), opts.factor),
+            f"lower lr (now {eta:g}) below the stability threshold", record=run_record(j + 1))
 
     check = protocol.scan_check(lambda lo, t: errs[lo:t + 1].mean(dim=1), limit, diverged)
 
     protocol.drive(state, step, T, rec, observe=lambda st, t: record_now(t, st.W), check=check,
-                   check_every=every)
+                   options=opts)
     return run_record(T + 1)

@@ -20,17 +20,18 @@ from specdyn import _validate as v
 from specdyn._torch import to_numpy
 from specdyn._torch import torch as _torch
 from specdyn.models.activations import ACTIVATIONS, Activation
-from specdyn.sim.protocol import DivergenceError, first_divergent
+from specdyn.sim import protocol
+from specdyn.sim.protocol import first_divergent
 
-__all__ = ["BLOWUP_LIMIT", "Block", "ParticleEngine"]
+__all__ = ["Block", "ParticleEngine", "ParticleState"]
 
 Tensor = Any  # torch.Tensor (torch is imported lazily)
 NoiseSource = Callable[[int], Any] | np.ndarray | Any
 
-#: A run stops as diverged once any |parameter| exceeds this (or is not finite).
-BLOWUP_LIMIT = 1e6
-#: Steps between two (host-synchronising) divergence checks.
-CHECK_EVERY = 50
+#: The declared constraints shared by the particle entry points (checked where declared).
+COMMON = {"dt": v.POSITIVE, "temperature": v.NONNEGATIVE, "weight_decay": v.NONNEGATIVE,
+          "steps": v.Int(0), "D": v.SIZE, "M": v.Int(1, optional=True),
+          "population_size": v.SIZE, "label_noise": v.NONNEGATIVE, "seed": v.SEED}
 
 
 def as_host(a: Any) -> np.ndarray:
@@ -106,23 +107,12 @@ def initial_particles(init: Any, N: int, D: int, init_scale: tuple[float, float]
     return theta.copy()
 
 
-def validate_common(dt: float, temperature: float, weight_decay: float, steps: int,
-                    D: int, M: int | None, population_size: int, label_noise: float,
-                     init_scale: tuple[float, float]) -> tuple[float, float, float, int, int,
-                                                                int | None, int, float]:
-    dt = v.positive("dt", dt)
-    temperature = v.nonnegative("temperature", temperature)
-    weight_decay = v.nonnegative("weight_decay", weight_decay)
-    steps = v.positive_int("steps", steps, minimum=0)
-    D = v.positive_int("D", D)
-    M = None if M is None else v.positive_int("M", M)
-    population_size = v.positive_int("population_size", population_size)
-    label_noise = v.nonnegative("label_noise", label_noise)
+def check_init_scale(init_scale: tuple[float, float]) -> None:
+    """``init_scale`` must be a pair ``(s_a, s_w)`` of reals ``>= 0``."""
     if len(init_scale) != 2:
         raise ValueError(f"init_scale must be a pair (s_a, s_w), got {init_scale!r}")
     v.nonnegative("init_scale[0]", init_scale[0])
     v.nonnegative("init_scale[1]", init_scale[1])
-    return dt, temperature, weight_decay, steps, D, M, population_size, label_noise
 
 
 # --------------------------------------------------------------------------------------
@@ -138,6 +128,17 @@ _CHAIN_FROM_VALUE = {"tanh": _tanh_chain, "tanh-shift": _tanh_chain}
 
 
 @dataclass(frozen=True)
+class ParticleState:
+    """The state of a particle run, a value: ``theta`` (rows ``[a, w]``, all blocks
+    stacked) and ``loss_before``, each block's ``(R,)`` group losses of the particles
+    the update was made from (a by-product of the forward pass; ``None`` for the
+    state of :meth:`ParticleEngine.init`)."""
+
+    theta: Tensor
+    loss_before: list[Tensor] | None = None
+
+
+@dataclass(frozen=True)
 class Block:
     """``R`` groups of ``N`` consecutive particles; ``driver`` is the block (with
     ``R == 1``) whose measure drives them, ``None`` when each group drives itself."""
@@ -150,16 +151,16 @@ class Block:
 class ParticleEngine:
     """Particles in blocks of equal-size groups; one step costs one activation pass.
 
-    The protocol's pair: :meth:`init` gives the state (the particle tensor),
+    The protocol's pair: :meth:`init` gives the :class:`ParticleState`,
     :meth:`step` (state, noise increments) one Euler-Maruyama step of size ``dt``,
-    returning ``(state, losses)``: a new tensor (out of place: the old state stays
-    valid) and each block's ``(R,)`` group losses *before* the step (a by-product of
-    the forward pass, so returned beside the state, not stored in it).
+    returning a new state (out of place: the old state stays valid) that carries
+    each block's ``(R,)`` group losses *before* the step as ``loss_before``.
 
     Groups of a block are stored consecutively, so their functions and
     gradients are batched contractions over an ``(M, R, N)`` view (no gather).
     """
 
+    @v.constrained(dt=v.POSITIVE, temperature=v.NONNEGATIVE, weight_decay=v.NONNEGATIVE)
     def __init__(self, act: Activation, x: Tensor, y: Tensor, blocks: Sequence[Block],
                  dt: float, temperature: float, weight_decay: float) -> None:
         self._einsum = _torch().einsum
@@ -178,19 +179,21 @@ class ParticleEngine:
         self.chain_from_value = (_CHAIN_FROM_VALUE.get(act.name)
                                  if registered is act else None)
 
-    def init(self, particles: Any) -> Tensor:
-        """The state: ``particles`` (rows ``[a, w]``, all blocks stacked) as a tensor of
+    def init(self, particles: Any) -> ParticleState:
+        """The state of ``particles`` (rows ``[a, w]``, all blocks stacked), as a tensor of
         the data's dtype and device."""
-        return _torch().as_tensor(particles, dtype=self.x.dtype, device=self.x.device)
+        return ParticleState(_torch().as_tensor(particles, dtype=self.x.dtype,
+                                                device=self.x.device))
 
-    def tracked_step(self, theta: Tensor, xi: Tensor | None, k: int, loss: Tensor,
-                     theta_max: Tensor) -> Tensor:
+    def tracked_step(self, state: ParticleState, xi: Tensor | None, k: int, loss: Tensor,
+                     theta_max: Tensor) -> ParticleState:
         """Update ``k`` (1-based) of the driver: :meth:`step`, then ``loss[k - 1]`` (block
         0's loss before the step) and ``theta_max[k]`` (max |theta| after it), on the device."""
-        theta, lk = self.step(theta, xi)
-        loss[k - 1] = lk[0][0]
-        theta_max[k] = theta.abs().max()
-        return theta
+        state = self.step(state, xi)
+        assert state.loss_before is not None
+        loss[k - 1] = state.loss_before[0][0]
+        theta_max[k] = state.theta.abs().max()
+        return state
 
     def rows(self, i: int) -> slice:
         """The rows of block ``i`` in the state."""
@@ -208,12 +211,13 @@ class ParticleEngine:
                              th[:, 0].view(b.R, b.N)) / b.N
         return f, z, s
 
-    def functions(self, theta: Tensor) -> list[Tensor]:
+    def functions(self, state: ParticleState) -> list[Tensor]:
         """Each block's group functions on the data, ``(M, R)`` per block."""
-        return [self._block_forward(theta, i)[0] for i in range(len(self.blocks))]
+        return [self._block_forward(state.theta, i)[0] for i in range(len(self.blocks))]
 
-    def step(self, theta: Tensor, xi: Tensor | None) -> tuple[Tensor, list[Tensor]]:
-        """One noisy GD step; returns ``(new theta, per-block losses (R,) before it)``."""
+    def step(self, state: ParticleState, xi: Tensor | None) -> ParticleState:
+        """One noisy GD step; the new state holds the per-block losses (R,) before it."""
+        theta = state.theta
         fwd = [self._block_forward(theta, i) for i in range(len(self.blocks))]
         res = [f - self.y[:, None] for f, _, _ in fwd]
         grad = theta * self.wd
@@ -238,33 +242,31 @@ class ParticleEngine:
         new = theta - self.dt * grad
         if xi is not None and self.noise_scale > 0:
             new = new + self.noise_scale * xi
-        return new, [0.5 * (r * r).mean(0) for r in res]
+        return ParticleState(new, [0.5 * (r * r).mean(0) for r in res])
 
 
-def blowup_message(step: int, dt: float, what: str) -> str:
-    """The divergence message of the particle engines."""
-    return (f"mean-field Langevin run blew up at step {step} (t = {step * dt:g}): {what}. "
-            f"Reduce dt (try dt = {dt / 4:g}) or increase weight_decay; a large "
-            f"temperature or an unbounded activation (quadratic, relu) with a large "
-            f"target also makes particles escape.")
+def diverged(step: int, dt: float, what: str, record: Any = None) -> protocol.DivergenceError:
+    """The divergence error of the particle engines (the protocol's one message)."""
+    return protocol.divergence_error(
+        "mean-field Langevin run", step, what,
+        protocol.dt_advice(dt) + " or increase weight_decay; a large temperature or an "
+        "unbounded activation (quadratic, relu) with a large target also makes particles "
+        "escape", dt=dt, record=record)
 
 
-def blowup_check(theta_max: Tensor, dt: float) -> Callable[[Tensor, int], Tensor]:
-    """The driver's ``check``: :func:`check_blowup` of the states ``0..k``."""
-    def check(theta: Tensor, k: int) -> Tensor:
-        check_blowup(theta_max, k + 1, dt)
-        return theta
+def blowup_check(theta_max: Tensor, dt: float, factor: float
+                 ) -> Callable[[ParticleState, int], ParticleState]:
+    """The driver's ``check``: the first of the states ``0..k`` whose max |theta| is
+    non-finite or above ``factor`` (parameters are O(1) in mean-field units: scale 1)."""
+    limit = protocol.divergence_limit(1.0, factor)
+
+    def check(state: ParticleState, k: int) -> ParticleState:
+        j = first_divergent(theta_max[:k + 1], limit)
+        if j is not None:
+            raise diverged(j, dt, protocol.watched("max |theta|", float(theta_max[j]), factor,
+                                                   None))
+        return state
     return check
-
-
-def check_blowup(theta_max: Tensor, upto: int, dt: float) -> None:
-    """Raise at the first step (< ``upto``) whose max |theta| is non-finite or too large."""
-    k = first_divergent(theta_max[:upto], BLOWUP_LIMIT)
-    if k is not None:
-        val = float(theta_max[k])
-        what = ("a parameter became non-finite" if not math.isfinite(val)
-                else f"max |theta| = {val:.3g} exceeds {BLOWUP_LIMIT:g}")
-        raise DivergenceError(blowup_message(k, dt, what), k)
 
 
 def noise_fn(noise: NoiseSource, N: int, d: int, steps: int, gen: Any, dtype: Any,

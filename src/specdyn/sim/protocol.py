@@ -1,29 +1,34 @@
-"""The run protocol shared by every simulator: schedules, seeds, divergence, records, the driver.
+"""The run protocol shared by every simulator: options, seeds, divergence, records, the driver.
 
 Every engine of :mod:`specdyn.sim` has the same shape (the jax-md one)::
 
-    state = engine.init(...)              # the initial state
-    state = engine.step(state, batch)     # one update: no I/O, no host sync
+    state = engine.init(...)              # the initial state, a frozen dataclass
+    state = engine.step(state, batch)     # one update: a new state, no I/O, no host sync
 
-(``TwoLayerEngine.step`` and ``ParticleEngine.step`` return ``(state, loss)``
-instead: the loss of the weights *before* the update, a by-product of their
-gradient pass; the engines are listed in ``docs/concepts.md``.)
+``step`` returns the state and nothing else; a loss lives in the state (the
+convention of ``docs/concepts.md``: ``loss`` is the loss of the state's own
+parameters, ``loss_before`` that of the parameters the update was made from,
+when the gradient pass gives it for free). Each entry point (``train_linear``,
+``train_two_layer``, ...) validates its declared parameters, gathers the
+run-wide settings into one :class:`RunOptions` and hands the engine to
+:func:`drive`, the one loop: it runs *all* ``steps`` updates, checks for
+divergence every ``options.check_every`` steps and at every checkpoint,
+records the checkpoints of a :class:`~specdyn.schedule.Schedule`, and shows
+the progress bar. This module holds the pieces every entry point shares:
 
-and its entry point (``train_linear``, ``train_two_layer``, ...) hands the
-engine to :func:`drive`, the one loop: it runs *all* ``steps`` updates, checks
-for divergence every ``check_every`` steps and at every checkpoint, records the
-checkpoints of a :class:`~specdyn.schedule.Schedule`, and shows the progress bar.
-This module holds the pieces every entry point shares:
-
+- :class:`RunOptions`: seed, dtype, device, progress, checkpoints, check
+  interval and divergence factor; :data:`ENGINE_DEFAULTS` holds each engine's
+  check interval and factor, the one home of these numbers.
 - when to record is a :class:`specdyn.Schedule` (its own module,
   :mod:`specdyn.schedule`, shared with :class:`specdyn.measure.SpectrumTracker`):
   an ``int`` is a *count* of log-spaced checkpoints everywhere. Checkpoints never
   change how many steps run: ``steps`` are always run.
 - :func:`seed_streams`: independent seeds derived from one run seed.
 - :class:`DivergenceError`: the one divergence policy. A run whose watched
-  quantity (loss or parameter size) stops being finite or exceeds its engine's
-  limit raises it, carrying the first bad ``step`` and the partial ``record``
-  (the checkpoints recorded before it).
+  quantity (loss or parameter size) stops being finite or exceeds
+  :func:`divergence_limit` raises it (built by :func:`divergence_error`, the one
+  message), carrying the first bad ``step`` and the partial ``record`` (the
+  checkpoints recorded before it).
 - :class:`Record`: the one record type. Every entry point returns a frozen
   dataclass that subclasses it (its payload: spectra, losses, particles...);
   :class:`Record` holds ``meta`` and checks, in one place, that it has the
@@ -36,26 +41,117 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import numpy as np
 
 from specdyn import _validate as v
 from specdyn._progress import progress as _progress
+from specdyn.schedule import Schedule, ScheduleLike
 
 __all__ = [
+    "DIVERGENCE_FACTOR",
+    "ENGINE_DEFAULTS",
     "META_KEYS",
     "DivergenceError",
     "Record",
+    "RunOptions",
+    "divergence_error",
+    "divergence_limit",
     "drive",
+    "dt_advice",
     "first_divergent",
     "record_meta",
     "scan_check",
     "seed_streams",
+    "watched",
 ]
 
 S = TypeVar("S")
+
+
+# ---------------------------------------------------------------------------- options
+
+
+DIVERGENCE_FACTOR = 1e6
+"""The one divergence threshold: a watched quantity above this times its start scale."""
+
+_LIMIT_FLOOR = 1e-12  # a start scale below this counts as this (a run starting at ~0 loss)
+
+ENGINE_DEFAULTS: dict[str, tuple[int, float]] = {
+    # engine: (check_every, divergence_factor), the numbers each engine has always used
+    "linear": (100, DIVERGENCE_FACTOR),  # train_linear, both engines: loss vs its start
+    "two_layer": (256, DIVERGENCE_FACTOR),  # batch loss vs 0.5 tr(Syy), the zero-output loss
+    "linear_student": (50, 1e8),  # mean squared error vs its start
+    "deep_linear": (20, DIVERGENCE_FACTOR),  # loss vs its start
+    "particles": (50, DIVERGENCE_FACTOR),  # max |theta| vs 1 (mean-field units)
+    # two updates, each checked; it watches finiteness only (no scale), so no factor is used
+    "two_step": (1, DIVERGENCE_FACTOR),
+}
+"""Each engine's check interval (steps between host syncs) and divergence factor."""
+
+
+@dataclass(frozen=True)
+@v.constrained_fields(seed=v.Int(strict=True), check_every=v.Int(1, optional=True),
+                      divergence_factor=v.Real(1.0, math.inf, lo_open=True, hi_open=True,
+                                               optional=True))
+class RunOptions:
+    """How a run is made, whatever the engine: the one options object of every entry point.
+
+    Entry points take these as keyword arguments (``seed=...``, ``device=...``)
+    and gather them here; :meth:`for_engine` fills ``check_every`` and
+    ``divergence_factor`` left ``None`` with the engine's :data:`ENGINE_DEFAULTS`.
+
+    Attributes
+    ----------
+    seed
+        The run seed (streams derived by :func:`seed_streams`).
+    dtype, device
+        Torch dtype (``None``: float64) and device (``None``: CUDA when present).
+    progress
+        Show a progress bar.
+    checkpoints
+        When to record (:class:`~specdyn.schedule.Schedule` or what
+        :meth:`Schedule.of <specdyn.schedule.Schedule.of>` accepts).
+    check_every
+        Steps between divergence checks (each one host sync), ``>= 1``.
+    divergence_factor
+        The watched quantity may grow to this times its start scale, ``> 1``.
+    """
+
+    seed: int = 0
+    dtype: Any = None
+    device: Any = None
+    progress: bool = False
+    checkpoints: ScheduleLike = None
+    check_every: int | None = None
+    divergence_factor: float | None = None
+
+    def for_engine(self, engine: str) -> RunOptions:
+        """These options with the engine's default check interval and factor filled in."""
+        every, factor = ENGINE_DEFAULTS[v.choice("engine", engine, ENGINE_DEFAULTS)]
+        return replace(self, check_every=every if self.check_every is None else self.check_every,
+                       divergence_factor=factor if self.divergence_factor is None
+                       else self.divergence_factor)
+
+    def schedule(self, steps: int, default: Schedule | None = None) -> np.ndarray:
+        """The checkpoint steps in ``[0, steps]`` (``default`` when ``checkpoints`` is ``None``)."""
+        return Schedule.of(self.checkpoints, default).resolve(steps)
+
+    @property
+    def every(self) -> int:
+        """``check_every`` once filled in (see :meth:`for_engine`)."""
+        if self.check_every is None:
+            raise ValueError("RunOptions.check_every is unset: call for_engine first")
+        return self.check_every
+
+    @property
+    def factor(self) -> float:
+        """``divergence_factor`` once filled in (see :meth:`for_engine`)."""
+        if self.divergence_factor is None:
+            raise ValueError("RunOptions.divergence_factor is unset: call for_engine first")
+        return self.divergence_factor
 
 
 # ---------------------------------------------------------------------------- seeds
@@ -71,6 +167,8 @@ def _tagged(seed: int, tag: int) -> int:
     return seed + (tag << (32 * words))
 
 
+@v.constrained(seed=v.Int(strict=True), count=v.SIZE,
+               scheme=v.Choice("spawn", "words", "offset", "tagged"))
 def seed_streams(seed: int, count: int, *, scheme: str = "spawn") -> list[int]:
     """``count`` independent integer seeds derived from one run ``seed``.
 
@@ -92,8 +190,6 @@ def seed_streams(seed: int, count: int, *, scheme: str = "spawn") -> list[int]:
     of :class:`numpy.random.SeedSequence`; ``"offset"`` gives distinct seeds, each
     a stream of its own through ``default_rng``.
     """
-    count = v.positive_int("count", count)
-    scheme = v.choice("scheme", scheme, ("spawn", "words", "offset", "tagged"))
     if scheme == "offset":
         return [seed + _OFFSET * i for i in range(count)]
     if scheme == "tagged":
@@ -125,6 +221,36 @@ class DivergenceError(RuntimeError):
         super().__init__(message)
         self.step = int(step)
         self.record = record
+
+
+def divergence_limit(start: float, factor: float) -> float:
+    """The limit of a watched quantity: ``factor`` times its start scale (at least 1e-12)."""
+    return factor * max(float(start), _LIMIT_FLOOR)
+
+
+def dt_advice(dt: float) -> str:
+    """The advice of a run whose flow step ``dt`` is too large."""
+    return f"the step is too large for this setting: reduce dt (now {dt:g}, try dt={dt / 4:g})"
+
+
+def watched(name: str, value: float, factor: float, scale: str | None = "its start") -> str:
+    """What a divergence check saw: ``"loss nan (not finite)"`` or
+    ``"loss 3.2e+07 above 1e+06 x its start"`` (``scale=None``: an absolute limit)."""
+    if not math.isfinite(value):
+        return f"{name} {value:.3g} (not finite)"
+    return f"{name} {value:.3g} above {factor:g}" + ("" if scale is None else f" x {scale}")
+
+
+def divergence_error(run: str, step: int, what: str, advice: str, *, dt: float | None = None,
+                     record: Any = None) -> DivergenceError:
+    """The one divergence message: ``"<run> diverged at step k (t = ...): <what>; <advice>"``.
+
+    ``what`` says what was seen (``"loss 3.2e+07 above 1e+06 x its start"``),
+    ``advice`` what to change; the time is shown when the run has a flow step ``dt``.
+    """
+    when = "" if dt is None else f" (t = {step * dt:g})"
+    return DivergenceError(f"{run} diverged at step {step}{when}: {what}; {advice}", step,
+                           record)
 
 
 def first_divergent(values: Any, limit: float = math.inf) -> int | None:
@@ -225,27 +351,30 @@ def record_meta(engine: str, *, seed: int, dtype: Any, device: Any, start: float
 
 
 def drive(state: S, step: Callable[[S, int], S], steps: int, checkpoints: np.ndarray, *,
-          observe: Callable[[S, int], None], check: Callable[[S, int], S] | None = None,
-          check_every: int = 100, partial: Callable[[], Any] | None = None,
-          progress: bool = False, desc: str = "") -> S:
+          observe: Callable[[S, int], None], options: RunOptions,
+          check: Callable[[S, int], S] | None = None,
+          partial: Callable[[], Any] | None = None, desc: str = "") -> S:
     """The one training loop: run ``steps`` updates, check, record at ``checkpoints``.
 
     ``step(state, k)`` makes update ``k`` (``1..steps``) and returns the state
     after ``k`` updates. ``check(state, k)`` (at ``k = 0``, every
-    ``check_every`` steps, at every checkpoint and at ``steps``) raises
+    ``options.check_every`` steps, at every checkpoint and at ``steps``) raises
     :class:`DivergenceError` naming the first bad step and may return a
     cleaned-up state (e.g. re-symmetrised Grams); a state is always checked
     before it is recorded. ``observe(state, k)`` records checkpoint ``k``. On
     divergence the error's ``record`` is set from ``partial()`` (the checkpoints
-    taken so far). All ``steps`` are run whatever the checkpoints are.
+    taken so far). All ``steps`` are run whatever the checkpoints are;
+    ``options.progress`` shows the bar.
     """
     ck = set(int(c) for c in checkpoints)
+    check_every = options.every
     try:
         if check is not None:
             state = check(state, 0)
         if 0 in ck:
             observe(state, 0)
-        for k in _progress(range(1, steps + 1), total=steps, desc=desc, enabled=progress):
+        for k in _progress(range(1, steps + 1), total=steps, desc=desc,
+                               enabled=options.progress):
             state = step(state, k)
             if check is not None and (k % check_every == 0 or k in ck or k == steps):
                 state = check(state, k)

@@ -21,8 +21,9 @@ The forward and backward passes (:class:`specdyn.sim.two_layer_engine.TwoLayerEn
 are written by hand: five matrix products a
 step with the parameters stored so that every product is row-major, in-place
 elementwise passes into preallocated buffers (row blocks on the CPU so they stay
-in cache), no autograd, and a host sync only every 256 steps and at
-checkpoints (the divergence check). Spectra recorded at checkpoints, all
+in cache), no autograd, and a host sync only every ``check_every`` steps (256,
+:data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`) and at checkpoints (the divergence
+check). Spectra recorded at checkpoints, all
 float64, decreasing:
 
 - ``"preact"``: nonzero eigenvalues of ``H H^T / (M N)``, ``H = X W^T``,
@@ -55,7 +56,7 @@ from specdyn._torch import torch as _torch
 from specdyn.data.teacher import PowerLawTeacher
 from specdyn.measure.spectra import gram_eigenvalues, symmetric_eigenvalues
 from specdyn.models.activations import Activation, get_activation
-from specdyn.schedule import Schedule, ScheduleLike
+from specdyn.schedule import ScheduleLike
 from specdyn.settings import AlignedSetting, Setting
 from specdyn.sim import gram as _gram
 from specdyn.sim import protocol
@@ -72,14 +73,12 @@ PRECISIONS = (None, "tf32", "bf16")
 
 Tensor = Any
 
-#: loss above this multiple of the initial loss scale counts as divergence
-_BLOWUP = 1e6
-#: host syncs for the divergence check at least this often (steps)
-_CHECK_EVERY = 256
-
 # --------------------------------------------------------------------------- driver
 
 
+@v.constrained(N=v.SIZE, M=v.SIZE, steps=v.SIZE, dt=v.POSITIVE, optimizer=v.Choice(*OPTIMIZERS),
+               B=v.Int(1, optional=True), record=v.Subset(*RECORDS), seed=v.SEED,
+               precision=v.Choice(*PRECISIONS))
 def train_two_layer(
     setting: Setting,
     activation: str | Activation = "relu",
@@ -162,38 +161,11 @@ def train_two_layer(
         step, ``.record`` the trajectory recorded before it (``None`` if empty).
     """
     t = _torch()
-    # ---- validation, before any work
+    # ---- validation, before any work (the declared constraints above, then these rules)
     D = setting_dim(setting, teacher)  # setting/teacher types and sizes
     act = get_activation(activation)
-    N = v.positive_int("N", N)
-    M = v.positive_int("M", M)
-    steps = v.positive_int("steps", steps)
-    dt = v.positive("dt", dt)
     par = get_parameterization(parameterization, N, setting.gamma0)
-    optimizer = v.choice("optimizer", optimizer, OPTIMIZERS)
-    if optimizer == "gd":
-        if B is not None:
-            raise ValueError("B must be None for optimizer='gd' (full batch); use "
-                             "optimizer='sgd' for mini-batches")
-        batch = M
-    elif optimizer == "sgd":
-        if B is None:
-            raise ValueError("B (the batch size) is required for optimizer='sgd' (an integer "
-                             f"in [1, M={M}])")
-        batch = v.positive_int("B", B)
-        if batch > M:
-            raise ValueError(f"B must lie in [1, M={M}] for optimizer='sgd', "
-                             f"got {batch}")
-    else:
-        batch = M if B is None else v.positive_int("B", B)
-    seed = v.positive_int("seed", seed, minimum=0)
-    if isinstance(record, str):
-        record = (record,)
-    rec = tuple(record)
-    for r in rec:
-        v.choice("record", r, RECORDS)
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of None, 'tf32', 'bf16'; got {precision!r}")
+    batch = _batch_size(optimizer, B, M)
     dtype = resolve_dtype(dtype)
     if dtype not in (t.float32, t.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dtype}; use "
@@ -204,15 +176,17 @@ def train_two_layer(
             raise ValueError(f"precision={precision!r} needs a CUDA device, got {dev}")
         if dtype != t.float32:
             raise ValueError(f"precision={precision!r} needs dtype=float32")
-    ckpts = Schedule.of(checkpoints).resolve(steps)
+    opts = protocol.RunOptions(seed=seed, dtype=dtype, device=dev,
+                               progress=progress and steps >= 500,
+                               checkpoints=checkpoints).for_engine("two_layer")
+    ckpts = opts.schedule(steps)
     if teacher is None:
         teacher = PowerLawTeacher(setting if isinstance(setting, AlignedSetting)
                                   else setting.with_D(D))
-    P = teacher.P
 
-    # ---- setup
+    # ---- setup: data and weights from the streams of train_linear, then the batch stream
     start = time.perf_counter()
-    data_seed, weight_seed = protocol.seed_streams(seed, 2)  # the same streams as train_linear
+    data_seed, weight_seed = protocol.seed_streams(seed, 2)
     X, Y = teacher.sample_torch(M, seed=data_seed, dtype=dtype, device=dev)
     if optimizer == "online":
         sigma_pop, c_pop = teacher.population()
@@ -220,105 +194,154 @@ def train_two_layer(
     else:
         xs, ys = to_numpy(X, np.float64), to_numpy(Y, np.float64)
         stats = _gram.Stats.build(xs.T @ xs / M, xs.T @ ys / M, ys.T @ ys / M)
-    W, A = init_weights(N, D, P, setting.sigma_w, setting.sigma_a, par, weight_seed, dtype,
-                        dev)
-    compute = t.bfloat16 if precision == "bf16" else None
-    eng = TwoLayerEngine(act, par, dt, batch, compute)
+    W, A = init_weights(N, D, teacher.P, setting.sigma_w, setting.sigma_a, par, weight_seed,
+                        dtype, dev)
+    eng = TwoLayerEngine(act, par, dt, batch, t.bfloat16 if precision == "bf16" else None)
     state0 = eng.init(W, A)
     (batch_seed,) = protocol.seed_streams(seed, 1, scheme="tagged")
-    rng = np.random.default_rng(batch_seed)
-    sampler = _OnlineSampler(teacher, batch, dtype, dev, int(rng.integers(2**62))) \
-        if optimizer == "online" else None
-    loss_scale = 0.5 * float(np.trace(stats.syy)) + 1e-300
-    a_mf = par.output_scale * setting.gamma0 * N  # A in mean-field units
-    bx, by = teacher.basis_x, teacher.basis_y
-    identity = teacher.rotation is None
+    batches = _Batches(optimizer, teacher, X, Y, batch, np.random.default_rng(batch_seed),
+                       eng.compute)
+    rec = _Recorder(eng, stats, teacher, X, Y, par.output_scale * setting.gamma0 * N,
+                    record, dt, lambda: protocol.record_meta(
+                        "two_layer", seed=seed, dtype=dtype, device=dev, start=start,
+                        steps=steps, activation=act.name, parameterization=asdict(par),
+                        optimizer=optimizer, B=batch, N=N, M=M, D=D, P=teacher.P, dt=dt,
+                        precision=precision, setting=setting.to_dict(),
+                        teacher=teacher.to_dict()))
 
-    rec_times, rec_steps, rec_loss = [], [], []
-    series: dict[str, list[np.ndarray]] = {r: [] for r in rec}
-    diags: dict[str, list[np.ndarray]] = {"xi": [], "eta": [], "zeta": []}
+    # ---- the run: losses[k - 1] is the loss after k - 1 updates, filled by the steps
+    losses = t.zeros(max(steps, 1), dtype=t.float64, device=dev)
 
-    def snapshot(state: TwoLayerState, step: int) -> None:
-        loss, phi = eng.evaluate(state, X, Y, "postact" in rec)
+    def step(state: TwoLayerState, k: int) -> TwoLayerState:
+        state = eng.step(state, batches.next())
+        losses[k - 1] = state.loss_before
+        return state
+
+    check = protocol.scan_check(
+        lambda lo, k: losses[lo:k],
+        protocol.divergence_limit(0.5 * float(np.trace(stats.syy)), opts.factor),
+        lambda j: rec.diverged(j, protocol.watched("batch loss", float(losses[j]), opts.factor,
+                                                   "the zero-output loss")))
+    old_prec = t.get_float32_matmul_precision()
+    try:
+        if precision == "tf32":
+            t.set_float32_matmul_precision("high")
+        protocol.drive(state0, step, steps, ckpts, observe=rec.snapshot, check=check,
+                       options=opts, desc="two-layer",
+                       partial=lambda: rec.trajectory() if rec.steps else None)
+    finally:
+        t.set_float32_matmul_precision(old_prec)
+    return rec.trajectory()
+
+
+def _batch_size(optimizer: str, B: int | None, M: int) -> int:
+    """The batch of a step: ``M`` for ``"gd"`` (``B`` must be ``None``), ``B`` in ``[1, M]``
+    for ``"sgd"``, ``B`` (default ``M``) for ``"online"``."""
+    if optimizer == "gd":
+        if B is not None:
+            raise ValueError("B must be None for optimizer='gd' (full batch); use "
+                             "optimizer='sgd' for mini-batches")
+        return M
+    if optimizer == "sgd":
+        if B is None:
+            raise ValueError("B (the batch size) is required for optimizer='sgd' (an integer "
+                             f"in [1, M={M}])")
+        if B > M:
+            raise ValueError(f"B must lie in [1, M={M}] for optimizer='sgd', got {B}")
+        return B
+    return M if B is None else B
+
+
+class _Batches:
+    """The batch of each update: the whole set (``"gd"``), the next slice of a reshuffled
+    epoch (``"sgd"``, one permutation from ``rng`` per epoch) or fresh samples
+    (``"online"``, a device generator seeded from ``rng``)."""
+
+    def __init__(self, optimizer: str, teacher: PowerLawTeacher, X: Tensor, Y: Tensor,
+                 batch: int, rng: np.random.Generator, compute: Any) -> None:
+        self.optimizer, self.batch, self.rng = optimizer, batch, rng
+        self.sampler = _OnlineSampler(teacher, batch, X.dtype, X.device,
+                                      int(rng.integers(2**62))) if optimizer == "online" else None
+        # the data in the products' dtype (bf16 when asked)
+        self.X = X.to(compute) if compute is not None else X
+        self.Y = Y.to(compute) if compute is not None else Y
+        self.M = X.shape[0]
+        self.epoch = [self.X, self.Y, self.M]  # shuffled X, Y and the position in them
+
+    def next(self) -> tuple[Tensor, Tensor]:
+        """The batch of the next update."""
+        if self.optimizer == "gd":
+            return self.X, self.Y
+        if self.optimizer == "sgd":
+            ep, b = self.epoch, self.batch
+            if ep[2] >= self.M:
+                order = _torch().as_tensor(self.rng.permutation(self.M), device=self.X.device)
+                ep[:] = [self.X[order], self.Y[order], 0]
+            xb, yb = ep[0][ep[2]:ep[2] + b], ep[1][ep[2]:ep[2] + b]
+            ep[2] += b
+            return xb, yb
+        assert self.sampler is not None
+        return self.sampler.draw()
+
+
+class _Recorder:
+    """The checkpoints of a two-layer run: loss, spectra and teacher-basis diagonals (float64
+    host arrays), and the :class:`Trajectory` of those taken so far."""
+
+    def __init__(self, eng: TwoLayerEngine, stats: _gram.Stats, teacher: PowerLawTeacher,
+                 X: Tensor, Y: Tensor, a_mf: float, record: Sequence[str], dt: float,
+                 meta: Any) -> None:
+        self.eng, self.stats, self.X, self.Y = eng, stats, X, Y
+        self.a_mf, self.rec, self.dt, self.meta = a_mf, tuple(record), dt, meta
+        self.bx, self.by, self.identity = teacher.basis_x, teacher.basis_y, \
+            teacher.rotation is None
+        self.hint = ", or use dtype=float64" if X.dtype == _torch().float32 else ""
+        self.steps: list[int] = []
+        self.loss: list[float] = []
+        self.series: dict[str, list[np.ndarray]] = {r: [] for r in self.rec}
+        self.diags: dict[str, list[np.ndarray]] = {"xi": [], "eta": [], "zeta": []}
+
+    def diverged(self, step: int, what: str) -> protocol.DivergenceError:
+        """The run's divergence error at ``step``, having seen ``what``."""
+        return protocol.divergence_error("training", step, what,
+                                         protocol.dt_advice(self.dt) + self.hint, dt=self.dt)
+
+    def snapshot(self, state: TwoLayerState, step: int) -> None:
+        """Record checkpoint ``step`` (``state`` after ``step`` updates)."""
+        eng, N = self.eng, state.Wt.shape[1]
+        loss, phi = eng.evaluate(state, self.X, self.Y, "postact" in self.rec)
         W64 = state.W.double()
-        A64 = state.A.double() * a_mf
+        A64 = state.A.double() * self.a_mf  # A in mean-field units
         gw = to_numpy(W64.T @ W64 / N)
         ga = to_numpy(A64.T @ A64 / N)
         gwa = to_numpy(W64.T @ A64 / N)
         # a checkpoint's own test (the scan watches the batch losses): never record a NaN
         if protocol.first_divergent(np.concatenate(([loss], gw.ravel(), ga.ravel()))) is not None:
-            raise _divergence(step, loss)
-        rec_times.append(step * dt)
-        rec_steps.append(step)
-        rec_loss.append(loss)
-        if "preact" in rec:
-            series["preact"].append(_gram.spectrum(stats, gw))
-        if "weights" in rec:
-            series["weights"].append(symmetric_eigenvalues(gw, symmetrize=True))
-        if "postact" in rec and phi is not None:
-            series["postact"].append(postact_spectrum(phi, N))
+            raise self.diverged(step, f"loss {loss:.3g} or a Gram not finite at a checkpoint")
+        self.steps.append(step)
+        self.loss.append(loss)
+        if "preact" in self.rec:
+            self.series["preact"].append(_gram.spectrum(self.stats, gw))
+        if "weights" in self.rec:
+            self.series["weights"].append(symmetric_eigenvalues(gw, symmetrize=True))
+        if "postact" in self.rec and phi is not None:
+            self.series["postact"].append(postact_spectrum(phi, N))
         for name, arr in zip(("xi", "eta", "zeta"),
-                             _gram.teacher_diagonals(gw, ga, gwa, bx, by, identity),
-                             strict=True):
-            diags[name].append(arr)
+                             _gram.teacher_diagonals(gw, ga, gwa, self.bx, self.by,
+                                                     self.identity), strict=True):
+            self.diags[name].append(arr)
 
-    def trajectory() -> Trajectory:
-        meta = protocol.record_meta(
-            "two_layer", seed=seed, dtype=dtype, device=dev, start=start, steps=steps,
-            activation=act.name, parameterization=asdict(par), optimizer=optimizer,
-            B=batch, N=N, M=M, D=D, P=P, dt=dt, precision=precision,
-            setting=setting.to_dict(), teacher=teacher.to_dict())
+    def trajectory(self) -> Trajectory:
+        """The checkpoints recorded so far."""
+        steps = np.asarray(self.steps, dtype=np.int64)
         return Trajectory(
-            times=np.asarray(rec_times, dtype=np.float64),
-            steps=np.asarray(rec_steps, dtype=np.int64),
-            loss=np.asarray(rec_loss, dtype=np.float64),
-            series={k: _stack(vals) for k, vals in series.items()},
-            diagonals={k: _stack(vals) for k, vals in diags.items()},
-            meta=meta,
+            times=np.asarray([k * self.dt for k in self.steps], dtype=np.float64),
+            steps=steps,
+            loss=np.asarray(self.loss, dtype=np.float64),
+            series={k: _stack(vals) for k, vals in self.series.items()},
+            diagonals={k: _stack(vals) for k, vals in self.diags.items()},
+            meta=self.meta(),
         )
-
-    losses = t.zeros(max(steps, 1), dtype=t.float64, device=dev)
-    perm = [X, Y, M]  # sgd epoch state: shuffled X, Y and the position in them
-    hint = ", or use dtype=float64" if dtype == t.float32 else ""
-
-    def _divergence(step: int, loss: float) -> protocol.DivergenceError:
-        return protocol.DivergenceError(
-            f"training diverged at step {step} (t = {step * dt:g}, loss "
-            f"{loss:.3g}); the step is too large for this setting: reduce dt (now "
-            f"{dt:g}, try dt={dt / 4:g}){hint}", step)
-
-    def step(state: TwoLayerState, k: int) -> TwoLayerState:
-        if optimizer == "gd":
-            xb, yb = X_c, Y_c
-        elif optimizer == "sgd":
-            if perm[2] >= M:
-                order = t.as_tensor(rng.permutation(M), device=dev)
-                perm[:] = [X_c[order], Y_c[order], 0]
-            xb, yb = perm[0][perm[2]:perm[2] + batch], perm[1][perm[2]:perm[2] + batch]
-            perm[2] += batch
-        else:
-            assert sampler is not None
-            xb, yb = sampler.draw()
-        state, losses[k - 1] = eng.step(state, (xb, yb))  # loss of the weights after k - 1 steps
-        return state
-
-    # losses[k - 1] is the loss after k - 1 updates: at step k the history ends before k
-    check = protocol.scan_check(lambda lo, k: losses[lo:k], _BLOWUP * loss_scale,
-                                lambda j: _divergence(j, float(losses[j])))
-
-    old_prec = t.get_float32_matmul_precision()
-    try:
-        if precision == "tf32":
-            t.set_float32_matmul_precision("high")
-        X_c = X.to(eng.cdt) if compute is not None else X
-        Y_c = Y.to(eng.cdt) if compute is not None else Y
-        protocol.drive(state0, step, steps, ckpts, observe=snapshot,
-                       check=check, check_every=_CHECK_EVERY,
-                       progress=progress and steps >= 500, desc="two-layer",
-                       partial=lambda: trajectory() if rec_steps else None)
-    finally:
-        t.set_float32_matmul_precision(old_prec)
-    return trajectory()
 
 
 # --------------------------------------------------------------------------- helpers

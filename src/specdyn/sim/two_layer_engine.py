@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from specdyn import _validate as v
 from specdyn._torch import torch as _torch
 from specdyn.models.activations import ACTIVATIONS, Activation
 from specdyn.sim import gram as _gram
@@ -33,12 +34,16 @@ class TwoLayerState:
     Stored as the engine multiplies them: ``Wt = W^T`` (``D x N``), ``At = A^T``
     (``P x N``) and ``Ar = A`` (``N x P``, row-major, equal to ``At^T``), so that
     every ``B x N`` matrix of a step is a row-major operand or output of its
-    product, the fast case for BLAS.
+    product, the fast case for BLAS. ``loss_before`` is the batch loss of the
+    weights the update was made from (0-d, no host sync; ``None`` for the state
+    of :meth:`TwoLayerEngine.init`): the gradient pass gives it for free, while
+    the loss of these weights would cost another forward pass.
     """
 
     Wt: Tensor
     At: Tensor
     Ar: Tensor
+    loss_before: Tensor | None = None
 
     @property
     def W(self) -> Tensor:
@@ -58,7 +63,7 @@ class TwoLayerEngine:
     weights, :meth:`step` (state, batch) one GD/SGD update of time ``dt``,
     returning a new state (the old one stays valid: the update is out of place,
     which costs no measurable time beside the five products, see BENCHMARKS.md)
-    and the loss before it (see below).
+    that carries the loss before it (see below).
 
     The products run in ``compute`` dtype (the weights' dtype, or bfloat16 when
     asked) into buffers of the engine, allocated by :meth:`init`. On the CPU a
@@ -67,12 +72,12 @@ class TwoLayerEngine:
     stay in cache; on a GPU in one block. ``B`` is the batch size (the most rows a
     batch of :meth:`step` has; it sizes the buffers).
 
-    :meth:`step` returns ``(state, loss)``: the loss of the weights *before* the
-    update comes free with the gradients (a 0-d tensor, no host sync), so it is
-    returned beside the state rather than stored in it, where it would describe
-    another state.
+    The loss of the weights *before* the update comes free with the gradients
+    (a 0-d tensor, no host sync): the new state keeps it as ``loss_before``, the
+    protocol's name for that convention.
     """
 
+    @v.constrained(dt=v.POSITIVE, B=v.SIZE)
     def __init__(self, act: Activation, par: Parameterization, dt: float, B: int,
                  compute: Any = None) -> None:
         self.t = _torch()
@@ -158,18 +163,16 @@ class TwoLayerEngine:
         gWt.mul_(self.s / b)
         return loss * (0.5 / b)
 
-    def step(self, state: TwoLayerState, batch: tuple[Tensor, Tensor]
-             ) -> tuple[TwoLayerState, Tensor]:
-        """One update on ``batch = (X, Y)``: the new state and the loss before it (0-d)."""
+    def step(self, state: TwoLayerState, batch: tuple[Tensor, Tensor]) -> TwoLayerState:
+        """One update on ``batch = (X, Y)``: the new state, holding the loss before it."""
         loss = self.gradients(state, *batch)
         gWt, gAt = self.gWt, self.gAt
         if self.cdt != state.Wt.dtype:
             gWt, gAt = gWt.to(state.Wt.dtype), gAt.to(state.At.dtype)
         aw, aa = -self.dt * self.par.lr_w, -self.dt * self.par.lr_a
         # out of place (the state is a value); the same arithmetic as add_, so Ar == At^T
-        new = TwoLayerState(state.Wt.add(gWt, alpha=aw), state.At.add(gAt, alpha=aa),
-                            state.Ar.add(gAt.T, alpha=aa))
-        return new, loss
+        return TwoLayerState(state.Wt.add(gWt, alpha=aw), state.At.add(gAt, alpha=aa),
+                             state.Ar.add(gAt.T, alpha=aa), loss)
 
     def evaluate(self, state: TwoLayerState, X: Tensor, Y: Tensor, want_phi: bool
                  ) -> tuple[float, Tensor | None]:
@@ -181,6 +184,8 @@ class TwoLayerEngine:
         return loss, (phi if want_phi else None)
 
 
+@v.constrained(N=v.SIZE, D=v.SIZE, P=v.SIZE, sigma_w=v.NONNEGATIVE, sigma_a=v.NONNEGATIVE,
+               seed=v.SEED)
 def init_weights(N: int, D: int, P: int, sigma_w: float, sigma_a: float, par: Parameterization,
                  seed: int, dtype: Any, device: Any) -> tuple[Tensor, Tensor]:
     """Initial ``(W, A)``: the same standard normals as the linear engines' (same seed),

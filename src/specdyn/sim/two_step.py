@@ -37,8 +37,9 @@ from specdyn import _validate as v
 from specdyn.data.hermite import HermiteTarget, gaussian_expectation, random_direction
 from specdyn.models.activations import Activation, get_activation
 from specdyn.sim.protocol import (
-    DivergenceError,
     Record,
+    RunOptions,
+    divergence_error,
     drive,
     first_divergent,
     record_meta,
@@ -163,6 +164,7 @@ class TwoStepEngine:
                             X.T @ r / M)
 
 
+@v.constrained(n_quad=v.SIZE)
 def activation_mu1(activation: str | Activation, n_quad: int = 200) -> float:
     """``mu1 = E[sigma'(z)]`` for ``z ~ N(0, 1)`` (Gauss-Hermite quadrature).
 
@@ -228,6 +230,7 @@ def _resolve_target(target: HermiteTarget | str, D: int, seed: int) -> HermiteTa
     return target
 
 
+@v.constrained(D=v.SIZE, M=v.SIZE, N=v.SIZE, seed=v.Int(strict=True))
 def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
              alphas: tuple[float, float] | None = None, *,
              activation: str | Activation = "tanh-shift",
@@ -272,12 +275,9 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
         suggestion; no partial record).
     """
     start = time.perf_counter()
-    D = v.positive_int("D", D)
-    M = v.positive_int("M", M)
-    N = v.positive_int("N", N)
     (lr1, lr2), (al1, al2) = _resolve_steps(N, lrs, alphas)
     act = get_activation(activation)
-    seed = v.integer("seed", seed)
+    opts = RunOptions(seed=seed, dtype=dtype, device=device).for_engine("two_step")
     data_seed, target_seed = seed_streams(seed, 2, scheme="offset")
     tgt = _resolve_target(target, D, target_seed)
     beta = np.asarray(tgt.direction)
@@ -305,9 +305,10 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
 
     def check(state: TwoStepState, k: int) -> TwoStepState:
         if first_divergent(state.W.reshape(-1)) is not None:  # a non-finite weight
-            raise DivergenceError(
-                f"two-step GD diverged at step {k} (lr = {(lr1, lr2)[k - 1]:.4g}): the "
-                "weights are not finite; lower the step size or use a bounded activation", k)
+            raise divergence_error(
+                "two-step GD", k, "the weights are not finite",
+                f"lower the step size (now lr = {(lr1, lr2)[k - 1]:.4g}) or use a bounded "
+                "activation")
         return state
 
     def observe(state: TwoStepState, k: int) -> None:
@@ -318,7 +319,7 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
         losses.append(eng.loss(state, X1, y1))
 
     drive(eng.init(put(W0_np)), lambda st, k: eng.step(st, batches[k - 1]), 2,
-          np.arange(3), observe=observe, check=check, check_every=1)
+          np.arange(3), observe=observe, check=check, options=opts)
     meta = record_meta("two_step", seed=seed, dtype=dt, device=dev, start=start, steps=2,
                        D=D, M=M, N=N, activation=act.name, target=repr(tgt),
                        information_exponent=tgt.information_exponent)
