@@ -327,3 +327,13 @@ def test_claim_functions_are_pure(tmp_path: Path) -> None:
     before = df.copy()
     assert fig4_claims(df, cfg) == fig4_claims(df, cfg)
     pd.testing.assert_frame_equal(df, before)
+
+
+def test_fig3_k_l_is_found_where_alpha_eff_rises_not_where_it_falls_toward_k_u() -> None:
+    """On a deep grid reaching past k_u (the --full panel goes to k = 1e12), alpha_eff(t = inf)
+    passes the k_l level twice: rising at k_l, falling again toward k_u. The claim measures the
+    rise (the --full run measured the fall before: 6 decades off)."""
+    cfg = Fig3Config(deep_k_max=1e12, deep_t_max=1e19, n_k=160, n_t=160)
+    [c] = [c for c in fig3_claims(fig3_table(cfg), cfg) if c.name.startswith(
+        "(deep-feature-learning) k_l")]
+    assert c.held, c

@@ -382,8 +382,10 @@ def fig3_claims(df: pd.DataFrame, cfg: Fig3Config) -> list[Claim]:
             checks.append(("k_u", ku, _last_k(kk, a_inf >= 0.5 * (ex["I"] + ex["IIIa"])),
                            "core Eq. (190)"))
         if kl > 0 and lo <= np.log10(kl) <= hi and np.log10(ku / kl) >= BOUNDARY_MARGIN:
-            learned = kk < ku
-            checks.append(("k_l", kl, _last_k(kk[learned], a_inf[learned] <=
+            # below the peak, as for k_learn: toward k_u alpha_eff falls from alpha + beta
+            # to alpha and passes the same level again (found by the --full grid, k to 1e12)
+            peak = int(np.argmax(np.where(kk < ku, a_inf, -np.inf)))
+            checks.append(("k_l", kl, _last_k(kk[:peak], a_inf[:peak] <=
                                               0.5 * (ex["IIIa"] + ex["IIIb"])),
                            "core Eq. (193)"))
         for b, kb, found, source in checks:
