@@ -469,7 +469,7 @@ def constrained_fields(**spec: Constraint) -> Callable[[C], C]:
     """
     def wrap(cls: C) -> C:
         # the class's annotated names, and its bases' (it may not be a dataclass yet)
-        fields = {n for base in cls.__mro__ for n in vars(base).get("__annotations__", {})}
+        fields = {n for base in cls.__mro__ for n in inspect.get_annotations(base)}
         unknown = sorted(set(spec) - fields)
         if unknown:
             raise TypeError(f"{cls.__qualname__}: constraints for unknown fields {unknown}")
