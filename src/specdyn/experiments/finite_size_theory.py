@@ -81,8 +81,8 @@ RESID_FRACTION = 0.99
 @dataclass(frozen=True)
 @v.constrained_fields(N_values=v.Tuple(v.Int(2)), M_values=v.Tuple(v.Int(2)),
                       seeds=v.Int(4, why="a std needs several"),
-                      times=v.Tuple(v.NONNEGATIVE, min_len=1), activations=v.Tuple(
-                          v.Choice(*ACTIVATIONS)),
+                      times=v.Tuple(v.NONNEGATIVE, min_len=1),
+                      activations=v.Tuple(v.Choice(*ACTIVATIONS)),
                       nl_D=v.SIZE, nl_N=v.SIZE, nl_M=v.SIZE, nl_steps=v.SIZE, kmin=v.SIZE,
                       kmax=v.SIZE, slope_tol=v.POSITIVE)
 class FiniteSizeConfig(PaperSettingConfig):
