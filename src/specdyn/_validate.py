@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
@@ -141,7 +142,8 @@ _INF = math.inf
 class Constraint:
     """The allowed values of one parameter, declared once; checks it and names its bad values.
 
-    Build one with :func:`Int`, :func:`Real`, :func:`Choice` or :func:`Subset`, and
+    Build one with :func:`Int`, :func:`Real`, :func:`Choice`, :func:`Subset`,
+    :func:`Tuple`, :func:`Pattern` or :func:`Bool`, and
     attach them to a function with :func:`constrained` (or call :meth:`check`
     in a config's ``__post_init__``). :meth:`check` returns the value (ints as
     ``int``, reals as ``float``) or raises the one-line ``ValueError`` of the
@@ -154,7 +156,9 @@ class Constraint:
     kind
         ``"int"`` (integral floats such as ``3.0`` accepted), ``"strict-int"``
         (only ``int``: seeds), ``"real"`` (finite), ``"choice"`` (one of
-        ``choices``), ``"subset"`` (a name or a sequence of names, each in ``choices``).
+        ``choices``), ``"subset"`` (a name or a sequence of names, each in ``choices``),
+        ``"tuple"`` (a sequence of values, each allowed by ``item``; returned as a
+        tuple), ``"pattern"`` (a string matching ``pattern`` in full), ``"bool"``.
     lo, hi, lo_open, hi_open
         The range of ``"int"``/``"real"`` (``hi = inf`` for none); open or closed ends.
     choices
@@ -163,6 +167,13 @@ class Constraint:
         ``None`` is allowed too (and passed through).
     power_of_two
         ``"int"`` only: the value must be ``2**j``.
+    item, min_len, max_len, increasing
+        ``"tuple"`` only: the constraint of every entry, the allowed lengths, and
+        whether the entries must increase strictly (a ``(lo, hi)`` range).
+    pattern, what
+        ``"pattern"`` only: the regular expression, and what it means in words.
+    why
+        Why the range is what it is (a size the method needs): added to the message.
     """
 
     kind: str
@@ -173,11 +184,36 @@ class Constraint:
     choices: tuple[Any, ...] = ()
     optional: bool = False
     power_of_two: bool = False
+    item: Constraint | None = None
+    min_len: int = 0
+    max_len: float = _INF
+    increasing: bool = False
+    pattern: str = ""
+    what: str = ""
+    why: str = ""
 
     def check(self, name: str, value: Any) -> Any:
         """``value`` checked (and normalised), or a one-line ``ValueError`` naming ``name``."""
+        if not self.why:
+            return self._check(name, value)
+        try:
+            return self._check(name, value)
+        except ValueError as err:
+            raise ValueError(f"{err} ({self.why})") from None
+
+    def _check(self, name: str, value: Any) -> Any:
         if value is None and self.optional:
             return None
+        if self.kind == "tuple":
+            return self._tuple(name, value)
+        if self.kind == "pattern":
+            if not (isinstance(value, str) and re.fullmatch(self.pattern, value)):
+                raise ValueError(f"{name} must read {self.what}, got {show(value)}")
+            return value
+        if self.kind == "bool":
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"{name} must be true or false, got {show(value)}")
+            return bool(value)
         if self.kind == "choice":
             if value not in self.choices:
                 choice(name, value, self.choices)
@@ -198,6 +234,27 @@ class Constraint:
             return positive(name, value) if self.lo_open else nonnegative(name, value)
         return in_range(name, value, self.lo, self.hi, lo_open=self.lo_open,
                         hi_open=self.hi_open)
+
+    def _tuple(self, name: str, value: Any) -> tuple[Any, ...]:
+        assert self.item is not None
+        what = f"a sequence of {self.item.describe()}"
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise ValueError(f"{name} must be {what}, got {show(value)}")
+        items = tuple(value)
+        if not self.min_len <= len(items) <= self.max_len:
+            raise ValueError(f"{name} must hold {self._lengths()} values, got {show(value)}")
+        # an entry is named by its index, after the field: "sizes[1] must be ..."
+        out = tuple(self.item.check(f"{name}[{i}]", x) for i, x in enumerate(items))
+        if self.increasing and any(not a < b for a, b in zip(out[:-1], out[1:], strict=True)):
+            raise ValueError(f"{name} must increase strictly, got {show(value)}")
+        return out
+
+    def _lengths(self) -> str:
+        if self.min_len == self.max_len:
+            return f"exactly {self.min_len}"
+        if self.max_len < _INF:
+            return f"{self.min_len} to {int(self.max_len)}"
+        return f"at least {self.min_len}"
 
     def _int(self, name: str, value: Any) -> int:
         lo = int(self.lo + 1 if self.lo_open else self.lo) if self.lo > -_INF else None
@@ -221,7 +278,15 @@ class Constraint:
 
     def describe(self) -> str:
         """The allowed values in words (for docs and reports)."""
-        if self.kind in ("choice", "subset"):
+        if self.kind == "tuple":
+            assert self.item is not None
+            text = f"a sequence of {self._lengths()} values, each {self.item.describe()}"
+            text += ", increasing strictly" if self.increasing else ""
+        elif self.kind == "pattern":
+            text = f"a string that reads {self.what}"
+        elif self.kind == "bool":
+            text = "true or false"
+        elif self.kind in ("choice", "subset"):
             text = "one of " + ", ".join(map(repr, self.choices))
             text += " (or a sequence of them)" if self.kind == "subset" else ""
         else:
@@ -231,9 +296,54 @@ class Constraint:
             text += ", a power of two" if self.power_of_two else ""
         return text + (", or None" if self.optional else "")
 
+    def example(self) -> Any:
+        """One value this constraint allows (to build the bad tuples around a bad entry)."""
+        if self.kind in ("choice", "subset"):
+            return self.choices[0]
+        if self.kind == "bool":
+            return True
+        if self.kind == "tuple":
+            assert self.item is not None
+            first = self.item.example()
+            if not self.increasing:
+                return (first,) * self.min_len
+            return tuple(first + j for j in range(self.min_len))
+        if self.kind == "pattern":
+            raise ValueError(f"a pattern ({self.what}) has no generated example")
+        if self.kind == "real":
+            if self.lo > -_INF:
+                return (self.lo + self.hi) / 2 if self.hi < _INF else self.lo + 1.0
+            return min(0.0, self.hi - 1.0)
+        n = int(self.lo) + int(self.lo_open) if self.lo > -_INF else int(min(0.0, self.hi - 1))
+        return 1 << max(0, n - 1).bit_length() if self.power_of_two else n
+
+    def _bad_tuples(self) -> list[Any]:
+        assert self.item is not None
+        bad: list[Any] = [3, "x"]  # not a sequence; a string is not a sequence of values
+        if self.item.kind == "pattern":
+            good: list[Any] = []  # a pattern's tuples: bad entries alone (no generated example)
+            shapes = [[b] for b in self.item.bad_values()]
+        else:
+            good = list(self.example()) or [self.item.example()]
+            shapes = [good[:-1] + [b] for b in self.item.bad_values()]  # one bad entry, last
+            if self.increasing and len(good) >= 2:
+                shapes.append(good[::-1])
+        if self.min_len > 0:
+            shapes.append(good[:self.min_len - 1] if good else [])
+        if self.max_len < _INF and good:
+            shapes.append(good + [good[-1]] * (int(self.max_len) + 1 - len(good)))
+        return bad + [tuple(s) for s in shapes]
+
     def bad_values(self) -> list[Any]:
         """Values this constraint refuses: just outside each bound, a wrong type, NaN/inf."""
         bad: list[Any] = [] if self.optional else [None]
+        if self.kind == "tuple":
+            return bad + self._bad_tuples()
+        if self.kind == "pattern":
+            bad += [3, ["x"]]
+            return bad + [s for s in ("", "x", "?:?:?", " ") if not re.fullmatch(self.pattern, s)]
+        if self.kind == "bool":
+            return bad + [1, 0, "true", 1.0]
         if self.kind in ("choice", "subset"):
             bad += ["not-a-choice", 3]
             return [b for b in bad if b not in self.choices]
@@ -257,16 +367,16 @@ class Constraint:
 
 
 def Int(lo: float = -_INF, hi: float = _INF, *, optional: bool = False,  # noqa: N802
-        power_of_two: bool = False, strict: bool = False) -> Constraint:
+        power_of_two: bool = False, strict: bool = False, why: str = "") -> Constraint:
     """An integer in ``[lo, hi]`` (``strict``: ``3.0`` refused, as for seeds)."""
     return Constraint("strict-int" if strict else "int", lo, hi, optional=optional,
-                      power_of_two=power_of_two)
+                      power_of_two=power_of_two, why=why)
 
 
 def Real(lo: float = -_INF, hi: float = _INF, *, lo_open: bool = False,  # noqa: N802
-         hi_open: bool = False, optional: bool = False) -> Constraint:
+         hi_open: bool = False, optional: bool = False, why: str = "") -> Constraint:
     """A finite real number in the range ``lo..hi`` (ends open or closed)."""
-    return Constraint("real", lo, hi, lo_open, hi_open, optional=optional)
+    return Constraint("real", lo, hi, lo_open, hi_open, optional=optional, why=why)
 
 
 def Choice(*choices: Any, optional: bool = False) -> Constraint:  # noqa: N802
@@ -277,6 +387,26 @@ def Choice(*choices: Any, optional: bool = False) -> Constraint:  # noqa: N802
 def Subset(*choices: Any) -> Constraint:  # noqa: N802
     """A name of ``choices`` or a sequence of them (returned as a tuple)."""
     return Constraint("subset", choices=tuple(choices))
+
+
+def Tuple(item: Constraint, *, min_len: int = 0, max_len: float = _INF,  # noqa: N802
+          length: int | None = None, increasing: bool = False, why: str = "") -> Constraint:
+    """A sequence (not a string) of ``min_len..max_len`` values (or exactly ``length``),
+    each allowed by ``item``, strictly increasing if asked; returned as a tuple."""
+    if length is not None:
+        min_len, max_len = length, length
+    return Constraint("tuple", item=item, min_len=min_len, max_len=max_len,
+                      increasing=increasing, why=why)
+
+
+def Pattern(pattern: str, what: str) -> Constraint:  # noqa: N802
+    """A string that ``pattern`` matches in full; ``what`` says what it reads in words."""
+    return Constraint("pattern", pattern=pattern, what=what)
+
+
+def Bool() -> Constraint:  # noqa: N802
+    """``True`` or ``False`` (``1``, ``"true"`` refused)."""
+    return Constraint("bool")
 
 
 POSITIVE = Real(0.0, lo_open=True)
@@ -331,11 +461,18 @@ def constrained_fields(**spec: Constraint) -> Callable[[C], C]:
     Apply it *below* ``@dataclass(frozen=True)`` (so the generated ``__init__``
     calls ``__post_init__``): every instance checks the declared fields first,
     storing the normalised values (:meth:`Constraint.check`), then runs the
-    class's own ``__post_init__`` (cross-field rules). The declaration is kept as
-    ``cls.__constraints__``, from which the bad-input tests are made, as for
-    :func:`constrained`.
+    class's own ``__post_init__`` (cross-field rules; a class without one runs its
+    base's, so a subclass of a declared config keeps the base's checks). The
+    declaration is kept as ``cls.__constraints__``, from which the bad-input tests
+    are made, as for :func:`constrained`; :func:`constraints_of` merges those of the
+    bases (a subclass may redeclare a field, e.g. a larger minimum ``D``).
     """
     def wrap(cls: C) -> C:
+        # the class's annotated names, and its bases' (it may not be a dataclass yet)
+        fields = {n for base in cls.__mro__ for n in inspect.get_annotations(base)}
+        unknown = sorted(set(spec) - fields)
+        if unknown:
+            raise TypeError(f"{cls.__qualname__}: constraints for unknown fields {unknown}")
         own = cls.__dict__.get("__post_init__")
 
         def __post_init__(self: Any) -> None:  # noqa: N807
@@ -343,6 +480,10 @@ def constrained_fields(**spec: Constraint) -> Callable[[C], C]:
                 object.__setattr__(self, name, rule.check(name, getattr(self, name)))
             if own is not None:
                 own(self)
+            else:
+                inherited = getattr(super(cls, self), "__post_init__", None)
+                if inherited is not None:
+                    inherited()
 
         cls.__post_init__ = __post_init__  # type: ignore[attr-defined]
         cls.__constraints__ = dict(spec)  # type: ignore[attr-defined]
@@ -355,8 +496,10 @@ def constraints_of(obj: Any) -> dict[str, Constraint]:
     """The declared constraints of a function, of a class's ``__init__``, or of a
     class's fields (:func:`constrained_fields`); empty if none."""
     if isinstance(obj, type):
-        declared = vars(obj).get("__constraints__")
-        if declared is not None:
-            return dict(declared)
+        merged: dict[str, Constraint] = {}
+        for base in reversed(obj.__mro__):  # a subclass's declaration wins over its base's
+            merged.update(vars(base).get("__constraints__", {}))
+        if merged:
+            return merged
         obj = vars(obj).get("__init__")
     return dict(getattr(obj, "__constraints__", {}))

@@ -35,6 +35,7 @@ ALLOWED = {
     ("tests/experiments/sweep_probe.py", "specdyn._validate"),
     # the bad-input tests are generated from the declared constraints, read where declared
     ("tests/sim/test_sim_declared_constraints.py", "specdyn._validate"),
+    ("tests/experiments/test_config_declared_constraints.py", "specdyn._validate"),
     # the one thread-pool policy, tested where it is written; reproduce --threads sets
     # these variables, and its test puts them back
     ("tests/test_threads.py", "specdyn._threads.THREAD_ENV"),

@@ -1,5 +1,6 @@
 """One definition each: the summary pipeline, Gram eigenvalues, the range reader, the
-Marchenko-Pastur edge formula and the log-log slope fit (issue 27).
+Marchenko-Pastur edge formula, the log-log slope fit and the divergence threshold and
+message (issue 27).
 
 Checked on the source text of ``src/specdyn`` (``ast``: code only, never docstrings
 or comments), so a second definition written anywhere fails here, naming the file
@@ -36,6 +37,13 @@ ALLOWED: dict[str, dict[str, str]] = {
         # change if cast to float64): to move once gram_eigenvalues has an "input" policy
         "specdyn/sim/deep_linear.py:top_sv": "run dtype on device, bit-identity",
         "specdyn/sim/linear_student.py:record_now": "run dtype on device, pairs with eigh",
+    },
+    "divergence_number": {
+        # trainability's phase diagram calls a cell diverged when its error grew 1e6-fold,
+        # not at linear_student's 1e8 default: the experiment's own boundary, fixed before
+        # its claims (changing it would move the diagram)
+        "specdyn/experiments/outlier_escape.py:run_trainability": "trainability's own "
+                                                                  "boundary (both grids)",
     },
 }
 
@@ -143,4 +151,78 @@ def test_the_checks_see_a_second_definition(source: str, hits: int) -> None:
     tree = ast.parse(source)
     found = [n for n in ast.walk(tree)
              if _call_to("eigvalsh")(n) or _mp_edge_formula(n)]
+    assert len(found) == hits
+
+
+# ------------------------------------------------------------------------ divergence
+
+#: Names of the divergence settings: a parameter, a keyword or a constant so named holds
+#: a threshold or a check interval.
+_DIVERGENCE_NAMES = ("divergence_factor", "check_every")
+_DIVERGENCE_CONSTANT = re.compile(r"DIVERG|CHECK_EVERY|ENGINE_DEFAULTS", re.IGNORECASE)
+
+
+def _number(node: ast.AST | None) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    return (isinstance(node, ast.Constant) and isinstance(node.value, (int, float))
+            and not isinstance(node.value, bool))
+
+
+def _divergence_number(node: ast.AST) -> bool:
+    """A numeric divergence setting written down: a constant named after divergence, a
+    ``divergence_factor=``/``check_every=`` number (keyword or parameter default), or a
+    number given to ``divergence_limit``."""
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        named = any(isinstance(t, ast.Name) and _DIVERGENCE_CONSTANT.search(t.id)
+                    for t in targets)
+        return named and node.value is not None and any(map(_number, ast.walk(node.value)))
+    if isinstance(node, ast.keyword):
+        return node.arg in _DIVERGENCE_NAMES and _number(node.value)
+    if isinstance(node, ast.arguments):
+        pos = node.posonlyargs + node.args
+        pairs = list(zip(pos[len(pos) - len(node.defaults):], node.defaults, strict=True))
+        pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults, strict=True)
+                  if d is not None]
+        return any(a.arg in _DIVERGENCE_NAMES and _number(d) for a, d in pairs)
+    if _call_to("divergence_limit")(node):  # (start scale, factor): a number as the factor
+        assert isinstance(node, ast.Call)
+        factor = [*node.args[1:2], *(k.value for k in node.keywords if k.arg == "factor")]
+        return any(map(_number, factor))
+    return False
+
+
+def test_one_divergence_message_builder() -> None:
+    # DivergenceError is built in one place, the one message builder
+    assert _sites(_call_to("DivergenceError")) == {
+        "specdyn/sim/protocol.py:divergence_error"}
+
+
+def test_one_table_of_divergence_defaults() -> None:
+    # the thresholds and check intervals are numbers in protocol.py's module level
+    # (DIVERGENCE_FACTOR, ENGINE_DEFAULTS) and nowhere else
+    assert _sites(_divergence_number) == _expected("divergence_number", {
+        "specdyn/sim/protocol.py:<module>"})
+
+
+@pytest.mark.parametrize("source, hits", [
+    ("def f(step):\n    raise DivergenceError('boom', step)\n", 1),
+    ("import protocol\ndef f(s):\n    raise protocol.DivergenceError('x', s)\n", 1),
+    ("MY_DIVERGENCE_FACTOR = 1e8\n", 1),
+    ("check_every_default: int = 50\n", 1),
+    ("def run(x, divergence_factor=1e6):\n    return x\n", 1),
+    ("def run(x, *, check_every: int = 100):\n    return x\n", 1),
+    ("def f(r):\n    return r(divergence_factor=1e8)\n", 1),
+    ("def f(e0):\n    return divergence_limit(e0, 1e6)\n", 1),
+    ("def f(e0, opts):\n    return divergence_limit(e0, opts.factor)\n", 0),
+    ("def f(t):\n    return divergence_limit(1.0, t.factor)\n", 0),
+    ("def f(opts):\n    check_every = opts.every\n    return check_every\n", 0),
+    ("def run(x, divergence_factor=None, check_every=None):\n    return x\n", 0),
+    ("def f(r, o):\n    return r(divergence_factor=o.factor)\n", 0),
+    ('def doc():\n    """DivergenceError(...) above 1e6 (divergence_factor=1e6)."""\n', 0),
+])
+def test_the_divergence_checks_see_a_second_definition(source: str, hits: int) -> None:
+    found = [n for n in ast.walk(ast.parse(source))
+             if _call_to("DivergenceError")(n) or _divergence_number(n)]
     assert len(found) == hits

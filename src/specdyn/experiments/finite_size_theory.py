@@ -79,6 +79,12 @@ RESID_FRACTION = 0.99
 
 
 @dataclass(frozen=True)
+@v.constrained_fields(N_values=v.Tuple(v.Int(2)), M_values=v.Tuple(v.Int(2)),
+                      seeds=v.Int(4, why="a std needs several"),
+                      times=v.Tuple(v.NONNEGATIVE, min_len=1),
+                      activations=v.Tuple(v.Choice(*ACTIVATIONS)),
+                      nl_D=v.SIZE, nl_N=v.SIZE, nl_M=v.SIZE, nl_steps=v.SIZE, kmin=v.SIZE,
+                      kmax=v.SIZE, slope_tol=v.POSITIVE)
 class FiniteSizeConfig(PaperSettingConfig):
     """Defaults: a CPU-sized run (under 2 min quiet); ``--full``: 256 seeds at ``D = 32``
     and the students over ``fig4``'s whole quick run (3000 steps).
@@ -109,17 +115,7 @@ class FiniteSizeConfig(PaperSettingConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("seeds", "nl_D", "nl_N", "nl_M", "nl_steps", "kmin"):
-            v.positive_int(name, getattr(self, name))
-        if self.seeds < 4:
-            raise ValueError(f"seeds must be >= 4 (a std needs several), got {self.seeds}")
-        for n in (*self.N_values, *self.M_values):
-            v.positive_int("N_values/M_values", n, minimum=2)
-        if not self.times or any(not (np.isfinite(t) and t >= 0) for t in self.times):
-            raise ValueError(f"times must be finite and >= 0, got {self.times}")
-        v.positive("slope_tol", self.slope_tol)
-        for a in self.activations:
-            v.choice("activations", a, ACTIVATIONS)
+        # the fit range of the students against their sizes (only if there are students)
         if self.activations and not self.kmin + 2 <= self.kmax <= min(self.nl_D, self.nl_M):
             raise ValueError(f"kmax must lie in [kmin + 2, min(nl_D, nl_M)], got {self.kmax}")
 

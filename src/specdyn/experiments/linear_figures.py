@@ -39,6 +39,7 @@ LOCAL_RANKS = (1, 2)  # the two-point local exponent at k = 1 of fig2's panel (b
 #: Ranks of the t = 0 exponent fit: the top of the spectrum, where a sample covariance of
 #: M >= 8 D samples moves a level by a few percent (its tail bends with D/M).
 INIT_KMIN, INIT_KMAX = 2, 16
+_INIT_FIT = f"the t = 0 exponent fit uses ranks {INIT_KMIN}..{INIT_KMAX}"
 #: |fitted exponent - alpha| at t = 0.
 INIT_TOL = 0.1
 #: median over ranks of |log rho_sim / rho_theory|, at every checkpoint.
@@ -53,6 +54,10 @@ EXPONENT_DISPUTED = ("the top pair of a sample covariance is spread at finite M:
 
 
 @dataclass(frozen=True)
+@v.constrained_fields(D=v.Int(INIT_KMAX, why=_INIT_FIT), N=v.SIZE,
+                      M=v.Int(INIT_KMAX, why=_INIT_FIT), steps=v.SIZE, dt=v.POSITIVE,
+                      checkpoints=v.SIZE, n_curves=v.Int(2),
+                      dtype=v.Choice("float32", "float64"))
 class Fig2Config(PaperSettingConfig):
     """Fig. 2. Defaults: a laptop-sized version; ``--full``: the paper's sizes.
 
@@ -68,18 +73,6 @@ class Fig2Config(PaperSettingConfig):
     n_curves: int = 8
     dtype: str = "float64"
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        for name in ("N", "M", "steps", "checkpoints"):
-            v.positive_int(name, getattr(self, name))
-        v.positive_int("n_curves", self.n_curves, minimum=2)
-        v.positive("dt", self.dt)
-        v.choice("dtype", self.dtype, ("float32", "float64"))
-        for name in ("D", "M"):
-            if getattr(self, name) < INIT_KMAX:
-                raise ValueError(f"{name} must be >= {INIT_KMAX} for the t = 0 exponent fit "
-                                 f"over ranks {INIT_KMIN}..{INIT_KMAX}, got "
-                                 f"{getattr(self, name)}")
 
 
 def _fig2_full() -> Fig2Config:
@@ -222,6 +215,8 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
 
 
 @dataclass(frozen=True)
+@v.constrained_fields(sizes=v.Tuple(v.SIZE, min_len=2, why="two sizes at least, to fit a slope"),
+                      t_max=v.POSITIVE, checkpoints=v.Int(2), n_seeds=v.SIZE)
 class FiniteSizeConfig(PaperSettingConfig):
     """Agreement with theory vs width and samples. Defaults: quick; ``--full``: larger.
 
@@ -234,15 +229,6 @@ class FiniteSizeConfig(PaperSettingConfig):
     checkpoints: int = 12
     n_seeds: int = 3
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if len(self.sizes) < 2:
-            raise ValueError("sizes must hold at least two sizes to fit a slope")
-        for n in self.sizes:
-            v.positive_int("sizes", n)
-        v.positive("t_max", self.t_max)
-        v.positive_int("checkpoints", self.checkpoints, minimum=2)
-        v.positive_int("n_seeds", self.n_seeds)
 
 
 def _finite_size_full() -> FiniteSizeConfig:

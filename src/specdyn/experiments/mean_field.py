@@ -60,19 +60,20 @@ def notes_target(degree: int = 40) -> HermiteTarget:
     return HermiteTarget(c, fn=fn, name="tanh(2z) + 0.5 He2(z)")
 
 
-def _check_common(cfg: Any) -> None:
-    v.choice("activation", cfg.activation, _ACTS)
-    v.positive_int("D", cfg.D)
-    v.positive("dt", cfg.dt)
-    v.nonnegative("temperature", cfg.temperature)
-    v.nonnegative("weight_decay", cfg.weight_decay)
-    v.positive_int("steps", cfg.steps)
+#: The declared fields every mean-field config shares (the settings of the particle engine).
+_COMMON: dict[str, v.Constraint] = dict(
+    activation=v.Choice(*_ACTS), D=v.SIZE, dt=v.POSITIVE, temperature=v.NONNEGATIVE,
+    weight_decay=v.NONNEGATIVE, steps=v.SIZE)
 
 
 # --------------------------------------------------------------------------------------
 # propagation of chaos
 
 @dataclass(frozen=True)
+@v.constrained_fields(**_COMMON, M=v.SIZE,
+                      N_values=v.Tuple(v.SIZE, min_len=2, why="two sizes at least, to fit a slope"),
+                      reference_N=v.SIZE, replicas=v.SIZE,
+                      seeds=v.Tuple(v.Int(strict=True), min_len=1), even_checkpoints=v.Int(2))
 class ChaosConfig:
     """Coupled distance against N; defaults are the quick version (~30 s on one core).
 
@@ -93,18 +94,6 @@ class ChaosConfig:
     seeds: tuple[int, ...] = (0, 1, 2)
     even_checkpoints: int = 7
 
-    def __post_init__(self) -> None:
-        _check_common(self)
-        v.positive_int("M", self.M)
-        if len(self.N_values) < 2:
-            raise ValueError("N_values must hold at least two sizes to fit a slope")
-        for N in self.N_values:
-            v.positive_int("N_values", N)
-        v.positive_int("reference_N", self.reference_N)
-        v.positive_int("replicas", self.replicas)
-        if not self.seeds:
-            raise ValueError("seeds must hold at least one seed")
-        v.positive_int("even_checkpoints", self.even_checkpoints, minimum=2)
 
 
 def _chaos_full() -> ChaosConfig:
@@ -252,6 +241,10 @@ def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
 # sparse atoms
 
 @dataclass(frozen=True)
+@v.constrained_fields(**{**_COMMON, "D": v.Int(2, why="a two-atom teacher")}, M=v.SIZE,
+                      N=v.SIZE, teacher_a=v.Tuple(v.Real(), length=2), teacher_scale=v.POSITIVE,
+                      threshold_deg=v.Real(0.0, 90.0, lo_open=True), seed=v.SEED,
+                      even_checkpoints=v.Int(2))
 class AtomsConfig:
     """Two-atom teacher ``a1 sigma(s e1 . x) + a2 sigma(s e2 . x)`` learnt at small temperature.
 
@@ -273,19 +266,6 @@ class AtomsConfig:
     seed: int = 0
     even_checkpoints: int = 11
 
-    def __post_init__(self) -> None:
-        _check_common(self)
-        if self.D < 2:
-            raise ValueError(f"D must be >= 2 for a two-atom teacher, got {self.D}")
-        v.positive_int("M", self.M)
-        v.positive_int("N", self.N)
-        if len(self.teacher_a) != 2:
-            raise ValueError("teacher_a must hold the two output weights")
-        for a in self.teacher_a:
-            v.real_array("teacher_a", a)
-        v.positive("teacher_scale", self.teacher_scale)
-        v.in_range("threshold_deg", self.threshold_deg, 0.0, 90.0, lo_open=True)
-        v.positive_int("even_checkpoints", self.even_checkpoints, minimum=2)
 
     def teacher_atoms(self) -> np.ndarray:
         """``(2, D+1)`` rows ``[a_k, w_k]``: ``w_1 = s e1``, ``w_2 = s e2``."""
@@ -384,6 +364,11 @@ def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
 # error budget
 
 @dataclass(frozen=True)
+@v.constrained_fields(**_COMMON, N=v.SIZE, long_factor=v.Int(2),
+                      M_values=v.Tuple(v.SIZE, min_len=1), population_size=v.SIZE,
+                      M_test=v.SIZE, chaos_M=v.SIZE, chaos_N_values=v.Tuple(v.SIZE),
+                      chaos_reference_N=v.SIZE, chaos_steps=v.SIZE, chaos_replicas=v.SIZE,
+                      K_max=v.SIZE, hermite_degree=v.SIZE, seed=v.SEED)
 class BudgetConfig:
     """Error parts against M, t, N and K (quick defaults, ~30 s on one core).
 
@@ -412,24 +397,6 @@ class BudgetConfig:
     hermite_degree: int = 10
     seed: int = 0
 
-    def __post_init__(self) -> None:
-        _check_common(self)
-        v.positive_int("N", self.N)
-        v.positive_int("long_factor", self.long_factor, minimum=2)
-        if not self.M_values:
-            raise ValueError("M_values must hold at least one training-set size")
-        for n in self.M_values:
-            v.positive_int("M_values", n)
-        v.positive_int("population_size", self.population_size)
-        v.positive_int("M_test", self.M_test)
-        v.positive_int("chaos_M", self.chaos_M)
-        for N in self.chaos_N_values:
-            v.positive_int("chaos_N_values", N)
-        v.positive_int("chaos_reference_N", self.chaos_reference_N)
-        v.positive_int("chaos_steps", self.chaos_steps)
-        v.positive_int("chaos_replicas", self.chaos_replicas)
-        v.positive_int("K_max", self.K_max)
-        v.positive_int("hermite_degree", self.hermite_degree)
 
 
 def _budget_full() -> BudgetConfig:

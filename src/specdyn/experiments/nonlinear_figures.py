@@ -42,6 +42,14 @@ from specdyn.theory.effective import effective_setting, linear_coefficient
 
 
 @dataclass(frozen=True)
+@v.constrained_fields(D=v.SIZE, N=v.SIZE, M=v.SIZE, steps=v.SIZE, dt=v.POSITIVE, kmin=v.SIZE,
+                      kmax=v.SIZE, alpha=v.POSITIVE, beta=v.POSITIVE, sigma_a=v.POSITIVE,
+                      fl_sigma_w=v.POSITIVE, fl_gamma0_ratio=v.POSITIVE,
+                      lazy_sigma_w=v.POSITIVE, lazy_gamma0_ratio=v.POSITIVE,
+                      activation=v.Choice(*ACTIVATIONS),
+                      parameterization=v.Choice(*PARAMETERIZATIONS), checkpoints=v.SIZE,
+                      dtype=v.Choice("float32", "float64"),
+                      precision=v.Choice("tf32", "bf16", optional=True), seed=v.SEED)
 class Fig4Config:
     """Fig. 4. Defaults: a CPU-sized version (< 2 min); ``--full``: the paper's sizes (GPU).
 
@@ -71,18 +79,7 @@ class Fig4Config:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("D", "N", "M", "steps", "checkpoints"):
-            v.positive_int(name, getattr(self, name))
-        v.positive_int("seed", self.seed, minimum=0)
-        for name in ("dt", "alpha", "beta", "sigma_a", "fl_sigma_w", "fl_gamma0_ratio",
-                     "lazy_sigma_w", "lazy_gamma0_ratio"):
-            v.positive(name, getattr(self, name))
-        v.choice("activation", self.activation, ACTIVATIONS)
-        v.choice("parameterization", self.parameterization, PARAMETERIZATIONS)
-        v.choice("dtype", self.dtype, ("float32", "float64"))
-        if self.precision is not None:
-            v.choice("precision", self.precision, ("tf32", "bf16"))
-        v.positive_int("kmin", self.kmin)
+        # the fit range kmin..kmax against the sizes (device is free-form: resolved at run time)
         for name in ("M", "D"):  # name the user's size first when it is what cuts the range
             size = getattr(self, name)
             if size < self.kmax:

@@ -57,6 +57,11 @@ def _run_or_partial(train: Any, *args: Any, **kwargs: Any) -> tuple[Any, int | N
 
 
 @dataclass(frozen=True)
+@v.constrained_fields(P=v.Int(3), D=v.Int(3), theta=v.POSITIVE, sigma0=v.POSITIVE,
+                      lr=v.Real(0.0, 1.0, lo_open=True, hi_open=True),
+                      horizon=v.Real(1.0, 100.0, lo_open=True),
+                      alpha=v.Real(0.0, 1.0, lo_open=True, hi_open=True), top_k=v.SIZE,
+                      seed=v.SEED)
 class BBPEscapeConfig:
     """Population GD, rank-one ``P x D`` teacher. Defaults: quick (~20 s); ``--full``: P = 1500."""
 
@@ -69,16 +74,6 @@ class BBPEscapeConfig:
     alpha: float = 0.01
     top_k: int = 6
     seed: int = 0
-
-    def __post_init__(self) -> None:
-        v.positive_int("P", self.P, minimum=3)
-        v.positive_int("D", self.D, minimum=3)
-        v.positive("theta", self.theta)
-        v.positive("sigma0", self.sigma0)
-        v.in_range("lr", self.lr, 0.0, 1.0, lo_open=True, hi_open=True)
-        v.in_range("horizon", self.horizon, 1.0, 100.0, lo_open=True)
-        v.in_range("alpha", self.alpha, 0.0, 1.0, lo_open=True, hi_open=True)
-        v.positive_int("top_k", self.top_k)
 
 
 def _bbp_full() -> BBPEscapeConfig:
@@ -208,7 +203,16 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
 # --------------------------------------------------------------------------
 
 
+_RANGE = v.Tuple(v.POSITIVE, length=2, increasing=True)  # (lo, hi) with 0 < lo < hi
+
+
 @dataclass(frozen=True)
+@v.constrained_fields(P=v.SIZE, D=v.SIZE, B=v.SIZE, noise_std=v.NONNEGATIVE,
+                      theta=v.NONNEGATIVE, steps=v.SIZE,
+                      tol=v.Real(0.0, 1.0, lo_open=True, hi_open=True), replicas=v.SIZE,
+                      n_lr=v.SIZE, n_var=v.SIZE, lr_range=_RANGE, var_range=_RANGE,
+                      two_layer_N=v.SIZE, two_layer_D=v.SIZE, two_layer_steps=v.SIZE,
+                      two_layer_lr_range=_RANGE, two_layer_var_range=_RANGE, seed=v.SEED)
 class TrainabilityConfig:
     """Phase diagrams. Defaults: quick (~40 s); ``--full``: finer grids, larger nets."""
 
@@ -230,18 +234,6 @@ class TrainabilityConfig:
     two_layer_lr_range: tuple[float, float] = (0.02, 20.0)
     two_layer_var_range: tuple[float, float] = (0.05, 5.0)
     seed: int = 0
-
-    def __post_init__(self) -> None:
-        for name in ("P", "D", "B", "steps", "replicas", "n_lr", "n_var",
-                     "two_layer_N", "two_layer_D", "two_layer_steps"):
-            v.positive_int(name, getattr(self, name))
-        v.nonnegative("noise_std", self.noise_std)
-        v.nonnegative("theta", self.theta)
-        v.in_range("tol", self.tol, 0.0, 1.0, lo_open=True, hi_open=True)
-        for name in ("lr_range", "var_range", "two_layer_lr_range", "two_layer_var_range"):
-            lo, hi = getattr(self, name)
-            if not (0 < lo < hi):
-                raise ValueError(f"{name} must be (lo, hi) with 0 < lo < hi, got {(lo, hi)!r}")
 
 
 def _train_full() -> TrainabilityConfig:
@@ -384,7 +376,22 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
 # --------------------------------------------------------------------------
 
 
+#: A positive decimal number without a sign (a nonzero digit before any exponent; at most
+#: two exponent digits, so it is finite).
+_POSITIVE_NUMBER = r"(?=[^:eE]*[1-9])(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]{1,2})?"
+#: One entry of ``escape_runs``.
+ESCAPE_RUN = v.Pattern(rf"(?:mup|ntk|standard):{_POSITIVE_NUMBER}:{_POSITIVE_NUMBER}",
+                       "'parameterization:lr:theta' (parameterization mup, ntk or standard; "
+                       "lr, theta > 0)")
+
+
 @dataclass(frozen=True)
+@v.constrained_fields(N_values=v.Tuple(v.SIZE, min_len=1), depth=v.Int(2), D=v.SIZE,
+                      steps=v.SIZE, mup_lr_min=v.POSITIVE, ntk_lr_min=v.POSITIVE, n_lr=v.SIZE,
+                      lr_step=v.Real(1.0, 100.0, lo_open=True),
+                      escape_runs=v.Tuple(ESCAPE_RUN), escape_steps=v.SIZE,
+                      escape_margin=v.NONNEGATIVE, seeds=v.SIZE, escape_seeds=v.SIZE,
+                      seed=v.SEED)
 class LRTransferConfig:
     """muP vs NTK sweeps. Defaults: quick (~50 s); ``--full``: N 256..4096, 3 seeds.
 
@@ -406,35 +413,13 @@ class LRTransferConfig:
     escape_seeds: int = 2
     seed: int = 0
 
-    def __post_init__(self) -> None:
-        if not self.N_values:
-            raise ValueError("N_values must be non-empty")
-        for w in self.N_values:
-            v.positive_int("N_values", w)
-        v.positive_int("depth", self.depth, minimum=2)
-        for name in ("D", "steps", "n_lr", "escape_steps", "seeds", "escape_seeds"):
-            v.positive_int(name, getattr(self, name))
-        for name in ("mup_lr_min", "ntk_lr_min"):
-            v.positive(name, getattr(self, name))
-        _parse_escape_runs(self.escape_runs)
-        v.in_range("lr_step", self.lr_step, 1.0, 100.0, lo_open=True)
-        v.nonnegative("escape_margin", self.escape_margin)
-
 
 def _parse_escape_runs(runs: tuple[str, ...]) -> list[tuple[str, float, float]]:
-    """``"parameterization:lr:theta"`` strings -> tuples, validated."""
+    """``"parameterization:lr:theta"`` strings (checked by :data:`ESCAPE_RUN`) -> tuples."""
     out = []
     for r in runs:
-        parts = str(r).split(":")
-        if len(parts) != 3:
-            raise ValueError("escape_runs entries must read 'parameterization:lr:theta', "
-                             f"got {r!r}")
-        par = v.choice("escape_runs parameterization", parts[0], ("mup", "ntk", "standard"))
-        try:
-            lr, th = float(parts[1]), float(parts[2])
-        except ValueError:
-            raise ValueError(f"escape_runs entry {r!r}: lr and theta must be numbers") from None
-        out.append((par, v.positive("escape_runs lr", lr), v.positive("escape_runs theta", th)))
+        par, lr, theta = r.split(":")
+        out.append((par, float(lr), float(theta)))
     return out
 
 

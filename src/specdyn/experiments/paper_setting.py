@@ -19,6 +19,8 @@ __all__ = ["PaperSettingConfig"]
 
 
 @dataclass(frozen=True)
+@v.constrained_fields(alpha=v.POSITIVE, beta=v.POSITIVE, sigma_w=v.POSITIVE, sigma_a=v.POSITIVE,
+                      gamma0_ratio=v.POSITIVE, D=v.SIZE, seed=v.SEED)
 class PaperSettingConfig:
     """Exponents, initial scales, ``gamma0 / (S / theta0)``, input dimension ``D`` and seed.
 
@@ -35,11 +37,11 @@ class PaperSettingConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        self.setting()  # checks alpha, beta, sigma_w, sigma_a, gamma0_ratio and D
-        v.positive_int("seed", self.seed, minimum=0)
+        # the fields together: alpha + beta > 1, sigma_w, sigma_a and gamma0 representable
+        self.setting()
 
     def setting(self) -> PowerLawSetting:
         """The system simulated, in the paper's units."""
         return PowerLawSetting.paper(self.sigma_w, self.gamma0_ratio, alpha=self.alpha,
                                      beta=self.beta, sigma_a=self.sigma_a,
-                                     D=v.positive_int("D", self.D))
+                                     D=self.D)

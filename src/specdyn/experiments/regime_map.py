@@ -49,6 +49,13 @@ AGREE_TOL = 0.15
 
 
 @dataclass(frozen=True)
+@v.constrained_fields(alpha=v.POSITIVE, beta=v.POSITIVE, sigma_a=v.POSITIVE,
+                      ratio_min=v.POSITIVE, ratio_max=v.POSITIVE, n_ratio=v.SIZE,
+                      gamma_min=v.POSITIVE, gamma_max=v.POSITIVE, n_gamma=v.SIZE, D=v.SIZE,
+                      N=v.Int(1, optional=True), steps=v.SIZE, checkpoints=v.Int(2),
+                      kmin=v.SIZE, kmax=v.SIZE, seed=v.SEED,
+                      executor=v.Choice("local", "dask", "inline"), workers=v.Int(0),
+                      theory_resolution=v.Int(2))
 class RegimeMapConfig:
     """Grid, simulation size and executor of the regime map (quick default: 5 x 5, D = 32).
 
@@ -76,16 +83,10 @@ class RegimeMapConfig:
     theory_resolution: int = 120
 
     def __post_init__(self) -> None:
-        for name in ("alpha", "beta", "sigma_a", "ratio_min", "gamma_min"):
-            v.positive(name, getattr(self, name))
+        # each grid's max above its min; the simulation fields together (kmax <= D, N)
         v.in_range("ratio_max", self.ratio_max, self.ratio_min, np.inf, lo_open=True)
         v.in_range("gamma_max", self.gamma_max, self.gamma_min, np.inf, lo_open=True)
-        v.positive_int("n_ratio", self.n_ratio)
-        v.positive_int("n_gamma", self.n_gamma)
-        v.positive_int("workers", self.workers, minimum=0)
-        v.positive_int("theory_resolution", self.theory_resolution, minimum=2)
-        v.choice("executor", self.executor, ("local", "dask", "inline"))
-        self.simulate_base()  # validates the simulation fields through SimulateConfig
+        self.simulate_base()
 
     def simulate_base(self) -> dict[str, object]:
         """The fixed fields of every ``simulate`` point (checked by ``SimulateConfig``)."""

@@ -41,6 +41,11 @@ CHANGE_TOL = 0.15
 
 
 @dataclass(frozen=True)
+@v.constrained_fields(N=v.Int(1, optional=True), M=v.Int(1, optional=True), steps=v.SIZE,
+                      dt=v.Real(0.0, lo_open=True, optional=True),
+                      method=v.Choice("gd", "flow"), engine=v.Choice("gram", "weights"),
+                      checkpoints=v.Int(2), kmin=v.SIZE, kmax=v.SIZE,
+                      dtype=v.Choice("float64", "float32"), figure=v.Bool())
 class SimulateConfig(PaperSettingConfig):
     """One linear-network run (quick default: D = 32, N = 512, 2000 GD steps).
 
@@ -66,17 +71,7 @@ class SimulateConfig(PaperSettingConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.N is not None:
-            v.positive_int("N", self.N)
-        if self.M is not None:
-            v.positive_int("M", self.M)
-        v.positive_int("steps", self.steps)
-        if self.dt is not None:
-            v.positive("dt", self.dt)
-        v.choice("method", self.method, ("gd", "flow"))
-        v.choice("engine", self.engine, ("gram", "weights"))
-        v.positive_int("checkpoints", self.checkpoints, minimum=2)
-        v.positive_int("kmin", self.kmin)
+        # the fit range kmin..kmax against D, N and M
         if not self.kmin < self.kmax <= self.D:
             raise ValueError(f"kmax must satisfy kmin < kmax <= D = {self.D}, "
                              f"got kmin={self.kmin}, kmax={self.kmax}")
@@ -88,7 +83,6 @@ class SimulateConfig(PaperSettingConfig):
                     f"{name} = {size} is below kmax = {self.kmax}: with {name} = {size} "
                     f"the measured spectrum has at most {size} nonzero eigenvalues; raise {name} "
                     f"or lower kmax")
-        v.choice("dtype", self.dtype, ("float64", "float32"))
 
     def time_step(self) -> float:
         """``dt``, or when it is ``None``: ``0.5 / b_1``.

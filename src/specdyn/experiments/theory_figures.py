@@ -17,8 +17,12 @@ from specdyn.runs.claims import OWN, Claim, within
 from specdyn.runs.registry import ExperimentResult, register
 from specdyn.settings import PowerLawSetting
 
+_K_MAX = v.Real(1.0, 1e300, lo_open=True)
+
 
 @dataclass(frozen=True)
+@v.constrained_fields(alpha=v.POSITIVE, beta=v.POSITIVE, sigma_a=v.POSITIVE, k_max=_K_MAX,
+                      t_min=v.POSITIVE, t_max=v.POSITIVE, n_k=v.Int(2), n_t=v.Int(2))
 class TheoryGrid:
     """Shared fields of the theory figures: exponents, grid extent and resolution."""
 
@@ -32,14 +36,8 @@ class TheoryGrid:
     n_t: int = 240
 
     def __post_init__(self) -> None:
-        v.positive("alpha", self.alpha)
-        v.positive("beta", self.beta)
-        v.positive("sigma_a", self.sigma_a)
-        v.in_range("k_max", self.k_max, 1.0, 1e300, lo_open=True)
-        v.positive("t_min", self.t_min)
+        # the time axis runs forwards
         v.in_range("t_max", self.t_max, self.t_min, np.inf, lo_open=True)
-        v.positive_int("n_k", self.n_k, minimum=2)
-        v.positive_int("n_t", self.n_t, minimum=2)
 
     def axes(self) -> tuple[np.ndarray, np.ndarray]:
         """Log-spaced ``k`` and ``t`` axes."""
@@ -80,6 +78,11 @@ LAZY_DISPUTED = ("the paper's lazy setting (gamma0 theta0 = 1) is only a factor 
 
 
 @dataclass(frozen=True)
+@v.constrained_fields(deep_sigma_w=v.POSITIVE, deep_gamma0_ratio=v.POSITIVE, deep_k_max=_K_MAX,
+                      deep_t_max=v.POSITIVE, sigma_w_feature=v.POSITIVE,
+                      gamma0_ratio_feature=v.POSITIVE, sigma_w_lazy=v.POSITIVE,
+                      gamma0_ratio_lazy=v.POSITIVE, gamma0_ratio_lazy_deep=v.POSITIVE,
+                      n_slices=v.SIZE, plateau_tol=v.Real(0.0, 1.0, lo_open=True))
 class Fig3Config(TheoryGrid):
     """Fig. 3: (a) deep feature learning, (b) the paper's Fig. 2 setting, (c) lazy.
 
@@ -109,14 +112,8 @@ class Fig3Config(TheoryGrid):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("deep_sigma_w", "deep_gamma0_ratio", "sigma_w_feature",
-                     "gamma0_ratio_feature", "sigma_w_lazy", "gamma0_ratio_lazy",
-                     "gamma0_ratio_lazy_deep"):
-            v.positive(name, getattr(self, name))
-        v.in_range("deep_k_max", self.deep_k_max, 1.0, 1e300, lo_open=True)
+        # the deep panel's time axis runs forwards from the shared t_min
         v.in_range("deep_t_max", self.deep_t_max, self.t_min, np.inf, lo_open=True)
-        v.positive_int("n_slices", self.n_slices)
-        v.in_range("plateau_tol", self.plateau_tol, 0.0, 1.0, lo_open=True)
 
     def settings(self) -> dict[str, PowerLawSetting]:
         """The settings of the figure's three panels and the well-lazy check, by name."""
@@ -141,18 +138,13 @@ class Fig3Config(TheoryGrid):
 
 
 @dataclass(frozen=True)
+@v.constrained_fields(sigma_w=v.POSITIVE, gamma0_ratio=v.POSITIVE, n_curves=v.Int(2))
 class FirstLayerConfig(TheoryGrid):
     """Figs. 5 and 6: second layer frozen, feature-learning setting of the paper."""
 
     sigma_w: float = 0.1
     gamma0_ratio: float = 2.0
     n_curves: int = 12
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        v.positive("sigma_w", self.sigma_w)
-        v.positive("gamma0_ratio", self.gamma0_ratio)
-        v.positive_int("n_curves", self.n_curves, minimum=2)
 
     def setting(self) -> PowerLawSetting:
         """The setting of the figure."""

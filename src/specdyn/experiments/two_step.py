@@ -73,23 +73,12 @@ from specdyn.sim.two_step import gd_steps
 from specdyn.theory.rmt import rectangular_spike
 from specdyn.theory.two_step import formula_count, line_gap, near_line, near_line_ratio
 
-
-def _alphas(name: str, values: tuple[float, ...]) -> tuple[float, ...]:
-    if len(values) == 0:
-        raise ValueError(f"{name} must be a non-empty tuple of exponents in [0, 0.5)")
-    return tuple(v.in_range(name, a, 0.0, 0.5, hi_open=True) for a in values)
-
-
-def _check_common(cfg: PhaseConfig | ReuseConfig, alpha1: tuple[float, ...],
-                  alpha2: tuple[float, ...]) -> None:
-    """Check the fields both experiments share (the settings of ``gd_steps``)."""
-    for name in ("N", "D", "M", "seeds"):
-        v.positive_int(name, getattr(cfg, name))
-    v.integer("seed", cfg.seed)
-    _alphas("alpha1", alpha1)
-    _alphas("alpha2", alpha2)
-    v.choice("activation", cfg.activation, ACTIVATIONS)
-    v.in_range("pvalue", cfg.pvalue, 0.0, 1.0, lo_open=True, hi_open=True)
+#: A step-size exponent of ``gd_steps`` (the steps grow as ``N^alpha``), in ``[0, 1/2)``.
+_EXPONENT = v.Real(0.0, 0.5, hi_open=True)
+#: The declared fields both experiments share (the settings of ``gd_steps``).
+_COMMON: dict[str, v.Constraint] = dict(
+    N=v.SIZE, D=v.SIZE, M=v.SIZE, seeds=v.SIZE, seed=v.Int(strict=True),
+    activation=v.Choice(*ACTIVATIONS), pvalue=v.Real(0.0, 1.0, lo_open=True, hi_open=True))
 
 
 #: Ratio margin of the score reported beside the exponent-margin one.
@@ -111,6 +100,9 @@ BBP_MATCH_MIN = 0.75
 
 
 @dataclass(frozen=True)
+@v.constrained_fields(**_COMMON, alpha1=v.Tuple(_EXPONENT, min_len=1),
+                      alpha2=v.Tuple(_EXPONENT, min_len=1), target=v.Choice(*NAMED_TARGETS),
+                      reuse_batch=v.Bool(), line_margin=v.Real(0.0, 0.25))
 class PhaseConfig:
     """``two-step-phase``: grid of step-size exponents; quick default ~20 s of CPU.
 
@@ -131,11 +123,6 @@ class PhaseConfig:
     seed: int = 0
     line_margin: float = 0.05
     pvalue: float = 0.01
-
-    def __post_init__(self) -> None:
-        _check_common(self, self.alpha1, self.alpha2)
-        v.choice("target", self.target, NAMED_TARGETS)
-        v.in_range("line_margin", self.line_margin, 0.0, 0.25)
 
 
 def _full_phase() -> PhaseConfig:
@@ -384,6 +371,8 @@ def run_phase(cfg: PhaseConfig, out_dir: Path) -> ExperimentResult:
 
 
 @dataclass(frozen=True)
+@v.constrained_fields(**_COMMON, alpha1=_EXPONENT, alpha2=_EXPONENT,
+                      targets=v.Tuple(v.Choice(*NAMED_TARGETS), min_len=1))
 class ReuseConfig:
     """``batch-reuse``: alignment with the target, fresh versus reused batch.
 
@@ -404,12 +393,6 @@ class ReuseConfig:
     seed: int = 0
     pvalue: float = 0.01
 
-    def __post_init__(self) -> None:
-        _check_common(self, (self.alpha1,), (self.alpha2,))
-        if len(self.targets) == 0:
-            raise ValueError("targets must name at least one target")
-        for t in self.targets:
-            v.choice("targets", t, NAMED_TARGETS)
 
 
 def _full_reuse() -> ReuseConfig:
