@@ -13,7 +13,9 @@ import torch
 from specdyn.measure import (
     CovarianceAccumulator,
     covariance_spectrum,
+    device_eigenvalues,
     gram_spectrum,
+    symmetric_eigenvalues,
     weight_spectrum,
 )
 
@@ -239,3 +241,13 @@ def test_symmetric_eigenvalues_zero_only_roundoff_below_rank_tolerance() -> None
         from specdyn.measure import gram_eigenvalues
 
         gram_eigenvalues(A, precision="float32")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_device_eigenvalues_are_the_torch_branch_of_symmetric_eigenvalues(dtype: str) -> None:
+    g = torch.Generator().manual_seed(3)
+    X = torch.randn(4, 6, generator=g, dtype=getattr(torch, dtype))
+    S = X.T @ X  # rank 4 of 6: two eigenvalues at round-off, possibly negative
+    w = device_eigenvalues(S)
+    assert w.dtype == S.dtype and bool((w[:-1] >= w[1:]).all()) and bool((w >= 0).all())
+    np.testing.assert_array_equal(w.double().numpy(), symmetric_eigenvalues(S))

@@ -35,8 +35,6 @@ ALLOWED: dict[str, dict[str, str]] = {
                                                                    "measure",
         # singular values kept in the run's dtype and on its device (float32 runs would
         # change if cast to float64): to move once gram_eigenvalues has an "input" policy
-        "specdyn/sim/deep_linear.py:top_sv": "run dtype on device, bit-identity",
-        "specdyn/sim/linear_student.py:record_now": "run dtype on device, pairs with eigh",
     },
     "divergence_number": {
         # trainability's phase diagram calls a cell diverged when its error grew 1e6-fold,
@@ -99,13 +97,16 @@ def test_one_summary_pipeline() -> None:
 def test_one_eigvalsh() -> None:
     sites = _sites(_call_to("eigvalsh"))
     assert sites == _expected("eigvalsh", {
+        "specdyn/measure/spectra.py:device_eigenvalues",
         "specdyn/measure/spectra.py:symmetric_eigenvalues"})
 
 
 def test_one_gram_routine_called_by_the_tracker_and_the_simulators() -> None:
-    callers = _sites(_call_to("gram_eigenvalues", "symmetric_eigenvalues"))
+    callers = _sites(_call_to("gram_eigenvalues", "symmetric_eigenvalues",
+                              "device_eigenvalues"))
     for user in ("specdyn/measure/tracker.py", "specdyn/sim/gram.py",
-                 "specdyn/sim/two_layer.py", "specdyn/measure/spectra.py"):
+                 "specdyn/sim/two_layer.py", "specdyn/measure/spectra.py",
+                 "specdyn/sim/deep_linear.py", "specdyn/sim/linear_student.py"):
         assert any(c.startswith(user + ":") for c in callers), user
 
 

@@ -51,6 +51,7 @@ from specdyn.measure.outliers import MPFit, OutlierReport, find_outliers, fit_mp
 from specdyn.measure.spectra import (
     CovarianceAccumulator,
     covariance_spectrum,
+    device_eigenvalues,
     gram_eigenvalues,
     gram_spectrum,
     rank_tolerance,
@@ -120,6 +121,7 @@ __all__ = [
     "singular_alignment",
     "state_tensors",
     "summaries_frame",
+    "device_eigenvalues",
     "symmetric_eigenvalues",
     "summarize_file",
     "summarize_matrix",

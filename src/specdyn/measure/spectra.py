@@ -125,6 +125,19 @@ def rank_tolerance(largest: float, shape: float | tuple[float, ...],
     return max(float(largest), 0.0) * max(size, 1.0) * eps
 
 
+def device_eigenvalues(S: Any) -> Any:
+    """Eigenvalues of a symmetric torch matrix as a tensor: its device and dtype, decreasing.
+
+    Negative round-off clipped to 0. The torch branch of
+    :func:`symmetric_eigenvalues`, for a simulator that keeps the values on the
+    device in the run's precision (the top singular values of a weight matrix,
+    say, are ``device_eigenvalues(W @ W.T).sqrt()``).
+    """
+    import torch
+
+    return torch.linalg.eigvalsh(S).clamp_min(0).flip(0)
+
+
 def symmetric_eigenvalues(S: Any, *, symmetrize: bool = False,
                           zero_below_rank: bool = False) -> np.ndarray:
     """Eigenvalues of a symmetric matrix, decreasing, float64, negative round-off clipped to 0.
@@ -144,14 +157,13 @@ def symmetric_eigenvalues(S: Any, *, symmetrize: bool = False,
         a rank-deficient matrix.
     """
     if _is_torch(S):
-        import torch
-
-        w = to_numpy(torch.linalg.eigvalsh(0.5 * (S + S.T) if symmetrize else S), np.float64)
+        # clip and order on the device: the same bits as after the float64 copy
+        w = to_numpy(device_eigenvalues(0.5 * (S + S.T) if symmetrize else S), np.float64)
         dtype: Any = S.dtype
     else:
         w = np.linalg.eigvalsh(0.5 * (S + S.T) if symmetrize else S)
         dtype = w.dtype
-    w = np.clip(w, 0.0, None)[::-1].copy()
+        w = np.clip(w, 0.0, None)[::-1].copy()
     if zero_below_rank and w.size:
         w[w <= rank_tolerance(float(w[0]), w.size, dtype)] = 0.0
     return w

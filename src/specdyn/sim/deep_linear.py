@@ -49,6 +49,7 @@ from numpy.typing import ArrayLike
 
 from specdyn import _torch
 from specdyn import _validate as v
+from specdyn.measure.spectra import device_eigenvalues
 from specdyn.schedule import Schedule, ScheduleLike
 from specdyn.sim import protocol
 from specdyn.sim.deep_linear_engine import (
@@ -270,7 +271,7 @@ def train_deep_linear(
         small = min(Wl.shape)
         if spec_mode == "exact" or (spec_mode == "auto" and small <= 256):
             gram = Wl @ Wl.T if Wl.shape[0] <= Wl.shape[1] else Wl.T @ Wl
-            return torch.linalg.eigvalsh(gram).clamp_min(0).sqrt().flip(0)[:k_top]
+            return device_eigenvalues(gram).sqrt()[:k_top]
         b = min(k_top + 4, small)
         if li not in blocks:
             blocks[li] = torch.randn(Wl.shape[1], b, generator=gen, dtype=dt, device=dev)

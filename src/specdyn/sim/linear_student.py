@@ -38,6 +38,7 @@ from numpy.typing import ArrayLike
 
 from specdyn import _torch
 from specdyn import _validate as v
+from specdyn.measure.spectra import device_eigenvalues
 from specdyn.schedule import Schedule, ScheduleLike
 from specdyn.sim import protocol
 
@@ -396,7 +397,7 @@ def train_linear_student(
                 lov.append(float("nan"))
                 rov.append(float("nan"))
         else:
-            sv = torch.linalg.eigvalsh(gram).clamp_min(0).sqrt()
+            sv = device_eigenvalues(gram).sqrt().flip(0)  # increasing, as eigh's
         svals.append(_torch.to_numpy(sv.flip(0)[:k], np.float64))
         rec_done.append(t)
 
