@@ -253,7 +253,7 @@ def run_fig4(cfg: Fig4Config, out_dir: Path) -> ExperimentResult:
     fig = plot_spectra_and_slopes(spectra_plot, slopes_plot, alpha=cfg.alpha, beta=cfg.beta,
                                   k_range=(cfg.kmin, cfg.kmax), effective=effective,
                                   effective_label=r"effective theory ($\gamma_0/c_1$)",
-                                  note=f"final, feature learning: simulation "
+                                  note=f"final, feature learning:\nsimulation "
                                        f"{fl['slope_final']:.2f}, linear theory "
                                        f"{fl['linear_theory_slope_final']:.2f}, "
                                        f"$\\alpha+\\beta$ = {cfg.alpha + cfg.beta:g}")
