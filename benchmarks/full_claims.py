@@ -18,6 +18,7 @@ it.
     python benchmarks/full_claims.py                        # every runnable experiment
     python benchmarks/full_claims.py fig2 simulate --limit-min 30
     python benchmarks/full_claims.py --from /tmp/full-out   # recheck finished folders
+    python benchmarks/full_claims.py --print                # the recorded table
 """
 
 from __future__ import annotations
@@ -119,7 +120,12 @@ def main() -> None:
     p.add_argument("--limit-min", type=float, default=60.0, help="per-experiment limit")
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     p.add_argument("--record", type=Path, default=RECORD)
+    p.add_argument("--print", dest="print_only", action="store_true",
+                   help="print the record's table and exit (no run)")
     args = p.parse_args()
+    if args.print_only:
+        print(markdown(json.loads(args.record.read_text())))
+        return
 
     names = args.names or [n for n in runs.builtin_names() if n not in NOT_RUN]
     unknown = sorted(set(names) - set(runs.builtin_names()))

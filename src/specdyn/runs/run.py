@@ -59,10 +59,10 @@ def run_experiment(name: str, out_root: str | Path = "specdyn-out", *, full: boo
         wall = time.perf_counter() - start
         io.write_json(
             provenance.run_record({"experiment": name, **cfg_dict}, seed=seed, wall_time=wall,
-                          extra={"figures": [p.name for p in result.figures],
-                                 "tables": [p.name for p in result.tables],
-                                 "summary": result.summary,
-                                 "claims": [c.to_dict() for c in result.claims]}),
+                                  extra={"figures": [p.name for p in result.figures],
+                                         "tables": [p.name for p in result.tables],
+                                         "summary": result.summary,
+                                         "claims": [c.to_dict() for c in result.claims]}),
             tmp / store.RECORD,
         )
 
