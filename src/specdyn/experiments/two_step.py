@@ -443,6 +443,14 @@ FRESH_HE1_MIN = 0.5
 #: Largest overlap of a fresh batch's learned directions with ``beta`` for an
 #: information exponent >= 2 (a random direction has ``1/sqrt(D)``).
 FRESH_NOISE_MAX = 0.1
+#: Targets whose fresh-batch claim the --full run (N = D = M = 4000, 5 seeds;
+#: benchmarks/full_claims.json) did not show held either: NOT HELD at every size run,
+#: so not "quick size" (written after that run, which measured He2 at 0.105).
+FRESH_NOISE_NOT_HELD_AT_FULL = {
+    "He2": "the largest of 5 seeds' noise overlaps (order sqrt(E[z^2 sigma*^2] / D)) was "
+           "0.105 at D = 4000 too (--full, measured before this reason was written); the "
+           "bound needs a larger D or fewer seeds",
+}
 
 
 def reuse_claims(df: pd.DataFrame, cfg: ReuseConfig) -> list[Claim]:
@@ -459,7 +467,8 @@ def reuse_claims(df: pd.DataFrame, cfg: ReuseConfig) -> list[Claim]:
     * information exponent >= 2: the fresh batch's learned directions stay
       below ``FRESH_NOISE_MAX`` (abstract 2). full_only: they are noise of
       order ``sqrt(E[z^2 sigma*^2] / D)``, 0.13-0.16 at D = 1000 and at most
-      0.07 at D = 4000 (BENCHMARKS.md).
+      0.07 at D = 4000 with 3 seeds (BENCHMARKS.md); He2's largest of 5 seeds
+      was 0.105 at D = 4000 (``FRESH_NOISE_NOT_HELD_AT_FULL``).
     """
     needed = {"target", "batch", "max_overlap_identified", "reuse_quantity_1",
               "reuse_quantity_2", "reuse_quantity_3"}
@@ -494,9 +503,11 @@ def reuse_claims(df: pd.DataFrame, cfg: ReuseConfig) -> list[Claim]:
                 note="every reuse quantity E[z sigma*^(k+1)] is zero, so reuse must not help"))
         claims.append(within(
             f"{name}: fresh-batch max overlap (information exponent {k_star})", f_max,
-            0.0, FRESH_NOISE_MAX, source="abstract 2", full_only=True,
+            0.0, FRESH_NOISE_MAX, source="abstract 2",
+            full_only=name not in FRESH_NOISE_NOT_HELD_AT_FULL,
+            disputed=FRESH_NOISE_NOT_HELD_AT_FULL.get(name, ""),
             note=f"noise of order sqrt(E[z^2 sigma*^2] / D): 0.13-0.16 at D = 1000, "
-                 f"<= 0.07 at D = 4000 (--full, BENCHMARKS.md); D = {cfg.D} here"))
+                 f"<= 0.105 at D = 4000 (--full, 5 seeds); D = {cfg.D} here"))
     return claims
 
 
