@@ -182,70 +182,110 @@ def propagation_of_chaos(
     engine = ParticleEngine(act, x, y, blocks, dt, temperature, weight_decay)
     state = engine.init(np.concatenate([ref0, sys0, *(sys0[:R * N] for R, N in
                                                       zip(reps, Ns, strict=True))]))
+    # ---- the run: ref_loss[k] and theta_max[k] after k steps, filled by the steps
     ref_loss = torch.empty(steps + 1, dtype=tdtype, device=dev)
     theta_max = torch.empty(steps + 1, dtype=tdtype, device=dev)
     theta_max[0] = state.theta.abs().max()
-    dist = np.zeros((len(Ns), len(ckpt)))
-    w2d = np.zeros((len(Ns), len(ckpt)))
-    gap = np.zeros((len(Ns), len(ckpt)))
-    ref_saved: list[np.ndarray] = []
-    sys_saved: list[list[np.ndarray]] = [[] for _ in Ns]
-    want = {int(s): j for j, s in enumerate(ckpt)}
-    use_noise = temperature > 0
-    done = [0]  # checkpoints recorded so far
-    ref_rows, copy_rows = engine.rows(0), engine.rows(1)
+    recorder = _Recorder(engine, Ns, reps, D, ckpt, dt, ref_loss, w2, keep_reference,
+                         keep_systems, x_np, y_np, lambda: record_meta(
+                             "propagation_of_chaos", seed=seed, dtype=tdtype, device=dev,
+                             start=start, steps=steps, activation=act.name, D=D, M=M, dt=dt,
+                             temperature=temperature, weight_decay=weight_decay,
+                             reference_N=reference_N, replicas=reps,
+                             population_size=population_size if M is None else None,
+                             label_noise=label_noise))
+    noise = _CoupledNoise(reference_N, n_max, D, reps, Ns, g_ref, g_sys, tdtype, dev) \
+        if temperature > 0 else None
 
     def step(st: ParticleState, k: int) -> ParticleState:
-        xi = None
-        if use_noise:
-            xr = torch.randn((reference_N, D + 1), generator=g_ref, dtype=tdtype, device=dev)
-            xs = torch.randn((n_max, D + 1), generator=g_sys, dtype=tdtype, device=dev)
-            xi = torch.cat([xr, xs, *(xs[:R * N] for R, N in zip(reps, Ns, strict=True))])
-        return engine.tracked_step(st, xi, k, ref_loss, theta_max)
+        return engine.tracked_step(st, noise.draw() if noise else None, k, ref_loss, theta_max)
 
-    def observe(st: ParticleState, k: int) -> None:
-        th = st.theta
-        j = want[k]
-        done[0] = j + 1
+    state = drive(state, step, steps, ckpt, observe=recorder.snapshot,
+                  check=blowup_check(theta_max, dt, opts.factor), options=opts, desc="chaos",
+                  partial=recorder.partial)
+    ref_loss[steps] = 0.5 * (engine.functions(state)[0][:, 0] - y).pow(2).mean()
+    return recorder.run(steps + 1)
+
+
+class _CoupledNoise:
+    """The increments of one step: the reference's from ``g_ref``, the pool of copies' from
+    ``g_sys``, and each self-driven system's those of the copies it starts from (the
+    synchronous coupling)."""
+
+    def __init__(self, reference_N: int, n_max: int, D: int, reps: list[int], Ns: list[int],
+                 g_ref: Any, g_sys: Any, dtype: Any, device: Any) -> None:
+        self.ref_shape, self.sys_shape = (reference_N, D + 1), (n_max, D + 1)
+        self.sizes = [R * N for R, N in zip(reps, Ns, strict=True)]
+        self.g_ref, self.g_sys = g_ref, g_sys
+        self.kw = {"dtype": dtype, "device": device}
+
+    def draw(self) -> Any:
+        """The ``(rows, D + 1)`` increments of all blocks, in the engine's row order."""
+        torch = _torch()
+        xr = torch.randn(self.ref_shape, generator=self.g_ref, **self.kw)
+        xs = torch.randn(self.sys_shape, generator=self.g_sys, **self.kw)
+        return torch.cat([xr, xs, *(xs[:n] for n in self.sizes)])
+
+
+class _Recorder:
+    """The checkpoints of a coupling run (per system size: paired squared distance, exact
+    ``W2^2`` when asked, function gap; the kept particles) and the :class:`ChaosRun` of those
+    taken so far, with the reference loss ``ref_loss`` (a device tensor the steps fill)."""
+
+    def __init__(self, engine: ParticleEngine, Ns: list[int], reps: list[int], D: int,
+                 ckpt: np.ndarray, dt: float, ref_loss: Any, w2: bool, keep_reference: bool,
+                 keep_systems: bool, x_np: np.ndarray, y_np: np.ndarray, meta: Any) -> None:
+        self.engine, self.Ns, self.reps, self.D = engine, Ns, reps, D
+        self.ckpt, self.dt, self.ref_loss, self.w2 = ckpt, dt, ref_loss, w2
+        self.keep_reference, self.keep_systems = keep_reference, keep_systems
+        self.x_np, self.y_np, self.meta = x_np, y_np, meta
+        self.dist = np.zeros((len(Ns), len(ckpt)))
+        self.w2d = np.zeros((len(Ns), len(ckpt)))
+        self.gap = np.zeros((len(Ns), len(ckpt)))
+        self.ref_saved: list[np.ndarray] = []
+        self.sys_saved: list[list[np.ndarray]] = [[] for _ in Ns]
+        self.want = {int(s): j for j, s in enumerate(ckpt)}
+        self.done = 0  # checkpoints recorded so far
+        self.ref_rows, self.copy_rows = engine.rows(0), engine.rows(1)
+
+    def snapshot(self, st: ParticleState, k: int) -> None:
+        """Record checkpoint ``k``: each system's distances to its copies, the kept states."""
+        engine, D, th = self.engine, self.D, st.theta
+        j = self.want[k]
+        self.done = j + 1
         fs = engine.functions(st)
-        copies = th[copy_rows]
-        for i, (R, N) in enumerate(zip(reps, Ns, strict=True)):
+        copies = th[self.copy_rows]
+        for i, (R, N) in enumerate(zip(self.reps, self.Ns, strict=True)):
             diff = th[engine.rows(2 + i)] - copies[:R * N]
             # mean over replicas of (1/N) sum_i ||.||^2 == mean over all R N particles
-            dist[i, j] = float((diff * diff).sum(1).mean())
-            gap[i, j] = float((fs[2 + i] - fs[0]).pow(2).mean())
-            if w2:  # exact W2^2 per replica (optimal assignment), averaged
+            self.dist[i, j] = float((diff * diff).sum(1).mean())
+            self.gap[i, j] = float((fs[2 + i] - fs[0]).pow(2).mean())
+            if self.w2:  # exact W2^2 per replica (optimal assignment), averaged
                 sys_r = to_numpy(th[engine.rows(2 + i)]).reshape(R, N, D + 1)
                 cop_r = to_numpy(copies[:R * N]).reshape(R, N, D + 1)
-                w2d[i, j] = sum(wasserstein2_squared(a, b, method="assignment")
-                                for a, b in zip(sys_r, cop_r, strict=True)) / R
-        if keep_reference:
-            ref_saved.append(to_numpy(th[ref_rows], np.float64))
-        if keep_systems:
-            for i, N in enumerate(Ns):
-                sys_saved[i].append(to_numpy(th[engine.rows(2 + i)][:N], np.float64))
+                self.w2d[i, j] = sum(wasserstein2_squared(a, b, method="assignment")
+                                     for a, b in zip(sys_r, cop_r, strict=True)) / R
+        if self.keep_reference:
+            self.ref_saved.append(to_numpy(th[self.ref_rows], np.float64))
+        if self.keep_systems:
+            for i, N in enumerate(self.Ns):
+                self.sys_saved[i].append(to_numpy(th[engine.rows(2 + i)][:N], np.float64))
 
-    def record(upto: int) -> ChaosRun:
-        """The record of the first ``done[0]`` checkpoints, reference loss ``[:upto]``."""
-        j = done[0]
-        meta = record_meta("propagation_of_chaos", seed=seed, dtype=tdtype, device=dev,
-                           start=start, steps=steps, activation=act.name, D=D, M=M, dt=dt,
-                           temperature=temperature, weight_decay=weight_decay,
-                           reference_N=reference_N, replicas=reps,
-                           population_size=population_size if M is None else None,
-                           label_noise=label_noise)
-        return ChaosRun(N=np.asarray(Ns), steps=ckpt[:j], times=ckpt[:j] * dt,
-                        sq_distance=dist[:, :j], w2_distance=w2d[:, :j] if w2 else None,
-                        function_gap=gap[:, :j],
-                        reference_loss=to_numpy(ref_loss[:upto], np.float64),
-                        reference_N=reference_N,
-                        reference_particles=np.stack(ref_saved) if keep_reference else None,
-                        system_particles=[np.stack(s) for s in sys_saved] if keep_systems
+    def run(self, upto: int) -> ChaosRun:
+        """The record of the checkpoints so far, reference loss ``[0, upto)``."""
+        j, ckpt = self.done, self.ckpt
+        return ChaosRun(N=np.asarray(self.Ns), steps=ckpt[:j], times=ckpt[:j] * self.dt,
+                        sq_distance=self.dist[:, :j],
+                        w2_distance=self.w2d[:, :j] if self.w2 else None,
+                        function_gap=self.gap[:, :j],
+                        reference_loss=to_numpy(self.ref_loss[:upto], np.float64),
+                        reference_N=self.engine.blocks[0].N,
+                        reference_particles=np.stack(self.ref_saved) if self.keep_reference
                         else None,
-                        x=x_np, y=y_np, meta=meta)
+                        system_particles=[np.stack(s) for s in self.sys_saved]
+                        if self.keep_systems else None,
+                        x=self.x_np, y=self.y_np, meta=self.meta())
 
-    state = drive(state, step, steps, ckpt, observe=observe,
-                  check=blowup_check(theta_max, dt, opts.factor), options=opts, desc="chaos",
-                  partial=lambda: record(int(ckpt[done[0] - 1])) if done[0] else None)
-    ref_loss[steps] = 0.5 * (engine.functions(state)[0][:, 0] - y).pow(2).mean()
-    return record(steps + 1)
+    def partial(self) -> ChaosRun | None:
+        """The record of a diverged run: up to its last checkpoint (``None`` before any)."""
+        return self.run(int(self.ckpt[self.done - 1])) if self.done else None

@@ -250,6 +250,7 @@ def train_deep_linear(
                 raise ValueError(f"init[{i}] must have shape {(dims[i + 1], dims[i])}, "
                                  f"got {a.shape}")
 
+    # ---- setup: the engine, its first state, then the recorder (which draws from gen)
     torch = _torch.torch()
     dev = _torch.resolve_device(device)
     dt = _torch.resolve_dtype(dtype)
@@ -257,83 +258,114 @@ def train_deep_linear(
     eng = DeepLinearEngine(sc, torch.as_tensor(W_star, dtype=dt, device=dev), meth, M=n, B=B,
                            noise_std=noise, generator=gen)
     state = eng.init(init_w)
-
-    svals: list[list[np.ndarray]] = [[] for _ in lay]
-    sharp_vals: list[float] = []
-    sharp_done: list[int] = []
-    rec_done: list[int] = []
-    rec_set, shp_set = set(rec.tolist()), set(shp.tolist())
-    pi_vec = torch.randn(P, D, generator=gen, dtype=dt, device=dev)
-
-    blocks: dict[int, Any] = {}
-
-    def top_sv(Wl: Any, li: int) -> Any:
-        small = min(Wl.shape)
-        if spec_mode == "exact" or (spec_mode == "auto" and small <= 256):
-            gram = Wl @ Wl.T if Wl.shape[0] <= Wl.shape[1] else Wl.T @ Wl
-            return device_eigenvalues(gram).sqrt()[:k_top]
-        b = min(k_top + 4, small)
-        if li not in blocks:
-            blocks[li] = torch.randn(Wl.shape[1], b, generator=gen, dtype=dt, device=dev)
-        Q = torch.linalg.qr(blocks[li]).Q
-        for _ in range(8):
-            Q = torch.linalg.qr(Wl.T @ (Wl @ Q)).Q
-        blocks[li] = Q
-        return torch.linalg.svdvals(Wl @ Q)[:k_top]
-
-    losses = torch.empty(T + 1, dtype=dt, device=dev)
-    losses[0] = state.loss
-    limit = protocol.divergence_limit(float(losses[0]), opts.factor)
     edges = np.array([sc.init_std[i] * math.sqrt(dims[i])
                       * float(rmt.rectangular_bulk_edge(dims[i + 1] / dims[i]))
                       for i in range(L)])
+    recorder = _Recorder(eng, state, T, lay, k_top, spec_mode, iters, rec, shp, edges[lay], lr,
+                         opts.factor, gen, lambda: protocol.record_meta(
+                             "deep_linear", seed=seed, dtype=dt, device=dev, start=start,
+                             steps=T, method=meth, depth=L, N=int(N), D=D, P=P, layers=lay,
+                             M=n or None, B=B or None, noise_std=noise, lr_eff=sc.lr_eff))
 
-    def run_record(upto: int, final: DeepLinearState | None) -> DeepLinearRun:
-        loss_np = _torch.to_numpy(losses[:upto], np.float64)
-        if final is None:  # up to the first bad step, its loss kept when finite
-            # trimming the partial record, not a test: scan_check named the step
-            loss_np = loss_np[np.isfinite(loss_np)]
-        return DeepLinearRun(
-            loss=loss_np,
-            steps=np.asarray(rec_done, dtype=np.int64),
-            singular_values=[np.array(s, dtype=np.float64).reshape(len(rec_done), -1)
-                             if rec_done else np.zeros((0, k_top)) for s in svals],
-            bulk_edge=edges[lay],
-            sharpness_steps=np.asarray(sharp_done, dtype=np.int64),
-            sharpness=np.asarray(sharp_vals, dtype=np.float64),
-            scaling=sc,
-            weights=[_torch.to_numpy(w, np.float64) for w in final.weights] if final
-            else [],
-            meta=protocol.record_meta(
-                "deep_linear", seed=seed, dtype=dt, device=dev, start=start, steps=T,
-                method=meth, depth=L, N=int(N), D=D, P=P, layers=lay, M=n or None,
-                B=B or None, noise_std=noise, lr_eff=sc.lr_eff),
-        )
+    # ---- the run: losses[t] is the loss after t updates, filled by the steps
+    losses = recorder.losses
 
     def step(state: DeepLinearState, t: int) -> DeepLinearState:
         state = eng.step(state, eng.sample(state))
         losses[t] = state.loss
         return state
 
-    def diverged(k: int) -> protocol.DivergenceError:
+    check = protocol.scan_check(lambda lo, t: losses[lo:t + 1], recorder.limit,
+                                recorder.diverged)
+    state = protocol.drive(state, step, T, np.union1d(rec, shp), observe=recorder.snapshot,
+                           check=check, options=opts)
+    return recorder.run(T + 1, state)
+
+
+class _Recorder:
+    """The losses of every step (on the device) and the checkpoints of a deep-linear run
+    (top singular values of the recorded layers at ``rec``, Gauss-Newton sharpness at
+    ``shp``; host float64), and the :class:`DeepLinearRun` of those taken so far.
+
+    It draws from the run's ``generator``: the sharpness's power-iteration start when
+    built, each subspace layer's start block at its first checkpoint (that order keeps
+    recorded runs)."""
+
+    def __init__(self, eng: DeepLinearEngine, state0: DeepLinearState, steps: int,
+                 layers: list[int], top_k: int, spectra: str, power_iters: int,
+                 rec: np.ndarray, shp: np.ndarray, edges: np.ndarray, lr: float, factor: float,
+                 generator: Any, meta: Any) -> None:
+        torch = _torch.torch()
+        self.kw = eng.kw  # the run's dtype and device (the teacher's)
+        self.eng, self.gen, self.meta = eng, generator, meta
+        self.layers, self.k, self.spectra, self.iters = layers, top_k, spectra, power_iters
+        self.rec_set, self.shp_set = set(rec.tolist()), set(shp.tolist())
+        self.edges, self.lr, self.factor = edges, lr, factor
+        P, D = eng.Ws.shape
+        self.pi_vec = torch.randn(P, D, generator=generator, **self.kw)
+        self.blocks: dict[int, Any] = {}  # subspace iteration's block of each layer
+        self.losses = torch.empty(steps + 1, **self.kw)
+        self.losses[0] = state0.loss
+        self.limit = protocol.divergence_limit(float(self.losses[0]), factor)
+        self.steps: list[int] = []
+        self.svals: list[list[np.ndarray]] = [[] for _ in layers]
+        self.sharp_steps: list[int] = []
+        self.sharp: list[float] = []
+
+    def _top_sv(self, Wl: Any, li: int) -> Any:
+        """The top ``k`` singular values of layer ``li``'s weight ``Wl`` (device tensor)."""
+        small = min(Wl.shape)
+        if self.spectra == "exact" or (self.spectra == "auto" and small <= 256):
+            gram = Wl @ Wl.T if Wl.shape[0] <= Wl.shape[1] else Wl.T @ Wl
+            return device_eigenvalues(gram).sqrt()[:self.k]
+        torch = _torch.torch()
+        b = min(self.k + 4, small)
+        if li not in self.blocks:
+            self.blocks[li] = torch.randn(Wl.shape[1], b, generator=self.gen, **self.kw)
+        Q = torch.linalg.qr(self.blocks[li]).Q
+        for _ in range(8):
+            Q = torch.linalg.qr(Wl.T @ (Wl @ Q)).Q
+        self.blocks[li] = Q
+        return torch.linalg.svdvals(Wl @ Q)[:self.k]
+
+    def snapshot(self, state: DeepLinearState, step: int) -> None:
+        """Record checkpoint ``step``: the spectra and/or the sharpness it is scheduled for."""
+        if step in self.rec_set:
+            for j, li in enumerate(self.layers):
+                self.svals[j].append(_torch.to_numpy(self._top_sv(state.weights[li], li),
+                                                     np.float64))
+            self.steps.append(step)
+        if step in self.shp_set:
+            lam, self.pi_vec = self.eng.sharpness(state, self.pi_vec, self.iters)
+            self.sharp.append(float(lam))
+            self.sharp_steps.append(step)
+
+    def run(self, upto: int, final: DeepLinearState | None) -> DeepLinearRun:
+        """The record of the losses ``[0, upto)`` and the checkpoints so far (``final``: the
+        last state, whose weights are kept; ``None`` for a diverged run)."""
+        loss_np = _torch.to_numpy(self.losses[:upto], np.float64)
+        if final is None:  # up to the first bad step, its loss kept when finite
+            # trimming the partial record, not a test: scan_check named the step
+            loss_np = loss_np[np.isfinite(loss_np)]
+        n = len(self.steps)
+        return DeepLinearRun(
+            loss=loss_np,
+            steps=np.asarray(self.steps, dtype=np.int64),
+            singular_values=[np.array(s, dtype=np.float64).reshape(n, -1)
+                             if n else np.zeros((0, self.k)) for s in self.svals],
+            bulk_edge=self.edges,
+            sharpness_steps=np.asarray(self.sharp_steps, dtype=np.int64),
+            sharpness=np.asarray(self.sharp, dtype=np.float64),
+            scaling=self.eng.sc,
+            weights=[_torch.to_numpy(w, np.float64) for w in final.weights] if final
+            else [],
+            meta=self.meta(),
+        )
+
+    def diverged(self, step: int) -> protocol.DivergenceError:
+        """The run's divergence error at ``step``, with the record before it."""
         return protocol.divergence_error(
-            "deep linear student", k, protocol.watched("loss", float(losses[k]), opts.factor),
-            f"lower lr (now {lr:g}; lr_eff * sharpness must stay below 2)",
-            record=run_record(k + 1, None))
-
-    check = protocol.scan_check(lambda lo, t: losses[lo:t + 1], limit, diverged)
-
-    def observe(state: DeepLinearState, t: int) -> None:
-        nonlocal pi_vec
-        if t in rec_set:
-            for j, li in enumerate(lay):
-                svals[j].append(_torch.to_numpy(top_sv(state.weights[li], li), np.float64))
-            rec_done.append(t)
-        if t in shp_set:
-            lam, pi_vec = eng.sharpness(state, pi_vec, iters)
-            sharp_vals.append(float(lam))
-            sharp_done.append(t)
-
-    state = protocol.drive(state, step, T, np.union1d(rec, shp), observe=observe, check=check,
-                           options=opts)
-    return run_record(T + 1, state)
+            "deep linear student", step,
+            protocol.watched("loss", float(self.losses[step]), self.factor),
+            f"lower lr (now {self.lr:g}; lr_eff * sharpness must stay below 2)",
+            record=self.run(step + 1, None))

@@ -219,40 +219,58 @@ def mean_field_langevin(
     y = torch.as_tensor(y_np, dtype=tdtype, device=dev)
     engine = ParticleEngine(act, x, y, [Block(1, N)], dt, temperature, weight_decay)
     state = engine.init(particles0)
+    # ---- the run: loss[k] (data term) and theta_max[k] after k steps, filled by the steps
     loss = torch.empty(steps + 1, dtype=tdtype, device=dev)
     theta_max = torch.empty(steps + 1, dtype=tdtype, device=dev)
     theta_max[0] = state.theta.abs().max()
-    saved: list[np.ndarray] = []
-    penalty: list[float] = []
+    recorder = _Recorder(ckpt, dt, weight_decay, loss, x_np, y_np, lambda: protocol.record_meta(
+        "mean_field_langevin", seed=seed, dtype=tdtype, device=dev, start=start,
+        steps=steps, activation=act.name, N=N, D=D, M=M,
+        population_size=population_size if M is None else None, dt=dt,
+        temperature=temperature, weight_decay=weight_decay, label_noise=label_noise,
+        init_scale=tuple(init_scale)))
     use_noise = temperature > 0
 
     def step(st: ParticleState, k: int) -> ParticleState:
         return engine.tracked_step(st, draw(k - 1) if use_noise else None, k, loss, theta_max)
 
-    def observe(st: ParticleState, k: int) -> None:
-        th = st.theta
-        saved.append(to_numpy(th, np.float64))
-        penalty.append(0.5 * weight_decay * float((th * th).sum(1).mean()))
-
-    def record(upto: int) -> LangevinRun:
-        meta = protocol.record_meta(
-            "mean_field_langevin", seed=seed, dtype=tdtype, device=dev, start=start,
-            steps=steps, activation=act.name, N=N, D=D, M=M,
-            population_size=population_size if M is None else None, dt=dt,
-            temperature=temperature, weight_decay=weight_decay, label_noise=label_noise,
-            init_scale=tuple(init_scale))
-        done = ckpt[:len(saved)]
-        return LangevinRun(steps=done, times=done * dt, particles=np.stack(saved),
-                           loss=to_numpy(loss[:upto], np.float64),
-                           penalty=np.asarray(penalty), x=x_np, y=y_np, meta=meta)
-
-    state = protocol.drive(state, step, steps, ckpt, observe=observe,
+    state = protocol.drive(state, step, steps, ckpt, observe=recorder.snapshot,
                            check=blowup_check(theta_max, dt, opts.factor), options=opts,
-                           desc="langevin",
-                           partial=lambda: record(int(ckpt[len(saved) - 1])) if saved else None)
+                           desc="langevin", partial=recorder.partial)
     loss[steps] = 0.5 * (engine.functions(state)[0][:, 0] - y).pow(2).mean()
-    out = record(steps + 1)
+    out = recorder.run(steps + 1)
     k = protocol.first_divergent(out.loss)  # the final loss, computed after the driver
     if k is not None:
         raise diverged(k, dt, protocol.watched("loss", float(out.loss[k]), opts.factor), out)
     return out
+
+
+class _Recorder:
+    """The checkpoints of a Langevin run (particles and weight-decay penalty, host float64)
+    and the :class:`LangevinRun` of those taken so far, with the data-term ``loss`` (a
+    device tensor the steps fill)."""
+
+    def __init__(self, ckpt: np.ndarray, dt: float, weight_decay: float, loss: Any,
+                 x_np: np.ndarray, y_np: np.ndarray, meta: Any) -> None:
+        self.ckpt, self.dt, self.weight_decay, self.loss = ckpt, dt, weight_decay, loss
+        self.x_np, self.y_np, self.meta = x_np, y_np, meta
+        self.saved: list[np.ndarray] = []
+        self.penalty: list[float] = []
+
+    def snapshot(self, st: ParticleState, k: int) -> None:
+        """Record checkpoint ``k``: the particles and the penalty."""
+        th = st.theta
+        self.saved.append(to_numpy(th, np.float64))
+        self.penalty.append(0.5 * self.weight_decay * float((th * th).sum(1).mean()))
+
+    def run(self, upto: int) -> LangevinRun:
+        """The record of the checkpoints so far and the loss ``[0, upto)``."""
+        done = self.ckpt[:len(self.saved)]
+        return LangevinRun(steps=done, times=done * self.dt, particles=np.stack(self.saved),
+                           loss=to_numpy(self.loss[:upto], np.float64),
+                           penalty=np.asarray(self.penalty), x=self.x_np, y=self.y_np,
+                           meta=self.meta())
+
+    def partial(self) -> LangevinRun | None:
+        """The record of a diverged run: up to its last checkpoint (``None`` before any)."""
+        return self.run(int(self.ckpt[len(self.saved) - 1])) if self.saved else None

@@ -355,83 +355,107 @@ def train_linear_student(
                                check_every=check_every, divergence_factor=divergence_factor
                                ).for_engine("linear_student")
     rec = opts.schedule(T, Schedule.every(1))
+
+    # ---- setup: the engine, its first state, the recorder
     torch = _torch.torch()
     dev = _torch.resolve_device(device)
     dt = _torch.resolve_dtype(dtype)
     gen = torch.Generator(device=dev).manual_seed(int(seed))
-    Ws = torch.as_tensor(W_star, dtype=dt, device=dev)
-    # Teacher singular vectors for overlaps (top pair).
-    if overlaps:
-        uu, ss, vvh = np.linalg.svd(W_star, full_matrices=False)
-        has_teacher = ss[0] > 0
-        u_t = torch.as_tensor(uu[:, 0], dtype=dt, device=dev)
-        v_t = torch.as_tensor(vvh[0], dtype=dt, device=dev)
-
-    eng = LinearStudentEngine(Ws, meth, eta, M=n, B=B, noise_std=noise, replicas=R,
-                              generator=gen)
+    eng = LinearStudentEngine(torch.as_tensor(W_star, dtype=dt, device=dev), meth, eta, M=n,
+                              B=B, noise_std=noise, replicas=R, generator=gen)
     state = eng.init(s0, None if X_in is None else torch.as_tensor(X_in, dtype=dt, device=dev))
-    errs = torch.empty(T + 1, R, dtype=dt, device=dev)
-    errs[0] = state.sq_error
-    e0 = float(errs[0].mean())
-    svals: list[np.ndarray] = []
-    lov: list[float] = []
-    rov: list[float] = []
-    rec_done: list[int] = []
+    recorder = _Recorder(state, T, k, _teacher_pair(W_star, dt, dev) if overlaps else None,
+                         overlaps, eta, opts.factor, lambda: protocol.record_meta(
+                             "linear_student", seed=seed, dtype=dt, device=dev, start=start,
+                             steps=T, method=meth, P=P, D=D, lr=eta, sigma0=s0, M=n or None,
+                             B=B or None, noise_std=noise, replicas=R))
 
-    wide = P <= D
-
-    def record_now(t: int, W: Any) -> None:
-        # Eigen-decomposition of the smaller Gram matrix: about 3x faster than an SVD.
-        w0 = W[0]
-        gram = w0 @ w0.T if wide else w0.T @ w0
-        if overlaps:
-            ev, vec = torch.linalg.eigh(gram)
-            top = vec[:, -1]
-            sv = ev.clamp_min(0).sqrt()
-            other = (w0.T @ top if wide else w0 @ top) / sv[-1].clamp_min(1e-300)
-            left, right = (top, other) if wide else (other, top)
-            if has_teacher:
-                lov.append(float((left @ u_t) ** 2))
-                rov.append(float((right @ v_t) ** 2))
-            else:
-                lov.append(float("nan"))
-                rov.append(float("nan"))
-        else:
-            sv = device_eigenvalues(gram).sqrt().flip(0)  # increasing, as eigh's
-        svals.append(_torch.to_numpy(sv.flip(0)[:k], np.float64))
-        rec_done.append(t)
-
-    limit = protocol.divergence_limit(e0, opts.factor)
-
-    def run_record(upto: int) -> LinearStudentRun:
-        sq = _torch.to_numpy(errs[:upto], np.float64)
-        if protocol.first_divergent(sq[-1]) is not None:  # a diverged run's first bad step
-            sq = sq[:-1]
-        return LinearStudentRun(
-            sq_error=sq,
-            steps=np.asarray(rec_done, dtype=np.int64),
-            singular_values=np.array(svals, dtype=np.float64).reshape(len(rec_done), k),
-            left_overlap2=np.asarray(lov, dtype=np.float64),
-            right_overlap2=np.asarray(rov, dtype=np.float64),
-            meta=protocol.record_meta(
-                "linear_student", seed=seed, dtype=dt, device=dev, start=start, steps=T,
-                method=meth, P=P, D=D, lr=eta, sigma0=s0, M=n or None, B=B or None,
-                noise_std=noise, replicas=R),
-        )
+    # ---- the run: errs[t] is the squared error after t updates, filled by the steps
+    errs = recorder.errs
 
     def step(state: LinearStudentState, t: int) -> LinearStudentState:
         state = eng.step(state, eng.sample(state))
         errs[t] = state.sq_error
         return state
 
-    def diverged(j: int) -> protocol.DivergenceError:
+    check = protocol.scan_check(lambda lo, t: errs[lo:t + 1].mean(dim=1), recorder.limit,
+                                recorder.diverged)
+    protocol.drive(state, step, T, rec, observe=recorder.snapshot, check=check, options=opts)
+    return recorder.run(T + 1)
+
+
+def _teacher_pair(W_star: np.ndarray, dtype: Any, device: Any) -> tuple[Tensor, Tensor] | None:
+    """The teacher's top left and right singular vectors on the device (``None`` for a zero
+    teacher, whose overlaps are ``nan``)."""
+    torch = _torch.torch()
+    uu, ss, vvh = np.linalg.svd(W_star, full_matrices=False)
+    if not ss[0] > 0:
+        return None
+    return (torch.as_tensor(uu[:, 0], dtype=dtype, device=device),
+            torch.as_tensor(vvh[0], dtype=dtype, device=device))
+
+
+class _Recorder:
+    """The squared errors of every step (on the device) and the checkpoints (replica 0's top
+    singular values and teacher overlaps, host float64) of a linear-student run, and the
+    :class:`LinearStudentRun` of those taken so far."""
+
+    def __init__(self, state0: LinearStudentState, steps: int, k: int,
+                 pair: tuple[Tensor, Tensor] | None, overlaps: bool, lr: float, factor: float,
+                 meta: Any) -> None:
+        W = state0.W
+        self.errs = _torch.torch().empty(steps + 1, W.shape[0], dtype=W.dtype, device=W.device)
+        self.errs[0] = state0.sq_error
+        self.limit = protocol.divergence_limit(float(self.errs[0].mean()), factor)
+        self.k, self.pair, self.overlaps = k, pair, overlaps
+        self.lr, self.factor, self.meta = lr, factor, meta
+        self.wide = W.shape[1] <= W.shape[2]  # P <= D
+        self.steps: list[int] = []
+        self.svals: list[np.ndarray] = []
+        self.left: list[float] = []
+        self.right: list[float] = []
+
+    def snapshot(self, state: LinearStudentState, step: int) -> None:
+        """Record checkpoint ``step``: replica 0's singular values (and overlaps)."""
+        # eigen-decomposition of the smaller Gram matrix: about 3x faster than an SVD
+        w0, wide = state.W[0], self.wide
+        gram = w0 @ w0.T if wide else w0.T @ w0
+        if self.overlaps:
+            ev, vec = _torch.torch().linalg.eigh(gram)
+            top = vec[:, -1]
+            sv = ev.clamp_min(0).sqrt()
+            other = (w0.T @ top if wide else w0 @ top) / sv[-1].clamp_min(1e-300)
+            left, right = (top, other) if wide else (other, top)
+            if self.pair is not None:
+                self.left.append(float((left @ self.pair[0]) ** 2))
+                self.right.append(float((right @ self.pair[1]) ** 2))
+            else:
+                self.left.append(float("nan"))
+                self.right.append(float("nan"))
+        else:
+            sv = device_eigenvalues(gram).sqrt().flip(0)  # increasing, as eigh's
+        self.svals.append(_torch.to_numpy(sv.flip(0)[:self.k], np.float64))
+        self.steps.append(step)
+
+    def run(self, upto: int) -> LinearStudentRun:
+        """The record of the squared errors ``[0, upto)`` and the checkpoints so far."""
+        sq = _torch.to_numpy(self.errs[:upto], np.float64)
+        if protocol.first_divergent(sq[-1]) is not None:  # a diverged run's first bad step
+            sq = sq[:-1]
+        return LinearStudentRun(
+            sq_error=sq,
+            steps=np.asarray(self.steps, dtype=np.int64),
+            singular_values=np.array(self.svals, dtype=np.float64).reshape(len(self.steps),
+                                                                           self.k),
+            left_overlap2=np.asarray(self.left, dtype=np.float64),
+            right_overlap2=np.asarray(self.right, dtype=np.float64),
+            meta=self.meta(),
+        )
+
+    def diverged(self, step: int) -> protocol.DivergenceError:
+        """The run's divergence error at ``step``, with the record before it."""
         return protocol.divergence_error(
-            "linear student", j,
-            protocol.watched("mean squared error", float(errs[j].mean()), opts.factor),
-            f"lower lr (now {eta:g}) below the stability threshold", record=run_record(j + 1))
-
-    check = protocol.scan_check(lambda lo, t: errs[lo:t + 1].mean(dim=1), limit, diverged)
-
-    protocol.drive(state, step, T, rec, observe=lambda st, t: record_now(t, st.W), check=check,
-                   options=opts)
-    return run_record(T + 1)
+            "linear student", step,
+            protocol.watched("mean squared error", float(self.errs[step].mean()), self.factor),
+            f"lower lr (now {self.lr:g}) below the stability threshold",
+            record=self.run(step + 1))
