@@ -53,8 +53,10 @@ class Claim:
         ``--full`` run of ``benchmarks/full_claims.py`` records whether it
         holds there); a quick run that misses it is reported, never hidden.
     disputed
-        The project's one-line reason a seed claim is not expected to hold,
-        fixed before the run; empty for claims the project expects to hold.
+        The project's one-line reason a claim is not expected to hold at the
+        sizes run: a seed claim the project disputes, or one of its own claims
+        reported as failing. Fixed in code; a reason written after a run has
+        seen the number says so. Empty for claims the project expects to hold.
     """
 
     name: str
