@@ -110,8 +110,10 @@ def _mp_context() -> multiprocessing.context.BaseContext:
 
 
 def _worker_init(parent: int, threads: int) -> None:
-    # Ctrl-C goes to the whole process group; only the parent handles it
+    # Ctrl-C (and SIGTERM from `timeout` or a batch scheduler) goes to the whole process
+    # group; only the parent handles it, and it stops the workers itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     # The cores are shared out between the workers (as Dask's nanny does): default-sized
     # pools in every worker spin against each other, measured 20x slower with 2 workers
     # on 2 cores (BENCHMARKS.md, Sweeps)
