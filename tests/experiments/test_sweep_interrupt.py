@@ -91,6 +91,15 @@ def _assert_handles_cancel(proc: subprocess.Popen) -> None:
         assert _catches(proc.pid, sig) is not False, f"specdyn does not catch {sig.name}"
 
 
+def _dump_stacks(proc: subprocess.Popen) -> None:
+    """Where a hung command is: faulthandler (PYTHONFAULTHANDLER) prints every thread's
+    stack on SIGABRT into the output the failure message shows."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGABRT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(10)
+
+
 def _sigint_ignored() -> None:
     # what a shell does to a job started with `&` (and nohup to its command) in a script
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -118,7 +127,7 @@ def test_killed_worker_and_interrupted_parent_then_resume(tmp_path: Path) -> Non
         f'wait_at = {N_POINTS}.0\nwait_for = "{release}"\n\n'
         f'[sweep]\nseeds = [7]\n[sweep.axes]\nx = [{xs}]\n')
     env = {**os.environ, "PYTHONPATH": f"{TESTS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-           "OMP_NUM_THREADS": "1"}
+           "OMP_NUM_THREADS": "1", "PYTHONFAULTHANDLER": "1"}
     cmd = [sys.executable, "-m", "specdyn", "sweep", str(cfg), "--out", str(out),
            "--workers", "2", "--no-progress"]
 
@@ -147,6 +156,7 @@ def test_killed_worker_and_interrupted_parent_then_resume(tmp_path: Path) -> Non
         proc.send_signal(signal.SIGINT)
         output, _ = proc.communicate(timeout=CANCEL)
     except (AssertionError, subprocess.TimeoutExpired) as err:
+        _dump_stacks(proc)
         proc.kill()
         output, _ = proc.communicate()
         raise AssertionError(f"{err}\n--- sweep output:\n{output}\n--- log:\n"
@@ -211,7 +221,7 @@ def test_signal_cancels_sweep_started_with_sigint_ignored(tmp_path: Path,
         f'log = "{log}"\nwait_at = {n}.0\nwait_for = "{tmp_path / "never"}"\n\n'
         f'[sweep]\nseeds = [3]\n[sweep.axes]\nx = [{xs}]\n')
     env = {**os.environ, "PYTHONPATH": f"{TESTS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-           "OMP_NUM_THREADS": "1", "PROBE_PHASE": "first"}
+           "OMP_NUM_THREADS": "1", "PROBE_PHASE": "first", "PYTHONFAULTHANDLER": "1"}
     cmd = [sys.executable, "-m", "specdyn", "sweep", str(cfg), "--out", str(out),
            "--workers", "2", "--no-progress"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -225,6 +235,7 @@ def test_signal_cancels_sweep_started_with_sigint_ignored(tmp_path: Path,
         os.killpg(proc.pid, sig)
         output, _ = proc.communicate(timeout=CANCEL)
     except (AssertionError, subprocess.TimeoutExpired) as err:
+        _dump_stacks(proc)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         output, _ = proc.communicate()

@@ -1,6 +1,10 @@
 """Argument parsing helpers shared by subcommands: the subcommand itself, number lists,
 ranges (read by :mod:`specdyn.ranges`), checked numbers.
 
+This module and every command module import nothing heavy (numpy, pandas, scipy,
+matplotlib, torch, the library) at the top: ``specdyn --help`` builds every
+subcommand's parser, and must start at once; the commands import what they use.
+
 Each ``type=`` converter raises ``argparse.ArgumentTypeError`` with the problem
 only; argparse prefixes the option (``argument --alpha: ...``) and the parser
 of :mod:`specdyn.cli` prints it as one line.
@@ -11,11 +15,10 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from specdyn.ranges import is_range, parse_range, range_values
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def command(sub: argparse._SubParsersAction, name: str, run: Callable[[argparse.Namespace], Any],
@@ -68,6 +71,10 @@ def number_list(text: str) -> np.ndarray:
 
     A log range needs finite ends > 0, a linear range finite ends; ``N >= 1``.
     """
+    import numpy as np  # here, not at the top: `specdyn --help` imports no numpy
+
+    from specdyn.ranges import is_range, parse_range, range_values
+
     text = text.strip()
     usage = "expected a comma list (1,2,5) or a range log:LO:HI:N / lin:LO:HI:N"
     if is_range(text):

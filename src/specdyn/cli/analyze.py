@@ -7,19 +7,17 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from specdyn import _validate as v
 from specdyn.cli._args import command
-from specdyn.measure.checkpoint import SUFFIXES, load_tensors
-from specdyn.measure.summary import (
-    LayerSummary,
-    has_matrix,
-    summaries_frame,
-    summarize_tensors,
-)
+
+if TYPE_CHECKING:
+    from specdyn.measure.summary import LayerSummary
 
 _FORMATS = ("table", "json", "csv")
+#: The file kinds analyze reads, for --help without importing the reader
+#: (:data:`specdyn.measure.checkpoint.SUFFIXES`; a test keeps the two equal).
+_SUFFIXES = (".npy", ".npz", ".pt", ".pth", ".bin", ".ckpt", ".safetensors")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Marchenko-Pastur noise level and edge, outliers above the edge with Tracy-Widom "
             "p-values (and whether the test reached its cap), top eigenvalues. Tensors that "
             "are not measured (biases, optimizer state, metadata) are listed with the reason. "
-            "Files: " + ", ".join(SUFFIXES) + "; torch files are read with "
+            "Files: " + ", ".join(_SUFFIXES) + "; torch files are read with "
             "torch.load(weights_only=True) only, in the common checkpoint layouts "
             "(state_dict, model_state(_dict), model, module wrappers; module. prefixes)."),
     )
@@ -119,6 +117,10 @@ def _json_records(summaries: list[LayerSummary]) -> list[dict[str, Any]]:
 
 
 def _analyze(args: argparse.Namespace) -> int:
+    from specdyn import _validate as v
+    from specdyn.measure.checkpoint import load_tensors
+    from specdyn.measure.summary import has_matrix, summaries_frame, summarize_tensors
+
     try:
         top = v.positive_int("--top", args.top)
         alpha = v.in_range("--alpha", args.alpha, 0.0, 1.0, lo_open=True, hi_open=True)
