@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specdyn.cli._args import command
+from specdyn.cli._args import check_output, command, output_folder, output_path
 
 if TYPE_CHECKING:
     from specdyn.measure.summary import LayerSummary
@@ -41,7 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--format", default="table", choices=_FORMATS,
                    help="output on stdout: a table (default), a JSON list of per-tensor "
                         "objects, or CSV")
-    p.add_argument("--save", type=Path, default=None, metavar="FILE.parquet",
+    p.add_argument("--save", type=output_path("file", ".parquet"), default=None,
+                   metavar="FILE.parquet",
                    help="also write the per-tensor table as Parquet")
     p.add_argument("--top", type=int, default=5, help="eigenvalues shown per layer (5)")
     p.add_argument("--center", action="store_true",
@@ -49,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="outlier test level (0.05)")
     p.add_argument("--plot", action="store_true",
                    help="save spectra on log axes with fits and MP edges (PNG + PDF)")
-    p.add_argument("--out", type=Path, default=Path("."),
+    p.add_argument("--out", type=output_folder, default=None,
                    help="folder for --plot output (default: current folder)")
 
 
@@ -118,6 +119,7 @@ def _json_records(summaries: list[LayerSummary]) -> list[dict[str, Any]]:
 
 def _analyze(args: argparse.Namespace) -> int:
     from specdyn import _validate as v
+    from specdyn import io
     from specdyn.measure.checkpoint import load_tensors
     from specdyn.measure.summary import has_matrix, summaries_frame, summarize_tensors
 
@@ -128,11 +130,12 @@ def _analyze(args: argparse.Namespace) -> int:
         name, _, what = str(err).partition(" ")
         return _fail(name, what)
     save = args.save
-    if save is not None:
-        if save.suffix.lower() != ".parquet":
-            return _fail("--save", f"must name a .parquet file, got {str(save)!r}")
-        if not save.parent.is_dir():
-            return _fail("--save", f"folder {str(save.parent)!r} does not exist")
+    out = Path(args.out or ".")
+    if args.plot and args.out is None:  # the default folder: checked here, not by argparse
+        try:
+            check_output(out, "folder")
+        except ValueError as err:
+            return _fail("--out", f"{err} (the default; pass --out FOLDER)")
     try:
         tensors = load_tensors(args.path)
     except ValueError as err:
@@ -155,14 +158,14 @@ def _analyze(args: argparse.Namespace) -> int:
     # Beside json/csv output, messages go to stderr so that stdout can be piped.
     info = sys.stdout if args.format == "table" else sys.stderr
     if save is not None:
-        summaries_frame(summaries).to_parquet(save, index=False)
+        io.write_table(summaries_frame(summaries), save)  # atomic; makes its folder
         print(f"table: {save}", file=info)
     if args.plot:
         from specdyn.plot import save_figure
         from specdyn.plot.measure import plot_layer_summaries
 
         fig = plot_layer_summaries(summaries)
-        paths = save_figure(fig, Path(args.out) / f"{args.path.stem}-spectra")
+        paths = save_figure(fig, out / f"{args.path.stem}-spectra")
         print("figure: " + ", ".join(str(p) for p in paths), file=info)
     if n_ok == 0:
         print(f"specdyn analyze: no tensor in {args.path} could be measured (reasons above)",

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specdyn.cli import CommandError
-from specdyn.cli._args import command, output_folder
+from specdyn.cli._args import check_output, command, output_folder
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,6 +46,11 @@ def _sweep_cmd(args: argparse.Namespace) -> int:
 
     spec = load_sweep(args.config)  # every config error is raised here, before running
     out = Path(args.out) if args.out else Path("specdyn-out") / "sweeps" / Path(args.config).stem
+    if not args.out:  # the default folder: checked here, before any work, not by argparse
+        try:
+            check_output(out, "folder")
+        except ValueError as err:
+            raise ValueError(f"--out: {err} (the default; pass --out FOLDER)") from None
     print(f"[specdyn] sweep of {spec.experiment}: {len(spec.points)} points -> {out}",
           flush=True)
     try:
