@@ -9,7 +9,7 @@ an option named like an output that does not use it fails
 root as for a normal user: a file in the way, a folder where a file is needed, a
 system folder that refuses new files (``/proc``, ``/sys``: permission bits would not
 stop root), and a device without free space (a real full tmpfs where this test may
-mount one, and the free-space reading patched to zero everywhere).
+mount one, and the free-space reading patched to a full device everywhere).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from specdyn.cli import _args, build_parser, main
+from specdyn.cli import build_parser, check_output, main
 
 #: What each command with an output needs besides it; a command with an output option
 #: missing here fails test_every_command_with_an_output_is_listed.
@@ -137,10 +137,17 @@ def test_unusable_output_is_one_line_exit_2(cmd: str, option: str, case: str, pa
 def test_no_space_is_one_line_exit_2(cmd: str, option: str, tmp_path: Path,
                                      monkeypatch: pytest.MonkeyPatch,
                                      capsys: pytest.CaptureFixture[str]) -> None:
-    """The free-space reading patched to zero: every output option reports it."""
+    """``os.statvfs`` patched to a full device: every output option reports it."""
     _setup(tmp_path)
     kind, suffixes = next((k, s) for c, o, k, s in OUTPUTS if (c, o) == (cmd, option))
-    monkeypatch.setattr(_args, "_free_bytes", lambda folder: 0)
+    real = os.statvfs
+
+    def full(path: str | os.PathLike[str]) -> os.statvfs_result:  # every block used
+        st = real(path)
+        return os.statvfs_result((st.f_bsize, st.f_frsize, max(st.f_blocks, 1), 0, 0,
+                                  *st[5:]))
+
+    monkeypatch.setattr(os, "statvfs", full)
     path = tmp_path / "new" / ("out" + (suffixes[0] if suffixes else ".html")
                                if kind == "file" else "out")
     argv = [cmd, *(a.format(tmp=tmp_path) for a in REST[cmd]), option, str(path)]
@@ -169,13 +176,15 @@ def test_default_outputs_are_checked_too(argv: list[str], option: str, tmp_path:
 def test_a_writable_output_passes_and_leaves_no_probe(tmp_path: Path) -> None:
     for kind, path in (("folder", tmp_path / "a" / "b"), ("folder", tmp_path),
                        ("file", tmp_path / "c" / "r.html"), ("file", tmp_path / "r.html")):
-        _args.check_output(path, kind)
+        check_output(path, kind)
     assert list(tmp_path.iterdir()) == []  # nothing created, the probe file removed
 
 
 def test_output_converter_refuses_through_argparse() -> None:
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    convert = next(a.type for a in sub.choices["run"]._actions if a.dest == "out")
     with pytest.raises(argparse.ArgumentTypeError, match="is a file"):
-        _args.output_folder(__file__)
+        convert(__file__)
 
 
 @pytest.mark.skipif(sys.platform != "linux" or os.geteuid() != 0,

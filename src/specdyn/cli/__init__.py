@@ -30,8 +30,9 @@ from types import FrameType
 from typing import NoReturn
 
 from specdyn._version import __version__
+from specdyn.cli._args import check_output
 
-__all__ = ["build_parser", "main"]
+__all__ = ["Cancelled", "CommandError", "build_parser", "check_output", "main"]
 
 _COMMANDS = [
     "specdyn.cli.theory",

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specdyn.cli._args import command, output_folder
-from specdyn.cli._experiment_names import BUILTIN
+from specdyn.cli._experiment_names import BUILTIN as BUILTIN_NAMES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -177,7 +177,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("names", nargs="*", metavar="NAME",
                    help="experiments to run (default: all). Built in: "
-                        + ", ".join(BUILTIN) + "; and those of installed plugins")
+                        + ", ".join(BUILTIN_NAMES) + "; and those of installed plugins")
     p.add_argument("--full", action="store_true", help="paper-sized runs (slow; GPU advised)")
     p.add_argument("--out", default="specdyn-out", type=output_folder,
                    help="output folder (default ./specdyn-out)")
