@@ -1,6 +1,6 @@
 """Cold start of the command line: ``specdyn --help``, ``--version`` and a subcommand's help.
 
-Run:  python benchmarks/cli_start.py [--repeat 15] [--before REV]
+Run:  python benchmarks/cli_start.py [--repeat 15] [--before-src PATH]
 
 Each command runs in a fresh interpreter (a new process, as a user types it;
 the operating system's file cache is warm after the first run, as it is for a
@@ -9,7 +9,9 @@ of ``--repeat`` runs, beside the same runs of a bare ``python -c pass`` (the
 floor: the interpreter and site start-up) and of ``python -c "import
 specdyn.theory"`` (what ``--help`` imported before issue 34: numpy, scipy and
 the theory), with the 1-minute load average before and after. The goal of
-issue 34: ``specdyn --help`` under 0.3 s on an idle machine; the test
+issue 34: ``specdyn --help`` under 0.3 s on an idle machine. ``--before-src`` times
+``specdyn --help`` of another source tree too (e.g. a checkout of the commit before
+the change, ``PATH/specdyn``), in the same run; the test
 (``tests/cli/test_cli_fast_start.py``) asserts the import list, not a time.
 """
 
@@ -24,9 +26,11 @@ import sys
 import time
 
 
-def _times(cmd: list[str], repeat: int) -> list[float]:
+def _times(cmd: list[str], repeat: int, src: str | None = None) -> list[float]:
     out = []
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    if src:
+        env["PYTHONPATH"] = src
     for _ in range(repeat):
         t0 = time.perf_counter()
         subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
@@ -38,6 +42,8 @@ def _times(cmd: list[str], repeat: int) -> list[float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--before-src", default=None,
+                    help="a src/ folder whose `specdyn --help` is timed as 'before'")
     args = ap.parse_args()
     script = shutil.which("specdyn")
     entry = [script] if script else [sys.executable, "-m", "specdyn"]
@@ -52,6 +58,9 @@ def main() -> None:
     ]
     load0 = os.getloadavg()[0]
     results = [(name, _times(cmd, args.repeat)) for name, cmd in rows]
+    if args.before_src:
+        results.insert(2, (f"specdyn --help of {args.before_src} (before)",
+                           _times([*entry, "--help"], args.repeat, args.before_src)))
     load1 = os.getloadavg()[0]
     print(f"{os.cpu_count()} cores, load average {load0:.2f} before, {load1:.2f} after; "
           f"{args.repeat} runs each, entry point {' '.join(entry)}\n")
