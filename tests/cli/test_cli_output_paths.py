@@ -124,8 +124,10 @@ def _assert_refused(code: int, out: str, err: str, option: str, says: str) -> No
                          ids=[f"{c[0]}{c[1]}-{c[2]}" for c in CASES])
 def test_unusable_output_is_one_line_exit_2(cmd: str, option: str, case: str, path: str,
                                             says: str, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     _setup(tmp_path)
+    monkeypatch.chdir(tmp_path)  # a command that wrongly ran would write here, not in the repo
     before = sorted(tmp_path.rglob("*"))
     argv = [cmd, *(a.format(tmp=tmp_path) for a in REST[cmd]), option,
             path.format(tmp=tmp_path)]
@@ -139,6 +141,7 @@ def test_no_space_is_one_line_exit_2(cmd: str, option: str, tmp_path: Path,
                                      capsys: pytest.CaptureFixture[str]) -> None:
     """``os.statvfs`` patched to a full device: every output option reports it."""
     _setup(tmp_path)
+    monkeypatch.chdir(tmp_path)
     kind, suffixes = next((k, s) for c, o, k, s in OUTPUTS if (c, o) == (cmd, option))
     real = os.statvfs
 
