@@ -279,9 +279,9 @@ def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: int, tdtype: Any
 
 @dataclass(frozen=True)
 class WeightState:
-    """The state of a weight-space linear run: ``W`` (``N x D``), ``A`` (``N x P``), the
-    gradient factor ``G`` and the ``loss`` (0-d), both of these weights (see
-    :class:`WeightEngine`, whose step updates ``W`` and ``A`` in place)."""
+    """The state of a weight-space linear run, a value: ``W`` (``N x D``), ``A``
+    (``N x P``), the gradient factor ``G`` and the ``loss`` (0-d), both of these weights
+    (see :class:`WeightEngine`)."""
 
     W: Any
     A: Any
@@ -296,10 +296,10 @@ class WeightEngine:
     :class:`WeightState`: the weights, the gradient factor
     ``G = X^T E / M`` (``E = Y - f(X)``; the population ``Lambda Theta - Lambda B``
     when ``xy`` is ``None``) and the loss, both of the current weights.
-    :meth:`step` returns a new state but updates ``W`` and ``A`` in place
+    :meth:`step` returns a new state and leaves the given one as it was
     (learning rate ``nu = N``: ``W' = W + c A G^T``, ``A' = A + c W G``,
-    ``c = dt / gamma0``): the old state must not be reused. Out-of-place updates
-    measured about 6 % slower (BENCHMARKS.md), above the 5 % the protocol allows.
+    ``c = dt / gamma0``; out of place, the same arithmetic as the in-place
+    ``addmm_``/``add_`` it replaced, so the numbers are unchanged).
     """
 
     @v.constrained(gamma0=v.POSITIVE, dt=v.POSITIVE)
@@ -342,10 +342,9 @@ class WeightEngine:
     def step(self, state: WeightState, batch: Any = None) -> WeightState:
         """One full-batch GD step (``batch`` is unused)."""
         W, A, G = state.W, state.A, state.G
-        dW = A @ G.T  # uses the old A
-        A.addmm_(W, G, alpha=self.c)  # A' = A + c W G
-        W.add_(dW, alpha=self.c)  # W' = W + c A G^T
-        return WeightState(W, A, *self._grad_and_loss(W, A))
+        A2 = self.t.addmm(A, W, G, alpha=self.c)  # A' = A + c W G
+        W2 = W.add(A @ G.T, alpha=self.c)  # W' = W + c A G^T (the old A)
+        return WeightState(W2, A2, *self._grad_and_loss(W2, A2))
 
     def grams(self, state: WeightState) -> _gram.Grams:
         """Float64 host ``(Gw, Ga, Gwa)``."""

@@ -42,7 +42,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -55,6 +55,7 @@ __all__ = [
     "ENGINE_DEFAULTS",
     "META_KEYS",
     "DivergenceError",
+    "Engine",
     "Record",
     "RunOptions",
     "divergence_error",
@@ -69,6 +70,36 @@ __all__ = [
 ]
 
 S = TypeVar("S")
+
+
+# ---------------------------------------------------------------------------- the engine
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """What every simulator of :mod:`specdyn.sim` is: an ``init``/``step`` pair on values.
+
+    - ``init(...) -> State``: the first state, a frozen dataclass (its arguments
+      are the engine's own: weights drawn by the caller, or a generator).
+    - ``step(state, batch) -> State``: one update, **pure**: a new state, the
+      given one left bit for bit as it was (``tests/sim/test_sim_protocol.py``
+      runs every engine's step twice on the same state). Scratch buffers belong
+      to the state (a field excluded from its value, e.g.
+      :class:`~specdyn.sim.two_layer_engine.TwoLayerState`'s ``work``), never to
+      the engine or the caller. Full-batch engines take ``batch=None``.
+    - optional ``sample(state) -> Batch``: the batch of the next update, for
+      the engines that draw their own (from their generator).
+
+    Everything else -- the history, the checkpoints, the divergence checks and
+    their one error -- is :func:`drive`'s; each engine's check interval and
+    divergence factor are its row of :data:`ENGINE_DEFAULTS`.
+    """
+
+    def init(self, *args: Any, **kwargs: Any) -> Any:
+        """The first state."""
+
+    def step(self, state: Any, batch: Any, /) -> Any:
+        """One pure update on ``batch``: the state after it."""
 
 
 # ---------------------------------------------------------------------------- options
