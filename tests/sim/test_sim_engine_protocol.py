@@ -99,8 +99,8 @@ def _particles() -> tuple[Any, Any, Any]:
     g = _gen(0)
     X = torch.randn(12, 3, generator=g, **F64)
     Y = torch.tanh(X[:, 0])
-    eng = ParticleEngine(get_activation("tanh"), X, Y, [Block(1, 6), Block(2, 2), Block(1, 2, driver=0)],
-                         0.1, 0.01, 0.05)
+    blocks = [Block(1, 6), Block(2, 2), Block(1, 2, driver=0)]
+    eng = ParticleEngine(get_activation("tanh"), X, Y, blocks, 0.1, 0.01, 0.05)
     st = eng.init(torch.randn(12, 4, generator=g, **F64))
     return eng, st, torch.randn(12, 4, generator=g, **F64)
 

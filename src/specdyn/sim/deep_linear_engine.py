@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike
 
 from specdyn import _torch
 from specdyn import _validate as v
+from specdyn.measure.spectra import decompose
 from specdyn.sim.linear_student import METHODS, StudentData
 
 __all__ = ["DEEP_PARAMETERIZATIONS", "DeepLinearEngine", "DeepLinearScaling", "DeepLinearState",
@@ -147,7 +148,7 @@ class DeepLinearEngine:
             X = t.randn(n, D, generator=self.gen, **self.kw)
             Y = X @ self.Ws.T + self.noise * t.randn(n, P, generator=self.gen, **self.kw)
             sig = X.T @ X / n
-            ev, evec = t.linalg.eigh(sig)
+            ev, evec, _ = decompose(sig, vectors=True, increasing=True)
             data = StudentData(X, Y, sig, Y.T @ X / n, (evec * ev.clamp_min(0).sqrt()) @ evec.T)
         return self._state(tuple(W), data)
 

@@ -20,7 +20,7 @@ from scipy.integrate import solve_ivp
 
 from specdyn import _validate as v
 from specdyn._torch import to_numpy
-from specdyn.measure.spectra import symmetric_eigenvalues
+from specdyn.measure.spectra import decompose, symmetric_eigenvalues
 
 __all__ = ["GramEngine", "GramState", "Grams", "Stats", "initial_grams", "loss_from_grams",
            "make_gd_step", "solve_flow_diagonal", "solve_flow_full", "spectrum",
@@ -43,7 +43,7 @@ class Stats:
     @classmethod
     def build(cls, sigma: np.ndarray, c: np.ndarray, syy: np.ndarray) -> Stats:
         """The statistics of ``(Sigma, C, Syy)``, with the symmetric square root of ``Sigma``."""
-        w, v = np.linalg.eigh(0.5 * (sigma + sigma.T))
+        w, v, _ = decompose(0.5 * (sigma + sigma.T), vectors=True, increasing=True)
         half = (v * np.sqrt(np.clip(w, 0.0, None))) @ v.T
         return cls(sigma, c, syy, 0.5 * (half + half.T))
 
@@ -161,7 +161,7 @@ class GramEngine:
 
         self.t = torch()
         self.dtype, self.device = resolve_dtype(dtype), resolve_device(device)
-        evals, U = np.linalg.eigh(stats.sigma)
+        evals, U, _ = decompose(stats.sigma, vectors=True, increasing=True)
         self.U = U
         evals = np.clip(evals, 0.0, None)
         c_u = U.T @ stats.c

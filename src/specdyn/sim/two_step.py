@@ -46,8 +46,8 @@ from specdyn.sim.protocol import (
     seed_streams,
 )
 
-__all__ = ["TwoStepEngine", "TwoStepResult", "TwoStepState", "activation_mu1", "gd_steps",
-           "one_step_spike_strength"]
+__all__ = ["TwoStepData", "TwoStepEngine", "TwoStepResult", "TwoStepState", "activation_mu1",
+           "draw_data", "gd_steps", "one_step_spike_strength"]
 
 
 @dataclass(frozen=True)
@@ -197,6 +197,69 @@ def one_step_spike_strength(result: TwoStepResult, activation: str | Activation 
                  * np.linalg.norm(result.g[0]))
 
 
+@dataclass(frozen=True)
+class TwoStepData:
+    """What a two-step run draws from its seed, whatever its step sizes: reusable across cells.
+
+    ``W0_np``, ``a_np`` (host float64, as drawn), the target ``tgt`` and its unit
+    direction ``beta``, and the run's tensors on its device and dtype: ``W0``,
+    ``a``, the batches ``(X1, y1)``, ``(X2, y2)`` (the same tensors when the batch
+    is reused). Made by :func:`draw_data`; :func:`gd_steps` with ``data=`` uses it
+    instead of drawing (a grid over step sizes draws once per seed, and moves the
+    data to the device once).
+    """
+
+    D: int
+    M: int
+    N: int
+    seed: int
+    reuse_batch: bool
+    tgt: HermiteTarget
+    beta: np.ndarray
+    W0_np: np.ndarray
+    a_np: np.ndarray
+    W0: Tensor
+    a: Tensor
+    X1: Tensor
+    y1: Tensor
+    X2: Tensor
+    y2: Tensor
+    dtype: Any
+    device: Any
+
+
+@v.constrained(D=v.SIZE, M=v.SIZE, N=v.SIZE, seed=v.Int(strict=True))
+def draw_data(D: int, M: int, N: int, *, target: HermiteTarget | str = "He1",
+              reuse_batch: bool = False, seed: int = 0, dtype: Any = None,
+              device: Any = None) -> TwoStepData:
+    """The initial weights, second layer and batches of :func:`gd_steps` for ``seed``.
+
+    Drawn on the host in float64 (``numpy.random.default_rng``, in the order
+    ``W0, a, X1``, then ``X2`` for a fresh batch; the target direction from the
+    second seed stream), so a run is the same on every device; then moved once to
+    ``device`` in ``dtype`` (defaults as :func:`gd_steps`).
+    """
+    data_seed, target_seed = seed_streams(seed, 2, scheme="offset")
+    tgt = _resolve_target(target, D, target_seed)
+    torch = _torch.torch()
+    dev = _torch.resolve_device(device)
+    dt = _torch.resolve_dtype(dtype)
+    rng = np.random.default_rng(data_seed)
+    W0_np = rng.standard_normal((N, D)) / math.sqrt(D)
+    a_np = rng.standard_normal(N) / math.sqrt(N)
+    X1_np = rng.standard_normal((M, D))
+    X2_np = X1_np if reuse_batch else rng.standard_normal((M, D))
+
+    def put(arr: np.ndarray) -> Any:
+        return torch.from_numpy(arr).to(device=dev, dtype=dt)
+
+    X1, y1 = put(X1_np), put(np.asarray(tgt(X1_np)))
+    X2, y2 = (X1, y1) if reuse_batch else (put(X2_np), put(np.asarray(tgt(X2_np))))
+    return TwoStepData(D=D, M=M, N=N, seed=seed, reuse_batch=bool(reuse_batch), tgt=tgt,
+                       beta=np.asarray(tgt.direction), W0_np=W0_np, a_np=a_np, W0=put(W0_np),
+                       a=put(a_np), X1=X1, y1=y1, X2=X2, y2=y2, dtype=dt, device=dev)
+
+
 def _resolve_steps(N: int, lrs: tuple[float, float] | None,
                    alphas: tuple[float, float] | None) -> tuple[tuple[float, float],
                                                                 tuple[float, float]]:
@@ -235,7 +298,8 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
              alphas: tuple[float, float] | None = None, *,
              activation: str | Activation = "tanh-shift",
              target: HermiteTarget | str = "He1", reuse_batch: bool = False, seed: int = 0,
-             dtype: Any = None, device: Any = None) -> TwoStepResult:
+             dtype: Any = None, device: Any = None, data: TwoStepData | None = None
+             ) -> TwoStepResult:
     """Two GD steps on the first layer of ``f(x) = N^(-1/2) a^T sigma(W x)``.
 
     See the module docstring for the model, the update and the scalings.
@@ -262,6 +326,10 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
         drawn on the host in float64, so a run is the same on every device.
     dtype, device
         Torch dtype (default float64) and device (default CUDA when present).
+    data
+        The draw of :func:`draw_data` for these sizes, ``target``, ``reuse_batch``,
+        ``seed``, dtype and device (checked), used instead of drawing again: the
+        same numbers, bit for bit, as without it.
 
     Returns
     -------
@@ -278,26 +346,15 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
     (lr1, lr2), (al1, al2) = _resolve_steps(N, lrs, alphas)
     act = get_activation(activation)
     opts = RunOptions(seed=seed, dtype=dtype, device=device).for_engine("two_step")
-    data_seed, target_seed = seed_streams(seed, 2, scheme="offset")
-    tgt = _resolve_target(target, D, target_seed)
-    beta = np.asarray(tgt.direction)
-
-    torch = _torch.torch()
-    dev = _torch.resolve_device(device)
-    dt = _torch.resolve_dtype(dtype)
-    rng = np.random.default_rng(data_seed)
-    W0_np = rng.standard_normal((N, D)) / math.sqrt(D)
-    a_np = rng.standard_normal(N) / math.sqrt(N)
-    X1_np = rng.standard_normal((M, D))
-    X2_np = X1_np if reuse_batch else rng.standard_normal((M, D))
-
-    def put(arr: np.ndarray) -> Any:
-        return torch.from_numpy(arr).to(device=dev, dtype=dt)
-
-    a = put(a_np)
-    X1, y1 = put(X1_np), put(np.asarray(tgt(X1_np)))
-    X2, y2 = (X1, y1) if reuse_batch else (put(X2_np), put(np.asarray(tgt(X2_np))))
-    eng = TwoStepEngine(act, a, (lr1, lr2))
+    if data is None:
+        data = draw_data(D, M, N, target=target, reuse_batch=reuse_batch, seed=seed,
+                         dtype=dtype, device=device)
+    else:
+        _check_data(data, D, M, N, target, reuse_batch, seed, dtype, device)
+    tgt, beta, W0_np, a_np = data.tgt, data.beta, data.W0_np, data.a_np
+    dev, dt = data.device, data.dtype
+    X1, y1, X2, y2 = data.X1, data.y1, data.X2, data.y2
+    eng = TwoStepEngine(act, data.a, (lr1, lr2))
     batches = ((X1, y1), (X2, y2))
     losses: list[float] = []
     gs: list[np.ndarray] = []
@@ -318,7 +375,7 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
         Ws.append(W0_np if k == 0 else _torch.to_numpy(state.W, np.float64))
         losses.append(eng.loss(state, X1, y1))
 
-    drive(eng.init(put(W0_np)), lambda st, k: eng.step(st, batches[k - 1]), 2,
+    drive(eng.init(data.W0), lambda st, k: eng.step(st, batches[k - 1]), 2,
           np.arange(3), observe=observe, check=check, options=opts)
     meta = record_meta("two_step", seed=seed, dtype=dt, device=dev, start=start, steps=2,
                        D=D, M=M, N=N, activation=act.name, target=repr(tgt),
@@ -326,3 +383,20 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
     return TwoStepResult(W0=Ws[0], W1=Ws[1], W2=Ws[2], a=a_np, beta=beta,
                          lrs=(lr1, lr2), alphas=(al1, al2), reuse_batch=bool(reuse_batch),
                          g=np.stack(gs), loss=np.asarray(losses), meta=meta)
+
+
+def _check_data(data: TwoStepData, D: int, M: int, N: int, target: HermiteTarget | str,
+                reuse_batch: bool, seed: int, dtype: Any, device: Any) -> None:
+    """``data`` must be the draw of these settings (else the run would silently differ)."""
+    if not isinstance(data, TwoStepData):
+        raise ValueError(f"data must be a TwoStepData (draw_data), got {type(data).__name__}")
+    want = {"D": D, "M": M, "N": N, "seed": seed, "reuse_batch": bool(reuse_batch),
+            "dtype": _torch.resolve_dtype(dtype), "device": _torch.resolve_device(device)}
+    got = {k: getattr(data, k) for k in want}
+    tgt = _resolve_target(target, D, seed_streams(seed, 2, scheme="offset")[1])
+    if repr(tgt) != repr(data.tgt) or not np.array_equal(np.asarray(tgt.direction), data.beta):
+        got["target"], want["target"] = repr(data.tgt), repr(tgt)
+    if got != want:
+        bad = sorted(k for k in want if got[k] != want[k])
+        raise ValueError(f"data was drawn for other settings: {', '.join(bad)} differ "
+                         f"(data {[got[k] for k in bad]}, run {[want[k] for k in bad]})")
