@@ -13,7 +13,8 @@ minute) instead of 2000 / 4000 (about 30 min on 2 cores).
 ``--cell N`` instead times one ``two-step-phase`` cell at ``D = M = N``
 (``phase_table`` of a one-cell grid, ``alpha = (0.27, 0.38)``, the --full
 lattice's middle, on the default device), ``--rounds`` times, and prints each
-round's wall time and the best, with the load average. Run it with
+round's wall and CPU time (all threads; the CPU time is what a loaded machine
+cannot hide) and the best wall time, with the load average. Run it with
 ``PYTHONPATH`` pointing at two checkouts in turn (interleaved rounds) to
 compare them: it uses only ``PhaseConfig`` and ``phase_table``.
 """
@@ -35,11 +36,12 @@ def time_cell(N: int, rounds: int) -> list[float]:
     cfg = PhaseConfig(N=N, D=N, M=N, alpha1=(0.27,), alpha2=(0.38,), seeds=1)
     times = []
     for _ in range(rounds):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         row = phase_table(cfg).iloc[0]
         times.append(time.perf_counter() - t0)
-        print(f"cell N={N}: {times[-1]:.2f} s (count_W1 {row['count_W1']}, "
-              f"count_W2 {row['count_W2']}, load {os.getloadavg()[0]:.1f})", flush=True)
+        print(f"cell N={N}: {times[-1]:.2f} s wall, {time.process_time() - c0:.1f} s CPU "
+              f"(count_W1 {row['count_W1']}, count_W2 {row['count_W2']}, "
+              f"load {os.getloadavg()[0]:.1f})", flush=True)
     return times
 
 
