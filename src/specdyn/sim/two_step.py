@@ -109,11 +109,16 @@ class TwoStepState:
         Updates made so far (0, 1 or 2): the next one uses ``lrs[updates]``.
     g
         ``(D,)`` ``X^T r / M`` of the last update (``None`` before the first).
+    loss_before
+        0-d: the loss ``(1/2M) ||y - f(X)||^2`` of the weights the last update was
+        made from, on its batch (the protocol's convention; the update's forward pass
+        gives it for free; ``None`` before the first).
     """
 
     W: Tensor
     updates: int = 0
     g: Tensor | None = None
+    loss_before: Tensor | None = None
 
 
 class TwoStepEngine:
@@ -160,8 +165,9 @@ class TwoStepEngine:
         r = y - f
         # G = (1/M) diag(a) [sigma'(W X^T) o 1 r^T] X
         G = (self.a[:, None] * self.act.deriv(pre) * r[None, :]) @ X / M
+        # the loss before the update, as loss() computes it (same bits, no host sync)
         return TwoStepState(state.W + self.lrs[state.updates] * G, state.updates + 1,
-                            X.T @ r / M)
+                            X.T @ r / M, 0.5 * _torch.torch().mean(r ** 2))
 
 
 @v.constrained(n_quad=v.SIZE)
@@ -356,7 +362,7 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
     X1, y1, X2, y2 = data.X1, data.y1, data.X2, data.y2
     eng = TwoStepEngine(act, data.a, (lr1, lr2))
     batches = ((X1, y1), (X2, y2))
-    losses: list[float] = []
+    states: list[TwoStepState] = []
     gs: list[np.ndarray] = []
     Ws: list[np.ndarray] = []
 
@@ -373,10 +379,17 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
             gs.append(_torch.to_numpy(state.g, np.float64))
         # step 0 is the float64 draw itself, not its device copy
         Ws.append(W0_np if k == 0 else _torch.to_numpy(state.W, np.float64))
-        losses.append(eng.loss(state, X1, y1))
+        states.append(state)
 
     drive(eng.init(data.W0), lambda st, k: eng.step(st, batches[k - 1]), 2,
           np.arange(3), observe=observe, check=check, options=opts)
+    # the losses on batch 1: the forward passes of the updates give those of W0 (and of
+    # W1 when step 2 reuses batch 1); one more pass each for the others
+    s1, s2 = states[1], states[2]
+    assert s1.loss_before is not None and s2.loss_before is not None
+    losses = [float(s1.loss_before),
+              float(s2.loss_before) if reuse_batch else eng.loss(s1, X1, y1),
+              eng.loss(s2, X1, y1)]
     meta = record_meta("two_step", seed=seed, dtype=dt, device=dev, start=start, steps=2,
                        D=D, M=M, N=N, activation=act.name, target=repr(tgt),
                        information_exponent=tgt.information_exponent)
