@@ -8,8 +8,9 @@ One short script for a lent accelerator (see ``benchmarks/gpu_two_step.sh``):
    grid does (``draw_data``), so the probe is a cell of the grid;
 2. predicts the wall time of the --full grid (cells x seeds). If it fits in
    ``--budget-s`` the full experiment is run with ``run_experiment`` and its
-   measured wall time and claims are printed; otherwise it says so (with the
-   prediction) and runs nothing more;
+   measured wall time and claims are printed; otherwise the grid is run with as
+   many seeds as fit (at least one), labelled so, and the full time is the
+   prediction;
 3. the same for ``batch-reuse --full`` (``--reuse``) with the time left.
 
 Everything it writes goes under ``--out`` (Parquet tables, record.json with the
@@ -125,8 +126,17 @@ def main() -> None:
     budget_end = time.perf_counter() + args.budget_s
     record: dict[str, object] = {"device": name, "N": phase.N, "cell_s": t_cell,
                                  "cells": n_cells}
-    record["two-step-phase"] = _run("two-step-phase", phase, args.out,
-                                    1.1 * t_cell * n_cells, budget_end - time.perf_counter())
+    per_seed = 1.1 * t_cell * n_cells / phase.seeds
+    left = budget_end - time.perf_counter()
+    fit = max(1, min(phase.seeds, int(left // per_seed)))
+    if fit < phase.seeds:
+        print(f"two-step-phase: {phase.seeds} seeds predicted {per_seed * phase.seeds:.0f} s > "
+              f"{left:.0f} s left: running {fit} seed(s) of the grid (NOT the --full seeds)",
+              flush=True)
+        phase = dataclasses.replace(phase, seeds=fit)
+    record["phase_seeds_run"] = phase.seeds
+    record["two-step-phase"] = _run("two-step-phase", phase, args.out, per_seed * phase.seeds,
+                                    max(left, per_seed * phase.seeds))
     if args.reuse:
         # a reuse run costs about one phase cell (one W2 decomposition instead of two)
         record["batch-reuse"] = _run("batch-reuse", reuse, args.out, 1.1 * t_cell * n_runs,
