@@ -124,7 +124,7 @@ def train_linear(
         Its ``lambda_k``, ``mu_k`` and bases define the data; the setting supplies
         ``sigma_w``, ``sigma_a`` and ``gamma0``. Its ``D`` must match the setting's.
     progress
-        Show a progress bar for long runs.
+        Show a progress bar (for runs of ``PROGRESS_MIN_STEPS`` = 500 steps or more).
 
     Returns
     -------
@@ -147,7 +147,7 @@ def train_linear(
     if engine == "weights" and method == "flow":
         raise ValueError("method='flow' is only available with engine='gram'")
     opts = protocol.RunOptions(seed=seed, dtype=dtype, device=device,
-                               progress=progress and steps >= 2000,
+                               progress=progress,
                                checkpoints=checkpoints).for_engine("linear")
     ck = opts.schedule(steps)
     if teacher is None:

@@ -54,6 +54,7 @@ __all__ = [
     "DIVERGENCE_FACTOR",
     "ENGINE_DEFAULTS",
     "META_KEYS",
+    "PROGRESS_MIN_STEPS",
     "DivergenceError",
     "Engine",
     "Record",
@@ -109,6 +110,10 @@ DIVERGENCE_FACTOR = 1e6
 """The one divergence threshold: a watched quantity above this times its start scale."""
 
 _LIMIT_FLOOR = 1e-12  # a start scale below this counts as this (a run starting at ~0 loss)
+
+PROGRESS_MIN_STEPS = 500
+"""The one progress policy: :func:`drive` shows a bar when asked and the run has at least
+this many steps (a shorter run ends before a bar says anything)."""
 
 ENGINE_DEFAULTS: dict[str, tuple[int, float]] = {
     # engine: (check_every, divergence_factor), the numbers each engine has always used
@@ -395,7 +400,7 @@ def drive(state: S, step: Callable[[S, int], S], steps: int, checkpoints: np.nda
     before it is recorded. ``observe(state, k)`` records checkpoint ``k``. On
     divergence the error's ``record`` is set from ``partial()`` (the checkpoints
     taken so far). All ``steps`` are run whatever the checkpoints are;
-    ``options.progress`` shows the bar.
+    ``options.progress`` shows the bar for runs of :data:`PROGRESS_MIN_STEPS` steps or more.
     """
     ck = set(int(c) for c in checkpoints)
     check_every = options.every
@@ -405,7 +410,7 @@ def drive(state: S, step: Callable[[S, int], S], steps: int, checkpoints: np.nda
         if 0 in ck:
             observe(state, 0)
         for k in _progress(range(1, steps + 1), total=steps, desc=desc,
-                               enabled=options.progress):
+                               enabled=options.progress and steps >= PROGRESS_MIN_STEPS):
             state = step(state, k)
             if check is not None and (k % check_every == 0 or k in ck or k == steps):
                 state = check(state, k)
