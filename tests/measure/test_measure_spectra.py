@@ -326,3 +326,14 @@ def test_decompose_refuses_bad_arguments(kwargs: dict, match: str) -> None:
 
     with pytest.raises(ValueError, match=match):
         decompose(_sym(6), **kwargs)
+
+
+def test_decompose_takes_a_stack_of_symmetric_matrices() -> None:
+    from specdyn.measure.spectra import decompose
+
+    S = np.stack([_sym(7, seed=i) for i in range(3)])
+    for batch in (S, torch.as_tensor(S)):
+        w = np.asarray(decompose(batch, top=2).values)
+        assert w.shape == (3, 2)
+        for i in range(3):
+            np.testing.assert_allclose(w[i], decompose(S[i]).values[:2], rtol=1e-12)

@@ -163,9 +163,10 @@ def decompose(A: Any, *, singular: bool = False, vectors: bool = False, top: int
     Parameters
     ----------
     A
-        A symmetric matrix (``singular=False``) or any matrix (``singular=True``):
-        numpy (LAPACK through numpy) or torch (``torch.linalg``, on the tensor's
-        device, in its dtype: nothing is moved to the host).
+        A symmetric matrix (``singular=False``; or a stack of them, batch
+        dimensions first) or any matrix (``singular=True``): numpy (LAPACK
+        through numpy) or torch (``torch.linalg``, on the tensor's device, in its
+        dtype: nothing is moved to the host).
     singular
         Singular values (and vectors) of ``A`` instead of eigenvalues.
     vectors
@@ -221,15 +222,16 @@ def decompose(A: Any, *, singular: bool = False, vectors: bool = False, top: int
         return Decomposition(sv[:k])
     if increasing and k is not None:
         raise ValueError("increasing=True is the full spectrum: give top=None")
+    # a stack of symmetric matrices (leading batch dimensions) is decomposed matrix by matrix
     if vectors:
         w, V = lin.eigh(A)
         if not increasing:
-            w, V = (w.flip(0), V.flip(1)) if torch_in else (w[::-1], V[:, ::-1])
-        return Decomposition(w[:k], V[:, :k])
+            w, V = (w.flip(-1), V.flip(-1)) if torch_in else (w[..., ::-1], V[..., ::-1])
+        return Decomposition(w[..., :k], V[..., :k])
     w = lin.eigvalsh(A)
     if not increasing:
-        w = w.flip(0) if torch_in else w[::-1]
-    return Decomposition(w[:k])
+        w = w.flip(-1) if torch_in else w[..., ::-1]
+    return Decomposition(w[..., :k])
 
 
 def _lanczos_pairs(S: Any, k: int, vectors: bool, generator: Any) -> Decomposition:
