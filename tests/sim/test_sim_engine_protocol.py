@@ -27,6 +27,7 @@ from specdyn.sim import (
     GramEngine,
     LinearStudentEngine,
     ParticleEngine,
+    RunOptions,
     TwoLayerEngine,
     TwoStepEngine,
     WeightEngine,
@@ -34,6 +35,7 @@ from specdyn.sim import (
     scaling,
 )
 from specdyn.sim.parameterization import get_parameterization
+from specdyn.sim.protocol import ENGINE_DEFAULTS
 
 F64: dict[str, Any] = {"dtype": torch.float64, "device": "cpu"}
 
@@ -164,6 +166,10 @@ def test_the_engine_table_names_every_public_engine() -> None:
 def test_every_engine_satisfies_the_protocol(name: str) -> None:
     eng, _, _ = ENGINES[name]()
     assert isinstance(eng, Engine)
+    # each engine states its check interval and divergence factor: a row of the one table
+    every, factor = ENGINE_DEFAULTS[eng.defaults]
+    opts = RunOptions().for_engine(eng.defaults)
+    assert (opts.every, opts.factor) == (every, factor)
 
 
 @pytest.mark.parametrize("name", list(ENGINES))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -301,6 +301,10 @@ class WeightEngine:
     ``c = dt / gamma0``; out of place, the same arithmetic as the in-place
     ``addmm_``/``add_`` it replaced, so the numbers are unchanged).
     """
+
+    #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
+    #: divergence factor the driver uses for it.
+    defaults: ClassVar[str] = "linear"
 
     @v.constrained(gamma0=v.POSITIVE, dt=v.POSITIVE)
     def __init__(self, stats: _gram.Stats, gamma0: float, dt: float,

@@ -42,7 +42,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -92,9 +92,12 @@ class Engine(Protocol):
       the engines that draw their own (from their generator).
 
     Everything else -- the history, the checkpoints, the divergence checks and
-    their one error -- is :func:`drive`'s; each engine's check interval and
-    divergence factor are its row of :data:`ENGINE_DEFAULTS`.
+    their one error -- is :func:`drive`'s; each engine states its check interval
+    and divergence factor as ``defaults``, the name of its row of
+    :data:`ENGINE_DEFAULTS` (``RunOptions.for_engine(engine.defaults)``).
     """
+
+    defaults: ClassVar[str]
 
     def init(self, *args: Any, **kwargs: Any) -> Any:
         """The first state."""

@@ -12,7 +12,7 @@ engines' stream.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from specdyn import _validate as v
 from specdyn._torch import torch as _torch
@@ -100,6 +100,10 @@ class TwoLayerEngine:
     (a 0-d tensor, no host sync): the new state keeps it as ``loss_before``, the
     protocol's name for that convention.
     """
+
+    #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
+    #: divergence factor the driver uses for it.
+    defaults: ClassVar[str] = "two_layer"
 
     @v.constrained(dt=v.POSITIVE, B=v.SIZE)
     def __init__(self, act: Activation, par: Parameterization, dt: float, B: int,

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -138,6 +138,10 @@ class TwoStepEngine:
     lrs
         Step sizes of the updates, in order.
     """
+
+    #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
+    #: divergence factor the driver uses for it.
+    defaults: ClassVar[str] = "two_step"
 
     def __init__(self, act: Activation, a: Tensor, lrs: tuple[float, ...]) -> None:
         self.act, self.a, self.lrs = act, a, tuple(lrs)
