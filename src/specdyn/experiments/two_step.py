@@ -69,8 +69,8 @@ from specdyn.plot import save_figure
 from specdyn.plot import two_step as tsplot
 from specdyn.runs.claims import OWN, Claim, within
 from specdyn.runs.registry import ExperimentResult, register
-from specdyn.sim.two_step import gd_steps
-from specdyn.theory.rmt import rectangular_spike
+from specdyn.sim.two_step import draw_data, gd_steps
+from specdyn.theory.rmt import rectangular_bulk_edge, rectangular_spike
 from specdyn.theory.two_step import formula_count, line_gap, near_line, near_line_ratio
 
 #: A step-size exponent of ``gd_steps`` (the steps grow as ``N^alpha``), in ``[0, 1/2)``.
@@ -147,17 +147,28 @@ def step_strengths(W1: np.ndarray, W2: np.ndarray, a: np.ndarray, k: int = 4) ->
 def phase_table(cfg: PhaseConfig) -> pd.DataFrame:
     """One row per (alpha1, alpha2, seed): outlier counts of ``W1`` and ``W2``, the formulas,
     the exponent gap to the nearest line and the step-2 strengths along ``a, ..., a^4``."""
-    rows = []
-    cells = list(itertools.product(cfg.alpha1, cfg.alpha2, range(cfg.seed, cfg.seed + cfg.seeds)))
-    for a1, a2, s in progress(cells, total=len(cells), desc="two-step-phase"):
+    rows: dict[tuple[int, int, int], dict[str, object]] = {}
+    seeds = range(cfg.seed, cfg.seed + cfg.seeds)
+    # seed outermost: each seed's data (weights, batches) is drawn once and moved to the
+    # run's device once; the rows are put back in (alpha1, alpha2, seed) order below
+    cells = [(i, j, s) for s in seeds
+             for i, j in itertools.product(range(len(cfg.alpha1)), range(len(cfg.alpha2)))]
+    data = None
+    for i, j, s in progress(cells, total=len(cells), desc="two-step-phase"):
+        a1, a2 = cfg.alpha1[i], cfg.alpha2[j]
+        if data is None or data.seed != s:
+            data = None  # free the last seed's draw first
+            data = draw_data(cfg.D, cfg.M, cfg.N, target=cfg.target,
+                             reuse_batch=cfg.reuse_batch, seed=s)
         res = gd_steps(cfg.D, cfg.M, cfg.N, alphas=(a1, a2), activation=cfg.activation,
-                       target=cfg.target, reuse_batch=cfg.reuse_batch, seed=s)
-        o1 = weight_outliers(res.W1, res.a, res.beta, pvalue=cfg.pvalue)
-        o2 = weight_outliers(res.W2, res.a, res.beta, pvalue=cfg.pvalue)
+                       target=cfg.target, reuse_batch=cfg.reuse_batch, seed=s, data=data)
+        dev = res.meta["device"]  # the outliers' decompositions run on the run's device
+        o1 = weight_outliers(res.W1, res.a, res.beta, pvalue=cfg.pvalue, device=dev)
+        o2 = weight_outliers(res.W2, res.a, res.beta, pvalue=cfg.pvalue, device=dev)
         f = formula_count(a1, a2)
         ident = o2.left_overlap2.max(axis=1) if o2.count else np.zeros(0)
         step2 = (ident >= IDENTIFIED_OVERLAP2) & (o2.identity >= 1)  # a^2, a^3, ...
-        rows.append({
+        rows[i, j, s] = {
             "alpha1": a1, "alpha2": a2, "seed": s,
             "ratio": a2 / (0.5 - a1), "line_gap": line_gap(a1, a2),
             "near_line": near_line(a1, a2, cfg.line_margin),
@@ -173,8 +184,8 @@ def phase_table(cfg: PhaseConfig) -> pd.DataFrame:
             **{f"strength_a{j + 1}": float(x)
                for j, x in enumerate(step_strengths(res.W1, res.W2, res.a,
                                                     k=STRENGTH_POWERS))},
-        })
-    return pd.DataFrame(rows)
+        }
+    return pd.DataFrame([rows[key] for key in sorted(rows)])
 
 
 def phase_agreement(df: pd.DataFrame) -> dict[str, float | int]:
@@ -225,7 +236,7 @@ def bbp_resolved_step2(df: pd.DataFrame, ratio: float) -> np.ndarray:
     needed = {*cols, "mp_edge_W2", "threshold_W2"}
     if not needed <= set(df.columns):
         raise ValueError(f"df must have the columns {sorted(needed)}")
-    noise = df["mp_edge_W2"].to_numpy() / (1.0 + math.sqrt(ratio))
+    noise = df["mp_edge_W2"].to_numpy() / rectangular_bulk_edge(ratio)
     theta = df[cols].to_numpy() / noise[:, None]
     loc = noise[:, None] * np.asarray(rectangular_spike(theta, ratio).singular_value)
     return np.sum(loc > df["threshold_W2"].to_numpy()[:, None], axis=1)
@@ -419,7 +430,8 @@ def reuse_table(cfg: ReuseConfig) -> pd.DataFrame:
         tgt = targets[name]
         res = gd_steps(cfg.D, cfg.M, cfg.N, alphas=(cfg.alpha1, cfg.alpha2),
                        activation=cfg.activation, target=name, reuse_batch=reuse, seed=s)
-        o = weight_outliers(res.W2, res.a, res.beta, pvalue=cfg.pvalue)
+        o = weight_outliers(res.W2, res.a, res.beta, pvalue=cfg.pvalue,
+                            device=res.meta["device"])
         cos = np.sqrt(o.right_alignment)
         dirs = o.direction_alignment()
         rows.append({
