@@ -124,8 +124,8 @@ def _full() -> RealDataConfig:
 
 def _tiny() -> RealDataConfig:
     """The small config of the tests (seconds)."""
-    return RealDataConfig(patch=8, patches_M=600, digits_M=600, N=512, relu_N=64,
-                          checkpoints=12, kmax_patches=16, kmax_digits=12, text_D=64)
+    return RealDataConfig(patch=10, patches_M=1000, digits_M=600, N=512, relu_N=128,
+                          checkpoints=12, kmax_patches=25, kmax_digits=12, text_D=64)
 
 
 # ----------------------------------------------------------------------------- claims
