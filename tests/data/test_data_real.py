@@ -65,7 +65,7 @@ def test_digits_shapes_and_labels(offline: None) -> None:
 def test_text_ngrams_shape_and_power_law_spectrum(offline: None) -> None:
     from specdyn.measure import fit_power_law
 
-    d = text_ngrams(n=2, D=64, chunk=2000)
+    d = text_ngrams(length=2, D=64, chunk=2000)
     assert d.Y is None and d.P is None and d.D == 64 and d.M > 100
     lam = np.clip(np.linalg.eigvalsh(d.X.T @ d.X / d.M), 0, None)
     fit = fit_power_law(lam, 2, 30, n_boot=0)
@@ -81,7 +81,7 @@ def test_text_ngrams_shape_and_power_law_spectrum(offline: None) -> None:
     (image_patches, {"seed": -1}, "seed"),
     (digits, {"M": 1798}, "M"),
     (digits, {"M": 1}, "M"),
-    (text_ngrams, {"n": 6}, "n"),
+    (text_ngrams, {"length": 6}, "length"),
     (text_ngrams, {"D": 1}, "D"),
     (text_ngrams, {"chunk": 10}, "chunk"),
 ])

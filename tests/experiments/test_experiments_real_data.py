@@ -8,18 +8,18 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from specdyn.experiments.real_data import RealDataConfig, _tiny, real_data_claims
+from specdyn.experiments.real_data import RealDataConfig, real_data_claims, tiny
 from specdyn.runs import run_experiment
 
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
     out = tmp_path_factory.mktemp("real")
-    res = run_experiment("real-data", out, config=dataclasses.replace(_tiny(), figure=True))
+    res = run_experiment("real-data", out, config=dataclasses.replace(tiny(), figure=True))
     return out / "real-data", res.claims
 
 
-def test_tiny_run_writes_its_tables_and_figures(tiny_run: tuple[Path, list]) -> None:
+def testtiny_run_writes_its_tables_and_figures(tiny_run: tuple[Path, list]) -> None:
     folder, _ = tiny_run
     for name in ("real-data.parquet", "real-data_modes.parquet", "real-data_fits.parquet",
                  "real-data.png", "real-data_glance.png", "record.json"):
@@ -34,7 +34,7 @@ def test_tiny_run_writes_its_tables_and_figures(tiny_run: tuple[Path, list]) -> 
     assert {"alpha", "alpha_plus_beta", "beta"} <= set(fits.quantity)
 
 
-def test_tiny_run_claims_hold_except_the_disputed(tiny_run: tuple[Path, list]) -> None:
+def testtiny_run_claims_hold_except_the_disputed(tiny_run: tuple[Path, list]) -> None:
     _, claims = tiny_run
     assert len(claims) == 11
     for c in claims:
@@ -57,7 +57,7 @@ def test_claims_fail_when_the_network_is_replaced_by_its_initial_state(
     frozen = df.copy()
     keys = pd.MultiIndex.from_frame(frozen.loc[sim, ["task", "student", "regime", "k"]])
     frozen.loc[sim, "value"] = first.reindex(keys).to_numpy()
-    claims = {c.name: c for c in real_data_claims(frozen, modes, fits, _tiny())}
+    claims = {c.name: c for c in real_data_claims(frozen, modes, fits, tiny())}
     assert not claims["patches, linear, FL: rho_k(t) vs theory at aligned modes"].held
     assert not claims["patches, linear, FL: exponent rises (alpha -> 3alpha+beta)"].held
 

@@ -184,20 +184,20 @@ def digits(M: int | None = None, seed: int = 0) -> RealData:
     return RealData("digits", _centred(X), _centred(Y), text, {"M": M, "seed": seed})
 
 
-def text_ngrams(n: int = 2, D: int = 128, chunk: int = 1000) -> RealData:
-    """Relative frequencies of the ``D`` most common character ``n``-grams per text chunk.
+def text_ngrams(length: int = 2, D: int = 128, chunk: int = 1000) -> RealData:
+    """Relative frequencies of the ``D`` most common character n-grams per text chunk.
 
     Preprocessing: the texts of ``pydoc_data.topics`` (Python's bundled
     documentation topics) joined in sorted key order, cut into consecutive
     chunks of ``chunk`` characters (the remainder dropped); the vocabulary is
-    the ``D`` most frequent ``n``-grams of the whole text (ties broken by first
-    appearance); each chunk's feature is the count of each ``n``-gram divided by
+    the ``D`` most frequent n-grams (``n = length``) of the whole text (ties broken by
+    first appearance); each chunk's feature is the count of each n-gram divided by
     ``chunk``; columns centred. Deterministic (no seed). Inputs only.
 
     Parameters
     ----------
-    n
-        N-gram length, 1 to 5.
+    length
+        N-gram length ``n``, 1 to 5.
     D
         Vocabulary size, at least 2.
     chunk
@@ -205,9 +205,9 @@ def text_ngrams(n: int = 2, D: int = 128, chunk: int = 1000) -> RealData:
     """
     from pydoc_data.topics import topics  # part of the standard library
 
-    n = v.positive_int("n", n)
+    n = v.positive_int("length", length)
     if n > 5:
-        raise ValueError(f"n must be in [1, 5], got {n}")
+        raise ValueError(f"length must be in [1, 5], got {n}")
     D = v.positive_int("D", D, minimum=2)
     chunk = v.positive_int("chunk", chunk, minimum=100)
     if chunk > 100_000:
@@ -229,4 +229,4 @@ def text_ngrams(n: int = 2, D: int = 128, chunk: int = 1000) -> RealData:
     desc = (f"{len(starts)} chunks of {chunk} characters of Python's pydoc_data topics; "
             f"features = frequency of each of the {D} most common character {n}-grams; "
             "columns centred")
-    return RealData("text", _centred(X), None, desc, {"n": n, "D": D, "chunk": chunk})
+    return RealData("text", _centred(X), None, desc, {"length": n, "D": D, "chunk": chunk})

@@ -122,7 +122,7 @@ def _full() -> RealDataConfig:
                           kmax_patches=64, kmax_digits=30)
 
 
-def _tiny() -> RealDataConfig:
+def tiny() -> RealDataConfig:
     """The small config of the tests (seconds)."""
     return RealDataConfig(patch=10, patches_M=1000, digits_M=600, N=512, relu_N=128,
                           checkpoints=12, kmax_patches=25, kmax_digits=12, text_D=64)
@@ -328,9 +328,13 @@ def _train(task: str, dec: Any, data: Any, cfg: RealDataConfig, student: str, re
         _rows(task, student, regime, traj.steps, traj.times, "spectrum_theory",
               -np.sort(-rho_th, axis=1)),
     ]
+    max_r = float(np.max(theory.region_quantities(th_s, k, np.inf)["R"]))
     reg_lab = np.asarray(theory.region(th_s, k, float(traj.times[-1]))).ravel()
     info = {"steps": steps, "dt": dt, "t_end": float(traj.times[-1]), "gamma0": th_s.gamma0,
-            "lazy_max_R": float(np.max(theory.region_quantities(th_s, k, np.inf)["R"])),
+            # Eq. (33): lazy when no mode's learned part ever reaches its initial one
+            "max_R_t_inf": max_r,
+            "regime_eq33": "lazy" if max_r < 1.0 else "feature-learning",
+            "gamma0_lazy_boundary": theory.cross_level(th_s) / th_s.theta0,
             "modes_learned_III": int(np.sum(np.char.startswith(reg_lab.astype(str), "III")))}
     return pd.concat(frames, ignore_index=True), info
 
@@ -373,12 +377,12 @@ def run(cfg: RealDataConfig, out_dir: Path) -> ExperimentResult:
                 frames.append(part)
                 summary[task][f"{student}/{regime}"] = info
     text = text_ngrams(2, cfg.text_D)
-    lam_text = np.clip(np.linalg.eigvalsh(text.X.T @ text.X / text.M)[::-1], 0.0, None)
+    from specdyn.measure import covariance_spectrum, fit_power_law
+
+    lam_text = covariance_spectrum(text.X)
     kmax_text = min(cfg.text_D // 2, 60)
     mode_rows.append(pd.DataFrame({"task": "text", "k": np.arange(1, lam_text.size + 1),
                                    "lam": lam_text, "mu": np.nan, "misalignment": np.nan}))
-    from specdyn.measure import fit_power_law
-
     ft = fit_power_law(lam_text, 2, kmax_text, seed=cfg.seed)
     fit_rows.append({"task": "text", "quantity": "alpha", "value": ft.exponent,
                      "ci_low": ft.ci_low, "ci_high": ft.ci_high, "kmin": 2, "kmax": kmax_text})

@@ -26,8 +26,11 @@ def _wide(df: pd.DataFrame, task: str, student: str, regime: str, q: str
 
 
 def _slopes(rho: np.ndarray, kmax: int) -> np.ndarray:
-    k = np.log(np.arange(2, kmax + 1, dtype=float))
-    return np.array([-np.polyfit(k, np.log(r[1:kmax]), 1)[0] for r in rho])
+    """Mode-order exponent over ``k = 2..kmax`` per checkpoint, as the claims measure it."""
+    from specdyn.measure import loglog_fit
+
+    k = np.arange(2, kmax + 1, dtype=float)
+    return np.array([-loglog_fit(k, r[1:kmax])[0] for r in rho])
 
 
 def _fit(fits: pd.DataFrame, task: str, q: str) -> float:
