@@ -297,7 +297,7 @@ def _rows(task: str, student: str, regime: str, steps: np.ndarray, times: np.nda
 
 
 def _train(task: str, dec: Any, data: Any, cfg: RealDataConfig, student: str, regime: str,
-           kmax: int) -> tuple[pd.DataFrame, dict[str, float]]:
+           kmax: int) -> tuple[pd.DataFrame, dict[str, Any]]:
     from specdyn import theory
     from specdyn.data.empirical import DataTeacher, aligned_setting
     from specdyn.sim import train_linear, train_two_layer

@@ -113,10 +113,11 @@ def real_data_figure(df: pd.DataFrame, modes: pd.DataFrame, fits: pd.DataFrame,
                            alpha=1.0 if student == "linear" else 0.5)
             ax[4].semilogx(tt, _slopes(sim, kmax), mk, color=c, ms=3, mfc="none",
                            label=f"{regime}, {student}")
-    for y, lab in ((a, r"$\alpha$"), (ab, r"$\alpha+\beta$"), (3 * a + (ab - a),
-                                                                 r"$3\alpha+\beta$")):
+    for y, lab, va in ((a, r"$\alpha$", "top"), (ab, r"$\alpha+\beta$", "bottom"),
+                       (3 * a + (ab - a), r"$3\alpha+\beta$", "top")):
         ax[4].axhline(y, color="grey", ls=":", lw=0.8)
-        ax[4].annotate(lab, (ax[4].get_xlim()[0], y), fontsize=7, va="bottom")
+        ax[4].annotate(lab, (0.01, y), xycoords=("axes fraction", "data"), fontsize=7,
+                       va=va)
     ax[4].set_xlabel(r"$t / t_{end}$")
     ax[4].set_ylabel(f"exponent of $\\rho_k$, modes 2..{kmax}")
     ax[4].set_title("patches: exponent over time (lines theory)", fontsize=9)
