@@ -32,6 +32,12 @@ def testtiny_run_writes_its_tables_and_figures(tiny_run: tuple[Path, list]) -> N
     assert set(modes.task) == {"patches", "digits", "text"}
     fits = pd.read_parquet(folder / "real-data_fits.parquet")
     assert {"alpha", "alpha_plus_beta", "beta"} <= set(fits.quantity)
+    regions = pd.read_parquet(folder / "real-data_regions.parquet")
+    # the theory's regions: lazy runs stay in Region I, feature learning reaches Region III
+    lazy = regions[regions.regime == "lazy"]
+    fl = regions[(regions.regime == "feature-learning") & (regions.task == "patches")]
+    assert set(lazy.region) == {"I"}
+    assert {"I", "II"} <= set(fl.region) and fl.region.str.startswith("III").any()
 
 
 def testtiny_run_claims_hold_except_the_disputed(tiny_run: tuple[Path, list]) -> None:

@@ -28,7 +28,9 @@ when the teacher is aligned), ``rho_theory`` (Eq. 12 on the data's spectra),
 ``spectrum_sim`` / ``spectrum_theory`` (eigenvalues by rank, decreasing);
 ``real-data_modes.parquet`` (``task, k, lam, mu, misalignment``);
 ``real-data_fits.parquet`` (``task, quantity, value, ci_low, ci_high, kmin, kmax``:
-fitted ``alpha``, ``alpha_plus_beta``, ``beta``).
+fitted ``alpha``, ``alpha_plus_beta``, ``beta``); ``real-data_regions.parquet``
+(``task, student, regime, t, k, region``: the theory's region label of every mode at
+every checkpoint, :func:`specdyn.theory.region`, thresholds R = 1, l = 0.9, u = 1).
 
 Exponents in the claims are slopes of ``log rho_k`` against ``log k`` in mode
 order over ``kmin..kmax`` (:func:`specdyn.runs.claims.loglog_slope`), so a table
@@ -297,7 +299,7 @@ def _rows(task: str, student: str, regime: str, steps: np.ndarray, times: np.nda
 
 
 def _train(task: str, dec: Any, data: Any, cfg: RealDataConfig, student: str, regime: str,
-           kmax: int) -> tuple[pd.DataFrame, dict[str, Any]]:
+           kmax: int) -> tuple[pd.DataFrame, dict[str, Any], pd.DataFrame]:
     from specdyn import theory
     from specdyn.data.empirical import DataTeacher, aligned_setting
     from specdyn.sim import train_linear, train_two_layer
@@ -329,14 +331,18 @@ def _train(task: str, dec: Any, data: Any, cfg: RealDataConfig, student: str, re
               -np.sort(-rho_th, axis=1)),
     ]
     max_r = float(np.max(theory.region_quantities(th_s, k, np.inf)["R"]))
-    reg_lab = np.asarray(theory.region(th_s, k, float(traj.times[-1]))).ravel()
+    regions = np.asarray(theory.region(th_s, k[None, :], traj.times[:, None]))
+    reg_lab = regions[-1]
+    region_rows = pd.DataFrame({"task": task, "student": student, "regime": regime,
+                                "t": np.repeat(traj.times, dec.D),
+                                "k": np.tile(k, traj.times.size), "region": regions.ravel()})
     info = {"steps": steps, "dt": dt, "t_end": float(traj.times[-1]), "gamma0": th_s.gamma0,
             # Eq. (33): lazy when no mode's learned part ever reaches its initial one
             "max_R_t_inf": max_r,
             "regime_eq33": "lazy" if max_r < 1.0 else "feature-learning",
             "gamma0_lazy_boundary": theory.cross_level(th_s) / th_s.theta0,
             "modes_learned_III": int(np.sum(np.char.startswith(reg_lab.astype(str), "III")))}
-    return pd.concat(frames, ignore_index=True), info
+    return pd.concat(frames, ignore_index=True), info, region_rows
 
 
 @register("real-data", "the paper's theory from real data's own spectra (image patches, "
@@ -353,7 +359,7 @@ def run(cfg: RealDataConfig, out_dir: Path) -> ExperimentResult:
 
     tasks = {"patches": (image_patches(cfg.patch, cfg.patches_M, 1, cfg.seed), cfg.kmax_patches),
              "digits": (digits(cfg.digits_M, cfg.seed), cfg.kmax_digits)}
-    mode_rows, fit_rows, frames = [], [], []
+    mode_rows, fit_rows, frames, region_frames = [], [], [], []
     summary: dict[str, Any] = {}
     for task, (data, kmax) in tasks.items():
         dec = decompose(data.X, data.Y)
@@ -373,8 +379,9 @@ def run(cfg: RealDataConfig, out_dir: Path) -> ExperimentResult:
         students = ["linear"] + (["relu"] if cfg.relu and task == "patches" else [])
         for student in students:
             for regime in REGIMES:
-                part, info = _train(task, dec, data, cfg, student, regime, kmax)
+                part, info, reg = _train(task, dec, data, cfg, student, regime, kmax)
                 frames.append(part)
+                region_frames.append(reg)
                 summary[task][f"{student}/{regime}"] = info
     text = text_ngrams(2, cfg.text_D)
     from specdyn.measure import covariance_spectrum, fit_power_law
@@ -393,7 +400,9 @@ def run(cfg: RealDataConfig, out_dir: Path) -> ExperimentResult:
     fits = pd.DataFrame(fit_rows)
     tables = [io.write_table(df, out_dir / "real-data.parquet"),
               io.write_table(modes, out_dir / "real-data_modes.parquet"),
-              io.write_table(fits, out_dir / "real-data_fits.parquet")]
+              io.write_table(fits, out_dir / "real-data_fits.parquet"),
+              io.write_table(pd.concat(region_frames, ignore_index=True),
+                             out_dir / "real-data_regions.parquet")]
     # the theory's error per task (median over modes, max over checkpoints), for the docs
     for task in tasks:
         for regime in REGIMES:
