@@ -42,7 +42,7 @@ def testtiny_run_writes_its_tables_and_figures(tiny_run: tuple[Path, list]) -> N
 
 def testtiny_run_claims_hold_except_the_disputed(tiny_run: tuple[Path, list]) -> None:
     _, claims = tiny_run
-    assert len(claims) == 11
+    assert len(claims) == 13
     for c in claims:
         assert c.source.strip()
         if c.disputed:
