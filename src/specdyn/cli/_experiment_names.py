@@ -12,5 +12,5 @@ from __future__ import annotations
 BUILTIN: tuple[str, ...] = (
     "fig3", "fig5", "fig6", "simulate", "regime-map", "fig2", "finite-size", "fig4",
     "bbp-escape", "trainability", "lr-transfer", "propagation-of-chaos", "sparse-atoms",
-    "error-budget", "two-step-phase", "batch-reuse", "finite-size-theory",
+    "error-budget", "two-step-phase", "batch-reuse", "finite-size-theory", "real-data",
 )
