@@ -403,7 +403,8 @@ def _budget_table(**override: np.ndarray) -> pd.DataFrame:
              "K-cluster residual": (K, np.r_[1.0, 0.3, 0.04, 0.02, 0.01, 0.005, 0.0, 0.0, 0.0])}
     rows = []
     for part, (x, value) in parts.items():
-        value = override.get(part.replace(" ", "_").replace("-", "_"), value)
+        new = override.get(part.replace(" ", "_").replace("-", "_"))
+        value = value if new is None else new
         rows += [{"part": part, "knob": "", "x": float(a), "value": float(b)}
                  for a, b in zip(x, value, strict=True)]
     return pd.DataFrame(rows)

@@ -361,7 +361,8 @@ def trainability_claims(table: pd.DataFrame, tol: float) -> list[Claim]:
         within("two layers: rows converging up to a boundary beyond 2/sharpness",
                float(catapult), CATAPULT_MIN, np.inf,
                source="Lewkowycz et al. 2020 (the catapult phase)",
-               revised="issue 30: 'cells converged beyond 2/sharpness >= 1' -> 'rows whose "
+               revised="b1882fe (issue 30): "
+                       "'cells converged beyond 2/sharpness >= 1' -> 'rows whose "
                        "converged lrs end at a boundary beyond 2/sharpness >= 1'; the cell "
                        "count held on a constant table and on every shuffled one",
                note=f"of {len(rows)} init variances: converged for every lr up to a boundary, "
@@ -613,7 +614,8 @@ def lr_transfer_claims(raw: pd.DataFrame, eraw: pd.DataFrame,
     claims = [
         within("muP: best lr moves across widths (grid steps)", mup, 0, MUP_SHIFT_MAX,
                source=muptp, partner="NTK - muP: how much further the best lr moves (grid steps)",
-               revised="issue 30: the best lr of a width counts only where the grid brackets "
+               revised="b1882fe (issue 30): "
+                       "the best lr of a width counts only where the grid brackets "
                        "it (NaN otherwise); a flat loss picked the first lr at every width, "
                        "moving 0 steps",
                note=f"lr grid ratio {cfg.lr_step:.3g}; muP transfers the best lr"),
@@ -661,7 +663,8 @@ def lr_transfer_claims(raw: pd.DataFrame, eraw: pd.DataFrame,
         "NTK: escape step growth, widest / narrowest - 1 (smallest over runs)",
         min(growth) if growth else float("nan"), ESCAPE_WIDTH_TOL, np.inf,
         source=escape_src,
-        revised="issue 30: growth from the narrowest to the widest width -> the same, NaN "
+        revised="b1882fe (issue 30): "
+                "growth from the narrowest to the widest width -> the same, NaN "
                 "unless the escape step never falls from one width to the next; the "
                 "end-to-end growth held on 2 of 5 shuffled tables",
         note=f"over the NTK runs ({ntk_labels}) whose narrowest width escapes within "

@@ -343,7 +343,7 @@ def phase_claims(df: pd.DataFrame, cfg: PhaseConfig) -> list[Claim]:
         within(rise_name, rise, RISE_MIN, 1.0,
                source='abstract 2: "the number of the outliers is determined by the '
                       'parameters alpha1, alpha2"',
-               revised="issue 30: full_only -> expected at the quick size, whose config "
+               revised="b1882fe (issue 30): full_only -> expected at the quick size, whose config "
                        "changed (N 600 -> 1000, a 4 x 3 grid where step-2 spikes resolve; "
                        "chosen from a pilot run, seed 1, Spearman 0.93); the old quick grid "
                        "counted 0 step-2 outliers in every cell",
@@ -550,7 +550,8 @@ def reuse_claims(df: pd.DataFrame, cfg: ReuseConfig) -> list[Claim]:
                 gain_name.format(name), gain_all, gain_min, np.inf,
                 source='abstract 2: "batch reuse enables the second update to capture '
                        'directions even when the information exponent exceeds one"',
-                revised="issue 30: 'reused mean - fresh max >= 0' -> 'reused min - fresh max "
+                revised="b1882fe (issue 30): "
+                        "'reused mean - fresh max >= 0' -> 'reused min - fresh max "
                         ">= 1/sqrt(D)' (every seed, by more than a random direction's "
                         "overlap): a constant table gave a gain of exactly 0, which met "
                         "'>= 0', and 2-4 of 5 shuffled tables met it",
@@ -564,8 +565,9 @@ def reuse_claims(df: pd.DataFrame, cfg: ReuseConfig) -> list[Claim]:
                 partner=gain_name.format(helped[0]) if helped else "",
                 revised="05c06ec, 41 minutes after the first quick run (7749e0f): "
                         "'>= 0' (reuse helps every target of information exponent >= 2) -> "
-                        "'<= 0' for targets whose reuse quantities are all zero; issue 30: "
-                        "'<= 0' -> '< 1/sqrt(D)' with a partner (a constant table gives "
+                        "'<= 0' for targets whose reuse quantities are all zero; "
+                        "b1882fe (issue 30): '<= 0' -> '< 1/sqrt(D)' with a partner (a "
+                        "constant table gives "
                         "exactly 0, which met both directions)",
                 note="related-notes sec. 2, alignment [A/D]: reuse aligns direction k iff "
                      "E[z sigma*(z)^(k+1)] != 0; for He2 every reuse quantity is zero, so "
