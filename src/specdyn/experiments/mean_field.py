@@ -39,7 +39,7 @@ from specdyn.measure.atoms import cluster_directions
 from specdyn.measure.exponents import loglog_fit
 from specdyn.plot import mean_field as mplot
 from specdyn.plot import save_figure
-from specdyn.runs.claims import Claim, loglog_slope, within
+from specdyn.runs.claims import OWN, Claim, loglog_slope, within
 from specdyn.runs.registry import ExperimentResult, Measured, register
 from specdyn.theory.mean_field import lasso_atom_coefficients
 
@@ -355,9 +355,9 @@ def atoms_claims(df: pd.DataFrame, cfg: AtomsConfig) -> list[Claim]:
                     f"particles; mass in the {s_star} heaviest: {clusters.top_mass(s_star):.3f}"),
         within(f"atoms at the teacher's directions: largest angle to the {s_star} heaviest "
                "clusters (deg)", angle, 0.0, cfg.threshold_deg,
-               source="own (where the atoms of abstract 3 sit, for an atom teacher)",
-               partner=coef_name if relu else "",
-               note="per teacher atom, the angle from its direction to the nearest of the "
+               source=OWN, partner=coef_name if relu else "",
+               note="where the S* atoms of abstract 3 sit, for an atom teacher: per teacher "
+                    "atom, the angle from its direction to the nearest of the "
                     f"{s_star} heaviest cluster centres; the tolerance is the clustering's "
                     "threshold"),
     ]
@@ -372,8 +372,9 @@ def atoms_claims(df: pd.DataFrame, cfg: AtomsConfig) -> list[Claim]:
             coef_name, err, 0.0, COEFFICIENT_TOL,
             source='abstract 3: "induce the same network function in L2 exactly when their '
                    'active components agree modulo the finite-rank realization symmetry"; '
-                   "own (lasso shrinkage: specdyn.theory.mean_field)",
-            note="ReLU's symmetry is the positive rescaling (a, w) -> (a/c, c w): only a|w| "
+                   "own",
+            note="own: the lasso shrinkage of specdyn.theory.mean_field; ReLU's symmetry "
+                 "is the positive rescaling (a, w) -> (a/c, c w): only a|w| "
                  "per direction is identified; weight decay shrinks it to "
                  "c* - lambda' G^-1 sign(c*) (zero temperature); measured "
                  f"{np.round(c_meas, 3).tolist()} against {np.round(c_pred, 3).tolist()}"))
@@ -532,9 +533,10 @@ def budget_claims(df: pd.DataFrame) -> list[Claim]:
                note="function gap to a coupled reference at the end; claim O(1/N)"),
         within(f"sparse residual: share of f outside the {BUDGET_S_STAR} heaviest clusters",
                share, 0.0, SPARSE_RESIDUAL_MAX,
-               source="own (S* = 2 and the 10 % bound are the project's choices, for the "
-                      'sparse-residual component of abstract 3)',
-               note="mean (f - f_K)^2 at K = S* over K = 0 (f_K: the network restricted "
+               source=OWN,
+               note="S* = 2 and the 10 % bound are the project's choices, for the "
+                    "sparse-residual component of abstract 3; mean (f - f_K)^2 at K = S* "
+                    "over K = 0 (f_K: the network restricted "
                     "to its K heaviest |a|-weighted direction clusters)",
                disputed="at temperature 0.02 the Langevin limit exp(-dF/dmu / lambda) has a "
                         "density, not atoms: the residual levels off at ~0.12-0.14 of f for "
