@@ -87,6 +87,8 @@ def mutate(df: pd.DataFrame, m: Measured, kind: str, rng: np.random.Generator | 
              else np.zeros(len(sel), dtype=int))
     groups = [sel.index[codes == g] for g in np.unique(codes)]
     cols = list(m.columns)
+    if kind == "constant":  # the median of counts may fall between two integers
+        out = out.astype({c: "float64" for c in cols if pd.api.types.is_integer_dtype(out[c])})
     for idx in groups:
         block = out.loc[idx, cols]
         if kind == "constant":
