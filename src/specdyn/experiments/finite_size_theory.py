@@ -50,7 +50,7 @@ from specdyn.models.activations import ACTIVATIONS
 from specdyn.plot import save_figure
 from specdyn.plot.finite_size import plot_finite_size
 from specdyn.runs.claims import OWN, Claim, within
-from specdyn.runs.registry import ExperimentResult, register
+from specdyn.runs.registry import ExperimentResult, Measured, register
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import train_linear
 from specdyn.sim.two_layer import train_two_layer
@@ -290,7 +290,10 @@ def _claims_of(cfg: FiniteSizeConfig, folder: Path) -> list[Claim]:
 
 @register("finite-size-theory", "Finite-N and finite-M corrections to log rho_k: theory vs "
           "the Gram engine; effective theory of nonlinear students", FiniteSizeConfig,
-          full=_full, claims=_claims_of)
+          full=_full, claims=_claims_of,
+          measured={"finite-size-theory.parquet": Measured(("bias_sim", "se_sim", "std_sim")),
+                    "finite-size-theory_effective.parquet": Measured(
+                        ("slope_sim", "c1_end"), by=("activation", "regime"))})
 def run_finite_size_theory(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
     start = time.perf_counter()
     s = cfg.setting()

@@ -26,7 +26,7 @@ from specdyn.measure.exponents import fit_exponents, loglog_fit, two_point_expon
 from specdyn.plot import linear as lplot
 from specdyn.plot import save_figure
 from specdyn.runs.claims import Claim, loglog_slope, within
-from specdyn.runs.registry import ExperimentResult, register
+from specdyn.runs.registry import ExperimentResult, Measured, register
 from specdyn.schedule import Schedule
 from specdyn.settings import PowerLawSetting
 from specdyn.sim.linear import train_linear
@@ -140,7 +140,10 @@ def _fig2_claims_of(cfg: Fig2Config, folder: Path) -> list[Claim]:
 
 
 @register("fig2", "Fig. 2: finite-width linear network vs the exact spectrum dynamics",
-          Fig2Config, full=_fig2_full, claims=_fig2_claims_of)
+          Fig2Config, full=_fig2_full, claims=_fig2_claims_of,
+          measured={"fig2.parquet": Measured(("rho_sim",)),
+                    "fig2_alpha.parquet": Measured(
+                        ("alpha_eff",), where={"source": ("simulation-local-k1-2",)})})
 def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
     s = cfg.setting()
     start = time.perf_counter()
@@ -269,7 +272,9 @@ def _finite_size_claims_of(cfg: FiniteSizeConfig, folder: Path) -> list[Claim]:
 
 
 @register("finite-size", "agreement of finite-N / finite-M linear networks with the theory",
-          FiniteSizeConfig, full=_finite_size_full, claims=_finite_size_claims_of)
+          FiniteSizeConfig, full=_finite_size_full, claims=_finite_size_claims_of,
+          measured={"finite-size.parquet": Measured(("median_abs_log", "max_abs_log"),
+                                                    by=("axis",))})
 def run_finite_size(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
     s = cfg.setting()
     # t is continuous (gradient flow); "steps" are units of dt = t_max / 1000.

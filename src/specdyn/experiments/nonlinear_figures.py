@@ -33,7 +33,7 @@ from specdyn.models.activations import ACTIVATIONS
 from specdyn.plot import save_figure
 from specdyn.plot.nonlinear import plot_spectra_and_slopes
 from specdyn.runs.claims import OWN, Claim, within
-from specdyn.runs.registry import ExperimentResult, register
+from specdyn.runs.registry import ExperimentResult, Measured, register
 from specdyn.settings import PowerLawSetting
 from specdyn.sim.parameterization import PARAMETERIZATIONS
 from specdyn.sim.trajectory import Trajectory
@@ -186,7 +186,8 @@ def _fig4_claims_of(cfg: Fig4Config, folder: Path) -> list[Claim]:
 
 
 @register("fig4", "Fig. 4: slope of a ReLU student's preactivation spectrum, "
-          "feature-learning vs lazy", Fig4Config, full=_fig4_full, claims=_fig4_claims_of)
+          "feature-learning vs lazy", Fig4Config, full=_fig4_full, claims=_fig4_claims_of,
+          measured={"fig4_slopes.parquet": Measured(("slope_sim",), by=("regime",))})
 def run_fig4(cfg: Fig4Config, out_dir: Path) -> ExperimentResult:
     runs: dict[str, Trajectory] = {}
     walls: dict[str, float] = {}

@@ -40,7 +40,7 @@ import pandas as pd
 from specdyn import _validate as v
 from specdyn import io, runs
 from specdyn.runs.claims import Claim, within
-from specdyn.runs.registry import ExperimentResult, register
+from specdyn.runs.registry import ExperimentResult, Measured, register
 from specdyn.settings import PowerLawSetting
 from specdyn.theory.boundaries import feature_boundary, lazy_boundary
 
@@ -156,7 +156,8 @@ def _regime_map_claims_of(cfg: RegimeMapConfig, folder: Path) -> list[Claim]:
 
 @register("regime-map", "lazy vs feature-learning regime over (sigma_w/sigma_a, "
           "gamma0 theta0/S): theory's classification beside the exponent change measured "
-          "in simulation", RegimeMapConfig, full=_full, claims=_regime_map_claims_of)
+          "in simulation", RegimeMapConfig, full=_full, claims=_regime_map_claims_of,
+          measured={"regime-map.parquet": Measured(("delta_alpha",))})
 def run(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
     """Sweep ``simulate`` over the grid, then draw the three panels."""
     from specdyn.plot import new_figure, save_figure

@@ -14,7 +14,7 @@ from specdyn import io, theory
 from specdyn.plot import save_figure
 from specdyn.plot import theory as tplot
 from specdyn.runs.claims import OWN, Claim, within
-from specdyn.runs.registry import ExperimentResult, register
+from specdyn.runs.registry import ExperimentResult, Measured, register
 from specdyn.settings import PowerLawSetting
 
 _K_MAX = v.Real(1.0, 1e300, lo_open=True)
@@ -448,7 +448,8 @@ def _fig6_claims_of(cfg: FirstLayerConfig, folder: Path) -> list[Claim]:
 
 @register("fig3", "alpha_eff over the (k, t) plane with k_learn, k_cross, k_layer (Fig. 3): "
           "deep feature learning, the Fig. 2 setting, lazy", Fig3Config, full=_full3,
-          claims=_fig3_claims_of)
+          claims=_fig3_claims_of,
+          measured={"fig3.parquet": Measured(("value",), by=("panel", "quantity"))})
 def run_fig3(cfg: Fig3Config, out_dir: Path) -> ExperimentResult:
     """Exponent maps of three settings, the four plateaus labelled, and slices at fixed times."""
     panels: list[dict[str, Any]] = []
@@ -526,7 +527,8 @@ def fig5_claims(df: pd.DataFrame, cfg: FirstLayerConfig) -> list[Claim]:
 
 
 @register("fig5", "rho_k(t) with the second layer frozen, coloured by time (Fig. 5)",
-          FirstLayerConfig, full=_full_first, claims=_fig5_claims_of)
+          FirstLayerConfig, full=_full_first, claims=_fig5_claims_of,
+          measured={"fig5.parquet": Measured(("value",), by=("quantity",))})
 def run_fig5(cfg: FirstLayerConfig, out_dir: Path) -> ExperimentResult:
     """First-layer-only spectra (Eq. 84) at log-spaced times."""
     s = cfg.setting()
@@ -582,7 +584,8 @@ def fig6_claims(df: pd.DataFrame, cfg: FirstLayerConfig) -> list[Claim]:
 
 
 @register("fig6", "the three first-layer regions with k_learn, k1, k2 (Fig. 6)",
-          FirstLayerConfig, full=_full_first, claims=_fig6_claims_of)
+          FirstLayerConfig, full=_full_first, claims=_fig6_claims_of,
+          measured={"fig6.parquet": Measured(("value",), by=("quantity",))})
 def run_fig6(cfg: FirstLayerConfig, out_dir: Path) -> ExperimentResult:
     """Region labels of Eq. (113) over the (k, t) plane, with the exact alpha_eff beside them."""
     s = cfg.setting()

@@ -57,6 +57,16 @@ class Claim:
         sizes run: a seed claim the project disputes, or one of its own claims
         reported as failing. Fixed in code; a reason written after a run has
         seen the number says so. Empty for claims the project expects to hold.
+    revised
+        A claim changed after a run had shown its number: ``"<commit>: <old> -> <new>,
+        <why>"`` (the commit that changed it, what changed, and why). Empty for a claim
+        as first written. A revision is marked, never quietly made.
+    partner
+        For a claim whose expectation is "no change" (lazy stays at ``alpha``, nothing
+        flagged before ``t*``), which a constant or shuffled table may also meet: the
+        name of a claim of the same experiment that such a wrong table fails instead
+        (the mutation test of ``tests/experiments`` checks that it does). Empty for a
+        claim that a wrong table fails itself.
     """
 
     name: str
@@ -68,6 +78,8 @@ class Claim:
     note: str = ""
     full_only: bool = False
     disputed: str = ""
+    revised: str = ""
+    partner: str = ""
 
     def __post_init__(self) -> None:
         if not self.source.strip():
@@ -87,12 +99,18 @@ class Claim:
 
 
 def mark(claim: Mapping[str, Any]) -> str:
-    """``held``, or ``NOT HELD`` and why it was not expected to hold, of a claim's record."""
+    """``held``, or ``NOT HELD`` and why it was not expected to hold, of a claim's record.
+
+    A claim revised after a run (its record has a non-empty ``revised``) ends with
+    ``" (revised)"``; records written before the key existed read as not revised.
+    """
     if claim["held"]:
-        return "held"
-    if claim.get("disputed"):
-        return "NOT HELD (disputed)"
-    return "NOT HELD (quick size)" if claim.get("full_only") else "NOT HELD"
+        text = "held"
+    elif claim.get("disputed"):
+        text = "NOT HELD (disputed)"
+    else:
+        text = "NOT HELD (quick size)" if claim.get("full_only") else "NOT HELD"
+    return f"{text} (revised)" if claim.get("revised") else text
 
 
 def loglog_slope(x: Any, y: Any) -> float:
@@ -110,7 +128,8 @@ def loglog_slope(x: Any, y: Any) -> float:
 
 
 def within(name: str, measured: float, lo: float, hi: float, *, source: str, note: str = "",
-           full_only: bool = False, disputed: str = "") -> Claim:
+           full_only: bool = False, disputed: str = "", revised: str = "",
+           partner: str = "") -> Claim:
     """A claim that ``measured`` lies in the closed interval ``[lo, hi]``.
 
     ``lo`` and ``hi`` are the claim's tolerance, fixed before the run. A NaN
@@ -123,4 +142,4 @@ def within(name: str, measured: float, lo: float, hi: float, *, source: str, not
         note = f"measured value is {m} (not held); {note}" if note else \
             f"measured value is {m} (not held)"
     return Claim(name, f"in [{lo:g}, {hi:g}]", m, held, source=source, note=note,
-                 full_only=full_only, disputed=disputed)
+                 full_only=full_only, disputed=disputed, revised=revised, partner=partner)
