@@ -83,8 +83,9 @@ def mutate(df: pd.DataFrame, m: Measured, kind: str, rng: np.random.Generator | 
     """``df`` with its measured columns ``constant`` (median per group) or ``shuffled``."""
     out = df.copy()
     sel = out[_rows(out, m)]
-    groups = (sel.groupby(list(m.by), dropna=False, sort=False).groups.values() if m.by
-              else [sel.index])
+    codes = (sel.groupby(list(m.by), dropna=False, sort=False).ngroup().to_numpy() if m.by
+             else np.zeros(len(sel), dtype=int))
+    groups = [sel.index[codes == g] for g in np.unique(codes)]
     cols = list(m.columns)
     for idx in groups:
         block = out.loc[idx, cols]
