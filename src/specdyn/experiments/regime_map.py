@@ -129,7 +129,7 @@ def theory_labels(cfg: RegimeMapConfig, ratios: np.ndarray, gammas: np.ndarray) 
     return pd.DataFrame(rows)
 
 
-RATIO_REVISED = ("hA (issue 30): in [0, 1] -> in [0, 1): 'less than' is strict, and a table "
+RATIO_REVISED = ("b6f669e (issue 30): in [0, 1] -> in [0, 1): 'less than' is strict, and a table "
                  "whose cells all change alike gives exactly 1; changed after the mutation "
                  "test, not after this run")
 

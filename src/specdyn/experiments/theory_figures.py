@@ -74,7 +74,7 @@ SEQUENCE_DISPUTED = ("written after the first run measured a peak of 3.87: betwe
                      "short a Region II passage for alpha_eff to settle within 0.05 of 4")
 #: The fig3 (a) and fig6 plateau claims were a share of cells (the 10 % of a region's cells
 #: nearest the exponent), which every shuffled grid passes (issue 30).
-PLATEAU_REVISED = ("hA (issue 30): the exponent that 10 % of the region's cells reach -> the "
+PLATEAU_REVISED = ("b6f669e (issue 30): the exponent that 10 % of the region's cells reach -> the "
                    "widest run of on-plateau cells along k, >= 1 decade (EXIST_DECADES): a "
                    "shuffle keeps the share, not the run; changed after the mutation test, "
                    "not after this run")
@@ -735,7 +735,7 @@ def first_layer_offsets(k: np.ndarray, t: np.ndarray, aeff: np.ndarray, s: Power
 #: fig6's Region II claim: alpha_eff lies above alpha + beta over at least this share of the
 #: region's widest extent along k (the crossovers at its two ends may take the rest).
 RISE_SHARE = 0.5
-RISE_REVISED = ("hA (issue 30): max alpha_eff over the Region II cells -> the share of the "
+RISE_REVISED = ("b6f669e (issue 30): max alpha_eff over the Region II cells -> the share of the "
                 "region's widest k-extent where alpha_eff stays above alpha + beta, >= 0.5: "
                 "the max of a shuffled grid passes; changed after the mutation test, not "
                 "after this run")
