@@ -344,7 +344,7 @@ def falling_upper_half(df: pd.DataFrame, axis: str) -> bool:
 
 #: finite-size's slope claims were a slope alone, which a table shuffled across sizes passes
 #: in 2 of 5 shuffles at the quick size (issue 30's mutation test).
-SLOPE_REVISED = ("150dbc1+ (issue 30): the upper-half slope -> that slope where the seed-mean "
+SLOPE_REVISED = ("9aa3bc7 (issue 30): the upper-half slope -> that slope where the seed-mean "
                  "error falls at every step of the upper half (NaN otherwise): a table "
                  "shuffled across sizes kept a slope in range 2 times in 5; changed after the "
                  "mutation test, having seen the quick run (falling there)")
