@@ -725,10 +725,10 @@ def first_layer_offsets(k: np.ndarray, t: np.ndarray, aeff: np.ndarray, s: Power
                      "k1": _last_k(k, col >= 0.5 * (a_ + c_))}[name]
             offs.append(float(np.log10(found / b[j])))
         out[name] = np.asarray(offs)
-    j = int(np.argmin(np.abs(np.log(t / ts))))
+    near = int(np.argmin(np.abs(np.log(t / ts))))
     star = []
-    if lo <= np.log10(k1) <= hi and abs(np.log10(t[j] / ts)) <= 0.5 * BOUNDARY_MARGIN:
-        star.append(float(np.log10(_last_k(k, aeff[:, j] >= 0.5 * (a_ + c_)) / k1)))
+    if lo <= np.log10(k1) <= hi and abs(np.log10(t[near] / ts)) <= 0.5 * BOUNDARY_MARGIN:
+        star.append(float(np.log10(_last_k(k, aeff[:, near] >= 0.5 * (a_ + c_)) / k1)))
     out["k_star"] = np.asarray(star)
     return out
 
