@@ -60,8 +60,10 @@ def _small_configs() -> dict[str, Callable[[], Any]]:
                                                 t_max=200.0, checkpoints=6, n_seeds=2),
         "simulate": lambda: SimulateConfig(),
         "regime-map": lambda: RegimeMapConfig(),
-        "fig4": lambda: Fig4Config(),
-        "finite-size-theory": lambda: FSTConfig(),
+        "fig4": lambda: Fig4Config(D=32, N=256, M=256, steps=1500, kmax=16),
+        "finite-size-theory": lambda: FSTConfig(
+            D=8, N_values=(256,), M_values=(256,), seeds=48, times=(0.0, 10.0, 50.0, 200.0),
+            activations=("relu", "tanh"), nl_D=32, nl_N=512, nl_M=512, nl_steps=800, kmax=16),
     }
 
 

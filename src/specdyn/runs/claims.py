@@ -143,3 +143,38 @@ def within(name: str, measured: float, lo: float, hi: float, *, source: str, not
             f"measured value is {m} (not held)"
     return Claim(name, f"in [{lo:g}, {hi:g}]", m, held, source=source, note=note,
                  full_only=full_only, disputed=disputed, revised=revised, partner=partner)
+
+
+def rank_correlation(x: Any, y: Any) -> float:
+    """Spearman rank correlation of ``x`` and ``y`` for a claim.
+
+    NaN, so that the claim is NOT HELD, where it means nothing: fewer than three
+    points, a constant or non-finite ``x`` or ``y`` (a wrong table).
+    """
+    from scipy.stats import spearmanr
+
+    xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if (xa.size < 3 or xa.size != ya.size or not (np.all(np.isfinite(xa))
+                                                  and np.all(np.isfinite(ya)))
+            or np.ptp(xa) == 0 or np.ptp(ya) == 0):
+        return float("nan")
+    return float(spearmanr(xa, ya).statistic)
+
+
+def learning_order(times: Any, spectra: Any, ranks: Any) -> float:
+    """How strictly modes learn from low to high rank: the rank correlation of each rank's
+    half-learning time with the rank.
+
+    ``spectra[i, j]`` is the eigenvalue of rank ``ranks[j]`` at ``times[i]`` (time order).
+    A rank's half-learning time is the first time its change since ``times[0]`` reaches
+    half of its final change; 1 when every rank learns after the one above it. NaN where
+    a rank's final change is not positive (it learned nothing) or the data cannot say.
+    """
+    t = np.asarray(times, dtype=np.float64)
+    rho = np.asarray(spectra, dtype=np.float64)
+    inc = rho - rho[0]
+    final = inc[-1]
+    if not np.all(final > 0):
+        return float("nan")
+    half = np.array([t[np.argmax(inc[:, j] >= 0.5 * final[j])] for j in range(rho.shape[1])])
+    return rank_correlation(ranks, half)

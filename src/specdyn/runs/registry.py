@@ -52,7 +52,7 @@ class Measured:
 
     columns: tuple[str, ...]
     by: tuple[str, ...] = ()
-    where: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    where: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         if not self.columns:
@@ -80,7 +80,7 @@ class Experiment:
     full: Callable[[], Any] | None = None
     claims: ClaimsFn | None = None
     #: table file name (in the run's folder) -> what it measures (:class:`Measured`)
-    measured: Mapping[str, Measured] = field(default_factory=dict)
+    measured: Mapping[str, Measured] = field(default_factory=dict, hash=False)
 
     def config(self, full: bool = False) -> Any:
         """The quick default config, or the full-size one when ``full``."""
