@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib
@@ -25,24 +26,34 @@ def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = 4.8,
 
 _LETTERED = re.compile(r"^\([a-z]\)")
 
+#: Called as ``hook(fig, stem)`` by :func:`save_figure` after writing, before closing;
+#: added and removed by :func:`specdyn.plot.check.on_save` (the layout test's way in).
+SAVE_HOOKS: list[Callable[[Figure, Path], None]] = []
+
+
+def panels(fig: Figure) -> list:
+    """The panels of ``fig``: visible axes that are not colorbars or twins, in creation order."""
+    found: list = []
+    for ax in fig.axes:
+        if not ax.get_visible() or ax.get_label() == "<colorbar>":
+            continue
+        if any(ax.get_position().bounds == p.get_position().bounds for p in found):
+            continue  # a twin (twinx) of a panel already found
+        found.append(ax)
+    return found
+
 
 def letter_panels(fig: Figure) -> None:
     """Prefix the title of each panel of a multi-panel figure with ``(a)``, ``(b)``, ...
 
-    Panels are the visible axes that are not colorbars or twins, in creation
-    order (row by row for :func:`new_figure`); a title that already starts with a letter
-    in parentheses is left alone, and so is a figure with one panel.
+    Panels are those of :func:`panels` (row by row for :func:`new_figure`); a title
+    that already starts with a letter in parentheses is left alone, and so is a
+    figure with one panel.
     """
-    panels: list = []
-    for ax in fig.axes:
-        if not ax.get_visible() or ax.get_label() == "<colorbar>":
-            continue
-        if any(ax.get_position().bounds == p.get_position().bounds for p in panels):
-            continue  # a twin (twinx) of a panel already lettered
-        panels.append(ax)
-    if len(panels) < 2:
+    found = panels(fig)
+    if len(found) < 2:
         return
-    for i, ax in enumerate(panels):
+    for i, ax in enumerate(found):
         title = ax.get_title()
         if not _LETTERED.match(title):
             ax.title.set_text(f"({chr(ord('a') + i)}) {title}".rstrip())  # keeps the font
@@ -61,5 +72,7 @@ def save_figure(fig: Figure, stem: str | Path) -> list[Path]:
         with atomic_path(path) as tmp:
             fig.savefig(tmp, format=ext, dpi=150)
         paths.append(path)
+    for hook in list(SAVE_HOOKS):
+        hook(fig, stem)
     plt.close(fig)
     return paths
