@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -12,15 +13,23 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import LogFormatterSciNotation  # noqa: E402
 
 from specdyn.io import atomic_path  # noqa: E402
 
 
 def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = 4.8,
-               height: float = 3.6) -> tuple[Figure, list]:
-    """A figure with an ``nrows x ncols`` grid of axes, returned flat."""
+               height: float = 3.6, wspace: float | None = None) -> tuple[Figure, list]:
+    """A figure with an ``nrows x ncols`` grid of axes, returned flat.
+
+    ``wspace``: extra space between columns, as a fraction of the figure width
+    (the layout's default 0.02); more keeps a colour bar's label apart from the
+    next panel's y label.
+    """
     fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows),
                              constrained_layout=True, squeeze=False)
+    if wspace is not None:
+        fig.get_layout_engine().set(wspace=wspace)  # type: ignore[call-arg, union-attr]
     return fig, list(axes.ravel())
 
 
@@ -59,12 +68,40 @@ def letter_panels(fig: Figure) -> None:
             ax.title.set_text(f"({chr(ord('a') + i)}) {title}".rstrip())  # keeps the font
 
 
+class _SparseMinorLabels(LogFormatterSciNotation):
+    """Minor tick labels of a log axis: at 2 and 5 times a power of ten where matplotlib
+    would label 2, 3, 4 and 6 (an axis spanning 0.4 to 1 decade), whose labels
+    ("3x10^0", "4x10^0") overlap in a narrow panel."""
+
+    def set_locs(self, locs: Any = None) -> None:
+        super().set_locs(locs)
+        subset = self._sublabels
+        if subset is not None and 1 < len(subset) < self._base:
+            self._sublabels = {1, 2, 5}
+
+
+def sparse_log_labels(fig: Figure) -> None:
+    """Give every log axis of ``fig`` that keeps matplotlib's default minor tick labels
+    the sparser ones of :class:`_SparseMinorLabels`; axes with their own formatter keep it."""
+    stack = list(fig.axes)
+    while stack:
+        ax = stack.pop()
+        stack.extend(ax.child_axes)
+        for axis in (ax.xaxis, ax.yaxis):
+            fmt = axis.get_minor_formatter()
+            if axis.get_scale() == "log" and type(fmt) is LogFormatterSciNotation:
+                axis.set_minor_formatter(_SparseMinorLabels(base=fmt._base,  # noqa: SLF001
+                                                            labelOnlyBase=False))
+
+
 def save_figure(fig: Figure, stem: str | Path) -> list[Path]:
     """Save ``fig`` as ``stem.png`` (150 dpi) and ``stem.pdf``, atomically; close it.
 
-    Multi-panel figures get panel letters first (:func:`letter_panels`).
+    Multi-panel figures get panel letters first (:func:`letter_panels`), and log
+    axes sparser minor tick labels (:func:`sparse_log_labels`).
     """
     letter_panels(fig)
+    sparse_log_labels(fig)
     stem = Path(stem)
     paths = []
     for ext in ("png", "pdf"):
