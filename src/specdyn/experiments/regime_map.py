@@ -207,7 +207,7 @@ def run(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
                          np.geomspace(cfg.gamma_min, cfg.gamma_max, n))
     bounds = [Boundary("lazy boundary, Eq. (33)", lazy_boundary, "--"),
               Boundary(r"$\gamma_0\theta_0 = S$, $\sigma_w<\sigma_a$", feature_boundary, ":")]
-    fig, axes = new_figure(3, 1, width=5.0, height=4.2)
+    fig, axes = new_figure(3, 1, width=5.0, height=4.2, wspace=0.05)
     labels = {"lazy": "#8da0cb", "intermediate": "#e5c494", "feature-learning": "#fc8d62"}
     xl, yl = r"$\sigma_w/\sigma_a$", r"$\gamma_0\theta_0/S$"
     phase_diagram(fine, "sigma_ratio", "gamma_ratio", "regime", ax=axes[0], boundaries=bounds,
