@@ -39,11 +39,9 @@ import torch
 from specdyn.experiments.two_step import (
     PhaseConfig,
     ReuseConfig,
-    _full_phase,
-    _full_reuse,
     phase_table,
 )
-from specdyn.runs import run_experiment
+from specdyn.runs import get, run_experiment
 
 
 def _sync() -> None:
@@ -106,7 +104,7 @@ def main() -> None:
     print(f"device {name}, torch {torch.__version__}, threads {torch.get_num_threads()}",
           flush=True)
 
-    phase, reuse = _full_phase(), _full_reuse()
+    phase, reuse = get("two-step-phase").config(full=True), get("batch-reuse").config(full=True)
     if args.N is not None:
         phase = dataclasses.replace(phase, N=args.N, D=args.N, M=args.N)
         reuse = dataclasses.replace(reuse, N=args.N, D=args.N, M=args.N)

@@ -113,8 +113,11 @@ def real_data_figure(df: pd.DataFrame, modes: pd.DataFrame, fits: pd.DataFrame,
                            alpha=1.0 if student == "linear" else 0.5)
             ax[4].semilogx(tt, _slopes(sim, kmax), mk, color=c, ms=3, mfc="none",
                            label=f"{regime}, {student}")
-    for y, lab, va in ((a, r"$\alpha$", "top"), (ab, r"$\alpha+\beta$", "bottom"),
-                       (3 * a + (ab - a), r"$3\alpha+\beta$", "top")):
+    levels = [(a, r"$\alpha$", "top"), (ab, r"$\alpha+\beta$", "bottom"),
+              (3 * a + (ab - a), r"$3\alpha+\beta$", "top")]
+    if abs(ab - a) < 0.1 * max(abs(a), 1.0):  # beta ~ 0 (patches): one line, one label
+        levels = [(a, r"$\alpha \approx \alpha+\beta$", "top"), levels[2]]
+    for y, lab, va in levels:
         ax[4].axhline(y, color="grey", ls=":", lw=0.8)
         ax[4].annotate(lab, (0.01, y), xycoords=("axes fraction", "data"), fontsize=7,
                        va=va)
