@@ -60,6 +60,7 @@ Zero
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -71,11 +72,13 @@ __all__ = [
     "F32_RANGE",
     "PRECISIONS",
     "CovarianceAccumulator",
+    "batched_gram_eigenvalues",
     "covariance_spectrum",
     "gram_eigenvalues",
     "gram_spectrum",
     "rank_tolerance",
     "symmetric_eigenvalues",
+    "top_gram_eigenvalues",
     "weight_spectrum",
 ]
 
@@ -223,6 +226,92 @@ def gram_eigenvalues(X: Any, *, center: bool = False, divisor: float | None = No
         if dtype == torch.float64 or w[-1] >= F32_RANGE * w[0]:
             break
     return w
+
+
+def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool = False, *,
+                             precision: str = "auto") -> list[np.ndarray]:
+    """``gram_eigenvalues`` of many torch matrices: one batched ``eigvalsh`` per shape.
+
+    Matrices of the same shape, device and ``center`` are stacked and reduced
+    together on their device (each divided by its largest absolute entry
+    first, so a float32 Gram cannot overflow, and scaled back). ``"auto"``:
+    float32 Grams and eigenvalues on every device, then float64, batched
+    again, for the matrices whose smallest eigenvalue is below ``F32_RANGE``
+    of the largest (the rule of ``gram_eigenvalues``); ``"float64"``: float64
+    only. A centred ``n x p`` matrix with ``n <= p`` has one eigenvalue that
+    is zero by construction (the centring): it is set to 0 and left out of
+    that rule.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        For each matrix, in order: ``min(n, p)`` eigenvalues of
+        ``X_c^T X_c / n``, float64, decreasing, clipped at 0.
+    """
+    import torch
+
+    v.choice("precision", precision, PRECISIONS)
+    flags = [bool(center)] * len(mats) if isinstance(center, bool) else [bool(c) for c in center]
+    if len(flags) != len(mats):
+        raise ValueError(f"center must be a bool or one per matrix ({len(mats)}), "
+                         f"got {len(flags)}")
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i, (X, c) in enumerate(zip(mats, flags, strict=True)):
+        groups.setdefault((tuple(X.shape), str(X.device), c), []).append(i)
+    out: list[np.ndarray] = [np.empty(0)] * len(mats)
+    for (shape, _dev, c), idx in groups.items():
+        n, p = shape
+        zeros = 1 if c and n <= p else 0  # the centred Gram's null vector (the ones)
+        todo = idx
+        for dtype in ((torch.float32, torch.float64) if precision == "auto"
+                      else (torch.float64,)):
+            X = torch.stack([mats[i].detach() for i in todo]).to(dtype)
+            scale = X.abs().amax(dim=(1, 2), keepdim=True).clamp_min(torch.finfo(dtype).tiny)
+            X = X / scale
+            if c:
+                X = X - X.mean(dim=1, keepdim=True)
+            G = X.mT @ X if p <= n else X @ X.mT
+            w = torch.linalg.eigvalsh(G).flip(-1).clamp_min(0) * (scale[:, :, 0] ** 2 / n)
+            if zeros:
+                w[:, -1] = 0.0
+            W = to_numpy(w, np.float64)
+            redo = []
+            for row, i in enumerate(todo):
+                out[i] = W[row]
+                last = W[row][-1 - zeros] if W.shape[1] > zeros else 0.0
+                if dtype == torch.float32 and not last >= F32_RANGE * W[row][0]:
+                    redo.append(i)
+            todo = redo
+            if not todo:
+                break
+    return out
+
+
+def top_gram_eigenvalues(X: Any, k: int, *, center: bool = False, seed: int = 0,
+                         niter: int = 4) -> np.ndarray:
+    """The ``k`` largest eigenvalues of ``X_c^T X_c / n`` by randomized SVD, on X's device.
+
+    A randomized range finder (``k + 10`` directions, ``niter`` power
+    iterations, QR between them) in float32; the sketch comes from a local
+    numpy generator seeded with ``seed``, so no global random state is read
+    or changed and runs are reproducible. Float64 numpy out, decreasing.
+    """
+    import torch
+
+    n, p = (int(s) for s in X.shape)
+    k = v.positive_int("k", k)
+    q = min(k + 10, n, p)
+    Xf = X.detach().float()
+    if center:
+        Xf = Xf - Xf.mean(dim=0, keepdim=True)
+    sketch = np.random.default_rng(seed).standard_normal((p, q)).astype(np.float32)
+    Q = torch.linalg.qr(Xf @ torch.from_numpy(sketch).to(Xf.device)).Q
+    for _ in range(niter):
+        Q = torch.linalg.qr(Xf.T @ Q).Q
+        Q = torch.linalg.qr(Xf @ Q).Q
+    s = torch.linalg.svdvals(Q.T @ Xf)
+    e = to_numpy(s.double() ** 2 / n, np.float64)[:k]
+    return np.sort(e)[::-1].copy()
 
 
 def _is_torch(x: Any) -> bool:
