@@ -481,3 +481,29 @@ def load_records(path: str | os.PathLike[str]) -> pd.DataFrame:
         row["config"] = rec.get("config")
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- tracker folders
+
+
+def is_tracker(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a ``SpectrumTracker(..., out=path)`` folder (it has ``rows/``)."""
+    from specdyn.measure import _tracker_files
+
+    return (Path(path) / _tracker_files.ROWS).is_dir()
+
+
+def load_tracker(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """A tracker folder's measured rows and its ``record.json`` (``{}`` when there is none).
+
+    The rows are those of :func:`specdyn.measure.read_spectra` (whole files
+    only) less the ``record_coalesced`` markers of records the ``"coalesce"``
+    policy dropped: those steps are listed in the record's ``"coalesced"``.
+    The folder's layout and its atomic writes live in
+    :mod:`specdyn.measure._tracker_files` (``measure`` sits below ``runs``).
+    """
+    from specdyn.measure import _tracker_files
+
+    df = _tracker_files.read_spectra(path)
+    df = df[df["quantity"] != "record_coalesced"].reset_index(drop=True)
+    return df, _tracker_files.read_record(path) or {}
