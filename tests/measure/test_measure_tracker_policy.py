@@ -86,6 +86,11 @@ def test_coalescing_never_waits_and_records_the_skipped_steps(tmp_path) -> None:
     reasons = {s: why for s, layer, kind, why in tracker.skipped if kind == "record"}
     assert sorted(reasons) == list(range(1, 9))
     assert all("coalesced" in why for why in reasons.values())
+    # The report reads the measured rows only: no "*" layer, two recorded steps.
+    from specdyn.report import write_report
+
+    page = write_report(tmp_path).read_text()
+    assert "id='weight-*'" not in page and "2 recorded steps (0 .. 9)" in page
 
 
 def test_block_policy_records_every_step_behind_a_slow_worker() -> None:

@@ -103,7 +103,7 @@ def test_one_eigvalsh() -> None:
 
 def test_one_gram_routine_called_by_the_tracker_and_the_simulators() -> None:
     callers = _sites(_call_to("gram_eigenvalues", "symmetric_eigenvalues",
-                              "device_eigenvalues"))
+                              "device_eigenvalues", "batched_gram_eigenvalues"))
     for user in ("specdyn/measure/tracker.py", "specdyn/sim/gram.py",
                  "specdyn/sim/two_layer.py", "specdyn/measure/spectra.py",
                  "specdyn/sim/deep_linear.py", "specdyn/sim/linear_student.py"):

@@ -131,14 +131,14 @@ def rank_tolerance(largest: float, shape: float | tuple[float, ...],
 def device_eigenvalues(S: Any) -> Any:
     """Eigenvalues of a symmetric torch matrix as a tensor: its device and dtype, decreasing.
 
-    Negative round-off clipped to 0. The torch branch of
+    Negative round-off clipped to 0. A batch ``(..., m, m)`` gives ``(..., m)``. The torch branch of
     :func:`symmetric_eigenvalues`, for a simulator that keeps the values on the
     device in the run's precision (the top singular values of a weight matrix,
     say, are ``device_eigenvalues(W @ W.T).sqrt()``).
     """
     import torch
 
-    return torch.linalg.eigvalsh(S).clamp_min(0).flip(0)
+    return torch.linalg.eigvalsh(S).clamp_min(0).flip(-1)
 
 
 def symmetric_eigenvalues(S: Any, *, symmetrize: bool = False,
@@ -271,7 +271,7 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
             if c:
                 X = X - X.mean(dim=1, keepdim=True)
             G = X.mT @ X if p <= n else X @ X.mT
-            w = torch.linalg.eigvalsh(G).flip(-1).clamp_min(0) * (scale[:, :, 0] ** 2 / n)
+            w = device_eigenvalues(G) * (scale[:, :, 0] ** 2 / n)
             if zeros:
                 w[:, -1] = 0.0
             W = to_numpy(w, np.float64)
