@@ -2,6 +2,12 @@
 
 Run:  python benchmarks/tracker.py [--steps 10000] [--block 250] [--batch 4] [--context 64]
       python benchmarks/tracker.py --memory-only
+      python benchmarks/tracker.py --wide --record-only [--rounds 3]   # per-record cost table
+      bash benchmarks/gpu_tracker.sh                                 # the same on a lent GPU
+
+``--wide``: the width-512, 8-layer, 8-head ``CharTransformer`` of the example,
+batch 64 x 64 tokens, AdamW (issue 31's model; ``--width/--layers/--heads/--batch``
+override it). ``--device cuda`` runs model, copies and spectra there.
 
 1. Time inside the training loop, A/B. Model, data and update:
    ``examples/monitor_a_transformer.py`` (imported: character-level transformer,
@@ -30,6 +36,19 @@ Run:  python benchmarks/tracker.py [--steps 10000] [--block 250] [--batch 4] [--
    Python allocations (``tracemalloc``, started after the imports) and the peak
    resident set size (``ru_maxrss``).
 
+3. Cost of one record (``--record-cost`` / ``--record-only``), split into the
+   copy (cloning every tracked weight and the kept module outputs: what
+   ``step()`` and the hooks do), the decomposition, the summaries (fits and
+   tests, ``summarize_all``) and the write (one Parquet file), for two
+   decompositions of the *same* matrices in the same run: the reference
+   (:func:`_reference_spectra`: the code path before issue 31, one
+   ``gram_eigenvalues(X, precision="auto")`` per matrix, float64 on a CPU) and
+   the tracker's (``batched_gram_eigenvalues``: one batched float32
+   ``eigvalsh`` per shape, float64 where the range needs it). Best of
+   ``--rounds`` interleaved rounds; the machine's load average
+   (``os.getloadavg``) before and after. The agreement of the two (largest
+   ``|delta lambda| / lambda_1``) is printed too.
+
 Prints markdown with the load average; writes ``--json`` (default
 ``tracker-benchmark.json``) beside it.
 """
@@ -50,29 +69,49 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-from monitor_a_transformer import CharTransformer, load_text, training_steps  # noqa: E402
+from monitor_a_transformer import (  # noqa: E402
+    CharTransformer,
+    batches,
+    load_text,
+    training_steps,
+)
 
 from specdyn import Schedule  # noqa: E402
 from specdyn._progress import progress  # noqa: E402
 from specdyn.measure import SpectrumTracker  # noqa: E402
+from specdyn.measure._summary_process import Spectrum, summarize_all  # noqa: E402
+from specdyn.measure._tracker_files import frame, write_rows  # noqa: E402
+from specdyn.measure.spectra import batched_gram_eigenvalues, gram_eigenvalues  # noqa: E402
+
+
+def _model(args: argparse.Namespace, vocab: int) -> torch.nn.Module:
+    return CharTransformer(vocab, width=args.width, heads=args.heads, layers=args.layers,
+                           context=args.context).to(args.device)
+
+
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
 
 
 def _ab(args: argparse.Namespace) -> dict:
     data, chars = load_text()
     torch.manual_seed(0)
-    bare_model = CharTransformer(len(chars), context=args.context)
+    bare_model = _model(args, len(chars))
     tracked_model = copy.deepcopy(bare_model)
-    kw = dict(batch=args.batch, context=args.context, seed=0)
+    kw = dict(batch=args.batch, context=args.context, seed=0, device=args.device)
     bare, tracked = training_steps(bare_model, data, **kw), training_steps(tracked_model, data,
                                                                           **kw)
     out = tempfile.mkdtemp(prefix="specdyn-bench-tracker-")
-    tracker = SpectrumTracker(tracked_model, out=out, max_samples=1024, n_boot=50)
+    tracker = SpectrumTracker(tracked_model, out=out, max_samples=args.max_samples, n_boot=50,
+                              policy=args.policy)
     sched = Schedule.per_decade(10).predicate()
 
     def run_bare(n: int) -> tuple[float, float]:
         w0, c0 = time.perf_counter(), time.thread_time()
         for _ in range(n):
             next(bare)
+        _sync(args.device)
         return time.perf_counter() - w0, time.thread_time() - c0
 
     def run_tracked(n: int) -> tuple[float, float]:
@@ -81,13 +120,15 @@ def _ab(args: argparse.Namespace) -> dict:
             next(tracked)
             tracker.step()
         tracker.flush()
+        _sync(args.device)
         return time.perf_counter() - w0, time.thread_time() - c0
 
     # Warm-up on a throwaway copy (kernels, allocator, the tracker's lazy imports and
     # tables), so that neither arm pays the process's one-time costs.
     warm_model = copy.deepcopy(bare_model)
     w0 = time.perf_counter()
-    with SpectrumTracker(warm_model, schedule=[0, 2], max_samples=1024, n_boot=50) as warm:
+    with SpectrumTracker(warm_model, schedule=[0, 2], max_samples=args.max_samples,
+                         n_boot=50) as warm:
         for _ in zip(range(3), training_steps(warm_model, data, **kw), strict=False):
             warm.step()
     warm_s = time.perf_counter() - w0
@@ -108,6 +149,7 @@ def _ab(args: argparse.Namespace) -> dict:
     tracker.close()
     return {"rounds": rounds, "n_records": tracker.n_records, "out": out, "warm_s": warm_s,
             "peak_pending_mb": tracker.peak_pending_bytes / 2**20,
+            "coalesced": len(tracker.coalesced),
             "layers": [len(tracker.matrices), len(tracker.sites)]}
 
 
@@ -130,9 +172,10 @@ def _report_ab(res: dict, args: argparse.Namespace, load: tuple[float, float]) -
     steps = int(sum(r["steps"] for r in R))
     worker = sum(r["worker_cpu_s"] for r in R)
     main_extra = sum(r["tracked_cpu_s"] - r["bare_cpu_s"] for r in R)
-    print(f"### SpectrumTracker inside the training loop: char transformer (4 layers x 4 heads"
-          f" x 128), batch {args.batch} x {args.context} tokens, {steps} steps an arm, "
-          f"{len(R)} interleaved rounds of {args.block} steps, {args.threads} torch thread(s)")
+    print(f"### SpectrumTracker inside the training loop: char transformer ({args.layers} "
+          f"layers x {args.heads} heads x {args.width}), batch {args.batch} x {args.context} "
+          f"tokens, {steps} steps an arm, {len(R)} interleaved rounds of {args.block} steps, "
+          f"{args.threads} torch thread(s), device {args.device}, policy {args.policy}")
     print()
     print("| arm | loop time | per step | records |")
     print("|---|---|---|---|")
@@ -165,16 +208,140 @@ def _report_ab(res: dict, args: argparse.Namespace, load: tuple[float, float]) -
               f"{ts:.1f} s | {100 * (ts / bs - 1):+.2f} % |")
     print()
     print(f"one-time warm-up (imports, first records; outside both arms): {res['warm_s']:.1f} s")
-    print(f"largest backlog of queued copies: {res['peak_pending_mb']:.1f} MB "
-          "(step() waits only beyond max_pending_bytes, 256 MiB)")
+    print(f"largest backlog of queued copies: {res['peak_pending_mb']:.1f} MB; records "
+          f"coalesced (policy='coalesce': replaced while waiting): {res['coalesced']}")
     print(f"load average {load[0]:.1f} -> {load[1]:.1f} on {os.cpu_count()} CPUs")
     return {"overhead_pct": over, "overhead_ci95_pct": [lo, hi], "bare_s": float(b.sum()),
             "tracked_s": float(t.sum()), "records": res["n_records"], "steps": steps,
             "worker_cpu_s": worker, "main_cpu_extra_s": main_extra, "bare_cpu_s": bare_cpu,
             "quiet_rounds_pct": quiet.tolist(), "peak_pending_mb": res["peak_pending_mb"],
-            "rounds": R, "load": list(load),
+            "rounds": R, "load": list(load), "coalesced": res["coalesced"],
+            "model": [args.layers, args.heads, args.width], "device": args.device,
             "batch": args.batch, "context": args.context, "block": args.block,
             "threads": args.threads}
+
+
+def _reference_spectra(mats: list[torch.Tensor], centers: list[bool]) -> list[np.ndarray]:
+    """The decomposition before issue 31: one float64 (on a CPU) ``gram_eigenvalues`` a matrix.
+
+    What ``SpectrumTracker._eigs`` did for every matrix up to ``max_dense``
+    (``precision="auto"``: float32 first only on an accelerator), kept here as
+    the fixed reference the per-record table is timed against.
+    """
+    return [gram_eigenvalues(X, center=c, precision="auto") for X, c in zip(mats, centers,
+                                                                            strict=True)]
+
+
+def _record_cost(args: argparse.Namespace) -> dict:
+    """One record of the model, part by part, reference and this code, best of rounds."""
+    data, chars = load_text()
+    torch.manual_seed(0)
+    model = _model(args, len(chars))
+    it = training_steps(model, data, batch=args.batch, context=args.context, seed=0,
+                        device=args.device)
+    for _ in range(args.warm_steps):  # a few updates: not the spectra of the initialisation
+        next(it)
+    x, _ = next(batches(data, args.batch, args.context, 1))
+    x = x.to(args.device)
+    out = Path(tempfile.mkdtemp(prefix="specdyn-bench-record-"))
+    tr = SpectrumTracker(model, schedule=lambda s: False, out=out, background=False,
+                         summary_process=False, n_boot=50, max_samples=args.max_samples)
+    tr.arm()
+    with torch.no_grad():
+        model(x)
+    acts = tr._hooks.take()
+    weights = [(m.name, m.get()) for m in tr.matrices]
+
+    def copy_all() -> tuple[list[torch.Tensor], list[bool], float]:
+        _sync(args.device)
+        t0 = time.perf_counter()
+        mats = [W.clone() for _, W in weights]
+        mats += [torch.cat([h.clone() for h in buf]) for _, buf in acts]
+        _sync(args.device)
+        return mats, [False] * len(weights) + [True] * len(acts), time.perf_counter() - t0
+
+    def timed(f, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        t0 = time.perf_counter()
+        r = f(*a, **k)
+        return r, time.perf_counter() - t0
+
+    parts: dict[str, dict[str, list[float]]] = {
+        k: {"copy": [], "decomposition": [], "summaries": [], "write": []}
+        for k in ("reference", "new")}
+    agree = 0.0
+    # round -1: warm-up (lazy imports, kernels, allocator), not counted
+    for r in progress(range(-1, args.rounds), total=args.rounds + 1, desc="record rounds"):
+        for arm in (("reference", "new") if r % 2 == 0 else ("new", "reference")):
+            mats, centers, copy_s = copy_all()
+            if arm == "reference":
+                eigs, dec_s = timed(_reference_spectra, mats, centers)
+            else:
+                eigs, dec_s = timed(batched_gram_eigenvalues, mats, centers,
+                                    precision=args.precision)
+            spectra = []
+            for (X, c, e) in zip(mats, centers, eigs, strict=True):
+                n, p = (int(d) for d in X.shape)
+                spectra.append(Spectrum(0, "x", "activation" if c else "weight", e, True,
+                                        ratio=p / (n - 1) if c else p / n,
+                                        n_samples=float(n - 1 if c else n)))
+            (rows, _), sum_s = timed(summarize_all, spectra, tr._options)
+            _, write_s = timed(write_rows, out, r + 1, frame(rows))
+            if r < 0:
+                continue
+            for k, val in (("copy", copy_s), ("decomposition", dec_s), ("summaries", sum_s),
+                           ("write", write_s)):
+                parts[arm][k].append(val)
+            if arm == "new":
+                ref = _reference_spectra(mats, centers) if r == 0 else None
+                if ref is not None:
+                    agree = max(float(np.max(np.abs(a - b)) / max(b[0], 1e-300))
+                                for a, b in zip(eigs, ref, strict=True))
+    # end to end through the tracker (this code): the costs it records itself
+    tr.arm()
+    with torch.no_grad():
+        model(x)
+    e2e, e2e_s = timed(tr.record)
+    own = tr.record_costs[-1]
+    tr.close()
+    shapes: dict[tuple[int, int], int] = {}
+    for X in copy_all()[0]:
+        key = (int(X.shape[0]), int(X.shape[1]))
+        shapes[key] = shapes.get(key, 0) + 1
+    return {"parts": parts, "agree": agree, "end_to_end_s": e2e_s, "own_costs": own,
+            "n_matrices": len(weights) + len(acts), "shapes": {f"{a}x{b}": n for (a, b), n
+                                                              in sorted(shapes.items())}}
+
+
+def _report_record(res: dict, args: argparse.Namespace, load: tuple[float, float]) -> dict:
+    best = {arm: {k: min(v) for k, v in d.items()} for arm, d in res["parts"].items()}
+    tot = {arm: sum(b.values()) for arm, b in best.items()}
+    print(f"### One record: char transformer ({args.layers} layers x {args.heads} heads x "
+          f"{args.width}), batch {args.batch} x {args.context} tokens, {res['n_matrices']} "
+          f"matrices, device {args.device}, {args.threads} torch thread(s), best of "
+          f"{args.rounds} interleaved rounds")
+    print()
+    print("| part | reference (before issue 31: per matrix, float64 on a CPU) | this code "
+          "(batched, float32 where the range allows) |")
+    print("|---|---|---|")
+    for k in ("copy", "decomposition", "summaries", "write"):
+        print(f"| {k} | {best['reference'][k]:.3f} s | {best['new'][k]:.3f} s |")
+    print(f"| **total** | **{tot['reference']:.2f} s** | **{tot['new']:.2f} s** "
+          f"({tot['reference'] / tot['new']:.1f}x cheaper) |")
+    print()
+    dec = best["reference"]["decomposition"] / best["new"]["decomposition"]
+    print(f"decomposition alone: {dec:.1f}x; largest |delta lambda| / lambda_1 between the "
+          f"two: {res['agree']:.1e}")
+    o = res["own_costs"]
+    print(f"end to end through SpectrumTracker.record() (background=False, summaries in the "
+          f"thread): {res['end_to_end_s']:.2f} s (its record_costs: copy {o['copy_s']:.3f} s, "
+          f"spectra {o['spectra_s']:.3f} s, summaries {o['summaries_s']:.3f} s, write "
+          f"{o['write_s']:.3f} s)")
+    print(f"shapes (rows x cols: count): {res['shapes']}")
+    print(f"load average {load[0]:.1f} -> {load[1]:.1f} on {os.cpu_count()} CPUs")
+    return {"best": best, "total": tot, "speedup": tot["reference"] / tot["new"],
+            "agree": res["agree"], "end_to_end_s": res["end_to_end_s"],
+            "own_costs": o, "rounds": res["parts"], "load": list(load),
+            "shapes": res["shapes"]}
 
 
 _MEMORY = """
@@ -228,18 +395,45 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--context", type=int, default=64, help="tokens per sequence (<= 64)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
+    ap.add_argument("--wide", action="store_true",
+                    help="issue 31's model: width 512, 8 layers, 8 heads, batch 64")
+    ap.add_argument("--width", type=int, default=None, help="model width (default 128)")
+    ap.add_argument("--layers", type=int, default=None, help="blocks (default 4)")
+    ap.add_argument("--heads", type=int, default=None, help="attention heads (default 4)")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda")
+    ap.add_argument("--policy", default="coalesce", choices=("coalesce", "block"))
+    ap.add_argument("--precision", default="auto", choices=("auto", "float64"))
+    ap.add_argument("--max-samples", type=int, default=None,
+                    help="activation rows a record (default 1024; --wide: 2048)")
+    ap.add_argument("--record-cost", action="store_true", help="also the per-record table")
+    ap.add_argument("--record-only", action="store_true", help="only the per-record table")
+    ap.add_argument("--rounds", type=int, default=3, help="per-record rounds (best of)")
+    ap.add_argument("--warm-steps", type=int, default=3,
+                    help="training steps before the per-record table")
     ap.add_argument("--memory", action="store_true", help="also the memory table")
     ap.add_argument("--memory-only", action="store_true")
     ap.add_argument("--json", type=Path, default=Path("tracker-benchmark.json"))
     args = ap.parse_args()
-    for name in ("steps", "block", "batch", "context", "threads"):
+    wide = dict(width=512, layers=8, heads=8, max_samples=2048) if args.wide else {}
+    for name, small in (("width", 128), ("layers", 4), ("heads", 4), ("max_samples", 1024)):
+        if getattr(args, name) is None:
+            setattr(args, name, wide.get(name, small))
+    if args.wide and "--batch" not in sys.argv:
+        args.batch = 64
+    for name in ("steps", "block", "batch", "context", "threads", "width", "layers", "heads",
+                 "max_samples", "rounds"):
         if getattr(args, name) < 1:
             ap.error(f"--{name} must be a positive integer; got {getattr(args, name)}")
     if args.context > 64:
         ap.error(f"--context must be at most 64 (the model's context); got {args.context}")
     torch.set_num_threads(args.threads)
     record: dict = {}
-    if not args.memory_only:
+    if args.record_cost or args.record_only:
+        load0 = os.getloadavg()[0]
+        res = _record_cost(args)
+        record["record"] = _report_record(res, args, (load0, os.getloadavg()[0]))
+        print()
+    if not (args.memory_only or args.record_only):
         load0 = os.getloadavg()[0]
         res = _ab(args)
         record["ab"] = _report_ab(res, args, (load0, os.getloadavg()[0]))
