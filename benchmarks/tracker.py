@@ -44,7 +44,8 @@ override it). ``--device cuda`` runs model, copies and spectra there.
    (:func:`_reference_spectra`: the code path before issue 31, one
    ``gram_eigenvalues(X, precision="auto")`` per matrix, float64 on a CPU) and
    the tracker's (``batched_gram_eigenvalues``: one batched float32
-   ``eigvalsh`` per shape, float64 where the range needs it). Best of
+   ``eigvalsh`` per shape, float64 where the range needs it, a Linear's
+   output projected on its range of rank ``d_in`` first). Best of
    ``--rounds`` interleaved rounds; the machine's load average
    (``os.getloadavg``) before and after. The agreement of the two (largest
    ``|delta lambda| / lambda_1``) is printed too.
@@ -81,6 +82,7 @@ from specdyn._progress import progress  # noqa: E402
 from specdyn.measure import SpectrumTracker  # noqa: E402
 from specdyn.measure._summary_process import Spectrum, summarize_all  # noqa: E402
 from specdyn.measure._tracker_files import frame, write_rows  # noqa: E402
+from specdyn.measure._tracker_hooks import rank_bound  # noqa: E402
 from specdyn.measure.spectra import batched_gram_eigenvalues, gram_eigenvalues  # noqa: E402
 
 
@@ -252,6 +254,9 @@ def _record_cost(args: argparse.Namespace) -> dict:
     acts = tr._hooks.take()
     weights = [(m.name, m.get()) for m in tr.matrices]
 
+    bound = {site.name: rank_bound(site.module) for site in tr.sites}
+    ranks = [None] * len(weights) + [bound[name] for name, _ in acts]
+
     def copy_all() -> tuple[list[torch.Tensor], list[bool], float]:
         _sync(args.device)
         t0 = time.perf_counter()
@@ -276,7 +281,7 @@ def _record_cost(args: argparse.Namespace) -> dict:
             if arm == "reference":
                 eigs, dec_s = timed(_reference_spectra, mats, centers)
             else:
-                eigs, dec_s = timed(batched_gram_eigenvalues, mats, centers,
+                eigs, dec_s = timed(batched_gram_eigenvalues, mats, centers, ranks=ranks,
                                     precision=args.precision)
             spectra = []
             for (X, c, e) in zip(mats, centers, eigs, strict=True):

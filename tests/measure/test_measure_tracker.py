@@ -135,6 +135,7 @@ def test_schedules_and_max_samples() -> None:
                                                   32, 40]
     model = _mlp(2)
     tracker = SpectrumTracker(model, schedule=Schedule.every(3), max_samples=50, weights=False,
+                              policy="block",
                               fit=False, outliers=False)
     for _ in range(7):
         model(torch.randn(40, 64))
@@ -319,7 +320,8 @@ def test_streamed_rows_equal_in_memory_rows_and_callback_sees_each_record(tmp_pa
     model = _mlp(6)
     mem = copy.deepcopy(model)
     tr = SpectrumTracker(model, schedule=Schedule.every(2), out=tmp_path / "run", n_boot=5,
-                         policy="block", on_record=lambda rows: seen.append(int(rows["step"].iloc[0])))
+                         policy="block",
+                         on_record=lambda rows: seen.append(int(rows["step"].iloc[0])))
     ref = SpectrumTracker(mem, schedule=Schedule.every(2), n_boot=5, background=False)
     _train(model, tr, range(7))
     _train(mem, ref, range(7))
@@ -342,13 +344,13 @@ def test_streamed_rows_equal_in_memory_rows_and_callback_sees_each_record(tmp_pa
 def test_resume_in_process_continues_without_duplicates_and_refuses_to_mix(tmp_path) -> None:
     model = _mlp(7)
     tr = SpectrumTracker(model, schedule=Schedule.every(1), out=tmp_path, n_boot=0,
-                         activations=False)
+                         activations=False, policy="block")
     _train(model, tr, range(5))
     state = tr.state_dict()      # step 5 ... and then the run goes on to step 8 and dies
     _train(model, tr, range(5, 8))
     tr.close()
     fresh = SpectrumTracker(model, schedule=Schedule.every(1), out=tmp_path, n_boot=0,
-                            activations=False)
+                            activations=False, policy="block")
     with pytest.raises(ValueError, match="already holds rows up to step 7"):
         fresh.step()
     fresh.load_state_dict(state)
@@ -521,7 +523,8 @@ def test_summaries_in_the_helper_process_equal_those_in_the_thread(monkeypatch) 
 
     model = _mlp(13)
     mem = copy.deepcopy(model)
-    ref = SpectrumTracker(mem, schedule=Schedule.every(2), n_boot=5, summary_process=False)
+    ref = SpectrumTracker(mem, schedule=Schedule.every(2), n_boot=5, summary_process=False,
+                          policy="block")
     _train(mem, ref, range(5))
     ref.close()
 
@@ -529,7 +532,7 @@ def test_summaries_in_the_helper_process_equal_those_in_the_thread(monkeypatch) 
         raise AssertionError("summaries computed in the training process")
 
     monkeypatch.setattr(tracker_mod, "summarize_all", not_here)  # the helper has its own
-    tr = SpectrumTracker(model, schedule=Schedule.every(2), n_boot=5)
+    tr = SpectrumTracker(model, schedule=Schedule.every(2), n_boot=5, policy="block")
     _train(model, tr, range(5))
     tr.close()
     assert_frame_equal(tr.table(), ref.table())

@@ -34,6 +34,22 @@ def schedule_predicate(schedule: Any, steps: int | None) -> Callable[[int], bool
     return Schedule.of(schedule, name="schedule").predicate(steps, name="schedule")
 
 
+def rank_bound(module: Any) -> int | None:
+    """An upper bound on the rank of ``module``'s (centred) output, from its construction.
+
+    ``Linear(d_in, d_out)``: ``d_in`` (an affine map of ``d_in`` features);
+    ``Embedding(num, dim)``: ``num`` (one row per index). Exact types only: a
+    subclass may compute something else. ``None``: no bound known.
+    """
+    import torch
+
+    if type(module) is torch.nn.Linear:
+        return int(module.in_features)
+    if type(module) is torch.nn.Embedding:
+        return int(module.num_embeddings)
+    return None
+
+
 def nbytes(t: Any) -> int:
     """Bytes of a tensor's elements."""
     return int(t.nelement()) * int(t.element_size())

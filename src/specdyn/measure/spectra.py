@@ -232,18 +232,37 @@ def gram_eigenvalues(X: Any, *, center: bool = False, divisor: float | None = No
 
 
 def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool = False, *,
+                             ranks: Sequence[int | None] | None = None,
                              precision: str = "auto") -> list[np.ndarray]:
     """``gram_eigenvalues`` of many torch matrices: one batched ``eigvalsh`` per shape.
 
-    Matrices of the same shape, device and ``center`` are stacked and reduced
-    together on their device (each divided by its largest absolute entry
-    first, so a float32 Gram cannot overflow, and scaled back). ``"auto"``:
-    float32 Grams and eigenvalues on every device, then float64, batched
-    again, for the matrices whose smallest eigenvalue is below ``F32_RANGE``
+    Matrices of the same shape, device, ``center`` and rank bound are stacked
+    and reduced together on their device (each divided by its largest
+    absolute entry first, so a float32 Gram cannot overflow, and scaled
+    back). ``"auto"``: float32 on every device, then float64, batched again,
+    for the matrices whose smallest nonzero eigenvalue is below ``F32_RANGE``
     of the largest (the rule of ``gram_eigenvalues``); ``"float64"``: float64
     only. A centred ``n x p`` matrix with ``n <= p`` has one eigenvalue that
     is zero by construction (the centring): it is set to 0 and left out of
     that rule.
+
+    Parameters
+    ----------
+    mats
+        ``n x p`` torch tensors (any device).
+    center
+        Remove column means first: one flag for all, or one per matrix.
+    ranks
+        Optional bound on each matrix's rank known from how it was made (the
+        output of ``Linear(d_in, d_out)`` has rank at most ``d_in``).
+        When the bound is below half of ``min(n, p)`` the matrix is projected
+        on its range first (``R + 10`` directions from a local generator: an
+        exact range for a rank-``R`` matrix), so only an ``(R + 10)``-square
+        Gram is diagonalised; the eigenvalues past ``R`` are 0. If the
+        projection misses more than ``1e-4`` (float32; ``1e-10`` float64) of
+        the trace, the bound was wrong and the full Gram is used.
+    precision
+        ``"auto"`` or ``"float64"`` (``PRECISIONS``).
 
     Returns
     -------
@@ -255,16 +274,23 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
 
     v.choice("precision", precision, PRECISIONS)
     flags = [bool(center)] * len(mats) if isinstance(center, bool) else [bool(c) for c in center]
-    if len(flags) != len(mats):
-        raise ValueError(f"center must be a bool or one per matrix ({len(mats)}), "
-                         f"got {len(flags)}")
+    bounds = list(ranks) if ranks is not None else [None] * len(mats)
+    if len(flags) != len(mats) or len(bounds) != len(mats):
+        raise ValueError(f"center and ranks must be one per matrix ({len(mats)}), got "
+                         f"{len(flags)} and {len(bounds)}")
     groups: dict[tuple[Any, ...], list[int]] = {}
-    for i, (X, c) in enumerate(zip(mats, flags, strict=True)):
-        groups.setdefault((tuple(X.shape), str(X.device), c), []).append(i)
+    for i, (X, c, r) in enumerate(zip(mats, flags, bounds, strict=True)):
+        n, p = (int(d) for d in X.shape)
+        m = min(n, p)
+        R = min(m, n - 1 if c else m, m if r is None else max(int(r), 1))
+        groups.setdefault((n, p, str(X.device), c, R if R + 10 <= m // 2 else None),
+                          []).append(i)
     out: list[np.ndarray] = [np.empty(0)] * len(mats)
-    for (shape, _dev, c), idx in groups.items():
-        n, p = shape
+    unbounded: list[int] = []
+    for (n, p, _dev, c, R), idx in groups.items():
+        m = min(n, p)
         zeros = 1 if c and n <= p else 0  # the centred Gram's null vector (the ones)
+        keep = m - zeros if R is None else R
         todo = idx
         for dtype in ((torch.float32, torch.float64) if precision == "auto"
                       else (torch.float64,)):
@@ -273,20 +299,35 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
             X = X / scale
             if c:
                 X = X - X.mean(dim=1, keepdim=True)
-            G = X.mT @ X if p <= n else X @ X.mT
-            w = device_eigenvalues(G) * (scale[:, :, 0] ** 2 / n)
-            if zeros:
-                w[:, -1] = 0.0
-            W = to_numpy(w, np.float64)
+            if R is None:
+                G = X.mT @ X if p <= n else X @ X.mT
+            else:  # on the range of X: R + 10 random directions span it exactly
+                sketch = np.random.default_rng(0).standard_normal((p, R + 10))
+                Q = torch.linalg.qr(X @ torch.from_numpy(sketch).to(X.device, dtype)).Q
+                B = Q.mT @ X
+                G = B @ B.mT
+            w = device_eigenvalues(G)
+            W = np.zeros((len(todo), m))
+            W[:, :keep] = to_numpy(w[:, :keep] * (scale[:, :, 0] ** 2 / n), np.float64)
+            if R is not None:  # the bound holds iff the range carries the whole trace
+                tol = 1e-4 if dtype == torch.float32 else 1e-10
+                missed = to_numpy(1 - w.sum(-1) / (X * X).sum((1, 2)).clamp_min(1e-300))
             redo = []
             for row, i in enumerate(todo):
+                if R is not None and not missed[row] <= tol:
+                    unbounded.append(i)
+                    continue
                 out[i] = W[row]
-                last = W[row][-1 - zeros] if W.shape[1] > zeros else 0.0
-                if dtype == torch.float32 and not last >= F32_RANGE * W[row][0]:
+                if dtype == torch.float32 and not W[row][keep - 1] >= F32_RANGE * W[row][0]:
                     redo.append(i)
             todo = redo
             if not todo:
                 break
+    if unbounded:  # a wrong rank bound: the full Gram
+        again = batched_gram_eigenvalues([mats[i] for i in unbounded],
+                                         [flags[i] for i in unbounded], precision=precision)
+        for i, e in zip(unbounded, again, strict=True):
+            out[i] = e
     return out
 
 

@@ -52,7 +52,11 @@ Where the work happens
     Grams and eigenvalues, redone in float64 for the matrices whose smallest
     eigenvalue is below ``1e-4`` of the largest, where float32 round-off,
     ``~6e-8`` of the largest, would exceed 0.1 %; ``precision="float64"``:
-    float64 throughout), then the row files. Helper process (shared by the
+    float64 throughout; the output of a ``Linear(d_in, d_out)`` or an
+    ``Embedding``, whose rank is at most ``d_in`` or its number of rows, is
+    first projected on its range when that bound is below half its smaller
+    side, so a ``d_in + 10``-square Gram is diagonalised instead of a
+    ``d_out``-square one), then the row files. Helper process (shared by the
     process's trackers; ``summary_process=False``: the worker thread): the
     fits and tests, host numpy, which holds the GIL. Layers with
     ``min(rows, cols) > max_dense`` get the top ``top or 256`` eigenvalues by
@@ -116,7 +120,7 @@ from specdyn import _validate as v
 from specdyn.measure import _tracker_files as files
 from specdyn.measure._summary_process import Options, Spectrum, shared_helper, summarize_all
 from specdyn.measure._tracker_files import Row, frame, read_spectra
-from specdyn.measure._tracker_hooks import Hooks, Job, schedule_predicate
+from specdyn.measure._tracker_hooks import Hooks, Job, rank_bound, schedule_predicate
 from specdyn.measure.layers import (
     ActivationSite,
     WeightMatrix,
@@ -628,6 +632,7 @@ class SpectrumTracker:
 
         t0 = time.perf_counter()
         s = job.step
+        bound = {site.name: rank_bound(site.module) for site in self.sites}
         mats: list[tuple[str, str, Any]] = [(name, "weight", W) for name, W in job.weights]
         for name, buf in job.activations:
             if not buf:
@@ -647,9 +652,11 @@ class SpectrumTracker:
             else:
                 keep.append((name, kind, X))
         dense = [i for i, (_, _, X) in enumerate(keep) if min(X.shape) <= self.max_dense]
-        eigs = batched_gram_eigenvalues([keep[i][2] for i in dense],
-                                        [keep[i][1] == "activation" for i in dense],
-                                        precision=self.precision)
+        eigs = batched_gram_eigenvalues(
+            [keep[i][2] for i in dense], [keep[i][1] == "activation" for i in dense],
+            ranks=[bound.get(keep[i][0]) if keep[i][1] == "activation" else None
+                   for i in dense],
+            precision=self.precision)
         spectra_of: dict[int, tuple[np.ndarray, bool]] = {
             i: (e, True) for i, e in zip(dense, eigs, strict=True)}
         for i, (_, kind, X) in enumerate(keep):
