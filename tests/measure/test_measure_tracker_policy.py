@@ -281,3 +281,26 @@ def test_a_run_killed_while_writing_leaves_only_whole_records(tmp_path) -> None:
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4))
     SpectrumTracker(model, schedule=[0], out=out, overwrite=True, n_boot=0).close()
     assert not [p for p in rows.iterdir() if p.name.startswith(".")]
+
+
+def test_batched_spectra_equal_the_per_matrix_float64_ones() -> None:
+    """Mixed shapes, centring, a true rank bound and a wrong one, against gram_eigenvalues."""
+    from specdyn.measure.spectra import batched_gram_eigenvalues, gram_eigenvalues
+
+    g = torch.Generator().manual_seed(4)
+    low = torch.randn(300, 20, generator=g) @ torch.randn(20, 200, generator=g)  # rank 20
+    mats = [torch.randn(40, 30, generator=g), torch.randn(40, 30, generator=g),
+            torch.randn(30, 50, generator=g), low, low + 0.0, torch.randn(300, 200, generator=g)]
+    center = [False, True, True, True, False, True]
+    ranks = [None, None, None, 20, 20, 20]       # the last bound is wrong
+    got = batched_gram_eigenvalues(mats, center, ranks=ranks)
+    for X, c, e in zip(mats, center, got, strict=True):
+        ref = gram_eigenvalues(X, center=c)
+        assert e.shape == ref.shape
+        assert np.max(np.abs(e - ref)) < 1e-5 * ref[0]
+    assert np.count_nonzero(got[3]) == 20 and np.count_nonzero(got[5]) >= 190
+    assert got[2][-1] == 0.0                      # the centring's zero, exactly
+    f64 = batched_gram_eigenvalues(mats, center, ranks=ranks, precision="float64")
+    for X, c, e in zip(mats, center, f64, strict=True):
+        ref = gram_eigenvalues(X, center=c)
+        assert np.max(np.abs(e - ref)) < 1e-12 * ref[0]
