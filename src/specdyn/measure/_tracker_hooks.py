@@ -60,14 +60,14 @@ class Job:
     """One record's copies: ``(name, tensor)`` weights and ``(name, [chunks])`` outputs.
 
     ``coalesced`` lists the earlier records this one replaced before they
-    started (``policy="coalesce"``): ``(step, reason)``.
+    started (``policy="coalesce"``): their steps.
     """
 
     step: int
     weights: list[tuple[str, Any]]
     activations: list[tuple[str, Any]]
     copy_s: float = 0.0
-    coalesced: list[tuple[int, str]] = field(default_factory=list)
+    coalesced: list[int] = field(default_factory=list)
     nbytes: int = field(init=False)
 
     def __post_init__(self) -> None:

@@ -504,6 +504,7 @@ def load_tracker(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, 
     """
     from specdyn.measure import _tracker_files
 
-    df = _tracker_files.read_spectra(path)
+    folder = Path(path)
+    df = _tracker_files.read_spectra(folder)
     df = df[df["quantity"] != "record_coalesced"].reset_index(drop=True)
-    return df, _tracker_files.read_record(path) or {}
+    return df, _tracker_files.read_record(folder) or {}
