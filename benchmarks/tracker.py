@@ -36,19 +36,21 @@ override it). ``--device cuda`` runs model, copies and spectra there.
    Python allocations (``tracemalloc``, started after the imports) and the peak
    resident set size (``ru_maxrss``).
 
-3. Cost of one record (``--record-cost`` / ``--record-only``), split into the
-   copy (cloning every tracked weight and the kept module outputs: what
-   ``step()`` and the hooks do), the decomposition, the summaries (fits and
-   tests, ``summarize_all``) and the write (one Parquet file), for two
-   decompositions of the *same* matrices in the same run: the reference
-   (:func:`_reference_spectra`: the code path before issue 31, one
-   ``gram_eigenvalues(X, precision="auto")`` per matrix, float64 on a CPU) and
-   the tracker's (``batched_gram_eigenvalues``: one batched float32
-   ``eigvalsh`` per shape, float64 where the range needs it, a Linear's
-   output projected on its range of rank ``d_in`` first). Best of
-   ``--rounds`` interleaved rounds; the machine's load average
-   (``os.getloadavg``) before and after. The agreement of the two (largest
-   ``|delta lambda| / lambda_1``) is printed too.
+3. Cost of one record (``--record-cost`` / ``--record-only``) through
+   ``SpectrumTracker.record()`` (``background=False``, summaries in the thread),
+   split as the tracker's ``record_costs`` split it: the copy (the weights'
+   clones, plus the extra time of a forward pass with the hooks armed: the
+   module outputs' clones), the decomposition, the summaries (fits and tests)
+   and the write (one Parquet file). Two arms on the *same* model and batch in
+   the same run: the reference (:func:`_reference_spectra`, put in place of
+   ``batched_gram_eigenvalues`` in the tracker's module: the code path before
+   issue 31, one ``gram_eigenvalues(X, precision="auto")`` per matrix, float64
+   on a CPU) and this code (``batched_gram_eigenvalues``: one batched float32
+   ``eigvalsh`` per shape, float64 where the range needs it, a Linear's output
+   projected on its range of rank ``d_in`` first). Best of ``--rounds``
+   interleaved rounds after a warm-up round; the machine's load average
+   (``os.getloadavg``) before and after; the largest ``|delta lambda|`` between
+   the arms' eigenvalues, relative to each spectrum's largest.
 
 Prints markdown with the load average; writes ``--json`` (default
 ``tracker-benchmark.json``) beside it.
@@ -67,6 +69,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
@@ -80,10 +83,7 @@ from monitor_a_transformer import (  # noqa: E402
 from specdyn import Schedule  # noqa: E402
 from specdyn._progress import progress  # noqa: E402
 from specdyn.measure import SpectrumTracker  # noqa: E402
-from specdyn.measure._summary_process import Spectrum, summarize_all  # noqa: E402
-from specdyn.measure._tracker_files import frame, write_rows  # noqa: E402
-from specdyn.measure._tracker_hooks import rank_bound  # noqa: E402
-from specdyn.measure.spectra import batched_gram_eigenvalues, gram_eigenvalues  # noqa: E402
+from specdyn.measure.spectra import gram_eigenvalues  # noqa: E402
 
 
 def _model(args: argparse.Namespace, vocab: int) -> torch.nn.Module:
@@ -223,19 +223,25 @@ def _report_ab(res: dict, args: argparse.Namespace, load: tuple[float, float]) -
             "threads": args.threads}
 
 
-def _reference_spectra(mats: list[torch.Tensor], centers: list[bool]) -> list[np.ndarray]:
-    """The decomposition before issue 31: one float64 (on a CPU) ``gram_eigenvalues`` a matrix.
+def _reference_spectra(mats: list[torch.Tensor], centers: list[bool], *,
+                       ranks: list[int | None] | None = None,
+                       precision: str = "auto") -> list[np.ndarray]:
+    """The decomposition before issue 31: one ``gram_eigenvalues`` a matrix, float64 on a CPU.
 
     What ``SpectrumTracker._eigs`` did for every matrix up to ``max_dense``
     (``precision="auto"``: float32 first only on an accelerator), kept here as
-    the fixed reference the per-record table is timed against.
+    the fixed reference the per-record table is timed against; it takes the
+    place of ``batched_gram_eigenvalues`` in the tracker's module for the
+    reference arm (``ranks`` and ``precision`` ignored, as the old path did).
     """
     return [gram_eigenvalues(X, center=c, precision="auto") for X, c in zip(mats, centers,
                                                                             strict=True)]
 
 
 def _record_cost(args: argparse.Namespace) -> dict:
-    """One record of the model, part by part, reference and this code, best of rounds."""
+    """One record of the model through SpectrumTracker, part by part, reference and this code."""
+    from specdyn.measure import tracker as tracker_mod
+
     data, chars = load_text()
     torch.manual_seed(0)
     model = _model(args, len(chars))
@@ -245,76 +251,55 @@ def _record_cost(args: argparse.Namespace) -> dict:
         next(it)
     x, _ = next(batches(data, args.batch, args.context, 1))
     x = x.to(args.device)
-    out = Path(tempfile.mkdtemp(prefix="specdyn-bench-record-"))
-    tr = SpectrumTracker(model, schedule=lambda s: False, out=out, background=False,
-                         summary_process=False, n_boot=50, max_samples=args.max_samples)
-    tr.arm()
-    with torch.no_grad():
-        model(x)
-    acts = tr._hooks.take()
-    weights = [(m.name, m.get()) for m in tr.matrices]
+    tr = SpectrumTracker(model, schedule=lambda s: False, background=False,
+                         out=Path(tempfile.mkdtemp(prefix="specdyn-bench-record-")),
+                         summary_process=False, n_boot=50, max_samples=args.max_samples,
+                         precision=args.precision)
+    batched = tracker_mod.batched_gram_eigenvalues
 
-    bound = {site.name: rank_bound(site.module) for site in tr.sites}
-    ranks = [None] * len(weights) + [bound[name] for name, _ in acts]
-
-    def copy_all() -> tuple[list[torch.Tensor], list[bool], float]:
+    def forward(armed: bool) -> float:
+        if armed:
+            tr.arm()
         _sync(args.device)
         t0 = time.perf_counter()
-        mats = [W.clone() for _, W in weights]
-        mats += [torch.cat([h.clone() for h in buf]) for _, buf in acts]
+        with torch.no_grad():
+            model(x)
         _sync(args.device)
-        return mats, [False] * len(weights) + [True] * len(acts), time.perf_counter() - t0
-
-    def timed(f, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
-        t0 = time.perf_counter()
-        r = f(*a, **k)
-        return r, time.perf_counter() - t0
+        return time.perf_counter() - t0
 
     parts: dict[str, dict[str, list[float]]] = {
         k: {"copy": [], "decomposition": [], "summaries": [], "write": []}
         for k in ("reference", "new")}
-    agree = 0.0
+    eigs: dict[str, pd.DataFrame] = {}
     # round -1: warm-up (lazy imports, kernels, allocator), not counted
     for r in progress(range(-1, args.rounds), total=args.rounds + 1, desc="record rounds"):
         for arm in (("reference", "new") if r % 2 == 0 else ("new", "reference")):
-            mats, centers, copy_s = copy_all()
-            if arm == "reference":
-                eigs, dec_s = timed(_reference_spectra, mats, centers)
-            else:
-                eigs, dec_s = timed(batched_gram_eigenvalues, mats, centers, ranks=ranks,
-                                    precision=args.precision)
-            spectra = []
-            for (X, c, e) in zip(mats, centers, eigs, strict=True):
-                n, p = (int(d) for d in X.shape)
-                spectra.append(Spectrum(0, "x", "activation" if c else "weight", e, True,
-                                        ratio=p / (n - 1) if c else p / n,
-                                        n_samples=float(n - 1 if c else n)))
-            (rows, _), sum_s = timed(summarize_all, spectra, tr._options)
-            _, write_s = timed(write_rows, out, r + 1, frame(rows))
+            tracker_mod.batched_gram_eigenvalues = (  # type: ignore[assignment]
+                _reference_spectra if arm == "reference" else batched)
+            try:
+                bare_s = forward(False)
+                hooked_s = forward(True)           # the hooks clone the module outputs
+                tr.record()                        # copies the weights, then measures
+            finally:
+                tracker_mod.batched_gram_eigenvalues = batched
+            tr.step()
+            c = tr.record_costs[-1]
             if r < 0:
                 continue
-            for k, val in (("copy", copy_s), ("decomposition", dec_s), ("summaries", sum_s),
-                           ("write", write_s)):
+            for k, val in (("copy", c["copy_s"] + max(hooked_s - bare_s, 0.0)),
+                           ("decomposition", c["spectra_s"]), ("summaries", c["summaries_s"]),
+                           ("write", c["write_s"])):
                 parts[arm][k].append(val)
-            if arm == "new":
-                ref = _reference_spectra(mats, centers) if r == 0 else None
-                if ref is not None:
-                    agree = max(float(np.max(np.abs(a - b)) / max(b[0], 1e-300))
-                                for a, b in zip(eigs, ref, strict=True))
-    # end to end through the tracker (this code): the costs it records itself
-    tr.arm()
-    with torch.no_grad():
-        model(x)
-    e2e, e2e_s = timed(tr.record)
-    own = tr.record_costs[-1]
+            if r == 0:
+                df = tr.table()
+                eigs[arm] = df[(df.step == df.step.max())
+                               & df.quantity.str.endswith("_eigenvalue")].reset_index(drop=True)
     tr.close()
-    shapes: dict[tuple[int, int], int] = {}
-    for X in copy_all()[0]:
-        key = (int(X.shape[0]), int(X.shape[1]))
-        shapes[key] = shapes.get(key, 0) + 1
-    return {"parts": parts, "agree": agree, "end_to_end_s": e2e_s, "own_costs": own,
-            "n_matrices": len(weights) + len(acts), "shapes": {f"{a}x{b}": n for (a, b), n
-                                                              in sorted(shapes.items())}}
+    a, b = eigs["new"], eigs["reference"]
+    top = b.groupby(["layer", "quantity"])["value"].transform("max").to_numpy()
+    agree = float(np.max(np.abs(a["value"].to_numpy() - b["value"].to_numpy()) / top))
+    return {"parts": parts, "agree": agree,
+            "n_matrices": len(tr.matrices) + len(tr.sites)}
 
 
 def _report_record(res: dict, args: argparse.Namespace, load: tuple[float, float]) -> dict:
@@ -336,17 +321,9 @@ def _report_record(res: dict, args: argparse.Namespace, load: tuple[float, float
     dec = best["reference"]["decomposition"] / best["new"]["decomposition"]
     print(f"decomposition alone: {dec:.1f}x; largest |delta lambda| / lambda_1 between the "
           f"two: {res['agree']:.1e}")
-    o = res["own_costs"]
-    print(f"end to end through SpectrumTracker.record() (background=False, summaries in the "
-          f"thread): {res['end_to_end_s']:.2f} s (its record_costs: copy {o['copy_s']:.3f} s, "
-          f"spectra {o['spectra_s']:.3f} s, summaries {o['summaries_s']:.3f} s, write "
-          f"{o['write_s']:.3f} s)")
-    print(f"shapes (rows x cols: count): {res['shapes']}")
     print(f"load average {load[0]:.1f} -> {load[1]:.1f} on {os.cpu_count()} CPUs")
     return {"best": best, "total": tot, "speedup": tot["reference"] / tot["new"],
-            "agree": res["agree"], "end_to_end_s": res["end_to_end_s"],
-            "own_costs": o, "rounds": res["parts"], "load": list(load),
-            "shapes": res["shapes"]}
+            "agree": res["agree"], "rounds": res["parts"], "load": list(load)}
 
 
 _MEMORY = """

@@ -23,7 +23,7 @@ import pandas as pd
 
 from specdyn.io import read_json, write_json, write_table
 
-__all__ = ["read_spectra"]
+__all__ = ["read_spectra", "read_tracker_record"]
 
 COLUMNS = ["step", "layer", "quantity", "rank", "value", "verdict"]
 DTYPES = {"step": "int64", "layer": "string", "quantity": "string", "rank": "int64",
@@ -68,7 +68,7 @@ def read_spectra(out: str | Path) -> pd.DataFrame:
                           ignore_index=True)
 
 
-def read_record(out: str | Path) -> dict[str, Any] | None:
+def read_tracker_record(out: str | Path) -> dict[str, Any] | None:
     """``record.json`` of a tracker folder, or ``None`` when there is none."""
     path = Path(out) / RECORD
     return read_json(path) if path.is_file() else None
@@ -91,7 +91,7 @@ def open_folder(out: Path, layers: dict[str, Any], overwrite: bool) -> int | Non
         for f in files:
             f.unlink()
         files = []
-    rec = read_record(out) if files else None
+    rec = read_tracker_record(out) if files else None
     if rec is not None and rec.get("layers") is not None and rec["layers"] != layers:
         raise ValueError(f"out={str(out)!r} holds the record of a run with other "
                          "layers; choose a new folder or pass overwrite=True")

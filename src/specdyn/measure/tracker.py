@@ -119,7 +119,7 @@ import pandas as pd
 from specdyn import _validate as v
 from specdyn.measure import _tracker_files as files
 from specdyn.measure._summary_process import Options, Spectrum, shared_helper, summarize_all
-from specdyn.measure._tracker_files import Row, frame, read_spectra
+from specdyn.measure._tracker_files import Row, frame, read_spectra, read_tracker_record
 from specdyn.measure._tracker_hooks import Hooks, Job, rank_bound, schedule_predicate
 from specdyn.measure.layers import (
     ActivationSite,
@@ -131,7 +131,7 @@ from specdyn.measure.layers import (
 from specdyn.measure.spectra import PRECISIONS, batched_gram_eigenvalues, top_gram_eigenvalues
 from specdyn.schedule import Schedule
 
-__all__ = ["POLICIES", "SpectrumTracker", "read_spectra"]
+__all__ = ["POLICIES", "SpectrumTracker", "read_spectra", "read_tracker_record"]
 
 _STATE_VERSION = 1
 #: The tracker's default schedule: about 10 steps a decade, with no end.

@@ -486,25 +486,19 @@ def load_records(path: str | os.PathLike[str]) -> pd.DataFrame:
 # --------------------------------------------------------------------------- tracker folders
 
 
-def is_tracker(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a ``SpectrumTracker(..., out=path)`` folder (it has ``rows/``)."""
-    from specdyn.measure import _tracker_files
-
-    return (Path(path) / _tracker_files.ROWS).is_dir()
-
-
 def load_tracker(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
     """A tracker folder's measured rows and its ``record.json`` (``{}`` when there is none).
 
     The rows are those of :func:`specdyn.measure.read_spectra` (whole files
     only) less the ``record_coalesced`` markers of records the ``"coalesce"``
     policy dropped: those steps are listed in the record's ``"coalesced"``.
-    The folder's layout and its atomic writes live in
-    :mod:`specdyn.measure._tracker_files` (``measure`` sits below ``runs``).
+    The folder's layout and its atomic writes live with the tracker, in
+    ``specdyn.measure`` (which sits below ``runs``), on :mod:`specdyn.io`'s
+    atomic writes.
     """
-    from specdyn.measure import _tracker_files
+    from specdyn.measure.tracker import read_spectra, read_tracker_record
 
     folder = Path(path)
-    df = _tracker_files.read_spectra(folder)
+    df = read_spectra(folder)
     df = df[df["quantity"] != "record_coalesced"].reset_index(drop=True)
-    return df, _tracker_files.read_record(folder) or {}
+    return df, read_tracker_record(folder) or {}
