@@ -241,9 +241,11 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
     absolute entry first, so a float32 Gram cannot overflow, and scaled
     back). ``"auto"``: float32 on every device, then float64, batched again,
     for the matrices whose smallest nonzero eigenvalue is below ``F32_RANGE``
-    of the largest (the rule of ``gram_eigenvalues``); ``"float64"``: float64
-    only. A centred ``n x p`` matrix with ``n <= p`` has one eigenvalue that
-    is zero by construction (the centring): it is set to 0 and left out of
+    of the largest (the rule of ``gram_eigenvalues``), and float64 from the
+    start for near-square ones (smaller side above 0.9 of the larger, no rank
+    bound), whose spectra reach down to ~0; ``"float64"``: float64 only. A
+    centred ``n x p`` matrix with ``n <= p`` has one eigenvalue that is zero
+    by construction (the centring): it is set to 0 and left out of
     that rule.
 
     Parameters
@@ -292,7 +294,11 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
         zeros = 1 if c and n <= p else 0  # the centred Gram's null vector (the ones)
         keep = m - zeros if R is None else R
         todo = idx
-        for dtype in ((torch.float32, torch.float64) if precision == "auto"
+        # A near-square full-rank matrix has eigenvalues down to ~0 (Marchenko-Pastur's lower
+        # edge (1 - sqrt(q))^2 is below F32_RANGE of the upper one for q > 0.96): float32
+        # would be redone, so float64 from the start.
+        square = R is None and m - zeros > 0.9 * max(n, p)
+        for dtype in ((torch.float32, torch.float64) if precision == "auto" and not square
                       else (torch.float64,)):
             X = torch.stack([mats[i].detach() for i in todo]).to(dtype)
             scale = X.abs().amax(dim=(1, 2), keepdim=True).clamp_min(torch.finfo(dtype).tiny)

@@ -235,7 +235,10 @@ class SpectrumTracker:
     record_costs
         One dict a computed record: ``step``, ``copy_s`` (training thread; on an
         accelerator the time to launch the copies), ``spectra_s``,
-        ``summaries_s``, ``write_s`` (wall seconds).
+        ``summaries_s``, ``write_s`` (wall seconds) and ``spectra_cpu_s``,
+        ``summaries_cpu_s`` (with the summary process's), ``write_cpu_s``
+        (CPU seconds of the thread that did it; torch's intra-op pool not
+        counted).
     capture
         The hooks (registered only around scheduled steps, see ``arm()``) keep
         module outputs only while this is true (default); the framework
@@ -611,14 +614,14 @@ class SpectrumTracker:
             return
         finally:
             self.measure_cpu_s += time.thread_time() - t0
-        w0 = time.perf_counter()
+        w0, wc = time.perf_counter(), time.thread_time()
         rows += [(s, "*", "record_coalesced", 0, float(job.step), "") for s in job.coalesced]
         self.coalesced += [(s, job.step) for s in job.coalesced]
         if self.out is not None:
             files.write_rows(self.out, job.step, frame(rows))
         else:
             self._rows.extend(rows)
-        cost["write_s"] = time.perf_counter() - w0
+        cost["write_s"], cost["write_cpu_s"] = time.perf_counter() - w0, time.thread_time() - wc
         self.record_costs.append(cost)
         self.n_records += 1
         if self._callbacks:
@@ -630,7 +633,7 @@ class SpectrumTracker:
         """Rows of one record and the CPU seconds the summary process spent on them."""
         import torch
 
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         s = job.step
         bound = {site.name: rank_bound(site.module) for site in self.sites}
         mats: list[tuple[str, str, Any]] = [(name, "weight", W) for name, W in job.weights]
@@ -673,12 +676,14 @@ class SpectrumTracker:
             else:  # centring leaves n - 1 degrees of freedom
                 spectra.append(Spectrum(s, name, "activation", e, complete, ratio=p / (n - 1),
                                         n_samples=float(n - 1), n_rows=n))
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.thread_time()
         if self._in_helper:
             rows, skipped, cpu = shared_helper().run(spectra, self._options)
         else:
             (rows, skipped), cpu = summarize_all(spectra, self._options), 0.0
         cost["spectra_s"], cost["summaries_s"] = t1 - t0, time.perf_counter() - t1
+        cost["spectra_cpu_s"] = c1 - c0
+        cost["summaries_cpu_s"] = time.thread_time() - c1 + cpu
         self.skipped.extend(skipped)
         return rows, cpu
 
