@@ -233,6 +233,7 @@ def gram_eigenvalues(X: Any, *, center: bool = False, divisor: float | None = No
 
 def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool = False, *,
                              ranks: Sequence[int | None] | None = None,
+                             start64: Sequence[bool] | None = None,
                              precision: str = "auto") -> list[np.ndarray]:
     """``gram_eigenvalues`` of many torch matrices: one batched ``eigvalsh`` per shape.
 
@@ -261,8 +262,12 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
         on its range first (``R + 10`` directions from a local generator: an
         exact range for a rank-``R`` matrix), so only an ``(R + 10)``-square
         Gram is diagonalised; the eigenvalues past ``R`` are 0. If the
-        projection misses more than ``1e-4`` (float32; ``1e-10`` float64) of
+        projection misses more than ``1e-4`` (float32; ``1e-8`` float64) of
         the trace, the bound was wrong and the full Gram is used.
+    start64
+        Optional: matrices to do in float64 from the start under ``"auto"``
+        (the tracker passes those that needed it at their previous record:
+        spectra change slowly, and a float32 try that fails costs time).
     precision
         ``"auto"`` or ``"float64"`` (``PRECISIONS``).
 
@@ -277,19 +282,20 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
     v.choice("precision", precision, PRECISIONS)
     flags = [bool(center)] * len(mats) if isinstance(center, bool) else [bool(c) for c in center]
     bounds = list(ranks) if ranks is not None else [None] * len(mats)
-    if len(flags) != len(mats) or len(bounds) != len(mats):
-        raise ValueError(f"center and ranks must be one per matrix ({len(mats)}), got "
-                         f"{len(flags)} and {len(bounds)}")
+    f64 = [bool(b) for b in start64] if start64 is not None else [False] * len(mats)
+    if not len(flags) == len(bounds) == len(f64) == len(mats):
+        raise ValueError(f"center, ranks and start64 must be one per matrix ({len(mats)}), "
+                         f"got {len(flags)}, {len(bounds)} and {len(f64)}")
     groups: dict[tuple[Any, ...], list[int]] = {}
-    for i, (X, c, r) in enumerate(zip(mats, flags, bounds, strict=True)):
+    for i, (X, c, r, d) in enumerate(zip(mats, flags, bounds, f64, strict=True)):
         n, p = (int(d) for d in X.shape)
         m = min(n, p)
         R = min(m, n - 1 if c else m, m if r is None else max(int(r), 1))
-        groups.setdefault((n, p, str(X.device), c, R if R + 10 <= m // 2 else None),
+        groups.setdefault((n, p, str(X.device), c, R if R + 10 <= m // 2 else None, d),
                           []).append(i)
     out: list[np.ndarray] = [np.empty(0)] * len(mats)
     unbounded: list[int] = []
-    for (n, p, _dev, c, R), idx in groups.items():
+    for (n, p, _dev, c, R, d), idx in groups.items():
         m = min(n, p)
         zeros = 1 if c and n <= p else 0  # the centred Gram's null vector (the ones)
         keep = m - zeros if R is None else R
@@ -299,7 +305,7 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
         # would be redone, so float64 from the start.
         square = R is None and m - zeros > 0.9 * max(n, p)
         for dtype in ((torch.float32, torch.float64) if precision == "auto" and not square
-                      else (torch.float64,)):
+                      and not d else (torch.float64,)):
             X = torch.stack([mats[i].detach() for i in todo]).to(dtype)
             scale = X.abs().amax(dim=(1, 2), keepdim=True).clamp_min(torch.finfo(dtype).tiny)
             X = X / scale
@@ -316,7 +322,7 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
             W = np.zeros((len(todo), m))
             W[:, :keep] = to_numpy(w[:, :keep] * (scale[:, :, 0] ** 2 / n), np.float64)
             if R is not None:  # the bound holds iff the range carries the whole trace
-                tol = 1e-4 if dtype == torch.float32 else 1e-10
+                tol = 1e-4 if dtype == torch.float32 else 1e-8
                 missed = to_numpy(1 - w.sum(-1) / (X * X).sum((1, 2)).clamp_min(1e-300))
             redo = []
             for row, i in enumerate(todo):
@@ -331,7 +337,9 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
                 break
     if unbounded:  # a wrong rank bound: the full Gram
         again = batched_gram_eigenvalues([mats[i] for i in unbounded],
-                                         [flags[i] for i in unbounded], precision=precision)
+                                         [flags[i] for i in unbounded],
+                                         start64=[f64[i] for i in unbounded],
+                                         precision=precision)
         for i, e in zip(unbounded, again, strict=True):
             out[i] = e
     return out

@@ -52,7 +52,8 @@ Where the work happens
     Grams and eigenvalues, redone in float64 for the matrices whose smallest
     eigenvalue is below ``1e-4`` of the largest, where float32 round-off,
     ``~6e-8`` of the largest, would exceed 0.1 %; ``precision="float64"``:
-    float64 throughout; the output of a ``Linear(d_in, d_out)`` or an
+    float64 throughout; a matrix that needed float64 at its previous record
+    starts in float64; the output of a ``Linear(d_in, d_out)`` or an
     ``Embedding``, whose rank is at most ``d_in`` or its number of rows, is
     first projected on its range when that bound is below half its smaller
     side, so a ``d_in + 10``-square Gram is diagonalised instead of a
@@ -128,7 +129,12 @@ from specdyn.measure.layers import (
     select_modules,
     weight_matrices,
 )
-from specdyn.measure.spectra import PRECISIONS, batched_gram_eigenvalues, top_gram_eigenvalues
+from specdyn.measure.spectra import (
+    F32_RANGE,
+    PRECISIONS,
+    batched_gram_eigenvalues,
+    top_gram_eigenvalues,
+)
 from specdyn.schedule import Schedule
 
 __all__ = ["POLICIES", "SpectrumTracker", "read_spectra", "read_tracker_record"]
@@ -312,6 +318,7 @@ class SpectrumTracker:
         self.n_records = 0
         self.measure_cpu_s = 0.0
         self._last_recorded: int | None = None
+        self._needs64: dict[tuple[str, str], bool] = {}  # (layer, kind): float64 last time
         self._rows: list[Row] = []
         self._active = False
         self.capture = True
@@ -655,11 +662,15 @@ class SpectrumTracker:
             else:
                 keep.append((name, kind, X))
         dense = [i for i, (_, _, X) in enumerate(keep) if min(X.shape) <= self.max_dense]
+        keys = [(keep[i][0], keep[i][1]) for i in dense]
         eigs = batched_gram_eigenvalues(
-            [keep[i][2] for i in dense], [keep[i][1] == "activation" for i in dense],
-            ranks=[bound.get(keep[i][0]) if keep[i][1] == "activation" else None
-                   for i in dense],
+            [keep[i][2] for i in dense], [kind == "activation" for _, kind in keys],
+            ranks=[bound.get(name) if kind == "activation" else None for name, kind in keys],
+            start64=[self._needs64.get(key, False) for key in keys],
             precision=self.precision)
+        for key, e in zip(keys, eigs, strict=True):  # float64 next time if it needed it now
+            pos = e[e > 0]
+            self._needs64[key] = bool(pos.size and pos[-1] < F32_RANGE * pos[0])
         spectra_of: dict[int, tuple[np.ndarray, bool]] = {
             i: (e, True) for i, e in zip(dense, eigs, strict=True)}
         for i, (_, kind, X) in enumerate(keep):
