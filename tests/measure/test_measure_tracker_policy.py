@@ -301,6 +301,8 @@ def test_batched_spectra_equal_the_per_matrix_float64_ones() -> None:
     assert np.count_nonzero(got[3]) == 20 and np.count_nonzero(got[5]) >= 190
     assert got[2][-1] == 0.0                      # the centring's zero, exactly
     f64 = batched_gram_eigenvalues(mats, center, ranks=ranks, precision="float64")
-    for X, c, e in zip(mats, center, f64, strict=True):
+    started = batched_gram_eigenvalues(mats, center, ranks=ranks, start64=[True] * len(mats))
+    for X, c, e, e2 in zip(mats, center, f64, started, strict=True):
         ref = gram_eigenvalues(X, center=c)
         assert np.max(np.abs(e - ref)) < 1e-12 * ref[0]
+        assert np.max(np.abs(e2 - ref)) < 1e-12 * ref[0]    # float64 from the start
