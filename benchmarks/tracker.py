@@ -225,6 +225,7 @@ def _report_ab(res: dict, args: argparse.Namespace, load: tuple[float, float]) -
 
 def _reference_spectra(mats: list[torch.Tensor], centers: list[bool], *,
                        ranks: list[int | None] | None = None,
+                       start64: list[bool] | None = None,
                        precision: str = "auto") -> list[np.ndarray]:
     """The decomposition before issue 31: one ``gram_eigenvalues`` a matrix, float64 on a CPU.
 
@@ -232,7 +233,8 @@ def _reference_spectra(mats: list[torch.Tensor], centers: list[bool], *,
     (``precision="auto"``: float32 first only on an accelerator), kept here as
     the fixed reference the per-record table is timed against; it takes the
     place of ``batched_gram_eigenvalues`` in the tracker's module for the
-    reference arm (``ranks`` and ``precision`` ignored, as the old path did).
+    reference arm (``ranks``, ``start64`` and ``precision`` ignored, as the old
+    path had none of them).
     """
     return [gram_eigenvalues(X, center=c, precision="auto") for X, c in zip(mats, centers,
                                                                             strict=True)]
