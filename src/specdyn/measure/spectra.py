@@ -238,9 +238,10 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
     """``gram_eigenvalues`` of many torch matrices: one batched ``eigvalsh`` per shape.
 
     Matrices of the same shape, device, ``center`` and rank bound are stacked
-    and reduced together on their device (each divided by its largest
-    absolute entry first, so a float32 Gram cannot overflow, and scaled
-    back). ``"auto"``: float32 on every device, then float64, batched again,
+    and reduced together on their accelerator (on a CPU, where a batched
+    ``eigvalsh`` is a loop anyway, one at a time); in float32 each is divided
+    by its largest absolute entry first, so its Gram cannot overflow, and
+    scaled back. ``"auto"``: float32 on every device, then float64, batched again,
     for the matrices whose smallest nonzero eigenvalue is below ``F32_RANGE``
     of the largest (the rule of ``gram_eigenvalues``), and float64 from the
     start for near-square ones (smaller side above 0.9 of the larger, no rank
@@ -291,11 +292,14 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
         n, p = (int(d) for d in X.shape)
         m = min(n, p)
         R = min(m, n - 1 if c else m, m if r is None else max(int(r), 1))
-        groups.setdefault((n, p, str(X.device), c, R if R + 10 <= m // 2 else None, d),
+        # Stacking pays on an accelerator (one launch a shape); on a CPU a batched eigvalsh
+        # is a loop of LAPACK calls and the stacked copies cost more: one matrix a group.
+        alone = i if X.device.type == "cpu" else -1
+        groups.setdefault((n, p, str(X.device), c, R if R + 10 <= m // 2 else None, d, alone),
                           []).append(i)
     out: list[np.ndarray] = [np.empty(0)] * len(mats)
     unbounded: list[int] = []
-    for (n, p, _dev, c, R, d), idx in groups.items():
+    for (n, p, _dev, c, R, d, _alone), idx in groups.items():
         m = min(n, p)
         zeros = 1 if c and n <= p else 0  # the centred Gram's null vector (the ones)
         keep = m - zeros if R is None else R
@@ -307,8 +311,12 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
         for dtype in ((torch.float32, torch.float64) if precision == "auto" and not square
                       and not d else (torch.float64,)):
             X = torch.stack([mats[i].detach() for i in todo]).to(dtype)
-            scale = X.abs().amax(dim=(1, 2), keepdim=True).clamp_min(torch.finfo(dtype).tiny)
-            X = X / scale
+            if dtype == torch.float32:  # float64 holds any float32 entry's square
+                scale = X.abs().amax(dim=(1, 2), keepdim=True).clamp_min(
+                    torch.finfo(dtype).tiny)
+                X = X / scale
+            else:
+                scale = torch.ones((len(todo), 1, 1), dtype=dtype, device=X.device)
             if c:
                 X = X - X.mean(dim=1, keepdim=True)
             if R is None:
