@@ -9,22 +9,52 @@
 These are accuracy claims, not timings: there is no baseline to race.
 Prints markdown tables. ``--quick`` runs 1-2 at N = 600 / 1000 (about a
 minute) instead of 2000 / 4000 (about 30 min on 2 cores).
+
+``--cell N`` instead times one ``two-step-phase`` cell at ``D = M = N``
+(``phase_table`` of a one-cell grid, ``alpha = (0.27, 0.38)``, the --full
+lattice's middle, on the default device), ``--rounds`` times, and prints each
+round's wall and CPU time (all threads; the CPU time is what a loaded machine
+cannot hide) and the best wall time, with the load average. Run it with
+``PYTHONPATH`` pointing at two checkouts in turn (interleaved rounds) to
+compare them: it uses only ``PhaseConfig`` and ``phase_table``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
+import time
 from pathlib import Path
 
-from specdyn.experiments.two_step import PhaseConfig, ReuseConfig
+from specdyn.experiments.two_step import PhaseConfig, ReuseConfig, phase_table
 from specdyn.runs import run_experiment
+
+
+def time_cell(N: int, rounds: int) -> list[float]:
+    """Wall time of ``rounds`` one-cell ``phase_table`` calls at ``D = M = N``."""
+    cfg = PhaseConfig(N=N, D=N, M=N, alpha1=(0.27,), alpha2=(0.38,), seeds=1)
+    times = []
+    for _ in range(rounds):
+        t0, c0 = time.perf_counter(), time.process_time()
+        row = phase_table(cfg).iloc[0]
+        times.append(time.perf_counter() - t0)
+        print(f"cell N={N}: {times[-1]:.2f} s wall, {time.process_time() - c0:.1f} s CPU "
+              f"(count_W1 {row['count_W1']}, count_W2 {row['count_W2']}, "
+              f"load {os.getloadavg()[0]:.1f})", flush=True)
+    return times
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--cell", type=int, default=None, metavar="N")
+    parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
+    if args.cell is not None:
+        best = min(time_cell(args.cell, args.rounds))
+        print(f"best of {args.rounds}: {best:.2f} s a cell")
+        return
     n_phase, n_reuse, seeds = (600, 1000, 2) if args.quick else (2000, 4000, 3)
     with tempfile.TemporaryDirectory() as tmp:
         phase = run_experiment("two-step-phase", Path(tmp),

@@ -1,7 +1,11 @@
 """One self-contained HTML report of a ``SpectrumTracker`` run (``specdyn report DIR``).
 
-The page works offline with no server: Plotly's script is embedded once and
-each figure is a ``<div>`` with its data inline. It shows
+The page works offline with no server and stays small (well under 1 MB for a
+few layers): plotly.js's basic bundle is embedded once, gzipped (the page unzips
+it with the browser's ``DecompressionStream``), and each figure is a ``<div>``
+with its data inline as JSON, numbers rounded to 5 significant digits, the
+shared template written once. Without the vendored bundle the full plotly.js
+of the ``plotly`` package is embedded instead (about 5 MB). It shows
 
 1. an overview: the rank exponent ``a`` (``lambda_k ~ k^-a``) of every layer
    over steps, weights and activations side by side;
@@ -11,19 +15,26 @@ each figure is a ``<div>`` with its data inline. It shows
 3. per layer and kind, two panels: exponent (with its interval) and the
    number of outliers above the Marchenko-Pastur edge over steps; and the
    spectrum at chosen steps on log axes, with the power-law fit (dashed, over
-   its window) and the MP edge (dotted), one colour per step.
+   its window) and the MP edge (dotted), one colour per step. Eigenvalues at or
+   below the rank tolerance (numerical zeros,
+   :func:`specdyn.measure.spectra.rank_tolerance`) are left off the log axis and
+   counted in a note under the figure; they stay in the tracker's tables.
 """
 
 from __future__ import annotations
 
+import base64
 import fnmatch
 import html
+import json
+import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from specdyn.measure.spectra import rank_tolerance
 from specdyn.runs.store import load_tracker
 
 __all__ = ["select_steps", "write_report"]
@@ -35,7 +46,19 @@ _COLORS = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#f
 # Log axes labelled at 1, 2, 5 of each decade: over a decade or less Plotly otherwise
 # labels every digit, a crowded column of small numbers in the screenshot.
 _LOG_TICKS = "D2"
+
+
+def _log_dtick(lo: float, hi: float) -> str | int:
+    """Plotly's ``dtick`` for a log axis over ``[lo, hi]``: 1, 2, 5 per decade up to three
+    decades, then every decade, then every n-th, so that about 8 labels at most show."""
+    if not (lo > 0 and hi > lo):
+        return _LOG_TICKS
+    decades = math.log10(hi / lo)
+    return _LOG_TICKS if decades <= 3 else max(1, math.ceil(decades / 8))
 _MAX_POINTS = 200  # per plotted spectrum: log-spaced ranks keep the file small
+_DIGITS = 5  # significant digits of every number in the page's figure data
+#: plotly.js's basic bundle (scatter is all the page draws), gzipped; see _assets/README.md
+PLOTLY_BUNDLE = Path(__file__).resolve().parent / "_assets" / "plotly-basic.min.js.gz"
 
 
 def select_steps(steps: Any, count: int = 5) -> list[int]:
@@ -68,8 +91,29 @@ def _summary(df: pd.DataFrame, kind: str) -> pd.DataFrame:
     return wide.join(verdict).reset_index()
 
 
+def _zero_note(zeros: dict[int, tuple[int, int]]) -> str:
+    """The line under a spectrum panel saying how many numerical zeros it leaves out."""
+    hidden = {st: nz for st, nz in zeros.items() if nz[0]}
+    if not hidden:
+        return ""
+    counts = {nz for nz in hidden.values()}
+    if len(counts) == 1 and len(hidden) == len(zeros):
+        n, total = counts.pop()
+        what = f"{n} of {total} eigenvalues at every selected step are"
+    else:
+        what = "; ".join(f"step {st}: {n} of {total}" for st, (n, total) in hidden.items())
+        what = f"eigenvalues ({what}) are"
+    return (f"Not on the log axis: {what} at or below the rank tolerance (largest x "
+            "matrix size x float64 eps): numerical zeros, kept in the tracker's tables.")
+
+
 def _layer_figure(layer: str, kind: str, summ: pd.DataFrame, eig: pd.DataFrame,
-                  steps: list[int]) -> Any:
+                  steps: list[int], size: float | None = None) -> tuple[Any, str]:
+    """The two panels of one layer and kind, and the note on the eigenvalues left out.
+
+    ``size``: the larger side of the matrix whose Gram was diagonalised (the rank
+    tolerance's size); default the number of eigenvalues recorded.
+    """
     from plotly.subplots import make_subplots
 
     fig = make_subplots(rows=1, cols=2, specs=[[{"secondary_y": True}, {}]],
@@ -105,14 +149,24 @@ def _layer_figure(layer: str, kind: str, summ: pd.DataFrame, eig: pd.DataFrame,
                      dtick=max(1, int(np.ceil(top / 5))), showgrid=False)
 
     by_step = s.set_index("step")
+    zeros: dict[int, tuple[int, int]] = {}
+    shown: list[np.ndarray] = []
     for i, st in enumerate(steps):
         e = eig[eig["step"] == st].sort_values("rank")
         if e.empty:
             continue
         color = _COLORS[i % len(_COLORS)]
-        k, lam = e["rank"].to_numpy(), e["value"].to_numpy()
-        pos = lam > 0
+        k, lam = e["rank"].to_numpy(), e["value"].to_numpy(dtype=np.float64)
+        # numerical zeros (round-off of a rank-deficient matrix, ~1e-15 of the largest)
+        # would stretch the log axis over 17 decades: counted, not drawn
+        tol = rank_tolerance(float(np.nanmax(lam)) if lam.size else 0.0,
+                             size if size else lam.size)
+        pos = np.isfinite(lam) & (lam > tol)
+        zeros[st] = (int(lam.size - pos.sum()), int(lam.size))
         k, lam = k[pos], lam[pos]
+        if lam.size == 0:
+            continue
+        shown.append(lam)
         idx = _thin(k)
         fig.add_scatter(x=k[idx], y=lam[idx], mode="markers", marker={"size": 4, "color": color},
                         name=f"step {st}", legendgroup=f"s{st}", row=1, col=2)
@@ -131,12 +185,15 @@ def _layer_figure(layer: str, kind: str, summ: pd.DataFrame, eig: pd.DataFrame,
                             name=f"MP edge (step {st})", legendgroup=f"s{st}", showlegend=False,
                             row=1, col=2)
     fig.update_xaxes(type="log", title_text="rank k", row=1, col=2, dtick=_LOG_TICKS)
+    lam_all = np.concatenate(shown) if shown else np.array([])
     fig.update_yaxes(type="log", title_text="eigenvalue (dashed: fit, dotted: MP edge)",
-                     row=1, col=2, exponentformat="power", dtick=_LOG_TICKS)
+                     row=1, col=2, exponentformat="power",
+                     dtick=_log_dtick(float(lam_all.min()), float(lam_all.max()))
+                     if lam_all.size else _LOG_TICKS)
     fig.update_layout(height=330, margin={"l": 60, "r": 20, "t": 40, "b": 45},
                       legend={"font": {"size": 11}}, template="plotly_white",
                       font={"size": 12})
-    return fig
+    return fig, _zero_note(zeros)
 
 
 def _overview(summ: dict[str, pd.DataFrame]) -> Any:
@@ -194,6 +251,102 @@ def _anchor(layer: str, kind: str) -> str:
     return f"{kind}-{layer}".replace(" ", "_")
 
 
+def _compact(obj: Any) -> Any:
+    """``obj`` as plain JSON values, floats rounded to ``_DIGITS`` significant digits
+    (non-finite ones as null): the spectra's 17-digit floats were most of the data."""
+    if isinstance(obj, dict):
+        if set(obj) in ({"dtype", "bdata"}, {"dtype", "bdata", "shape"}):
+            # plotly's typed array (base64 of the raw float64 or int bytes): back to numbers
+            arr = np.frombuffer(base64.b64decode(obj["bdata"]), dtype=np.dtype(obj["dtype"]))
+            if "shape" in obj:
+                arr = arr.reshape([int(n) for n in str(obj["shape"]).split(",")])
+            return _compact(arr)
+        return {k: _compact(v) for k, v in obj.items()}
+    if isinstance(obj, np.ndarray):
+        return _compact(obj.tolist())
+    if isinstance(obj, (list, tuple)):
+        return [_compact(v) for v in obj]
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        x = float(obj)
+        return float(f"{x:.{_DIGITS}g}") if math.isfinite(x) else None
+    return obj
+
+
+def _json_block(data: Any, **attrs: str) -> str:
+    """A ``<script type="application/json">`` holding ``data`` (``</`` escaped)."""
+    text = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    extra = "".join(f" {k.replace('_', '-')}='{html.escape(v)}'" for k, v in attrs.items())
+    return f"<script type='application/json'{extra}>{text}</script>"
+
+
+class _Figures:
+    """The page's figures: a ``<div>`` and a JSON block each, the template written once."""
+
+    def __init__(self) -> None:
+        self.template: Any = None
+        self.count = 0
+
+    def html(self, fig: Any) -> str:
+        spec = fig.to_plotly_json()
+        layout = dict(spec.get("layout", {}))
+        template = layout.pop("template", None)
+        if template is not None and self.template is None:
+            self.template = _compact(template)
+        if template is not None and _compact(template) != self.template:
+            layout["template"] = template  # not the shared one: kept with its figure
+        self.count += 1
+        div = f"specdyn-figure-{self.count}"
+        height = int(layout.get("height") or 450)
+        return (f"<div id='{div}' class='plotly-figure' style='height:{height}px'></div>"
+                + _json_block({"data": _compact(spec.get("data", [])),
+                               "layout": _compact(layout)}, data_figure=div))
+
+
+# Unzips the embedded bundle (when plotly.js is not already on the page), then draws every
+# figure; a browser without DecompressionStream gets a line saying so instead of blank space.
+_LOADER = """
+(async () => {
+  const say = (msg) => { const p = document.getElementById("specdyn-status");
+                         p.textContent = msg; p.style.display = "block"; };
+  try {
+    if (!window.Plotly) {
+      const b64 = document.getElementById("specdyn-plotly").textContent.trim();
+      const raw = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const stream = new Blob([raw]).stream().pipeThrough(new DecompressionStream("gzip"));
+      const code = document.createElement("script");
+      code.textContent = await new Response(stream).text();
+      document.head.appendChild(code);
+    }
+    const node = document.getElementById("specdyn-template");
+    const template = node ? JSON.parse(node.textContent) : null;
+    for (const block of document.querySelectorAll("script[data-figure]")) {
+      const fig = JSON.parse(block.textContent);
+      if (template && !fig.layout.template) fig.layout.template = template;
+      Plotly.newPlot(block.dataset.figure, fig.data, fig.layout,
+                     {responsive: true, displaylogo: false});
+    }
+  } catch (err) {
+    say("The figures could not be drawn (" + err + "): this page needs a browser " +
+        "with DecompressionStream (Chrome 80, Firefox 113, Safari 16.4 or later).");
+  }
+})();
+"""
+
+
+def _plotly_script() -> str:
+    """plotly.js for the page: the gzipped basic bundle (base64), else the full bundle."""
+    if PLOTLY_BUNDLE.is_file():
+        b64 = base64.b64encode(PLOTLY_BUNDLE.read_bytes()).decode("ascii")
+        return f"<script type='application/octet-stream' id='specdyn-plotly'>{b64}</script>"
+    from plotly.offline import get_plotlyjs
+
+    return f"<script>{get_plotlyjs()}</script>"
+
+
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 24px; color: #222; max-width: 1500px; }
 h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 28px; }
@@ -203,6 +356,8 @@ table { border-collapse: collapse; font-size: 13px; }
 td, th { border: 1px solid #ddd; padding: 3px 7px; text-align: left; }
 th { background: #f3f3f3; }
 .verdict { background: #eef3ff; border-radius: 4px; padding: 1px 6px; font-size: 13px; }
+.note { color: #555; font-size: 12px; margin: 0 0 6px 0; }
+#specdyn-status { display: none; color: #a00; font-weight: bold; }
 """
 
 
@@ -225,7 +380,6 @@ def write_report(out: str | Path, path: str | Path | None = None, *,
     n_steps
         How many steps to pick when ``steps`` is not given (1 to 10).
     """
-    from plotly.offline import get_plotlyjs
 
     folder = Path(out)
     if not folder.is_dir():
@@ -255,7 +409,9 @@ def write_report(out: str | Path, path: str | Path | None = None, *,
 
     summ = {k: _summary(df, k) for k in _KINDS}
     model = (rec.get("config") or {}).get("model", "?")
+    figures = _Figures()
     parts = [f"<h1>specdyn spectral report: {html.escape(folder.name)}</h1>",
+             "<p id='specdyn-status'></p>",
              "<p class='meta'>" + html.escape(
                  f"status {rec.get('status', '?')}; {len(recorded)} recorded steps "
                  f"({recorded[0]} .. {recorded[-1]}); model {model}; "
@@ -266,7 +422,7 @@ def write_report(out: str | Path, path: str | Path | None = None, *,
              "Tracy-Widom test. Weights: eigenvalues of W^T W / out for the out x in matrix; "
              "activations: of the centred covariance of the module output.</p>",
              "<h2>Exponents over training</h2>",
-             _overview(summ).to_html(full_html=False, include_plotlyjs=False),
+             figures.html(_overview(summ)),
              "<h2>Layers at the last recorded step</h2>", _table(summ, info),
              "<h2>Per layer</h2>"]
     for kind in _KINDS:
@@ -278,16 +434,20 @@ def write_report(out: str | Path, path: str | Path | None = None, *,
             last = g.sort_values("step").iloc[-1]
             meta = info.get((str(layer), kind), {})
             rule = meta.get("rule") or meta.get("axes") or ""
-            fig = _layer_figure(str(layer), kind, g, eig_all[eig_all["layer"] == layer], chosen)
+            size = max(int(meta.get("rows", 0) or 0), int(meta.get("cols", 0) or 0)) or None
+            fig, note = _layer_figure(str(layer), kind, g, eig_all[eig_all["layer"] == layer],
+                                      chosen, size)
             parts.append(
                 f"<h3 id='{html.escape(_anchor(str(layer), kind))}'>{html.escape(str(layer))} "
                 f"({kind}) <span class='verdict'>{html.escape(str(last['verdict']))}</span>"
-                f"</h3><div class='rule'>{html.escape(rule)}</div>"
-                + fig.to_html(full_html=False, include_plotlyjs=False))
+                f"</h3><div class='rule'>{html.escape(rule)}</div>" + figures.html(fig)
+                + (f"<p class='note'>{html.escape(note)}</p>" if note else ""))
+    if figures.template is not None:
+        parts.append(_json_block(figures.template, id="specdyn-template"))
     page = ("<!DOCTYPE html><html><head><meta charset='utf-8'>"
             f"<title>specdyn report: {html.escape(folder.name)}</title>"
-            f"<style>{_CSS}</style><script>{get_plotlyjs()}</script></head><body>"
-            + "\n".join(parts) + "</body></html>")
+            f"<style>{_CSS}</style></head><body>"
+            + "\n".join(parts) + _plotly_script() + f"<script>{_LOADER}</script></body></html>")
     dest = Path(path) if path is not None else folder / "report.html"
     from specdyn.io import atomic_open
 

@@ -12,6 +12,12 @@ from safetensors.torch import save_file
 from specdyn.cli import main
 
 
+@pytest.fixture(autouse=True)
+def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the table layout: one line per tensor (narrow terminals: test_narrow_terminal_*)
+    monkeypatch.setenv("COLUMNS", "1000")
+
+
 def _spiked(rng: np.random.Generator, N: int = 300, M: int = 150) -> np.ndarray:
     W = rng.standard_normal((N, M))
     W[:, 0] *= 4.0  # one strong direction: population spike theta = 15
@@ -99,3 +105,54 @@ def test_missing_file_and_only_unusable_layers(tmp_path: Path,
     np.save(path, np.full((4, 4), np.nan))
     assert main(["analyze", str(path)]) == 1  # a matrix, but none could be measured
     assert "NaN or inf" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("columns", [40, 60, 80, 120])
+def test_narrow_terminal_gets_wrapped_blocks_that_fit(tmp_path: Path, columns: int,
+                                                      capsys: pytest.CaptureFixture,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table is wider than the terminal: one block per tensor, each line within the
+    width; every missing value is named with its reason, never "nan" or "-"."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    rng = np.random.default_rng(1)
+    path = tmp_path / "m.npz"
+    name = "encoder.layers.0.attention.self.query.weight"
+    np.savez(path, **{name: _spiked(rng), "bias": np.ones(7), "bad": np.full((4, 4), np.nan),
+                      "tiny": rng.standard_normal((3, 2))})
+    assert main(["analyze", str(path)]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert max(len(ln) for ln in lines[1:-1]) <= columns  # the first names the file
+    words = out.split()
+    assert "nan" not in [w.strip(",;()") for w in words] and "-" not in words
+    assert "outliers (p-value): 1:" in " ".join(words)  # the spike, in its block
+    assert "bias 7 not measured: 1-D tensor" in " ".join(words)
+    assert "bad 4x4 not measured: contains NaN or inf" in " ".join(words)
+    assert "tiny 3x2 not measured: fewer than 3 singular values" in " ".join(words)
+    assert "exponent a = " in " ".join(words)
+    assert "1 analysed, 3 listed with a reason" in out
+
+
+def test_table_and_blocks_say_why_a_value_is_missing() -> None:
+    """A measured tensor whose fit and MP steps failed: "none" in the table with the
+    reasons in its note; in the blocks, each missing value with its reason."""
+    import dataclasses
+
+    from specdyn.cli.analyze import format_table
+    from specdyn.measure.summary import summarize_tensors
+
+    (s,) = summarize_tensors({"w": _spiked(np.random.default_rng(4))})
+    s = dataclasses.replace(s, fit=None, mp=None, outliers=None,
+                            failed=(("exponent", "fit did not converge"),
+                                    ("outliers", "bulk too small")),
+                            notes=("no exponent: fit did not converge",
+                                   "no MP fit: bulk too small"))
+    table = format_table([s], 5, 1000)
+    row = table[-1]
+    assert "none" in row and "no exponent: fit did not converge" in row
+    assert "no MP fit: bulk too small" in row
+    blocks = " ".join(" ".join(format_table([s], 5, 50)).split())
+    assert "exponent: none (fit did not converge)" in blocks
+    assert "MP bulk: none (bulk too small)" in blocks
+    for text in (" ".join(table), blocks):
+        assert "nan" not in text.split() and "-" not in text.split()

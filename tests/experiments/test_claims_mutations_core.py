@@ -314,10 +314,13 @@ def test_effective_theory_claims_fail_on_wrong_tables() -> None:
                                         "slope_linear": lin, "c1_start": 0.5, "c1_end": 0.5})
                           for a, sim in (("relu", relu), ("tanh", tanh))], ignore_index=True)
 
-    # ReLU follows the effective theory, tanh departs from it (its c1 drifts)
-    assert_passes(effective_claims(table(eff + 0.02, eff + 0.5), cfg))
-    assert_fails(effective_claims(table(lin, eff + 0.5), cfg), "plain theory as ReLU's slope")
+    # ReLU follows the effective theory, tanh departs from it more and more (its c1 drifts)
+    drift = eff - 0.6 * np.log1p(t) / np.log1p(t[-1])
+    assert_passes(effective_claims(table(eff + 0.02, drift), cfg))
+    assert_fails(effective_claims(table(lin, drift), cfg), "plain theory as ReLU's slope")
     assert_fails(effective_claims(table(eff, eff), cfg), "tanh following the effective theory")
+    # an offset that does not grow is no breakdown as training goes on
+    assert_fails(effective_claims(table(eff + 0.02, eff + 0.5), cfg), "constant tanh offset")
 
 
 def test_claim_functions_are_pure(tmp_path: Path) -> None:

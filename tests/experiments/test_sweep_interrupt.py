@@ -1,4 +1,6 @@
-"""Kill a sweep midway (a worker SIGKILLed, then the parent interrupted), resume it.
+"""Kill a sweep midway (a worker SIGKILLed, then the parent interrupted), resume it;
+cancel a sweep started with SIGINT ignored (as ``&`` and ``nohup`` start it) by SIGINT
+or SIGTERM.
 
 The sweep runs through the real command line in a subprocess. Each probe call
 logs ``start``/``end`` lines with its pid and the phase (first run / rerun), so
@@ -6,10 +8,17 @@ the test can kill a worker in the middle of a point and count executions.
 Nothing races the clock: the killed point hangs until it is killed, and the
 last point waits for a file the test creates only after the interrupt, so the
 sweep is certainly running when each signal arrives, however loaded the machine.
+
+The time bounds are liveness bounds, generous next to the work (a point is a
+fraction of a second, a process pool starts in seconds); a command that does not
+handle the signal is caught at once, before the signal is sent, by reading which
+signals the process catches (``/proc/PID/status``), so a broken cancel fails in
+seconds instead of waiting for a timeout.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -27,7 +36,11 @@ N_POINTS = 8
 
 
 # liveness bounds only (generous: a loaded CI machine is slow); no step races the clock
-def _wait(cond, what: str, timeout: float = 600.0) -> None:
+START = 120.0  # s: a CLI process and its process pools start, the first points finish
+CANCEL = 30.0  # s: after a signal, the command stops its workers and exits
+
+
+def _wait(cond, what: str, timeout: float = START) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if cond():
@@ -61,6 +74,37 @@ def _alive(pid: int) -> bool:
         return True
 
 
+def _catches(pid: int, sig: signal.Signals) -> bool | None:
+    """Whether process ``pid`` has a handler for ``sig`` (None where /proc cannot tell)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    mask = next(int(ln.split()[1], 16) for ln in status.splitlines() if ln.startswith("SigCgt"))
+    return bool(mask >> (sig - 1) & 1)
+
+
+def _assert_handles_cancel(proc: subprocess.Popen) -> None:
+    """The CLI catches SIGINT and SIGTERM: checked before signalling, so a command that
+    would ignore the signal fails here at once instead of after a timeout."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        assert _catches(proc.pid, sig) is not False, f"specdyn does not catch {sig.name}"
+
+
+def _dump_stacks(proc: subprocess.Popen) -> None:
+    """Where a hung command is: faulthandler (PYTHONFAULTHANDLER) prints every thread's
+    stack on SIGABRT into the output the failure message shows."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGABRT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(10)
+
+
+def _sigint_ignored() -> None:
+    # what a shell does to a job started with `&` (and nohup to its command) in a script
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _no_partial_files(out: Path) -> None:
     assert [p for p in out.rglob("*") if p.name.startswith(".") or p.suffix == ".tmp"] == []
     for f in (out / "data").glob("*.parquet"):
@@ -83,7 +127,7 @@ def test_killed_worker_and_interrupted_parent_then_resume(tmp_path: Path) -> Non
         f'wait_at = {N_POINTS}.0\nwait_for = "{release}"\n\n'
         f'[sweep]\nseeds = [7]\n[sweep.axes]\nx = [{xs}]\n')
     env = {**os.environ, "PYTHONPATH": f"{TESTS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-           "OMP_NUM_THREADS": "1"}
+           "OMP_NUM_THREADS": "1", "PYTHONFAULTHANDLER": "1"}
     cmd = [sys.executable, "-m", "specdyn", "sweep", str(cfg), "--out", str(out),
            "--workers", "2", "--no-progress"]
 
@@ -108,9 +152,11 @@ def test_killed_worker_and_interrupted_parent_then_resume(tmp_path: Path) -> Non
 
         _wait(lambda: len(_finished(out)) >= 3 and started("1.0") == 2
               and started(f"{N_POINTS}.0") == 1, "points after the worker was killed")
+        _assert_handles_cancel(proc)
         proc.send_signal(signal.SIGINT)
-        output, _ = proc.communicate(timeout=600)
-    except AssertionError as err:
+        output, _ = proc.communicate(timeout=CANCEL)
+    except (AssertionError, subprocess.TimeoutExpired) as err:
+        _dump_stacks(proc)
         proc.kill()
         output, _ = proc.communicate()
         raise AssertionError(f"{err}\n--- sweep output:\n{output}\n--- log:\n"
@@ -130,12 +176,12 @@ def test_killed_worker_and_interrupted_parent_then_resume(tmp_path: Path) -> Non
         assert (out / "data" / f"{rid}.parquet").exists()
     # the parent stopped its workers: none is left running a point
     worker_pids = {int(ln[3]) for ln in _log_lines(log)}
-    _wait(lambda: not any(_alive(p) for p in worker_pids), "workers to exit", timeout=120)
+    _wait(lambda: not any(_alive(p) for p in worker_pids), "workers to exit", timeout=CANCEL)
 
     # 3. resume: only the unfinished points run, each finished point exactly once
     release.touch()
     rerun = subprocess.run(cmd, env={**env, "PROBE_PHASE": "second"}, capture_output=True,
-                           text=True, timeout=600)
+                           text=True, timeout=START)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     _no_partial_files(out)
     done = _finished(out)
@@ -156,3 +202,56 @@ def test_killed_worker_and_interrupted_parent_then_resume(tmp_path: Path) -> Non
     first_starts = [ln[1] for ln in lines if ln[0] == "start" and ln[4] == "first"]
     assert first_starts.count("1.0") == 2
     assert all(first_starts.count(x) == 1 for x in set(first_starts) - {"1.0"})
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_cancels_sweep_started_with_sigint_ignored(tmp_path: Path,
+                                                          sig: signal.Signals) -> None:
+    """Started as `specdyn sweep ... &` from a script (SIGINT ignored), in its own process
+    group; the signal goes to the whole group, as Ctrl-C, `timeout` and batch schedulers
+    send it. Exit 128 + signal, finished points kept, no partial file, no worker left."""
+    log = tmp_path / "calls.log"
+    out = tmp_path / "sweep"
+    cfg = tmp_path / "s.toml"
+    n = 4
+    xs = ", ".join(f"{i + 1}.0" for i in range(n))
+    cfg.write_text(  # the last point waits for a file that never comes: the sweep is busy
+        f'experiment = "sweep-probe"\nmodule = "sweep_probe"\nn = 5\nsleep = 0.05\n'
+        f'log = "{log}"\nwait_at = {n}.0\nwait_for = "{tmp_path / "never"}"\n\n'
+        f'[sweep]\nseeds = [3]\n[sweep.axes]\nx = [{xs}]\n')
+    env = {**os.environ, "PYTHONPATH": f"{TESTS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+           "OMP_NUM_THREADS": "1", "PROBE_PHASE": "first", "PYTHONFAULTHANDLER": "1"}
+    cmd = [sys.executable, "-m", "specdyn", "sweep", str(cfg), "--out", str(out),
+           "--workers", "2", "--no-progress"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, preexec_fn=_sigint_ignored, start_new_session=True)
+    try:
+        assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN  # only the child's
+        _wait(lambda: len(_finished(out)) >= n - 1
+              and [ln[1] for ln in _log_lines(log) if ln[0] == "start"].count(f"{n}.0") == 1,
+              "the points before the waiting one")
+        _assert_handles_cancel(proc)
+        os.killpg(proc.pid, sig)
+        output, _ = proc.communicate(timeout=CANCEL)
+    except (AssertionError, subprocess.TimeoutExpired) as err:
+        _dump_stacks(proc)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        output, _ = proc.communicate()
+        raise AssertionError(f"{err}\n--- sweep output:\n{output}") from None
+    finally:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 128 + sig, output
+    assert f"interrupted by {sig.name}" in output
+    assert "Traceback" not in output
+    _no_partial_files(out)
+    done = _finished(out)
+    assert len(done) == n - 1  # every finished point kept, the waiting one not recorded
+    for rid in done:
+        assert (out / "data" / f"{rid}.parquet").exists()
+    worker_pids = {int(ln[3]) for ln in _log_lines(log)}
+    _wait(lambda: not any(_alive(p) for p in worker_pids), "workers to exit", timeout=CANCEL)

@@ -251,3 +251,89 @@ def test_device_eigenvalues_are_the_torch_branch_of_symmetric_eigenvalues(dtype:
     w = device_eigenvalues(S)
     assert w.dtype == S.dtype and bool((w[:-1] >= w[1:]).all()) and bool((w >= 0).all())
     np.testing.assert_array_equal(w.double().numpy(), symmetric_eigenvalues(S))
+
+
+# ------------------------------------------------------------------ the spectral core
+
+
+def _sym(m: int, seed: int = 0) -> np.ndarray:
+    X = np.random.default_rng(seed).standard_normal((3 * m, m))
+    return X.T @ X / (3 * m)
+
+
+def test_decompose_eigenpairs_satisfy_their_equation_and_are_decreasing() -> None:
+    from specdyn.measure.spectra import decompose
+
+    S = _sym(12)
+    w, V, right = decompose(S, vectors=True)
+    assert right is None and np.all(np.diff(w) <= 0)
+    np.testing.assert_allclose(S @ V, V * w, atol=1e-12)
+    np.testing.assert_allclose(V.T @ V, np.eye(12), atol=1e-12)
+    # values alone (another LAPACK path: round-off apart), then top-k and LAPACK order of
+    # those: the same numbers
+    only = decompose(S).values
+    np.testing.assert_allclose(only, w, rtol=1e-12)
+    np.testing.assert_array_equal(decompose(S, top=3).values, only[:3])
+    np.testing.assert_array_equal(decompose(S, increasing=True).values, only[::-1])
+
+
+def test_decompose_singular_triplets_rebuild_the_matrix_centred_or_not() -> None:
+    from specdyn.measure.spectra import decompose
+
+    A = np.random.default_rng(1).standard_normal((9, 5)) + 3.0
+    s, U, V = decompose(A, singular=True, vectors=True)
+    np.testing.assert_allclose((U * s) @ V.T, A, atol=1e-12)
+    sc = decompose(A, singular=True, center=True).values
+    np.testing.assert_allclose(decompose(A - A.mean(0), singular=True).values, sc)
+    assert sc[0] < s[0]  # the mean (a rank-one 3.0 shift) is gone
+
+
+def test_decompose_lanczos_top_k_matches_the_dense_decomposition() -> None:
+    from specdyn.measure.spectra import decompose
+
+    S = _sym(80, seed=2)
+    dense = decompose(S, vectors=True, top=4)
+    lan = decompose(S, vectors=True, top=4, method="lanczos",
+                    generator=np.random.default_rng(7))
+    np.testing.assert_allclose(lan.values, dense.values, rtol=1e-12)
+    # the same vectors up to sign
+    np.testing.assert_allclose(np.abs(np.sum(lan.vectors * dense.vectors, axis=0)), 1.0,
+                               atol=1e-10)
+
+
+def test_decompose_keeps_torch_input_on_its_dtype_and_matches_numpy() -> None:
+    import torch
+
+    from specdyn.measure.spectra import decompose
+
+    S = _sym(10, seed=3)
+    got = decompose(torch.as_tensor(S), vectors=True)
+    assert isinstance(got.values, torch.Tensor) and got.values.dtype == torch.float64
+    np.testing.assert_allclose(got.values.numpy(), decompose(S).values, rtol=1e-12)
+    s32 = decompose(torch.as_tensor(S, dtype=torch.float32), singular=True, top=2).values
+    assert s32.dtype == torch.float32 and s32.shape == (2,)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"center": True}, "center=True needs singular=True"),
+    ({"method": "lanczos"}, "method='lanczos'"),
+    ({"increasing": True, "top": 2}, "increasing=True"),
+    ({"method": "qr"}, "method"),
+    ({"top": 0}, "top"),
+])
+def test_decompose_refuses_bad_arguments(kwargs: dict, match: str) -> None:
+    from specdyn.measure.spectra import decompose
+
+    with pytest.raises(ValueError, match=match):
+        decompose(_sym(6), **kwargs)
+
+
+def test_decompose_takes_a_stack_of_symmetric_matrices() -> None:
+    from specdyn.measure.spectra import decompose
+
+    S = np.stack([_sym(7, seed=i) for i in range(3)])
+    for batch in (S, torch.as_tensor(S)):
+        w = np.asarray(decompose(batch, top=2).values)
+        assert w.shape == (3, 2)
+        for i in range(3):
+            np.testing.assert_allclose(w[i], decompose(S[i]).values[:2], rtol=1e-12)

@@ -91,7 +91,8 @@ def test_wheel_contents(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     for required in ("specdyn/__init__.py", "specdyn/__main__.py", "specdyn/_version.py",
                      "specdyn/theory/__init__.py", "specdyn/theory/linear.py",
-                     "specdyn/cli/__init__.py"):
+                     "specdyn/cli/__init__.py", "specdyn/_assets/plotly-basic.min.js.gz",
+                     "specdyn/_assets/plotly-basic.LICENSE"):
         assert required in names, f"{required} missing from the wheel"
     assert not [n for n in names if n.startswith(("tests/", "docs/", "examples/"))]
     entry = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))

@@ -5,20 +5,34 @@ function; add the module to ``_COMMANDS`` to plug it in. Every error is one
 line, ``specdyn <cmd>: error: <argument>: <what is wrong>``: bad input (argparse
 errors and a ``ValueError`` or ``TypeError`` from the library) exits with code 2,
 a :class:`CommandError` (a run that failed, say) with code 1.
+
+A cancel works however the process was started: :func:`main` installs its own
+SIGINT and SIGTERM handlers for the duration of the command (a job started with
+``&`` or ``nohup`` from a script inherits SIGINT *ignored*, and Python then
+installs no Ctrl-C handler; batch schedulers and ``timeout`` send SIGTERM). Both
+raise :class:`Cancelled`, a ``KeyboardInterrupt``, so every cleanup that handles
+Ctrl-C (a sweep stopping its workers, an atomic write removing its temporary
+file) handles both; the command keeps its finished results and exits with
+``128 + signal``: 130 for SIGINT, 143 for SIGTERM.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from types import FrameType
 from typing import NoReturn
 
 from specdyn._version import __version__
+from specdyn.cli._args import check_output
 
-__all__ = ["build_parser", "main"]
+__all__ = ["Cancelled", "CommandError", "build_parser", "check_output", "main"]
 
 _COMMANDS = [
     "specdyn.cli.theory",
@@ -43,6 +57,45 @@ class Parser(argparse.ArgumentParser):
 
 class CommandError(Exception):
     """A failure of a command that is not the user's input (exit code 1, one line)."""
+
+
+class Cancelled(KeyboardInterrupt):
+    """The command was cancelled by signal ``signum`` (SIGINT or SIGTERM).
+
+    A ``KeyboardInterrupt``, so that code which cleans up on Ctrl-C (and lets an
+    ``except Exception`` pass it by) cleans up on SIGTERM as well.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _cancel(signum: int, frame: FrameType | None) -> None:
+    raise Cancelled(signum)
+
+
+#: The signals that cancel a command; main() exits with 128 + the signal number.
+CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def cancel_handlers() -> Iterator[None]:
+    """SIGINT and SIGTERM raise :class:`Cancelled` inside the block, whatever the process
+    inherited (SIGINT ignored under ``&``/``nohup``); the previous handlers come back after.
+
+    Only the main thread may set handlers; elsewhere (a command run from a thread)
+    the block runs with the handlers it has.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, _cancel) for sig in CANCEL_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,7 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     prog = f"specdyn {args.command}"
     try:
-        return int(args.func(args) or 0)
+        with cancel_handlers():
+            return int(args.func(args) or 0)
     except (ValueError, TypeError) as err:  # bad input found by the library: one line
         print(f"{prog}: error: {_one_line(err)}", file=sys.stderr)
         return 2
@@ -82,9 +136,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-    except KeyboardInterrupt:
-        print("specdyn: interrupted (finished results are kept)", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as err:  # Ctrl-C, SIGINT or SIGTERM (see Cancelled)
+        signum = err.signum if isinstance(err, Cancelled) else signal.SIGINT
+        print(f"{prog}: interrupted by {signal.Signals(signum).name} (finished results are "
+              "kept)", file=sys.stderr)
+        return 128 + signum
 
 
 def _one_line(err: BaseException) -> str:

@@ -7,19 +7,17 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from specdyn import _validate as v
-from specdyn.cli._args import command
-from specdyn.measure.checkpoint import SUFFIXES, load_tensors
-from specdyn.measure.summary import (
-    LayerSummary,
-    has_matrix,
-    summaries_frame,
-    summarize_tensors,
-)
+from specdyn.cli._args import check_output, command, output_folder, output_path
+
+if TYPE_CHECKING:
+    from specdyn.measure.summary import LayerSummary
 
 _FORMATS = ("table", "json", "csv")
+#: The file kinds analyze reads, for --help without importing the reader
+#: (:data:`specdyn.measure.checkpoint.SUFFIXES`; a test keeps the two equal).
+_SUFFIXES = (".npy", ".npz", ".pt", ".pth", ".bin", ".ckpt", ".safetensors")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Marchenko-Pastur noise level and edge, outliers above the edge with Tracy-Widom "
             "p-values (and whether the test reached its cap), top eigenvalues. Tensors that "
             "are not measured (biases, optimizer state, metadata) are listed with the reason. "
-            "Files: " + ", ".join(SUFFIXES) + "; torch files are read with "
+            "Files: " + ", ".join(_SUFFIXES) + "; torch files are read with "
             "torch.load(weights_only=True) only, in the common checkpoint layouts "
             "(state_dict, model_state(_dict), model, module wrappers; module. prefixes)."),
     )
@@ -43,7 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--format", default="table", choices=_FORMATS,
                    help="output on stdout: a table (default), a JSON list of per-tensor "
                         "objects, or CSV")
-    p.add_argument("--save", type=Path, default=None, metavar="FILE.parquet",
+    p.add_argument("--save", type=output_path("file", ".parquet"), default=None,
+                   metavar="FILE.parquet",
                    help="also write the per-tensor table as Parquet")
     p.add_argument("--top", type=int, default=5, help="eigenvalues shown per layer (5)")
     p.add_argument("--center", action="store_true",
@@ -51,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="outlier test level (0.05)")
     p.add_argument("--plot", action="store_true",
                    help="save spectra on log axes with fits and MP edges (PNG + PDF)")
-    p.add_argument("--out", type=Path, default=Path("."),
+    p.add_argument("--out", type=output_folder, default=None,
                    help="folder for --plot output (default: current folder)")
 
 
@@ -61,44 +60,124 @@ def _fail(argument: str, what: str) -> int:
 
 
 def _fmt(x: float) -> str:
-    return f"{x:.4g}"
+    # a number that is not finite is no result: said in words, never as "nan"
+    return f"{x:.4g}" if math.isfinite(x) else "not finite"
 
 
-def _row(s: LayerSummary, top: int) -> dict[str, str]:
-    shape = "x".join(map(str, s.shape)) if s.shape else "-"
-    row = {"layer": s.name, "shape": shape, "verdict": s.verdict or "-",
-           "exponent [95% CI]": "-", "density exp": "-", "MP sigma2": "-", "MP edge": "-",
-           "outliers (p-value)": "-", "top eigenvalues": "-",
-           "note": f"skipped: {s.reason}" if s.status == "skipped" else "; ".join(s.notes)}
+def _f3(x: float) -> str:
+    return f"{x:.3f}" if math.isfinite(x) else "not finite"
+
+
+def _failed(s: LayerSummary, step: str) -> str:
+    """Why ``step`` ("exponent" or "outliers") has no value for a measured tensor."""
+    return next((why for st, why in s.failed if st == step), "not computed")
+
+
+def _cells(s: LayerSummary, top: int) -> dict[str, str]:
+    """The table's cells of one tensor; a missing value is "none", with the reason in the
+    note ("no exponent: ...", "no MP fit: ..."), or the tensor is "not measured" and the
+    note says why."""
+    shape = "x".join(map(str, s.shape)) if s.shape else "scalar"
+    if s.status == "skipped":
+        return {"layer": s.name, "shape": shape, "verdict": "not measured",
+                "exponent [95% CI]": "", "density exp": "", "MP sigma2": "", "MP edge": "",
+                "outliers (p-value)": "", "top eigenvalues": "",
+                "note": f"skipped: {s.reason}"}
+    row = {"layer": s.name, "shape": shape, "verdict": s.verdict or "none",
+           "exponent [95% CI]": "none", "density exp": "none", "MP sigma2": "none",
+           "MP edge": "none", "outliers (p-value)": "none", "top eigenvalues": "none",
+           "note": "; ".join(s.notes)}
     if s.eigs is not None:
         row["top eigenvalues"] = ", ".join(_fmt(x) for x in s.eigs[:top])
     if s.fit is not None:
-        f = s.fit
-        row["exponent [95% CI]"] = (f"{f.exponent:.3f} [{f.ci_low:.3f}, {f.ci_high:.3f}] "
-                                    f"k={f.kmin}..{f.kmax}" + (" short" if f.short_window
-                                                               else ""))
-        row["density exp"] = f"{f.density_exponent:.3f}"
+        row["exponent [95% CI]"] = _exponent(s) + f" k={s.fit.kmin}..{s.fit.kmax}" + (
+            " short" if s.fit.short_window else "")
+        row["density exp"] = _f3(s.fit.density_exponent)
     if s.mp is not None:
         row["MP sigma2"] = _fmt(s.mp.sigma2)
         row["MP edge"] = _fmt(s.mp.hi)
     if s.outliers is not None:
-        r = s.outliers
-        items = [f"{_fmt(e)} (p={p:.2g})" for e, p in
-                 zip(r.eigenvalues[: min(r.n_outliers, 3)], r.p_values[: min(r.n_outliers, 3)],
-                     strict=True)]
-        more = ", ..." if r.n_outliers > 3 else ""
-        count = f">={r.n_outliers} (cap)" if r.cap_reached else f"{r.n_outliers}"
-        row["outliers (p-value)"] = count + (": " + ", ".join(items) + more if items else "")
+        row["outliers (p-value)"] = _outliers(s)
+    if (s.fit is None or s.mp is None or s.outliers is None) and not row["note"]:
+        row["note"] = "; ".join(f"no {step}: {why}" for step, why in s.failed) or \
+            "a step was not computed"
     return row
 
 
-def _print_table(rows: list[dict[str, str]]) -> None:
+def _exponent(s: LayerSummary) -> str:
+    f = s.fit
+    assert f is not None
+    return f"{_f3(f.exponent)} [{_f3(f.ci_low)}, {_f3(f.ci_high)}]"
+
+
+def _outliers(s: LayerSummary) -> str:
+    r = s.outliers
+    assert r is not None
+    items = [f"{_fmt(e)} (p={p:.2g})" for e, p in
+             zip(r.eigenvalues[: min(r.n_outliers, 3)], r.p_values[: min(r.n_outliers, 3)],
+                 strict=True)]
+    more = ", ..." if r.n_outliers > 3 else ""
+    count = f">={r.n_outliers} (cap)" if r.cap_reached else f"{r.n_outliers}"
+    return count + (": " + ", ".join(items) + more if items else "")
+
+
+def _table(rows: list[dict[str, str]]) -> list[str]:
     cols = list(rows[0])
     widths = {c: max(len(c), *(len(r[c]) for r in rows)) for c in cols}
-    print("  ".join(c.ljust(widths[c]) for c in cols).rstrip())
-    print("  ".join("-" * widths[c] for c in cols))
-    for r in rows:
-        print("  ".join(r[c].ljust(widths[c]) for c in cols).rstrip())
+    lines = ["  ".join(c.ljust(widths[c]) for c in cols).rstrip(),
+             "  ".join("-" * widths[c] for c in cols)]
+    lines += ["  ".join(r[c].ljust(widths[c]) for c in cols).rstrip() for r in rows]
+    return lines
+
+
+def _blocks(summaries: list[LayerSummary], top: int, width: int) -> list[str]:
+    """One block per tensor, every line wrapped to ``width``: the layout when the table
+    is wider than the terminal. Only the values a tensor has are printed; a missing one
+    is named with the reason."""
+    import textwrap
+
+    def wrap(text: str, indent: str) -> list[str]:
+        return textwrap.wrap(text, width=max(width, 20), initial_indent=indent,
+                             subsequent_indent=indent + "    ", break_on_hyphens=False)
+
+    lines: list[str] = []
+    for s in summaries:
+        shape = "x".join(map(str, s.shape)) if s.shape else "scalar"
+        if s.status == "skipped":
+            lines += wrap(f"{s.name}  {shape}  not measured: {s.reason}", "")
+            continue
+        lines += wrap(f"{s.name}  {shape}  {s.verdict or 'no verdict'}", "")
+        if s.fit is not None:
+            f = s.fit
+            lines += wrap(f"exponent a = {_exponent(s)} over k = {f.kmin}..{f.kmax}"
+                          + (" (short window)" if f.short_window else "")
+                          + f"; density exponent {_f3(f.density_exponent)}", "  ")
+        else:
+            lines += wrap(f"exponent: none ({_failed(s, 'exponent')})", "  ")
+        if s.mp is not None:
+            lines += wrap(f"MP bulk: sigma2 = {_fmt(s.mp.sigma2)}, edge = {_fmt(s.mp.hi)}",
+                          "  ")
+        else:
+            lines += wrap(f"MP bulk: none ({_failed(s, 'outliers')})", "  ")
+        if s.outliers is not None:
+            lines += wrap(f"outliers (p-value): {_outliers(s)}", "  ")
+        if s.eigs is not None:
+            lines += wrap("top eigenvalues: " + ", ".join(_fmt(x) for x in s.eigs[:top]),
+                          "  ")
+        notes = [n for n in s.notes if not n.startswith(("no exponent:", "no MP fit:"))]
+        if notes:
+            lines += wrap("note: " + "; ".join(notes), "  ")
+    return lines
+
+
+def format_table(summaries: list[LayerSummary], top: int, width: int) -> list[str]:
+    """The default output's lines: one table row per tensor when the table fits in
+    ``width`` columns, else one block per tensor wrapped to ``width`` (the full table
+    is in ``--format json`` / ``csv``)."""
+    lines = _table([_cells(s, top) for s in summaries])
+    if max(len(ln) for ln in lines) <= width:
+        return lines
+    return _blocks(summaries, top, width)
 
 
 def _json_value(x: Any) -> Any:
@@ -119,6 +198,11 @@ def _json_records(summaries: list[LayerSummary]) -> list[dict[str, Any]]:
 
 
 def _analyze(args: argparse.Namespace) -> int:
+    from specdyn import _validate as v
+    from specdyn import io
+    from specdyn.measure.checkpoint import load_tensors
+    from specdyn.measure.summary import has_matrix, summaries_frame, summarize_tensors
+
     try:
         top = v.positive_int("--top", args.top)
         alpha = v.in_range("--alpha", args.alpha, 0.0, 1.0, lo_open=True, hi_open=True)
@@ -126,11 +210,12 @@ def _analyze(args: argparse.Namespace) -> int:
         name, _, what = str(err).partition(" ")
         return _fail(name, what)
     save = args.save
-    if save is not None:
-        if save.suffix.lower() != ".parquet":
-            return _fail("--save", f"must name a .parquet file, got {str(save)!r}")
-        if not save.parent.is_dir():
-            return _fail("--save", f"folder {str(save.parent)!r} does not exist")
+    out = Path(args.out or ".")
+    if args.plot and args.out is None:  # the default folder: checked here, not by argparse
+        try:
+            check_output(out, "folder")
+        except ValueError as err:
+            return _fail("--out", f"{err} (the default; pass --out FOLDER)")
     try:
         tensors = load_tensors(args.path)
     except ValueError as err:
@@ -148,19 +233,22 @@ def _analyze(args: argparse.Namespace) -> int:
     else:
         print(f"{args.path}: {len(summaries)} tensor(s); spectrum = eigenvalues of "
               + ("the centred covariance (rows = samples)" if args.center else "W^T W / rows"))
-        _print_table([_row(s, top) for s in summaries])
+        import shutil
+
+        width = shutil.get_terminal_size().columns  # COLUMNS, the terminal, or 80
+        print("\n".join(format_table(summaries, top, width)))
         print(f"{n_ok} analysed, {len(summaries) - n_ok} listed with a reason")
     # Beside json/csv output, messages go to stderr so that stdout can be piped.
     info = sys.stdout if args.format == "table" else sys.stderr
     if save is not None:
-        summaries_frame(summaries).to_parquet(save, index=False)
+        io.write_table(summaries_frame(summaries), save)  # atomic; makes its folder
         print(f"table: {save}", file=info)
     if args.plot:
         from specdyn.plot import save_figure
         from specdyn.plot.measure import plot_layer_summaries
 
         fig = plot_layer_summaries(summaries)
-        paths = save_figure(fig, Path(args.out) / f"{args.path.stem}-spectra")
+        paths = save_figure(fig, out / f"{args.path.stem}-spectra")
         print("figure: " + ", ".join(str(p) for p in paths), file=info)
     if n_ok == 0:
         print(f"specdyn analyze: no tensor in {args.path} could be measured (reasons above)",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from specdyn.cli._args import command
+from specdyn.cli._args import check_output, command, output_path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "axes with its power-law fit and Marchenko-Pastur edge."),
     )
     p.add_argument("dir", type=Path, help="the tracker's out folder")
-    p.add_argument("--out", type=Path, default=None,
+    p.add_argument("--out", type=output_path("file"), default=None,
                    help="HTML file to write (default: DIR/report.html)")
     p.add_argument("--steps", type=str, default=None,
                    help="comma-separated recorded steps whose spectra are drawn "
@@ -33,6 +33,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _report(args: argparse.Namespace) -> int:
     from specdyn.report import write_report
 
+    if args.out is None:  # the default, DIR/report.html: checked before any work too
+        try:
+            check_output(Path(args.dir) / "report.html", "file")
+        except ValueError as err:
+            raise ValueError(f"--out: {err} (the default; pass --out FILE.html)") from None
     steps = None
     if args.steps is not None:
         try:

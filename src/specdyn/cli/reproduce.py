@@ -13,16 +13,13 @@ import math
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from specdyn import io, runs
-from specdyn._threads import limit_threads
 from specdyn.cli._args import command, output_folder
-from specdyn.runs import config as cfgmod
-from specdyn.runs.claims import mark
-from specdyn.runs.store import failed_record_path
+from specdyn.cli._experiment_names import BUILTIN as BUILTIN_NAMES
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def default_threads() -> int:
@@ -53,6 +50,8 @@ def _fmt_measured(x: Any) -> str:
 
 def claims_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """One row per claim (or per experiment without claims) of a reproduce run."""
+    import pandas as pd
+
     cols = ["experiment", "status", "wall_time_s", "claim", "source", "expected", "measured",
             "held", "full_only", "disputed", "note"]
     out = []
@@ -74,6 +73,8 @@ def claims_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 def format_summary(rows: list[dict[str, Any]]) -> str:
     """The closing table: experiment, status, wall time, claims held, then every claim."""
+    from specdyn.runs.claims import mark
+
     lines = [f"{'experiment':<22} {'status':<8} {'wall':>7}  claims held"]
     for r in rows:
         claims = r.get("claims") or []
@@ -94,6 +95,11 @@ def format_summary(rows: list[dict[str, Any]]) -> str:
 
 
 def _reproduce_cmd(args: argparse.Namespace) -> int:
+    from specdyn import io, runs
+    from specdyn._threads import limit_threads
+    from specdyn.runs import config as cfgmod
+    from specdyn.runs.store import failed_record_path
+
     names = args.names or runs.names()
     unknown = [n for n in names if n not in runs.names()]
     if unknown:  # fail on a bad name before any work starts
@@ -170,8 +176,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "claims; the run ends with a table of every claim, held or not.",
     )
     p.add_argument("names", nargs="*", metavar="NAME",
-                   help="experiments to run (default: all). Known: "
-                        + ", ".join(runs.names()))
+                   help="experiments to run (default: all). Built in: "
+                        + ", ".join(BUILTIN_NAMES) + "; and those of installed plugins")
     p.add_argument("--full", action="store_true", help="paper-sized runs (slow; GPU advised)")
     p.add_argument("--out", default="specdyn-out", type=output_folder,
                    help="output folder (default ./specdyn-out)")

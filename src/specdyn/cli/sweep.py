@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from specdyn import io
 from specdyn.cli import CommandError
-from specdyn.cli._args import command, output_folder
-from specdyn.runs.claims import mark
+from specdyn.cli._args import check_output, command, output_folder
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _run_cmd(args: argparse.Namespace) -> int:
@@ -47,6 +46,11 @@ def _sweep_cmd(args: argparse.Namespace) -> int:
 
     spec = load_sweep(args.config)  # every config error is raised here, before running
     out = Path(args.out) if args.out else Path("specdyn-out") / "sweeps" / Path(args.config).stem
+    if not args.out:  # the default folder: checked here, before any work, not by argparse
+        try:
+            check_output(out, "folder")
+        except ValueError as err:
+            raise ValueError(f"--out: {err} (the default; pass --out FOLDER)") from None
     print(f"[specdyn] sweep of {spec.experiment}: {len(spec.points)} points -> {out}",
           flush=True)
     try:
@@ -72,6 +76,8 @@ def _claims_cell(claims: list[dict[str, Any]] | None) -> str:
 
 
 def _not_held(claims: list[dict[str, Any]] | None) -> str:
+    from specdyn.runs.claims import mark
+
     bad = [c for c in claims or [] if not c.get("held")]
     return "; ".join(f"{c['name']}: {_short(c.get('measured'))} (expected {c['expected']}: "
                      f"{mark(c)})" for c in bad) or "-"
@@ -92,6 +98,9 @@ def results_table(path: Path) -> pd.DataFrame:
     declared and the claims not held with their numbers; an attempt that failed
     beside a kept earlier result is listed too).
     """
+    import pandas as pd
+
+    from specdyn import io
     from specdyn.runs import store
 
     if not (path / store.RUNS).is_dir() and not (path / store.RECORD).is_file() \
@@ -142,7 +151,9 @@ def _print_nested(value: Any, indent: int = 2) -> None:
 
 def _print_record(path: Path) -> None:
     """One experiment folder, readably: status, config, summary (nested), claims."""
+    from specdyn import io
     from specdyn.runs import store
+    from specdyn.runs.claims import mark
 
     rec = io.read_json(path / store.RECORD)
     print(f"{path}: {rec.get('status')} in {_short(rec.get('wall_time_s'))} s "
@@ -167,6 +178,8 @@ def _results_cmd(args: argparse.Namespace) -> int:
     path = Path(args.path)
     if not path.exists():
         raise ValueError(f"PATH: {str(path)!r} does not exist")
+    import pandas as pd
+
     from specdyn.runs import store
 
     if store.is_experiment(path):

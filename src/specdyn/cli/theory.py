@@ -6,13 +6,12 @@ import argparse
 import json
 import re
 import sys
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-
-from specdyn import theory
 from specdyn.cli._args import at_least, command, number_list, positive_float
-from specdyn.settings import PowerLawSetting
+
+if TYPE_CHECKING:
+    from specdyn.settings import PowerLawSetting
 
 _FIELDS = {"alpha": "--alpha", "beta": "--beta", "sigma_w": "--sigma-w", "sigma_a": "--sigma-a",
            "gamma0_ratio": "--gamma0-ratio", "gamma0": "--gamma0", "lambda0": "--lambda0",
@@ -38,6 +37,10 @@ def add_setting_options(p: argparse.ArgumentParser) -> None:
 
 def setting_from_args(args: argparse.Namespace) -> PowerLawSetting:
     """Build the setting from parsed options; an error names the option it is about."""
+    import numpy as np
+
+    from specdyn.settings import PowerLawSetting
+
     try:
         ratio = 2.0 if args.gamma0_ratio is None else args.gamma0_ratio
         if args.mu0 is None:
@@ -69,6 +72,11 @@ def _blame_option(message: str, options: dict[str, str] = _FIELDS) -> str:
 
 
 def _theory_cmd(args: argparse.Namespace) -> int:
+    import numpy as np
+    import pandas as pd
+
+    from specdyn import theory
+
     s = setting_from_args(args)
     K, T = np.meshgrid(args.k, args.t, indexing="ij")
     try:
@@ -96,6 +104,8 @@ def _theory_cmd(args: argparse.Namespace) -> int:
 
 
 def _regime_cmd(args: argparse.Namespace) -> int:
+    from specdyn import theory
+
     s = setting_from_args(args)
     rep = theory.regime(s, margin=args.margin)
     out = {
@@ -137,9 +147,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                 help="rho_k(t), alpha_eff and region labels on a (k, t) grid",
                 description="Evaluate the exact theory of the core paper on a grid.")
     add_setting_options(p)
-    p.add_argument("--k", type=number_list, default=number_list("1,10,100"),
+    # string defaults: argparse converts them (with `type`) only when a command runs
+    p.add_argument("--k", type=number_list, default="1,10,100",
                    help="modes: list '1,10,100' or range 'log:1:1e4:20' (default 1,10,100)")
-    p.add_argument("--t", type=number_list, default=number_list("0,1,100,1e4,inf"),
+    p.add_argument("--t", type=number_list, default="0,1,100,1e4,inf",
                    help="times: list or range, inf allowed (default 0,1,100,1e4,inf)")
     p.add_argument("--first-layer", action="store_true",
                    help="second layer frozen (Appendices B-C) instead of both layers")

@@ -22,6 +22,7 @@ _MODULES = [
     "mean_field",
     "two_step",
     "finite_size_theory",
+    "real_data",
 ]
 
 for _m in _MODULES:

@@ -26,7 +26,9 @@ project's own, the core paper has no finite-size theory):
 - effective theory: ``|slope_sim - slope_effective| <= slope_tol`` at every
   recorded time, per activation and regime, for the activations whose ``c1``
   stays put; for those in :data:`BREAKS_DOWN` (saturating: ``c1`` drifts as the
-  preactivations grow) the claim is that it breaks down, fixed here per activation.
+  preactivations grow) the claim is that it breaks down, more as training goes on (the
+  departure at the last time exceeds every one of the first half of the run by
+  ``slope_tol``), fixed here per activation.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from specdyn.models.activations import ACTIVATIONS
 from specdyn.plot import save_figure
 from specdyn.plot.finite_size import plot_finite_size
 from specdyn.runs.claims import OWN, Claim, within
-from specdyn.runs.registry import ExperimentResult, register
+from specdyn.runs.registry import ExperimentResult, Measured, register
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import train_linear
 from specdyn.sim.two_layer import train_two_layer
@@ -76,6 +78,25 @@ BIAS_SE = 5.0
 #: >= RESID_FRACTION of them within RESID_SE holds for an exact theory with ~1 % to spare.
 RESID_SE = 3.0
 RESID_FRACTION = 0.99
+
+# Revisions made after a run had shown the numbers (issue 30: marked, not reverted).
+#: theory.finite_size's validity ratio, which decides the cells every moment claim reads.
+VALID_REVISED = ("a4db6c6: validity ratio 0.2 -> 0.35, after measuring the cells beyond 0.2 "
+                 "(std within 15 % in all 253 cells up to 0.35)")
+STD_REVISED = ("2dbe826: 15 % -> 15 % or 3.5 sampling SE, after the quick run missed 15 %; "
+               "4a4bc87: back to 15 % at every cell, full_only below 256 seeds, 256 chosen "
+               "from a passing 256-seed benchmark run (max 0.140); " + VALID_REVISED)
+MEAN_REVISED = ("ddfe221: expected at 64 seeds -> full_only (>= 256 seeds), after the quick "
+                "run missed it; 4a4bc87: -> reported as worded, disputed (a 5 SE bias is "
+                "itself known to 20 %); " + VALID_REVISED)
+BREAKS_REVISED = ("a0aea6a: within slope_tol of the effective theory, as for every "
+                  "activation -> f248c90: breaks down where training moved c1 by > 10 % "
+                  "(tanh: 47 % / 15 % measured), after tanh missed -> 4a4bc87: fixed per "
+                  "activation (BREAKS_DOWN = tanh, from that measured drift) -> hA (issue 30): "
+                  "max |slope - effective| >= slope_tol, which a constant or shuffled slope "
+                  "passes, -> |dev| at the last time less the max |dev| over the first half "
+                  ">= slope_tol (the breakdown grows as c1 drifts); changed after the mutation "
+                  "test, having seen the quick run's slopes")
 
 
 @dataclass(frozen=True)
@@ -196,24 +217,28 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
                note=f"max |std_theory/std_sim - 1| over {len(d)} valid cells, {seeds} seeds; "
                     f"the sample std is itself known to {std_se:.1%} here, so the largest cell "
                     f"exceeds 15 % by chance below {FULL_SEEDS} seeds",
-               full_only=seeds < FULL_SEEDS),
+               full_only=seeds < FULL_SEEDS, revised=STD_REVISED),
         within("std of log rho_k within 3 sampling SE (fraction of valid cells)", std_frac,
                RESID_FRACTION, 1.0, source=OWN,
                note=f"|std_theory/std_sim - 1| <= 3/sqrt(2 (seeds - 1)) = {RESID_SE * std_se:.3f}"
-                    f" at {len(d)} cells; an exact theory: 99.73 %"),
+                    f" at {len(d)} cells; an exact theory: 99.73 %", revised=VALID_REVISED),
         within("mean shift within 25 % where bias > 5 SE", summary["mean_max_rel_err"], 0.0,
                MEAN_TOL, source=OWN,
                note=f"max over {len(big)} cells with |bias| > 5 SE ({seeds} seeds); "
                     f"{int((mean_err > MEAN_TOL).sum())} cells outside 25 %, {chance:.1f} "
-                    f"expected by chance for an exact theory", disputed=MEAN_DISPUTED),
+                    f"expected by chance for an exact theory", disputed=MEAN_DISPUTED,
+               revised=MEAN_REVISED),
         within("where bias > 5 SE: |bias - shift| in SE", summary["bias_cells_max_se"], 0.0,
                RESID_SE, source=OWN,
                note=f"max over {len(big)} cells; a Gaussian error exceeds 3 SE in 0.27 % of "
-                    f"cells"),
+                    f"cells", revised=VALID_REVISED),
         within("corrected residual within 3 SE elsewhere (fraction of cells)", frac,
                RESID_FRACTION, 1.0, source=OWN,
                note=f"{len(small)} cells; max {summary['resid_max_se']:.2f} SE; a Gaussian "
-                    f"residual stays within 3 SE at 99.73 % of cells"),
+                    f"residual stays within 3 SE at 99.73 % of cells; where the predicted "
+                    f"shift is small a table with no bias passes too, so the > 5 SE claim is "
+                    f"its partner", revised=VALID_REVISED,
+               partner="where bias > 5 SE: |bias - shift| in SE"),
     ]
     return claims, summary
 
@@ -250,6 +275,15 @@ def _effective(cfg: FiniteSizeConfig) -> tuple[pd.DataFrame, dict[str, Any]]:
     return df, summary
 
 
+def growing_departure(dev: np.ndarray) -> float:
+    """``dev`` at its last entry less its maximum over the first half of the entries (time
+    order): how far a departure has grown beyond anything seen early."""
+    dev = np.asarray(dev, dtype=float)
+    if dev.size < 3:
+        return float("nan")
+    return float(dev[-1] - dev[: dev.size // 2].max())
+
+
 def effective_claims(eff: pd.DataFrame, cfg: FiniteSizeConfig) -> list[Claim]:
     """The effective-theory claims, a pure function of ``finite-size-theory_effective.parquet``.
 
@@ -271,11 +305,14 @@ def effective_claims(eff: pd.DataFrame, cfg: FiniteSizeConfig) -> list[Claim]:
                f"initial preactivation variance, {c1_1:.3f} at the final "
                f"(drift {abs(c1_1 / c1_0 - 1.0):.0%})")
         if act in BREAKS_DOWN:
-            claims.append(within(f"{act} {regime}: fixed-c1 effective theory breaks down "
-                                 f"(max |slope - effective|)", float(dev[i]), cfg.slope_tol,
-                                 np.inf, source=OWN,
+            claims.append(within(f"{act} {regime}: fixed-c1 effective theory breaks down as "
+                                 f"training goes on (end |dev| - max |dev|, first half)",
+                                 growing_departure(dev), cfg.slope_tol, np.inf, source=OWN,
                                  note=f"{act} saturates, so c1 drifts as training grows the "
-                                      f"preactivations; {why}"))
+                                      f"preactivations and the departure from the fixed-c1 "
+                                      f"theory grows: |slope - effective| at the last recorded "
+                                      f"time exceeds every one of the first half of the times "
+                                      f"by slope_tol; {why}", revised=BREAKS_REVISED))
         else:
             claims.append(within(f"{act} {regime}: |slope - effective theory| at every t",
                                  float(dev[i]), 0.0, cfg.slope_tol, source=OWN, note=why))
@@ -290,7 +327,10 @@ def _claims_of(cfg: FiniteSizeConfig, folder: Path) -> list[Claim]:
 
 @register("finite-size-theory", "Finite-N and finite-M corrections to log rho_k: theory vs "
           "the Gram engine; effective theory of nonlinear students", FiniteSizeConfig,
-          full=_full, claims=_claims_of)
+          full=_full, claims=_claims_of,
+          measured={"finite-size-theory.parquet": Measured(("bias_sim", "se_sim", "std_sim")),
+                    "finite-size-theory_effective.parquet": Measured(
+                        ("slope_sim", "c1_end"), by=("activation", "regime"))})
 def run_finite_size_theory(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
     start = time.perf_counter()
     s = cfg.setting()

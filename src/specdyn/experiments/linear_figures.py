@@ -25,8 +25,8 @@ from specdyn.experiments.paper_setting import PaperSettingConfig
 from specdyn.measure.exponents import fit_exponents, loglog_fit, two_point_exponent
 from specdyn.plot import linear as lplot
 from specdyn.plot import save_figure
-from specdyn.runs.claims import Claim, loglog_slope, within
-from specdyn.runs.registry import ExperimentResult, register
+from specdyn.runs.claims import Claim, learning_order, loglog_slope, within
+from specdyn.runs.registry import ExperimentResult, Measured, register
 from specdyn.schedule import Schedule
 from specdyn.settings import PowerLawSetting
 from specdyn.sim.linear import train_linear
@@ -51,6 +51,20 @@ EXPONENT_TOL = 0.15
 EXPONENT_DISPUTED = ("the top pair of a sample covariance is spread at finite M: with N = inf "
                      "and GD the k = 1 exponent gap is 0.36-0.40 at t = 1-6 for M = 1024 (0.1 "
                      "with M = inf, 0 for flow); 0.2 at the paper's N = 8192, M = 4096")
+#: Correlation over the checkpoints of the simulated k = 1 exponent with the theory's: the
+#: curve's shape (its rise to ~3.6 and fall to ~1.6), whatever its offset and scale. A pilot
+#: run (quick size, seed 1, before this claim was written) measured 0.9994.
+SHAPE_MIN = 0.9
+SHAPE_NAME = "k = 1 exponent over time: correlation of simulation with theory"
+#: Rank correlation of each learned rank's half-learning time with the rank (Sec. 3.1: modes
+#: learn "in order from low to high mode index"); the exact theory gives 1, the pilot run
+#: (quick size, seed 1, before this claim was written) 0.996.
+ORDER_MIN = 0.9
+#: Eq. (22): the learned part grows as t^2 while 2 lambda_k theta_k t / gamma0 <= SINH_ARG
+#: (sinh(x) = x within 1.5 %) over ranks INIT_KMIN..INIT_KMAX; the exact theory's own slope in
+#: those windows is 1.93 (the sinh and u corrections), the pilot run (seed 1) measured 1.96.
+GROWTH, GROWTH_TOL, SINH_ARG = 2.0, 0.2, 0.3
+
 
 
 @dataclass(frozen=True)
@@ -112,6 +126,9 @@ def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config) -> 
     late_t = late_start(s)
     late = times >= late_t
     gap = float(np.median(diff[late])) if late.any() else float("nan")
+    wide = spectra.pivot(index="t", columns="k", values="rho_sim").sort_index()
+    t_grid, rho_grid = wide.index.to_numpy(dtype=float), wide.to_numpy(dtype=float)
+    order = learned_ranks(s, wide.columns.to_numpy(dtype=float), float(t_grid[-1])).astype(int)
     return [
         within(f"t = 0: simulation's exponent over ranks {INIT_KMIN}..{INIT_KMAX} is alpha",
                init, cfg.alpha - INIT_TOL, cfg.alpha + INIT_TOL, source="core Sec. 3.1",
@@ -130,8 +147,68 @@ def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config) -> 
         within(f"late (t >= t_learn(2) = {late_t:.3g}): simulation - theory, k = 1 exponent",
                gap, -EXPONENT_TOL, EXPONENT_TOL, source="core Sec. 3.1, Fig. 2(b)",
                note="median over the checkpoints of a window fixed by the theory (both ranks "
-                    "learned); finite N, M and GD vs flow separate them"),
+                    "learned); finite N, M and GD vs flow separate them; both curves are flat "
+                    "there, so a wrong table at that level passes: the shape claim is its "
+                    "partner", partner=SHAPE_NAME),
+        within("modes learn from low to high k (rank correlation)",
+               learning_order(t_grid, rho_grid[:, order - 1], order) if order.size >= 3
+               else float("nan"), ORDER_MIN, 1.0, source="core Sec. 3.1",
+               note="'the modes acquire the teacher-derived component in order from low to "
+                    "high mode index': rank correlation of each rank's half-learning time "
+                    "(its change reaches half its final change) with the rank, over the ranks "
+                    f"the theory has learned by t_end / 10 ({order.size}); {ORDER_MIN:g} fixed "
+                    "from a pilot run (quick size, seed 1: 0.996)"),
+        within(f"Eq. (22): early learned part grows as t^2 (ranks {INIT_KMIN}..{INIT_KMAX})",
+               early_growth_exponent(s, t_grid, rho_grid, range(INIT_KMIN, INIT_KMAX + 1)),
+               GROWTH - GROWTH_TOL, GROWTH + GROWTH_TOL, source="core Eqs. (21)-(22)",
+               note=f"pooled log-log slope of rho_k(t) - rho_k(0) against t, each rank while "
+                    f"2 lambda_k theta_k t / gamma0 <= {SINH_ARG:g} (sinh linear, Eq. 21); the "
+                    f"exact theory's own slope there is 1.93; tolerance fixed from it and a "
+                    f"pilot run (seed 1: 1.96); the sinh growth beyond is not checked"),
+        within(SHAPE_NAME, curve_correlation(sim.alpha_eff.to_numpy(), th.alpha_eff.to_numpy()),
+               SHAPE_MIN, 1.0, source="core Sec. 3.1, Fig. 2(b)",
+               note="Pearson correlation over the checkpoints of the two-point exponent "
+                    "log(rho_1/rho_2)/log 2, simulation against theory: the exponent 'can "
+                    "change during training' and the simulation changes as the theory does; "
+                    f"{SHAPE_MIN:g} fixed from a pilot run (quick size, seed 1: 0.9994)"),
     ]
+
+
+def learned_ranks(s: PowerLawSetting, ranks: np.ndarray, t_end: float) -> np.ndarray:
+    """The ranks the theory has learned (90 %) a decade before ``t_end``."""
+    return ranks[theory.t_learn(s, ranks) <= t_end / 10.0]
+
+
+def early_growth_exponent(s: PowerLawSetting, t: np.ndarray, rho: np.ndarray,
+                          ranks: range) -> float:
+    """Pooled log-log slope of ``rho_k(t) - rho_k(0)`` against ``t`` over ``ranks`` (columns
+    ``k - 1`` of ``rho``), each rank in its early window ``2 lambda_k theta_k t / gamma0 <=``
+    :data:`SINH_ARG`, ``t > 0`` (Eq. 22: ``t^2``); NaN where no rank has three positive
+    points there (a wrong table)."""
+    xs, ys = [], []
+    for k in ranks:
+        lam, th = s.lambda0 * k ** -s.alpha, s.theta0 * k ** (-s.beta / 2)
+        inc = rho[:, k - 1] - rho[0, k - 1]
+        m = (t > 0) & (t <= SINH_ARG * s.gamma0 / (2 * lam * th)) & (inc > 0)
+        if m.sum() >= 3:
+            x, y = np.log(t[m]), np.log(inc[m])
+            xs.append(x - x.mean())
+            ys.append(y - y.mean())
+    if not xs:
+        return float("nan")
+    x, y = np.concatenate(xs), np.concatenate(ys)
+    return float(x @ y / (x @ x))
+
+
+def curve_correlation(a: np.ndarray, b: np.ndarray) -> float:
+    """Pearson correlation of two curves sampled at the same times; NaN where one is flat or
+    not finite (a wrong table)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.size < 3 or a.size != b.size or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return float("nan")
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    return float(np.corrcoef(a, b)[0, 1])
 
 
 def _fig2_claims_of(cfg: Fig2Config, folder: Path) -> list[Claim]:
@@ -140,7 +217,10 @@ def _fig2_claims_of(cfg: Fig2Config, folder: Path) -> list[Claim]:
 
 
 @register("fig2", "Fig. 2: finite-width linear network vs the exact spectrum dynamics",
-          Fig2Config, full=_fig2_full, claims=_fig2_claims_of)
+          Fig2Config, full=_fig2_full, claims=_fig2_claims_of,
+          measured={"fig2.parquet": Measured(("rho_sim",)),
+                    "fig2_alpha.parquet": Measured(
+                        ("alpha_eff",), where={"source": ("simulation-local-k1-2",)})})
 def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
     s = cfg.setting()
     start = time.perf_counter()
@@ -253,14 +333,33 @@ def upper_half_slope(df: pd.DataFrame, axis: str) -> float:
     return loglog_slope(sizes[-n:], mean.to_numpy()[-n:])
 
 
+def falling_upper_half(df: pd.DataFrame, axis: str) -> bool:
+    """Whether the seed-mean error of ``axis`` falls at every step of the upper half of the
+    sizes (the sizes :func:`upper_half_slope` fits)."""
+    mean = df[df.axis == axis].groupby("size").median_abs_log.mean().to_numpy(dtype=float)
+    half = len(mean) // 2
+    n = len(mean) - half if len(mean) - half >= 2 else len(mean)
+    return bool(np.all(np.diff(mean[-n:]) < 0))
+
+
+#: finite-size's slope claims were a slope alone, which a table shuffled across sizes passes
+#: in 2 of 5 shuffles at the quick size (issue 30's mutation test).
+SLOPE_REVISED = ("9aa3bc7 (issue 30): the upper-half slope -> that slope where the seed-mean "
+                 "error falls at every step of the upper half (NaN otherwise): a table "
+                 "shuffled across sizes kept a slope in range 2 times in 5; changed after the "
+                 "mutation test, having seen the quick run (falling there)")
+
+
 def finite_size_slope_claims(df: pd.DataFrame, cfg: FiniteSizeConfig) -> list[Claim]:
     """finite-size's claims, a pure function of its table ``finite-size.parquet``
     (``axis, size, seed, median_abs_log``)."""
     return [within(f"error slope against {axis}, upper half of the sizes",
-                   upper_half_slope(df, axis), SIZE_SLOPE - SIZE_SLOPE_TOL,
-                   SIZE_SLOPE + SIZE_SLOPE_TOL, source="own",
+                   upper_half_slope(df, axis) if falling_upper_half(df, axis) else float("nan"),
+                   SIZE_SLOPE - SIZE_SLOPE_TOL, SIZE_SLOPE + SIZE_SLOPE_TOL, source="own",
                    note="fluctuations of a Wishart Gram (N) or sample covariance (M): "
-                        "size^(-1/2); the core paper states no rate")
+                        "size^(-1/2), the seed-mean error falling at every step of the upper "
+                        "half of the sizes (NaN where it does not); the core paper states no "
+                        "rate", revised=SLOPE_REVISED)
             for axis in ("N", "M")]
 
 
@@ -269,7 +368,9 @@ def _finite_size_claims_of(cfg: FiniteSizeConfig, folder: Path) -> list[Claim]:
 
 
 @register("finite-size", "agreement of finite-N / finite-M linear networks with the theory",
-          FiniteSizeConfig, full=_finite_size_full, claims=_finite_size_claims_of)
+          FiniteSizeConfig, full=_finite_size_full, claims=_finite_size_claims_of,
+          measured={"finite-size.parquet": Measured(("median_abs_log", "max_abs_log"),
+                                                    by=("axis",))})
 def run_finite_size(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
     s = cfg.setting()
     # t is continuous (gradient flow); "steps" are units of dt = t_max / 1000.

@@ -32,7 +32,7 @@ from specdyn.measure.outliers import find_outliers
 from specdyn.plot import outlier_escape as oplot
 from specdyn.plot import save_figure
 from specdyn.runs.claims import Claim, within
-from specdyn.runs.registry import ExperimentResult, register
+from specdyn.runs.registry import ExperimentResult, Measured, register
 from specdyn.sim import (
     DivergenceError,
     escape_step,
@@ -40,6 +40,7 @@ from specdyn.sim import (
     train_deep_linear,
     train_linear_student,
 )
+from specdyn.sim.protocol import DIVERGENCE_FACTOR
 from specdyn.theory import outlier_escape as oe
 
 
@@ -88,44 +89,98 @@ ESCAPE_LAG_MAX = 0.25
 #: path once the outlier is clear of the edge (``> CLEAR_FACTOR`` x edge).
 OUTLIER_LOCATION_TOL = 0.05
 CLEAR_FACTOR = 1.1
+#: Smallest rise of the squared overlap of the top singular vectors with the
+#: teacher's (left and right), from its largest value before ``ALIGN_BEFORE x t*``
+#: to the last step: from a random direction's ``~1/D`` to the rectangular-spike
+#: overlap, which the path reaches above 0.99 by the quick horizon (1.6 t*).
+ALIGNMENT_RISE_MIN = 0.85
+ALIGN_BEFORE = 0.9
+#: Largest difference of a measured squared overlap from the rectangular-spike
+#: prediction once the outlier is clear (the same steps as the location claim):
+#: the overlaps' finite-size fluctuations are ``O(D^(-1/2))``, 0.04 at D = 600.
+OVERLAP_TOL = 0.1
+
+
+def _measured_series(df: pd.DataFrame, quantity: str) -> pd.Series:
+    """One measured quantity of the ``bbp-escape`` table, indexed by step (sorted)."""
+    sel = df[(df["quantity"] == quantity) & (df["source"] == "measured")]
+    return sel.set_index("step")["value"].sort_index()
 
 
 def bbp_claims(df: pd.DataFrame, cfg: BBPEscapeConfig) -> list[Claim]:
     """The claims of ``bbp-escape``, a pure function of its long table and config.
 
-    ``df`` has one row per (step, quantity, source): measured ``sv1..``, the
-    per-step Tracy-Widom ``flagged`` count, theory ``bulk_edge`` and ``outlier``.
+    ``df`` has one row per (step, quantity, source): measured ``sv1..``,
+    ``left_overlap2`` and ``right_overlap2`` with the per-step Tracy-Widom
+    ``flagged`` count. The theory (bulk edge, outlier, overlaps) is computed here
+    from the config (:func:`~specdyn.theory.outlier_escape.population_gd_path`),
+    not read back from the table.
     """
     needed = {"step", "flagged", "quantity", "source", "value"}
     if not needed <= set(df.columns):
         raise ValueError(f"df must have the columns {sorted(needed)}")
-    t_star = oe.bbp_crossing_time(cfg.theta, cfg.sigma0, cfg.P / cfg.D, cfg.lr)
-    flags = df.groupby("step")["flagged"].first().sort_index()
+    c = cfg.P / cfg.D
+    t_star = oe.bbp_crossing_time(cfg.theta, cfg.sigma0, c, cfg.lr)
+    sv1_rows = df[(df["quantity"] == "sv1") & (df["source"] == "measured")]
+    flags = sv1_rows.groupby("step")["flagged"].first().sort_index()
     steps = flags.index.to_numpy()
     flagged_before = float(flags[steps < t_star].sum())
     hit = steps[flags.to_numpy() > 0]
     lag = float(hit[0] / t_star - 1.0) if hit.size else float("nan")
 
-    def series(quantity: str, source: str) -> pd.Series:
-        sel = df[(df["quantity"] == quantity) & (df["source"] == source)]
-        return sel.set_index("step")["value"].sort_index()
-
-    sv1, outlier, edge = (series("sv1", "measured"), series("outlier", "theory"),
-                          series("bulk_edge", "theory"))
-    clear = outlier > CLEAR_FACTOR * edge
-    loc_err = (float(np.max(np.abs(sv1[clear] / outlier[clear] - 1.0)))
+    sv1 = _measured_series(df, "sv1")
+    path = oe.population_gd_path(cfg.theta, cfg.sigma0, c, cfg.lr, sv1.index.to_numpy())
+    clear = path.singular_value > CLEAR_FACTOR * path.bulk_edge
+    loc_err = (float(np.max(np.abs(sv1.to_numpy()[clear] / path.singular_value[clear] - 1.0)))
                if clear.any() else float("nan"))
+    rises, gaps = [], []
+    for side in ("left", "right"):
+        o = _measured_series(df, f"{side}_overlap2")
+        if o.empty:  # no overlaps recorded: nothing aligned
+            rises.append(float("nan"))
+            gaps.append(float("nan"))
+            continue
+        st = o.index.to_numpy()
+        before = o.to_numpy()[st < ALIGN_BEFORE * t_star]
+        rises.append(float(o.iloc[-1] - before.max()) if before.size else float("nan"))
+        pth = oe.population_gd_path(cfg.theta, cfg.sigma0, c, cfg.lr, st)
+        th = pth.left_overlap2 if side == "left" else pth.right_overlap2
+        cl = pth.singular_value > CLEAR_FACTOR * pth.bulk_edge
+        gaps.append(float(np.max(np.abs(o.to_numpy()[cl] - th[cl]))) if cl.any()
+                    else float("nan"))
     return [
-        within("outliers flagged before t*", flagged_before, 0.0, 0.0, source="notes sec. 1",
-               note="Tracy-Widom test at level alpha on the bulk before the BBP crossing t*"),
+        within("outliers flagged before t*", flagged_before, 0.0, 0.0,
+               source='abstract 1: "isolated eigenvalues detach from the random bulk"; own',
+               partner="measured escape / t* - 1",
+               note="Tracy-Widom test at level alpha on the bulk before the BBP crossing t* "
+                    "(own: related-notes sec. 1, population GD, exact [D]); "
+                    "a table never flagged also has none before t*: its partner, the escape "
+                    "time, is NaN there"),
         within("measured escape / t* - 1", lag, 0.0, ESCAPE_LAG_MAX,
-               source="abstract 1; notes sec. 1",
-               note="first flagged step against the predicted BBP crossing time; "
+               source='abstract 1: "induces a Baik-Ben Arous-Peche (BBP) transition during '
+                      'training"; own',
+               note="first flagged step against the predicted BBP crossing time t* (own: "
+                    "related-notes sec. 1, population GD, exact [D]); "
                     "detection needs the outlier a fluctuation beyond the edge"),
         within("top singular value / BBP outlier path - 1, once clear", loc_err,
-               0.0, OUTLIER_LOCATION_TOL, source="notes sec. 1 (rectangular spike)",
-               note=f"max over the steps where the predicted outlier exceeds "
+               0.0, OUTLIER_LOCATION_TOL,
+               source="Benaych-Georges & Nadakuditi 2012 (rectangular spike); own",
+               note="along the population GD path (own: related-notes sec. 1 [D]); "
+                    f"max over the steps where the predicted outlier exceeds "
                     f"{CLEAR_FACTOR:g} x the bulk edge"),
+        within("spectral alignment: rise of the squared overlap with the teacher "
+               "(smaller of left, right)", float(np.min(rises)), ALIGNMENT_RISE_MIN, 1.0,
+               source='abstract 1: "robust emergence of spectral alignment during training"',
+               note=f"last step's squared overlap of the top singular vector with u (left) "
+                    f"and v (right) minus its largest value before {ALIGN_BEFORE:g} t*; "
+                    f"left {rises[0]:.3f}, right {rises[1]:.3f}"),
+        within("squared overlaps - rectangular-spike prediction, once clear (largest)",
+               float(np.max(gaps)), 0.0, OVERLAP_TOL,
+               source="Benaych-Georges & Nadakuditi 2012 (spike overlaps); own",
+               note="along the population GD path (own: related-notes sec. 1 [D]); "
+                    f"max |measured - predicted| over the steps where the predicted outlier "
+                    f"exceeds {CLEAR_FACTOR:g} x the bulk edge; left {gaps[0]:.3f}, "
+                    f"right {gaps[1]:.3f}"),
     ]
 
 
@@ -134,7 +189,9 @@ def _bbp_claims_of(cfg: BBPEscapeConfig, folder: Path) -> list[Claim]:
 
 
 @register("bbp-escape", "outlier escape (BBP crossing) of a linear student under population GD",
-          BBPEscapeConfig, full=_bbp_full, claims=_bbp_claims_of)
+          BBPEscapeConfig, full=_bbp_full, claims=_bbp_claims_of,
+          measured={"bbp-escape.parquet": Measured(("value", "flagged"), by=("quantity",),
+                                                   where={"source": ("measured",)})})
 def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
     c = cfg.P / cfg.D
     W_star, _, _ = rank_one_teacher(cfg.P, cfg.D, cfg.theta, seed=cfg.seed)
@@ -244,43 +301,87 @@ def _train_full() -> TrainabilityConfig:
 # Claim tolerances of ``trainability`` (fixed before any run).
 #: Smallest fraction of single-layer cells whose status matches the exact theory.
 THEORY_AGREEMENT_MIN = 0.8
-#: Fewest two-layer cells that converge past the naive ``2 / sharpness`` line.
+#: Fewest two-layer rows (one init variance) that converge past the naive
+#: ``2 / sharpness`` line up to a boundary, and not beyond it.
 CATAPULT_MIN = 1
 
 
-def trainability_claims(table: pd.DataFrame) -> list[Claim]:
-    """The claims of ``trainability``, a pure function of its table.
+def measured_status(table: pd.DataFrame, tol: float) -> np.ndarray:
+    """Each row's status from its measured ``rel_error`` (NaN: diverged), by the one rule
+    :func:`~specdyn.theory.outlier_escape.trainability_status`."""
+    return oe.trainability_status(table["rel_error"].to_numpy(np.float64), tol)
 
-    Single-layer rows carry the measured ``status`` and the exact theory's
-    ``theory_status``; two-layer rows the learning rate ``lr`` and the naive
-    line ``naive_lr = 2 / sharpness`` at initialisation.
+
+def catapult_rows(two: pd.DataFrame, tol: float) -> pd.DataFrame:
+    """Per init variance of the two-layer grid: the boundary and whether it is a catapult.
+
+    A row is *bounded* when, along increasing ``lr``, its cells converge up to a
+    boundary lr and none converges beyond it, with at least one cell on each side;
+    ``boundary`` is then its largest converged lr (NaN otherwise) and ``catapult``
+    whether it exceeds the row's ``naive_lr = 2 / sharpness`` at initialisation.
     """
-    needed = {"model", "status", "theory_status", "lr", "naive_lr"}
+    rows = []
+    for var, g in two.assign(status=measured_status(two, tol)).groupby("init_var"):
+        g = g.sort_values("lr")
+        conv = (g["status"] == "converged").to_numpy()
+        k = int(conv.sum())
+        bounded = 0 < k < len(conv) and bool(conv[:k].all())
+        boundary = float(g["lr"].iloc[k - 1]) if bounded else float("nan")
+        naive = float(g["naive_lr"].iloc[0])
+        rows.append({"init_var": var, "boundary": boundary, "naive_lr": naive,
+                     "catapult": bool(bounded and boundary > naive)})
+    return pd.DataFrame(rows)
+
+
+def trainability_claims(table: pd.DataFrame, tol: float) -> list[Claim]:
+    """The claims of ``trainability``, a pure function of its table and the rule's ``tol``.
+
+    A cell's status follows from its measured ``rel_error`` (final over initial
+    squared error; NaN where the run diverged) by the one trainability rule.
+    Single-layer rows carry the exact theory's ``theory_status``; two-layer rows
+    the learning rate ``lr`` and the naive line ``naive_lr = 2 / sharpness`` at
+    initialisation.
+    """
+    needed = {"model", "rel_error", "theory_status", "lr", "naive_lr", "init_var"}
     if not needed <= set(table.columns):
         raise ValueError(f"table must have the columns {sorted(needed)}")
     single = table[table["model"] == "single-layer"]
     two = table[table["model"] == "two-layer"]
-    agree = (float(np.mean(single["status"] == single["theory_status"])) if len(single)
-             else float("nan"))
-    catapult = int(np.sum((two["lr"] > two["naive_lr"]) & (two["status"] == "converged")))
+    agree = (float(np.mean(measured_status(single, tol) == single["theory_status"].to_numpy()))
+             if len(single) else float("nan"))
+    rows = catapult_rows(two, tol) if len(two) else pd.DataFrame(columns=["catapult"])
+    catapult = int(rows["catapult"].sum())
     return [
         within("single layer: cells agreeing with the theory", agree,
-               THEORY_AGREEMENT_MIN, 1.0, source="abstract 1; notes sec. 1 (trainability)",
+               THEORY_AGREEMENT_MIN, 1.0,
+               source='abstract 1: "a phase diagram of trainability governed by the step size '
+                      '(or learning rate) and initial weight variance"; own',
                note="converged / stalled / diverged against the exact trainability boundary "
+                    "(own: related-notes sec. 1, trainability [D]) "
                     f"over {len(single)} cells"),
-        within("two layers: converged beyond 2/sharpness", float(catapult), CATAPULT_MIN,
-               np.inf, source="notes sec. 1 (catapult)",
-               note="catapults: learning rates past the naive stability line still converge"),
+        within("two layers: rows converging up to a boundary beyond 2/sharpness",
+               float(catapult), CATAPULT_MIN, np.inf,
+               source="Lewkowycz et al. 2020 (the catapult phase)",
+               revised="b1882fe (issue 30): "
+                       "'cells converged beyond 2/sharpness >= 1' -> 'rows whose "
+                       "converged lrs end at a boundary beyond 2/sharpness >= 1'; the cell "
+                       "count held on a constant table and on every shuffled one",
+               note=f"of {len(rows)} init variances: converged for every lr up to a boundary, "
+                    "not converged above it, the boundary past the naive stability line "
+                    "2/sharpness at initialisation (catapults)"),
     ]
 
 
 def _trainability_claims_of(cfg: TrainabilityConfig, folder: Path) -> list[Claim]:
-    return trainability_claims(pd.read_parquet(folder / "trainability.parquet"))
+    return trainability_claims(pd.read_parquet(folder / "trainability.parquet"), cfg.tol)
 
 
 @register("trainability", "(learning rate, init variance) phase diagrams: single and two-layer",
           TrainabilityConfig, full=_train_full,
-          claims=_trainability_claims_of)
+          claims=_trainability_claims_of,
+          measured={"trainability.parquet": Measured(
+              ("rel_error", "max_loss_ratio", "sharpness_init", "sharpness_final", "naive_lr",
+               "naive_lr_final"), by=("model",))})
 def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult:
     lr_c = oe.online_sgd_critical_lr(cfg.B, cfg.D)
     lrs = lr_c * np.geomspace(*cfg.lr_range, cfg.n_lr)
@@ -293,7 +394,9 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
             train_linear_student, W_star, method="online", lr=float(lr), steps=cfg.steps,
             sigma0=float(np.sqrt(var)), B=cfg.B,
             noise_std=cfg.noise_std, replicas=cfg.replicas, checkpoints=[0],
-            overlaps=False, divergence_factor=1e6, seed=cfg.seed + 1000 * i + j)
+            # trainability's own boundary: a cell diverged when its error grew by the
+            # protocol's factor, not by linear_student's larger default (fixed before the claims)
+            overlaps=False, divergence_factor=DIVERGENCE_FACTOR, seed=cfg.seed + 1000 * i + j)
         ms = run.mean_sq_error
         rel = float(ms[-1] / ms[0])
         rows.append({"model": "single-layer", "lr": lr, "init_var": var,
@@ -333,7 +436,8 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
                 train_deep_linear, teacher, depth=2, N=cfg.two_layer_N,
                 parameterization="standard", lr=float(lr), steps=cfg.two_layer_steps,
                 sigma0=float(np.sqrt(var)), sharpness=[0, cfg.two_layer_steps],
-                divergence_factor=1e6, seed=cfg.seed + 7 * i)  # same init along a row
+                divergence_factor=DIVERGENCE_FACTOR,  # the same boundary as the single layer
+                seed=cfg.seed + 7 * i)  # same init along a row
             if j == 0:
                 sharp0 = float(drun.sharpness[0])
             rel = float(drun.loss[-1] / drun.loss[0])
@@ -445,24 +549,37 @@ ESCAPE_WIDTH_TOL = 0.10
 MUP_ESCAPE_MIN_WIDTH = 256
 
 
+def best_lr_index(raw: pd.DataFrame, parameterization: str) -> pd.Series:
+    """Grid index of the best learning rate at each width (sorted), NaN where not bracketed.
+
+    ``raw`` is the sweep table (one row per parameterization, width, seed, lr);
+    a cell's loss is its seed mean, NaN (diverged) if any seed's loss is NaN.
+    The best lr of a width is its smallest-loss converged cell, and counts only
+    when the grid brackets it: not the first grid point, its loss strictly
+    below the next smaller lr's, and a larger grid lr exists (converged or
+    diverged). An unbracketed minimum says only that the best lr lies off the
+    grid (a flat loss picks the first lr everywhere).
+    """
+    sub = raw[raw["parameterization"] == parameterization]
+    loss = sub.groupby(["width", "lr"])["loss"].agg(
+        lambda x: float(x.mean()) if x.notna().all() else float("nan"))
+    grid = np.sort(sub["lr"].unique())
+    out = {}
+    for width, w in loss.groupby(level="width"):
+        vals = w.droplevel("width").reindex(grid).to_numpy(np.float64)
+        i = int(np.nanargmin(vals)) if np.isfinite(vals).any() else -1
+        ok = 0 < i < len(grid) - 1 and bool(vals[i] < vals[i - 1])
+        out[int(width)] = float(i) if ok else float("nan")
+    return pd.Series(out, dtype=np.float64).sort_index()
+
+
 def best_lr_grid_shift(raw: pd.DataFrame, parameterization: str) -> float:
     """Grid steps between the smallest and largest best learning rate over the widths.
 
-    ``raw`` is the sweep table (one row per parameterization, width, seed, lr);
-    a cell's loss is its seed mean and a diverged seed makes it diverged; the
-    best lr of a width is its smallest-loss converged cell. NaN when no width
-    has a converged cell.
+    NaN when a width's best lr is not bracketed by the grid (:func:`best_lr_index`).
     """
-    sub = raw[raw["parameterization"] == parameterization]
-    cells = (sub.groupby(["width", "lr"], as_index=False)
-             .agg(loss=("loss", "mean"), diverged=("diverged", "any")))
-    grid = np.sort(sub["lr"].unique())
-    idx = []
-    for _, w in cells.groupby("width"):
-        ok = w[~w["diverged"]]
-        if len(ok):
-            idx.append(int(np.searchsorted(grid, ok.loc[ok["loss"].idxmin(), "lr"])))
-    return float(max(idx) - min(idx)) if idx else float("nan")
+    idx = best_lr_index(raw, parameterization)
+    return float(idx.max() - idx.min()) if len(idx) and idx.notna().all() else float("nan")
 
 
 def escape_by_width(eraw: pd.DataFrame, label: str, *, censor: float | None = None
@@ -483,41 +600,52 @@ def lr_transfer_claims(raw: pd.DataFrame, eraw: pd.DataFrame,
                        cfg: LRTransferConfig) -> list[Claim]:
     """The claims of ``lr-transfer``, a pure function of its two tables and config.
 
-    Best learning rate (notes sec. 1, muP vs NTK): moves at most
+    Best learning rate (muP vs NTK, Yang et al. 2022): moves at most
     ``MUP_SHIFT_MAX`` grid steps across widths under muP, at least
     ``NTK_EXTRA_SHIFT_MIN`` more under NTK (``NTK_SHIFT_MIN`` in all over the
-    --full widths). Escape step of the top singular value (abstract 1, notes
-    sec. 1): width-independent within ``ESCAPE_WIDTH_TOL`` under muP (over
+    --full widths). Escape step of the top singular value (abstract 1's
+    title; related-notes sec. 1 [L]): width-independent within ``ESCAPE_WIDTH_TOL`` under muP (over
     widths >= 256: see the claim's note), growing by at least that much from
     the narrowest to the widest width under NTK.
     """
-    for name, t, needed in (("raw", raw, {"parameterization", "width", "lr", "loss",
-                                          "diverged"}),
+    for name, t, needed in (("raw", raw, {"parameterization", "width", "lr", "loss"}),
                             ("eraw", eraw, {"parameterization", "width", "escape_step"})):
         if not needed <= set(t.columns):
             raise ValueError(f"{name} must have the columns {sorted(needed)}")
     mup, ntk = best_lr_grid_shift(raw, "mup"), best_lr_grid_shift(raw, "ntk")
     span = max(cfg.N_values) // min(cfg.N_values)
+    muptp = '"Learning Rate Transfer" (abstract 1, title); Yang et al. 2022 (muTransfer)'
     claims = [
         within("muP: best lr moves across widths (grid steps)", mup, 0, MUP_SHIFT_MAX,
-               source="notes sec. 1 (muP vs NTK)",
+               source=muptp, partner="NTK - muP: how much further the best lr moves (grid steps)",
+               revised="b1882fe (issue 30): "
+                       "the best lr of a width counts only where the grid brackets "
+                       "it (NaN otherwise); a flat loss picked the first lr at every width, "
+                       "moving 0 steps",
                note=f"lr grid ratio {cfg.lr_step:.3g}; muP transfers the best lr"),
         within("NTK - muP: how much further the best lr moves (grid steps)", ntk - mup,
-               NTK_EXTRA_SHIFT_MIN, np.inf, source="notes sec. 1 (muP vs NTK)",
+               NTK_EXTRA_SHIFT_MIN, np.inf, source=muptp,
+               revised="cfae051: added beside 'NTK: best lr moves >= 2' when that claim was "
+                       "made full_only after the first quick run; the quick run measured "
+                       "exactly this bound (NTK 1, muP 0)",
                note="the best lr moves with width under NTK, not under muP"),
         within("NTK: best lr moves across widths (grid steps)", ntk, NTK_SHIFT_MIN, np.inf,
-               source="notes sec. 1 (muP vs NTK)", full_only=span < 16,
+               source=muptp, full_only=span < 16,
+               revised="cfae051: expected at the quick size -> full_only, after the quick run "
+                       "measured 1 grid step over its 8x widths",
                note=f"widths span {span}x here; expected over the --full widths (16x): "
                     "the NTK best lr scales like 1/N-ish, one grid step per doubling"),
     ]
     runs = [(par, _escape_label(par, lr, th)) for par, lr, th in
             _parse_escape_runs(cfg.escape_runs)]
+    escape_src = ('"Outlier Escape, and Learning Rate Transfer" (abstract 1, title); '
+                  "Yang & Hu 2021 (muP feature learning)")
     for label in (lb for par, lb in runs if par == "mup"):
         e = escape_by_width(eraw, label).to_numpy()
         spread = float(e.max() / e.min() - 1.0) if e.size else float("nan")
         claims.append(within(
             f"{label}: escape step max/min - 1 over widths", spread, 0.0, ESCAPE_WIDTH_TOL,
-            source="notes sec. 1 (muP vs NTK); abstract 1 (title)",
+            source=escape_src,
             full_only=min(cfg.N_values) < MUP_ESCAPE_MIN_WIDTH,
             note="seed-mean first step the top singular value of the hidden layer leaves the "
                  f"bulk (margin {cfg.escape_margin:g}); NaN if a width never escapes. Quick "
@@ -525,21 +653,27 @@ def lr_transfer_claims(raw: pd.DataFrame, eraw: pd.DataFrame,
                  "claim is read over the --full widths (256-4096)"))
     # NTK: the escape step grows with N. Only runs whose narrowest width escapes
     # say anything; a later width that never escapes counts as escaping at the
-    # budget + 1 (a lower bound, which can only understate the growth).
+    # budget + 1 (a lower bound, which can only understate the growth). The
+    # growth counts only where the step never falls from one width to the next.
     growth = []
     for label in (lb for par, lb in runs if par == "ntk"):
         e = escape_by_width(eraw, label, censor=cfg.escape_steps + 1.0).to_numpy()
         first = escape_by_width(eraw, label).to_numpy()
         if e.size and np.isfinite(first[0]):
-            growth.append(float(e[-1] / e[0] - 1.0))
+            rising = bool(np.all(np.diff(e) >= 0))
+            growth.append(float(e[-1] / e[0] - 1.0) if rising else float("nan"))
     ntk_labels = ", ".join(lb for par, lb in runs if par == "ntk")
     claims.append(within(
         "NTK: escape step growth, widest / narrowest - 1 (smallest over runs)",
         min(growth) if growth else float("nan"), ESCAPE_WIDTH_TOL, np.inf,
-        source="notes sec. 1 (muP vs NTK); abstract 1 (title)",
+        source=escape_src,
+        revised="b1882fe (issue 30): "
+                "growth from the narrowest to the widest width -> the same, NaN "
+                "unless the escape step never falls from one width to the next; the "
+                "end-to-end growth held on 2 of 5 shuffled tables",
         note=f"over the NTK runs ({ntk_labels}) whose narrowest width escapes within "
              f"{cfg.escape_steps} steps ({len(growth)} here); a width that never escapes "
-             "counts as escaping at the budget + 1"))
+             "counts as escaping at the budget + 1; NaN where the step falls with width"))
     return claims
 
 
@@ -553,7 +687,10 @@ def _lr_transfer_claims_of(cfg: LRTransferConfig, folder: Path) -> list[Claim]:
 
 
 @register("lr-transfer", "loss vs learning rate across widths, muP vs NTK; escape time vs width",
-          LRTransferConfig, full=_lr_full, claims=_lr_transfer_claims_of)
+          LRTransferConfig, full=_lr_full, claims=_lr_transfer_claims_of,
+          measured={"lr-transfer.parquet": Measured(("loss",)),
+                    "lr-transfer_escape.parquet": Measured(("escape_step",
+                                                            "max_top_over_edge"))})
 def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
     d = cfg.D
     rng = np.random.default_rng(cfg.seed)
@@ -602,7 +739,7 @@ def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
                               "max_top_over_edge": float(np.max(run.singular_values[0][:, 0])
                                                          / run.bulk_edge[0])})
     eraw = pd.DataFrame(erows)
-    eraw["escape_step"] = eraw["escape_step"].astype("Int64")
+    eraw["escape_step"] = eraw["escape_step"].astype("float64")  # NaN: never escaped
     escape = (eraw.groupby(["parameterization", "width"], as_index=False, sort=False)
               .agg(escape_step=("escape_step", lambda x: x.mean() if x.notna().all() else None),
                    budget=("budget", "first"), max_top_over_edge=("max_top_over_edge", "mean")))

@@ -32,7 +32,7 @@ from specdyn import _validate as v
 from specdyn import io
 from specdyn.experiments.paper_setting import PaperSettingConfig
 from specdyn.runs.claims import Claim, within
-from specdyn.runs.registry import ExperimentResult, register
+from specdyn.runs.registry import ExperimentResult, Measured, register
 
 #: median over ranks of |log rho_sim / rho_theory| at the last checkpoint.
 SPECTRUM_TOL = 0.25
@@ -139,7 +139,9 @@ def _simulate_claims_of(cfg: SimulateConfig, folder: Path) -> list[Claim]:
 
 
 @register("simulate", "two-layer linear network on a power-law setting, beside the exact "
-          "theory", SimulateConfig, full=_full, claims=_simulate_claims_of)
+          "theory", SimulateConfig, full=_full, claims=_simulate_claims_of,
+          measured={"simulate.parquet": Measured(
+              ("value",), by=("quantity",), where={"quantity": ("preact", "alpha_fit")})})
 def run(cfg: SimulateConfig, out_dir: Path) -> ExperimentResult:
     """Train, compare with the theory, write the tidy table (and a figure)."""
     from specdyn import theory

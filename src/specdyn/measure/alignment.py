@@ -20,7 +20,7 @@ import numpy as np
 
 from specdyn import _validate as v
 from specdyn._torch import to_numpy
-from specdyn.measure.spectra import _check_matrix, _is_torch
+from specdyn.measure.spectra import _check_matrix, _is_torch, decompose
 
 __all__ = [
     "Alignment",
@@ -85,11 +85,9 @@ def top_eigenvectors(F: Any, k: int, center: bool = True) -> tuple[np.ndarray, n
     kk = min(v.positive_int("k", k), min(n, p))
     Xc = X - X.mean(axis=0, keepdims=True) if center else X
     if p <= n:
-        lam, vec = np.linalg.eigh(Xc.T @ Xc / n)
-        lam, vec = lam[::-1][:kk], vec[:, ::-1][:, :kk]
+        lam, vec, _ = decompose(Xc.T @ Xc / n, vectors=True, top=kk)
     else:
-        lam, u = np.linalg.eigh(Xc @ Xc.T / n)
-        lam, u = lam[::-1][:kk], u[:, ::-1][:, :kk]
+        lam, u, _ = decompose(Xc @ Xc.T / n, vectors=True, top=kk)
         vec = Xc.T @ u
         vec = vec / np.maximum(np.linalg.norm(vec, axis=0), 1e-300)
     return np.clip(lam, 0.0, None), vec
@@ -99,8 +97,8 @@ def top_singular_vectors(W: Any, k: int) -> tuple[np.ndarray, np.ndarray, np.nda
     """Top ``k`` singular triplets of ``W``: (values decreasing, ``U`` N x k, ``V`` M x k)."""
     X = _host(_check_matrix("W", W))
     kk = min(v.positive_int("k", k), min(X.shape))
-    U, s, Vt = np.linalg.svd(X, full_matrices=False)
-    return s[:kk], U[:, :kk], Vt[:kk].T
+    s, U, V = decompose(X, singular=True, vectors=True, top=kk)
+    return s, U, V
 
 
 @dataclass(frozen=True)

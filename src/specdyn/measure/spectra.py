@@ -40,7 +40,7 @@ Scale
     ``sqrt(n)``) a ``ValueError`` says so instead of returning inf or 0.
 Gram eigenvalues
     ``gram_eigenvalues(X)`` is the one routine that diagonalises a Gram matrix
-    (and ``symmetric_eigenvalues(S)`` the one ``eigvalsh`` call of specdyn, for
+    (and ``symmetric_eigenvalues(S)`` that of a symmetric matrix, for
     a matrix that is already symmetric): numpy or torch in, the work done where
     the input lives (numpy: numpy in float64; torch: torch on the tensor's
     device), float64 numpy out, decreasing, negative round-off clipped to 0.
@@ -64,7 +64,7 @@ Zero
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -75,8 +75,10 @@ __all__ = [
     "F32_RANGE",
     "PRECISIONS",
     "CovarianceAccumulator",
+    "Decomposition",
     "batched_gram_eigenvalues",
     "covariance_spectrum",
+    "decompose",
     "gram_eigenvalues",
     "gram_spectrum",
     "rank_tolerance",
@@ -131,17 +133,141 @@ def rank_tolerance(largest: float, shape: float | tuple[float, ...],
     return max(float(largest), 0.0) * max(size, 1.0) * eps
 
 
+class Decomposition(NamedTuple):
+    """What :func:`decompose` returns, in the input's type, device and dtype.
+
+    Attributes
+    ----------
+    values
+        Eigenvalues (``singular=False``) or singular values, **decreasing**.
+    vectors
+        Their eigenvectors, or the left singular vectors, as columns (``None``
+        unless asked for).
+    right
+        The right singular vectors as columns (``singular=True`` with vectors;
+        else ``None``).
+    """
+
+    values: Any
+    vectors: Any = None
+    right: Any = None
+
+
+_DECOMPOSE_METHODS = ("dense", "lanczos")
+
+
+def decompose(A: Any, *, singular: bool = False, vectors: bool = False, top: int | None = None,
+              center: bool = False, method: str = "dense", generator: Any = None,
+              increasing: bool = False) -> Decomposition:
+    """The one eigen/singular decomposition of specdyn: full or top-``k``, with or without vectors.
+
+    Every ``eigh``, ``eigvalsh``, ``svd`` and ``svdvals`` outside the theory
+    layer's own float64 numerics goes through here
+    (``tests/project/test_one_definition.py`` checks it), so a change of solver
+    is made once.
+
+    Parameters
+    ----------
+    A
+        A symmetric matrix (``singular=False``; or a stack of them, batch
+        dimensions first) or any matrix (``singular=True``): numpy (LAPACK
+        through numpy) or torch (``torch.linalg``, on the tensor's device, in its
+        dtype: nothing is moved to the host).
+    singular
+        Singular values (and vectors) of ``A`` instead of eigenvalues.
+    vectors
+        Also return the vectors.
+    top
+        Only the ``top`` largest values (and their vectors); ``None``: all.
+    center
+        Remove the column means of ``A`` first (``singular=True`` only: a data
+        matrix).
+    method
+        ``"dense"``: the full LAPACK decomposition, then the top ``k``.
+        ``"lanczos"``: the top ``k`` eigenpairs of a symmetric numpy matrix (or a
+        ``scipy.sparse.linalg.LinearOperator``, e.g. an implicit Gram) by
+        implicitly restarted Lanczos (``scipy.sparse.linalg.eigsh``, ``tol=0``:
+        to machine precision), from a start vector drawn from ``generator``.
+    generator
+        A ``numpy.random.Generator`` for the Lanczos start vector (default: seed 0,
+        so a call is reproducible).
+    increasing
+        Eigenvalues in increasing order, LAPACK's own (a symmetric dense
+        decomposition without ``top``: for callers whose later arithmetic runs in
+        that order, so that their numbers stay bit for bit).
+
+    Returns
+    -------
+    Decomposition
+        Values decreasing; no clipping of negative round-off (the caller's
+        convention: a Gram's eigenvalues are clipped at 0 by its reader).
+    """
+    method = v.choice("method", method, _DECOMPOSE_METHODS)
+    torch_in = _is_torch(A)
+    if center:
+        if not singular:
+            raise ValueError("center=True needs singular=True (a data matrix, not a Gram)")
+        A = A - (A.mean(dim=0, keepdim=True) if torch_in else A.mean(axis=0, keepdims=True))
+    if method == "lanczos":
+        if torch_in or singular or top is None:
+            raise ValueError("method='lanczos' is the top-k of a symmetric numpy matrix: "
+                             "give top and a numpy array (or use method='dense')")
+        return _lanczos_pairs(A, v.positive_int("top", top), vectors, generator)
+    if torch_in:
+        import torch
+
+        lin: Any = torch.linalg
+    else:
+        lin = np.linalg
+    k = None if top is None else v.positive_int("top", top)
+    if singular:
+        if vectors:
+            U, sv, Vh = lin.svd(A, full_matrices=False)  # decreasing already
+            return Decomposition(sv[:k], U[:, :k], Vh[:k].T)
+        sv = lin.svdvals(A) if torch_in else lin.svd(A, compute_uv=False)
+        return Decomposition(sv[:k])
+    if increasing and k is not None:
+        raise ValueError("increasing=True is the full spectrum: give top=None")
+    # a stack of symmetric matrices (leading batch dimensions) is decomposed matrix by matrix
+    if vectors:
+        w, V = lin.eigh(A)
+        if not increasing:
+            w, V = (w.flip(-1), V.flip(-1)) if torch_in else (w[..., ::-1], V[..., ::-1])
+        return Decomposition(w[..., :k], V[..., :k])
+    w = lin.eigvalsh(A)
+    if not increasing:
+        w = w.flip(-1) if torch_in else w[..., ::-1]
+    return Decomposition(w[..., :k])
+
+
+def _lanczos_pairs(S: Any, k: int, vectors: bool, generator: Any) -> Decomposition:
+    """Top ``k`` eigenpairs of a symmetric ``S`` by Lanczos (decreasing)."""
+    from scipy.sparse.linalg import eigsh
+
+    m = S.shape[0]
+    if k >= m:
+        raise ValueError(f"top must be < {m} (the matrix size) for method='lanczos', got {k}")
+    rng = np.random.default_rng(0) if generator is None else generator
+    v0 = rng.standard_normal(m)
+    ncv = min(m, max(2 * k + 1, k + 32))
+    if not vectors:
+        w = eigsh(S, k=k, which="LA", v0=v0, ncv=ncv, tol=0.0, return_eigenvectors=False)
+        return Decomposition(np.sort(np.asarray(w))[::-1])
+    w, V = eigsh(S, k=k, which="LA", v0=v0, ncv=ncv, tol=0.0)
+    order = np.argsort(w)[::-1]
+    return Decomposition(np.asarray(w)[order], np.asarray(V)[:, order])
+
+
 def device_eigenvalues(S: Any) -> Any:
     """Eigenvalues of a symmetric torch matrix as a tensor: its device and dtype, decreasing.
 
-    Negative round-off clipped to 0. A batch ``(..., m, m)`` gives ``(..., m)``. The torch branch of
+    Negative round-off clipped to 0; a stack ``(..., m, m)`` gives ``(..., m)``. The torch
+    branch of
     :func:`symmetric_eigenvalues`, for a simulator that keeps the values on the
     device in the run's precision (the top singular values of a weight matrix,
     say, are ``device_eigenvalues(W @ W.T).sqrt()``).
     """
-    import torch
-
-    return torch.linalg.eigvalsh(S).clamp_min(0).flip(-1)
+    return decompose(S).values.clamp_min(0)
 
 
 def symmetric_eigenvalues(S: Any, *, symmetrize: bool = False,
@@ -167,9 +293,9 @@ def symmetric_eigenvalues(S: Any, *, symmetrize: bool = False,
         w = to_numpy(device_eigenvalues(0.5 * (S + S.T) if symmetrize else S), np.float64)
         dtype: Any = S.dtype
     else:
-        w = np.linalg.eigvalsh(0.5 * (S + S.T) if symmetrize else S)
+        w = decompose(0.5 * (S + S.T) if symmetrize else S).values
         dtype = w.dtype
-        w = np.clip(w, 0.0, None)[::-1].copy()
+        w = np.clip(w, 0.0, None).copy()
     if zero_below_rank and w.size:
         w[w <= rank_tolerance(float(w[0]), w.size, dtype)] = 0.0
     return w
@@ -375,7 +501,7 @@ def top_gram_eigenvalues(X: Any, k: int, *, center: bool = False, seed: int = 0,
     for _ in range(niter):
         Q = torch.linalg.qr(Xf.T @ Q).Q
         Q = torch.linalg.qr(Xf @ Q).Q
-    s = torch.linalg.svdvals(Q.T @ Xf)
+    s = decompose(Q.T @ Xf, singular=True).values
     e = to_numpy(s.double() ** 2 / n, np.float64)[:k]
     return np.sort(e)[::-1].copy()
 
@@ -423,14 +549,11 @@ def _finish(eigs: np.ndarray, k: int | None) -> np.ndarray:
 
 
 def _lanczos_top(matvec: Any, m: int, k: int) -> np.ndarray:
-    from scipy.sparse.linalg import LinearOperator, eigsh
+    from scipy.sparse.linalg import LinearOperator
 
     op = LinearOperator((m, m), matvec=matvec, dtype=np.float64)
-    # A deterministic start vector keeps results reproducible.
-    v0 = np.random.default_rng(0).standard_normal(m)
-    ncv = min(m, max(2 * k + 1, k + 32))
-    vals = eigsh(op, k=k, which="LA", v0=v0, ncv=ncv, tol=0.0, return_eigenvectors=False)
-    return np.asarray(vals)
+    # the default start vector (seed 0) keeps results reproducible
+    return np.asarray(decompose(op, top=k, method="lanczos").values)
 
 
 def _use_lanczos(method: str, k: int | None, m: int) -> bool:
@@ -451,12 +574,7 @@ def _gram_lanczos(m: int, k: int | None) -> bool:
 
 def _gram_top(G: np.ndarray, k: int) -> np.ndarray:
     """Top ``k`` eigenvalues of an explicit Gram by Lanczos (``_gram_lanczos``)."""
-    from scipy.sparse.linalg import eigsh
-
-    m = G.shape[0]
-    v0 = np.random.default_rng(0).standard_normal(m)  # reproducible start
-    return np.asarray(eigsh(G, k=k, which="LA", v0=v0, ncv=min(m, max(2 * k + 1, k + 32)),
-                            tol=0.0, return_eigenvectors=False))
+    return np.asarray(decompose(G, top=k, method="lanczos").values)  # seed-0 start
 
 
 def covariance_spectrum(F: Any, center: bool = True, top: int | None = None, *,

@@ -23,7 +23,10 @@ coordinates) this module
 
 Accepts numpy arrays or torch tensors; everything returned is host numpy
 float64. Singular values are in decreasing order. Overlaps are squared cosines
-in ``[0, 1]``.
+in ``[0, 1]``. The decompositions are :func:`specdyn.measure.spectra.decompose`'s
+(the spectral core): all eigenvalues of the smaller Gram matrix (no vectors),
+then the outliers' vectors only -- by Lanczos on the host, densely on an
+accelerator -- so no full set of singular vectors is ever computed.
 """
 
 from __future__ import annotations
@@ -33,10 +36,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 
 from specdyn import _validate as v
 from specdyn._torch import to_numpy
+from specdyn.measure.spectra import _is_torch, decompose
 from specdyn.theory.rmt import mp_quantile, rectangular_bulk_edge, tw_quantile, wishart_edge_scaling
 
 __all__ = ["WeightOutliers", "orthonormal_powers", "weight_outliers"]
@@ -141,19 +144,45 @@ def orthonormal_powers(a: Any, k: int) -> np.ndarray:
     return _orthonormal_columns(np.stack([base ** (j + 1) for j in range(k)], axis=1))
 
 
-def _gram_eigh(T: np.ndarray, device: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Eigen-decomposition (increasing) of ``T^T T`` in float64: scipy, or torch on CUDA.
+class _Gram:
+    """``T^T T`` of the tall orientation ``T`` of ``W`` (rows >= cols), in float64, on the
+    host (numpy) or on a torch device: its eigenvalues and its top eigenvectors."""
 
-    ``T`` is tall (rows >= cols); eigenvectors are needed here, so this is ``eigh``,
-    not ``spectra.symmetric_eigenvalues``."""
-    if device is not None and str(device).startswith("cuda"):
-        from specdyn import _torch
+    def __init__(self, W: Any, device: Any) -> None:
+        if device is None and _is_torch(W) and W.device.type != "cpu":
+            device = W.device  # the input's device
+        self.transpose = W.shape[0] < W.shape[1]
+        if device is not None and str(device) != "cpu":
+            from specdyn import _torch
 
-        torch = _torch.torch()
-        Tt = torch.from_numpy(T).to(device=_torch.resolve_device(device), dtype=torch.float64)
-        lam, vecs = torch.linalg.eigh(Tt.T @ Tt)
-        return to_numpy(lam), to_numpy(vecs)
-    return scipy.linalg.eigh(T.T @ T)
+            torch = _torch.torch()
+            Wt = torch.as_tensor(W, device=_torch.resolve_device(device), dtype=torch.float64)
+            if not bool(torch.isfinite(Wt).all()):
+                raise ValueError("W must be finite (it contains NaN or inf)")
+        else:
+            Wt = v.real_array("W", to_numpy(W))
+        self.T = Wt.T if self.transpose else Wt
+        self.G = self.T.T @ self.T
+        self.host = not _is_torch(self.G)
+        # on a device one dense eigh gives values and vectors (cheap there); on the host
+        # the values alone (no vectors: several times faster), then Lanczos for the top
+        self.full = None if self.host else decompose(self.G, vectors=True)
+
+    def eigenvalues(self) -> np.ndarray:
+        """All eigenvalues, decreasing, host float64."""
+        w = decompose(self.G).values if self.full is None else self.full.values
+        return np.asarray(to_numpy(w), dtype=np.float64)
+
+    def top_vectors(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(cols x k)`` top eigenvectors of ``T^T T`` and ``(rows x k)`` ``T`` times them
+        (decreasing order), host float64."""
+        if self.full is not None:
+            vecs = self.full.vectors[:, :k]
+        elif k < self.G.shape[0]:
+            vecs = decompose(self.G, top=k, vectors=True, method="lanczos").vectors
+        else:
+            vecs = decompose(self.G, vectors=True).vectors
+        return to_numpy(vecs), to_numpy(self.T @ vecs)
 
 
 def _orthonormal_columns(V: np.ndarray) -> np.ndarray:
@@ -205,8 +234,10 @@ def weight_outliers(W: Any, reference: Any = None, target_direction: Any = None,
         Bulk singular values used by the ``"fit"`` edge (>= 5; default
         ``max(24, min(N, d) // 25)``).
     device
-        ``None`` or ``"cpu"``: scipy on the host; a CUDA device (e.g. ``"cuda"``):
-        the Gram matrix and its eigen-decomposition run there in float64.
+        ``None``: the input's device (the host for numpy); ``"cpu"``: the host; an
+        accelerator (e.g. ``"cuda"``): the Gram matrix and its decompositions run
+        there in float64 (only ``min(N, d)`` values and the outliers' vectors come
+        back).
 
     Notes
     -----
@@ -217,10 +248,11 @@ def weight_outliers(W: Any, reference: Any = None, target_direction: Any = None,
     the bulk is no longer MP and ``mp_edge`` underestimates the edge (by ~3 %
     at ``alpha = (0.45, 0.45)``, ``N = 1000``), which the ``"fit"`` edge avoids.
     """
-    Wn = v.real_array("W", to_numpy(W))
-    if Wn.ndim != 2:
-        raise ValueError(f"W must be a 2-D matrix, got shape {Wn.shape}")
-    N, d = Wn.shape
+    if not _is_torch(W):
+        W = v.real_array("W", np.asarray(W))
+    if W.ndim != 2:
+        raise ValueError(f"W must be a 2-D matrix, got shape {tuple(W.shape)}")
+    N, d = W.shape
     pvalue = v.in_range("pvalue", pvalue, 0.0, 1.0, lo_open=True, hi_open=True)
     max_outliers = v.positive_int("max_outliers", max_outliers)
     edge_method = v.choice("edge_method", edge_method, ("fit", "mp"))
@@ -242,12 +274,10 @@ def weight_outliers(W: Any, reference: Any = None, target_direction: Any = None,
             raise ValueError("target_direction must be a non-zero vector")
         beta = beta / nb
 
-    # Eigen-decomposition of the smaller Gram matrix: all singular values, top vectors.
-    transpose = N < d
-    T = Wn.T if transpose else Wn  # (rows >= cols)
-    lam, vecs = _gram_eigh(T, device)
-    lam = np.clip(lam[::-1], 0.0, None)
-    vecs = vecs[:, ::-1]
+    # The smaller Gram matrix: all its eigenvalues (singular values squared), no vectors.
+    gram = _Gram(W, device)
+    transpose = gram.transpose
+    lam = np.clip(gram.eigenvalues(), 0.0, None)
     s = np.sqrt(lam)
     m = min(N, d)
 
@@ -266,16 +296,15 @@ def weight_outliers(W: Any, reference: Any = None, target_direction: Any = None,
         mu_np, sig_np = wishart_edge_scaling(N, d)
         edge = math.sqrt((s2 / d) * mu_np)
         scale = edge * 0.5 * sig_np / mu_np  # d s = s (d s^2) / (2 s^2)
-        count = int(np.sum(s > edge + scale * tw99))
     else:
-        count, edge, scale = _fit_edge(s[:m], tw99, window, max_outliers)
+        _, edge, scale = _fit_edge(s[:m], tw99, window, max_outliers)
     threshold = edge + scale * tw99
 
     count = int(np.sum(s > threshold))
     k = min(count, max_outliers)
-    small = vecs[:, :k] / np.where(s[:k] > 0, s[:k], 1.0)  # right vectors of T, scaled
-    big = T @ small  # left vectors of T
-    right_T, left_T = vecs[:, :k], big
+    # the outliers' vectors only: right vectors of T, and T times them (left, scaled below)
+    right_T, TV = gram.top_vectors(k) if k else (np.zeros((m, 0)), np.zeros((max(N, d), 0)))
+    left_T = TV / np.where(s[:k] > 0, s[:k], 1.0)
     left, right = (right_T, left_T) if transpose else (left_T, right_T)
     if Q is not None:
         ov = (left.T @ Q) ** 2

@@ -52,7 +52,8 @@ def plot_finite_size(df: pd.DataFrame, effective: pd.DataFrame | None = None) ->
                     for ax in (ax_m, ax_s):
                         ax.axvline(k[~ok].min() - 0.5, color=color, ls=":", lw=0.8)
             ax_m.axhline(0.0, color="0.6", lw=0.6)
-            ax_m.set_title(f"t = {t:g}, finite {col}", fontsize=9)
+            ax_m.set_title(f"bias, t = {t:g}, finite {col}", fontsize=9)
+            ax_s.set_title(f"std, t = {t:g}, finite {col}", fontsize=9)
             ax_s.set_yscale("log")
             for ax in (ax_m, ax_s):
                 ax.set_xscale("log")
@@ -75,7 +76,7 @@ def plot_finite_size(df: pd.DataFrame, effective: pd.DataFrame | None = None) ->
             ax.set_xscale("symlog", linthresh=1.0)
             ax.set_xlabel("t")
             ax.set_ylabel("preactivation slope, fitted")
-            ax.set_title(f"{act} student vs theory.effective_setting", fontsize=9)
+            ax.set_title(f"{act} student vs effective theory", fontsize=9)
             ax.legend(fontsize=7)
         for c in range(len(acts), ncols):
             axes[base + c].set_visible(False)

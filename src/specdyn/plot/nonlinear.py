@@ -90,5 +90,15 @@ def plot_spectra_and_slopes(
     # the note under the title: clear of every curve
     ax.set_title("slope of the spectrum" + (f"\n{note}" if note else ""),
                  fontsize=9 if note else None)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
+    # below the whole figure (the layout makes room): under the panel it hid the x label
+    handles, labels = ax.get_legend_handles_labels()
+    ncol = len(labels) // max(len(slopes), 1)
+    if ncol * len(slopes) == len(labels) and ncol > 1:
+        # one row per run: the legend fills column by column
+        order = [r * ncol + c for c in range(ncol) for r in range(len(slopes))]
+        handles, labels = [handles[i] for i in order], [labels[i] for i in order]
+    else:
+        ncol = min(len(labels), 3)
+    fig.legend(handles, labels, fontsize=7, loc="outside lower center", ncol=ncol,
+               title="(c) slope of the spectrum", title_fontsize=7)
     return fig

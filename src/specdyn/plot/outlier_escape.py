@@ -41,6 +41,7 @@ def plot_bbp_escape(steps: np.ndarray, singular_values: np.ndarray, *, theory_st
     ax.plot(theory_steps[detected], outlier[detected], "C3:", lw=1.6, label="predicted outlier")
     ax.set_yscale("log")
     ax.set_ylabel("singular value of W_t")
+    ax.set_title("top singular values of W_t", fontsize=9)
     edge_at = np.interp(steps, theory_steps, bulk_edge)
     for j in range(min(k, 3)):
         axr.plot(steps, singular_values[:, j] / edge_at, color="C0" if j == 0 else "0.6",
@@ -49,12 +50,14 @@ def plot_bbp_escape(steps: np.ndarray, singular_values: np.ndarray, *, theory_st
     axr.axhline(1.0, color="k", ls="--", lw=1)
     axr.set_yscale("log")
     axr.set_ylabel("singular value / predicted edge")
+    axr.set_title("relative to the predicted bulk edge", fontsize=9)
     axo.plot(steps, left_overlap2, "C0", label="left (u), measured")
     axo.plot(steps, right_overlap2, "C2", label="right (v), measured")
     axo.plot(theory_steps, theory_left2, "C0:", lw=1.6, label="left, BBP theory")
     axo.plot(theory_steps, theory_right2, "C2:", lw=1.6, label="right, BBP theory")
     axo.set_ylabel("squared overlap with teacher")
     axo.set_ylim(-0.02, 1.02)
+    axo.set_title("top singular vectors vs the teacher", fontsize=9)
     for a in axes:
         a.axvline(t_star, color="C3", lw=0.8, label="predicted t*")
         if t_measured is not None:

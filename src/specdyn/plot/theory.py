@@ -46,11 +46,8 @@ def _exponent_map(fig: Figure, ax: Axes, k: np.ndarray, t: np.ndarray, aeff: np.
     ax.set_ylim(k.min(), k.max())
     ax.set_xlabel("training time t")
     ax.set_ylabel("mode k")
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title, fontsize=9, pad=8)  # clear of a log axis's top tick label
     fig.colorbar(mesh, ax=ax, label=r"$\alpha_{\rm eff}(k,t)$", extend=extend)
-    if boundaries:
-        leg = ax.legend(loc="upper left", fontsize=8, framealpha=0.9)
-        leg.get_frame().set_facecolor("0.75")  # the white k_learn line stays visible
 
 
 def fig3(panels: Sequence[Mapping], slices: Mapping) -> Figure:
@@ -73,6 +70,16 @@ def fig3(panels: Sequence[Mapping], slices: Mapping) -> Figure:
     for ax, p in zip(axes, panels, strict=False):
         _exponent_map(fig, ax, p["k"], p["t"], p["alpha_eff"], p["boundaries"], p["title"],
                       (lo, hi), p.get("marks", ()))
+    # one legend for the boundary lines of every map, below the figure: inside a map it
+    # covered the region labels and the data (each line has one style in every panel)
+    handles: dict[str, Any] = {}
+    for ax in axes[:len(panels)]:
+        for h, name in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(name, h)
+    if handles:
+        leg = fig.legend(list(handles.values()), list(handles), loc="outside lower center",
+                         ncol=min(len(handles), 5), fontsize=8, framealpha=0.9)
+        leg.get_frame().set_facecolor("0.75")  # the white k_learn line stays visible
     ax = axes[len(panels)]
     norm = colors.LogNorm(vmin=float(np.min(slices["t"])), vmax=float(np.max(slices["t"])))
     cmap = colors.ListedColormap(matplotlib.colormaps["plasma"](np.linspace(0, 0.9, 256)))

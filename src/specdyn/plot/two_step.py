@@ -10,6 +10,7 @@ from matplotlib.collections import QuadMesh
 from matplotlib.colors import BoundaryNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import MaxNLocator
 from numpy.typing import ArrayLike
 
 from specdyn.plot._figure import new_figure
@@ -111,7 +112,9 @@ def outlier_phase_grid(alpha1: ArrayLike, alpha2: ArrayLike,
     _count_panel(axes[2], a1, a2, total, vmax,
                  r"with step-1 spike: $1 + \lfloor \alpha_2 / (1/2 - \alpha_1) \rfloor$",
                  near_line)
-    fig.colorbar(im, ax=axes[:3], label="number of outliers", shrink=0.85)
+    # ticks on the counts, not on the half-integer boundaries of the norm's bins
+    fig.colorbar(im, ax=axes[:3], label="number of outliers", shrink=0.85,
+                 ticks=MaxNLocator(integer=True))
     if step2 is not None:
         _step2_panel(axes[3], abstract, np.asarray(step2, dtype=np.float64),
                      None if step2_bbp is None else np.asarray(step2_bbp, dtype=np.float64),

@@ -17,6 +17,7 @@ from specdyn.runs.claims import Claim, within
 from specdyn.runs.registry import (
     Experiment,
     ExperimentResult,
+    Measured,
     builtin_names,
     get,
     names,
@@ -31,6 +32,7 @@ __all__ = [
     "Claim",
     "Experiment",
     "ExperimentResult",
+    "Measured",
     "builtin_names",
     "get",
     "load",

@@ -57,6 +57,16 @@ class Claim:
         sizes run: a seed claim the project disputes, or one of its own claims
         reported as failing. Fixed in code; a reason written after a run has
         seen the number says so. Empty for claims the project expects to hold.
+    revised
+        A claim changed after a run had shown its number: ``"<commit>: <old> -> <new>,
+        <why>"`` (the commit that changed it, what changed, and why). Empty for a claim
+        as first written. A revision is marked, never quietly made.
+    partner
+        For a claim whose expectation is "no change" (lazy stays at ``alpha``, nothing
+        flagged before ``t*``), which a constant or shuffled table may also meet: the
+        name of a claim of the same experiment that such a wrong table fails instead
+        (the mutation test of ``tests/experiments`` checks that it does). Empty for a
+        claim that a wrong table fails itself.
     """
 
     name: str
@@ -68,6 +78,8 @@ class Claim:
     note: str = ""
     full_only: bool = False
     disputed: str = ""
+    revised: str = ""
+    partner: str = ""
 
     def __post_init__(self) -> None:
         if not self.source.strip():
@@ -87,12 +99,18 @@ class Claim:
 
 
 def mark(claim: Mapping[str, Any]) -> str:
-    """``held``, or ``NOT HELD`` and why it was not expected to hold, of a claim's record."""
+    """``held``, or ``NOT HELD`` and why it was not expected to hold, of a claim's record.
+
+    A claim revised after a run (its record has a non-empty ``revised``) ends with
+    ``" (revised)"``; records written before the key existed read as not revised.
+    """
     if claim["held"]:
-        return "held"
-    if claim.get("disputed"):
-        return "NOT HELD (disputed)"
-    return "NOT HELD (quick size)" if claim.get("full_only") else "NOT HELD"
+        text = "held"
+    elif claim.get("disputed"):
+        text = "NOT HELD (disputed)"
+    else:
+        text = "NOT HELD (quick size)" if claim.get("full_only") else "NOT HELD"
+    return f"{text} (revised)" if claim.get("revised") else text
 
 
 def loglog_slope(x: Any, y: Any) -> float:
@@ -110,7 +128,8 @@ def loglog_slope(x: Any, y: Any) -> float:
 
 
 def within(name: str, measured: float, lo: float, hi: float, *, source: str, note: str = "",
-           full_only: bool = False, disputed: str = "") -> Claim:
+           full_only: bool = False, disputed: str = "", revised: str = "",
+           partner: str = "") -> Claim:
     """A claim that ``measured`` lies in the closed interval ``[lo, hi]``.
 
     ``lo`` and ``hi`` are the claim's tolerance, fixed before the run. A NaN
@@ -123,4 +142,39 @@ def within(name: str, measured: float, lo: float, hi: float, *, source: str, not
         note = f"measured value is {m} (not held); {note}" if note else \
             f"measured value is {m} (not held)"
     return Claim(name, f"in [{lo:g}, {hi:g}]", m, held, source=source, note=note,
-                 full_only=full_only, disputed=disputed)
+                 full_only=full_only, disputed=disputed, revised=revised, partner=partner)
+
+
+def rank_correlation(x: Any, y: Any) -> float:
+    """Spearman rank correlation of ``x`` and ``y`` for a claim.
+
+    NaN, so that the claim is NOT HELD, where it means nothing: fewer than three
+    points, a constant or non-finite ``x`` or ``y`` (a wrong table).
+    """
+    from scipy.stats import spearmanr
+
+    xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if (xa.size < 3 or xa.size != ya.size or not (np.all(np.isfinite(xa))
+                                                  and np.all(np.isfinite(ya)))
+            or np.ptp(xa) == 0 or np.ptp(ya) == 0):
+        return float("nan")
+    return float(spearmanr(xa, ya).statistic)
+
+
+def learning_order(times: Any, spectra: Any, ranks: Any) -> float:
+    """How strictly modes learn from low to high rank: the rank correlation of each rank's
+    half-learning time with the rank.
+
+    ``spectra[i, j]`` is the eigenvalue of rank ``ranks[j]`` at ``times[i]`` (time order).
+    A rank's half-learning time is the first time its change since ``times[0]`` reaches
+    half of its final change; 1 when every rank learns after the one above it. NaN where
+    a rank's final change is not positive (it learned nothing) or the data cannot say.
+    """
+    t = np.asarray(times, dtype=np.float64)
+    rho = np.asarray(spectra, dtype=np.float64)
+    inc = rho - rho[0]
+    final = inc[-1]
+    if not np.all(final > 0):
+        return float("nan")
+    half = np.array([t[np.argmax(inc[:, j] >= 0.5 * final[j])] for j in range(rho.shape[1])])
+    return rank_correlation(ranks, half)

@@ -110,8 +110,10 @@ def _mp_context() -> multiprocessing.context.BaseContext:
 
 
 def _worker_init(parent: int, threads: int) -> None:
-    # Ctrl-C goes to the whole process group; only the parent handles it
+    # Ctrl-C (and SIGTERM from `timeout` or a batch scheduler) goes to the whole process
+    # group; only the parent handles it, and it stops the workers itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     # The cores are shared out between the workers (as Dask's nanny does): default-sized
     # pools in every worker spin against each other, measured 20x slower with 2 workers
     # on 2 cores (BENCHMARKS.md, Sweeps)
@@ -121,8 +123,18 @@ def _worker_init(parent: int, threads: int) -> None:
 
 def _exit_with_parent(parent: int) -> None:
     # a concurrent.futures worker holds both ends of its call queue, so it would wait for
-    # ever once its parent is SIGKILLed: end it when the parent is gone
-    while True:
+    # ever once its parent is SIGKILLed: end it when the parent is gone. The parent's
+    # sentinel (a pipe it holds open) says so at once and also when the parent is a zombie
+    # not yet reaped (its pid still answers os.kill): a worker left idle after the pool
+    # broke (the forkserver killed by the same SIGTERM) would otherwise keep the output
+    # pipe of the parent's caller open
+    import multiprocessing.connection
+
+    parent_process = multiprocessing.parent_process()
+    if parent_process is not None and parent_process.sentinel is not None:
+        multiprocessing.connection.wait([parent_process.sentinel])
+        os._exit(1)
+    while True:  # pragma: no cover - no sentinel (not started by multiprocessing)
         time.sleep(0.5)
         try:
             os.kill(parent, 0)

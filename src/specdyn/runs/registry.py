@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.metadata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,33 @@ class ExperimentResult:
     claims: list[Claim] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Measured:
+    """The columns of one table an experiment measures, and the columns that group them.
+
+    ``columns`` are the numbers the run measured (or computed) and its claims
+    read: a wrong result would change them. ``by`` are the columns whose values
+    name one quantity (``"quantity"``, ``"panel"``, a regime); within one group
+    the measured values are comparable, so a test may replace them by their
+    median or shuffle them inside the group and expect the claims to fail.
+    Columns not named (the axes ``k``, ``t``, the config's grid) stay as written.
+    ``where`` restricts the measured rows to those whose column holds one of the
+    values given (``{"quantity": ("preact",)}``: the simulated rows, not the
+    theory written beside them); empty, every row is measured.
+    """
+
+    columns: tuple[str, ...]
+    by: tuple[str, ...] = ()
+    where: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        if not self.columns:
+            raise ValueError("Measured.columns must name at least one measured column")
+        if set(self.columns) & set(self.by):
+            raise ValueError(f"Measured: a column cannot be both measured and a group: "
+                             f"{sorted(set(self.columns) & set(self.by))}")
+
+
 RunFn = Callable[[Any, Path], ExperimentResult]
 #: ``claims(config, folder)``: the experiment's claims, computed from the tables it
 #: wrote into ``folder`` (and its config) alone, so that they can be checked again on
@@ -52,6 +79,8 @@ class Experiment:
     run: RunFn
     full: Callable[[], Any] | None = None
     claims: ClaimsFn | None = None
+    #: table file name (in the run's folder) -> what it measures (:class:`Measured`)
+    measured: Mapping[str, Measured] = field(default_factory=dict, hash=False)
 
     def config(self, full: bool = False) -> Any:
         """The quick default config, or the full-size one when ``full``."""
@@ -81,18 +110,23 @@ def _load_plugins() -> None:
 
 def register(name: str, description: str, config_cls: type,
              full: Callable[[], Any] | None = None,
-             claims: ClaimsFn | None = None) -> Callable[[RunFn], RunFn]:
+             claims: ClaimsFn | None = None,
+             measured: Mapping[str, Measured] | None = None) -> Callable[[RunFn], RunFn]:
     """Decorator registering ``run`` under ``name``.
 
     ``claims``, when given, computes the experiment's claims from the folder the
     run wrote; :func:`run_experiment` then calls it on that folder, so the claims
-    are checked on exactly the tables a reader gets.
+    are checked on exactly the tables a reader gets. ``measured`` declares, per
+    table file the claims read, its measured columns and the columns grouping
+    them (:class:`Measured`): what a wrong result would change, so that a test
+    can feed the claims a constant or shuffled table and see them fail.
     """
 
     def deco(run: RunFn) -> RunFn:
         if name in _REGISTRY:
             raise RuntimeError(f"experiment {name!r} registered twice")
-        _REGISTRY[name] = Experiment(name, description, config_cls, run, full, claims)
+        _REGISTRY[name] = Experiment(name, description, config_cls, run, full, claims,
+                                     dict(measured or {}))
         return run
 
     return deco

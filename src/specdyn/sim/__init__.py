@@ -44,6 +44,7 @@ from specdyn.sim.particles import Block, ParticleEngine, ParticleState
 from specdyn.sim.protocol import (
     META_KEYS,
     DivergenceError,
+    Engine,
     Record,
     RunOptions,
     drive,
@@ -71,6 +72,7 @@ __all__ = [
     "DeepLinearScaling",
     "DeepLinearState",
     "DivergenceError",
+    "Engine",
     "GramEngine",
     "GramState",
     "LangevinRun",

@@ -32,6 +32,7 @@ from specdyn.sim.particles import (
     ParticleState,
     blowup_check,
     check_init_scale,
+    fill_history,
     initial_particles,
     make_data,
 )
@@ -198,7 +199,9 @@ def propagation_of_chaos(
         if temperature > 0 else None
 
     def step(st: ParticleState, k: int) -> ParticleState:
-        return engine.tracked_step(st, noise.draw() if noise else None, k, ref_loss, theta_max)
+        new = engine.step(st, noise.draw() if noise else None)
+        fill_history(new, k, ref_loss, theta_max)
+        return new
 
     state = drive(state, step, steps, ckpt, observe=recorder.snapshot,
                   check=blowup_check(theta_max, dt, opts.factor), options=opts, desc="chaos",

@@ -49,7 +49,7 @@ from numpy.typing import ArrayLike
 
 from specdyn import _torch
 from specdyn import _validate as v
-from specdyn.measure.spectra import device_eigenvalues
+from specdyn.measure.spectra import decompose, device_eigenvalues
 from specdyn.schedule import Schedule, ScheduleLike
 from specdyn.sim import protocol
 from specdyn.sim.deep_linear_engine import (
@@ -326,7 +326,7 @@ class _Recorder:
         for _ in range(8):
             Q = torch.linalg.qr(Wl.T @ (Wl @ Q)).Q
         self.blocks[li] = Q
-        return torch.linalg.svdvals(Wl @ Q)[:self.k]
+        return decompose(Wl @ Q, singular=True, top=self.k).values
 
     def snapshot(self, state: DeepLinearState, step: int) -> None:
         """Record checkpoint ``step``: the spectra and/or the sharpness it is scheduled for."""

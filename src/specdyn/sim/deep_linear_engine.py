@@ -11,13 +11,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from specdyn import _torch
 from specdyn import _validate as v
+from specdyn.measure.spectra import decompose
 from specdyn.sim.linear_student import METHODS, StudentData
 
 __all__ = ["DEEP_PARAMETERIZATIONS", "DeepLinearEngine", "DeepLinearScaling", "DeepLinearState",
@@ -121,6 +122,10 @@ class DeepLinearEngine:
         The run's ``torch.Generator`` (on the teacher's device).
     """
 
+    #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
+    #: divergence factor the driver uses for it.
+    defaults: ClassVar[str] = "deep_linear"
+
     @v.constrained(method=v.Choice(*METHODS), M=v.Int(0), B=v.Int(0), noise_std=v.NONNEGATIVE)
     def __init__(self, scaling: DeepLinearScaling, teacher: Tensor, method: str, *,
                  M: int = 0, B: int = 0, noise_std: float = 0.0, generator: Any) -> None:
@@ -147,7 +152,7 @@ class DeepLinearEngine:
             X = t.randn(n, D, generator=self.gen, **self.kw)
             Y = X @ self.Ws.T + self.noise * t.randn(n, P, generator=self.gen, **self.kw)
             sig = X.T @ X / n
-            ev, evec = t.linalg.eigh(sig)
+            ev, evec, _ = decompose(sig, vectors=True, increasing=True)
             data = StudentData(X, Y, sig, Y.T @ X / n, (evec * ev.clamp_min(0).sqrt()) @ evec.T)
         return self._state(tuple(W), data)
 

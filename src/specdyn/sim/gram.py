@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -20,7 +20,7 @@ from scipy.integrate import solve_ivp
 
 from specdyn import _validate as v
 from specdyn._torch import to_numpy
-from specdyn.measure.spectra import symmetric_eigenvalues
+from specdyn.measure.spectra import decompose, symmetric_eigenvalues
 
 __all__ = ["GramEngine", "GramState", "Grams", "Stats", "initial_grams", "loss_from_grams",
            "make_gd_step", "solve_flow_diagonal", "solve_flow_full", "spectrum",
@@ -43,7 +43,7 @@ class Stats:
     @classmethod
     def build(cls, sigma: np.ndarray, c: np.ndarray, syy: np.ndarray) -> Stats:
         """The statistics of ``(Sigma, C, Syy)``, with the symmetric square root of ``Sigma``."""
-        w, v = np.linalg.eigh(0.5 * (sigma + sigma.T))
+        w, v, _ = decompose(0.5 * (sigma + sigma.T), vectors=True, increasing=True)
         half = (v * np.sqrt(np.clip(w, 0.0, None))) @ v.T
         return cls(sigma, c, syy, 0.5 * (half + half.T))
 
@@ -154,6 +154,10 @@ class GramEngine:
     to float64 host Grams in the original basis.
     """
 
+    #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
+    #: divergence factor the driver uses for it.
+    defaults: ClassVar[str] = "linear"
+
     @v.constrained(gamma0=v.POSITIVE, dt=v.POSITIVE)
     def __init__(self, stats: Stats, gamma0: float, dt: float, dtype: Any = None,
                  device: Any = None) -> None:
@@ -161,7 +165,7 @@ class GramEngine:
 
         self.t = torch()
         self.dtype, self.device = resolve_dtype(dtype), resolve_device(device)
-        evals, U = np.linalg.eigh(stats.sigma)
+        evals, U, _ = decompose(stats.sigma, vectors=True, increasing=True)
         self.U = U
         evals = np.clip(evals, 0.0, None)
         c_u = U.T @ stats.c

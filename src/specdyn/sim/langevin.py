@@ -57,6 +57,7 @@ from specdyn.sim.particles import (
     blowup_check,
     check_init_scale,
     diverged,
+    fill_history,
     initial_particles,
     make_data,
     noise_fn,
@@ -232,7 +233,9 @@ def mean_field_langevin(
     use_noise = temperature > 0
 
     def step(st: ParticleState, k: int) -> ParticleState:
-        return engine.tracked_step(st, draw(k - 1) if use_noise else None, k, loss, theta_max)
+        new = engine.step(st, draw(k - 1) if use_noise else None)
+        fill_history(new, k, loss, theta_max)
+        return new
 
     state = protocol.drive(state, step, steps, ckpt, observe=recorder.snapshot,
                            check=blowup_check(theta_max, dt, opts.factor), options=opts,

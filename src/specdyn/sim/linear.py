@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -124,7 +124,7 @@ def train_linear(
         Its ``lambda_k``, ``mu_k`` and bases define the data; the setting supplies
         ``sigma_w``, ``sigma_a`` and ``gamma0``. Its ``D`` must match the setting's.
     progress
-        Show a progress bar for long runs.
+        Show a progress bar (for runs of ``PROGRESS_MIN_STEPS`` = 500 steps or more).
 
     Returns
     -------
@@ -147,7 +147,7 @@ def train_linear(
     if engine == "weights" and method == "flow":
         raise ValueError("method='flow' is only available with engine='gram'")
     opts = protocol.RunOptions(seed=seed, dtype=dtype, device=device,
-                               progress=progress and steps >= 2000,
+                               progress=progress,
                                checkpoints=checkpoints).for_engine("linear")
     ck = opts.schedule(steps)
     if teacher is None:
@@ -279,9 +279,9 @@ def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: int, tdtype: Any
 
 @dataclass(frozen=True)
 class WeightState:
-    """The state of a weight-space linear run: ``W`` (``N x D``), ``A`` (``N x P``), the
-    gradient factor ``G`` and the ``loss`` (0-d), both of these weights (see
-    :class:`WeightEngine`, whose step updates ``W`` and ``A`` in place)."""
+    """The state of a weight-space linear run, a value: ``W`` (``N x D``), ``A``
+    (``N x P``), the gradient factor ``G`` and the ``loss`` (0-d), both of these weights
+    (see :class:`WeightEngine`)."""
 
     W: Any
     A: Any
@@ -296,11 +296,15 @@ class WeightEngine:
     :class:`WeightState`: the weights, the gradient factor
     ``G = X^T E / M`` (``E = Y - f(X)``; the population ``Lambda Theta - Lambda B``
     when ``xy`` is ``None``) and the loss, both of the current weights.
-    :meth:`step` returns a new state but updates ``W`` and ``A`` in place
+    :meth:`step` returns a new state and leaves the given one as it was
     (learning rate ``nu = N``: ``W' = W + c A G^T``, ``A' = A + c W G``,
-    ``c = dt / gamma0``): the old state must not be reused. Out-of-place updates
-    measured about 6 % slower (BENCHMARKS.md), above the 5 % the protocol allows.
+    ``c = dt / gamma0``; out of place, the same arithmetic as the in-place
+    ``addmm_``/``add_`` it replaced, so the numbers are unchanged).
     """
+
+    #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
+    #: divergence factor the driver uses for it.
+    defaults: ClassVar[str] = "linear"
 
     @v.constrained(gamma0=v.POSITIVE, dt=v.POSITIVE)
     def __init__(self, stats: _gram.Stats, gamma0: float, dt: float,
@@ -342,10 +346,9 @@ class WeightEngine:
     def step(self, state: WeightState, batch: Any = None) -> WeightState:
         """One full-batch GD step (``batch`` is unused)."""
         W, A, G = state.W, state.A, state.G
-        dW = A @ G.T  # uses the old A
-        A.addmm_(W, G, alpha=self.c)  # A' = A + c W G
-        W.add_(dW, alpha=self.c)  # W' = W + c A G^T
-        return WeightState(W, A, *self._grad_and_loss(W, A))
+        A2 = self.t.addmm(A, W, G, alpha=self.c)  # A' = A + c W G
+        W2 = W.add(A @ G.T, alpha=self.c)  # W' = W + c A G^T (the old A)
+        return WeightState(W2, A2, *self._grad_and_loss(W2, A2))
 
     def grams(self, state: WeightState) -> _gram.Grams:
         """Float64 host ``(Gw, Ga, Gwa)``."""

@@ -31,14 +31,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from specdyn import _torch
 from specdyn import _validate as v
-from specdyn.measure.spectra import device_eigenvalues
+from specdyn.measure.spectra import decompose, device_eigenvalues
 from specdyn.schedule import Schedule, ScheduleLike
 from specdyn.sim import protocol
 
@@ -149,6 +149,10 @@ class LinearStudentEngine:
     generator
         The run's ``torch.Generator`` (on the teacher's device).
     """
+
+    #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
+    #: divergence factor the driver uses for it.
+    defaults: ClassVar[str] = "linear_student"
 
     @v.constrained(method=v.Choice(*METHODS), lr=v.POSITIVE, M=v.Int(0), B=v.Int(0),
                    noise_std=v.NONNEGATIVE, replicas=v.SIZE)
@@ -388,11 +392,11 @@ def _teacher_pair(W_star: np.ndarray, dtype: Any, device: Any) -> tuple[Tensor, 
     """The teacher's top left and right singular vectors on the device (``None`` for a zero
     teacher, whose overlaps are ``nan``)."""
     torch = _torch.torch()
-    uu, ss, vvh = np.linalg.svd(W_star, full_matrices=False)
+    ss, uu, vv = decompose(W_star, singular=True, vectors=True, top=1)
     if not ss[0] > 0:
         return None
     return (torch.as_tensor(uu[:, 0], dtype=dtype, device=device),
-            torch.as_tensor(vvh[0], dtype=dtype, device=device))
+            torch.as_tensor(vv[:, 0], dtype=dtype, device=device))
 
 
 class _Recorder:
@@ -421,7 +425,7 @@ class _Recorder:
         w0, wide = state.W[0], self.wide
         gram = w0 @ w0.T if wide else w0.T @ w0
         if self.overlaps:
-            ev, vec = _torch.torch().linalg.eigh(gram)
+            ev, vec, _ = decompose(gram, vectors=True, increasing=True)
             top = vec[:, -1]
             sv = ev.clamp_min(0).sqrt()
             other = (w0.T @ top if wide else w0 @ top) / sv[-1].clamp_min(1e-300)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -148,6 +148,16 @@ class Block:
     driver: int | None = None
 
 
+def fill_history(state: ParticleState, k: int, loss: Tensor, theta_max: Tensor) -> None:
+    """After update ``k`` (1-based) made ``state``: write ``loss[k - 1]`` (block 0's first
+    group loss before the update) and ``theta_max[k]`` (max |theta| after it) into the
+    run's device histories (the caller's buffers, no host sync). The entry points'
+    step functions call it after :meth:`ParticleEngine.step`, which writes nothing."""
+    assert state.loss_before is not None
+    loss[k - 1] = state.loss_before[0][0]
+    theta_max[k] = state.theta.abs().max()
+
+
 class ParticleEngine:
     """Particles in blocks of equal-size groups; one step costs one activation pass.
 
@@ -159,6 +169,10 @@ class ParticleEngine:
     Groups of a block are stored consecutively, so their functions and
     gradients are batched contractions over an ``(M, R, N)`` view (no gather).
     """
+
+    #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
+    #: divergence factor the driver uses for it.
+    defaults: ClassVar[str] = "particles"
 
     @v.constrained(dt=v.POSITIVE, temperature=v.NONNEGATIVE, weight_decay=v.NONNEGATIVE)
     def __init__(self, act: Activation, x: Tensor, y: Tensor, blocks: Sequence[Block],
@@ -184,16 +198,6 @@ class ParticleEngine:
         the data's dtype and device."""
         return ParticleState(_torch().as_tensor(particles, dtype=self.x.dtype,
                                                 device=self.x.device))
-
-    def tracked_step(self, state: ParticleState, xi: Tensor | None, k: int, loss: Tensor,
-                     theta_max: Tensor) -> ParticleState:
-        """Update ``k`` (1-based) of the driver: :meth:`step`, then ``loss[k - 1]`` (block
-        0's loss before the step) and ``theta_max[k]`` (max |theta| after it), on the device."""
-        state = self.step(state, xi)
-        assert state.loss_before is not None
-        loss[k - 1] = state.loss_before[0][0]
-        theta_max[k] = state.theta.abs().max()
-        return state
 
     def rows(self, i: int) -> slice:
         """The rows of block ``i`` in the state."""

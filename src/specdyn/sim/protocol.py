@@ -42,7 +42,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -54,7 +54,9 @@ __all__ = [
     "DIVERGENCE_FACTOR",
     "ENGINE_DEFAULTS",
     "META_KEYS",
+    "PROGRESS_MIN_STEPS",
     "DivergenceError",
+    "Engine",
     "Record",
     "RunOptions",
     "divergence_error",
@@ -71,6 +73,39 @@ __all__ = [
 S = TypeVar("S")
 
 
+# ---------------------------------------------------------------------------- the engine
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """What every simulator of :mod:`specdyn.sim` is: an ``init``/``step`` pair on values.
+
+    - ``init(...) -> State``: the first state, a frozen dataclass (its arguments
+      are the engine's own: weights drawn by the caller, or a generator).
+    - ``step(state, batch) -> State``: one update, **pure**: a new state, the
+      given one left bit for bit as it was (``tests/sim/test_sim_protocol.py``
+      runs every engine's step twice on the same state). Scratch buffers belong
+      to the state (a field excluded from its value, e.g.
+      :class:`~specdyn.sim.two_layer_engine.TwoLayerState`'s ``work``), never to
+      the engine or the caller. Full-batch engines take ``batch=None``.
+    - optional ``sample(state) -> Batch``: the batch of the next update, for
+      the engines that draw their own (from their generator).
+
+    Everything else -- the history, the checkpoints, the divergence checks and
+    their one error -- is :func:`drive`'s; each engine states its check interval
+    and divergence factor as ``defaults``, the name of its row of
+    :data:`ENGINE_DEFAULTS` (``RunOptions.for_engine(engine.defaults)``).
+    """
+
+    defaults: ClassVar[str]
+
+    def init(self, *args: Any, **kwargs: Any) -> Any:
+        """The first state."""
+
+    def step(self, state: Any, batch: Any, /) -> Any:
+        """One pure update on ``batch``: the state after it."""
+
+
 # ---------------------------------------------------------------------------- options
 
 
@@ -78,6 +113,10 @@ DIVERGENCE_FACTOR = 1e6
 """The one divergence threshold: a watched quantity above this times its start scale."""
 
 _LIMIT_FLOOR = 1e-12  # a start scale below this counts as this (a run starting at ~0 loss)
+
+PROGRESS_MIN_STEPS = 500
+"""The one progress policy: :func:`drive` shows a bar when asked and the run has at least
+this many steps (a shorter run ends before a bar says anything)."""
 
 ENGINE_DEFAULTS: dict[str, tuple[int, float]] = {
     # engine: (check_every, divergence_factor), the numbers each engine has always used
@@ -364,7 +403,7 @@ def drive(state: S, step: Callable[[S, int], S], steps: int, checkpoints: np.nda
     before it is recorded. ``observe(state, k)`` records checkpoint ``k``. On
     divergence the error's ``record`` is set from ``partial()`` (the checkpoints
     taken so far). All ``steps`` are run whatever the checkpoints are;
-    ``options.progress`` shows the bar.
+    ``options.progress`` shows the bar for runs of :data:`PROGRESS_MIN_STEPS` steps or more.
     """
     ck = set(int(c) for c in checkpoints)
     check_every = options.every
@@ -374,7 +413,7 @@ def drive(state: S, step: Callable[[S, int], S], steps: int, checkpoints: np.nda
         if 0 in ck:
             observe(state, 0)
         for k in _progress(range(1, steps + 1), total=steps, desc=desc,
-                               enabled=options.progress):
+                               enabled=options.progress and steps >= PROGRESS_MIN_STEPS):
             state = step(state, k)
             if check is not None and (k % check_every == 0 or k in ck or k == steps):
                 state = check(state, k)

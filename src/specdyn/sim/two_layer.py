@@ -141,7 +141,7 @@ def train_two_layer(
     teacher
         The data; default ``PowerLawTeacher(setting)`` (``P = D``, coordinate bases).
     progress
-        Show a progress bar (for runs of 500 steps or more).
+        Show a progress bar (for runs of ``PROGRESS_MIN_STEPS`` = 500 steps or more).
     precision
         ``None``, ``"tf32"`` (TF32 matrix products) or ``"bf16"`` (bfloat16 products,
         float32 master weights); CUDA only.
@@ -177,7 +177,7 @@ def train_two_layer(
         if dtype != t.float32:
             raise ValueError(f"precision={precision!r} needs dtype=float32")
     opts = protocol.RunOptions(seed=seed, dtype=dtype, device=dev,
-                               progress=progress and steps >= 500,
+                               progress=progress,
                                checkpoints=checkpoints).for_engine("two_layer")
     ckpts = opts.schedule(steps)
     if teacher is None:

@@ -2,16 +2,17 @@
 
 Used by :func:`specdyn.sim.train_two_layer` (model, parameterisations and
 spectra are described there): :class:`TwoLayerEngine` holds the passes and
-preallocated buffers of ``f(x) = s A^T phi(W x)`` and makes one GD/SGD update of
-a :class:`TwoLayerState` (the weights, a value) with five matrix products and
+passes of ``f(x) = s A^T phi(W x)`` and makes one GD/SGD update of a
+:class:`TwoLayerState` (the weights, a value, and the scratch buffers of the
+passes, which belong to the state) with five matrix products and
 no autograd; :func:`init_weights` draws the initial weights from the linear
 engines' stream.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from specdyn import _validate as v
 from specdyn._torch import torch as _torch
@@ -27,6 +28,24 @@ Tensor = Any
 _CPU_ROWS = 128
 
 
+@dataclass(frozen=True, eq=False)
+class _Work:
+    """The scratch buffers of the passes (sized by ``TwoLayerEngine.init``): ``rows x N``
+    preactivations ``H``, ``dL/dphi`` ``G``, ``rows x P`` residuals ``R``, ``phi'(H)``
+    (generic activations), the gradients ``gWt`` (``D x N``), ``gAt`` (``P x N``), and
+    the compute dtype ``cdt`` and block size ``rows``. Contents are undefined between
+    passes: they are no part of a state's value."""
+
+    cdt: Any
+    rows: int
+    H: Tensor
+    G: Tensor
+    R: Tensor
+    dphi: Tensor | None
+    gWt: Tensor
+    gAt: Tensor
+
+
 @dataclass(frozen=True)
 class TwoLayerState:
     """The state of a two-layer network run: its weights, a value (never updated in place).
@@ -37,13 +56,17 @@ class TwoLayerState:
     product, the fast case for BLAS. ``loss_before`` is the batch loss of the
     weights the update was made from (0-d, no host sync; ``None`` for the state
     of :meth:`TwoLayerEngine.init`): the gradient pass gives it for free, while
-    the loss of these weights would cost another forward pass.
+    the loss of these weights would cost another forward pass. ``work`` holds the
+    scratch buffers of the passes, allocated once by :meth:`TwoLayerEngine.init`
+    and handed from each state to the next (not compared, not part of the value:
+    a step reads only ``Wt``, ``At``, ``Ar`` of the given state and writes none).
     """
 
     Wt: Tensor
     At: Tensor
     Ar: Tensor
     loss_before: Tensor | None = None
+    work: _Work | None = field(default=None, compare=False, repr=False)
 
     @property
     def W(self) -> Tensor:
@@ -57,7 +80,7 @@ class TwoLayerState:
 
 
 class TwoLayerEngine:
-    """The hand-written passes of a two-layer network, with their preallocated buffers.
+    """The hand-written passes of a two-layer network (buffers preallocated, in the state).
 
     The protocol's pair: :meth:`init` gives the :class:`TwoLayerState` of initial
     weights, :meth:`step` (state, batch) one GD/SGD update of time ``dt``,
@@ -66,7 +89,8 @@ class TwoLayerEngine:
     that carries the loss before it (see below).
 
     The products run in ``compute`` dtype (the weights' dtype, or bfloat16 when
-    asked) into buffers of the engine, allocated by :meth:`init`. On the CPU a
+    asked) into scratch buffers allocated by :meth:`init` and carried by the
+    states (``TwoLayerState.work``); the engine itself holds no buffer. On the CPU a
     batch is processed in blocks of ``_CPU_ROWS`` rows (gradients accumulated
     over blocks), so that the ``B x N`` temporaries of the elementwise passes
     stay in cache; on a GPU in one block. ``B`` is the batch size (the most rows a
@@ -76,6 +100,10 @@ class TwoLayerEngine:
     (a 0-d tensor, no host sync): the new state keeps it as ``loss_before``, the
     protocol's name for that convention.
     """
+
+    #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
+    #: divergence factor the driver uses for it.
+    defaults: ClassVar[str] = "two_layer"
 
     @v.constrained(dt=v.POSITIVE, B=v.SIZE)
     def __init__(self, act: Activation, par: Parameterization, dt: float, B: int,
@@ -88,23 +116,25 @@ class TwoLayerEngine:
 
     def init(self, W: Tensor, A: Tensor) -> TwoLayerState:
         """The state of initial weights ``W`` (``N x D``), ``A`` (``N x P``) (never
-        modified); (re)allocates the engine's buffers for their sizes, dtype and device."""
+        modified), with the scratch buffers of the passes for their sizes, dtype and
+        device."""
         t = self.t
-        self.cdt = W.dtype if self.compute is None else self.compute
+        cdt = W.dtype if self.compute is None else self.compute
         N, D = W.shape
         P = A.shape[1]
-        kw = {"dtype": self.cdt, "device": W.device}
+        kw = {"dtype": cdt, "device": W.device}
         # CPU: row blocks of _CPU_ROWS keep the B x N temporaries in cache; GPU: one block
-        self.rows = rows = self.B if W.device.type != "cpu" else min(self.B, _CPU_ROWS)
-        self.H = t.empty(rows, N, **kw)  # preactivations, then phi in place
-        self.G = t.empty(rows, N, **kw)  # dL/dphi, then dL/dH in place
-        self.R = t.empty(rows, P, **kw)  # residuals
-        # phi'(H) for activations without an in-place backward
-        self.dphi = t.empty(rows, N, **kw) if self.kind == "generic" else None
-        self.gWt = t.empty(D, N, **kw)
-        self.gAt = t.empty(P, N, **kw)
+        rows = self.B if W.device.type != "cpu" else min(self.B, _CPU_ROWS)
+        work = _Work(
+            cdt, rows,
+            H=t.empty(rows, N, **kw),  # preactivations, then phi in place
+            G=t.empty(rows, N, **kw),  # dL/dphi, then dL/dH in place
+            R=t.empty(rows, P, **kw),  # residuals
+            # phi'(H) for activations without an in-place backward
+            dphi=t.empty(rows, N, **kw) if self.kind == "generic" else None,
+            gWt=t.empty(D, N, **kw), gAt=t.empty(P, N, **kw))
         # A is also kept row-major: product 2 (phi A) is then a plain NN product too
-        return TwoLayerState(W.T.contiguous(), A.T.contiguous(), A.contiguous())
+        return TwoLayerState(W.T.contiguous(), A.T.contiguous(), A.contiguous(), work=work)
 
     @staticmethod
     def _kind(act: Activation) -> str:
@@ -112,9 +142,10 @@ class TwoLayerEngine:
         builtin = act is ACTIVATIONS.get(act.name)
         return act.name if builtin and act.name in ("linear", "relu") else "generic"
 
-    def gradients(self, state: TwoLayerState, X: Tensor, Y: Tensor) -> Tensor:
-        """Fill ``gWt``, ``gAt`` with ``(dL/dW)^T``, ``(dL/dA)^T`` at ``state`` on the batch;
-        return ``L``.
+    def gradients(self, state: TwoLayerState, X: Tensor, Y: Tensor
+                  ) -> tuple[Tensor, Tensor, Tensor]:
+        """``(L, (dL/dW)^T, (dL/dA)^T)`` at ``state`` on the batch (the gradients are the
+        state's ``work`` buffers ``gWt``, ``gAt``: valid until its next pass).
 
         ``L = (1/2B) sum_m ||s A^T phi(W x_m) - y_m||^2`` as a 0-d tensor (no sync).
         Five products: ``H = X W^T``; ``R = s phi(H) A - Y``; ``G = R A^T``;
@@ -122,30 +153,35 @@ class TwoLayerEngine:
         """
         t = self.t
         b = X.shape[0]
+        wk = state.work
+        if wk is None:
+            raise ValueError("a TwoLayerState without its work buffers: make states with "
+                             "TwoLayerEngine.init (and step)")
+        cdt = wk.cdt
         Wt, At, Ar = state.Wt, state.At, state.Ar
-        if self.cdt != Wt.dtype:
-            Wt, At, Ar = Wt.to(self.cdt), At.to(self.cdt), Ar.to(self.cdt)
-        if X.dtype != self.cdt:
-            X, Y = X.to(self.cdt), Y.to(self.cdt)
+        if cdt != Wt.dtype:
+            Wt, At, Ar = Wt.to(cdt), At.to(cdt), Ar.to(cdt)
+        if X.dtype != cdt:
+            X, Y = X.to(cdt), Y.to(cdt)
         Xt = X.T.contiguous()  # D x B (small): row-major left operand of product 5
-        gAt, gWt = self.gAt, self.gWt
-        loss = X.new_zeros((), dtype=t.float32 if self.cdt == t.bfloat16 else self.cdt)
-        for lo in range(0, b, self.rows):  # row blocks: B x N temporaries stay in cache
-            hi = min(lo + self.rows, b)
+        gAt, gWt = wk.gAt, wk.gWt
+        loss = X.new_zeros((), dtype=t.float32 if cdt == t.bfloat16 else cdt)
+        for lo in range(0, b, wk.rows):  # row blocks: B x N temporaries stay in cache
+            hi = min(lo + wk.rows, b)
             n = hi - lo
-            H, G, R = self.H[:n], self.G[:n], self.R[:n]
+            H, G, R = wk.H[:n], wk.G[:n], wk.R[:n]
             t.mm(X[lo:hi], Wt, out=H)  # 1: preactivations
             if self.kind == "linear":
                 phi = H
             elif self.kind == "relu":
                 phi = t.relu_(H)  # in place; phi > 0 exactly where phi'(H) = 1
             else:
-                assert self.dphi is not None
-                dphi = self.dphi[:n]
+                assert wk.dphi is not None
+                dphi = wk.dphi[:n]
                 dphi.copy_(self.act.deriv(H))
                 phi = self.act.fn(H)
             t.addmm(Y[lo:hi], phi, Ar, beta=-1, alpha=self.s, out=R)  # 2: s phi A - Y
-            loss = loss + (R.float() if self.cdt == t.bfloat16 else R).square().sum()
+            loss = loss + (R.float() if cdt == t.bfloat16 else R).square().sum()
             t.mm(R, At, out=G)  # 3: dL/dphi up to s/B (uses A before its update)
             if lo == 0:
                 t.mm(R.T, phi, out=gAt)  # 4: (dL/dA)^T up to s/B
@@ -161,18 +197,17 @@ class TwoLayerEngine:
                 gWt.addmm_(Xt[:, lo:hi], G)
         gAt.mul_(self.s / b)
         gWt.mul_(self.s / b)
-        return loss * (0.5 / b)
+        return loss * (0.5 / b), gWt, gAt
 
     def step(self, state: TwoLayerState, batch: tuple[Tensor, Tensor]) -> TwoLayerState:
         """One update on ``batch = (X, Y)``: the new state, holding the loss before it."""
-        loss = self.gradients(state, *batch)
-        gWt, gAt = self.gWt, self.gAt
-        if self.cdt != state.Wt.dtype:
+        loss, gWt, gAt = self.gradients(state, *batch)
+        if gWt.dtype != state.Wt.dtype:
             gWt, gAt = gWt.to(state.Wt.dtype), gAt.to(state.At.dtype)
         aw, aa = -self.dt * self.par.lr_w, -self.dt * self.par.lr_a
         # out of place (the state is a value); the same arithmetic as add_, so Ar == At^T
         return TwoLayerState(state.Wt.add(gWt, alpha=aw), state.At.add(gAt, alpha=aa),
-                             state.Ar.add(gAt.T, alpha=aa), loss)
+                             state.Ar.add(gAt.T, alpha=aa), loss, work=state.work)
 
     def evaluate(self, state: TwoLayerState, X: Tensor, Y: Tensor, want_phi: bool
                  ) -> tuple[float, Tensor | None]:

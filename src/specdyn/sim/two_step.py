@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -46,8 +46,8 @@ from specdyn.sim.protocol import (
     seed_streams,
 )
 
-__all__ = ["TwoStepEngine", "TwoStepResult", "TwoStepState", "activation_mu1", "gd_steps",
-           "one_step_spike_strength"]
+__all__ = ["TwoStepData", "TwoStepEngine", "TwoStepResult", "TwoStepState", "activation_mu1",
+           "draw_data", "gd_steps", "one_step_spike_strength"]
 
 
 @dataclass(frozen=True)
@@ -109,11 +109,16 @@ class TwoStepState:
         Updates made so far (0, 1 or 2): the next one uses ``lrs[updates]``.
     g
         ``(D,)`` ``X^T r / M`` of the last update (``None`` before the first).
+    loss_before
+        0-d: the loss ``(1/2M) ||y - f(X)||^2`` of the weights the last update was
+        made from, on its batch (the protocol's convention; the update's forward pass
+        gives it for free; ``None`` before the first).
     """
 
     W: Tensor
     updates: int = 0
     g: Tensor | None = None
+    loss_before: Tensor | None = None
 
 
 class TwoStepEngine:
@@ -133,6 +138,10 @@ class TwoStepEngine:
     lrs
         Step sizes of the updates, in order.
     """
+
+    #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
+    #: divergence factor the driver uses for it.
+    defaults: ClassVar[str] = "two_step"
 
     def __init__(self, act: Activation, a: Tensor, lrs: tuple[float, ...]) -> None:
         self.act, self.a, self.lrs = act, a, tuple(lrs)
@@ -160,8 +169,9 @@ class TwoStepEngine:
         r = y - f
         # G = (1/M) diag(a) [sigma'(W X^T) o 1 r^T] X
         G = (self.a[:, None] * self.act.deriv(pre) * r[None, :]) @ X / M
+        # the loss before the update, as loss() computes it (same bits, no host sync)
         return TwoStepState(state.W + self.lrs[state.updates] * G, state.updates + 1,
-                            X.T @ r / M)
+                            X.T @ r / M, 0.5 * _torch.torch().mean(r ** 2))
 
 
 @v.constrained(n_quad=v.SIZE)
@@ -195,6 +205,69 @@ def one_step_spike_strength(result: TwoStepResult, activation: str | Activation 
     mu1 = activation_mu1(act)
     return float(result.lrs[0] * abs(mu1) * np.linalg.norm(result.a)
                  * np.linalg.norm(result.g[0]))
+
+
+@dataclass(frozen=True)
+class TwoStepData:
+    """What a two-step run draws from its seed, whatever its step sizes: reusable across cells.
+
+    ``W0_np``, ``a_np`` (host float64, as drawn), the target ``tgt`` and its unit
+    direction ``beta``, and the run's tensors on its device and dtype: ``W0``,
+    ``a``, the batches ``(X1, y1)``, ``(X2, y2)`` (the same tensors when the batch
+    is reused). Made by :func:`draw_data`; :func:`gd_steps` with ``data=`` uses it
+    instead of drawing (a grid over step sizes draws once per seed, and moves the
+    data to the device once).
+    """
+
+    D: int
+    M: int
+    N: int
+    seed: int
+    reuse_batch: bool
+    tgt: HermiteTarget
+    beta: np.ndarray
+    W0_np: np.ndarray
+    a_np: np.ndarray
+    W0: Tensor
+    a: Tensor
+    X1: Tensor
+    y1: Tensor
+    X2: Tensor
+    y2: Tensor
+    dtype: Any
+    device: Any
+
+
+@v.constrained(D=v.SIZE, M=v.SIZE, N=v.SIZE, seed=v.Int(strict=True))
+def draw_data(D: int, M: int, N: int, *, target: HermiteTarget | str = "He1",
+              reuse_batch: bool = False, seed: int = 0, dtype: Any = None,
+              device: Any = None) -> TwoStepData:
+    """The initial weights, second layer and batches of :func:`gd_steps` for ``seed``.
+
+    Drawn on the host in float64 (``numpy.random.default_rng``, in the order
+    ``W0, a, X1``, then ``X2`` for a fresh batch; the target direction from the
+    second seed stream), so a run is the same on every device; then moved once to
+    ``device`` in ``dtype`` (defaults as :func:`gd_steps`).
+    """
+    data_seed, target_seed = seed_streams(seed, 2, scheme="offset")
+    tgt = _resolve_target(target, D, target_seed)
+    torch = _torch.torch()
+    dev = _torch.resolve_device(device)
+    dt = _torch.resolve_dtype(dtype)
+    rng = np.random.default_rng(data_seed)
+    W0_np = rng.standard_normal((N, D)) / math.sqrt(D)
+    a_np = rng.standard_normal(N) / math.sqrt(N)
+    X1_np = rng.standard_normal((M, D))
+    X2_np = X1_np if reuse_batch else rng.standard_normal((M, D))
+
+    def put(arr: np.ndarray) -> Any:
+        return torch.from_numpy(arr).to(device=dev, dtype=dt)
+
+    X1, y1 = put(X1_np), put(np.asarray(tgt(X1_np)))
+    X2, y2 = (X1, y1) if reuse_batch else (put(X2_np), put(np.asarray(tgt(X2_np))))
+    return TwoStepData(D=D, M=M, N=N, seed=seed, reuse_batch=bool(reuse_batch), tgt=tgt,
+                       beta=np.asarray(tgt.direction), W0_np=W0_np, a_np=a_np, W0=put(W0_np),
+                       a=put(a_np), X1=X1, y1=y1, X2=X2, y2=y2, dtype=dt, device=dev)
 
 
 def _resolve_steps(N: int, lrs: tuple[float, float] | None,
@@ -235,7 +308,8 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
              alphas: tuple[float, float] | None = None, *,
              activation: str | Activation = "tanh-shift",
              target: HermiteTarget | str = "He1", reuse_batch: bool = False, seed: int = 0,
-             dtype: Any = None, device: Any = None) -> TwoStepResult:
+             dtype: Any = None, device: Any = None, data: TwoStepData | None = None
+             ) -> TwoStepResult:
     """Two GD steps on the first layer of ``f(x) = N^(-1/2) a^T sigma(W x)``.
 
     See the module docstring for the model, the update and the scalings.
@@ -262,6 +336,10 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
         drawn on the host in float64, so a run is the same on every device.
     dtype, device
         Torch dtype (default float64) and device (default CUDA when present).
+    data
+        The draw of :func:`draw_data` for these sizes, ``target``, ``reuse_batch``,
+        ``seed``, dtype and device (checked), used instead of drawing again: the
+        same numbers, bit for bit, as without it.
 
     Returns
     -------
@@ -278,28 +356,17 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
     (lr1, lr2), (al1, al2) = _resolve_steps(N, lrs, alphas)
     act = get_activation(activation)
     opts = RunOptions(seed=seed, dtype=dtype, device=device).for_engine("two_step")
-    data_seed, target_seed = seed_streams(seed, 2, scheme="offset")
-    tgt = _resolve_target(target, D, target_seed)
-    beta = np.asarray(tgt.direction)
-
-    torch = _torch.torch()
-    dev = _torch.resolve_device(device)
-    dt = _torch.resolve_dtype(dtype)
-    rng = np.random.default_rng(data_seed)
-    W0_np = rng.standard_normal((N, D)) / math.sqrt(D)
-    a_np = rng.standard_normal(N) / math.sqrt(N)
-    X1_np = rng.standard_normal((M, D))
-    X2_np = X1_np if reuse_batch else rng.standard_normal((M, D))
-
-    def put(arr: np.ndarray) -> Any:
-        return torch.from_numpy(arr).to(device=dev, dtype=dt)
-
-    a = put(a_np)
-    X1, y1 = put(X1_np), put(np.asarray(tgt(X1_np)))
-    X2, y2 = (X1, y1) if reuse_batch else (put(X2_np), put(np.asarray(tgt(X2_np))))
-    eng = TwoStepEngine(act, a, (lr1, lr2))
+    if data is None:
+        data = draw_data(D, M, N, target=target, reuse_batch=reuse_batch, seed=seed,
+                         dtype=dtype, device=device)
+    else:
+        _check_data(data, D, M, N, target, reuse_batch, seed, dtype, device)
+    tgt, beta, W0_np, a_np = data.tgt, data.beta, data.W0_np, data.a_np
+    dev, dt = data.device, data.dtype
+    X1, y1, X2, y2 = data.X1, data.y1, data.X2, data.y2
+    eng = TwoStepEngine(act, data.a, (lr1, lr2))
     batches = ((X1, y1), (X2, y2))
-    losses: list[float] = []
+    states: list[TwoStepState] = []
     gs: list[np.ndarray] = []
     Ws: list[np.ndarray] = []
 
@@ -316,13 +383,37 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
             gs.append(_torch.to_numpy(state.g, np.float64))
         # step 0 is the float64 draw itself, not its device copy
         Ws.append(W0_np if k == 0 else _torch.to_numpy(state.W, np.float64))
-        losses.append(eng.loss(state, X1, y1))
+        states.append(state)
 
-    drive(eng.init(put(W0_np)), lambda st, k: eng.step(st, batches[k - 1]), 2,
+    drive(eng.init(data.W0), lambda st, k: eng.step(st, batches[k - 1]), 2,
           np.arange(3), observe=observe, check=check, options=opts)
+    # the losses on batch 1: the forward passes of the updates give those of W0 (and of
+    # W1 when step 2 reuses batch 1); one more pass each for the others
+    s1, s2 = states[1], states[2]
+    assert s1.loss_before is not None and s2.loss_before is not None
+    losses = [float(s1.loss_before),
+              float(s2.loss_before) if reuse_batch else eng.loss(s1, X1, y1),
+              eng.loss(s2, X1, y1)]
     meta = record_meta("two_step", seed=seed, dtype=dt, device=dev, start=start, steps=2,
                        D=D, M=M, N=N, activation=act.name, target=repr(tgt),
                        information_exponent=tgt.information_exponent)
     return TwoStepResult(W0=Ws[0], W1=Ws[1], W2=Ws[2], a=a_np, beta=beta,
                          lrs=(lr1, lr2), alphas=(al1, al2), reuse_batch=bool(reuse_batch),
                          g=np.stack(gs), loss=np.asarray(losses), meta=meta)
+
+
+def _check_data(data: TwoStepData, D: int, M: int, N: int, target: HermiteTarget | str,
+                reuse_batch: bool, seed: int, dtype: Any, device: Any) -> None:
+    """``data`` must be the draw of these settings (else the run would silently differ)."""
+    if not isinstance(data, TwoStepData):
+        raise ValueError(f"data must be a TwoStepData (draw_data), got {type(data).__name__}")
+    want = {"D": D, "M": M, "N": N, "seed": seed, "reuse_batch": bool(reuse_batch),
+            "dtype": _torch.resolve_dtype(dtype), "device": _torch.resolve_device(device)}
+    got = {k: getattr(data, k) for k in want}
+    tgt = _resolve_target(target, D, seed_streams(seed, 2, scheme="offset")[1])
+    if repr(tgt) != repr(data.tgt) or not np.array_equal(np.asarray(tgt.direction), data.beta):
+        got["target"], want["target"] = repr(data.tgt), repr(tgt)
+    if got != want:
+        bad = sorted(k for k in want if got[k] != want[k])
+        raise ValueError(f"data was drawn for other settings: {', '.join(bad)} differ "
+                         f"(data {[got[k] for k in bad]}, run {[want[k] for k in bad]})")

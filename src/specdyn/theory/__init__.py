@@ -10,6 +10,7 @@ Reference ODE and quadrature solvers live in :mod:`specdyn.theory.oracles`.
 
 import specdyn.theory.outlier_escape as outlier_escape  # issue 6: BBP escape, trainability
 from specdyn.theory import (
+    mean_field,  # third related abstract: where a ReLU teacher's atoms sit under weight decay
     rmt,  # random-matrix baselines (MP, TW, BBP)
     two_step,  # second related abstract: outlier count and its lines
 )
@@ -83,6 +84,7 @@ __all__ = [
     "lazy_boundary",
     "linear_coefficient",
     "loss",
+    "mean_field",
     "mode_loss",
     "mode_rate",
     "outlier_escape",

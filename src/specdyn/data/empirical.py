@@ -1,0 +1,278 @@
+"""From a data set ``(X, Y)`` to the paper's aligned theory: spectra, coefficients, misalignment.
+
+The core paper solves the two-layer linear network when the input covariance
+``Sigma`` and the teacher Gram ``Theta Theta^T`` are diagonal in one basis (its
+Eqs. 4-8). For data, the network's full-batch dynamics depend on the data only
+through ``Sigma = X^T X / M``, ``C = X^T Y / M`` and ``Y^T Y / M``
+(:mod:`specdyn.sim.gram`). In the eigenbasis ``U`` of ``Sigma``
+(``lambda_1 >= lambda_2 >= ...``) write the rows of ``U^T C`` as
+``c_k`` (length ``P``). The paper's structure is ``C = U diag(lambda_k theta_k) V^T``
+with orthonormal output directions ``V``, i.e. the rows ``c_k`` mutually orthogonal,
+and then ``theta_k = |c_k| / lambda_k``.
+
+:func:`decompose` returns, for any data:
+
+- ``lam``: the eigenvalues of ``Sigma`` above ``rtol * lambda_1`` (modes with no
+  variance, such as the blank corners of the digits, are dropped) and ``U``;
+- ``mu``: the target's strength per input mode, ``mu_k = |c_k|^2 / lambda_k^2``
+  (the diagonal of the least-squares teacher's Gram ``Theta Theta^T`` in the
+  eigenbasis, Eq. 7);
+- the misalignment: orthonormalise the ``c_k`` in order of decreasing input
+  variance (Gram-Schmidt, ``V``); in that output basis ``U^T C V`` is lower
+  triangular, and row ``k``'s mass off the diagonal is the part of mode ``k``'s
+  target that points along output directions already used by stronger modes.
+  ``misalignment[k] = 1 - (U^T C V)_kk^2 / |c_k|^2`` is 0 for an aligned teacher
+  and 1 for a mode with no output direction of its own (every mode beyond rank
+  ``P``); ``total_misalignment`` is the same fraction of the whole
+  cross-covariance mass ``sum_k |c_k|^2``.
+
+:func:`aligned_setting` builds the :class:`~specdyn.settings.AlignedSetting` of
+the data's own ``lambda_k`` and ``mu_k`` (no power-law fit), for the exact theory;
+:class:`DataTeacher` is the data set as a teacher for the simulators, whose
+"population" is the data set itself (full-batch GD on it is exact).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from specdyn import _validate as v
+from specdyn.data.teacher import PowerLawTeacher
+from specdyn.settings import AlignedSetting
+
+__all__ = ["DataDecomposition", "DataTeacher", "aligned_setting", "decompose"]
+
+#: Modes with variance below this fraction of the largest are dropped (no variance: no mode).
+RANK_RTOL = 1e-9
+
+
+@dataclass(frozen=True)
+class DataDecomposition:
+    """The data in the eigenbasis of its input covariance (see the module docstring).
+
+    Attributes
+    ----------
+    lam
+        ``lambda_k``, decreasing, the ``D`` kept modes (``D <= X.shape[1]``).
+    U
+        ``X.shape[1] x D``: eigenvectors of ``Sigma``, column ``k`` for ``lambda_k``.
+    coeffs
+        ``D x P``: ``U^T C``, the target's cross-covariance with each input mode.
+    mu
+        ``mu_k = |c_k|^2 / lambda_k^2``, the teacher strength of mode ``k``.
+    misalignment
+        Per mode, in ``[0, 1]``: 0 aligned, 1 no output direction of its own.
+    total_misalignment
+        ``sum_k |c_k|^2 misalignment_k / sum_k |c_k|^2``.
+    V
+        ``P x P`` orthonormal output basis (Gram-Schmidt of the ``c_k`` in mode
+        order, completed); ``U^T C V`` is lower triangular.
+    syy
+        ``Y^T Y / M`` (``P x P``).
+    M
+        Number of samples.
+    """
+
+    lam: np.ndarray = field(repr=False)
+    U: np.ndarray = field(repr=False)
+    coeffs: np.ndarray = field(repr=False)
+    mu: np.ndarray = field(repr=False)
+    misalignment: np.ndarray = field(repr=False)
+    total_misalignment: float
+    V: np.ndarray = field(repr=False)
+    syy: np.ndarray = field(repr=False)
+    M: int
+
+    @property
+    def D(self) -> int:
+        """Number of kept modes."""
+        return int(self.lam.size)
+
+    @property
+    def P(self) -> int:
+        """Output dimension."""
+        return int(self.coeffs.shape[1])
+
+    def project(self, X: np.ndarray) -> np.ndarray:
+        """Inputs in the kept eigenbasis: ``X U`` (``M x D``), whose covariance is ``diag(lam)``."""
+        return np.asarray(X, dtype=np.float64) @ self.U
+
+
+def _check_xy(X: Any, Y: Any) -> tuple[np.ndarray, np.ndarray]:
+    x = v.real_array("X", X)
+    y = v.real_array("Y", Y)
+    if x.ndim != 2 or y.ndim != 2:
+        raise ValueError(f"X and Y must be 2-D (samples x features), got shapes {x.shape} "
+                         f"and {y.shape}")
+    if x.shape[0] != y.shape[0]:
+        raise ValueError(f"X and Y must have the same number of rows (samples), got "
+                         f"{x.shape[0]} and {y.shape[0]}")
+    if x.shape[0] < 2 or x.shape[1] < 1 or y.shape[1] < 1:
+        raise ValueError(f"X must have at least 2 samples and 1 feature, Y 1 output, got "
+                         f"{x.shape} and {y.shape}")
+    return x, y
+
+
+def _orthonormal_rows(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Gram-Schmidt of the rows of ``c`` (``D x P``) in order: ``(V, diag)``.
+
+    ``V`` is ``P x P`` orthonormal with ``c V`` lower triangular; ``diag[k]`` is
+    ``(c V)_kk`` (0 for a row with nothing new, and for every row beyond rank ``P``).
+    """
+    D, P = c.shape
+    norms = np.sqrt((c * c).sum(axis=1))
+    scale = norms.max() if norms.size and norms.max() > 0 else 1.0
+    basis: list[np.ndarray] = []
+    diag = np.zeros(D)
+    for k in range(D):
+        if len(basis) == P:
+            break
+        r = c[k].copy()
+        for _ in range(2):  # twice is enough (Kahan): orthogonal to rounding
+            for b in basis:
+                r -= (b @ r) * b
+        nr = float(np.sqrt(r @ r))
+        # a remainder at rounding level of the largest row is no new direction
+        if nr > 1e-10 * scale:
+            b = r / nr
+            basis.append(b)
+            diag[k] = float(c[k] @ b)
+    # complete to a P x P orthonormal basis (directions no mode uses)
+    eye = np.eye(P)
+    for j in range(P):
+        if len(basis) == P:
+            break
+        r = eye[j].copy()
+        for _ in range(2):
+            for b in basis:
+                r -= (b @ r) * b
+        nr = float(np.sqrt(r @ r))
+        if nr > 1e-8:
+            basis.append(r / nr)
+    return np.stack(basis, axis=1), diag
+
+
+def decompose(X: Any, Y: Any, rtol: float = RANK_RTOL) -> DataDecomposition:
+    """Eigenpairs of ``Sigma``, the target's coefficients, ``mu_k`` and the misalignment.
+
+    Parameters
+    ----------
+    X, Y
+        ``M x D`` inputs and ``M x P`` targets (centred: the statistics are
+        second moments, ``X^T X / M``, as the networks see them).
+    rtol
+        Modes with ``lambda_k <= rtol * lambda_1`` are dropped, in ``[0, 1)``.
+
+    Returns
+    -------
+    DataDecomposition
+    """
+    x, y = _check_xy(X, Y)
+    rtol = v.in_range("rtol", rtol, 0.0, 1.0, hi_open=True)
+    M = x.shape[0]
+    sigma = x.T @ x / M
+    evals, vecs = np.linalg.eigh(0.5 * (sigma + sigma.T))
+    order = np.argsort(evals)[::-1]
+    evals, vecs = evals[order], vecs[:, order]
+    if not evals[0] > 0:
+        raise ValueError("X must have nonzero variance (its covariance is zero)")
+    keep = evals > rtol * evals[0]
+    lam, U = evals[keep], vecs[:, keep]
+    # a deterministic sign per eigenvector: its largest entry positive
+    sign = np.sign(U[np.argmax(np.abs(U), axis=0), np.arange(U.shape[1])])
+    U = U * np.where(sign == 0, 1.0, sign)
+    coeffs = U.T @ (x.T @ y / M)
+    row2 = (coeffs * coeffs).sum(axis=1)
+    V, diag = _orthonormal_rows(coeffs)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mis = np.where(row2 > 0, 1.0 - diag**2 / np.where(row2 > 0, row2, 1.0), 0.0)
+    mis = np.clip(mis, 0.0, 1.0)
+    total = float((row2 * mis).sum() / row2.sum()) if row2.sum() > 0 else 0.0
+    for a in (lam, U, coeffs, mis, V):
+        a.setflags(write=False)
+    return DataDecomposition(lam=lam, U=U, coeffs=coeffs, mu=row2 / lam**2, misalignment=mis,
+                             total_misalignment=total, V=V, syy=y.T @ y / M, M=M)
+
+
+def aligned_setting(dec: DataDecomposition, sigma_w: float, sigma_a: float,
+                    gamma0: float) -> AlignedSetting:
+    """The aligned setting of the data's own spectra: ``lambda_k`` and ``mu_k`` of ``dec``.
+
+    Exact for an aligned teacher (misalignment 0): then the network's Grams in the
+    bases ``U`` and ``V`` evolve mode by mode as the paper's Appendix D solves.
+    """
+    return AlignedSetting(dec.lam, dec.mu, sigma_w, sigma_a, gamma0)
+
+
+class DataTeacher(PowerLawTeacher):
+    """A data set as the teacher of the simulators: the data set is the population.
+
+    ``population()`` returns the data's ``(Sigma, C)`` expressed in its kept
+    eigenbasis (``Sigma = diag(lambda)``), ``output_second_moment()`` its
+    ``Y^T Y / M``; ``sample(M)`` returns the first ``M`` samples (all of them for
+    the data set's own ``M``), never new ones. So ``train_linear(..., M=None,
+    teacher=...)`` is full-batch GD on the data set, exactly, and
+    ``train_two_layer(..., M=dec.M, teacher=...)`` trains on the same samples.
+    The teacher bases are ``I`` (inputs, already in the eigenbasis) and ``V``
+    (outputs), so the recorded diagonals ``eta``, ``xi``, ``zeta`` are the
+    per-mode Gram entries the aligned theory describes.
+
+    Parameters
+    ----------
+    setting
+        The :func:`aligned_setting` of ``dec`` (its ``lambda_k`` must be ``dec.lam``).
+    dec
+        The decomposition of ``(X, Y)``.
+    X, Y
+        The data (``M x D_raw`` and ``M x P``), the same as ``dec`` was built from.
+    """
+
+    def __init__(self, setting: AlignedSetting, dec: DataDecomposition, X: Any, Y: Any) -> None:
+        if not isinstance(setting, AlignedSetting) or setting.D != dec.D or not np.allclose(
+                setting.lam_values, dec.lam, rtol=1e-12, atol=0.0):
+            raise ValueError("setting must be the aligned_setting of dec (same lambda_k)")
+        x, y = _check_xy(X, Y)
+        if x.shape[0] != dec.M or x.shape[1] != dec.U.shape[0] or y.shape[1] != dec.P:
+            raise ValueError(f"X and Y must be the data dec was built from: shapes "
+                             f"({dec.M}, {dec.U.shape[0]}) and ({dec.M}, {dec.P}), got "
+                             f"{x.shape} and {y.shape}")
+        super().__init__(setting, P=dec.P)
+        self.dec = dec
+        self.basis_y = dec.V
+        self._x = dec.project(x)
+        self._y = y
+        self._x.setflags(write=False)
+        self.theta = np.asarray(dec.coeffs / dec.lam[:, None])  # least-squares teacher, D x P
+        self.theta.setflags(write=False)
+
+    @property
+    def aligned(self) -> bool:
+        """Whether the misalignment is exactly zero."""
+        return bool(self.dec.total_misalignment == 0.0)
+
+    def population(self) -> tuple[np.ndarray, np.ndarray]:
+        """The data's ``(Sigma, C)`` in its eigenbasis: ``(diag(lambda), U^T C)``."""
+        sigma = self._x.T @ self._x / self.dec.M
+        return 0.5 * (sigma + sigma.T), self._x.T @ self._y / self.dec.M
+
+    def output_second_moment(self) -> np.ndarray:
+        """``Y^T Y / M``."""
+        return np.array(self.dec.syy)
+
+    def sample(self, M: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """The first ``M`` samples ``(X U, Y)`` (``seed`` is unused: the data are fixed)."""
+        M = v.positive_int("M", M)
+        if M > self.dec.M:
+            raise ValueError(f"M must be <= {self.dec.M} (the data set's size), got {M}")
+        return self._x[:M].copy(), self._y[:M].copy()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict description (sizes and misalignment; not the data)."""
+        return {"kind": "data", "D": self.D, "P": self.P, "M": self.dec.M,
+                "total_misalignment": self.dec.total_misalignment}
+
+    def __repr__(self) -> str:
+        return f"DataTeacher(D={self.D}, P={self.P}, M={self.dec.M})"

@@ -1,0 +1,90 @@
+"""The bundled real data sets: shapes, centring, determinism, offline loading, bad input."""
+
+from __future__ import annotations
+
+import socket
+
+import numpy as np
+import pytest
+
+from specdyn.data.real import digits, image_patches, text_ngrams
+
+
+@pytest.fixture()
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any attempt to open a network connection fails the test."""
+    def refuse(*_a: object, **_k: object) -> None:
+        raise AssertionError("a loader tried to reach the network")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+def test_patches_shapes_centring_and_rank(offline: None) -> None:
+    d = image_patches(patch=6, M=200, shift=2, seed=3)
+    assert d.X.shape == (200, 36) and d.Y is not None and d.Y.shape == (200, 36)
+    assert d.M == 200 and d.D == 36 and d.P == 36
+    np.testing.assert_allclose(d.X.mean(axis=0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(d.Y.mean(axis=0), 0.0, atol=1e-12)
+    # the per-patch mean is removed: every row sums to 0, one exactly-zero direction
+    np.testing.assert_allclose(d.X.sum(axis=1), 0.0, atol=1e-10)
+    assert np.linalg.matrix_rank(d.X) == 35
+    assert not d.X.flags.writeable and "patch" in d.preprocessing
+
+
+def test_patches_target_is_the_shifted_patch(offline: None) -> None:
+    # with shift 0 the target is the input itself
+    d = image_patches(patch=5, M=50, shift=0, seed=1)
+    np.testing.assert_array_equal(d.X, d.Y)
+    # with shift 1 the target's first columns are the input's next columns
+    s = image_patches(patch=5, M=50, shift=1, seed=1)
+    x = s.X.reshape(50, 5, 5)
+    y = s.Y.reshape(50, 5, 5)
+    # up to the per-patch means, y[:, :, :4] equals x[:, :, 1:]
+    diff = (y[:, :, :4] - x[:, :, 1:])
+    np.testing.assert_allclose(diff - diff.mean(axis=(1, 2), keepdims=True), 0.0, atol=1e-12)
+
+
+def test_loaders_are_deterministic_and_seeded(offline: None) -> None:
+    a, b = image_patches(patch=4, M=40, seed=7), image_patches(patch=4, M=40, seed=7)
+    np.testing.assert_array_equal(a.X, b.X)
+    assert not np.array_equal(a.X, image_patches(patch=4, M=40, seed=8).X)
+    np.testing.assert_array_equal(digits(100, 2).X, digits(100, 2).X)
+    assert not np.array_equal(digits(100, 2).X, digits(100, 3).X)
+    np.testing.assert_array_equal(text_ngrams(2, 32).X, text_ngrams(2, 32).X)
+
+
+def test_digits_shapes_and_labels(offline: None) -> None:
+    d = digits()
+    assert d.X.shape == (1797, 64) and d.Y is not None and d.Y.shape == (1797, 10)
+    # centred one-hot labels: each row is e_label - class frequencies
+    assert np.allclose(d.Y.sum(axis=1), 0.0)
+    assert np.linalg.matrix_rank(d.Y) == 9
+
+
+def test_text_ngrams_shape_and_power_law_spectrum(offline: None) -> None:
+    from specdyn.measure import fit_power_law
+
+    d = text_ngrams(length=2, D=64, chunk=2000)
+    assert d.Y is None and d.P is None and d.D == 64 and d.M > 100
+    lam = np.clip(np.linalg.eigvalsh(d.X.T @ d.X / d.M), 0, None)
+    fit = fit_power_law(lam, 2, 30, n_boot=0)
+    # Zipf: a clear power law in rank (exponent of order one, good straight-line fit)
+    assert 0.5 < fit.exponent < 2.5 and fit.r2 > 0.9
+
+
+@pytest.mark.parametrize(("fn", "kwargs", "name"), [
+    (image_patches, {"patch": 1}, "patch"),
+    (image_patches, {"patch": 65}, "patch"),
+    (image_patches, {"M": 3}, "M"),
+    (image_patches, {"shift": -1}, "shift"),
+    (image_patches, {"seed": -1}, "seed"),
+    (digits, {"M": 1798}, "M"),
+    (digits, {"M": 1}, "M"),
+    (text_ngrams, {"length": 6}, "length"),
+    (text_ngrams, {"D": 1}, "D"),
+    (text_ngrams, {"chunk": 10}, "chunk"),
+])
+def test_bad_arguments_name_themselves(fn, kwargs: dict, name: str) -> None:
+    with pytest.raises(ValueError, match=rf"^{name}\b"):
+        fn(**kwargs)

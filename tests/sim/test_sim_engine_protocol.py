@@ -1,0 +1,185 @@
+"""Every public engine of :mod:`specdyn.sim` is an :class:`~specdyn.sim.protocol.Engine`
+whose ``step`` is pure.
+
+Oracle: the given state itself. Each engine's state is copied field by field
+(tensors cloned) before a step; after the step every field of the given state
+must be bit-identical to its copy, and stepping the same state again must give
+the same new state bit for bit (a step that wrote into the state, its inputs or a
+buffer the next step reads would fail one of the two). Scratch buffers carried by
+a state (``TwoLayerState.work``) are not part of its value (``compare=False``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from specdyn.models.activations import get_activation
+from specdyn.sim import (
+    Block,
+    DeepLinearEngine,
+    Engine,
+    GramEngine,
+    LinearStudentEngine,
+    ParticleEngine,
+    RunOptions,
+    TwoLayerEngine,
+    TwoStepEngine,
+    WeightEngine,
+    gram,
+    scaling,
+)
+from specdyn.sim.parameterization import get_parameterization
+from specdyn.sim.protocol import ENGINE_DEFAULTS
+
+F64: dict[str, Any] = {"dtype": torch.float64, "device": "cpu"}
+
+
+def _gen(seed: int = 0) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def _stats(D: int = 3, P: int = 2) -> tuple[gram.Stats, np.ndarray, np.ndarray]:
+    g = np.random.default_rng(0)
+    X, Y = g.standard_normal((12, D)), g.standard_normal((12, P))
+    return gram.Stats.build(X.T @ X / 12, X.T @ Y / 12, Y.T @ Y / 12), X, Y
+
+
+def _gram() -> tuple[Any, Any, Any]:
+    stats, _, _ = _stats()
+    eng = GramEngine(stats, 1.0, 0.05, device="cpu")
+    return eng, eng.init(gram.initial_grams(8, 3, 2, 0.5, 1.0, 1)), None
+
+
+def _weight(population: bool) -> Callable[[], tuple[Any, Any, Any]]:
+    def make() -> tuple[Any, Any, Any]:
+        stats, X, Y = _stats()
+        eng = WeightEngine(stats, 1.0, 0.05, None if population else (X, Y), device="cpu")
+        return eng, eng.init(8, 0.5, 1.0, 1), None
+    return make
+
+
+def _two_layer(act: str) -> Callable[[], tuple[Any, Any, Any]]:
+    def make() -> tuple[Any, Any, Any]:
+        g = _gen(1)
+        par = get_parameterization("mup", 10, 2.0)
+        W, A = torch.randn(10, 4, generator=g, **F64), torch.randn(10, 3, generator=g, **F64)
+        X, Y = torch.randn(6, 4, generator=g, **F64), torch.randn(6, 3, generator=g, **F64)
+        eng = TwoLayerEngine(get_activation(act), par, dt=0.3, B=6)
+        return eng, eng.init(W, A), (X, Y)
+    return make
+
+
+def _student(method: str) -> Callable[[], tuple[Any, Any, Any]]:
+    def make() -> tuple[Any, Any, Any]:
+        Ws = torch.randn(2, 5, generator=_gen(2), **F64)
+        eng = LinearStudentEngine(Ws, method, 0.2, M=20, B=4, noise_std=0.1, replicas=3,
+                                  generator=_gen(4))
+        st = eng.init(1.0)
+        return eng, st, eng.sample(st)
+    return make
+
+
+def _deep(method: str) -> Callable[[], tuple[Any, Any, Any]]:
+    def make() -> tuple[Any, Any, Any]:
+        T = np.zeros((3, 4))
+        T[0, 0] = 2.0
+        sc = scaling("mup", depth=3, N=6, D=4, P=3, lr=0.05)
+        eng = DeepLinearEngine(sc, torch.as_tensor(T, **F64), method, M=15, B=5,
+                               noise_std=0.1, generator=_gen(2))
+        st = eng.init()
+        return eng, st, eng.sample(st)
+    return make
+
+
+def _particles() -> tuple[Any, Any, Any]:
+    g = _gen(0)
+    X = torch.randn(12, 3, generator=g, **F64)
+    Y = torch.tanh(X[:, 0])
+    blocks = [Block(1, 6), Block(2, 2), Block(1, 2, driver=0)]
+    eng = ParticleEngine(get_activation("tanh"), X, Y, blocks, 0.1, 0.01, 0.05)
+    st = eng.init(torch.randn(12, 4, generator=g, **F64))
+    return eng, st, torch.randn(12, 4, generator=g, **F64)
+
+
+def _two_step() -> tuple[Any, Any, Any]:
+    g = _gen(3)
+    eng = TwoStepEngine(get_activation("tanh-shift"), torch.randn(4, generator=g, **F64),
+                        (0.5, 1.0))
+    X, y = torch.randn(7, 3, generator=g, **F64), torch.randn(7, generator=g, **F64)
+    return eng, eng.init(torch.randn(4, 3, generator=g, **F64)), (X, y)
+
+
+ENGINES: dict[str, Callable[[], tuple[Any, Any, Any]]] = {
+    "gram": _gram,
+    "weight-population": _weight(True),
+    "weight-data": _weight(False),
+    "two-layer-relu": _two_layer("relu"),
+    "two-layer-tanh": _two_layer("tanh"),
+    **{f"student-{m}": _student(m) for m in ("population", "gd", "sgd", "online")},
+    **{f"deep-{m}": _deep(m) for m in ("population", "gd", "sgd", "online")},
+    "particles": _particles,
+    "two-step": _two_step,
+}
+
+
+def _value(state: Any) -> dict[str, Any]:
+    """The state's value fields (``compare=True``), tensors cloned, sequences of tensors too."""
+    def copy(x: Any) -> Any:
+        if isinstance(x, torch.Tensor):
+            return x.clone()
+        if isinstance(x, (list, tuple)):
+            return type(x)(copy(y) for y in x)
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            return _value(x)
+        return x
+    return {f.name: copy(getattr(state, f.name)) for f in dataclasses.fields(state) if f.compare}
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor):
+        return (isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape
+                and bool(torch.equal(a.view(-1).view(torch.uint8) if a.is_floating_point()
+                                     else a, b.view(-1).view(torch.uint8)
+                                     if b.is_floating_point() else b)))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def test_the_engine_table_names_every_public_engine() -> None:
+    import specdyn.sim as sim
+
+    public = {n for n in sim.__all__ if n.endswith("Engine")} - {"Engine"}
+    made = {type(make()[0]).__name__ for make in ENGINES.values()}
+    assert made == public
+
+
+@pytest.mark.parametrize("name", list(ENGINES))
+def test_every_engine_satisfies_the_protocol(name: str) -> None:
+    eng, _, _ = ENGINES[name]()
+    assert isinstance(eng, Engine)
+    # each engine states its check interval and divergence factor: a row of the one table
+    every, factor = ENGINE_DEFAULTS[eng.defaults]
+    opts = RunOptions().for_engine(eng.defaults)
+    assert (opts.every, opts.factor) == (every, factor)
+
+
+@pytest.mark.parametrize("name", list(ENGINES))
+def test_every_step_leaves_the_given_state_bit_identical(name: str) -> None:
+    eng, state, batch = ENGINES[name]()
+    before = _value(state)
+    new = eng.step(state, batch)
+    assert type(new) is type(state) and new is not state
+    assert _same(_value(state), before), f"{name}: step changed the given state"
+    # the same state stepped again gives the same new state, bit for bit
+    assert _same(_value(eng.step(state, batch)), _value(new)), f"{name}: step is not a function"
+    # and the new state differs from the given one (the check above cannot pass vacuously)
+    assert not _same(_value(new), before)

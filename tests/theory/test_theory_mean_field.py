@@ -1,0 +1,59 @@
+"""The ReLU Gram and the lasso-shrunk atom coefficients (specdyn.theory.mean_field)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.optimize
+
+from specdyn.theory.mean_field import lasso_atom_coefficients, relu_gram
+
+
+def test_relu_gram_limits() -> None:
+    # same direction: E[relu(z)^2] = 1/2; orthogonal: E[relu(z1)] E[relu(z2)] = 1/(2 pi);
+    # opposite: relu(z) relu(-z) = 0
+    G = relu_gram(np.array([[1.0, 0.0], [0.0, 2.0], [-1.0, 0.0]]))
+    np.testing.assert_allclose(np.diag(G), 0.5)
+    assert G[0, 1] == pytest.approx(1 / (2 * np.pi))
+    assert G[0, 2] == pytest.approx(0.0, abs=1e-15)
+
+
+def test_relu_gram_matches_monte_carlo() -> None:
+    U = np.array([[1.0, 0.0, 0.0], [0.6, 0.8, 0.0], [0.0, -0.6, 0.8]])
+    x = np.random.default_rng(0).standard_normal((400_000, 3))
+    r = np.maximum(x @ U.T, 0.0)
+    # Monte Carlo error of a mean of 4e5 terms of variance <= 1: about 2e-3
+    np.testing.assert_allclose(r.T @ r / len(x), relu_gram(U), atol=6e-3)
+
+
+def test_lasso_coefficients_minimise_the_lasso_objective() -> None:
+    # independent oracle: minimise 1/2 (c - c*)^T G (c - c*) + lam |c|_1 numerically
+    U = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    c_star, lam = np.array([1.0, -1.0]), 0.1
+    G = relu_gram(U)
+
+    def obj(c: np.ndarray) -> float:
+        d = c - c_star
+        return 0.5 * d @ G @ d + lam * np.abs(c).sum()
+
+    best = scipy.optimize.minimize(obj, c_star, method="Nelder-Mead",
+                                   options={"xatol": 1e-10, "fatol": 1e-14}).x
+    np.testing.assert_allclose(lasso_atom_coefficients(c_star, U, lam), best, atol=1e-6)
+    # no weight decay, no shrinkage
+    np.testing.assert_allclose(lasso_atom_coefficients(c_star, U, 0.0), c_star)
+
+
+def test_lasso_coefficient_switched_off_is_nan() -> None:
+    out = lasso_atom_coefficients([1.0, 0.01], np.eye(2), 0.1)
+    assert np.isfinite(out[0]) and np.isnan(out[1])
+
+
+@pytest.mark.parametrize(("coeffs", "dirs", "lam"), [
+    ([1.0, 0.0], np.eye(2), 0.1),  # a zero coefficient has no sign
+    ([1.0], np.eye(2), 0.1),  # one coefficient for two directions
+    ([1.0, 1.0], np.eye(2), -0.1),  # negative weight decay
+    ([1.0, 1.0], np.array([[1.0, 0.0], [0.0, 0.0]]), 0.1),  # a zero direction
+])
+def test_bad_input_is_a_value_error(coeffs: list[float], dirs: np.ndarray, lam: float) -> None:
+    with pytest.raises(ValueError):
+        lasso_atom_coefficients(coeffs, dirs, lam)
