@@ -37,9 +37,6 @@ ALLOWED: dict[str, dict[str, str]] = {
         "specdyn/theory/rmt.py:_tw_log_det": "theory layer, a Fredholm kernel",
         "specdyn/theory/outlier_escape.py:full_batch_critical_lr": "theory layer, imports no "
                                                                    "measure",
-        # TEMPORARY: the tracker's randomized SVD (torch.svd_lowrank) is being rewritten on
-        # another branch (hD, issue 33) that removes it; delete this entry at that merge
-        "specdyn/measure/tracker.py:_eigs": "pending hD's tracker rewrite",
     },
 }
 
