@@ -2,6 +2,12 @@
 
 Run:  python benchmarks/tracker.py [--steps 10000] [--block 250] [--batch 4] [--context 64]
       python benchmarks/tracker.py --memory-only
+      python benchmarks/tracker.py --wide --record-only [--rounds 3]   # per-record cost table
+      bash benchmarks/gpu_tracker.sh                                 # the same on a lent GPU
+
+``--wide``: the width-512, 8-layer, 8-head ``CharTransformer`` of the example,
+batch 64 x 64 tokens, AdamW (issue 31's model; ``--width/--layers/--heads/--batch``
+override it). ``--device cuda`` runs model, copies and spectra there.
 
 1. Time inside the training loop, A/B. Model, data and update:
    ``examples/monitor_a_transformer.py`` (imported: character-level transformer,
@@ -30,6 +36,22 @@ Run:  python benchmarks/tracker.py [--steps 10000] [--block 250] [--batch 4] [--
    Python allocations (``tracemalloc``, started after the imports) and the peak
    resident set size (``ru_maxrss``).
 
+3. Cost of one record (``--record-cost`` / ``--record-only``) through
+   ``SpectrumTracker.record()`` (``background=False``, summaries in the thread),
+   split as the tracker's ``record_costs`` split it: the copy (the weights'
+   clones, plus the extra time of a forward pass with the hooks armed: the
+   module outputs' clones), the decomposition, the summaries (fits and tests)
+   and the write (one Parquet file). Two arms on the *same* model and batch in
+   the same run: the reference (:func:`_reference_spectra`, put in place of
+   ``batched_gram_eigenvalues`` in the tracker's module: the code path before
+   issue 31, one ``gram_eigenvalues(X, precision="auto")`` per matrix, float64
+   on a CPU) and this code (``batched_gram_eigenvalues``: one batched float32
+   ``eigvalsh`` per shape, float64 where the range needs it, a Linear's output
+   projected on its range of rank ``d_in`` first). Best of ``--rounds``
+   interleaved rounds after a warm-up round; the machine's load average
+   (``os.getloadavg``) before and after; the largest ``|delta lambda|`` between
+   the arms' eigenvalues, relative to each spectrum's largest.
+
 Prints markdown with the load average; writes ``--json`` (default
 ``tracker-benchmark.json``) beside it.
 """
@@ -47,32 +69,51 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-from monitor_a_transformer import CharTransformer, load_text, training_steps  # noqa: E402
+from monitor_a_transformer import (  # noqa: E402
+    CharTransformer,
+    batches,
+    load_text,
+    training_steps,
+)
 
 from specdyn import Schedule  # noqa: E402
 from specdyn._progress import progress  # noqa: E402
 from specdyn.measure import SpectrumTracker  # noqa: E402
+from specdyn.measure.spectra import gram_eigenvalues  # noqa: E402
+
+
+def _model(args: argparse.Namespace, vocab: int) -> torch.nn.Module:
+    return CharTransformer(vocab, width=args.width, heads=args.heads, layers=args.layers,
+                           context=args.context).to(args.device)
+
+
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
 
 
 def _ab(args: argparse.Namespace) -> dict:
     data, chars = load_text()
     torch.manual_seed(0)
-    bare_model = CharTransformer(len(chars), context=args.context)
+    bare_model = _model(args, len(chars))
     tracked_model = copy.deepcopy(bare_model)
-    kw = dict(batch=args.batch, context=args.context, seed=0)
+    kw = dict(batch=args.batch, context=args.context, seed=0, device=args.device)
     bare, tracked = training_steps(bare_model, data, **kw), training_steps(tracked_model, data,
                                                                           **kw)
     out = tempfile.mkdtemp(prefix="specdyn-bench-tracker-")
-    tracker = SpectrumTracker(tracked_model, out=out, max_samples=1024, n_boot=50)
+    tracker = SpectrumTracker(tracked_model, out=out, max_samples=args.max_samples, n_boot=50,
+                              policy=args.policy)
     sched = Schedule.per_decade(10).predicate()
 
     def run_bare(n: int) -> tuple[float, float]:
         w0, c0 = time.perf_counter(), time.thread_time()
         for _ in range(n):
             next(bare)
+        _sync(args.device)
         return time.perf_counter() - w0, time.thread_time() - c0
 
     def run_tracked(n: int) -> tuple[float, float]:
@@ -81,13 +122,15 @@ def _ab(args: argparse.Namespace) -> dict:
             next(tracked)
             tracker.step()
         tracker.flush()
+        _sync(args.device)
         return time.perf_counter() - w0, time.thread_time() - c0
 
     # Warm-up on a throwaway copy (kernels, allocator, the tracker's lazy imports and
     # tables), so that neither arm pays the process's one-time costs.
     warm_model = copy.deepcopy(bare_model)
     w0 = time.perf_counter()
-    with SpectrumTracker(warm_model, schedule=[0, 2], max_samples=1024, n_boot=50) as warm:
+    with SpectrumTracker(warm_model, schedule=[0, 2], max_samples=args.max_samples,
+                         n_boot=50) as warm:
         for _ in zip(range(3), training_steps(warm_model, data, **kw), strict=False):
             warm.step()
     warm_s = time.perf_counter() - w0
@@ -108,6 +151,7 @@ def _ab(args: argparse.Namespace) -> dict:
     tracker.close()
     return {"rounds": rounds, "n_records": tracker.n_records, "out": out, "warm_s": warm_s,
             "peak_pending_mb": tracker.peak_pending_bytes / 2**20,
+            "coalesced": len(tracker.coalesced),
             "layers": [len(tracker.matrices), len(tracker.sites)]}
 
 
@@ -130,9 +174,10 @@ def _report_ab(res: dict, args: argparse.Namespace, load: tuple[float, float]) -
     steps = int(sum(r["steps"] for r in R))
     worker = sum(r["worker_cpu_s"] for r in R)
     main_extra = sum(r["tracked_cpu_s"] - r["bare_cpu_s"] for r in R)
-    print(f"### SpectrumTracker inside the training loop: char transformer (4 layers x 4 heads"
-          f" x 128), batch {args.batch} x {args.context} tokens, {steps} steps an arm, "
-          f"{len(R)} interleaved rounds of {args.block} steps, {args.threads} torch thread(s)")
+    print(f"### SpectrumTracker inside the training loop: char transformer ({args.layers} "
+          f"layers x {args.heads} heads x {args.width}), batch {args.batch} x {args.context} "
+          f"tokens, {steps} steps an arm, {len(R)} interleaved rounds of {args.block} steps, "
+          f"{args.threads} torch thread(s), device {args.device}, policy {args.policy}")
     print()
     print("| arm | loop time | per step | records |")
     print("|---|---|---|---|")
@@ -165,16 +210,133 @@ def _report_ab(res: dict, args: argparse.Namespace, load: tuple[float, float]) -
               f"{ts:.1f} s | {100 * (ts / bs - 1):+.2f} % |")
     print()
     print(f"one-time warm-up (imports, first records; outside both arms): {res['warm_s']:.1f} s")
-    print(f"largest backlog of queued copies: {res['peak_pending_mb']:.1f} MB "
-          "(step() waits only beyond max_pending_bytes, 256 MiB)")
+    print(f"largest backlog of queued copies: {res['peak_pending_mb']:.1f} MB; records "
+          f"coalesced (policy='coalesce': replaced while waiting): {res['coalesced']}")
     print(f"load average {load[0]:.1f} -> {load[1]:.1f} on {os.cpu_count()} CPUs")
     return {"overhead_pct": over, "overhead_ci95_pct": [lo, hi], "bare_s": float(b.sum()),
             "tracked_s": float(t.sum()), "records": res["n_records"], "steps": steps,
             "worker_cpu_s": worker, "main_cpu_extra_s": main_extra, "bare_cpu_s": bare_cpu,
             "quiet_rounds_pct": quiet.tolist(), "peak_pending_mb": res["peak_pending_mb"],
-            "rounds": R, "load": list(load),
+            "rounds": R, "load": list(load), "coalesced": res["coalesced"],
+            "model": [args.layers, args.heads, args.width], "device": args.device,
             "batch": args.batch, "context": args.context, "block": args.block,
             "threads": args.threads}
+
+
+def _reference_spectra(mats: list[torch.Tensor], centers: list[bool], *,
+                       ranks: list[int | None] | None = None,
+                       start64: list[bool] | None = None,
+                       precision: str = "auto") -> list[np.ndarray]:
+    """The decomposition before issue 31: one ``gram_eigenvalues`` a matrix, float64 on a CPU.
+
+    What ``SpectrumTracker._eigs`` did for every matrix up to ``max_dense``
+    (``precision="auto"``: float32 first only on an accelerator), kept here as
+    the fixed reference the per-record table is timed against; it takes the
+    place of ``batched_gram_eigenvalues`` in the tracker's module for the
+    reference arm (``ranks``, ``start64`` and ``precision`` ignored, as the old
+    path had none of them).
+    """
+    return [gram_eigenvalues(X, center=c, precision="auto") for X, c in zip(mats, centers,
+                                                                            strict=True)]
+
+
+def _record_cost(args: argparse.Namespace) -> dict:
+    """One record of the model through SpectrumTracker, part by part, reference and this code."""
+    from specdyn.measure import tracker as tracker_mod
+
+    data, chars = load_text()
+    torch.manual_seed(0)
+    model = _model(args, len(chars))
+    it = training_steps(model, data, batch=args.batch, context=args.context, seed=0,
+                        device=args.device)
+    for _ in range(args.warm_steps):  # a few updates: not the spectra of the initialisation
+        next(it)
+    x, _ = next(batches(data, args.batch, args.context, 1))
+    x = x.to(args.device)
+    tr = SpectrumTracker(model, schedule=lambda s: False, background=False,
+                         out=Path(tempfile.mkdtemp(prefix="specdyn-bench-record-")),
+                         summary_process=False, n_boot=50, max_samples=args.max_samples,
+                         precision=args.precision)
+    batched = tracker_mod.batched_gram_eigenvalues
+
+    def forward(armed: bool) -> tuple[float, float]:
+        if armed:
+            tr.arm()
+        _sync(args.device)
+        t0, c0 = time.perf_counter(), time.thread_time()
+        with torch.no_grad():
+            model(x)
+        _sync(args.device)
+        return time.perf_counter() - t0, time.thread_time() - c0
+
+    keys = ("copy", "decomposition", "summaries", "write")
+    parts: dict[str, dict[str, list[float]]] = {  # wall seconds; "<part>_cpu": CPU seconds
+        k: {p: [] for p in keys + tuple(f"{q}_cpu" for q in keys)}
+        for k in ("reference", "new")}
+    eigs: dict[str, pd.DataFrame] = {}
+    # round -1: warm-up (lazy imports, kernels, allocator), not counted
+    for r in progress(range(-1, args.rounds), total=args.rounds + 1, desc="record rounds"):
+        for arm in (("reference", "new") if r % 2 == 0 else ("new", "reference")):
+            tracker_mod.batched_gram_eigenvalues = (  # type: ignore[assignment]
+                _reference_spectra if arm == "reference" else batched)
+            try:
+                bare_s = forward(False)
+                hooked_s = forward(True)           # the hooks clone the module outputs
+                tr.record()                        # copies the weights, then measures
+            finally:
+                tracker_mod.batched_gram_eigenvalues = batched
+            tr.step()
+            c = tr.record_costs[-1]
+            if r < 0:
+                continue
+            for k, val in (("copy", c["copy_s"] + max(hooked_s[0] - bare_s[0], 0.0)),
+                           ("copy_cpu", c["copy_s"] + max(hooked_s[1] - bare_s[1], 0.0)),
+                           ("decomposition", c["spectra_s"]),
+                           ("decomposition_cpu", c["spectra_cpu_s"]),
+                           ("summaries", c["summaries_s"]),
+                           ("summaries_cpu", c["summaries_cpu_s"]),
+                           ("write", c["write_s"]), ("write_cpu", c["write_cpu_s"])):
+                parts[arm][k].append(val)
+            if r == 0:
+                df = tr.table()
+                eigs[arm] = df[(df.step == df.step.max())
+                               & df.quantity.str.endswith("_eigenvalue")].reset_index(drop=True)
+    tr.close()
+    a, b = eigs["new"], eigs["reference"]
+    top = b.groupby(["layer", "quantity"])["value"].transform("max").to_numpy()
+    agree = float(np.max(np.abs(a["value"].to_numpy() - b["value"].to_numpy()) / top))
+    return {"parts": parts, "agree": agree,
+            "n_matrices": len(tr.matrices) + len(tr.sites)}
+
+
+def _report_record(res: dict, args: argparse.Namespace, load: tuple[float, float]) -> dict:
+    best = {arm: {k: min(v) for k, v in d.items()} for arm, d in res["parts"].items()}
+    keys = ("copy", "decomposition", "summaries", "write")
+    tot = {arm: sum(b[k] for k in keys) for arm, b in best.items()}
+    cpu = {arm: sum(b[f"{k}_cpu"] for k in keys) for arm, b in best.items()}
+    print(f"### One record: char transformer ({args.layers} layers x {args.heads} heads x "
+          f"{args.width}), batch {args.batch} x {args.context} tokens, {res['n_matrices']} "
+          f"matrices, device {args.device}, {args.threads} torch thread(s), best of "
+          f"{args.rounds} interleaved rounds")
+    print()
+    print("| part | reference (before issue 31): wall | CPU | this code: wall | CPU |")
+    print("|---|---|---|---|---|")
+    for k in keys:
+        r, n = best["reference"], best["new"]
+        print(f"| {k} | {r[k]:.3f} s | {r[k + '_cpu']:.3f} s | {n[k]:.3f} s | "
+              f"{n[k + '_cpu']:.3f} s |")
+    print(f"| **total** | **{tot['reference']:.2f} s** | **{cpu['reference']:.2f} s** | "
+          f"**{tot['new']:.2f} s** | **{cpu['new']:.2f} s** |")
+    print()
+    print(f"this code against the reference: {tot['reference'] / tot['new']:.1f}x cheaper in "
+          f"wall time, {cpu['reference'] / cpu['new']:.1f}x in CPU time (the measure on a "
+          "loaded CPU; on a GPU the wall time is); largest |delta lambda| / lambda_1 between "
+          f"the two: {res['agree']:.1e}")
+    print(f"load average {load[0]:.1f} -> {load[1]:.1f} on {os.cpu_count()} CPUs")
+    return {"best": best, "total_wall": tot, "total_cpu": cpu,
+            "speedup_wall": tot["reference"] / tot["new"],
+            "speedup_cpu": cpu["reference"] / cpu["new"],
+            "agree": res["agree"], "rounds": res["parts"], "load": list(load)}
 
 
 _MEMORY = """
@@ -228,18 +390,45 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--context", type=int, default=64, help="tokens per sequence (<= 64)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
+    ap.add_argument("--wide", action="store_true",
+                    help="issue 31's model: width 512, 8 layers, 8 heads, batch 64")
+    ap.add_argument("--width", type=int, default=None, help="model width (default 128)")
+    ap.add_argument("--layers", type=int, default=None, help="blocks (default 4)")
+    ap.add_argument("--heads", type=int, default=None, help="attention heads (default 4)")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda")
+    ap.add_argument("--policy", default="coalesce", choices=("coalesce", "block"))
+    ap.add_argument("--precision", default="auto", choices=("auto", "float64"))
+    ap.add_argument("--max-samples", type=int, default=None,
+                    help="activation rows a record (default 1024; --wide: 2048)")
+    ap.add_argument("--record-cost", action="store_true", help="also the per-record table")
+    ap.add_argument("--record-only", action="store_true", help="only the per-record table")
+    ap.add_argument("--rounds", type=int, default=3, help="per-record rounds (best of)")
+    ap.add_argument("--warm-steps", type=int, default=3,
+                    help="training steps before the per-record table")
     ap.add_argument("--memory", action="store_true", help="also the memory table")
     ap.add_argument("--memory-only", action="store_true")
     ap.add_argument("--json", type=Path, default=Path("tracker-benchmark.json"))
     args = ap.parse_args()
-    for name in ("steps", "block", "batch", "context", "threads"):
+    wide = dict(width=512, layers=8, heads=8, max_samples=2048) if args.wide else {}
+    for name, small in (("width", 128), ("layers", 4), ("heads", 4), ("max_samples", 1024)):
+        if getattr(args, name) is None:
+            setattr(args, name, wide.get(name, small))
+    if args.wide and "--batch" not in sys.argv:
+        args.batch = 64
+    for name in ("steps", "block", "batch", "context", "threads", "width", "layers", "heads",
+                 "max_samples", "rounds"):
         if getattr(args, name) < 1:
             ap.error(f"--{name} must be a positive integer; got {getattr(args, name)}")
     if args.context > 64:
         ap.error(f"--context must be at most 64 (the model's context); got {args.context}")
     torch.set_num_threads(args.threads)
     record: dict = {}
-    if not args.memory_only:
+    if args.record_cost or args.record_only:
+        load0 = os.getloadavg()[0]
+        res = _record_cost(args)
+        record["record"] = _report_record(res, args, (load0, os.getloadavg()[0]))
+        print()
+    if not (args.memory_only or args.record_only):
         load0 = os.getloadavg()[0]
         res = _ab(args)
         record["ab"] = _report_ab(res, args, (load0, os.getloadavg()[0]))

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from specdyn.measure.spectra import rank_tolerance
-from specdyn.measure.tracker import read_spectra
+from specdyn.runs.store import load_tracker
 
 __all__ = ["select_steps", "write_report"]
 
@@ -380,12 +380,11 @@ def write_report(out: str | Path, path: str | Path | None = None, *,
     n_steps
         How many steps to pick when ``steps`` is not given (1 to 10).
     """
-    from specdyn.io import read_json
 
     folder = Path(out)
     if not folder.is_dir():
         raise ValueError(f"report: {str(folder)!r} is not a folder")
-    df = read_spectra(folder)
+    df, rec = load_tracker(folder)  # measured rows (no coalesced markers), record.json
     if df.empty:
         raise ValueError(f"report: {str(folder)!r} holds no recorded rows yet")
     if not 1 <= int(n_steps) <= 10:
@@ -404,8 +403,6 @@ def write_report(out: str | Path, path: str | Path | None = None, *,
         if not keep:
             raise ValueError(f"layers: {layers} match no recorded layer")
         df = df[df["layer"].isin(keep)]
-    rec_path = folder / "record.json"
-    rec = read_json(rec_path) if rec_path.is_file() else {}
     table = rec.get("layers") or {}
     info = {(w["layer"], "weight"): w for w in table.get("weights", [])}
     info.update({(a["layer"], "activation"): a for a in table.get("activations", [])})

@@ -19,7 +19,7 @@ def run_dir(tmp_path_factory):  # noqa: ANN001, ANN201
     model = torch.nn.Sequential(torch.nn.Embedding(30, 24), torch.nn.Linear(24, 48),
                                 torch.nn.GELU(), torch.nn.Linear(48, 30))
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
-    tr = SpectrumTracker(model, out=out, n_boot=5, schedule=[0, 3, 10, 29])
+    tr = SpectrumTracker(model, out=out, n_boot=5, schedule=[0, 3, 10, 29], policy="block")
     for i in range(30):
         x = torch.randint(0, 30, (16, 12), generator=torch.Generator().manual_seed(i))
         loss = torch.nn.functional.cross_entropy(model(x).flatten(0, 1), x.flatten())

@@ -26,7 +26,8 @@ def test_tensorboard_logger_writes_scalars_and_histograms_read_back(tmp_path) ->
 
     model = _mlp()
     tb = TensorBoardLogger(tmp_path / "tb")
-    tr = SpectrumTracker(model, schedule=Schedule.every(2), n_boot=0, on_record=tb, max_samples=64)
+    tr = SpectrumTracker(model, schedule=Schedule.every(2), n_boot=0, on_record=tb, max_samples=64,
+                         policy="block")
     for i in range(5):
         model(torch.randn(64, 16, generator=torch.Generator().manual_seed(i)))
         tr.step()
@@ -128,7 +129,9 @@ def test_lightning_callback_passes_the_run_length_in_optimiser_steps(tmp_path) -
     cb = SpectrumCallback(schedule=3, steps=5, out=tmp_path / "b", n_boot=0)  # steps= wins
     fit(cb)
     assert cb.tracker is not None and cb.tracker.steps == 5
-    assert sorted(read_spectra(tmp_path / "b").step.unique()) == list(Schedule.log(3).resolve(5))
+    # ... and close() adds the run's last step (11), which that schedule misses
+    assert sorted(read_spectra(tmp_path / "b").step.unique()) == [
+        *Schedule.log(3).resolve(5), 11]
 
 
 def test_huggingface_callback_tracks_gpt2_attention(tmp_path) -> None:
@@ -147,7 +150,8 @@ def test_huggingface_callback_tracks_gpt2_attention(tmp_path) -> None:
         output_dir=str(tmp_path / "hf"), max_steps=5, per_device_train_batch_size=4,
         report_to=[], save_strategy="no", logging_strategy="no", use_cpu=True,
         learning_rate=1e-3, disable_tqdm=True)
-    cb = SpectrumTrainerCallback(schedule=Schedule.every(2), out=tmp_path / "spectra", n_boot=0)
+    cb = SpectrumTrainerCallback(schedule=Schedule.every(2), out=tmp_path / "spectra", n_boot=0,
+                                 policy="block", precision="float64")
     transformers.Trainer(model=model, args=args, train_dataset=ds, callbacks=[cb]).train()
     df = read_spectra(tmp_path / "spectra")
     assert sorted(df.step.unique()) == [0, 2, 4]

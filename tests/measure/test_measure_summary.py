@@ -40,7 +40,8 @@ def test_tracker_summary_columns_equal_analyze(summary_process: bool) -> None:
     model = _model()
     row = analyze(model, n_boot=20).iloc[0]
     tr = SpectrumTracker(model, schedule=Schedule.every(1), activations=False, n_boot=20,
-                         background=summary_process, summary_process=summary_process)
+                         background=summary_process, summary_process=summary_process,
+                         precision="float64")  # analyze's float64 path: equal values
     tr.step()
     tr.close()
     df = tr.table()

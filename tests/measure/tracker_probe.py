@@ -35,6 +35,7 @@ def main() -> None:
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     teacher = torch.randn(16, 8, generator=torch.Generator().manual_seed(1))
     tracker = SpectrumTracker(model, schedule=Schedule.every(3), out=args.out, n_boot=5,
+                              policy="block",
                               max_samples=256)
     start = 0
     if args.resume:

@@ -39,9 +39,6 @@ ALLOWED: dict[str, dict[str, str]] = {
                                                                    "measure",
         # data sits below measure too: the input covariance's float64 eigenbasis of a data set
         "specdyn/data/empirical.py:decompose": "data layer, imports no measure",
-        # TEMPORARY: the tracker's randomized SVD (torch.svd_lowrank) is being rewritten on
-        # another branch (hD, issue 33) that removes it; delete this entry at that merge
-        "specdyn/measure/tracker.py:_eigs": "pending hD's tracker rewrite",
     },
 }
 
@@ -110,7 +107,7 @@ def test_one_spectral_core() -> None:
 
 def test_one_gram_routine_called_by_the_tracker_and_the_simulators() -> None:
     callers = _sites(_call_to("gram_eigenvalues", "symmetric_eigenvalues",
-                              "device_eigenvalues"))
+                              "device_eigenvalues", "batched_gram_eigenvalues"))
     for user in ("specdyn/measure/tracker.py", "specdyn/sim/gram.py",
                  "specdyn/sim/two_layer.py", "specdyn/measure/spectra.py",
                  "specdyn/sim/deep_linear.py", "specdyn/sim/linear_student.py"):

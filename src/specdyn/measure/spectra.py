@@ -48,9 +48,12 @@ Gram eigenvalues
     ``"auto"`` tries float32 on an accelerator and redoes the Gram in float64
     when the smallest eigenvalue is below ``F32_RANGE`` (1e-4) of the largest,
     where float32 round-off (``~6e-8`` of the largest) would exceed 0.1 %
-    (float64 on the CPU, where it costs little more). The tracker uses
-    ``"auto"``; every other caller (``covariance_spectrum``, the simulators)
-    ``"float64"``.
+    (float64 on the CPU). Every caller of it (``covariance_spectrum``, the
+    simulators) uses ``"float64"``. ``batched_gram_eigenvalues`` is its
+    batched form for many matrices at once (one ``eigvalsh`` per shape), the
+    tracker's; its ``"auto"`` applies the same ``F32_RANGE`` rule on every
+    device, the CPU included, where a float32 Gram and ``eigvalsh`` of a
+    2048-wide matrix cost about half the float64 ones.
 Zero
     An eigenvalue is numerically zero when it is at most ``rank_tolerance``:
     ``lambda_1 * max(n, p) * eps`` of the dtype the spectrum was computed in
@@ -60,6 +63,7 @@ Zero
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -72,12 +76,14 @@ __all__ = [
     "PRECISIONS",
     "CovarianceAccumulator",
     "Decomposition",
+    "batched_gram_eigenvalues",
     "covariance_spectrum",
     "decompose",
     "gram_eigenvalues",
     "gram_spectrum",
     "rank_tolerance",
     "symmetric_eigenvalues",
+    "top_gram_eigenvalues",
     "weight_spectrum",
 ]
 
@@ -255,7 +261,8 @@ def _lanczos_pairs(S: Any, k: int, vectors: bool, generator: Any) -> Decompositi
 def device_eigenvalues(S: Any) -> Any:
     """Eigenvalues of a symmetric torch matrix as a tensor: its device and dtype, decreasing.
 
-    Negative round-off clipped to 0. The torch branch of
+    Negative round-off clipped to 0; a stack ``(..., m, m)`` gives ``(..., m)``. The torch
+    branch of
     :func:`symmetric_eigenvalues`, for a simulator that keeps the values on the
     device in the run's precision (the top singular values of a weight matrix,
     say, are ``device_eigenvalues(W @ W.T).sqrt()``).
@@ -348,6 +355,155 @@ def gram_eigenvalues(X: Any, *, center: bool = False, divisor: float | None = No
         if dtype == torch.float64 or w[-1] >= F32_RANGE * w[0]:
             break
     return w
+
+
+def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool = False, *,
+                             ranks: Sequence[int | None] | None = None,
+                             start64: Sequence[bool] | None = None,
+                             precision: str = "auto") -> list[np.ndarray]:
+    """``gram_eigenvalues`` of many torch matrices: one batched ``eigvalsh`` per shape.
+
+    Matrices of the same shape, device, ``center`` and rank bound are stacked
+    and reduced together on their accelerator (on a CPU, where a batched
+    ``eigvalsh`` is a loop anyway, one at a time); in float32 each is divided
+    by its largest absolute entry first, so its Gram cannot overflow, and
+    scaled back. ``"auto"``: float32 on every device, then float64, batched again,
+    for the matrices whose smallest nonzero eigenvalue is below ``F32_RANGE``
+    of the largest (the rule of ``gram_eigenvalues``), and float64 from the
+    start for near-square ones (smaller side above 0.9 of the larger, no rank
+    bound), whose spectra reach down to ~0; ``"float64"``: float64 only. A
+    centred ``n x p`` matrix with ``n <= p`` has one eigenvalue that is zero
+    by construction (the centring): it is set to 0 and left out of
+    that rule.
+
+    Parameters
+    ----------
+    mats
+        ``n x p`` torch tensors (any device).
+    center
+        Remove column means first: one flag for all, or one per matrix.
+    ranks
+        Optional bound on each matrix's rank known from how it was made (the
+        output of ``Linear(d_in, d_out)`` has rank at most ``d_in``).
+        When the bound is below half of ``min(n, p)`` the matrix is projected
+        on its range first (``R + 10`` directions from a local generator: an
+        exact range for a rank-``R`` matrix), so only an ``(R + 10)``-square
+        Gram is diagonalised; the eigenvalues past ``R`` are 0. If the
+        projection misses more than ``1e-4`` (float32; ``1e-8`` float64) of
+        the trace, the bound was wrong and the full Gram is used.
+    start64
+        Optional: matrices to do in float64 from the start under ``"auto"``
+        (the tracker passes those that needed it at their previous record:
+        spectra change slowly, and a float32 try that fails costs time).
+    precision
+        ``"auto"`` or ``"float64"`` (``PRECISIONS``).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        For each matrix, in order: ``min(n, p)`` eigenvalues of
+        ``X_c^T X_c / n``, float64, decreasing, clipped at 0.
+    """
+    import torch
+
+    v.choice("precision", precision, PRECISIONS)
+    flags = [bool(center)] * len(mats) if isinstance(center, bool) else [bool(c) for c in center]
+    bounds = list(ranks) if ranks is not None else [None] * len(mats)
+    f64 = [bool(b) for b in start64] if start64 is not None else [False] * len(mats)
+    if not len(flags) == len(bounds) == len(f64) == len(mats):
+        raise ValueError(f"center, ranks and start64 must be one per matrix ({len(mats)}), "
+                         f"got {len(flags)}, {len(bounds)} and {len(f64)}")
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i, (X, c, r, d) in enumerate(zip(mats, flags, bounds, f64, strict=True)):
+        n, p = (int(d) for d in X.shape)
+        m = min(n, p)
+        R = min(m, n - 1 if c else m, m if r is None else max(int(r), 1))
+        # Stacking pays on an accelerator (one launch a shape); on a CPU a batched eigvalsh
+        # is a loop of LAPACK calls and the stacked copies cost more: one matrix a group.
+        alone = i if X.device.type == "cpu" else -1
+        groups.setdefault((n, p, str(X.device), c, R if R + 10 <= m // 2 else None, d, alone),
+                          []).append(i)
+    out: list[np.ndarray] = [np.empty(0)] * len(mats)
+    unbounded: list[int] = []
+    for (n, p, _dev, c, R, d, _alone), idx in groups.items():
+        m = min(n, p)
+        zeros = 1 if c and n <= p else 0  # the centred Gram's null vector (the ones)
+        keep = m - zeros if R is None else R
+        todo = idx
+        # A near-square full-rank matrix has eigenvalues down to ~0 (Marchenko-Pastur's lower
+        # edge (1 - sqrt(q))^2 is below F32_RANGE of the upper one for q > 0.96): float32
+        # would be redone, so float64 from the start.
+        square = R is None and m - zeros > 0.9 * max(n, p)
+        for dtype in ((torch.float32, torch.float64) if precision == "auto" and not square
+                      and not d else (torch.float64,)):
+            X = torch.stack([mats[i].detach() for i in todo]).to(dtype)
+            if dtype == torch.float32:  # float64 holds any float32 entry's square
+                scale = X.abs().amax(dim=(1, 2), keepdim=True).clamp_min(
+                    torch.finfo(dtype).tiny)
+                X = X / scale
+            else:
+                scale = torch.ones((len(todo), 1, 1), dtype=dtype, device=X.device)
+            if c:
+                X = X - X.mean(dim=1, keepdim=True)
+            if R is None:
+                G = X.mT @ X if p <= n else X @ X.mT
+            else:  # on the range of X: R + 10 random directions span it exactly
+                sketch = np.random.default_rng(0).standard_normal((p, R + 10))
+                Q = torch.linalg.qr(X @ torch.from_numpy(sketch).to(X.device, dtype)).Q
+                B = Q.mT @ X
+                G = B @ B.mT
+            w = device_eigenvalues(G)
+            W = np.zeros((len(todo), m))
+            W[:, :keep] = to_numpy(w[:, :keep] * (scale[:, :, 0] ** 2 / n), np.float64)
+            if R is not None:  # the bound holds iff the range carries the whole trace
+                tol = 1e-4 if dtype == torch.float32 else 1e-8
+                missed = to_numpy(1 - w.sum(-1) / (X * X).sum((1, 2)).clamp_min(1e-300))
+            redo = []
+            for row, i in enumerate(todo):
+                if R is not None and not missed[row] <= tol:
+                    unbounded.append(i)
+                    continue
+                out[i] = W[row]
+                if dtype == torch.float32 and not W[row][keep - 1] >= F32_RANGE * W[row][0]:
+                    redo.append(i)
+            todo = redo
+            if not todo:
+                break
+    if unbounded:  # a wrong rank bound: the full Gram
+        again = batched_gram_eigenvalues([mats[i] for i in unbounded],
+                                         [flags[i] for i in unbounded],
+                                         start64=[f64[i] for i in unbounded],
+                                         precision=precision)
+        for i, e in zip(unbounded, again, strict=True):
+            out[i] = e
+    return out
+
+
+def top_gram_eigenvalues(X: Any, k: int, *, center: bool = False, seed: int = 0,
+                         niter: int = 4) -> np.ndarray:
+    """The ``k`` largest eigenvalues of ``X_c^T X_c / n`` by randomized SVD, on X's device.
+
+    A randomized range finder (``k + 10`` directions, ``niter`` power
+    iterations, QR between them) in float32; the sketch comes from a local
+    numpy generator seeded with ``seed``, so no global random state is read
+    or changed and runs are reproducible. Float64 numpy out, decreasing.
+    """
+    import torch
+
+    n, p = (int(s) for s in X.shape)
+    k = v.positive_int("k", k)
+    q = min(k + 10, n, p)
+    Xf = X.detach().float()
+    if center:
+        Xf = Xf - Xf.mean(dim=0, keepdim=True)
+    sketch = np.random.default_rng(seed).standard_normal((p, q)).astype(np.float32)
+    Q = torch.linalg.qr(Xf @ torch.from_numpy(sketch).to(Xf.device)).Q
+    for _ in range(niter):
+        Q = torch.linalg.qr(Xf.T @ Q).Q
+        Q = torch.linalg.qr(Xf @ Q).Q
+    s = decompose(Q.T @ Xf, singular=True).values
+    e = to_numpy(s.double() ** 2 / n, np.float64)[:k]
+    return np.sort(e)[::-1].copy()
 
 
 def _is_torch(x: Any) -> bool:

@@ -7,6 +7,13 @@
 >>> tracker.close()                                        # doctest: +SKIP
 >>> df = read_spectra("runs/spectra")                      # doctest: +SKIP
 
+The tracker is four pieces, each in its own module: this one (the public
+class, its worker thread and its queue policy); what is copied and when
+(:mod:`specdyn.measure._tracker_hooks`); the folder it writes
+(:mod:`specdyn.measure._tracker_files`); and the math, batched spectra
+(:func:`specdyn.measure.spectra.batched_gram_eigenvalues`) and summaries
+(:mod:`specdyn.measure._summary_process`).
+
 Conventions
 -----------
 Steps
@@ -14,7 +21,10 @@ Steps
     scheduled ``s`` the forward hooks keep (a detached copy of) the outputs of
     the tracked modules seen during iteration ``s``, up to ``max_samples``
     rows, and ``step()`` copies the tracked weight matrices (after that
-    iteration's update).
+    iteration's update). ``close()`` (and leaving a ``with`` block without an
+    exception) records the last step ``step()`` closed when the schedule
+    missed it (weights only: its forward pass had no hooks), so a run always
+    ends with a record.
 Hooks
     The forward hooks exist only around a scheduled step: ``step()``
     registers them when the *next* step is scheduled and the record removes
@@ -35,21 +45,36 @@ Weights
     (``weight_spectrum(W, "rows")``), so i.i.d. entries of variance ``s2`` give
     Marchenko-Pastur with ``ratio = in / out``.
 Where the work happens
-    ``step()`` only copies tensors (on their own device) and queues them;
-    it waits only while the queued copies exceed ``max_pending_bytes``
-    (256 MiB by default), which bounds the memory a backlog holds while the
-    worker catches up (the default schedule's first steps come faster than their
-    records are computed); a background thread computes the spectra on that device
-    (``spectra.gram_eigenvalues(..., precision="auto")``: float32 Gram
-    first, redone in float64 when the smallest eigenvalue is below ``1e-4``
-    of the largest, where float32 round-off, ``~6e-8`` of the largest, would
-    exceed 0.1 %) and writes the rows; the fits and tests (host numpy, which
-    holds the GIL) run in a helper process shared by the process's trackers
-    (``summary_process=False``: in the thread). On a
-    CPU tensor the Gram is float64 from the start. Layers with
+    Training thread: ``step()`` only copies tensors (on their own device)
+    and hands the copies to the worker. Worker thread: the spectra, on the
+    copies' device, all matrices of one shape in one batched ``eigvalsh``
+    (``spectra.batched_gram_eigenvalues``, ``precision="auto"``: float32
+    Grams and eigenvalues, redone in float64 for the matrices whose smallest
+    eigenvalue is below ``1e-4`` of the largest, where float32 round-off,
+    ``~6e-8`` of the largest, would exceed 0.1 %; ``precision="float64"``:
+    float64 throughout; a matrix that needed float64 at its previous record
+    starts in float64; the output of a ``Linear(d_in, d_out)`` or an
+    ``Embedding``, whose rank is at most ``d_in`` or its number of rows, is
+    first projected on its range when that bound is below half its smaller
+    side, so a ``d_in + 10``-square Gram is diagonalised instead of a
+    ``d_out``-square one), then the row files. Helper process (shared by the
+    process's trackers; ``summary_process=False``: the worker thread): the
+    fits and tests, host numpy, which holds the GIL. Layers with
     ``min(rows, cols) > max_dense`` get the top ``top or 256`` eigenvalues by
-    randomized SVD (``torch.svd_lowrank``); their MP fit and outlier test,
-    which need the whole spectrum, are skipped with that reason.
+    randomized SVD (``spectra.top_gram_eigenvalues``, its sketch drawn from
+    a local generator: the tracker never reads or changes torch's or numpy's
+    global random state); their MP fit and outlier test, which need the
+    whole spectrum, are skipped with that reason.
+When the worker falls behind
+    ``policy="coalesce"`` (default): at most one record waits behind the
+    one being computed; a record that falls due while one is waiting
+    replaces it (the waiting record's copies are dropped), so ``step()``
+    never waits for the worker and the copies held are at most two records.
+    Each replaced step is listed in ``skipped`` and ``record.json``
+    (``"coalesced"``), and gets one row ``(step, "*", "record_coalesced",
+    0, <the step that replaced it>, "")`` in the table. ``policy="block"``:
+    every record is computed; ``step()`` waits while the queued copies
+    exceed ``max_pending_bytes`` (256 MiB by default).
 Table
     Tidy rows ``(step, layer, quantity, rank, value, verdict)``. ``quantity``
     is ``"<kind>_eigenvalue"`` (``rank`` = 1, 2, ... decreasing) or a
@@ -65,26 +90,27 @@ Table
     ``<kind>`` is ``activation`` or ``weight``. ``verdict`` is the layer's
     verdict at that step (``layer_verdict``), repeated on each of its rows. A
     summary that cannot be computed (e.g. a spectrum too short for a fit) is left out and
-    counted in ``tracker.skipped``, with the reason.
+    counted in ``tracker.skipped``, with the reason. ``record_coalesced``
+    rows: see above.
 Files (``out=DIR``)
     ``DIR/rows/step-<step>.parquet``: one file per recorded step, each
     written atomically (temporary name, then rename), so every file there is
     whole even if the process is killed; ``read_spectra(DIR)`` reads them
     all. ``DIR/record.json``: settings, the layer table (name, kind, the rule
     that made the matrix, its shape; activation axes), status, skipped
-    summaries. ``state_dict()`` / ``load_state_dict()`` carry the step, so a
-    run resumed from a checkpoint continues the same dataset: files of steps
-    at or after the resumed step (written by the interrupted run after its
-    checkpoint) are removed, then rewritten as training replays those steps.
+    summaries, coalesced steps. ``state_dict()`` / ``load_state_dict()`` carry
+    the step, so a run resumed from a checkpoint continues the same dataset:
+    files of steps at or after the resumed step (written by the interrupted
+    run after its checkpoint) are removed, then rewritten as training replays
+    those steps. Layout and writes: :mod:`specdyn.measure._tracker_files`.
 """
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -92,8 +118,10 @@ import numpy as np
 import pandas as pd
 
 from specdyn import _validate as v
-from specdyn._torch import to_numpy
+from specdyn.measure import _tracker_files as files
 from specdyn.measure._summary_process import Options, Spectrum, shared_helper, summarize_all
+from specdyn.measure._tracker_files import Row, frame, read_spectra, read_tracker_record
+from specdyn.measure._tracker_hooks import Hooks, Job, rank_bound, schedule_predicate
 from specdyn.measure.layers import (
     ActivationSite,
     WeightMatrix,
@@ -101,79 +129,25 @@ from specdyn.measure.layers import (
     select_modules,
     weight_matrices,
 )
-from specdyn.measure.spectra import gram_eigenvalues
+from specdyn.measure.spectra import (
+    F32_RANGE,
+    PRECISIONS,
+    batched_gram_eigenvalues,
+    top_gram_eigenvalues,
+)
 from specdyn.schedule import Schedule
 
-__all__ = ["SpectrumTracker", "read_spectra"]
+__all__ = ["POLICIES", "SpectrumTracker", "read_spectra", "read_tracker_record"]
 
-COLUMNS = ["step", "layer", "quantity", "rank", "value", "verdict"]
-_DTYPES = {"step": "int64", "layer": "string", "quantity": "string", "rank": "int64",
-           "value": "float64", "verdict": "string"}
 _STATE_VERSION = 1
 #: The tracker's default schedule: about 10 steps a decade, with no end.
 DEFAULT_SCHEDULE = Schedule.per_decade(10)
-_Row = tuple[int, str, str, int, float, str]
+#: What ``step()`` does when the worker falls behind (module docstring).
+POLICIES = ("coalesce", "block")
 
 
-def _schedule(schedule: Any, steps: int | None) -> Callable[[int], bool]:
-    """The tracker's ``step -> bool`` from its ``schedule`` and ``steps`` arguments."""
-    if isinstance(schedule, str):  # "log" would read as Schedule.log, a count: no strings
-        raise ValueError(f"schedule must be a Schedule, a list of steps, an int count (with "
-                         f"steps=) or a callable step -> bool; got {schedule!r} (about 10 "
-                         "steps a decade, the default, is Schedule.per_decade(10))")
-    if callable(schedule):
-        return schedule
-    elif isinstance(schedule, Iterable) and not isinstance(schedule, (Sequence, np.ndarray)):
-        schedule = list(schedule)  # a set or a generator of steps
-    return Schedule.of(schedule, name="schedule").predicate(steps, name="schedule")
-
-
-def read_spectra(out: str | Path) -> pd.DataFrame:
-    """Every row a ``SpectrumTracker(..., out=DIR)`` wrote, sorted by step, layer, quantity, rank.
-
-    Only whole files are read (a write interrupted by a crash leaves a hidden
-    temporary file, which is ignored).
-    """
-    rows = Path(out) / "rows"
-    if not rows.is_dir():
-        raise ValueError(f"no tracker rows in {str(out)!r} (expected {str(rows)!r}); was it "
-                         "written by SpectrumTracker(model, out=...)?")
-    files = sorted(f for f in rows.glob("step-*.parquet"))
-    if not files:
-        return _frame([])
-    df = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
-    df = df.astype(_DTYPES)
-    return df.sort_values(["step", "layer", "quantity", "rank"], kind="stable",
-                          ignore_index=True)
-
-
-def _frame(rows: list[_Row]) -> pd.DataFrame:
-    return pd.DataFrame(rows, columns=COLUMNS).astype(_DTYPES)
-
-
-def _step_of(path: Path) -> int:
-    return int(path.stem.split("-", 1)[1])
-
-
-@dataclass
-class _Job:
-    step: int
-    weights: list[tuple[str, Any]]
-    activations: list[tuple[str, Any]]
-    nbytes: int = field(init=False)
-
-    def __post_init__(self) -> None:
-        # the copies this job holds (on their device) until the worker is done with it
-        self.nbytes = (sum(_nbytes(W) for _, W in self.weights)
-                       + sum(_nbytes(h) for _, buf in self.activations for h in buf))
-
-
-def _nbytes(t: Any) -> int:
-    return int(t.nelement()) * int(t.element_size())
-
-
-class _Stop:
-    pass
+_COALESCED = ("coalesced (policy='coalesce'): the worker was still computing an earlier "
+              "record when a newer one fell due and replaced this one")
 
 
 class SpectrumTracker:
@@ -227,11 +201,19 @@ class SpectrumTracker:
     background
         Compute in a background thread (``step()`` returns at once); ``False``
         computes inside ``step()``.
+    policy
+        What ``step()`` does when the worker falls behind: ``"coalesce"``
+        (default: never wait; a due record replaces one still waiting, and the
+        replaced step is recorded as coalesced) or ``"block"`` (every record
+        is computed; wait while the queued copies exceed ``max_pending_bytes``).
     max_pending_bytes
-        Bound on the bytes of copies queued for the background thread
-        (default 256 MiB): ``step()`` waits only while a new record would take
-        the backlog beyond it (a single record larger than the bound is still
-        queued, alone). ``0`` waits for each record to finish.
+        With ``policy="block"``: bound on the bytes of copies queued for the
+        background thread (default 256 MiB): ``step()`` waits only while a new
+        record would take the backlog beyond it (a single record larger than
+        the bound is still queued, alone). ``0`` waits for each record to finish.
+    precision
+        ``"auto"`` (float32 Grams and eigenvalues, float64 for the matrices
+        whose range needs it) or ``"float64"``; see the module docstring.
     summary_process
         With ``background``: compute the fits and tests (many small numpy and
         scipy calls, which hold the GIL and so slow a training step of many
@@ -251,8 +233,18 @@ class SpectrumTracker:
         CPU seconds spent measuring (spectra, fits, tests) by the thread that did
         it, plus the summary process's CPU for this tracker's records.
     peak_pending_bytes
-        The largest backlog of queued copies so far, in bytes (at most
-        ``max_pending_bytes``, or one record when a record alone is larger).
+        The largest backlog of queued copies so far, in bytes (``"block"``: at
+        most ``max_pending_bytes``, or one record when a record alone is
+        larger; ``"coalesce"``: at most two records).
+    coalesced
+        ``(step, replaced_by)`` of each record the ``"coalesce"`` policy dropped.
+    record_costs
+        One dict a computed record: ``step``, ``copy_s`` (training thread; on an
+        accelerator the time to launch the copies), ``spectra_s``,
+        ``summaries_s``, ``write_s`` (wall seconds) and ``spectra_cpu_s``,
+        ``summaries_cpu_s`` (with the summary process's), ``write_cpu_s``
+        (CPU seconds of the thread that did it; torch's intra-op pool not
+        counted).
     capture
         The hooks (registered only around scheduled steps, see ``arm()``) keep
         module outputs only while this is true (default); the framework
@@ -272,14 +264,15 @@ class SpectrumTracker:
                  weights: bool = True, activations: bool = True, heads: bool = False,
                  top: int | None = None, max_dense: int = 2048, fit: bool = True,
                  outliers: bool = True, n_boot: int = 50, alpha: float = 0.05,
-                 background: bool = True, max_pending_bytes: int = 256 * 2**20,
+                 background: bool = True, policy: str = "coalesce",
+                 max_pending_bytes: int = 256 * 2**20, precision: str = "auto",
                  summary_process: bool = True, on_record: Any = None,
                  overwrite: bool = False) -> None:
         if not hasattr(model, "named_modules"):
             raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
         self.model = model
         self.steps = None if steps is None else v.positive_int("steps", steps, minimum=0)
-        self._scheduled = _schedule(schedule, self.steps)
+        self._scheduled = schedule_predicate(schedule, self.steps)
         self.max_samples = v.positive_int("max_samples", max_samples, minimum=2)
         self.weights = bool(weights)
         self.activations = bool(activations)
@@ -293,8 +286,10 @@ class SpectrumTracker:
         self.n_boot = v.positive_int("n_boot", n_boot, minimum=0)
         self.alpha = v.in_range("alpha", alpha, 0.0, 1.0, lo_open=True, hi_open=True)
         self.background = bool(background)
+        self.policy = v.choice("policy", policy, POLICIES)
         self.max_pending_bytes = v.positive_int("max_pending_bytes", max_pending_bytes,
                                                 minimum=0)
+        self.precision = v.choice("precision", precision, PRECISIONS)
         self.summary_process = bool(summary_process)
         self._options = Options(fit=self.fit, n_boot=self.n_boot, outliers=self.outliers,
                                 alpha=self.alpha, top=self.top, max_dense=self.max_dense)
@@ -318,14 +313,16 @@ class SpectrumTracker:
 
         self.current_step = 0
         self.skipped: list[tuple[int, str, str, str]] = []
+        self.coalesced: list[tuple[int, int]] = []
+        self.record_costs: list[dict[str, float]] = []
         self.n_records = 0
         self.measure_cpu_s = 0.0
-        self._rows: list[_Row] = []
+        self._last_recorded: int | None = None
+        self._needs64: dict[tuple[str, str], bool] = {}  # (layer, kind): float64 last time
+        self._rows: list[Row] = []
         self._active = False
         self.capture = True
-        self._buffers: dict[str, list[Any]] = {s.name: [] for s in self.sites}
-        self._counts: dict[str, int] = dict.fromkeys(self._buffers, 0)
-        self._handles: list[Any] = []
+        self._hooks = Hooks(self.sites, self.max_samples, lambda: self.capture)
         self._error: BaseException | None = None
         self._failed = False
         self._closed = False
@@ -333,10 +330,13 @@ class SpectrumTracker:
         self.out = None if out is None else Path(out)
         self._existing: int | None = None
         if self.out is not None:
-            self._open_out(bool(overwrite))
-        # Unbounded queue; what bounds the backlog is the bytes of its copies.
-        self._queue: queue.Queue[Any] = queue.Queue()
-        self._pending = threading.Condition()
+            self._existing = files.open_folder(self.out, self.layer_table(), bool(overwrite))
+            self._write_record("running")
+        # Jobs waiting for the worker; what bounds them is the policy (module docstring).
+        self._jobs: deque[Job] = deque()
+        self._cv = threading.Condition()
+        self._busy = False
+        self._stop = False
         self._pending_bytes = 0
         self.peak_pending_bytes = 0
         self._thread: threading.Thread | None = None
@@ -394,73 +394,21 @@ class SpectrumTracker:
         return {"steps": self.steps, "max_samples": self.max_samples, "weights": self.weights,
                 "activations": self.activations, "heads": self.heads, "top": self.top,
                 "max_dense": self.max_dense, "fit": self.fit, "outliers": self.outliers,
-                "n_boot": self.n_boot, "alpha": self.alpha,
-                "max_pending_bytes": self.max_pending_bytes, "model": type(self.model).__name__}
-
-    def _open_out(self, overwrite: bool) -> None:
-        assert self.out is not None
-        rows = self.out / "rows"
-        rec = self.out / "record.json"
-        if self.out.exists() and not self.out.is_dir():
-            raise ValueError(f"out={str(self.out)!r} exists and is not a folder")
-        files = sorted(rows.glob("step-*.parquet")) if rows.is_dir() else []
-        if files and overwrite:
-            for f in files:
-                f.unlink()
-            files = []
-        if files and rec.is_file():
-            from specdyn.io import read_json
-
-            old = read_json(rec).get("layers")
-            if old is not None and old != self.layer_table():
-                raise ValueError(f"out={str(self.out)!r} holds the record of a run with other "
-                                 "layers; choose a new folder or pass overwrite=True")
-        self._existing = max((_step_of(f) for f in files), default=None)
-        rows.mkdir(parents=True, exist_ok=True)
-        self._write_record("running")
+                "n_boot": self.n_boot, "alpha": self.alpha, "policy": self.policy,
+                "max_pending_bytes": self.max_pending_bytes, "precision": self.precision,
+                "model": type(self.model).__name__}
 
     def _write_record(self, status: str, error: str | None = None) -> None:
         if self.out is None:
             return
-        from specdyn.io import write_json
         from specdyn.provenance import run_record
 
-        write_json(run_record(self.settings(), status=status, error=error,
-                              extra={"kind": "spectrum_tracker", "layers": self.layer_table(),
-                                     "step": self.current_step, "n_records": self.n_records,
-                                     "skipped": [list(s) for s in self.skipped[-1000:]]}),
-                   self.out / "record.json")
-
-    # -- hooks ---------------------------------------------------------------
-    def _hook(self, site: ActivationSite) -> Callable[..., None]:
-        name, fax = site.name, site.feature_axis
-
-        def hook(_module: Any, _inputs: Any, output: Any) -> None:
-            if not self.capture:
-                return
-            room = self.max_samples - self._counts[name]
-            if room <= 0:
-                return
-            out = output[0] if isinstance(output, (tuple, list)) else output
-            if not hasattr(out, "detach") or out.ndim < 2 or not out.is_floating_point():
-                return
-            h = out.detach()
-            h = h.movedim(fax, -1) if fax != -1 else h
-            h = h.reshape(-1, h.shape[-1])[:room]
-            # Copy: an in-place op later in the forward (e.g. ReLU(inplace=True)) would
-            # otherwise change what we recorded.
-            self._buffers[name].append(h.clone())
-            self._counts[name] += int(h.shape[0])
-
-        return hook
-
-    def _disarm(self) -> None:
-        """Remove the hooks and drop what they kept."""
-        for h in self._handles:
-            h.remove()
-        self._handles = []
-        for name in self._buffers:
-            self._buffers[name], self._counts[name] = [], 0
+        files.write_record(self.out, run_record(
+            self.settings(), status=status, error=error,
+            extra={"kind": "spectrum_tracker", "layers": self.layer_table(),
+                   "step": self.current_step, "n_records": self.n_records,
+                   "coalesced": [list(c) for c in self.coalesced[-1000:]],
+                   "skipped": [list(s) for s in self.skipped[-1000:]]}))
 
     # -- public API ----------------------------------------------------------
     def arm(self) -> None:
@@ -473,20 +421,18 @@ class SpectrumTracker:
         """
         if self._closed:
             raise ValueError("arm: the tracker is closed")
-        if not self._handles:
-            self._handles = [site.module.register_forward_hook(self._hook(site))
-                             for site in self.sites]
+        self._hooks.arm()
 
     def step(self) -> None:
-        """Close the current iteration: queue a measurement if it is scheduled, then advance.
+        """Close the current iteration: copy what a scheduled record needs, then advance.
 
         The hooks are registered only if the next step is scheduled.
         """
         self._raise_pending()
         if self._active and not self._failed:
             self.record()
-        elif self._handles:  # armed by arm() for a record that did not come
-            self._disarm()
+        elif self._hooks.armed:  # armed by arm() for a record that did not come
+            self._hooks.disarm()
         self.current_step += 1
         self._active = self._scheduled(self.current_step)
         if self._active and not self._failed:
@@ -503,40 +449,61 @@ class SpectrumTracker:
         self._raise_pending()
         if self._closed:
             raise ValueError("record: the tracker is closed")
-        s = self.current_step
+        self._record(self.current_step, "step {s} is not scheduled (call tracker.arm() before "
+                                        "its forward pass to record them)")
+
+    def _record(self, s: int, unarmed: str) -> None:
+        """Copy the weights and what the hooks kept at step ``s`` and hand them over."""
         if self._existing is not None and not self._resumed and s <= self._existing:
             raise ValueError(
                 f"out={str(self.out)!r} already holds rows up to step {self._existing} of an "
                 "earlier run: call tracker.load_state_dict(saved_state) to continue it, pass "
                 "overwrite=True to replace it, or choose a new folder")
+        t0 = time.perf_counter()
         W = [(m.name, m.get().clone()) for m in self.matrices]
-        armed = bool(self._handles)
-        acts = [(site.name, self._buffers[site.name]) for site in self.sites]
-        self._disarm()
+        armed = self._hooks.armed
+        acts = self._hooks.take()
         self._active = False
         if not armed:
-            for site in self.sites:
-                self.skipped.append((s, site.name, "activation",
-                                     f"hooks not armed: step {s} is not scheduled (call "
-                                     "tracker.arm() before its forward pass to record them)"))
+            why = "hooks not armed: " + unarmed.format(s=s)
+            self.skipped.extend((s, site.name, "activation", why) for site in self.sites)
             acts = []
-        job = _Job(s, W, acts)
+        job = Job(s, W, acts, copy_s=time.perf_counter() - t0)
+        self._last_recorded = s
         if self._thread is None:
             self._run(job)
             self._raise_pending()
             return
-        with self._pending:  # wait only while the backlog's copies exceed the bound
-            while (self._pending_bytes > 0
-                   and self._pending_bytes + job.nbytes > self.max_pending_bytes):
-                self._pending.wait()
+        self._submit(job)
+
+    def _submit(self, job: Job) -> None:
+        """Queue ``job`` for the worker under the policy (module docstring)."""
+        with self._cv:
+            if self.policy == "coalesce":
+                while self._jobs:  # waiting, not started: the newer record replaces it
+                    old = self._jobs.popleft()
+                    self._pending_bytes -= old.nbytes
+                    job.coalesced += old.coalesced + [old.step]
+                    self.skipped.append((old.step, "*", "record", _COALESCED))
+            else:
+                while (self._pending_bytes > 0
+                       and self._pending_bytes + job.nbytes > self.max_pending_bytes):
+                    self._cv.wait()
             self._pending_bytes += job.nbytes
             self.peak_pending_bytes = max(self.peak_pending_bytes, self._pending_bytes)
-        self._queue.put(job)
+            self._jobs.append(job)
+            self._cv.notify_all()
+
+    def _drain(self) -> None:
+        """Wait until the worker has nothing queued or running."""
+        with self._cv:
+            while self._thread is not None and self._thread.is_alive() \
+                    and (self._jobs or self._busy):
+                self._cv.wait()
 
     def flush(self) -> None:
         """Wait until every queued measurement is written; raise a worker error, if any."""
-        if self._thread is not None and self._thread.is_alive():
-            self._queue.join()
+        self._drain()
         self._raise_pending()
 
     def table(self) -> pd.DataFrame:
@@ -544,7 +511,7 @@ class SpectrumTracker:
         self.flush()
         if self.out is not None:
             return read_spectra(self.out)
-        return _frame(self._rows)
+        return frame(self._rows)
 
     def state_dict(self) -> dict[str, Any]:
         """What a checkpoint needs to resume this record (waits for queued work first)."""
@@ -569,30 +536,41 @@ class SpectrumTracker:
         step = v.positive_int("state['step']", state["step"], minimum=0)
         self.current_step = step
         self.n_records = int(state.get("n_records", 0))
-        self._disarm()
+        self._last_recorded = step - 1 if step > 0 else None  # the checkpoint's own history
+        self._hooks.disarm()
         self._active = self._scheduled(step)
         if self._active:
             self.arm()
         if self.out is not None:
-            for f in (self.out / "rows").glob("step-*.parquet"):
-                if _step_of(f) >= step:
-                    f.unlink()
+            files.drop_rows_from(self.out, step)
             self._write_record("running")
         else:
             self._rows = [r for r in self._rows if r[0] < step]
         self._resumed = True
 
-    def close(self) -> None:
-        """Remove the hooks, finish queued work and write the final record (rows stay)."""
+    def close(self, *, final: bool = True) -> None:
+        """Record the last step if the schedule missed it, finish queued work, write the record.
+
+        ``final=False`` skips that last record (the context manager passes it
+        when the block raised). Rows stay.
+        """
         if self._closed:
             return
+        last = self.current_step - 1
+        if (final and not self._failed and self._error is None and self.matrices and last >= 0
+                and (self._last_recorded is None or self._last_recorded < last)):
+            self._hooks.disarm()  # its forward pass is over: weights only
+            self._record(last, "step {s}, the last, was not scheduled; close() recorded its "
+                               "weights")
         self._closed = True
-        self._disarm()
+        self._hooks.disarm()
         try:
             self.flush()
         finally:
             if self._thread is not None:
-                self._queue.put(_Stop())
+                with self._cv:
+                    self._stop = True
+                    self._cv.notify_all()
                 self._thread.join()
                 self._thread = None
             if not self._failed:
@@ -601,8 +579,8 @@ class SpectrumTracker:
     def __enter__(self) -> SpectrumTracker:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        self.close(final=exc_type is None)
 
     # -- worker --------------------------------------------------------------
     def _raise_pending(self) -> None:
@@ -612,25 +590,29 @@ class SpectrumTracker:
 
     def _work(self) -> None:
         while True:
-            job = self._queue.get()
-            try:
-                if isinstance(job, _Stop):
+            with self._cv:
+                while not self._jobs and not self._stop:
+                    self._cv.wait()
+                if not self._jobs:
                     return
+                job = self._jobs.popleft()
+                self._busy = True
+            try:
                 if not self._failed:
                     self._run(job)
             except BaseException as err:  # noqa: BLE001 - handed to the training thread
                 self._error = err
             finally:
-                if isinstance(job, _Job):
-                    with self._pending:
-                        self._pending_bytes -= job.nbytes
-                        self._pending.notify_all()
-                self._queue.task_done()
+                with self._cv:
+                    self._pending_bytes -= job.nbytes
+                    self._busy = False
+                    self._cv.notify_all()
 
-    def _run(self, job: _Job) -> None:
+    def _run(self, job: Job) -> None:
         t0 = time.thread_time()
+        cost = {"step": float(job.step), "copy_s": job.copy_s}
         try:
-            rows, helper_cpu = self._measure_job(job)
+            rows, helper_cpu = self._measure_job(job, cost)
             self.measure_cpu_s += helper_cpu
         except FloatingPointError as err:
             self._failed = True
@@ -639,79 +621,88 @@ class SpectrumTracker:
             return
         finally:
             self.measure_cpu_s += time.thread_time() - t0
+        w0, wc = time.perf_counter(), time.thread_time()
+        rows += [(s, "*", "record_coalesced", 0, float(job.step), "") for s in job.coalesced]
+        self.coalesced += [(s, job.step) for s in job.coalesced]
         if self.out is not None:
-            from specdyn.io import write_table
-
-            write_table(_frame(rows), self.out / "rows" / f"step-{job.step:012d}.parquet")
+            files.write_rows(self.out, job.step, frame(rows))
         else:
             self._rows.extend(rows)
+        cost["write_s"], cost["write_cpu_s"] = time.perf_counter() - w0, time.thread_time() - wc
+        self.record_costs.append(cost)
         self.n_records += 1
         if self._callbacks:
-            df = _frame(rows)
+            df = frame(rows)
             for cb in self._callbacks:
                 cb(df)
 
-    def _measure_job(self, job: _Job) -> tuple[list[_Row], float]:
+    def _measure_job(self, job: Job, cost: dict[str, float]) -> tuple[list[Row], float]:
         """Rows of one record and the CPU seconds the summary process spent on them."""
         import torch
 
-        spectra: list[Spectrum] = []
+        t0, c0 = time.perf_counter(), time.thread_time()
         s = job.step
-        for name, W in job.weights:
-            _check_finite(W, s, name, "weights", self.out)
-            n_out, n_in = (int(x) for x in W.shape)
-            eigs, complete = self._eigs(W, center=False)
-            spectra.append(Spectrum(s, name, "weight", eigs, complete, ratio=n_in / n_out,
-                                    n_samples=float(n_out)))
+        bound = {site.name: rank_bound(site.module) for site in self.sites}
+        mats: list[tuple[str, str, Any]] = [(name, "weight", W) for name, W in job.weights]
         for name, buf in job.activations:
             if not buf:
                 self.skipped.append((s, name, "activation", "no forward pass seen at this step"))
                 continue
-            H = torch.cat(buf, dim=0)
-            _check_finite(H, s, name, "activations", self.out)
-            n, p = (int(x) for x in H.shape)
-            if n < 2:
+            mats.append((name, "activation", torch.cat(buf, dim=0)))
+        if mats:  # one host sync for every finiteness check of the record
+            finite = torch.stack([torch.isfinite(X).all().to("cpu") for _, _, X in mats])
+            for ok, (name, kind, _) in zip(finite.tolist(), mats, strict=True):
+                if not ok:
+                    what = "weights" if kind == "weight" else "activations"
+                    _not_finite(s, name, what, self.out)
+        keep = []
+        for name, kind, X in mats:
+            if kind == "activation" and int(X.shape[0]) < 2:
                 self.skipped.append((s, name, "activation", "fewer than 2 samples"))
-                continue
-            eigs, complete = self._eigs(H, center=True)
-            # Centring leaves n - 1 degrees of freedom.
-            spectra.append(Spectrum(s, name, "activation", eigs, complete, ratio=p / (n - 1),
-                                    n_samples=float(n - 1), n_rows=n))
+            else:
+                keep.append((name, kind, X))
+        dense = [i for i, (_, _, X) in enumerate(keep) if min(X.shape) <= self.max_dense]
+        keys = [(keep[i][0], keep[i][1]) for i in dense]
+        eigs = batched_gram_eigenvalues(
+            [keep[i][2] for i in dense], [kind == "activation" for _, kind in keys],
+            ranks=[bound.get(name) if kind == "activation" else None for name, kind in keys],
+            start64=[self._needs64.get(key, False) for key in keys],
+            precision=self.precision)
+        for key, e in zip(keys, eigs, strict=True):  # float64 next time if it needed it now
+            pos = e[e > 0]
+            self._needs64[key] = bool(pos.size and pos[-1] < F32_RANGE * pos[0])
+        spectra_of: dict[int, tuple[np.ndarray, bool]] = {
+            i: (e, True) for i, e in zip(dense, eigs, strict=True)}
+        for i, (_, kind, X) in enumerate(keep):
+            if i not in spectra_of:  # too big for a dense Gram: the top of it
+                k = min(self.top or 256, min(int(d) for d in X.shape) - 1)
+                spectra_of[i] = (top_gram_eigenvalues(X, k, center=kind == "activation"), False)
+        spectra: list[Spectrum] = []
+        for i, (name, kind, X) in enumerate(keep):
+            n, p = (int(d) for d in X.shape)
+            e, complete = spectra_of[i]
+            if kind == "weight":
+                spectra.append(Spectrum(s, name, "weight", e, complete, ratio=p / n,
+                                        n_samples=float(n)))
+            else:  # centring leaves n - 1 degrees of freedom
+                spectra.append(Spectrum(s, name, "activation", e, complete, ratio=p / (n - 1),
+                                        n_samples=float(n - 1), n_rows=n))
+        t1, c1 = time.perf_counter(), time.thread_time()
         if self._in_helper:
             rows, skipped, cpu = shared_helper().run(spectra, self._options)
         else:
             (rows, skipped), cpu = summarize_all(spectra, self._options), 0.0
+        cost["spectra_s"], cost["summaries_s"] = t1 - t0, time.perf_counter() - t1
+        cost["spectra_cpu_s"] = c1 - c0
+        cost["summaries_cpu_s"] = time.thread_time() - c1 + cpu
         self.skipped.extend(skipped)
         return rows, cpu
 
-    def _eigs(self, X: Any, center: bool) -> tuple[np.ndarray, bool]:
-        """Eigenvalues of ``X_c^T X_c / rows`` on X's device; ``complete`` is False for top-k."""
-        n, p = (int(x) for x in X.shape)
-        if min(n, p) > self.max_dense:
-            import torch
 
-            k = min(self.top or 256, min(n, p) - 1)
-            Xf = X.float()
-            Xc = Xf - Xf.mean(dim=0, keepdim=True) if center else Xf
-            gen_state = torch.random.get_rng_state()
-            torch.manual_seed(0)  # svd_lowrank draws a random sketch: keep runs reproducible
-            try:
-                _, S, _ = torch.svd_lowrank(Xc, q=min(k + 10, min(n, p)), niter=4)
-            finally:
-                torch.random.set_rng_state(gen_state)
-            e = to_numpy(S.double() ** 2 / n)[:k]
-            return np.sort(e)[::-1], False
-        # float32 on an accelerator when the range allows (spectra.gram_eigenvalues)
-        return gram_eigenvalues(X, center=center, precision="auto"), True
-
-
-def _check_finite(x: Any, step: int, layer: str, what: str, out: Path | None) -> None:
-    import torch
-
-    if not bool(torch.isfinite(x).all()):
-        where = (f"rows of earlier steps are in {str(out / 'rows')!r}" if out is not None
-                 else "rows of earlier steps are kept")
-        raise FloatingPointError(
-            f"SpectrumTracker: {what} of layer {layer!r} are not finite at step {step}: "
-            "the run diverged. Lower the learning rate (or add gradient clipping) and "
-            f"rerun; nothing was recorded for this step, {where}.")
+def _not_finite(step: int, layer: str, what: str, out: Path | None) -> None:
+    where = (f"rows of earlier steps are in {str(out / 'rows')!r}" if out is not None
+             else "rows of earlier steps are kept")
+    raise FloatingPointError(
+        f"SpectrumTracker: {what} of layer {layer!r} are not finite at step {step}: "
+        "the run diverged. Lower the learning rate (or add gradient clipping) and "
+        f"rerun; nothing was recorded for this step, {where}.")

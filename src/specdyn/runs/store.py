@@ -481,3 +481,24 @@ def load_records(path: str | os.PathLike[str]) -> pd.DataFrame:
         row["config"] = rec.get("config")
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- tracker folders
+
+
+def load_tracker(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """A tracker folder's measured rows and its ``record.json`` (``{}`` when there is none).
+
+    The rows are those of :func:`specdyn.measure.read_spectra` (whole files
+    only) less the ``record_coalesced`` markers of records the ``"coalesce"``
+    policy dropped: those steps are listed in the record's ``"coalesced"``.
+    The folder's layout and its atomic writes live with the tracker, in
+    ``specdyn.measure`` (which sits below ``runs``), on :mod:`specdyn.io`'s
+    atomic writes.
+    """
+    from specdyn.measure.tracker import read_spectra, read_tracker_record
+
+    folder = Path(path)
+    df = read_spectra(folder)
+    df = df[df["quantity"] != "record_coalesced"].reset_index(drop=True)
+    return df, read_tracker_record(folder) or {}

@@ -1,0 +1,308 @@
+"""SpectrumTracker's worker policy, precision, random state, final step and kill safety (issue 31,
+issue 34 item 6).
+
+Oracles: the float64 path of the same tracker (summaries within their own
+intervals), torch's and numpy's generator states before and after, the
+schedule, and a child process killed in the middle of writing a row file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from specdyn import Schedule
+from specdyn.measure import SpectrumTracker, read_spectra
+
+
+def _mlp(seed: int = 0) -> torch.nn.Sequential:
+    gen = torch.Generator().manual_seed(seed)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 96), torch.nn.ReLU(),
+                                torch.nn.Linear(96, 96), torch.nn.ReLU(),
+                                torch.nn.Linear(96, 10))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen) / p.shape[-1] ** 0.5)
+    return model
+
+
+def test_policy_is_validated_in_one_line() -> None:
+    with pytest.raises(ValueError, match="policy") as err:
+        SpectrumTracker(_mlp(), policy="sometimes")
+    msg = str(err.value)
+    assert "\n" not in msg and "coalesce" in msg and "block" in msg
+    with pytest.raises(ValueError, match="precision"):
+        SpectrumTracker(_mlp(), precision="float16")
+
+
+def test_coalescing_never_waits_and_records_the_skipped_steps(tmp_path) -> None:
+    """A worker held at its first record: ten steps go on; waiting records are replaced."""
+    release = threading.Event()
+    held = threading.Event()
+
+    def slow(_rows: object) -> None:
+        held.set()
+        release.wait(timeout=600)
+
+    model = _mlp(1)
+    tracker = SpectrumTracker(model, schedule=Schedule.every(1), out=tmp_path, n_boot=0,
+                              fit=False, on_record=slow)
+    x = torch.randn(32, 64)
+    model(x)
+    tracker.step()                     # step 0: the worker takes it, and is held
+    assert held.wait(timeout=600)
+    one = tracker.peak_pending_bytes   # the bytes of one record
+
+    def train() -> None:
+        for _ in range(1, 10):
+            model(x)
+            tracker.step()
+
+    loop = threading.Thread(target=train)
+    loop.start()
+    loop.join(timeout=600)             # the worker is still held: step() must not wait for it
+    assert not loop.is_alive(), "step() waited for the worker under policy='coalesce'"
+    assert tracker.peak_pending_bytes <= 2 * one   # one running, one waiting
+    release.set()
+    tracker.close()
+    df = read_spectra(tmp_path)
+    recorded = sorted(int(s) for s in df[df.quantity != "record_coalesced"].step.unique())
+    assert recorded == [0, 9]          # the held one, then the last that fell due
+    co = df[df.quantity == "record_coalesced"]
+    assert sorted(co.step) == list(range(1, 9)) and set(co.value) == {9.0}
+    assert (co.layer == "*").all()
+    rec = json.loads((tmp_path / "record.json").read_text())
+    assert rec["coalesced"] == [[s, 9] for s in range(1, 9)]
+    assert rec["config"]["policy"] == "coalesce"
+    reasons = {s: why for s, layer, kind, why in tracker.skipped if kind == "record"}
+    assert sorted(reasons) == list(range(1, 9))
+    assert all("coalesced" in why for why in reasons.values())
+    # The report reads the measured rows only: no "*" layer, two recorded steps.
+    from specdyn.report import write_report
+
+    page = write_report(tmp_path).read_text()
+    assert "id='weight-*'" not in page and "2 recorded steps (0 .. 9)" in page
+
+
+def test_block_policy_records_every_step_behind_a_slow_worker() -> None:
+    release = threading.Event()
+    model = _mlp(2)
+    tracker = SpectrumTracker(model, schedule=Schedule.every(1), n_boot=0, fit=False,
+                              policy="block", on_record=lambda rows: release.wait(600))
+    x = torch.randn(32, 64)
+
+    def train() -> None:
+        for _ in range(4):
+            model(x)
+            tracker.step()
+
+    loop = threading.Thread(target=train)
+    loop.start()
+    release.set()
+    loop.join()
+    tracker.close()
+    assert sorted(tracker.table().step.unique()) == [0, 1, 2, 3]
+    assert tracker.coalesced == []
+
+
+def test_summaries_in_float32_agree_with_the_float64_reference() -> None:
+    """Exponents, MP fits and outlier counts of precision='auto' against 'float64'."""
+    gen = torch.Generator().manual_seed(3)
+    model = torch.nn.Sequential(torch.nn.Linear(128, 384), torch.nn.GELU(),
+                                torch.nn.Linear(384, 256))
+    with torch.no_grad():  # a spiked weight: outliers to count
+        u = torch.randn(384, 1, generator=gen)
+        w = torch.randn(1, 128, generator=gen)
+        model[0].weight.add_(0.4 * u @ w / 128 ** 0.5)
+    x = torch.randn(1024, 128, generator=gen)
+    tabs = {}
+    for prec in ("auto", "float64"):
+        tr = SpectrumTracker(model, schedule=[0], n_boot=200, background=False, precision=prec)
+        model(x)
+        tr.step()
+        df = tr.table()
+        tr.close()
+        tabs[prec] = df[(df.step == 0) & (df["rank"] == 0)].set_index(["layer", "quantity"])[
+            "value"]
+    a, b = tabs["auto"], tabs["float64"]
+    checked = 0
+    for layer, q in b.index:
+        if not q.endswith("_exponent") or q.endswith("density_exponent"):
+            continue
+        lo, hi = b[(layer, q + "_ci_low")], b[(layer, q + "_ci_high")]
+        assert lo <= a[(layer, q)] <= hi, (layer, q)
+        checked += 1
+    for layer, q in b.index:
+        if q.endswith("_mp_sigma2"):
+            assert a[(layer, q)] == pytest.approx(b[(layer, q)], rel=1e-3), (layer, q)
+            checked += 1
+        if q.endswith("_n_outliers"):
+            assert a[(layer, q)] == b[(layer, q)], (layer, q)
+            checked += 1
+    assert checked >= 8
+    assert b[("0", "weight_n_outliers")] >= 1        # the spike is seen by both
+
+
+def _states() -> tuple[torch.Tensor, list[torch.Tensor], tuple]:
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []
+    return torch.get_rng_state(), cuda, np.random.get_state()  # noqa: NPY002 - the global one
+
+
+def test_a_top_k_record_leaves_the_global_generators_alone() -> None:
+    model = torch.nn.Sequential(torch.nn.Linear(40, 60))
+    tr = SpectrumTracker(model, schedule=[0], max_dense=20, top=8, background=False,
+                         fit=False)
+    torch.manual_seed(123)
+    np.random.seed(7)  # noqa: NPY002 - the global state the tracker must not touch
+    before_cpu, before_cuda, before_np = _states()
+    model(torch.randn(50, 40, generator=torch.Generator().manual_seed(0)))
+    tr.step()
+    after_cpu, after_cuda, after_np = _states()
+    assert torch.equal(before_cpu, after_cpu)
+    assert all(torch.equal(b, a) for b, a in zip(before_cuda, after_cuda, strict=True))
+    assert before_np[0] == after_np[0] and np.array_equal(before_np[1], after_np[1])
+    df = tr.table()
+    tr.close()
+    # the top-k path was taken: 8 eigenvalues, the MP fit skipped with that reason ...
+    w = df[(df.layer == "0") & (df.quantity == "weight_eigenvalue")]
+    assert len(w) == 8
+    assert any("max_dense" in why for _, _, _, why in tr.skipped)
+    # ... and its values are the top of the exact spectrum (randomized SVD on an almost
+    # flat spectrum: 4 power iterations leave ~1e-3 relative error in the 8th)
+    W = model[0].weight.detach().double().numpy()
+    ref = np.linalg.svd(W, compute_uv=False)[:8] ** 2 / W.shape[0]
+    assert w.sort_values("rank").value.to_numpy() == pytest.approx(ref, rel=1e-2)
+
+
+# -- the last step (issue 34 item 6) ---------------------------------------------------
+
+def _train(model: torch.nn.Module, tracker: SpectrumTracker, n: int) -> None:
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    for it in range(n):
+        x = torch.randn(16, 64, generator=torch.Generator().manual_seed(it))
+        loss = model(x).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        tracker.step()
+
+
+def test_close_records_the_last_step_the_schedule_missed() -> None:
+    model = _mlp(4)
+    tracker = SpectrumTracker(model, n_boot=0, policy="block")   # no steps=: per_decade
+    _train(model, tracker, 300)
+    tracker.close()
+    steps = sorted(tracker.table().step.unique())
+    sched = Schedule.per_decade(10).predicate()
+    assert max(s for s in range(300) if sched(s)) < 299   # the schedule alone misses it
+    assert steps[-1] == 299
+    W = model[4].weight.detach().double().numpy()
+    ref = np.linalg.svd(W, compute_uv=False) ** 2 / W.shape[0]
+    df = tracker.table()
+    got = df[(df.step == 299) & (df.layer == "4") & (df.quantity == "weight_eigenvalue")]
+    assert np.max(np.abs(got.sort_values("rank").value.to_numpy() - ref)) < 1e-5 * ref[0]
+    assert any(s == 299 and kind == "activation" and "close()" in why
+               for s, _, kind, why in tracker.skipped)
+
+
+def test_context_manager_records_the_last_step_only_on_a_clean_exit() -> None:
+    model = _mlp(5)
+    with SpectrumTracker(model, schedule=[0, 3], n_boot=0) as tr:
+        _train(model, tr, 6)
+    assert sorted(tr.table().step.unique()) == [0, 3, 5]
+    model = _mlp(5)
+    with pytest.raises(RuntimeError, match="boom"), \
+            SpectrumTracker(model, schedule=[0, 3], n_boot=0) as tr2:
+        _train(model, tr2, 6)
+        raise RuntimeError("boom")
+    assert sorted(tr2.table().step.unique()) == [0, 3]
+    model = _mlp(5)
+    with SpectrumTracker(model, schedule=[0, 3], n_boot=0) as tr3:  # already recorded
+        _train(model, tr3, 4)
+    assert sorted(tr3.table().step.unique()) == [0, 3]
+
+
+# -- kill safety ------------------------------------------------------------------------
+
+_KILLED_WRITER = """
+import os, signal, sys, torch
+import pandas as pd
+from specdyn import Schedule
+from specdyn.measure import SpectrumTracker
+out, kill_at = sys.argv[1], int(sys.argv[2])
+real = pd.DataFrame.to_parquet
+n = [0]
+def to_parquet(self, path, *a, **k):
+    n[0] += 1
+    if n[0] == kill_at:  # half a file on disk, then a hard kill mid-write
+        real(self, path, *a, **k)
+        size = os.path.getsize(path)
+        with open(path, "r+b") as fh:
+            fh.truncate(size // 2)
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(self, path, *a, **k)
+pd.DataFrame.to_parquet = to_parquet
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4))
+tr = SpectrumTracker(model, schedule=Schedule.every(1), out=out, n_boot=0, policy="block")
+for i in range(10):
+    model(torch.randn(64, 16))
+    tr.step()
+tr.close()
+"""
+
+
+def test_a_run_killed_while_writing_leaves_only_whole_records(tmp_path) -> None:
+    out = tmp_path / "run"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(Path(__file__).parents[2] / "src"), os.environ.get("PYTHONPATH", "")]))
+    res = subprocess.run([sys.executable, "-c", _KILLED_WRITER, str(out), "4"], env=env,
+                         capture_output=True, timeout=600)
+    assert res.returncode == -signal.SIGKILL, res.stderr.decode()[-2000:]
+    rows = out / "rows"
+    leftovers = sorted(p.name for p in rows.iterdir() if p.name.startswith("."))
+    assert len(leftovers) == 1 and leftovers[0].endswith(".tmp")   # the half-written one
+    assert sorted(p.name for p in rows.glob("step-*.parquet")) == [
+        f"step-{s:012d}.parquet" for s in range(3)]                   # three whole records
+    df = read_spectra(out)                                           # every file reads whole
+    assert sorted(df.step.unique()) == [0, 1, 2]
+    rec = json.loads((out / "record.json").read_text())             # and the record parses
+    assert rec["status"] == "running"
+    # A new tracker on the folder clears the leftover before it writes.
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4))
+    SpectrumTracker(model, schedule=[0], out=out, overwrite=True, n_boot=0).close()
+    assert not [p for p in rows.iterdir() if p.name.startswith(".")]
+
+
+def test_batched_spectra_equal_the_per_matrix_float64_ones() -> None:
+    """Mixed shapes, centring, a true rank bound and a wrong one, against gram_eigenvalues."""
+    from specdyn.measure.spectra import batched_gram_eigenvalues, gram_eigenvalues
+
+    g = torch.Generator().manual_seed(4)
+    low = torch.randn(300, 20, generator=g) @ torch.randn(20, 200, generator=g)  # rank 20
+    mats = [torch.randn(40, 30, generator=g), torch.randn(40, 30, generator=g),
+            torch.randn(30, 50, generator=g), low, low + 0.0, torch.randn(300, 200, generator=g)]
+    center = [False, True, True, True, False, True]
+    ranks = [None, None, None, 20, 20, 20]       # the last bound is wrong
+    got = batched_gram_eigenvalues(mats, center, ranks=ranks)
+    for X, c, e in zip(mats, center, got, strict=True):
+        ref = gram_eigenvalues(X, center=c)
+        assert e.shape == ref.shape
+        assert np.max(np.abs(e - ref)) < 1e-5 * ref[0]
+    assert np.count_nonzero(got[3]) == 20 and np.count_nonzero(got[5]) >= 190
+    assert got[2][-1] == 0.0                      # the centring's zero, exactly
+    f64 = batched_gram_eigenvalues(mats, center, ranks=ranks, precision="float64")
+    started = batched_gram_eigenvalues(mats, center, ranks=ranks, start64=[True] * len(mats))
+    for X, c, e, e2 in zip(mats, center, f64, started, strict=True):
+        ref = gram_eigenvalues(X, center=c)
+        assert np.max(np.abs(e - ref)) < 1e-12 * ref[0]
+        assert np.max(np.abs(e2 - ref)) < 1e-12 * ref[0]    # float64 from the start
