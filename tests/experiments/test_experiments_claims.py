@@ -3,7 +3,9 @@ claims of every quick experiment, checked on the data each one writes."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -62,15 +64,113 @@ def test_a_claim_not_held_is_shown(tmp_path: Path) -> None:
         {"name": "slope", "expected": "in [-1.2, -0.8]", "measured": -0.5, "held": False,
          "full_only": False, "note": "", "source": "own"},
         {"name": "count varies", "expected": "in [2, inf]", "measured": 1.0, "held": False,
-         "full_only": True, "note": "", "source": "abstract 2"},
+         "full_only": True, "note": "one outlier at this width", "source": "abstract 2"},
         {"name": "final slope", "expected": "in [1.9, 2.1]", "measured": 1.68, "held": False,
-         "full_only": False, "note": "", "source": "core Sec. 3.3",
-         "disputed": "c1 != 1 for ReLU"}]}]
-    text = format_summary(rows)
+         "full_only": False, "source": "core Sec. 3.3",
+         "disputed": "c1 != 1 for ReLU", "revised": "abc1234: 0.2 -> 0.35, after a miss"}]}]
+    text = format_summary(rows, width=200)
     assert "0/3" in text
-    assert "measured       -0.5" in text and "NOT HELD" in text
-    assert "NOT HELD (quick size)" in text and "NOT HELD (disputed)" in text
-    assert "[core Sec. 3.3]" in text and "expected at --full" not in text
+    assert "slope: measured -0.5, expected in [-1.2, -0.8] [own]" in text
+    assert "FAILED: expected to hold" in text
+    assert "NOT HELD (quick size)" in text and "quick size: one outlier at this width" in text
+    assert "NOT HELD (disputed)" in text and "disputed: c1 != 1 for ReLU" in text
+    assert "revised: abc1234: 0.2 -> 0.35, after a miss" in text
+    assert "[core Sec. 3.3]" in text
+    assert text.splitlines()[-1] == ("claims: 0 held; 2 not held as expected (1 disputed, "
+                                     "1 quick size); 1 FAILED; 1 revised after a run")
+    # at --full a full_only claim is expected to hold: its miss is a failure
+    assert "2 FAILED" in format_summary(rows, full=True, width=200)
+
+
+def test_the_claims_table_fits_a_narrow_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    long = "a reason long enough to need several lines at eighty columns, " * 4
+    rows = [{"experiment": "finite-size-theory", "status": "finished", "wall_time_s": 90.0,
+             "claims": [
+                 {"name": "tanh: effective theory breaks down beyond the validity ratio " * 2,
+                  "expected": "in [0.1, inf]", "measured": None, "held": False,
+                  "full_only": True, "note": long, "source": "own (notes [D3])",
+                  "revised": long},
+                 {"name": "mode sequence", "expected": "4 -> 2 -> 1",
+                  "measured": float("nan"), "held": False, "disputed": long,
+                  "source": "core Eq. (32)"}]},
+            {"experiment": "fig5", "status": "failed", "wall_time_s": 1.0, "claims": []}]
+    monkeypatch.setenv("COLUMNS", "80")
+    text = format_summary(rows)
+    assert max(len(ln) for ln in text.splitlines()) <= 80
+    # a missing number says why, never a bare "nan" or "-"
+    assert "measured not finite" in text
+    assert not re.search(r"\bnan\b|measured -", text)
+
+
+@pytest.fixture()
+def probe_experiment(monkeypatch: pytest.MonkeyPatch):
+    """A throwaway experiment ``claims-probe`` whose claims are what the test sets."""
+    from specdyn.runs import registry
+
+    @dataclass(frozen=True)
+    class ProbeConfig:
+        seed: int = 0
+
+    made: list[Claim] = []
+
+    def run(cfg: ProbeConfig, out: Path) -> registry.ExperimentResult:
+        return registry.ExperimentResult("claims-probe", out)
+
+    registry.names()  # load the built-in experiments first
+    monkeypatch.setitem(registry._REGISTRY, "claims-probe", registry.Experiment(
+        "claims-probe", "test probe", ProbeConfig, run, full=ProbeConfig,
+        claims=lambda cfg, folder: list(made)))
+    return made
+
+
+def test_a_failed_claim_exits_1_with_its_reason_and_the_total(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], probe_experiment: list[Claim],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    probe_experiment += [
+        within("held one", 0.5, 0, 1, source="own"),
+        within("disputed one", 2.0, 0, 1, source="core Sec. 3.3",
+               disputed="the seed's constant assumes a linear activation"),
+        within("quick one", 2.0, 0, 1, source="own", full_only=True,
+               note="needs N >= 4096")]
+    args = ["reproduce", "claims-probe", "--out", str(tmp_path / "o"), "--threads", "1"]
+    assert main(args) == 0  # not held, but as expected: exit 0 with the reasons shown
+    text = " ".join(capsys.readouterr().out.split())  # the lines are wrapped at 80
+    assert "disputed: the seed's constant assumes a linear activation" in text
+    assert "quick size: needs N >= 4096" in text
+    assert "claims: 1 held; 2 not held as expected (1 disputed, 1 quick size); 0 FAILED" in text
+
+    probe_experiment.append(within("expected one", 3.0, 0, 1, source="own",
+                                   note="the slope of the fit"))
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    summary = out[out.index("experiment "):out.index("[specdyn] claims table")]
+    assert max(len(ln) for ln in summary.splitlines()) <= 80  # the table; paths may be longer
+    text = " ".join(out.split())
+    assert "FAILED: expected to hold; the slope of the fit" in text
+    assert "; 1 FAILED" in text and "exit status 1: 1 claim(s) expected to hold FAILED" in text
+    df = pd.read_parquet(tmp_path / "o" / "claims.parquet")
+    assert list(df["verdict"]) == ["held", "disputed", "quick size", "FAILED"]
+    # at --full the full_only claim is expected to hold too
+    probe_experiment.pop()
+    assert main([*args, "--full"]) == 1
+    assert "; 1 FAILED" in capsys.readouterr().out
+
+
+def test_a_crash_still_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                               probe_experiment: list[Claim],
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from specdyn.runs import registry
+
+    def boom(cfg: object, out: Path) -> registry.ExperimentResult:
+        raise RuntimeError("probe crash")
+
+    monkeypatch.setitem(registry._REGISTRY, "claims-probe", dataclasses.replace(
+        registry._REGISTRY["claims-probe"], run=boom))
+    assert main(["reproduce", "claims-probe", "--out", str(tmp_path / "o"),
+                 "--threads", "1"]) == 1
+    text = capsys.readouterr().out
+    assert "FAILED after" in text and "1 experiment(s) crashed" in text
 
 
 def test_claim_needs_a_source_and_nan_is_never_held() -> None:
