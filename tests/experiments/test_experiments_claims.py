@@ -254,3 +254,87 @@ def _doc_rows(name: str) -> set[tuple[str, str, str]]:
                      for x in re.split(r"(?<!\\)\|", line)[1:-1]]
             rows.add((cells[0], cells[1], cells[2]))
     return rows
+
+
+def _script(path: str):
+    """A script of the repository (scripts/, benchmarks/) as a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(Path(path).stem, ROOT / path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _claim(name: str, measured: object, held: bool, **kw: object) -> dict:
+    return {"name": name, "expected": "in [0, 1]", "measured": measured, "held": held,
+            "source": "own", "note": "", "full_only": False, "disputed": "", "revised": "",
+            **kw}
+
+
+def test_claims_doc_lists_revisions_flags_quick_size_misses_and_variants() -> None:
+    doc = _script("scripts/claims_doc.py")
+    quick = {"full": False, "experiments": [{"experiment": "fig4", "claims": [
+        _claim("a", 0.5, True, revised="abc1234: 0.2 -> 0.35, after a miss"),
+        _claim("b", None, False, full_only=True, note="needs N = 8192"),
+        _claim("c", 2.0, False, full_only=True, note="needs N = 8192"),
+        _claim("d", 2.0, False, disputed="c1 != 1")]}]}
+    full = {"fig4": {"status": "finished", "wall_time_s": 83.0, "device": "one GPU, torch x",
+                     "data_commit": "49cb59a5238f", "claims_commit": "6a7be2ce",
+                     "claims": [_claim("a", 0.4, True), _claim("b", 1.5, False,
+                                                               full_only=True),
+                                _claim("c", 0.9, True, full_only=True),
+                                _claim("d", 1.7, False, disputed="c1 != 1")]},
+            "fig4 [activation=tanh]": {"status": "finished", "wall_time_s": 93.0,
+                                       "claims": [_claim("a", 3.0, False)]}}
+    page = doc.render(quick, full)
+    assert doc.flagged(quick, full) == [("fig4", "b", "1.5, NOT HELD")]
+    rows = {ln.split(" | ")[0][2:]: ln for ln in page.splitlines() if ln.startswith("| ")}
+    assert "FLAG" in rows["b"] and "FLAG" not in rows["c"] and "FLAG" not in rows["d"]
+    assert "not finite, NOT HELD (quick size)" in rows["b"]
+    assert "0.9, held" in rows["c"]  # at --full a quick-size claim is expected to hold
+    assert "0.5, held (revised)" in rows["a"] and "[activation=tanh] 3, NOT HELD" in rows["a"]
+    assert "[activation=tanh] claim added after the --full run" in rows["b"]
+    revisions = page.split("## Revisions", 1)[1]
+    assert "| fig4 | a | abc1234: 0.2 -> 0.35, after a miss |" in revisions
+    assert "--full: on one GPU, torch x, 1.4 min, data commit 49cb59a" in page
+    assert not re.search(r"\bnan\b", page)
+
+
+def test_full_claims_records_variants_device_and_commit(
+        tmp_path: Path, probe_experiment: list[Claim]) -> None:
+    fc = _script("benchmarks/full_claims.py")
+    from specdyn.runs.config import config_to_dict
+
+    cfg = config_to_dict(get("fig4").config(True))
+    assert fc.variant_of("fig4", {**cfg, "device": "cuda"}) == {}  # where it ran: the same
+    variant = fc.variant_of("fig4", {**cfg, "activation": "gelu"})
+    assert variant == {"activation": [cfg["activation"], "gelu"]}
+    assert fc.key_of("fig4", variant) == "fig4 [activation=gelu]"
+
+    probe_experiment.append(within("x", 0.5, 0, 1, source="own"))
+    run_experiment("claims-probe", tmp_path)
+    made = io.read_json(tmp_path / "claims-probe" / "record.json")["git_commit"]
+    entry = fc.recheck_one(tmp_path / "claims-probe", device="one GPU")
+    assert entry["device"] == "one GPU" and entry["data_commit"] == made
+    assert [c["name"] for c in entry["claims"]] == ["x"]
+    if made:  # a checkout: a commit that contradicts the record is refused
+        with pytest.raises(ValueError, match="data-commit"):
+            fc.recheck_one(tmp_path / "claims-probe", data_commit="0000000")
+    table = fc.markdown({"fig4 [activation=gelu]": {**entry, "claims": [
+        _claim("q", None, False, full_only=True)]}})
+    assert "| fig4 [activation=gelu] | q | own | in [0, 1] | not finite | NOT HELD | 0.0 min " \
+           "| one GPU |" in table
+    assert "| fig4 | (not run yet) |" in table
+
+
+def test_the_full_record_names_machine_and_commit_of_every_run() -> None:
+    record = _full_record()
+    for key, e in record.items():
+        if e["status"] == "finished":
+            assert e.get("device") and e.get("claims_commit"), key
+    # fig4 --full was run on a GPU, ReLU (its config) and two variants
+    assert "H200" in record["fig4"]["device"]
+    assert record["fig4"]["data_commit"].startswith("49cb59a")
+    assert record["fig4 [activation=gelu]"]["variant"] == {"activation": ["relu", "gelu"]}
