@@ -12,7 +12,7 @@ import pandas as pd
 from specdyn import io
 from specdyn.cli import CommandError
 from specdyn.cli._args import command, output_folder
-from specdyn.runs.claims import mark
+from specdyn.runs.claims import fmt_measured, mark
 
 
 def _run_cmd(args: argparse.Namespace) -> int:
@@ -73,7 +73,7 @@ def _claims_cell(claims: list[dict[str, Any]] | None) -> str:
 
 def _not_held(claims: list[dict[str, Any]] | None) -> str:
     bad = [c for c in claims or [] if not c.get("held")]
-    return "; ".join(f"{c['name']}: {_short(c.get('measured'))} (expected {c['expected']}: "
+    return "; ".join(f"{c['name']}: {fmt_measured(c.get('measured'))} (expected {c['expected']}: "
                      f"{mark(c)})" for c in bad) or "-"
 
 
@@ -157,7 +157,7 @@ def _print_record(path: Path) -> None:
         print("claims:")
         for c in rec["claims"]:
             print(f"  {c['name']} [{c.get('source') or '?'}]: measured "
-                  f"{_short(c.get('measured'))}, expected {c['expected']}: {mark(c)}")
+                  f"{fmt_measured(c.get('measured'))}, expected {c['expected']}: {mark(c)}")
     files = (rec.get("figures") or []) + (rec.get("tables") or [])
     if files:
         print(f"files: {', '.join(files)}")
