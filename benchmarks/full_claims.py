@@ -205,7 +205,7 @@ def main() -> None:
                               else {})
     for name, why in NOT_RUN.items():
         record.setdefault(name, {"status": "not run", "reason": why, "claims": []})
-    out = args.out or Path(tempfile.mkdtemp(prefix="full-claims-"))
+    out = args.out or (None if args.from_dirs else Path(tempfile.mkdtemp(prefix="full-claims-")))
     jobs = ([(name, d / name) for d in args.from_dirs for name in names] if args.from_dirs
             else [(name, None) for name in names])
     for name, folder in jobs:
@@ -222,6 +222,7 @@ def main() -> None:
         else:
             print(f"{name}: running --full (limit {args.limit_min:g} min) ...", flush=True)
             variant = {}
+            assert out is not None
             entry = run_one(name, out, args.limit_min * 60, args.threads)
         entry["date"] = time.strftime("%Y-%m-%d")
         if variant:
