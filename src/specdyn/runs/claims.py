@@ -112,38 +112,6 @@ def mark(claim: Mapping[str, Any], *, full: bool = False) -> str:
     return f"{text} (revised)" if claim.get("revised") else text
 
 
-def loglog_slope(x: Any, y: Any) -> float:
-    """Log-log slope of ``y`` against ``x`` for a claim (:func:`specdyn.measure.loglog_fit`).
-
-    NaN, so that the claim is NOT HELD, where the data cannot be fitted: fewer
-    than two points, or a ``y`` that is not finite and positive (a wrong table).
-    """
-    from specdyn.measure import loglog_fit
-
-    xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    if xa.size < 2 or not (np.all(ya > 0) and np.all(np.isfinite(ya))):
-        return float("nan")
-    return loglog_fit(xa, ya)[0]
-
-
-def within(name: str, measured: float, lo: float, hi: float, *, source: str, note: str = "",
-           full_only: bool = False, disputed: str = "", revised: str = "",
-           partner: str = "") -> Claim:
-    """A claim that ``measured`` lies in the closed interval ``[lo, hi]``.
-
-    ``lo`` and ``hi`` are the claim's tolerance, fixed before the run. A NaN
-    measurement is NOT HELD, with the reason added to the note.
-    """
-    m = float(measured)
-    finite = math.isfinite(m)
-    held = bool(finite and lo <= m <= hi)
-    if not finite:
-        note = f"measured value is {m} (not held); {note}" if note else \
-            f"measured value is {m} (not held)"
-    return Claim(name, f"in [{lo:g}, {hi:g}]", m, held, source=source, note=note,
-                 full_only=full_only, disputed=disputed, revised=revised, partner=partner)
-
-
 #: The verdicts of a claim's record: held, or not held and why (see :func:`verdict`).
 VERDICTS = ("held", "disputed", "quick size", "FAILED")
 
@@ -200,3 +168,35 @@ def fmt_measured(x: Any) -> str:
 def md_cell(text: Any) -> str:
     """``text`` for one cell of a markdown table: ``|`` escaped, on one line."""
     return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def loglog_slope(x: Any, y: Any) -> float:
+    """Log-log slope of ``y`` against ``x`` for a claim (:func:`specdyn.measure.loglog_fit`).
+
+    NaN, so that the claim is NOT HELD, where the data cannot be fitted: fewer
+    than two points, or a ``y`` that is not finite and positive (a wrong table).
+    """
+    from specdyn.measure import loglog_fit
+
+    xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if xa.size < 2 or not (np.all(ya > 0) and np.all(np.isfinite(ya))):
+        return float("nan")
+    return loglog_fit(xa, ya)[0]
+
+
+def within(name: str, measured: float, lo: float, hi: float, *, source: str, note: str = "",
+           full_only: bool = False, disputed: str = "", revised: str = "",
+           partner: str = "") -> Claim:
+    """A claim that ``measured`` lies in the closed interval ``[lo, hi]``.
+
+    ``lo`` and ``hi`` are the claim's tolerance, fixed before the run. A NaN
+    measurement is NOT HELD, with the reason added to the note.
+    """
+    m = float(measured)
+    finite = math.isfinite(m)
+    held = bool(finite and lo <= m <= hi)
+    if not finite:
+        note = f"measured value is {m} (not held); {note}" if note else \
+            f"measured value is {m} (not held)"
+    return Claim(name, f"in [{lo:g}, {hi:g}]", m, held, source=source, note=note,
+                 full_only=full_only, disputed=disputed, revised=revised, partner=partner)
