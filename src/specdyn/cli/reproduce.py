@@ -76,7 +76,7 @@ def claims_frame(rows: list[dict[str, Any]], *, full: bool = False) -> pd.DataFr
 
 
 #: What the exit status means (``reproduce --help``, the README).
-EXIT_HELP = ("exit status: 0 when every claim expected to hold held (a claim marked disputed, "
+EXIT_HELP = ("Exit status: 0 when every claim expected to hold held (a claim marked disputed, "
              "or quick size at the quick size, may fail: its reason is printed); 1 when a "
              "claim expected to hold FAILED or an experiment crashed; 2 on bad input")
 
@@ -234,10 +234,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run named experiments (all by default) into an output folder",
         description="Reproduce paper figures and related-work experiments. Each writes "
                     "NAME.png, NAME.pdf, NAME.parquet and a JSON record of its settings and "
-                    "claims; the run ends with a table of every claim, held or not, the reason "
-                    "under each one not held, and a total.",
+                    "claims; the run ends with a table of every claim, held or not.",
     )
-    p.epilog = EXIT_HELP + "."
     p.add_argument("names", nargs="*", metavar="NAME",
                    help="experiments to run (default: all). Known: "
                         + ", ".join(runs.names()))
@@ -250,3 +248,5 @@ def register(sub: argparse._SubParsersAction) -> None:
                         ">= 1)")
     p.add_argument("--print-config", action="store_true",
                    help="print the config (TOML) that would be used, and exit")
+    p.epilog = ("Each claim not held is printed with its reason, then a total. "
+                + EXIT_HELP + ".")
