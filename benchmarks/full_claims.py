@@ -5,9 +5,11 @@ machine, run ``specdyn reproduce NAME --full`` in a subprocess (killed at
 ``--limit-min`` minutes), then record every claim held / not held with its
 measured value and the wall time in ``benchmarks/full_claims.json``; print the
 markdown table that BENCHMARKS.md and ``docs/claims.md`` carry. Experiments
-whose ``--full`` size does not fit (or needs a GPU) are listed in
-:data:`NOT_RUN` with the reason and the prepared command, and recorded as not
-run: no claim is said to hold at ``--full`` unless a run here showed it.
+whose ``--full`` size does not fit are listed in :data:`NOT_RUN` with the
+reason and the prepared command, and recorded as not run; those that need a GPU
+(:data:`GPU_ONLY`) are recorded from a GPU machine's folders with ``--from``: no
+claim is said to hold at ``--full`` unless a run showed it. A run that did not
+finish never replaces a finished entry (it is kept as its ``last_attempt``).
 
 ``--from DIR`` checks the claims again, with the current code, on finished
 ``--full`` folders ``DIR/NAME`` written earlier (by this script or by
@@ -54,6 +56,13 @@ NOT_RUN: dict[str, str] = {
     "two-step-phase": "about 5 h on 2 cores (10 x 10 grid x 3 seeds at N = D = M = 4000, "
                       "an SVD of a 4000 x 4000 matrix per cell; 9.2 s a cell on an H200, "
                       "about 46 min); run: specdyn reproduce two-step-phase --full",
+}
+
+#: Experiments whose --full size needs a GPU: not run by default here (name them to run
+#: them), recorded from a GPU machine's folders with ``--from``.
+GPU_ONLY: dict[str, str] = {
+    "fig4": "about 15 h of CPU a run at D = 512, N = 8192, M = 4096, 1e4 steps; on a GPU: "
+            "bash benchmarks/gpu_fig4.sh, then --from its folder",
 }
 
 #: Config fields that say where a run ran, not what it computed: a folder that differs
@@ -137,6 +146,17 @@ def recheck_one(folder: Path, *, device: str | None = None,
             "claims": claims}
 
 
+def store(record: dict[str, Any], key: str, entry: dict[str, Any]) -> bool:
+    """Put ``entry`` under ``key``, unless it did not finish and the record has a finished
+    entry there: that one is kept, with ``entry`` as its ``last_attempt`` (False)."""
+    old = record.get(key)
+    if entry["status"] != "finished" and old is not None and old["status"] == "finished":
+        old["last_attempt"] = entry
+        return False
+    record[key] = entry
+    return True
+
+
 def _entries(record: dict[str, Any], name: str) -> list[tuple[str, dict[str, Any] | None]]:
     """``name``'s entry (or ``None``), then its variants', in key order."""
     variants = sorted(k for k in record if k.startswith(f"{name} ["))
@@ -177,7 +197,8 @@ def markdown(record: dict[str, Any]) -> str:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("names", nargs="*", help="experiments (default: every one not in NOT_RUN)")
+    p.add_argument("names", nargs="*",
+                   help="experiments (default: every one not in NOT_RUN or GPU_ONLY)")
     p.add_argument("--out", type=Path, default=None, help="output folder (default: a temp dir)")
     p.add_argument("--from", dest="from_dirs", type=Path, action="append", default=[],
                    help="check the claims of finished --full folders DIR/NAME again, no run "
@@ -197,7 +218,8 @@ def main() -> None:
         print(markdown(json.loads(args.record.read_text())))
         return
 
-    names = args.names or [n for n in runs.builtin_names() if n not in NOT_RUN]
+    names = args.names or [n for n in runs.builtin_names()
+                           if n not in NOT_RUN and n not in GPU_ONLY]
     unknown = sorted(set(names) - set(runs.builtin_names()))
     if unknown:
         p.error(f"unknown experiment(s) {unknown}; known: {runs.builtin_names()}")
@@ -218,7 +240,11 @@ def main() -> None:
                 print(f"{name}: {folder} is not a --full folder ({len(variant)} fields differ "
                       f"from the --full config: {sorted(variant)}); not recorded", flush=True)
                 continue
-            entry = recheck_one(folder, device=args.device, data_commit=args.data_commit)
+            try:
+                entry = recheck_one(folder, device=args.device, data_commit=args.data_commit)
+            except ValueError as err:  # not finished, or a contradicting --data-commit
+                print(f"{name}: {err}; not recorded", flush=True)
+                continue
         else:
             print(f"{name}: running --full (limit {args.limit_min:g} min) ...", flush=True)
             variant = {}
@@ -228,7 +254,9 @@ def main() -> None:
         if variant:
             entry["variant"] = variant
         key = key_of(name, variant)
-        record[key] = entry
+        if not store(record, key, entry):
+            print(f"{key}: {entry['status']}; the finished entry of "
+                  f"{record[key].get('date')} is kept", flush=True)
         held = sum(bool(c["held"]) for c in entry["claims"])
         print(f"{key}: {entry['status']}, claims held {held}/{len(entry['claims'])}", flush=True)
         args.record.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")

@@ -338,3 +338,17 @@ def test_the_full_record_names_machine_and_commit_of_every_run() -> None:
     assert "H200" in record["fig4"]["device"]
     assert record["fig4"]["data_commit"].startswith("49cb59a")
     assert record["fig4 [activation=gelu]"]["variant"] == {"activation": ["relu", "gelu"]}
+
+
+def test_a_run_that_did_not_finish_never_hides_a_finished_one() -> None:
+    fc = _script("benchmarks/full_claims.py")
+    done = {"status": "finished", "date": "2026-12-04", "claims": [_claim("a", 0.5, True)]}
+    record = {"fig4": dict(done)}
+    assert not fc.store(record, "fig4", {"status": "timeout", "claims": []})
+    assert record["fig4"]["status"] == "finished"
+    assert record["fig4"]["last_attempt"]["status"] == "timeout"
+    assert fc.store(record, "fig4", dict(done, date="2026-12-05"))
+    assert record["fig4"]["date"] == "2026-12-05" and "last_attempt" not in record["fig4"]
+    assert fc.store(record, "fig2", {"status": "timeout", "claims": []})
+    # fig4 --full needs a GPU: not among the experiments a plain run starts here
+    assert "fig4" in fc.GPU_ONLY and "fig4" not in fc.NOT_RUN
