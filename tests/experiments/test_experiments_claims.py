@@ -3,7 +3,9 @@ claims of every quick experiment, checked on the data each one writes."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -64,15 +66,113 @@ def test_a_claim_not_held_is_shown(tmp_path: Path) -> None:
         {"name": "slope", "expected": "in [-1.2, -0.8]", "measured": -0.5, "held": False,
          "full_only": False, "note": "", "source": "own"},
         {"name": "count varies", "expected": "in [2, inf]", "measured": 1.0, "held": False,
-         "full_only": True, "note": "", "source": "abstract 2"},
+         "full_only": True, "note": "one outlier at this width", "source": "abstract 2"},
         {"name": "final slope", "expected": "in [1.9, 2.1]", "measured": 1.68, "held": False,
-         "full_only": False, "note": "", "source": "core Sec. 3.3",
-         "disputed": "c1 != 1 for ReLU"}]}]
-    text = format_summary(rows)
+         "full_only": False, "source": "core Sec. 3.3",
+         "disputed": "c1 != 1 for ReLU", "revised": "abc1234: 0.2 -> 0.35, after a miss"}]}]
+    text = format_summary(rows, width=200)
     assert "0/3" in text
-    assert "measured       -0.5" in text and "NOT HELD" in text
-    assert "NOT HELD (quick size)" in text and "NOT HELD (disputed)" in text
-    assert "[core Sec. 3.3]" in text and "expected at --full" not in text
+    assert "slope: measured -0.5, expected in [-1.2, -0.8] [own]" in text
+    assert "FAILED: expected to hold" in text
+    assert "NOT HELD (quick size)" in text and "quick size: one outlier at this width" in text
+    assert "NOT HELD (disputed)" in text and "disputed: c1 != 1 for ReLU" in text
+    assert "revised: abc1234: 0.2 -> 0.35, after a miss" in text
+    assert "[core Sec. 3.3]" in text
+    assert text.splitlines()[-1] == ("claims: 0 held; 2 not held as expected (1 disputed, "
+                                     "1 quick size); 1 FAILED; 1 revised after a run")
+    # at --full a full_only claim is expected to hold: its miss is a failure
+    assert "2 FAILED" in format_summary(rows, full=True, width=200)
+
+
+def test_the_claims_table_fits_a_narrow_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    long = "a reason long enough to need several lines at eighty columns, " * 4
+    rows = [{"experiment": "finite-size-theory", "status": "finished", "wall_time_s": 90.0,
+             "claims": [
+                 {"name": "tanh: effective theory breaks down beyond the validity ratio " * 2,
+                  "expected": "in [0.1, inf]", "measured": None, "held": False,
+                  "full_only": True, "note": long, "source": "own (notes [D3])",
+                  "revised": long},
+                 {"name": "mode sequence", "expected": "4 -> 2 -> 1",
+                  "measured": float("nan"), "held": False, "disputed": long,
+                  "source": "core Eq. (32)"}]},
+            {"experiment": "fig5", "status": "failed", "wall_time_s": 1.0, "claims": []}]
+    monkeypatch.setenv("COLUMNS", "80")
+    text = format_summary(rows)
+    assert max(len(ln) for ln in text.splitlines()) <= 80
+    # a missing number says why, never a bare "nan" or "-"
+    assert "measured not finite" in text
+    assert not re.search(r"\bnan\b|measured -", text)
+
+
+@pytest.fixture()
+def probe_experiment(monkeypatch: pytest.MonkeyPatch):
+    """A throwaway experiment ``claims-probe`` whose claims are what the test sets."""
+    from specdyn.runs import registry
+
+    @dataclass(frozen=True)
+    class ProbeConfig:
+        seed: int = 0
+
+    made: list[Claim] = []
+
+    def run(cfg: ProbeConfig, out: Path) -> registry.ExperimentResult:
+        return registry.ExperimentResult("claims-probe", out)
+
+    registry.names()  # load the built-in experiments first
+    monkeypatch.setitem(registry._REGISTRY, "claims-probe", registry.Experiment(
+        "claims-probe", "test probe", ProbeConfig, run, full=ProbeConfig,
+        claims=lambda cfg, folder: list(made)))
+    return made
+
+
+def test_a_failed_claim_exits_1_with_its_reason_and_the_total(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], probe_experiment: list[Claim],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    probe_experiment += [
+        within("held one", 0.5, 0, 1, source="own"),
+        within("disputed one", 2.0, 0, 1, source="core Sec. 3.3",
+               disputed="the seed's constant assumes a linear activation"),
+        within("quick one", 2.0, 0, 1, source="own", full_only=True,
+               note="needs N >= 4096")]
+    args = ["reproduce", "claims-probe", "--out", str(tmp_path / "o"), "--threads", "1"]
+    assert main(args) == 0  # not held, but as expected: exit 0 with the reasons shown
+    text = " ".join(capsys.readouterr().out.split())  # the lines are wrapped at 80
+    assert "disputed: the seed's constant assumes a linear activation" in text
+    assert "quick size: needs N >= 4096" in text
+    assert "claims: 1 held; 2 not held as expected (1 disputed, 1 quick size); 0 FAILED" in text
+
+    probe_experiment.append(within("expected one", 3.0, 0, 1, source="own",
+                                   note="the slope of the fit"))
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    summary = out[out.index("experiment "):out.index("[specdyn] claims table")]
+    assert max(len(ln) for ln in summary.splitlines()) <= 80  # the table; paths may be longer
+    text = " ".join(out.split())
+    assert "FAILED: expected to hold; the slope of the fit" in text
+    assert "; 1 FAILED" in text and "exit status 1: 1 claim(s) expected to hold FAILED" in text
+    df = pd.read_parquet(tmp_path / "o" / "claims.parquet")
+    assert list(df["verdict"]) == ["held", "disputed", "quick size", "FAILED"]
+    # at --full the full_only claim is expected to hold too
+    probe_experiment.pop()
+    assert main([*args, "--full"]) == 1
+    assert "; 1 FAILED" in capsys.readouterr().out
+
+
+def test_a_crash_still_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                               probe_experiment: list[Claim],
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from specdyn.runs import registry
+
+    def boom(cfg: object, out: Path) -> registry.ExperimentResult:
+        raise RuntimeError("probe crash")
+
+    monkeypatch.setitem(registry._REGISTRY, "claims-probe", dataclasses.replace(
+        registry._REGISTRY["claims-probe"], run=boom))
+    assert main(["reproduce", "claims-probe", "--out", str(tmp_path / "o"),
+                 "--threads", "1"]) == 1
+    text = capsys.readouterr().out
+    assert "FAILED after" in text and "1 experiment(s) crashed" in text
 
 
 def test_claim_needs_a_source_and_nan_is_never_held() -> None:
@@ -156,3 +256,101 @@ def _doc_rows(name: str) -> set[tuple[str, str, str]]:
                      for x in re.split(r"(?<!\\)\|", line)[1:-1]]
             rows.add((cells[0], cells[1], cells[2]))
     return rows
+
+
+def _script(path: str):
+    """A script of the repository (scripts/, benchmarks/) as a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(Path(path).stem, ROOT / path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _claim(name: str, measured: object, held: bool, **kw: object) -> dict:
+    return {"name": name, "expected": "in [0, 1]", "measured": measured, "held": held,
+            "source": "own", "note": "", "full_only": False, "disputed": "", "revised": "",
+            **kw}
+
+
+def test_claims_doc_lists_revisions_flags_quick_size_misses_and_variants() -> None:
+    doc = _script("scripts/claims_doc.py")
+    quick = {"full": False, "experiments": [{"experiment": "fig4", "claims": [
+        _claim("a", 0.5, True, revised="abc1234: 0.2 -> 0.35, after a miss"),
+        _claim("b", None, False, full_only=True, note="needs N = 8192"),
+        _claim("c", 2.0, False, full_only=True, note="needs N = 8192"),
+        _claim("d", 2.0, False, disputed="c1 != 1")]}]}
+    full = {"fig4": {"status": "finished", "wall_time_s": 83.0, "device": "one GPU, torch x",
+                     "data_commit": "49cb59a5238f", "claims_commit": "6a7be2ce",
+                     "claims": [_claim("a", 0.4, True), _claim("b", 1.5, False,
+                                                               full_only=True),
+                                _claim("c", 0.9, True, full_only=True),
+                                _claim("d", 1.7, False, disputed="c1 != 1")]},
+            "fig4 [activation=tanh]": {"status": "finished", "wall_time_s": 93.0,
+                                       "claims": [_claim("a", 3.0, False)]}}
+    page = doc.render(quick, full)
+    assert doc.flagged(quick, full) == [("fig4", "b", "1.5, NOT HELD")]
+    rows = {ln.split(" | ")[0][2:]: ln for ln in page.splitlines() if ln.startswith("| ")}
+    assert "FLAG" in rows["b"] and "FLAG" not in rows["c"] and "FLAG" not in rows["d"]
+    assert "not finite, NOT HELD (quick size)" in rows["b"]
+    assert "0.9, held" in rows["c"]  # at --full a quick-size claim is expected to hold
+    assert "0.5, held (revised)" in rows["a"] and "[activation=tanh] 3, NOT HELD" in rows["a"]
+    assert "[activation=tanh] claim added after the --full run" in rows["b"]
+    revisions = page.split("## Revisions", 1)[1]
+    assert "| fig4 | a | abc1234: 0.2 -> 0.35, after a miss |" in revisions
+    assert "--full: on one GPU, torch x, 1.4 min, data commit 49cb59a" in page
+    assert not re.search(r"\bnan\b", page)
+
+
+def test_full_claims_records_variants_device_and_commit(
+        tmp_path: Path, probe_experiment: list[Claim]) -> None:
+    fc = _script("benchmarks/full_claims.py")
+    from specdyn.runs.config import config_to_dict
+
+    cfg = config_to_dict(get("fig4").config(True))
+    assert fc.variant_of("fig4", {**cfg, "device": "cuda"}) == {}  # where it ran: the same
+    variant = fc.variant_of("fig4", {**cfg, "activation": "gelu"})
+    assert variant == {"activation": [cfg["activation"], "gelu"]}
+    assert fc.key_of("fig4", variant) == "fig4 [activation=gelu]"
+
+    probe_experiment.append(within("x", 0.5, 0, 1, source="own"))
+    run_experiment("claims-probe", tmp_path)
+    made = io.read_json(tmp_path / "claims-probe" / "record.json")["git_commit"]
+    entry = fc.recheck_one(tmp_path / "claims-probe", device="one GPU")
+    assert entry["device"] == "one GPU" and entry["data_commit"] == made
+    assert [c["name"] for c in entry["claims"]] == ["x"]
+    if made:  # a checkout: a commit that contradicts the record is refused
+        with pytest.raises(ValueError, match="data-commit"):
+            fc.recheck_one(tmp_path / "claims-probe", data_commit="0000000")
+    table = fc.markdown({"fig4 [activation=gelu]": {**entry, "claims": [
+        _claim("q", None, False, full_only=True)]}})
+    assert "| fig4 [activation=gelu] | q | own | in [0, 1] | not finite | NOT HELD | 0.0 min " \
+           "| one GPU |" in table
+    assert "| fig4 | (not run yet) |" in table
+
+
+def test_the_full_record_names_machine_and_commit_of_every_run() -> None:
+    record = _full_record()
+    for key, e in record.items():
+        if e["status"] == "finished":
+            assert e.get("device") and e.get("claims_commit"), key
+    # fig4 --full was run on a GPU, ReLU (its config) and two variants
+    assert "H200" in record["fig4"]["device"]
+    assert record["fig4"]["data_commit"].startswith("49cb59a")
+    assert record["fig4 [activation=gelu]"]["variant"] == {"activation": ["relu", "gelu"]}
+
+
+def test_a_run_that_did_not_finish_never_hides_a_finished_one() -> None:
+    fc = _script("benchmarks/full_claims.py")
+    done = {"status": "finished", "date": "2026-12-04", "claims": [_claim("a", 0.5, True)]}
+    record = {"fig4": dict(done)}
+    assert not fc.store(record, "fig4", {"status": "timeout", "claims": []})
+    assert record["fig4"]["status"] == "finished"
+    assert record["fig4"]["last_attempt"]["status"] == "timeout"
+    assert fc.store(record, "fig4", dict(done, date="2026-12-05"))
+    assert record["fig4"]["date"] == "2026-12-05" and "last_attempt" not in record["fig4"]
+    assert fc.store(record, "fig2", {"status": "timeout", "claims": []})
+    # fig4 --full needs a GPU: not among the experiments a plain run starts here
+    assert "fig4" in fc.GPU_ONLY and "fig4" not in fc.NOT_RUN

@@ -2,15 +2,19 @@
 
 Prints an overall ``[k/n]`` counter with the elapsed time, each experiment's own
 progress bars (stderr), and ends with a summary table: experiment, status, wall
-time and its claims held / not held with the measured numbers. The same table
-is written as ``OUT/claims.parquet`` and ``OUT/claims.json``.
+time, then every claim held / not held with the measured number and, under each
+one not held, why (disputed, quick size, or FAILED), wrapped to the terminal
+width, and a total line. The full table is written as ``OUT/claims.parquet`` and
+``OUT/claims.json``. Exit status 1 when a claim expected to hold failed or an
+experiment crashed (:data:`EXIT_HELP`).
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import os
+import shutil
+import textwrap
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,18 +46,17 @@ def _fmt_time(seconds: float) -> str:
     return f"{m}:{s:02d}" if m < 60 else f"{m // 60}:{m % 60:02d}:{s:02d}"
 
 
-def _fmt_measured(x: Any) -> str:
-    if isinstance(x, float):
-        return "nan" if not math.isfinite(x) else f"{x:.4g}"
-    return "-" if x is None else str(x)
+def claims_frame(rows: list[dict[str, Any]], *, full: bool = False) -> pd.DataFrame:
+    """One row per claim (or per experiment without claims) of a reproduce run.
 
-
-def claims_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """One row per claim (or per experiment without claims) of a reproduce run."""
+    ``verdict`` is :func:`~specdyn.runs.claims.verdict` at the run's size (``full``).
+    """
     import pandas as pd
 
+    from specdyn.runs.claims import fmt_measured, verdict
+
     cols = ["experiment", "status", "wall_time_s", "claim", "source", "expected", "measured",
-            "held", "full_only", "disputed", "note"]
+            "held", "verdict", "full_only", "disputed", "revised", "note"]
     out = []
     for r in rows:
         claims = r.get("claims") or [None]
@@ -63,34 +66,98 @@ def claims_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
                         "claim": None if c is None else c["name"],
                         "source": None if c is None else c.get("source", ""),
                         "expected": None if c is None else c["expected"],
-                        "measured": None if c is None else _fmt_measured(c["measured"]),
+                        "measured": None if c is None else fmt_measured(c["measured"]),
                         "held": None if c is None else bool(c["held"]),
+                        "verdict": None if c is None else verdict(c, full=full),
                         "full_only": None if c is None else bool(c.get("full_only", False)),
                         "disputed": None if c is None else c.get("disputed", ""),
+                        "revised": None if c is None else c.get("revised", ""),
                         "note": None if c is None else c.get("note", "")})
     return pd.DataFrame(out, columns=cols)
 
 
-def format_summary(rows: list[dict[str, Any]]) -> str:
-    """The closing table: experiment, status, wall time, claims held, then every claim."""
-    from specdyn.runs.claims import mark
+#: What the exit status means (``reproduce --help``, the README).
+EXIT_HELP = ("Exit status: 0 when every claim expected to hold held (a claim marked disputed, "
+             "or quick size at the quick size, may fail: its reason is printed); 1 when a "
+             "claim expected to hold FAILED or an experiment crashed; 2 on bad input")
 
+
+def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
+    return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest,
+                         break_on_hyphens=False) or [first.rstrip()]
+
+
+def claim_lines(claims: list[dict[str, Any]], width: int, *, full: bool = False) -> list[str]:
+    """Every claim on its own wrapped lines, no line longer than ``width``.
+
+    Its mark, name, measured and expected values and source; under a claim not
+    held, its reason (:func:`~specdyn.runs.claims.reason`), and under a revised
+    claim, the revision.
+    """
+    from specdyn.runs.claims import fmt_measured, mark, reason
+
+    marks = [mark(c, full=full) for c in claims]
+    mw = max([len(m) for m in marks] + [4])
+    # the mark column, when it leaves room for the text; else a hanging indent
+    indent = 2 + mw + 2 if 2 + mw + 2 <= width // 3 else 6
+    lines: list[str] = []
+    for c, m in zip(claims, marks, strict=True):
+        head = f"  {m:<{mw}}  " if indent > 6 else f"  {m}: "
+        text = (f"{c['name']}: measured {fmt_measured(c['measured'])}, expected "
+                f"{c['expected']} [{c.get('source') or '?'}]")
+        lines += _wrap(text, width, head, " " * indent)
+        for extra in (reason(c, full=full),
+                      f"revised: {c['revised']}" if c.get("revised") else ""):
+            if extra:
+                lines += _wrap(extra, width, " " * indent, " " * (indent + 2))
+    return lines
+
+
+def totals(rows: list[dict[str, Any]], *, full: bool = False) -> dict[str, int]:
+    """Claims per verdict (:data:`~specdyn.runs.claims.VERDICTS`), revised ones and crashed
+    experiments of a reproduce run."""
+    from specdyn.runs.claims import VERDICTS, verdict
+
+    claims = [c for r in rows for c in r.get("claims") or []]
+    out = {v: sum(verdict(c, full=full) == v for c in claims)
+           for v in VERDICTS}
+    out["revised"] = sum(bool(c.get("revised")) for c in claims)
+    out["crashed"] = sum(r["status"] != "finished" for r in rows)
+    return out
+
+
+def total_line(rows: list[dict[str, Any]], *, full: bool = False) -> str:
+    """``claims: H held; N not held as expected (D disputed, Q quick size); F FAILED`` and
+    the experiments that crashed."""
+    t = totals(rows, full=full)
+    text = (f"claims: {t['held']} held; {t['disputed'] + t['quick size']} not held as "
+            f"expected ({t['disputed']} disputed, {t['quick size']} quick size); "
+            f"{t['FAILED']} FAILED")
+    if t["revised"]:
+        text += f"; {t['revised']} revised after a run"
+    if t["crashed"]:
+        text += f"; {t['crashed']} experiment(s) crashed"
+    return text
+
+
+def format_summary(rows: list[dict[str, Any]], *, full: bool = False,
+                   width: int | None = None) -> str:
+    """The closing table: experiment, status, wall time, claims held, then every claim
+    (:func:`claim_lines`) and the total (:func:`total_line`), ``width`` columns at most
+    (default: the terminal's)."""
+    width = max(40, width or shutil.get_terminal_size().columns)
     lines = [f"{'experiment':<22} {'status':<8} {'wall':>7}  claims held"]
     for r in rows:
         claims = r.get("claims") or []
         held = sum(bool(c["held"]) for c in claims)
+        crashed = "(crashed: no claims checked)"
         lines.append(f"{r['experiment']:<22} {r['status']:<8} {_fmt_time(r['wall_time_s']):>7}  "
-                     f"{held}/{len(claims)}" if claims else
-                     f"{r['experiment']:<22} {r['status']:<8} {_fmt_time(r['wall_time_s']):>7}  "
-                     f"{'-' if r['status'] != 'finished' else 'none declared'}")
-    lines.append("")
-    width = max([len(c["name"]) for r in rows for c in r.get("claims") or []] + [5])
+                     + (f"{held}/{len(claims)}" if claims else
+                        crashed if r["status"] != "finished" else "none declared"))
     for r in rows:
-        for c in r.get("claims") or []:
-            lines.append(f"  {r['experiment']:<22} {c['name']:<{width}}  "
-                         f"measured {_fmt_measured(c['measured']):>10}  "
-                         f"expected {c['expected']:<18} {mark(c):<22} "
-                         f"[{c.get('source') or '?'}]")
+        if r.get("claims"):
+            lines += ["", f"{r['experiment']}:"] + claim_lines(r["claims"], width, full=full)
+    lines += [""] + _wrap(total_line(rows, full=full), width, "", "  ")
     return "\n".join(lines)
 
 
@@ -155,15 +222,19 @@ def _reproduce_cmd(args: argparse.Namespace) -> int:
               f" -> {res.out_dir} ({files})", flush=True)
     print(f"\n[specdyn] finished {n} experiment(s) in {_fmt_time(time.perf_counter() - t0)}"
           f" ({threads} thread(s))\n", flush=True)
-    print(format_summary(rows), flush=True)
-    df = claims_frame(rows)
+    print(format_summary(rows, full=args.full), flush=True)
+    df = claims_frame(rows, full=args.full)
     io.write_table(df, out / "claims.parquet")
     io.write_json({"threads": threads, "full": bool(args.full),
                    "wall_time_s": time.perf_counter() - t0, "experiments": rows},
                   out / "claims.json")
     print(f"\n[specdyn] claims table: {out / 'claims.parquet'} (and claims.json)", flush=True)
-    failed = sum(r["status"] != "finished" for r in rows)
-    return 1 if failed else 0
+    t = totals(rows, full=args.full)
+    if t["FAILED"] or t["crashed"]:
+        print(f"[specdyn] exit status 1: {t['FAILED']} claim(s) expected to hold FAILED, "
+              f"{t['crashed']} experiment(s) crashed", flush=True)
+        return 1
+    return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -187,3 +258,5 @@ def register(sub: argparse._SubParsersAction) -> None:
                         ">= 1)")
     p.add_argument("--print-config", action="store_true",
                    help="print the config (TOML) that would be used, and exit")
+    p.epilog = ("Each claim not held is printed with its reason, then a total. "
+                + EXIT_HELP + ".")

@@ -76,10 +76,10 @@ def _claims_cell(claims: list[dict[str, Any]] | None) -> str:
 
 
 def _not_held(claims: list[dict[str, Any]] | None) -> str:
-    from specdyn.runs.claims import mark
+    from specdyn.runs.claims import fmt_measured, mark
 
     bad = [c for c in claims or [] if not c.get("held")]
-    return "; ".join(f"{c['name']}: {_short(c.get('measured'))} (expected {c['expected']}: "
+    return "; ".join(f"{c['name']}: {fmt_measured(c.get('measured'))} (expected {c['expected']}: "
                      f"{mark(c)})" for c in bad) or "-"
 
 
@@ -153,7 +153,7 @@ def _print_record(path: Path) -> None:
     """One experiment folder, readably: status, config, summary (nested), claims."""
     from specdyn import io
     from specdyn.runs import store
-    from specdyn.runs.claims import mark
+    from specdyn.runs.claims import fmt_measured, mark
 
     rec = io.read_json(path / store.RECORD)
     print(f"{path}: {rec.get('status')} in {_short(rec.get('wall_time_s'))} s "
@@ -168,7 +168,7 @@ def _print_record(path: Path) -> None:
         print("claims:")
         for c in rec["claims"]:
             print(f"  {c['name']} [{c.get('source') or '?'}]: measured "
-                  f"{_short(c.get('measured'))}, expected {c['expected']}: {mark(c)}")
+                  f"{fmt_measured(c.get('measured'))}, expected {c['expected']}: {mark(c)}")
     files = (rec.get("figures") or []) + (rec.get("tables") or [])
     if files:
         print(f"files: {', '.join(files)}")

@@ -98,19 +98,76 @@ class Claim:
         return d
 
 
-def mark(claim: Mapping[str, Any]) -> str:
+def mark(claim: Mapping[str, Any], *, full: bool = False) -> str:
     """``held``, or ``NOT HELD`` and why it was not expected to hold, of a claim's record.
 
     A claim revised after a run (its record has a non-empty ``revised``) ends with
     ``" (revised)"``; records written before the key existed read as not revised.
+    ``full``: the record is of a ``--full`` run, where a ``full_only`` claim is
+    expected to hold (:func:`verdict`).
+    """
+    text = {"held": "held", "disputed": "NOT HELD (disputed)",
+            "quick size": "NOT HELD (quick size)",
+            "FAILED": "NOT HELD"}[verdict(claim, full=full)]
+    return f"{text} (revised)" if claim.get("revised") else text
+
+
+#: The verdicts of a claim's record: held, or not held and why (see :func:`verdict`).
+VERDICTS = ("held", "disputed", "quick size", "FAILED")
+
+
+def verdict(claim: Mapping[str, Any], *, full: bool = False) -> str:
+    """``held``, ``disputed``, ``quick size`` or ``FAILED``, of a claim's record.
+
+    Not held counts as expected when the claim is ``disputed`` or, at the quick
+    size (``full=False``), ``full_only``; otherwise it is ``FAILED``: a claim the
+    project expected to hold did not (``specdyn reproduce`` then exits 1). At
+    ``--full`` a ``full_only`` claim is expected to hold.
     """
     if claim["held"]:
-        text = "held"
-    elif claim.get("disputed"):
-        text = "NOT HELD (disputed)"
-    else:
-        text = "NOT HELD (quick size)" if claim.get("full_only") else "NOT HELD"
-    return f"{text} (revised)" if claim.get("revised") else text
+        return "held"
+    if claim.get("disputed"):
+        return "disputed"
+    if claim.get("full_only") and not full:
+        return "quick size"
+    return "FAILED"
+
+
+def reason(claim: Mapping[str, Any], *, full: bool = False) -> str:
+    """Why a claim's record was not held, in one line (empty when held).
+
+    The ``disputed`` text; for ``quick size`` the note saying why the quick size
+    cannot show it; for ``FAILED`` that it was expected to hold, with the note.
+    """
+    v = verdict(claim, full=full)
+    note = str(claim.get("note") or "")
+    if v == "held":
+        return ""
+    if v == "disputed":
+        return f"disputed: {claim['disputed']}"
+    if v == "quick size":
+        return f"quick size: {note or 'not expected to hold at the quick size'}"
+    where = " at --full" if full and claim.get("full_only") else ""
+    return f"FAILED: expected to hold{where}" + (f"; {note}" if note else "")
+
+
+def fmt_measured(x: Any) -> str:
+    """A claim's measured value as text: 4 significant digits, or why there is no number.
+
+    A record stores a non-finite measurement as ``None`` (:meth:`Claim.to_dict`),
+    so both read ``not finite``: the measurement could not be made on the data
+    (too few points, a value never reached), which the claim's note explains.
+    """
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "not finite"
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return str(x)
+
+
+def md_cell(text: Any) -> str:
+    """``text`` for one cell of a markdown table: ``|`` escaped, on one line."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def loglog_slope(x: Any, y: Any) -> float:
