@@ -631,8 +631,13 @@ def lr_transfer_claims(raw: pd.DataFrame, eraw: pd.DataFrame,
                note="the best lr moves with width under NTK, not under muP"),
         within("NTK: best lr moves across widths (grid steps)", ntk, NTK_SHIFT_MIN, np.inf,
                source=muptp, full_only=span < 16,
+               disputed="NOT HELD at --full too (16x widths; the CPU --full run of data commit "
+                        "49cb59a): the NTK best lr moved 0 grid steps, so the seed's 'NTK lr does "
+                        "not transfer' is not seen at the widths run (reason written after that "
+                        "run)",
                revised="cfae051: expected at the quick size -> full_only, after the quick run "
-                       "measured 1 grid step over its 8x widths",
+                       "measured 1 grid step over its 8x widths; then disputed after the "
+                       "--full run measured 0",
                note=f"widths span {span}x here; expected over the --full widths (16x): "
                     "the NTK best lr scales like 1/N-ish, one grid step per doubling"),
     ]

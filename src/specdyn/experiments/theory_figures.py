@@ -314,7 +314,8 @@ def _mode_sequence(k: np.ndarray, t: np.ndarray, aeff: np.ndarray, k_mode: float
         hit = t[np.abs(a - val) <= tol]
         medians.append(float(np.median(hit)) if hit.size else float("nan"))
     ok = bool(np.all(np.isfinite(medians)) and np.all(np.diff(medians) > 0))
-    text = " -> ".join(f"{v:g} at t ~ {m:.3g}" for v, m in zip(values, medians, strict=True))
+    text = " -> ".join(f"{v:g} at t ~ {m:.3g}" if np.isfinite(m) else f"{v:g} never within {tol:g}"
+                       for v, m in zip(values, medians, strict=True))
     return ok, f"k = {k[i]:.3g}: {text}"
 
 
