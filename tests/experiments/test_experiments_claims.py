@@ -258,6 +258,16 @@ def _doc_rows(name: str) -> set[tuple[str, str, str]]:
     return rows
 
 
+def test_no_claim_cites_the_project_notes() -> None:
+    # the seeds are the two texts in shared/papers; related-notes.md is the project's own
+    # reading, so a claim resting on it is `own` (the quick-claims test above ties every
+    # row of docs/claims.md to the code's claim, source included)
+    for name in builtin_names():
+        for claim, source, _ in _doc_rows(name):
+            assert "notes" not in source.lower(), (name, claim, source)
+            assert source, (name, claim)
+
+
 def _script(path: str):
     """A script of the repository (scripts/, benchmarks/) as a module."""
     import importlib.util
