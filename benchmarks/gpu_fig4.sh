@@ -6,18 +6,6 @@
 # then ~1 min of benchmark table: give the command a timeout of about 480 s.
 set -euo pipefail
 OUT_DIR="${OUT:-specdyn-gpu-out}/fig4-gpu"
-export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
-export MPLBACKEND=Agg TQDM_DISABLE=1
-PY="${PYTHON:-python3}"
-if [ -x /work/venv/bin/python ] && [ -z "${PYTHON:-}" ]; then PY=/work/venv/bin/python; fi
-"$PY" - <<'PYEOF'
-import importlib.util, sys
-missing = [m for m in ("torch", "numpy", "scipy", "pandas", "pyarrow", "matplotlib", "tqdm")
-           if importlib.util.find_spec(m) is None]
-if missing:
-    sys.exit(f"gpu_fig4: missing Python packages: {', '.join(missing)}")
-import torch
-print(f"python {sys.version.split()[0]}, torch {torch.__version__}, "
-      f"cuda available: {torch.cuda.is_available()}", flush=True)
-PYEOF
+. benchmarks/_gpu_env.sh
+gpu_device gpu_fig4 >/dev/null
 exec "$PY" benchmarks/gpu_fig4.py --out "$OUT_DIR" "$@"

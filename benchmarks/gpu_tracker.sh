@@ -12,22 +12,8 @@
 set -euo pipefail
 OUT_DIR="${OUT:-specdyn-gpu-out}/tracker-gpu"
 mkdir -p "$OUT_DIR"
-export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
-export MPLBACKEND=Agg TQDM_DISABLE=1
-PY="${PYTHON:-python3}"
-if [ -x /work/venv/bin/python ] && [ -z "${PYTHON:-}" ]; then PY=/work/venv/bin/python; fi
-DEVICE=$("$PY" - <<'PYEOF'
-import importlib.util, sys
-missing = [m for m in ("torch", "numpy", "scipy", "pandas", "pyarrow", "tqdm")
-           if importlib.util.find_spec(m) is None]
-if missing:
-    sys.exit(f"gpu_tracker: missing Python packages: {', '.join(missing)}")
-import torch
-print(f"python {sys.version.split()[0]}, torch {torch.__version__}, "
-      f"cuda available: {torch.cuda.is_available()}", file=sys.stderr, flush=True)
-print("cuda" if torch.cuda.is_available() else "cpu")
-PYEOF
-)
+. benchmarks/_gpu_env.sh
+DEVICE=$(gpu_device gpu_tracker)
 if [ "${SPECDYN_GPU_SMOKE:-0}" = "1" ]; then
   # tiny everything: checks the script end to end on a CPU in about a minute
   SIZE=(--width 64 --layers 2 --heads 2 --batch 8 --max-samples 256)

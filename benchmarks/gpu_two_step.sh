@@ -7,18 +7,6 @@
 # left (--reuse): give the command a timeout of about 300 s.
 set -euo pipefail
 OUT_DIR="${OUT:-specdyn-gpu-out}/two-step-gpu"
-export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
-export MPLBACKEND=Agg TQDM_DISABLE=1
-PY="${PYTHON:-python3}"
-if [ -x /work/venv/bin/python ] && [ -z "${PYTHON:-}" ]; then PY=/work/venv/bin/python; fi
-"$PY" - <<'PYEOF'
-import importlib.util, sys
-missing = [m for m in ("torch", "numpy", "scipy", "pandas", "pyarrow", "matplotlib", "tqdm")
-           if importlib.util.find_spec(m) is None]
-if missing:
-    sys.exit(f"gpu_two_step: missing Python packages: {', '.join(missing)}")
-import torch
-print(f"python {sys.version.split()[0]}, torch {torch.__version__}, "
-      f"cuda available: {torch.cuda.is_available()}", flush=True)
-PYEOF
+. benchmarks/_gpu_env.sh
+gpu_device gpu_two_step >/dev/null
 exec "$PY" benchmarks/gpu_two_step.py --out "$OUT_DIR" --budget-s 200 --reuse "$@"
