@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy.stats
 
 from specdyn import _validate as v
 from specdyn import io
@@ -39,7 +38,7 @@ from specdyn.measure.atoms import cluster_directions
 from specdyn.measure.exponents import loglog_fit
 from specdyn.plot import mean_field as mplot
 from specdyn.plot import save_figure
-from specdyn.runs.claims import OWN, Claim, loglog_slope, within
+from specdyn.runs.claims import OWN, Claim, loglog_slope, rank_correlation, within
 from specdyn.runs.registry import ExperimentResult, Measured, register
 from specdyn.theory.mean_field import lasso_atom_coefficients
 
@@ -493,9 +492,7 @@ _BUDGET_SPLIT = ('abstract 3: "the total feature-learning-error decomposition in
 def _falls(df: pd.DataFrame, part: str) -> float:
     """Spearman correlation of one part's value with its knob (NaN if constant or < 3 points)."""
     sel = df[df["part"] == part]
-    if len(sel) < 3 or sel["value"].nunique() < 2 or sel["x"].nunique() < 2:
-        return float("nan")
-    return float(scipy.stats.spearmanr(sel["x"], sel["value"]).statistic)
+    return rank_correlation(sel["x"], sel["value"])
 
 
 def budget_claims(df: pd.DataFrame) -> list[Claim]:

@@ -57,7 +57,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import scipy.stats
 
 from specdyn import _validate as v
 from specdyn import io
@@ -67,7 +66,7 @@ from specdyn.measure.weight_outliers import orthonormal_powers, weight_outliers
 from specdyn.models.activations import ACTIVATIONS
 from specdyn.plot import save_figure
 from specdyn.plot import two_step as tsplot
-from specdyn.runs.claims import OWN, Claim, within
+from specdyn.runs.claims import OWN, Claim, rank_correlation, within
 from specdyn.runs.registry import ExperimentResult, Measured, register
 from specdyn.sim.two_step import draw_data, gd_steps
 from specdyn.theory.rmt import rectangular_bulk_edge, rectangular_spike
@@ -277,11 +276,10 @@ def _median_cells(df: pd.DataFrame, **counts: str) -> pd.DataFrame:
 def step2_rise(cells: pd.DataFrame) -> float:
     """Spearman correlation of the cells' step-2 count with ``floor``.
 
-    NaN when either is constant over the cells: a constant count cannot show a rise.
+    NaN when either is constant over the cells: a constant count cannot show a rise
+    (:func:`~specdyn.runs.claims.rank_correlation`).
     """
-    if cells["step2"].nunique() > 1 and cells["floor"].nunique() > 1:
-        return float(scipy.stats.spearmanr(cells["floor"], cells["step2"]).statistic)
-    return float("nan")
+    return rank_correlation(cells["floor"], cells["step2"])
 
 
 def phase_claims(df: pd.DataFrame, cfg: PhaseConfig) -> list[Claim]:
