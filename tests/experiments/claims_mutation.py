@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,41 +36,6 @@ from specdyn.runs import Claim, Measured, get, recheck_claims, run_experiment
 #: Shuffles per experiment, and how many of them an expected claim must fail.
 SHUFFLES = 5
 SHUFFLES_TO_FAIL = 4
-
-
-def _small_configs() -> dict[str, Callable[[], Any]]:
-    """Small configs that the test runs instead of the quick default (runs in seconds).
-
-    An experiment not named here runs its quick default: a new experiment is covered at
-    once, at the cost of its quick run's time, until it adds a small config here.
-    """
-    from specdyn.experiments.finite_size_theory import FiniteSizeConfig as FSTConfig
-    from specdyn.experiments.linear_figures import Fig2Config, FiniteSizeConfig
-    from specdyn.experiments.nonlinear_figures import Fig4Config
-    from specdyn.experiments.regime_map import RegimeMapConfig
-    from specdyn.experiments.simulate import SimulateConfig
-    from specdyn.experiments.theory_figures import Fig3Config, FirstLayerConfig
-
-    return {
-        "fig2": lambda: Fig2Config(D=32, N=512, M=512, steps=2000, checkpoints=30),
-        "fig3": lambda: Fig3Config(n_k=120, n_t=120, n_slices=2),
-        "fig5": lambda: FirstLayerConfig(n_k=60, n_t=60, n_curves=4),
-        "fig6": lambda: FirstLayerConfig(n_k=80, n_t=80),
-        "finite-size": lambda: FiniteSizeConfig(D=16, sizes=(64, 256, 1024, 4096),
-                                                t_max=200.0, checkpoints=6, n_seeds=2),
-        "simulate": lambda: SimulateConfig(),
-        "regime-map": lambda: RegimeMapConfig(),
-        "fig4": lambda: Fig4Config(D=32, N=256, M=256, steps=1500, kmax=16),
-        "finite-size-theory": lambda: FSTConfig(
-            D=8, N_values=(256,), M_values=(256,), seeds=48, times=(0.0, 10.0, 50.0, 200.0),
-            activations=("relu", "tanh"), nl_D=32, nl_N=512, nl_M=512, nl_steps=800, kmax=16),
-    }
-
-
-def small_config(name: str) -> Any:
-    """The small config of ``name`` (its quick default if it has none here)."""
-    make = _small_configs().get(name)
-    return make() if make is not None else get(name).config()
 
 
 def _rows(df: pd.DataFrame, m: Measured) -> pd.Series:
@@ -104,11 +69,15 @@ def mutate(df: pd.DataFrame, m: Measured, kind: str, rng: np.random.Generator | 
     return out
 
 
-def mutated_claims(folder: Path, kind: str, seed: int = 0) -> list[Claim]:
-    """The claims of ``folder``'s experiment on a copy with its measured columns mutated."""
+def mutated_claims(folder: Path, kind: str, seed: int = 0, scratch: Path | None = None
+                   ) -> list[Claim]:
+    """The claims of ``folder``'s experiment on a copy with its measured columns mutated.
+
+    The copy is written under ``scratch`` (beside ``folder`` by default) and removed.
+    """
     rec = io.read_json(folder / "record.json")
     exp = get(rec["config"]["experiment"])
-    dst = folder.parent / f"{folder.name}.{kind}-{seed}"
+    dst = (folder.parent if scratch is None else scratch) / f"{folder.name}.{kind}-{seed}"
     if dst.exists():
         shutil.rmtree(dst)
     shutil.copytree(folder, dst, ignore=shutil.ignore_patterns("*.png", "*.pdf"))
@@ -184,13 +153,19 @@ class Verdict:
         return len(exp), len(self.judged()), held_const, held_shuf
 
 
+def judge_folder(folder: Path, scratch: Path | None = None) -> Verdict:
+    """The claims of a finished experiment folder on its real, its constant and
+    ``SHUFFLES`` shuffled tables (the copies under ``scratch``, by default beside it)."""
+    name = io.read_json(folder / "record.json")["config"]["experiment"]
+    return Verdict(name, recheck_claims(folder), mutated_claims(folder, "constant", 0, scratch),
+                   [mutated_claims(folder, "shuffle", seed, scratch)
+                    for seed in range(SHUFFLES)])
+
+
 def judge(name: str, out: Path, config: Any = None) -> Verdict:
-    """Run ``name`` once (its small config) into ``out`` and check its claims on the real,
-    the constant and ``SHUFFLES`` shuffled tables."""
-    res = run_experiment(name, out, config=small_config(name) if config is None else config)
-    folder = out / name
-    return Verdict(name, list(res.claims), mutated_claims(folder, "constant"),
-                   [mutated_claims(folder, "shuffle", seed) for seed in range(SHUFFLES)])
+    """Run ``name`` once (its quick default, or ``config``) into ``out`` and judge it."""
+    run_experiment(name, out, config=config)
+    return judge_folder(out / name)
 
 
 def table(verdicts: Mapping[str, Verdict]) -> str:
@@ -215,14 +190,13 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*")
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--quick", action="store_true", help="the quick defaults, not the small")
     args = ap.parse_args()
     verdicts = {}
     for n in args.names or builtin_names():
         if not get(n).measured:
             print(f"{n}: declares no measured columns", file=sys.stderr)
             continue
-        verdicts[n] = judge(n, args.out, get(n).config() if args.quick else None)
+        verdicts[n] = judge(n, args.out)
         for line in verdicts[n].violators():
             print("VIOLATES", line)
     print(table(verdicts))

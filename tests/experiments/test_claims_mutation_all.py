@@ -1,6 +1,7 @@
 """Every claim expected to hold dies on a wrong table, for every registered experiment.
 
-Each experiment runs once at a small size; its registered claims are then checked on
+Each experiment's folder is the session's one quick run of it (``quick_runs.py``, shared
+with the quick-claims and figure-layout tests); its registered claims are checked on
 copies of its tables whose declared measured columns are constant (the median per
 quantity) or shuffled within each quantity (5 seeds). An expected claim that held on the
 real table must fail on the constant table and on at least 4 of the 5 shuffles, or name a
@@ -13,7 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from claims_mutation import SHUFFLES, judge, mutate, table
+from claims_mutation import SHUFFLES, judge_folder, mutate, table
+from quick_runs import QuickRuns
 
 from specdyn.runs import Measured, builtin_names, get
 
@@ -21,23 +23,25 @@ from specdyn.runs import Measured, builtin_names, get
 @pytest.mark.slow
 @pytest.mark.parametrize("name", builtin_names())
 def test_every_expected_claim_fails_on_constant_and_shuffled_tables(
-        tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, quick_run: QuickRuns, name: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
     exp = get(name)
     assert exp.measured, (f"{name} declares no measured columns: register(..., measured="
                           "{table: Measured(columns, by=...)})")
-    v = judge(name, tmp_path)
+    folder = quick_run(name).folder
+    v = judge_folder(folder, scratch=tmp_path)
     # the declared tables and columns exist in what the run wrote
     for tab, m in exp.measured.items():
-        path = tmp_path / name / tab
+        path = folder / tab
         if path.exists():
             cols = set(pd.read_parquet(path).columns)
             assert set(m.columns) | set(m.by) | set(m.where) <= cols, (name, tab, cols)
-    assert v.judged(), f"{name}: no expected claim held on the small real run"
+    assert v.judged(), f"{name}: no expected claim held on the quick real run"
     with capsys.disabled():
         print(f"\n{table({name: v})}")
         not_judged = [c.name for c in v.expected() if not c.held]
         if not_judged:
-            print(f"  expected but not held at the small size (not judged): {not_judged}")
+            print(f"  expected but not held at the quick size (not judged): {not_judged}")
     assert len(v.shuffles) == SHUFFLES
     bad = v.violators()
     assert not bad, "claims a wrong table passes:\n  " + "\n  ".join(bad)

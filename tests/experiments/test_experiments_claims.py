@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from quick_runs import QuickRuns
 
 from specdyn import io
 from specdyn._threads import THREAD_ENV
@@ -205,15 +206,21 @@ def test_every_experiment_computes_its_claims_from_its_folder() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", builtin_names())
-def test_quick_experiment_claims_hold(tmp_path: Path, name: str) -> None:
+def test_quick_experiment_claims_hold(quick_run: QuickRuns, name: str) -> None:
     """Every claim of every quick default holds on its own output, except those marked
     ``full_only`` (not expected at the quick size) or ``disputed`` (a seed claim the
-    project does not expect to hold), which must say why; every claim names its source."""
-    res = run_experiment(name, tmp_path)
-    assert res.claims, f"{name} declares no claims"
+    project does not expect to hold), which must say why; every claim names its source.
+    The run is the session's one quick run of ``name`` (``conftest.py``)."""
+    folder = quick_run(name).folder
+    # the claims are a function of the written folder: checked again, the same claims as
+    # the run computed and recorded
+    claims = recheck_claims(folder)
+    assert claims, f"{name} declares no claims"
+    rec = io.read_json(folder / "record.json")
+    assert rec["claims"] == [c.to_dict() for c in claims]
     full = _full_record().get(name, {"status": "not run yet", "claims": []})
     full_held = {c["name"]: c["held"] for c in full["claims"]}
-    for c in res.claims:
+    for c in claims:
         assert c.source.strip(), c
         if c.disputed:
             continue
@@ -224,18 +231,13 @@ def test_quick_experiment_claims_hold(tmp_path: Path, name: str) -> None:
             assert full_held.get(c.name, full["status"] != "finished"), (name, c.name, full)
             continue
         assert c.held, (name, c)
-    rec = io.read_json(tmp_path / name / "record.json")
-    assert len(rec["claims"]) == len(res.claims)
-    # the claims are a function of the written folder: checked again, the same claims
-    assert ([c.to_dict() for c in recheck_claims(tmp_path / name)]
-            == [c.to_dict() for c in res.claims])
     # docs/claims.md has a row for every claim, with the same source and tolerance
     rows = _doc_rows(name)
-    for c in res.claims:
+    for c in claims:
         assert (c.name, c.source, c.expected) in rows, (
             f"docs/claims.md lacks {c.name!r} ({c.source}, {c.expected}) of {name}: "
             "regenerate it with scripts/claims_doc.py")
-    assert len(rows) == len(res.claims), (name, sorted(rows))
+    assert len(rows) == len(claims), (name, sorted(rows))
 
 
 ROOT = Path(__file__).resolve().parents[2]

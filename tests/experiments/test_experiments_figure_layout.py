@@ -1,14 +1,12 @@
 """Every experiment's figure, and ``analyze --plot``'s, checked by a program for clutter.
 
-Each registered experiment runs at a tiny size (same panels, titles, legends and
-colour bars as the quick default; fewer steps, smaller matrices) and every
-figure it saves goes through :func:`specdyn.plot.check.figure_problems` on its
-way out of :func:`~specdyn.plot.save_figure`: overlapping text (tick labels,
-axis labels, titles, colour-bar labels, annotations, legend boxes; within and
-across panels), text off the figure, non-integer ticks on a colour bar of
-integer data, and panels titled with only their letter. An experiment that has
-no tiny size listed here runs at its quick default, so a newly registered one is
-covered (if slowly) until it gets one.
+Every figure that each registered experiment's quick run saves (the session's one quick
+run, ``quick_runs.py``, shared with the quick-claims and mutation tests) went through
+:func:`specdyn.plot.check.figure_problems` on its way out of
+:func:`~specdyn.plot.save_figure`: overlapping text (tick labels, axis labels, titles,
+colour-bar labels, annotations, legend boxes; within and across panels), text off the
+figure, non-integer ticks on a colour bar of integer data, and panels titled with only
+their letter. The figures checked are those a user of ``specdyn reproduce`` gets.
 """
 
 from __future__ import annotations
@@ -19,39 +17,12 @@ from typing import Any
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
+from quick_runs import QuickRuns
 
+from specdyn import io
 from specdyn.plot import new_figure
 from specdyn.plot.check import figure_problems, on_save
-from specdyn.runs import builtin_names, get
-from specdyn.runs.registry import replace_config
-
-#: Per experiment, the config fields that make it tiny. Sizes that shape the figure
-#: (numbers of curves, panels, grid cells, legend entries) stay at the quick default.
-TINY: dict[str, dict[str, Any]] = {
-    "fig2": dict(D=16, N=64, M=64, steps=200, checkpoints=12),
-    "fig3": dict(n_k=40, n_t=40),
-    "fig5": dict(n_k=40, n_t=40),
-    "fig6": dict(n_k=40, n_t=40),
-    "fig4": dict(D=16, N=64, M=48, steps=40, kmin=2, kmax=10, checkpoints=8, device="cpu"),
-    "simulate": dict(D=16, N=64, steps=200, checkpoints=10, kmax=8),
-    "regime-map": dict(D=16, N=None, steps=200, checkpoints=10, kmax=8, executor="inline",
-                       theory_resolution=24),
-    "finite-size": dict(D=8, t_max=50.0, checkpoints=6, n_seeds=1),
-    "bbp-escape": dict(P=80, D=160),
-    "trainability": dict(P=8, D=8, B=2, steps=40, replicas=2, two_layer_N=8, two_layer_D=4,
-                         two_layer_steps=30),
-    "lr-transfer": dict(N_values=(16, 32, 64), steps=5, escape_steps=5, D=4, escape_seeds=1),
-    "propagation-of-chaos": dict(reference_N=64, replicas=1, M=16, steps=6, seeds=(0, 1),
-                                 even_checkpoints=3),
-    "sparse-atoms": dict(N=20, M=32, steps=10, even_checkpoints=3),
-    "error-budget": dict(N=16, steps=4, M_values=(8, 16), population_size=64, M_test=64,
-                         chaos_M=16, chaos_N_values=(4, 8), chaos_reference_N=64,
-                         chaos_steps=4, K_max=3, hermite_degree=4),
-    "two-step-phase": dict(N=120, D=120, M=120),
-    "batch-reuse": dict(N=120, D=120, M=120, seeds=1),
-    "finite-size-theory": dict(D=8, seeds=4, nl_D=16, nl_N=64, nl_M=64, nl_steps=30, kmin=2,
-                               kmax=8),
-}
+from specdyn.runs import builtin_names
 
 
 def _checked_saves(run: Any) -> list[tuple[str, list[str]]]:
@@ -71,11 +42,13 @@ def _report(found: list[tuple[str, list[str]]]) -> str:
 
 
 @pytest.mark.parametrize("name", builtin_names())
-def test_experiment_figure_has_no_clutter(tmp_path: Path, name: str) -> None:
-    exp = get(name)
-    cfg = replace_config(exp.config(), **TINY.get(name, {}))
-    found = _checked_saves(lambda: exp.run(cfg, tmp_path))
+def test_experiment_figure_has_no_clutter(quick_run: QuickRuns, name: str) -> None:
+    run = quick_run(name)
+    found = run.figures
     assert found, f"{name} saved no figure through specdyn.plot.save_figure"
+    # every figure the run wrote was checked
+    written = {Path(f).stem for f in io.read_json(run.folder / "record.json")["figures"]}
+    assert written <= {stem for stem, _ in found}, (name, written)
     assert not any(probs for _, probs in found), _report(found)
 
 
