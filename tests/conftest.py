@@ -6,8 +6,8 @@ slow the torch and LAPACK tests down by an order of magnitude. The variables
 are set before numpy or torch is imported by any test module.
 
 The experiments' quick runs are made once per session and shared by the tests that
-read them (``quick_run``, see ``quick_runs.py``); under ``--dist loadgroup``
-(pyproject's addopts) each experiment's tests go to one worker, the slowest first.
+read them (``quick_run``, see ``quick_runs.py``); those tests are collected first, each
+experiment's together, the slowest first.
 """
 
 from __future__ import annotations
@@ -17,10 +17,8 @@ import os
 for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-from typing import Any  # noqa: E402 - after the thread variables, as every import here
-
-import pytest  # noqa: E402
-from quick_runs import QuickRuns, experiment_of, grouped_scheduler, order  # noqa: E402
+import pytest  # noqa: E402 - after the thread variables, as every import here
+from quick_runs import QuickRuns, experiment_of, order  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -37,16 +35,10 @@ def quick_run(request: pytest.FixtureRequest, _quick_runs: QuickRuns) -> QuickRu
     if experiment_of(request.node.nodeid) is None:
         pytest.fail(f"{request.node.nodeid} reads a shared quick run: list its test in "
                     "quick_runs.QUICK_RUN_TESTS (parametrized by the experiment's name), "
-                    "so that one worker runs an experiment's tests", pytrace=False)
+                    "so that an experiment's tests are collected together", pytrace=False)
     return _quick_runs
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     order(items)
 
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    if config.getvalue("dist") != "loadgroup":
-        return None  # the scheduler the user chose
-    return grouped_scheduler(config, log)

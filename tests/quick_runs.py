@@ -15,11 +15,16 @@ temporary folder, and the three read that folder (never write it). Across pytest
 workers the run is made under a lock (:func:`specdyn.runs.store.lock`, waited for): the
 first worker to ask runs it, another finds it finished and reads it, whatever ``--dist``.
 
-Scheduling (``tests/conftest.py``): under ``--dist loadgroup`` (pyproject's addopts) the
-three tests of one experiment are one group, run by one worker, so that neither worker
-waits for the other's run; the groups are collected first, the slowest first
-(``SLOWEST_FIRST``), so that the two workers start on the long runs and end together on
-the many short tests.
+Order (``tests/conftest.py``): the quick-run tests are collected first, each experiment's
+three together, the slowest experiment first (``SLOWEST_FIRST``). pytest-xdist's default
+``--dist load`` hands each worker a chunk of consecutive tests first, so one worker takes
+an experiment's three tests (the first makes the run, the other two read it) and the
+long runs start first; the many short tests after them are handed out as the workers
+free up, so that both end together. A group split between the workers costs the second
+a wait at the lock, never a second run. (``--dist loadgroup`` with ``xdist_group``
+marks would pin the groups, but pytest-xdist 3.8 does not see the marks under pytest
+9.2, pytest-xdist issue 1386, and it hands the other tests out one by one, so that a
+module's module-scoped fixture, the docs site or the wheel, is built on both workers.)
 """
 
 from __future__ import annotations
@@ -47,9 +52,9 @@ QUICK_RUN_TESTS = (
 
 #: Quick runs by wall time on a 2-core box (``pytest --durations``), longest first; only
 #: the order in which the tests are handed out depends on it. Those not named go after.
-SLOWEST_FIRST = ("finite-size-theory", "regime-map", "lr-transfer", "fig4", "real-data",
-                 "error-budget", "fig2", "propagation-of-chaos", "batch-reuse", "two-step-phase",
-                 "finite-size", "fig3", "trainability", "simulate", "bbp-escape")
+SLOWEST_FIRST = ("finite-size-theory", "regime-map", "fig4", "lr-transfer", "error-budget",
+                 "real-data", "fig3", "fig2", "finite-size", "two-step-phase", "batch-reuse",
+                 "propagation-of-chaos", "trainability", "bbp-escape", "sparse-atoms")
 
 #: Seconds between two tries at a lock another worker holds.
 _POLL_S = 0.5
@@ -155,20 +160,3 @@ def order(items: list[pytest.Item]) -> None:
 
     items.sort(key=key)  # stable: the others keep their order
 
-
-def grouped_scheduler(config: pytest.Config, log: Any) -> Any:
-    """xdist's ``loadgroup`` scheduler, with each experiment's quick-run tests one group.
-
-    The group comes from the node id (``experiment_of``), not from an ``xdist_group``
-    mark: with pytest 9.2, pytest-xdist 3.8 no longer sees the marks (it renames
-    ``item._nodeid``, which pytest no longer reads; pytest-xdist issue 1386), and the
-    tests are handed out one by one.
-    """
-    from xdist.scheduler import LoadGroupScheduling
-
-    class QuickGroups(LoadGroupScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            name = experiment_of(nodeid)
-            return f"quick-{name}" if name is not None else super()._split_scope(nodeid)
-
-    return QuickGroups(config, log)
