@@ -164,7 +164,8 @@ def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config) -> 
                note=f"pooled log-log slope of rho_k(t) - rho_k(0) against t, each rank while "
                     f"2 lambda_k theta_k t / gamma0 <= {SINH_ARG:g} (sinh linear, Eq. 21); the "
                     f"exact theory's own slope there is 1.93; tolerance fixed from it and a "
-                    f"pilot run (seed 1: 1.96); the sinh growth beyond is not checked"),
+                    f"pilot run (seed 1: 1.96); the sinh growth beyond is checked by fig3 "
+                    "on the theory's deep panel (here l_k is not << 1 where sinh x != x)"),
         within(SHAPE_NAME, curve_correlation(sim.alpha_eff.to_numpy(), th.alpha_eff.to_numpy()),
                SHAPE_MIN, 1.0, source="core Sec. 3.1, Fig. 2(b)",
                note="Pearson correlation over the checkpoints of the two-point exponent "
