@@ -49,7 +49,9 @@ def test_error_budget_experiment(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("cls", "field", "value"),
                          [(ChaosConfig, "N_values", (10,)), (ChaosConfig, "temperature", -1.0),
                           (AtomsConfig, "D", 1), (AtomsConfig, "activation", "sigmoid"),
-                          (BudgetConfig, "dt", 0.0)])
+                          (BudgetConfig, "dt", 0.0), (BudgetConfig, "init_scales", (1.0,)),
+                          (BudgetConfig, "init_scales", (1.0, 0.0)),
+                          (AtomsConfig, "D", 2)])
 def test_configs_reject_bad_values(cls: type, field: str, value: object) -> None:
     with pytest.raises(ValueError, match=field):
         cls(**{field: value})
