@@ -49,7 +49,7 @@ def _small_configs() -> dict[str, Callable[[], Any]]:
     from specdyn.experiments.nonlinear_figures import Fig4Config
     from specdyn.experiments.regime_map import RegimeMapConfig
     from specdyn.experiments.simulate import SimulateConfig
-    from specdyn.experiments.theory_figures import Fig3Config, FirstLayerConfig
+    from specdyn.experiments.theory_figures.config import Fig3Config, FirstLayerConfig
 
     return {
         "fig2": lambda: Fig2Config(D=32, N=512, M=512, steps=2000, checkpoints=30),

@@ -35,14 +35,9 @@ from specdyn.experiments.linear_figures import finite_size_slope_claims as size_
 from specdyn.experiments.nonlinear_figures import Fig4Config, fig4_claims, theory_slopes
 from specdyn.experiments.regime_map import RegimeMapConfig, regime_map_claims
 from specdyn.experiments.simulate import SimulateConfig, simulate_claims
-from specdyn.experiments.theory_figures import (
-    Fig3Config,
-    FirstLayerConfig,
-    fig3_claims,
-    fig3_table,
-    fig5_claims,
-    fig6_claims,
-)
+from specdyn.experiments.theory_figures.claims import fig3_claims, fig5_claims, fig6_claims
+from specdyn.experiments.theory_figures.config import Fig3Config, FirstLayerConfig
+from specdyn.experiments.theory_figures.run import fig3_table
 from specdyn.measure.exponents import fit_exponents, two_point_exponent
 from specdyn.runs import run_experiment
 from specdyn.runs.claims import Claim
