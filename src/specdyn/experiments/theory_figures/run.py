@@ -38,9 +38,12 @@ from specdyn.plot import theory as tplot
 from specdyn.runs.registry import ExperimentResult, Measured, register
 from specdyn.settings import PowerLawSetting
 
+#: The panels fig3 draws, by setting (the other settings are checked by claims, not drawn),
+#: and the boundaries drawn on them.
 FIG3_TITLES = {"deep-feature-learning": "(a) deep feature learning",
                "fig2-setting": "(b) the paper's Fig. 2 setting", "lazy": "(c) lazy"}
 FIG3_BOUNDARIES = ("k_learn", "k_cross", "k_layer")
+#: The asymptotic exponents of Eq. (31) as the figure labels them.
 _REGION_NAMES = {"I": "\\alpha", "II": "3\\alpha+\\beta", "IIIa": "\\alpha+\\beta",
                  "IIIb": "\\alpha+\\beta/2"}
 
