@@ -187,6 +187,8 @@ def propagation_of_chaos(
     ref_loss = torch.empty(steps + 1, dtype=tdtype, device=dev)
     theta_max = torch.empty(steps + 1, dtype=tdtype, device=dev)
     theta_max[0] = state.theta.abs().max()
+    if steps == 0:  # no update fills the loss of the only state
+        ref_loss[0] = engine.loss(state)
     recorder = _Recorder(engine, Ns, reps, D, ckpt, dt, ref_loss, w2, keep_reference,
                          keep_systems, x_np, y_np, lambda: record_meta(
                              "propagation_of_chaos", seed=seed, dtype=tdtype, device=dev,
@@ -200,13 +202,12 @@ def propagation_of_chaos(
 
     def step(st: ParticleState, k: int) -> ParticleState:
         new = engine.step(st, noise.draw() if noise else None)
-        fill_history(new, k, ref_loss, theta_max)
+        fill_history(engine, new, k, steps, ref_loss, theta_max)
         return new
 
-    state = drive(state, step, steps, ckpt, observe=recorder.snapshot,
-                  check=blowup_check(theta_max, dt, opts.factor), options=opts, desc="chaos",
-                  partial=recorder.partial)
-    ref_loss[steps] = 0.5 * (engine.functions(state)[0][:, 0] - y).pow(2).mean()
+    drive(state, step, steps, ckpt, observe=recorder.snapshot,
+          check=blowup_check(theta_max, ref_loss, steps, dt, opts.factor), options=opts,
+          desc="chaos", partial=recorder.partial)
     return recorder.run(steps + 1)
 
 

@@ -190,9 +190,12 @@ class GramEngine:
 
     def loss(self, state: GramState) -> float:
         """The training loss of ``state`` (one host sync)."""
+        return float(self.loss_tensor(state))
+
+    def loss_tensor(self, state: GramState) -> Any:
+        """The training loss of ``state``, a 0-d tensor on the device (no host sync)."""
         b = state.Gwa * self._inv_g
-        return float(0.5 * self._syy_tr - (self._c * b).sum()
-                     + 0.5 * (self._evals * b * b).sum())
+        return 0.5 * self._syy_tr - (self._c * b).sum() + 0.5 * (self._evals * b * b).sum()
 
     @staticmethod
     def symmetrize(state: GramState) -> GramState:

@@ -56,7 +56,6 @@ from specdyn.sim.particles import (
     ParticleState,
     blowup_check,
     check_init_scale,
-    diverged,
     fill_history,
     initial_particles,
     make_data,
@@ -224,6 +223,8 @@ def mean_field_langevin(
     loss = torch.empty(steps + 1, dtype=tdtype, device=dev)
     theta_max = torch.empty(steps + 1, dtype=tdtype, device=dev)
     theta_max[0] = state.theta.abs().max()
+    if steps == 0:  # no update fills the loss of the only state
+        loss[0] = engine.loss(state)
     recorder = _Recorder(ckpt, dt, weight_decay, loss, x_np, y_np, lambda: protocol.record_meta(
         "mean_field_langevin", seed=seed, dtype=tdtype, device=dev, start=start,
         steps=steps, activation=act.name, N=N, D=D, M=M,
@@ -234,18 +235,13 @@ def mean_field_langevin(
 
     def step(st: ParticleState, k: int) -> ParticleState:
         new = engine.step(st, draw(k - 1) if use_noise else None)
-        fill_history(new, k, loss, theta_max)
+        fill_history(engine, new, k, steps, loss, theta_max)
         return new
 
-    state = protocol.drive(state, step, steps, ckpt, observe=recorder.snapshot,
-                           check=blowup_check(theta_max, dt, opts.factor), options=opts,
-                           desc="langevin", partial=recorder.partial)
-    loss[steps] = 0.5 * (engine.functions(state)[0][:, 0] - y).pow(2).mean()
-    out = recorder.run(steps + 1)
-    k = protocol.first_divergent(out.loss)  # the final loss, computed after the driver
-    if k is not None:
-        raise diverged(k, dt, protocol.watched("loss", float(out.loss[k]), opts.factor), out)
-    return out
+    protocol.drive(state, step, steps, ckpt, observe=recorder.snapshot,
+                   check=blowup_check(theta_max, loss, steps, dt, opts.factor), options=opts,
+                   desc="langevin", partial=recorder.partial)
+    return recorder.run(steps + 1)
 
 
 class _Recorder:

@@ -18,7 +18,9 @@ Two engines:
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -232,10 +234,21 @@ class _Run:
         )
 
 
-def _divergence_error(step: int, dt: float, loss: float, factor: float
-                      ) -> protocol.DivergenceError:
-    return protocol.divergence_error(
-        "training", step, protocol.watched("loss", loss, factor), protocol.dt_advice(dt), dt=dt)
+def _loss_check(run: _Run, history: Any, start: float, factor: float
+                ) -> Callable[[Any, int], Any]:
+    """The driver's ``check`` of both engines: the first of the losses ``history`` (entry
+    ``k``: the loss after ``k`` steps, NaN when the weights are not finite, filled by the
+    steps on the device) that is not finite or above ``factor`` times ``start``."""
+    return protocol.scan_check(
+        lambda lo, k: history[lo:k + 1], protocol.divergence_limit(start, factor),
+        lambda j: protocol.divergence_error(
+            "training", j, protocol.watched("loss", float(history[j]), factor),
+            protocol.dt_advice(run.dt), dt=run.dt))
+
+
+def _watched_loss(t: Any, loss: Any, weights: Any) -> Any:
+    # the loss, or NaN when the weights are not finite (a NaN Gw can hide behind a finite loss)
+    return t.where(t.isfinite(weights).all(), loss, t.full_like(loss, math.nan))
 
 
 def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: int, tdtype: Any, tdevice: Any,
@@ -244,37 +257,29 @@ def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: int, tdtype: Any
     D, P = run.stats.c.shape
     grams0 = _gram.initial_grams(N, D, P, s.sigma_w, s.sigma_a, weight_seed)
     eng = _gram.GramEngine(run.stats, run.gamma0, run.dt, tdtype, tdevice)
-    limit = protocol.divergence_limit(_gram.loss_from_grams(run.stats, grams0[2], run.gamma0),
-                                      opts.factor)
-    good: list[Any] = [None, 0]  # the last checked state (a copy) and its step
+    t = eng.t
+    state0 = eng.init(grams0)
+    history = t.empty(steps + 1, dtype=tdtype, device=tdevice)
+    history[0] = _watched_loss(t, eng.loss_tensor(state0), state0.Gw)
+    scan = _loss_check(run, history, _gram.loss_from_grams(run.stats, grams0[2], run.gamma0),
+                       opts.factor)
 
-    def bad(loss: float, state: _gram.GramState) -> bool:
-        # the loss against its limit, and Gw finite (a NaN Gw can hide behind a finite loss)
-        return (protocol.first_divergent(np.array([loss]), limit) is not None
-                or protocol.first_divergent(state.Gw.reshape(-1)) is not None)
+    def step(state: _gram.GramState, k: int) -> _gram.GramState:
+        new = eng.step(state)
+        history[k] = _watched_loss(t, eng.loss_tensor(new), new.Gw)
+        return new
 
     def check(state: _gram.GramState, k: int) -> _gram.GramState:
-        if k > 0:
-            loss = eng.loss(state)
-            if bad(loss, state):
-                # replay from the last good state one step at a time to name the step
-                g2 = good[0]
-                for j in range(good[1] + 1, k + 1):
-                    g2 = eng.step(g2)
-                    lj = eng.loss(g2)
-                    if bad(lj, g2):
-                        raise _divergence_error(j, run.dt, lj, opts.factor)
-                raise _divergence_error(k, run.dt, loss, opts.factor)
-            state = eng.symmetrize(state)
-        good[:] = [_gram.GramState(state.Gw.clone(), state.Ga.clone(), state.Gwa.clone()), k]
-        return state
+        scan(state, k)
+        # each checked state is re-symmetrised (removes the roundoff of the products)
+        return eng.symmetrize(state) if k > 0 else state
 
     def observe(state: _gram.GramState, k: int) -> None:
         # checkpoint 0 is the float64 draw itself, not its device copy
         run.record(k, *(grams0 if k == 0 else eng.to_host(state)))
 
-    protocol.drive(eng.init(grams0), lambda st, _k: eng.step(st), steps, run.ck,
-                   observe=observe, check=check, options=opts, desc="gram GD")
+    protocol.drive(state0, step, steps, run.ck, observe=observe, check=check, options=opts,
+                   desc="gram GD")
 
 
 @dataclass(frozen=True)
@@ -361,22 +366,23 @@ class WeightEngine:
 def _weights_gd(run: _Run, N: int, steps: int, xy: tuple[np.ndarray, np.ndarray] | None,
                 weight_seed: int, tdtype: Any, tdevice: Any, opts: protocol.RunOptions) -> None:
     eng = WeightEngine(run.stats, run.gamma0, run.dt, xy, tdtype, tdevice)
+    t = eng.t
     s = run.setting
     state0 = eng.init(N, s.sigma_w, s.sigma_a, weight_seed)
-    limit = protocol.divergence_limit(float(state0.loss), opts.factor)
+    history = t.empty(steps + 1, dtype=eng.dtype, device=eng.device)
+    history[0] = _watched_loss(t, state0.loss, state0.W)
+    scan = _loss_check(run, history, float(state0.loss), opts.factor)
 
-    def check(state: WeightState, k: int) -> WeightState:
-        lk = float(state.loss)
-        if protocol.first_divergent(np.array([lk]), limit) is not None \
-                or protocol.first_divergent(state.W.reshape(-1)) is not None:
-            raise _divergence_error(k, run.dt, lk, opts.factor)
-        return state
+    def step(state: WeightState, k: int) -> WeightState:
+        new = eng.step(state)
+        history[k] = _watched_loss(t, new.loss, new.W)
+        return new
 
     def observe(state: WeightState, k: int) -> None:
         run.record(k, *eng.grams(state), loss=float(state.loss))
 
-    protocol.drive(state0, lambda st, _k: eng.step(st), steps, run.ck, observe=observe,
-                   check=check, options=opts, desc="weight GD")
+    protocol.drive(state0, step, steps, run.ck, observe=observe, check=scan, options=opts,
+                   desc="weight GD")
 
 
 def _flow(run: _Run, N: int | None, weight_seed: int) -> bool:
