@@ -40,7 +40,7 @@ from specdyn.sim import (
     train_deep_linear,
     train_linear_student,
 )
-from specdyn.sim.protocol import DIVERGENCE_FACTOR
+from specdyn.sim.protocol import DIVERGENCE_FACTOR, RunOptions
 from specdyn.theory import outlier_escape as oe
 
 
@@ -396,7 +396,8 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
             noise_std=cfg.noise_std, replicas=cfg.replicas, checkpoints=[0],
             # trainability's own boundary: a cell diverged when its error grew by the
             # protocol's factor, not by linear_student's larger default (fixed before the claims)
-            overlaps=False, divergence_factor=DIVERGENCE_FACTOR, seed=cfg.seed + 1000 * i + j)
+            overlaps=False, options=RunOptions(divergence_factor=DIVERGENCE_FACTOR),
+            seed=cfg.seed + 1000 * i + j)
         ms = run.mean_sq_error
         rel = float(ms[-1] / ms[0])
         rows.append({"model": "single-layer", "lr": lr, "init_var": var,
@@ -436,7 +437,8 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
                 train_deep_linear, teacher, depth=2, N=cfg.two_layer_N,
                 parameterization="standard", lr=float(lr), steps=cfg.two_layer_steps,
                 sigma0=float(np.sqrt(var)), sharpness=[0, cfg.two_layer_steps],
-                divergence_factor=DIVERGENCE_FACTOR,  # the same boundary as the single layer
+                # the same boundary as the single layer
+                options=RunOptions(divergence_factor=DIVERGENCE_FACTOR),
                 seed=cfg.seed + 7 * i)  # same init along a row
             if j == 0:
                 sharp0 = float(drun.sharpness[0])

@@ -121,7 +121,7 @@ def mean_field_langevin(
     temperature: float = 0.02,
     weight_decay: float = 0.05,
     steps: int = 1000,
-    seed: int = 0,
+    seed: int | None = None,
     noise: NoiseSource = None,
     checkpoints: ScheduleLike = None,
     init: str | ArrayLike = "gaussian",
@@ -131,7 +131,8 @@ def mean_field_langevin(
     data: tuple[ArrayLike, ArrayLike] | None = None,
     dtype: Any = None,
     device: Any = None,
-    progress: bool = False,
+    progress: bool | None = None,
+    options: protocol.RunOptions | None = None,
 ) -> LangevinRun:
     """Noisy GD of ``N`` particles in the mean-field (muP) scaling.
 
@@ -155,8 +156,8 @@ def mean_field_langevin(
     weight_decay
         ``lambda' >= 0`` of the penalty ``(lambda'/2) ||theta||^2``.
     steps, seed
-        Number of steps (>= 0) and the seed of three independent streams: data,
-        initial particles and noise (so the data do not depend on ``N``).
+        Number of steps (>= 0) and the seed (default 0) of three independent streams:
+        data, initial particles and noise (so the data do not depend on ``N``).
     noise
         Standard normal increments ``xi`` (unscaled): ``None`` draws them; a
         callable ``noise(step) -> (N, D+1)``; or an array ``(steps, N, D+1)``.
@@ -176,7 +177,11 @@ def mean_field_langevin(
     dtype, device
         Torch dtype (float64 default) and device (CUDA when present).
     progress
-        Show a progress bar.
+        Show a progress bar (default off).
+    options
+        The run's :class:`~specdyn.sim.protocol.RunOptions` (seed, dtype, device,
+        progress, checkpoints, and the divergence check's ``check_every`` and
+        ``divergence_factor``), instead of the shorthand keywords (not both).
 
     Returns
     -------
@@ -194,8 +199,9 @@ def mean_field_langevin(
     torch = _torch()
     act = get_activation(activation)
     check_init_scale(init_scale)
-    opts = protocol.RunOptions(seed=seed, dtype=dtype, device=device, progress=progress,
-                               checkpoints=checkpoints).for_engine("particles")
+    opts = protocol.run_options("particles", options, seed=seed, dtype=dtype, device=device,
+                                progress=progress, checkpoints=checkpoints)
+    seed, dtype, device = opts.seed, opts.dtype, opts.device
     ckpt = opts.schedule(steps, Schedule.even(11))
     start = time.perf_counter()
     s_data, s_init, s_noise = protocol.seed_streams(seed, 3, scheme="words")

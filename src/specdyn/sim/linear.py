@@ -64,7 +64,7 @@ def setting_dim(setting: Setting, teacher: PowerLawTeacher | None) -> int:
 
 @v.constrained(N=v.Int(1, optional=True), M=v.Int(1, optional=True), steps=v.SIZE,
                dt=v.POSITIVE, method=v.Choice("gd", "flow"), engine=v.Choice("gram", "weights"),
-               seed=v.SEED)
+               seed=v.Int(0, optional=True))
 def train_linear(
     setting: Setting,
     N: int | None,
@@ -74,11 +74,12 @@ def train_linear(
     method: str = "gd",
     engine: str = "gram",
     checkpoints: ScheduleLike = None,
-    seed: int = 0,
+    seed: int | None = None,
     dtype: Any = None,
     device: Any = None,
     teacher: PowerLawTeacher | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
+    options: protocol.RunOptions | None = None,
 ) -> Trajectory:
     """Train the two-layer linear network and record spectra at checkpoints.
 
@@ -117,7 +118,7 @@ def train_linear(
         divergence to the end); the flow is evaluated at the checkpoint times.
     seed
         Seeds the data sample and the initial weights (independent streams);
-        the same seed gives the same data and weights in both engines.
+        the same seed gives the same data and weights in both engines (default 0).
     dtype, device
         Torch dtype (default float64) and device (default CUDA if present) of
         the GD loop. Spectra are always computed in float64 on the host.
@@ -126,7 +127,12 @@ def train_linear(
         Its ``lambda_k``, ``mu_k`` and bases define the data; the setting supplies
         ``sigma_w``, ``sigma_a`` and ``gamma0``. Its ``D`` must match the setting's.
     progress
-        Show a progress bar (for runs of ``PROGRESS_MIN_STEPS`` = 500 steps or more).
+        Show a progress bar (default off; for runs of ``PROGRESS_MIN_STEPS`` = 500 steps
+        or more).
+    options
+        The run's :class:`~specdyn.sim.protocol.RunOptions` (seed, dtype, device,
+        progress, checkpoints, and the divergence check's ``check_every`` and
+        ``divergence_factor``), instead of the shorthand keywords above (not both).
 
     Returns
     -------
@@ -148,9 +154,9 @@ def train_linear(
         raise ValueError("N must be a finite width for engine='weights' (N=None needs 'gram')")
     if engine == "weights" and method == "flow":
         raise ValueError("method='flow' is only available with engine='gram'")
-    opts = protocol.RunOptions(seed=seed, dtype=dtype, device=device,
-                               progress=progress,
-                               checkpoints=checkpoints).for_engine("linear")
+    opts = protocol.run_options("linear", options, seed=seed, dtype=dtype, device=device,
+                                progress=progress, checkpoints=checkpoints)
+    seed, dtype, device = opts.seed, opts.dtype, opts.device
     ck = opts.schedule(steps)
     if teacher is None:
         teacher = PowerLawTeacher(setting if isinstance(setting, AlignedSetting)

@@ -31,7 +31,7 @@ NoiseSource = Callable[[int], Any] | np.ndarray | Any
 #: The declared constraints shared by the particle entry points (checked where declared).
 COMMON = {"dt": v.POSITIVE, "temperature": v.NONNEGATIVE, "weight_decay": v.NONNEGATIVE,
           "steps": v.Int(0), "D": v.SIZE, "M": v.Int(1, optional=True),
-          "population_size": v.SIZE, "label_noise": v.NONNEGATIVE, "seed": v.SEED}
+          "population_size": v.SIZE, "label_noise": v.NONNEGATIVE, "seed": v.Int(0, optional=True)}
 
 
 def as_host(a: Any) -> np.ndarray:
