@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 import numpy as np
 import pytest
@@ -51,7 +52,7 @@ def test_keywords_and_options_merge_but_never_set_one_field_twice() -> None:
     with pytest.raises(ValueError, match="checkpoints"):
         run_options("linear", RunOptions(checkpoints=np.array([0, 5])), checkpoints=3)
     with pytest.raises(ValueError, match="options must be a RunOptions"):
-        run_options("linear", {"seed": 1})  # type: ignore[arg-type]
+        run_options("linear", {"seed": 1})
 
 
 def test_options_give_the_same_run_as_the_keywords() -> None:
@@ -69,8 +70,8 @@ def test_divergence_factor_through_options_changes_the_boundary() -> None:
     # online SGD just above its critical rate: the student's own factor (1e8) and a smaller
     # one through RunOptions; the smaller limit is crossed first
     W_star, _, _ = rank_one_teacher(32, 32, 1.0, seed=0)
-    kw = dict(method="online", lr=0.5, steps=2000, B=1, checkpoints=[0], overlaps=False,
-              seed=1, device="cpu")
+    kw: dict[str, Any] = dict(method="online", lr=0.5, steps=2000, B=1, checkpoints=[0],
+                              overlaps=False, seed=1, device="cpu")
     steps = []
     for options in (None, RunOptions(divergence_factor=1e2, check_every=1)):
         with pytest.raises(DivergenceError) as info:
