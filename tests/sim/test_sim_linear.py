@@ -151,6 +151,10 @@ def test_each_engine_names_the_first_bad_step_without_replay(engine: str, N: int
         train_linear(s, N, M, 1000, dt=60.0, engine=engine, progress=False)
     step = info.value.step
     assert 1 <= step < 1000
+    # the partial record: the checkpoints before the bad step, set by the driver
+    record = info.value.record
+    assert record.steps[0] == 0 and record.steps[-1] < step and np.isfinite(record.loss).all()
+    assert record.meta["engine"] == engine
     ok = train_linear(s, N, M, step - 1, dt=60.0, engine=engine, checkpoints=[0, step - 1],
                       progress=False)
     assert np.isfinite(ok.loss).all()

@@ -178,7 +178,6 @@ def train_linear(
         stats = _gram.Stats.build(x.T @ x / M, x.T @ y / M, y.T @ y / M)
         xy = (x, y)
     run = _Run(setting, teacher, stats, ck, dt)
-    partial = None
     if method == "flow":
         diagonal = _flow(run, N, weight_seed)
         extra: dict[str, Any] = {"flow_solver": "Radau (per mode)" if diagonal else "DOP853",
@@ -187,25 +186,21 @@ def train_linear(
     else:
         extra = {}
 
-        def partial() -> Trajectory | None:
-            return run.trajectory(meta()) if run.rows else None
-
     def meta() -> dict[str, Any]:
         return protocol.record_meta(
             engine, seed=seed, dtype=tdtype, device=tdevice, start=start, steps=steps,
             method=method, N=N, M=M, D=D, P=P, dt=dt, setting=setting.to_dict(),
             teacher=teacher.to_dict(), **extra)
 
+    def partial() -> Trajectory | None:  # the record of a diverged run (the driver sets it)
+        return run.trajectory(meta()) if run.rows else None
+
     if method == "gd":
-        try:
-            if engine == "gram":
-                _gram_gd(run, N, steps, weight_seed, tdtype, tdevice, opts)
-            else:
-                assert N is not None
-                _weights_gd(run, N, steps, xy, weight_seed, tdtype, tdevice, opts)
-        except protocol.DivergenceError as err:
-            err.record = partial()
-            raise
+        if engine == "gram":
+            _gram_gd(run, N, steps, weight_seed, tdtype, tdevice, opts, partial)
+        else:
+            assert N is not None
+            _weights_gd(run, N, steps, xy, weight_seed, tdtype, tdevice, opts, partial)
     return run.trajectory(meta())
 
 
@@ -258,7 +253,7 @@ def _watched_loss(t: Any, loss: Any, weights: Any) -> Any:
 
 
 def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: int, tdtype: Any, tdevice: Any,
-             opts: protocol.RunOptions) -> None:
+             opts: protocol.RunOptions, partial: Callable[[], Any]) -> None:
     s = run.setting
     D, P = run.stats.c.shape
     grams0 = _gram.initial_grams(N, D, P, s.sigma_w, s.sigma_a, weight_seed)
@@ -285,7 +280,7 @@ def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: int, tdtype: Any
         run.record(k, *(grams0 if k == 0 else eng.to_host(state)))
 
     protocol.drive(state0, step, steps, run.ck, observe=observe, check=check, options=opts,
-                   desc="gram GD")
+                   partial=partial, desc="gram GD")
 
 
 @dataclass(frozen=True)
@@ -370,7 +365,8 @@ class WeightEngine:
 
 
 def _weights_gd(run: _Run, N: int, steps: int, xy: tuple[np.ndarray, np.ndarray] | None,
-                weight_seed: int, tdtype: Any, tdevice: Any, opts: protocol.RunOptions) -> None:
+                weight_seed: int, tdtype: Any, tdevice: Any, opts: protocol.RunOptions,
+                partial: Callable[[], Any]) -> None:
     eng = WeightEngine(run.stats, run.gamma0, run.dt, xy, tdtype, tdevice)
     t = eng.t
     s = run.setting
@@ -388,7 +384,7 @@ def _weights_gd(run: _Run, N: int, steps: int, xy: tuple[np.ndarray, np.ndarray]
         run.record(k, *eng.grams(state), loss=float(state.loss))
 
     protocol.drive(state0, step, steps, run.ck, observe=observe, check=scan, options=opts,
-                   desc="weight GD")
+                   partial=partial, desc="weight GD")
 
 
 def _flow(run: _Run, N: int | None, weight_seed: int) -> bool:
