@@ -193,7 +193,8 @@ def mean_field_langevin(
         On bad input, before any work.
     DivergenceError
         When a parameter becomes non-finite or its size exceeds ``1e6`` (the
-        particle engine's :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`; the message
+        particle engine's :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`), or the loss
+        stops being finite (checked by the driver, the final state's too; the message
         gives the step and a suggestion; ``.record`` holds the checkpoints taken before it).
     """
     torch = _torch()
