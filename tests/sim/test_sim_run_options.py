@@ -51,6 +51,8 @@ def test_keywords_and_options_merge_but_never_set_one_field_twice() -> None:
         run_options("linear", RunOptions(seed=1), seed=2)
     with pytest.raises(ValueError, match="checkpoints"):
         run_options("linear", RunOptions(checkpoints=np.array([0, 5])), checkpoints=3)
+    with pytest.raises(ValueError, match="seed"):  # the entry points' range, however given
+        run_options("particles", RunOptions(seed=-1))
     with pytest.raises(ValueError, match="options must be a RunOptions"):
         run_options("linear", {"seed": 1})
 

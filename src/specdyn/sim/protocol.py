@@ -216,7 +216,9 @@ def run_options(engine: str, options: RunOptions | None = None, **given: Any) ->
     if both:
         raise ValueError(f"{', '.join(both)} given both in options and as a keyword: "
                          f"give each once")
-    return replace(options, **set_).for_engine(engine)
+    opts = replace(options, **set_).for_engine(engine)
+    v.SEED.check("seed", opts.seed)  # every entry point's seeds are >= 0, however given
+    return opts
 
 
 _DEFAULTS = RunOptions()
