@@ -18,7 +18,6 @@ Two engines:
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -247,9 +246,10 @@ def _loss_check(run: _Run, history: Any, start: float, factor: float
             protocol.dt_advice(run.dt), dt=run.dt))
 
 
-def _watched_loss(t: Any, loss: Any, weights: Any) -> Any:
-    # the loss, or NaN when the weights are not finite (a NaN Gw can hide behind a finite loss)
-    return t.where(t.isfinite(weights).all(), loss, t.full_like(loss, math.nan))
+def _watched_loss(loss: Any, weights: Any) -> Any:
+    # the loss, or NaN when the weights are not finite (a NaN Gw can hide behind a finite
+    # loss): w - w is 0 where w is finite, NaN elsewhere, and loss + 0 is the loss exactly
+    return loss + (weights - weights).sum()
 
 
 def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: int, tdtype: Any, tdevice: Any,
@@ -261,13 +261,13 @@ def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: int, tdtype: Any
     t = eng.t
     state0 = eng.init(grams0)
     history = t.empty(steps + 1, dtype=tdtype, device=tdevice)
-    history[0] = _watched_loss(t, eng.loss_tensor(state0), state0.Gw)
+    history[0] = _watched_loss(eng.loss_tensor(state0), state0.Gw)
     scan = _loss_check(run, history, _gram.loss_from_grams(run.stats, grams0[2], run.gamma0),
                        opts.factor)
 
     def step(state: _gram.GramState, k: int) -> _gram.GramState:
         new = eng.step(state)
-        history[k] = _watched_loss(t, eng.loss_tensor(new), new.Gw)
+        history[k] = _watched_loss(eng.loss_tensor(new), new.Gw)
         return new
 
     def check(state: _gram.GramState, k: int) -> _gram.GramState:
@@ -372,12 +372,12 @@ def _weights_gd(run: _Run, N: int, steps: int, xy: tuple[np.ndarray, np.ndarray]
     s = run.setting
     state0 = eng.init(N, s.sigma_w, s.sigma_a, weight_seed)
     history = t.empty(steps + 1, dtype=eng.dtype, device=eng.device)
-    history[0] = _watched_loss(t, state0.loss, state0.W)
+    history[0] = _watched_loss(state0.loss, state0.W)
     scan = _loss_check(run, history, float(state0.loss), opts.factor)
 
     def step(state: WeightState, k: int) -> WeightState:
         new = eng.step(state)
-        history[k] = _watched_loss(t, new.loss, new.W)
+        history[k] = _watched_loss(new.loss, new.W)
         return new
 
     def observe(state: WeightState, k: int) -> None:
