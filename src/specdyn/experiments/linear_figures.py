@@ -226,7 +226,8 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
     s = cfg.setting()
     start = time.perf_counter()
     tr = train_linear(s, cfg.N, cfg.M, cfg.steps, dt=cfg.dt, engine="gram",
-                      checkpoints=cfg.checkpoints, seed=cfg.seed, dtype=cfg.dtype)
+                      checkpoints=cfg.checkpoints, seed=cfg.seed, dtype=cfg.dtype,
+                      progress=True)  # one long run: its bar (entry points default to none)
     sim_wall = time.perf_counter() - start
     th = theory_spectra(tr, s)
     k = np.arange(1, cfg.D + 1)

@@ -236,7 +236,8 @@ def run_fig4(cfg: Fig4Config, out_dir: Path) -> ExperimentResult:
             s, cfg.activation, N=cfg.N, M=cfg.M, steps=cfg.steps, dt=cfg.dt,
             parameterization=cfg.parameterization, optimizer="gd",
             checkpoints=cfg.checkpoints, record=("preact",), seed=cfg.seed,
-            dtype=cfg.dtype, device=cfg.device, precision=cfg.precision)
+            dtype=cfg.dtype, device=cfg.device, precision=cfg.precision,
+            progress=True)  # long runs: their bars (entry points default to none)
         walls[name] = time.perf_counter() - start
 
     settings = cfg.settings()

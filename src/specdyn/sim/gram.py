@@ -170,9 +170,10 @@ class GramEngine:
         evals = np.clip(evals, 0.0, None)
         c_u = U.T @ stats.c
         self._step = make_gd_step(self._dev(evals), self._dev(c_u), gamma0, dt)
-        self._evals = self._dev(evals).reshape(-1, 1)
-        self._c = self._dev(c_u)
-        self._syy_tr = float(np.trace(stats.syy))
+        # the loss as 0.5 tr(Syy) + <B, (Lambda/2) B - C>, B = Gwa/gamma0: three operations
+        self._half_evals = self._dev(0.5 * evals).reshape(-1, 1)
+        self._neg_c = self._dev(-c_u)
+        self._half_syy = 0.5 * float(np.trace(stats.syy))
         self._inv_g = 1.0 / gamma0
 
     def _dev(self, a: np.ndarray) -> Any:  # a device copy
@@ -190,9 +191,14 @@ class GramEngine:
 
     def loss(self, state: GramState) -> float:
         """The training loss of ``state`` (one host sync)."""
-        b = state.Gwa * self._inv_g
-        return float(0.5 * self._syy_tr - (self._c * b).sum()
-                     + 0.5 * (self._evals * b * b).sum())
+        return float(self.loss_tensor(state))
+
+    def loss_tensor(self, state: GramState) -> Any:
+        """The training loss of ``state``, a 0-d tensor on the device (no host sync; cheap
+        enough to run every step: the driver's divergence history)."""
+        b = (state.Gwa * self._inv_g).reshape(-1)
+        r = self.t.addcmul(self._neg_c, self._half_evals, state.Gwa, value=self._inv_g)
+        return self.t.dot(r.reshape(-1), b) + self._half_syy
 
     @staticmethod
     def symmetrize(state: GramState) -> GramState:

@@ -65,6 +65,7 @@ __all__ = [
     "dt_advice",
     "first_divergent",
     "record_meta",
+    "run_options",
     "scan_check",
     "seed_streams",
     "watched",
@@ -138,9 +139,10 @@ ENGINE_DEFAULTS: dict[str, tuple[int, float]] = {
 class RunOptions:
     """How a run is made, whatever the engine: the one options object of every entry point.
 
-    Entry points take these as keyword arguments (``seed=...``, ``device=...``)
-    and gather them here; :meth:`for_engine` fills ``check_every`` and
-    ``divergence_factor`` left ``None`` with the engine's :data:`ENGINE_DEFAULTS`.
+    Entry points take one as ``options=`` (or the shorthand keywords ``seed=...``,
+    ``device=...``, never both; see :func:`run_options`); :meth:`for_engine` fills
+    ``check_every`` and ``divergence_factor`` left ``None`` with the engine's
+    :data:`ENGINE_DEFAULTS`.
 
     Attributes
     ----------
@@ -149,7 +151,8 @@ class RunOptions:
     dtype, device
         Torch dtype (``None``: float64) and device (``None``: CUDA when present).
     progress
-        Show a progress bar.
+        Show a progress bar (off by default, the one default of every entry point; the bar
+        shows for runs of :data:`PROGRESS_MIN_STEPS` steps or more).
     checkpoints
         When to record (:class:`~specdyn.schedule.Schedule` or what
         :meth:`Schedule.of <specdyn.schedule.Schedule.of>` accepts).
@@ -191,6 +194,40 @@ class RunOptions:
         if self.divergence_factor is None:
             raise ValueError("RunOptions.divergence_factor is unset: call for_engine first")
         return self.divergence_factor
+
+
+def run_options(engine: str, options: RunOptions | None = None, **given: Any) -> RunOptions:
+    """The one way an entry point makes its :class:`RunOptions`: ``options`` (``None``:
+    ``RunOptions()``) with the shorthand keywords it was given (``seed``, ``dtype``,
+    ``device``, ``progress``, ``checkpoints``; ``None`` means not given) filled in, then the
+    ``engine``'s check interval and divergence factor (:meth:`RunOptions.for_engine`).
+
+    A field set both ways (in ``options``, away from its default, and as a keyword) is an
+    error. The driver's knobs (``check_every``, ``divergence_factor``) have no keyword:
+    they come only through ``options``. A field set neither way keeps :class:`RunOptions`'
+    default (``seed=0``, ``progress=False``: the one default of every entry point).
+    """
+    if options is None:
+        options = RunOptions()
+    elif not isinstance(options, RunOptions):
+        raise ValueError(f"options must be a RunOptions, got {type(options).__name__}")
+    set_ = {k: x for k, x in given.items() if x is not None}
+    both = sorted(k for k in set_ if not _is_default(options, k))
+    if both:
+        raise ValueError(f"{', '.join(both)} given both in options and as a keyword: "
+                         f"give each once")
+    opts = replace(options, **set_).for_engine(engine)
+    v.SEED.check("seed", opts.seed)  # every entry point's seeds are >= 0, however given
+    return opts
+
+
+_DEFAULTS = RunOptions()
+
+
+def _is_default(options: RunOptions, name: str) -> bool:
+    # identity for the None defaults: a checkpoints array has no plain truth value
+    value, default = getattr(options, name), getattr(_DEFAULTS, name)
+    return value is None if default is None else bool(value == default)
 
 
 # ---------------------------------------------------------------------------- seeds

@@ -77,7 +77,7 @@ Tensor = Any
 
 
 @v.constrained(N=v.SIZE, M=v.SIZE, steps=v.SIZE, dt=v.POSITIVE, optimizer=v.Choice(*OPTIMIZERS),
-               B=v.Int(1, optional=True), record=v.Subset(*RECORDS), seed=v.SEED,
+               B=v.Int(1, optional=True), record=v.Subset(*RECORDS), seed=v.Int(0, optional=True),
                precision=v.Choice(*PRECISIONS))
 def train_two_layer(
     setting: Setting,
@@ -92,12 +92,13 @@ def train_two_layer(
     B: int | None = None,
     checkpoints: ScheduleLike = None,
     record: Sequence[str] = RECORDS,
-    seed: int = 0,
+    seed: int | None = None,
     dtype: Any = None,
     device: Any = None,
     teacher: PowerLawTeacher | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     precision: str | None = None,
+    options: protocol.RunOptions | None = None,
 ) -> Trajectory:
     """Train ``f(x) = s A^T phi(W x)`` on a power-law teacher and record spectra.
 
@@ -133,7 +134,7 @@ def train_two_layer(
         Subset of ``("preact", "postact", "weights")``.
     seed
         Seeds the weights (same stream as :func:`specdyn.sim.train_linear`), the
-        data, the shuffles and the fresh samples.
+        data, the shuffles and the fresh samples (default 0).
     dtype
         ``float32`` or ``float64`` (default) for the parameters and products.
     device
@@ -141,10 +142,15 @@ def train_two_layer(
     teacher
         The data; default ``PowerLawTeacher(setting)`` (``P = D``, coordinate bases).
     progress
-        Show a progress bar (for runs of ``PROGRESS_MIN_STEPS`` = 500 steps or more).
+        Show a progress bar (default off; for runs of ``PROGRESS_MIN_STEPS`` = 500 steps
+        or more).
     precision
         ``None``, ``"tf32"`` (TF32 matrix products) or ``"bf16"`` (bfloat16 products,
         float32 master weights); CUDA only.
+    options
+        The run's :class:`~specdyn.sim.protocol.RunOptions` (seed, dtype, device,
+        progress, checkpoints, and the divergence check's ``check_every`` and
+        ``divergence_factor``), instead of the shorthand keywords above (not both).
 
     Returns
     -------
@@ -162,6 +168,9 @@ def train_two_layer(
     """
     t = _torch()
     # ---- validation, before any work (the declared constraints above, then these rules)
+    opts = protocol.run_options("two_layer", options, seed=seed, dtype=dtype, device=device,
+                                progress=progress, checkpoints=checkpoints)
+    seed, dtype, device = opts.seed, opts.dtype, opts.device
     D = setting_dim(setting, teacher)  # setting/teacher types and sizes
     act = get_activation(activation)
     par = get_parameterization(parameterization, N, setting.gamma0)
@@ -176,9 +185,6 @@ def train_two_layer(
             raise ValueError(f"precision={precision!r} needs a CUDA device, got {dev}")
         if dtype != t.float32:
             raise ValueError(f"precision={precision!r} needs dtype=float32")
-    opts = protocol.RunOptions(seed=seed, dtype=dtype, device=dev,
-                               progress=progress,
-                               checkpoints=checkpoints).for_engine("two_layer")
     ckpts = opts.schedule(steps)
     if teacher is None:
         teacher = PowerLawTeacher(setting if isinstance(setting, AlignedSetting)
