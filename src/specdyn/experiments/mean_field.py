@@ -575,10 +575,10 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
         top_clusters_function,
     )
     from specdyn.models import network_function
-    from specdyn.sim import mean_field_langevin, propagation_of_chaos
+    from specdyn.sim import derive_seed, mean_field_langevin, propagation_of_chaos
 
     target = notes_target()
-    rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 7]))
+    rng = np.random.default_rng(derive_seed(cfg.seed, "test"))
     x_test = rng.standard_normal((cfg.M_test, cfg.D))
     y_test = np.asarray(target(x_test))
     common: dict[str, Any] = dict(dt=cfg.dt, temperature=cfg.temperature,

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from specdyn import _validate as v
+from specdyn._seeds import DerivedSeed
 from specdyn._torch import to_numpy
 from specdyn.data.teacher import PowerLawTeacher
 from specdyn.schedule import ScheduleLike
@@ -238,8 +239,8 @@ def _divergence_error(step: int, dt: float, loss: float, factor: float
         "training", step, protocol.watched("loss", loss, factor), protocol.dt_advice(dt), dt=dt)
 
 
-def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: int, tdtype: Any, tdevice: Any,
-             opts: protocol.RunOptions) -> None:
+def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: DerivedSeed, tdtype: Any,
+             tdevice: Any, opts: protocol.RunOptions) -> None:
     s = run.setting
     D, P = run.stats.c.shape
     grams0 = _gram.initial_grams(N, D, P, s.sigma_w, s.sigma_a, weight_seed)
@@ -335,7 +336,7 @@ class WeightEngine:
         return self.cm - SB, 0.5 * self.syy_tr - (self.cm * B).sum() + 0.5 * (B * SB).sum()
 
     @v.constrained(N=v.SIZE, sigma_w=v.NONNEGATIVE, sigma_a=v.NONNEGATIVE, seed=v.SEED)
-    def init(self, N: int, sigma_w: float, sigma_a: float, seed: int) -> WeightState:
+    def init(self, N: int, sigma_w: float, sigma_a: float, seed: DerivedSeed) -> WeightState:
         """Initial weights (the same stream as the Gram engine's ``initial_grams``)."""
         D, P = (self.X.shape[1], self.Y.shape[1]) if self.X is not None else self.cm.shape
         chunks = list(_gram.weight_chunks(N, D, P, sigma_w, sigma_a, seed))
@@ -359,7 +360,8 @@ class WeightEngine:
 
 
 def _weights_gd(run: _Run, N: int, steps: int, xy: tuple[np.ndarray, np.ndarray] | None,
-                weight_seed: int, tdtype: Any, tdevice: Any, opts: protocol.RunOptions) -> None:
+                weight_seed: DerivedSeed, tdtype: Any, tdevice: Any,
+                opts: protocol.RunOptions) -> None:
     eng = WeightEngine(run.stats, run.gamma0, run.dt, xy, tdtype, tdevice)
     s = run.setting
     state0 = eng.init(N, s.sigma_w, s.sigma_a, weight_seed)
@@ -379,7 +381,7 @@ def _weights_gd(run: _Run, N: int, steps: int, xy: tuple[np.ndarray, np.ndarray]
                    check=check, options=opts, desc="weight GD")
 
 
-def _flow(run: _Run, N: int | None, weight_seed: int) -> bool:
+def _flow(run: _Run, N: int | None, weight_seed: DerivedSeed) -> bool:
     """Gradient flow of the Grams; returns whether the per-mode (diagonal) path was used."""
     s = run.setting
     D, P = run.stats.c.shape

@@ -23,7 +23,8 @@ the progress bar. This module holds the pieces every entry point shares:
   :mod:`specdyn.schedule`, shared with :class:`specdyn.measure.SpectrumTracker`):
   an ``int`` is a *count* of log-spaced checkpoints everywhere. Checkpoints never
   change how many steps run: ``steps`` are always run.
-- :func:`seed_streams`: independent seeds derived from one run seed.
+- :func:`seed_streams` and :func:`derive_seed` (from :mod:`specdyn._seeds`): every
+  stream, repeat and cell seed derived from one run seed, the one derivation.
 - :class:`DivergenceError`: the one divergence policy. A run whose watched
   quantity (loss or parameter size) stops being finite or exceeds
   :func:`divergence_limit` raises it (built by :func:`divergence_error`, the one
@@ -48,11 +49,13 @@ import numpy as np
 
 from specdyn import _validate as v
 from specdyn._progress import progress as _progress
+from specdyn._seeds import DerivedSeed, derive_seed, seed_streams
 from specdyn.schedule import Schedule, ScheduleLike
 
 __all__ = [
     "DIVERGENCE_FACTOR",
     "ENGINE_DEFAULTS",
+    "DerivedSeed",
     "META_KEYS",
     "PROGRESS_MIN_STEPS",
     "DivergenceError",
@@ -61,6 +64,7 @@ __all__ = [
     "RunOptions",
     "divergence_error",
     "divergence_limit",
+    "derive_seed",
     "drive",
     "dt_advice",
     "first_divergent",
@@ -132,7 +136,7 @@ ENGINE_DEFAULTS: dict[str, tuple[int, float]] = {
 
 
 @dataclass(frozen=True)
-@v.constrained_fields(seed=v.Int(strict=True), check_every=v.Int(1, optional=True),
+@v.constrained_fields(seed=v.SEED, check_every=v.Int(1, optional=True),
                       divergence_factor=v.Real(1.0, math.inf, lo_open=True, hi_open=True,
                                                optional=True))
 class RunOptions:
@@ -196,48 +200,8 @@ class RunOptions:
 # ---------------------------------------------------------------------------- seeds
 
 
-_OFFSET = 7919  # a prime, the two-step engine's target-seed offset since its first tables
-_TAG = 0x5D  # the two-layer engine's batch-stream tag word since its first tables
-
-
-def _tagged(seed: int, tag: int) -> int:
-    # SeedSequence([seed, tag]) as one integer: the seed's 32-bit words, then the tag word
-    words = max(1, -(-seed.bit_length() // 32))
-    return seed + (tag << (32 * words))
-
-
-@v.constrained(seed=v.Int(strict=True), count=v.SIZE,
-               scheme=v.Choice("spawn", "words", "offset", "tagged"))
-def seed_streams(seed: int, count: int, *, scheme: str = "spawn") -> list[int]:
-    """``count`` independent integer seeds derived from one run ``seed``.
-
-    Four schemes, kept so that recorded runs stay bit-reproducible:
-
-    - ``"spawn"`` (the default, used by the linear and two-layer engines, which
-      draw the same data and weights from one seed so that their runs match step
-      for step): ``SeedSequence(seed).spawn(count)``, one 32-bit word of each child.
-    - ``"words"`` (the particle engines): the first ``count`` 64-bit words of
-      ``SeedSequence(seed)``, masked to 63 bits.
-    - ``"offset"`` (the two-step engine): ``seed + 7919 i`` for ``i < count``, the
-      run seed itself first.
-    - ``"tagged"`` (the two-layer engine's batch stream, ``seed >= 0``): stream
-      ``i`` is the integer whose ``SeedSequence`` words are the seed's words
-      followed by the tag word ``0x5D + i``, so ``default_rng(stream)`` is
-      ``default_rng([seed, 0x5D + i])``.
-
-    ``"spawn"``, ``"words"`` and ``"tagged"`` are independent streams in the sense
-    of :class:`numpy.random.SeedSequence`; ``"offset"`` gives distinct seeds, each
-    a stream of its own through ``default_rng``.
-    """
-    if scheme == "offset":
-        return [seed + _OFFSET * i for i in range(count)]
-    if scheme == "tagged":
-        seed = v.positive_int("seed", seed, minimum=0)
-        return [_tagged(seed, _TAG + i) for i in range(count)]
-    if scheme == "spawn":
-        return [int(ss.generate_state(1)[0]) for ss in np.random.SeedSequence(seed).spawn(count)]
-    state = np.random.SeedSequence(seed).generate_state(count, dtype=np.uint64)
-    return [int(s) & ((1 << 63) - 1) for s in state]
+# derive_seed and seed_streams live in specdyn._seeds (a foundation, so the data layer
+# can type its derived seeds too); they are re-exported here and from specdyn.sim.
 
 
 # ---------------------------------------------------------------------------- divergence
