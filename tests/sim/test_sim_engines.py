@@ -41,7 +41,7 @@ def test_linear_student_engine_by_hand_is_the_entry_point(method: str) -> None:
     kw = dict(method=method, lr=0.2, steps=12, M=20, B=4, noise_std=0.1, replicas=3, seed=4,
               device="cpu")
     run = train_linear_student(W_star, **kw, checkpoints=[12], top_k=None)
-    gen = torch.Generator().manual_seed(4)
+    gen = torch.Generator().manual_seed(seed_streams(4, 1)[0])  # the run's one stream
     eng = LinearStudentEngine(torch.as_tensor(W_star, **F64), method, 0.2, M=20, B=4,
                               noise_std=0.1, replicas=3, generator=gen)
     state = eng.init(1.0)
@@ -77,7 +77,7 @@ def test_deep_linear_engine_by_hand_is_the_entry_point(method: str) -> None:
     kw = dict(depth=3, N=6, parameterization="mup", lr=0.05, M=15, B=5, noise_std=0.1,
               seed=2)
     run = train_deep_linear(T, **kw, steps=10, method=method, device="cpu")
-    gen = torch.Generator().manual_seed(2)
+    gen = torch.Generator().manual_seed(seed_streams(2, 1)[0])  # the run's one stream
     sc = scaling("mup", depth=3, N=6, D=4, P=3, lr=0.05)
     eng = DeepLinearEngine(sc, torch.as_tensor(T, **F64), method, M=15, B=5, noise_std=0.1,
                            generator=gen)
