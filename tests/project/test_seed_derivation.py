@@ -1,6 +1,6 @@
 """One seed derivation: every generator of ``src/specdyn`` is seeded by a derived seed.
 
-Read from the source (``ast``), outside :mod:`specdyn._seeds` (the helper's module):
+Read from the source (``ast``), outside :mod:`specdyn.sim.protocol` (the helper's module):
 
 - no arithmetic on a seed: a binary operation (or ``+=``) with an operand named
   ``seed``, ``cfg.seed``, ``data_seed``... (a name whose ``_``-separated parts
@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-HELPER = "specdyn/_seeds.py"
+HELPER = "specdyn/sim/protocol.py"
 SEEDERS = {"default_rng", "SeedSequence", "manual_seed"}
 DERIVERS = {"derive_seed", "seed_streams"}
 
@@ -166,7 +166,7 @@ def _allowed(where: str) -> str | None:
 
 def test_every_seed_is_derived() -> None:
     bad = [f"{where}: {what}" for where, what in violations() if _allowed(where) is None]
-    assert not bad, ("seeds made outside specdyn._seeds.derive_seed (use derive_seed(seed, "
+    assert not bad, ("seeds made outside specdyn.sim.protocol.derive_seed (use derive_seed(seed, "
                      "*key) or seed_streams, or type the parameter DerivedSeed):\n"
                      + "\n".join(bad))
 

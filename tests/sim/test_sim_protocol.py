@@ -206,7 +206,7 @@ def test_engine_steps_return_new_states_and_leave_the_old_ones() -> None:
     xs = X.numpy()
     stats = gram.Stats.build(xs.T @ xs / 12, xs.T @ xs[:, :2] / 12, np.eye(2))
     ge = GramEngine(stats, 1.0, 0.05, device="cpu")
-    st = ge.init(gram.initial_grams(8, 3, 2, 0.5, 1.0, 1))
+    st = ge.init(gram.initial_grams(8, 3, 2, 0.5, 1.0, derive_seed(1)))
     fields = ("Gw", "Ga", "Gwa")
     copies = [getattr(st, f).clone() for f in fields]
     new3 = ge.step(st)

@@ -19,9 +19,9 @@ import scipy.sparse as sp
 from scipy.integrate import solve_ivp
 
 from specdyn import _validate as v
-from specdyn._seeds import DerivedSeed
 from specdyn._torch import to_numpy
 from specdyn.measure.spectra import decompose, symmetric_eigenvalues
+from specdyn.sim.protocol import DerivedSeed
 
 __all__ = ["GramEngine", "GramState", "Grams", "Stats", "initial_grams", "loss_from_grams",
            "make_gd_step", "solve_flow_diagonal", "solve_flow_full", "spectrum",

@@ -25,13 +25,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from specdyn import _validate as v
-from specdyn._seeds import DerivedSeed
 from specdyn._torch import to_numpy
 from specdyn.data.teacher import PowerLawTeacher
 from specdyn.schedule import ScheduleLike
 from specdyn.settings import AlignedSetting, PowerLawSetting, Setting
 from specdyn.sim import gram as _gram
 from specdyn.sim import protocol
+from specdyn.sim.protocol import DerivedSeed
 from specdyn.sim.trajectory import Trajectory
 
 __all__ = ["WeightEngine", "WeightState", "setting_dim", "train_linear"]

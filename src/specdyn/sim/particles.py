@@ -17,12 +17,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from specdyn import _validate as v
-from specdyn._seeds import DerivedSeed
 from specdyn._torch import to_numpy
 from specdyn._torch import torch as _torch
 from specdyn.models.activations import ACTIVATIONS, Activation
 from specdyn.sim import protocol
-from specdyn.sim.protocol import first_divergent
+from specdyn.sim.protocol import DerivedSeed, first_divergent
 
 __all__ = ["Block", "ParticleEngine", "ParticleState"]
 

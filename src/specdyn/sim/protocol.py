@@ -23,8 +23,8 @@ the progress bar. This module holds the pieces every entry point shares:
   :mod:`specdyn.schedule`, shared with :class:`specdyn.measure.SpectrumTracker`):
   an ``int`` is a *count* of log-spaced checkpoints everywhere. Checkpoints never
   change how many steps run: ``steps`` are always run.
-- :func:`seed_streams` and :func:`derive_seed` (from :mod:`specdyn._seeds`): every
-  stream, repeat and cell seed derived from one run seed, the one derivation.
+- :func:`derive_seed` and :func:`seed_streams`: every stream, repeat and cell seed
+  derived from one run seed, the one derivation (:data:`DerivedSeed`, its type).
 - :class:`DivergenceError`: the one divergence policy. A run whose watched
   quantity (loss or parameter size) stops being finite or exceeds
   :func:`divergence_limit` raises it (built by :func:`divergence_error`, the one
@@ -41,15 +41,15 @@ from __future__ import annotations
 
 import math
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, NewType, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
 from specdyn import _validate as v
 from specdyn._progress import progress as _progress
-from specdyn._seeds import DerivedSeed, derive_seed, seed_streams
 from specdyn.schedule import Schedule, ScheduleLike
 
 __all__ = [
@@ -200,8 +200,73 @@ class RunOptions:
 # ---------------------------------------------------------------------------- seeds
 
 
-# derive_seed and seed_streams live in specdyn._seeds (a foundation, so the data layer
-# can type its derived seeds too); they are re-exported here and from specdyn.sim.
+# One derivation (tests/project/test_seed_derivation.py checks every generator of the
+# package is seeded through it). A run seed is the root of a tree and a key names a node:
+#     derive_seed(cfg.seed, "cell", i, j)    the seed of cell (i, j) of a grid
+#     derive_seed(cfg.seed, "rep", r)        the r-th repeat of an experiment
+#     seed_streams(seed, 3)                  an engine's streams 0, 1, 2 (data, init, noise)
+# A relation between runs is kept by the choice of key: engines that must see the same
+# data take the same stream index; cells of a row that must start alike leave the
+# column out. No seed is made by arithmetic (seed + 1000 i + j made neighbouring cells
+# of different experiments share seeds).
+
+DerivedSeed = NewType("DerivedSeed", int)
+"""A seed made by :func:`derive_seed` (a 32-bit integer), ready for a generator."""
+
+_WORD = 1 << 32
+
+
+def _key_word(part: int | str) -> int:
+    """One 32-bit word of a key: an index in ``[0, 2**32)`` or a name (its CRC-32)."""
+    if isinstance(part, str):
+        return zlib.crc32(part.encode())
+    if isinstance(part, bool) or not isinstance(part, (int, np.integer)) \
+            or not 0 <= int(part) < _WORD:
+        raise ValueError(f"key must hold names and integers in [0, 2**32), got {part!r}")
+    return int(part)
+
+
+@v.constrained(seed=v.SEED)
+def derive_seed(seed: int, *key: int | str) -> DerivedSeed:
+    """The seed of node ``key`` of the tree rooted at run ``seed``: the one seed derivation.
+
+    Node ``key`` of numpy's spawn tree, so ``seed_streams(seed, n)[i]`` (here
+    ``derive_seed(seed, i)``) is child ``i`` of ``SeedSequence(seed).spawn(n)``,
+    the linear and two-layer engines' streams since their first tables. Distinct
+    keys give independent streams in numpy's sense. Every generator of the package
+    (``default_rng``, ``SeedSequence``, ``torch.Generator().manual_seed``) is
+    seeded by a :data:`DerivedSeed`: a result of this function or of
+    :func:`seed_streams`, or a parameter typed ``DerivedSeed`` (mypy then refuses
+    a raw seed there).
+
+    Parameters
+    ----------
+    seed
+        The run seed, an integer ``>= 0``.
+    *key
+        The node: names (``"cell"``, ``"rep"``) and indices in ``[0, 2**32)``.
+        An empty key is the root's own derived seed.
+
+    Returns
+    -------
+    DerivedSeed
+        The first 32-bit word of ``SeedSequence(seed, spawn_key=key)`` (names
+        enter as their CRC-32), an ``int`` in ``[0, 2**32)``.
+    """
+    words = tuple(_key_word(k) for k in key)
+    return DerivedSeed(int(np.random.SeedSequence(seed, spawn_key=words).generate_state(1)[0]))
+
+
+@v.constrained(seed=v.SEED, count=v.SIZE)
+def seed_streams(seed: int, count: int) -> list[DerivedSeed]:
+    """``count`` independent stream seeds of one run ``seed``: ``derive_seed(seed, i)``.
+
+    An engine takes its streams by index (data first, then weights, noise...);
+    engines that must draw the same data and weights from one seed (the linear
+    and two-layer engines) take the same indices. Stream ``i`` is child ``i`` of
+    ``SeedSequence(seed).spawn(count)``.
+    """
+    return [derive_seed(seed, i) for i in range(count)]
 
 
 # ---------------------------------------------------------------------------- divergence

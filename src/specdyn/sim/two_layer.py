@@ -51,7 +51,6 @@ from typing import Any
 import numpy as np
 
 from specdyn import _validate as v
-from specdyn._seeds import DerivedSeed
 from specdyn._torch import resolve_device, resolve_dtype, to_numpy
 from specdyn._torch import torch as _torch
 from specdyn.data.teacher import PowerLawTeacher
@@ -63,6 +62,7 @@ from specdyn.sim import gram as _gram
 from specdyn.sim import protocol
 from specdyn.sim.linear import setting_dim
 from specdyn.sim.parameterization import Parameterization, get_parameterization
+from specdyn.sim.protocol import DerivedSeed
 from specdyn.sim.trajectory import Trajectory
 from specdyn.sim.two_layer_engine import TwoLayerEngine, TwoLayerState, init_weights
 

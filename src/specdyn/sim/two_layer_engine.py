@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from specdyn import _validate as v
-from specdyn._seeds import DerivedSeed
 from specdyn._torch import torch as _torch
 from specdyn.models.activations import ACTIVATIONS, Activation
 from specdyn.sim import gram as _gram
 from specdyn.sim.parameterization import Parameterization
+from specdyn.sim.protocol import DerivedSeed
 
 __all__ = ["TwoLayerEngine", "TwoLayerState", "init_weights"]
 
