@@ -194,7 +194,7 @@ def test_chaos_system_equals_single_engine_with_same_start_and_noise() -> None:
                                keep_systems=True)
     assert run.system_particles is not None
     for i, N in enumerate(Ns):
-        gen = torch.Generator().manual_seed(seed_streams(seed, 5, scheme="words")[4])
+        gen = torch.Generator().manual_seed(seed_streams(seed, 5)[4])
         draws = [torch.randn((max(Ns), d + 1), generator=gen, dtype=torch.float64)
                  for _ in range(steps)]
         single = mean_field_langevin("tanh", _tanh1, N, d, data=(run.x, run.y), steps=steps,

@@ -34,6 +34,7 @@ project's own, the core paper has no finite-size theory):
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,7 @@ from specdyn.plot.finite_size import plot_finite_size
 from specdyn.runs.claims import OWN, Claim, within
 from specdyn.runs.registry import ExperimentResult, Measured, register
 from specdyn.settings import PowerLawSetting
-from specdyn.sim import train_linear
+from specdyn.sim import derive_seed, train_linear
 from specdyn.sim.two_layer import train_two_layer
 
 #: |std_theory / std_sim - 1| at every valid cell (the issue's wording).
@@ -146,7 +147,7 @@ def _full() -> FiniteSizeConfig:
 
 
 def simulate_log_rho(s: PowerLawSetting, N: int | None, M: int | None, times: np.ndarray,
-                     seeds: range) -> np.ndarray:
+                     seeds: Sequence[int]) -> np.ndarray:
     """``log rho_k(t)`` of the Gram engine (flow), shape ``(seeds, times, D)``."""
     dt = 1.0
     steps = max(int(np.ceil(times.max() / dt)), 1)
@@ -335,7 +336,7 @@ def run_finite_size_theory(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentRe
     start = time.perf_counter()
     s = cfg.setting()
     times = np.asarray(cfg.times, dtype=np.float64)
-    seeds = range(cfg.seed, cfg.seed + cfg.seeds)
+    seeds = [derive_seed(cfg.seed, "rep", r) for r in range(cfg.seeds)]  # the same at every size
     frames = []
     for N in cfg.N_values:
         frames.append(compare(s, simulate_log_rho(s, N, None, times, seeds), times, N, None))

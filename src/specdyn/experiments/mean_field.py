@@ -351,8 +351,9 @@ def orbit_changes(p: np.ndarray, activation: str) -> tuple[float, float, str] | 
     """
     from specdyn.measure.atoms import relu_rescale, sign_flip
     from specdyn.models import network_function
+    from specdyn.sim import derive_seed
 
-    rng = np.random.default_rng(RESCALE_SEED)
+    rng = np.random.default_rng(derive_seed(RESCALE_SEED, "rescale"))
     x = rng.standard_normal((4096, p.shape[1] - 1))
     if activation == "relu":
         c = np.exp(rng.uniform(-np.log(RESCALE), np.log(RESCALE), len(p)))
@@ -793,10 +794,10 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
         top_clusters_function,
     )
     from specdyn.models import network_function
-    from specdyn.sim import mean_field_langevin, propagation_of_chaos
+    from specdyn.sim import derive_seed, mean_field_langevin, propagation_of_chaos
 
     target = notes_target()
-    rng = np.random.default_rng(np.random.SeedSequence([cfg.seed, 7]))
+    rng = np.random.default_rng(derive_seed(cfg.seed, "test"))
     x_test = rng.standard_normal((cfg.M_test, cfg.D))
     y_test = np.asarray(target(x_test))
     common: dict[str, Any] = dict(dt=cfg.dt, temperature=cfg.temperature,

@@ -68,6 +68,7 @@ from specdyn.plot import save_figure
 from specdyn.plot import two_step as tsplot
 from specdyn.runs.claims import OWN, Claim, rank_correlation, within
 from specdyn.runs.registry import ExperimentResult, Measured, register
+from specdyn.sim.protocol import derive_seed
 from specdyn.sim.two_step import draw_data, gd_steps
 from specdyn.theory.rmt import rectangular_bulk_edge, rectangular_spike
 from specdyn.theory.two_step import formula_count, line_gap, near_line, near_line_ratio
@@ -76,7 +77,7 @@ from specdyn.theory.two_step import formula_count, line_gap, near_line, near_lin
 _EXPONENT = v.Real(0.0, 0.5, hi_open=True)
 #: The declared fields both experiments share (the settings of ``gd_steps``).
 _COMMON: dict[str, v.Constraint] = dict(
-    N=v.SIZE, D=v.SIZE, M=v.SIZE, seeds=v.SIZE, seed=v.Int(strict=True),
+    N=v.SIZE, D=v.SIZE, M=v.SIZE, seeds=v.SIZE, seed=v.SEED,
     activation=v.Choice(*ACTIVATIONS), pvalue=v.Real(0.0, 1.0, lo_open=True, hi_open=True))
 
 
@@ -154,7 +155,7 @@ def phase_table(cfg: PhaseConfig) -> pd.DataFrame:
     """One row per (alpha1, alpha2, seed): outlier counts of ``W1`` and ``W2``, the formulas,
     the exponent gap to the nearest line and the step-2 strengths along ``a, ..., a^4``."""
     rows: dict[tuple[int, int, int], dict[str, object]] = {}
-    seeds = range(cfg.seed, cfg.seed + cfg.seeds)
+    seeds = [derive_seed(cfg.seed, "rep", r) for r in range(cfg.seeds)]  # the same at every cell
     # seed outermost: each seed's data (weights, batches) is drawn once and moved to the
     # run's device once; the rows are put back in (alpha1, alpha2, seed) order below
     cells = [(i, j, s) for s in seeds
@@ -471,7 +472,7 @@ def reuse_table(cfg: ReuseConfig) -> pd.DataFrame:
     quantities = {name: {f"reuse_quantity_{k}": tgt.reuse_quantity(k) for k in (1, 2, 3)}
                   for name, tgt in targets.items()}
     runs = list(itertools.product(cfg.targets, (False, True),
-                                  range(cfg.seed, cfg.seed + cfg.seeds)))
+                                  [derive_seed(cfg.seed, "rep", r) for r in range(cfg.seeds)]))
     for name, reuse, s in progress(runs, total=len(runs), desc="batch-reuse"):
         tgt = targets[name]
         res = gd_steps(cfg.D, cfg.M, cfg.N, alphas=(cfg.alpha1, cfg.alpha2),

@@ -173,7 +173,7 @@ def propagation_of_chaos(
     seed, dtype, device = opts.seed, opts.dtype, opts.device
     ckpt = opts.schedule(steps, Schedule.even(11))
     start = time.perf_counter()
-    s_data, s_init_ref, s_init, s_noise_ref, s_noise = seed_streams(seed, 5, scheme="words")
+    s_data, s_init_ref, s_init, s_noise_ref, s_noise = seed_streams(seed, 5)
     x_np, y_np = make_data(target, D, M, population_size, label_noise, s_data)
     n_max = max(Ns) * replicas  # size of the pool of copies
     ref0 = initial_particles("gaussian", reference_N, D, init_scale, s_init_ref)

@@ -258,7 +258,8 @@ def train_deep_linear(
     torch = _torch.torch()
     dev = _torch.resolve_device(device)
     dt = _torch.resolve_dtype(dtype)
-    gen = torch.Generator(device=dev).manual_seed(int(seed))
+    (gen_seed,) = protocol.seed_streams(seed, 1)
+    gen = torch.Generator(device=dev).manual_seed(gen_seed)
     eng = DeepLinearEngine(sc, torch.as_tensor(W_star, dtype=dt, device=dev), meth, M=n, B=B,
                            noise_std=noise, generator=gen)
     state = eng.init(init_w)

@@ -21,6 +21,7 @@ from scipy.integrate import solve_ivp
 from specdyn import _validate as v
 from specdyn._torch import to_numpy
 from specdyn.measure.spectra import decompose, symmetric_eigenvalues
+from specdyn.sim.protocol import DerivedSeed
 
 __all__ = ["GramEngine", "GramState", "Grams", "Stats", "initial_grams", "loss_from_grams",
            "make_gd_step", "solve_flow_diagonal", "solve_flow_full", "spectrum",
@@ -49,13 +50,13 @@ class Stats:
 
 
 def weight_chunks(N: int, D: int, P: int, sigma_w: float, sigma_a: float,
-                  seed: int) -> Iterator[tuple[Any, Any]]:
+                  seed: DerivedSeed) -> Iterator[tuple[Any, Any]]:
     """Rows of the initial ``(W, A)`` in float64 CPU chunks, ``W_ij ~ N(0, sigma_w^2)``,
     ``A_ij ~ N(0, sigma_a^2)``; a fixed chunking so every engine sees the same weights."""
     from specdyn._torch import torch
 
     t = torch()
-    gen = t.Generator().manual_seed(int(seed))
+    gen = t.Generator().manual_seed(seed)
     for start in range(0, N, _WEIGHT_CHUNK):
         rows = min(_WEIGHT_CHUNK, N - start)
         z = t.randn(rows, D + P, generator=gen, dtype=t.float64)
@@ -63,7 +64,7 @@ def weight_chunks(N: int, D: int, P: int, sigma_w: float, sigma_a: float,
 
 
 def initial_grams(N: int | None, D: int, P: int, sigma_w: float, sigma_a: float,
-                  seed: int) -> Grams:
+                  seed: DerivedSeed) -> Grams:
     """``(Gw, Ga, Gwa)`` at initialisation, float64: Wishart for finite ``N``,
     ``(sigma_w^2 I, sigma_a^2 I, 0)`` for ``N = None``."""
     if N is None:

@@ -205,7 +205,7 @@ def mean_field_langevin(
     seed, dtype, device = opts.seed, opts.dtype, opts.device
     ckpt = opts.schedule(steps, Schedule.even(11))
     start = time.perf_counter()
-    s_data, s_init, s_noise = protocol.seed_streams(seed, 3, scheme="words")
+    s_data, s_init, s_noise = protocol.seed_streams(seed, 3)
     if data is None:
         x_np, y_np = make_data(target, D, M, population_size, label_noise, s_data)
     else:

@@ -32,6 +32,7 @@ from specdyn.schedule import ScheduleLike
 from specdyn.settings import AlignedSetting, PowerLawSetting, Setting
 from specdyn.sim import gram as _gram
 from specdyn.sim import protocol
+from specdyn.sim.protocol import DerivedSeed
 from specdyn.sim.trajectory import Trajectory
 
 __all__ = ["WeightEngine", "WeightState", "setting_dim", "train_linear"]
@@ -252,8 +253,8 @@ def _watched_loss(loss: Any, weights: Any) -> Any:
     return loss + (weights - weights).sum()
 
 
-def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: int, tdtype: Any, tdevice: Any,
-             opts: protocol.RunOptions, partial: Callable[[], Any]) -> None:
+def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: DerivedSeed, tdtype: Any,
+             tdevice: Any, opts: protocol.RunOptions, partial: Callable[[], Any]) -> None:
     s = run.setting
     D, P = run.stats.c.shape
     grams0 = _gram.initial_grams(N, D, P, s.sigma_w, s.sigma_a, weight_seed)
@@ -341,7 +342,7 @@ class WeightEngine:
         return self.cm - SB, 0.5 * self.syy_tr - (self.cm * B).sum() + 0.5 * (B * SB).sum()
 
     @v.constrained(N=v.SIZE, sigma_w=v.NONNEGATIVE, sigma_a=v.NONNEGATIVE, seed=v.SEED)
-    def init(self, N: int, sigma_w: float, sigma_a: float, seed: int) -> WeightState:
+    def init(self, N: int, sigma_w: float, sigma_a: float, seed: DerivedSeed) -> WeightState:
         """Initial weights (the same stream as the Gram engine's ``initial_grams``)."""
         D, P = (self.X.shape[1], self.Y.shape[1]) if self.X is not None else self.cm.shape
         chunks = list(_gram.weight_chunks(N, D, P, sigma_w, sigma_a, seed))
@@ -365,7 +366,7 @@ class WeightEngine:
 
 
 def _weights_gd(run: _Run, N: int, steps: int, xy: tuple[np.ndarray, np.ndarray] | None,
-                weight_seed: int, tdtype: Any, tdevice: Any, opts: protocol.RunOptions,
+                weight_seed: DerivedSeed, tdtype: Any, tdevice: Any, opts: protocol.RunOptions,
                 partial: Callable[[], Any]) -> None:
     eng = WeightEngine(run.stats, run.gamma0, run.dt, xy, tdtype, tdevice)
     t = eng.t
@@ -387,7 +388,7 @@ def _weights_gd(run: _Run, N: int, steps: int, xy: tuple[np.ndarray, np.ndarray]
                    partial=partial, desc="weight GD")
 
 
-def _flow(run: _Run, N: int | None, weight_seed: int) -> bool:
+def _flow(run: _Run, N: int | None, weight_seed: DerivedSeed) -> bool:
     """Gradient flow of the Grams; returns whether the per-mode (diagonal) path was used."""
     s = run.setting
     D, P = run.stats.c.shape

@@ -67,7 +67,7 @@ def rank_one_teacher(P: int, D: int, theta: float, seed: int = 0
     """``(W*, u, v)`` with ``W* = theta u v^T`` (``P x D``), ``u``, ``v`` uniform unit
     vectors (float64)."""
     n, m, th = P, D, theta
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(protocol.derive_seed(seed))
     u = rng.standard_normal(n)
     u /= np.linalg.norm(u)
     w = rng.standard_normal(m)
@@ -365,7 +365,8 @@ def train_linear_student(
     torch = _torch.torch()
     dev = _torch.resolve_device(device)
     dt = _torch.resolve_dtype(dtype)
-    gen = torch.Generator(device=dev).manual_seed(int(seed))
+    (gen_seed,) = protocol.seed_streams(seed, 1)
+    gen = torch.Generator(device=dev).manual_seed(gen_seed)
     eng = LinearStudentEngine(torch.as_tensor(W_star, dtype=dt, device=dev), meth, eta, M=n,
                               B=B, noise_std=noise, replicas=R, generator=gen)
     state = eng.init(s0, None if X_in is None else torch.as_tensor(X_in, dtype=dt, device=dev))

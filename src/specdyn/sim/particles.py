@@ -21,7 +21,7 @@ from specdyn._torch import to_numpy
 from specdyn._torch import torch as _torch
 from specdyn.models.activations import ACTIVATIONS, Activation
 from specdyn.sim import protocol
-from specdyn.sim.protocol import first_divergent
+from specdyn.sim.protocol import DerivedSeed, first_divergent
 
 __all__ = ["Block", "ParticleEngine", "ParticleState"]
 
@@ -77,7 +77,7 @@ def target_values(target: Any, x: np.ndarray) -> np.ndarray:
 
 
 def make_data(target: Any, D: int, M: int | None, population_size: int, label_noise: float,
-              seed: int) -> tuple[np.ndarray, np.ndarray]:
+              seed: DerivedSeed) -> tuple[np.ndarray, np.ndarray]:
     """``M`` inputs ``x ~ N(0, I_D)`` (``population_size`` when ``M`` is ``None``), labels."""
     rng = np.random.default_rng(seed)
     m = population_size if M is None else M
@@ -89,7 +89,7 @@ def make_data(target: Any, D: int, M: int | None, population_size: int, label_no
 
 
 def initial_particles(init: Any, N: int, D: int, init_scale: tuple[float, float],
-                      seed: int) -> np.ndarray:
+                      seed: DerivedSeed) -> np.ndarray:
     """``init="gaussian"``: ``a ~ N(0, s_a^2)``, ``w ~ N(0, s_w^2 I_D / D)``; or an array."""
     d = D
     if isinstance(init, str):

@@ -62,6 +62,7 @@ from specdyn.sim import gram as _gram
 from specdyn.sim import protocol
 from specdyn.sim.linear import setting_dim
 from specdyn.sim.parameterization import Parameterization, get_parameterization
+from specdyn.sim.protocol import DerivedSeed
 from specdyn.sim.trajectory import Trajectory
 from specdyn.sim.two_layer_engine import TwoLayerEngine, TwoLayerState, init_weights
 
@@ -192,7 +193,8 @@ def train_two_layer(
 
     # ---- setup: data and weights from the streams of train_linear, then the batch stream
     start = time.perf_counter()
-    data_seed, weight_seed = protocol.seed_streams(seed, 2)
+    # streams 0 and 1 are train_linear's (the same data and weights), stream 2 the batches
+    data_seed, weight_seed, batch_seed = protocol.seed_streams(seed, 3)
     X, Y = teacher.sample_torch(M, seed=data_seed, dtype=dtype, device=dev)
     if optimizer == "online":
         sigma_pop, c_pop = teacher.population()
@@ -204,9 +206,7 @@ def train_two_layer(
                         dtype, dev)
     eng = TwoLayerEngine(act, par, dt, batch, t.bfloat16 if precision == "bf16" else None)
     state0 = eng.init(W, A)
-    (batch_seed,) = protocol.seed_streams(seed, 1, scheme="tagged")
-    batches = _Batches(optimizer, teacher, X, Y, batch, np.random.default_rng(batch_seed),
-                       eng.compute)
+    batches = _Batches(optimizer, teacher, X, Y, batch, batch_seed, eng.compute)
     rec = _Recorder(eng, stats, teacher, X, Y, par.output_scale * setting.gamma0 * N,
                     record, dt, lambda: protocol.record_meta(
                         "two_layer", seed=seed, dtype=dtype, device=dev, start=start,
@@ -261,13 +261,14 @@ def _batch_size(optimizer: str, B: int | None, M: int) -> int:
 class _Batches:
     """The batch of each update: the whole set (``"gd"``), the next slice of a reshuffled
     epoch (``"sgd"``, one permutation from ``rng`` per epoch) or fresh samples
-    (``"online"``, a device generator seeded from ``rng``)."""
+    (``"online"``, a device generator): both from the batch stream ``seed``."""
 
     def __init__(self, optimizer: str, teacher: PowerLawTeacher, X: Tensor, Y: Tensor,
-                 batch: int, rng: np.random.Generator, compute: Any) -> None:
-        self.optimizer, self.batch, self.rng = optimizer, batch, rng
+                 batch: int, seed: DerivedSeed, compute: Any) -> None:
+        self.optimizer, self.batch = optimizer, batch
+        self.rng = np.random.default_rng(seed)
         self.sampler = _OnlineSampler(teacher, batch, X.dtype, X.device,
-                                      int(rng.integers(2**62))) if optimizer == "online" else None
+                                      seed) if optimizer == "online" else None
         # the data in the products' dtype (bf16 when asked)
         self.X = X.to(compute) if compute is not None else X
         self.Y = Y.to(compute) if compute is not None else Y
@@ -357,7 +358,7 @@ class _OnlineSampler:
     """Fresh ``(X, Y)`` batches from the teacher, drawn on the device (no host traffic)."""
 
     def __init__(self, teacher: PowerLawTeacher, batch: int, dtype: Any, device: Any,
-                 seed: int) -> None:
+                 seed: DerivedSeed) -> None:
         t = _torch()
         self.t = t
         self.gen = t.Generator(device=device).manual_seed(seed)
