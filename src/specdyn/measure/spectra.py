@@ -53,7 +53,12 @@ Gram eigenvalues
     batched form for many matrices at once (one ``eigvalsh`` per shape), the
     tracker's; its ``"auto"`` applies the same ``F32_RANGE`` rule on every
     device, the CPU included, where a float32 Gram and ``eigvalsh`` of a
-    2048-wide matrix cost about half the float64 ones.
+    2048-wide matrix cost about half the float64 ones; its ``"float32"``
+    keeps every float32 spectrum (no range rule): for a caller that decides
+    afterwards, matrix by matrix, whether float32 resolved the eigenvalues it
+    uses (the tracker: ``rank_tolerance(lambda_1, shape, float32)`` against
+    what its summaries read, ``specdyn.measure._summary_process``) and redoes
+    the others in float64.
 Zero
     An eigenvalue is numerically zero when it is at most ``rank_tolerance``:
     ``lambda_1 * max(n, p) * eps`` of the dtype the spectrum was computed in
@@ -72,6 +77,7 @@ from specdyn import _validate as v
 from specdyn._torch import to_numpy
 
 __all__ = [
+    "BATCHED_PRECISIONS",
     "F32_RANGE",
     "PRECISIONS",
     "CovarianceAccumulator",
@@ -89,6 +95,8 @@ __all__ = [
 
 #: Precision policies of ``gram_eigenvalues`` for torch input (module docstring).
 PRECISIONS = ("float64", "auto")
+#: ``batched_gram_eigenvalues`` also takes ``"float32"`` (no range rule: the caller checks).
+BATCHED_PRECISIONS = (*PRECISIONS, "float32")
 #: float32 eigenvalues of a Gram carry an absolute error ~6e-8 of the largest one;
 #: below this fraction of the largest, the relative error of the smallest would
 #: exceed ~0.1 %: ``precision="auto"`` then redoes the Gram in float64.
@@ -371,7 +379,9 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
     for the matrices whose smallest nonzero eigenvalue is below ``F32_RANGE``
     of the largest (the rule of ``gram_eigenvalues``), and float64 from the
     start for near-square ones (smaller side above 0.9 of the larger, no rank
-    bound), whose spectra reach down to ~0; ``"float64"``: float64 only. A
+    bound), whose spectra reach down to ~0; ``"float64"``: float64 only;
+    ``"float32"``: float32 only, every result kept (the caller judges it;
+    ``start64`` still starts those matrices in float64). A
     centred ``n x p`` matrix with ``n <= p`` has one eigenvalue that is zero
     by construction (the centring): it is set to 0 and left out of
     that rule.
@@ -396,7 +406,7 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
         (the tracker passes those that needed it at their previous record:
         spectra change slowly, and a float32 try that fails costs time).
     precision
-        ``"auto"`` or ``"float64"`` (``PRECISIONS``).
+        ``"auto"``, ``"float64"`` or ``"float32"`` (``BATCHED_PRECISIONS``).
 
     Returns
     -------
@@ -406,7 +416,8 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
     """
     import torch
 
-    v.choice("precision", precision, PRECISIONS)
+    v.choice("precision", precision, BATCHED_PRECISIONS)
+    only32 = precision == "float32"
     flags = [bool(center)] * len(mats) if isinstance(center, bool) else [bool(c) for c in center]
     bounds = list(ranks) if ranks is not None else [None] * len(mats)
     f64 = [bool(b) for b in start64] if start64 is not None else [False] * len(mats)
@@ -433,8 +444,8 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
         # A near-square full-rank matrix has eigenvalues down to ~0 (Marchenko-Pastur's lower
         # edge (1 - sqrt(q))^2 is below F32_RANGE of the upper one for q > 0.96): float32
         # would be redone, so float64 from the start.
-        square = R is None and m - zeros > 0.9 * max(n, p)
-        for dtype in ((torch.float32, torch.float64) if precision == "auto" and not square
+        square = R is None and m - zeros > 0.9 * max(n, p) and not only32
+        for dtype in ((torch.float32, torch.float64) if precision != "float64" and not square
                       and not d else (torch.float64,)):
             X = torch.stack([mats[i].detach() for i in todo]).to(dtype)
             if dtype == torch.float32:  # float64 holds any float32 entry's square
@@ -464,7 +475,8 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
                     unbounded.append(i)
                     continue
                 out[i] = W[row]
-                if dtype == torch.float32 and not W[row][keep - 1] >= F32_RANGE * W[row][0]:
+                if (dtype == torch.float32 and not only32
+                        and not W[row][keep - 1] >= F32_RANGE * W[row][0]):
                     redo.append(i)
             todo = redo
             if not todo:
