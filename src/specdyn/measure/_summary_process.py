@@ -68,7 +68,8 @@ class Spectrum:
 
     ``error32``: the absolute error bound of the matrix's eigenvalues in float32,
     ``rank_tolerance(lambda_1, shape, float32)``, whether ``eigs`` was computed in
-    float32 or float64 (0: no check); see ``float32_suffices``.
+    float32 or float64 (0: no check); ``trace``: the exact sum of the eigenvalues
+    (the Gram's trace, summed in float64; NaN: unknown); see ``float32_suffices``.
     """
 
     step: int
@@ -80,9 +81,11 @@ class Spectrum:
     n_samples: float
     n_rows: int | None = None
     error32: float = 0.0
+    trace: float = float("nan")
 
 
-def float32_suffices(summ: LayerSummary, eigs: np.ndarray, error: float) -> bool:
+def float32_suffices(summ: LayerSummary, eigs: np.ndarray, error: float,
+                     trace: float = float("nan")) -> bool:
     """Whether eigenvalues known to within ``error`` give this summary (a posteriori).
 
     The tracker's precision policy: a matrix's float32 spectrum is kept when
@@ -96,10 +99,13 @@ def float32_suffices(summ: LayerSummary, eigs: np.ndarray, error: float) -> bool
       the window search, which reads every positive eigenvalue: the fit redone
       on the resolved ones alone (as if the rest were round-off zeros) must
       give an exponent within ``EXPONENT_SHIFT`` of the interval's width;
-    - the MP fit and the outlier count: the noise variance (a mean over the
-      bulk) moves by at most ``error``, which must be below ``SIGMA2_SHIFT``
-      of it; the KS distance and the outliers' edge-scaled statistics are
-      functions of the eigenvalues to within that error.
+    - the MP fit and the outlier count: the noise variance, the bulk's mean
+      (the ``k`` candidates above it left out), moves by at most the error of
+      the bulk's sum over its size, which must be below ``SIGMA2_SHIFT`` of it.
+      That sum is all eigenvalues' sum less the top ``k``: with the exact
+      ``trace``, its error is at most ``|sum(eigs) - trace| + k error``
+      (measured, plus the candidates' bound), else ``error`` per bulk
+      eigenvalue. The candidates themselves are resolved (above the bulk).
 
     ``error <= 0`` (float64) passes.
     """
@@ -120,7 +126,13 @@ def float32_suffices(summ: LayerSummary, eigs: np.ndarray, error: float) -> bool
             return False
     elif pl is None and unresolved and any(what == "exponent" for what, _ in summ.failed):
         return False
-    return summ.mp is None or error <= SIGMA2_SHIFT * summ.mp.sigma2
+    mp = summ.mp
+    if mp is None:
+        return True
+    k, bulk = mp.n_excluded, max(mp.n_bulk, 1)
+    drift = (abs(float(np.sum(eigs)) - trace) + k * error if np.isfinite(trace)
+             else bulk * error)
+    return drift <= SIGMA2_SHIFT * mp.sigma2 * bulk
 
 
 def summarize(sp: Spectrum, opts: Options) -> tuple[list[Row], list[Skip], bool]:
@@ -149,7 +161,7 @@ def summarize(sp: Spectrum, opts: Options) -> tuple[list[Row], list[Skip], bool]
         values.append(("samples", float(sp.n_rows)))
     values += [(q, float(val)) for q, val in summ.values().items() if val is not None]
     rows.extend((s, layer, f"{kind}_{q}", 0, val, verdict) for q, val in values)
-    return rows, skipped, float32_suffices(summ, eigs, sp.error32)
+    return rows, skipped, float32_suffices(summ, eigs, sp.error32, sp.trace)
 
 
 Summary = tuple[list[Row], list[Skip], bool]

@@ -62,9 +62,10 @@ Where the work happens
     ``Linear(d_in, d_out)`` or an ``Embedding``, whose rank is at most
     ``d_in`` or its number of rows, is first projected on its range when that
     bound is below half its smaller side, so a ``d_in + 10``-square Gram is
-    diagonalised instead of a ``d_out``-square one. Then the row files. Helper process (shared by the
-    process's trackers; ``summary_process=False``: the worker thread): the
-    fits and tests, host numpy, which holds the GIL. Layers with
+    diagonalised instead of a ``d_out``-square one. Then the row files.
+    Helper process (shared by the process's trackers;
+    ``summary_process=False``: the worker thread): the fits and tests, host
+    numpy, which holds the GIL. Layers with
     ``min(rows, cols) > max_dense`` get the top ``top or 256`` eigenvalues by
     randomized SVD (``spectra.top_gram_eigenvalues``, its sketch drawn from
     a local generator: the tracker never reads or changes torch's or numpy's
@@ -730,13 +731,19 @@ class SpectrumTracker:
         import torch
 
         n, p = (int(d) for d in X.shape)
-        err = rank_tolerance(float(e[0]), (n, p), torch.float32) if check and e.size else 0.0
+        err, trace = 0.0, float("nan")
+        if check and e.size:
+            err = rank_tolerance(float(e[0]), (n, p), torch.float32)
+            # the eigenvalues' exact sum, for the a-posteriori check: float32 squares
+            # (each to eps32) summed in float64
+            Xc = X if kind == "weight" else X - X.mean(dim=0, keepdim=True)
+            trace = float(Xc.square().sum(dtype=torch.float64)) / n
         if kind == "weight":
             return Spectrum(s, name, "weight", e, complete, ratio=p / n, n_samples=float(n),
-                            error32=err)
+                            error32=err, trace=trace)
         # centring leaves n - 1 degrees of freedom
         return Spectrum(s, name, "activation", e, complete, ratio=p / (n - 1),
-                        n_samples=float(n - 1), n_rows=n, error32=err)
+                        n_samples=float(n - 1), n_rows=n, error32=err, trace=trace)
 
     def _summarize(self, spectra: list[Spectrum]) -> tuple[list[Summary], float]:
         """``summarize_all`` in the helper process or here, and the helper's CPU seconds."""
