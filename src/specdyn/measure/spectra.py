@@ -68,6 +68,7 @@ Zero
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -447,20 +448,24 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
         square = R is None and m - zeros > 0.9 * max(n, p) and not only32
         for dtype in ((torch.float32, torch.float64) if precision != "float64" and not square
                       and not d else (torch.float64,)):
-            X = torch.stack([mats[i].detach() for i in todo]).to(dtype)
+            # one matrix (every group on a CPU): a view, not a stacked copy
+            X = (mats[todo[0]].detach()[None] if len(todo) == 1
+                 else torch.stack([mats[i].detach() for i in todo])).to(dtype)
+            scale = torch.ones((len(todo), 1, 1), dtype=dtype, device=X.device)
             if dtype == torch.float32:  # float64 holds any float32 entry's square
-                scale = X.abs().amax(dim=(1, 2), keepdim=True).clamp_min(
-                    torch.finfo(dtype).tiny)
-                X = X / scale
-            else:
-                scale = torch.ones((len(todo), 1, 1), dtype=dtype, device=X.device)
+                lo, hi = torch.aminmax(X.reshape(len(todo), -1), dim=1)
+                amax = torch.maximum(hi, -lo).clamp_min(torch.finfo(dtype).tiny)
+                # entries' magnitudes within 1e-12..1e12 give Grams far from float32's
+                # overflow and subnormals: no division (a pass over X) then
+                if not bool(((amax > _F32_SAFE[0]) & (amax < _F32_SAFE[1])).all()):
+                    scale = amax[:, None, None]
+                    X = X / scale
             if c:
                 X = X - X.mean(dim=1, keepdim=True)
             if R is None:
                 G = X.mT @ X if p <= n else X @ X.mT
             else:  # on the range of X: R + 10 random directions span it exactly
-                sketch = np.random.default_rng(0).standard_normal((p, R + 10))
-                Q = torch.linalg.qr(X @ torch.from_numpy(sketch).to(X.device, dtype)).Q
+                Q = torch.linalg.qr(X @ _sketch(p, R + 10, dtype, X.device)).Q
                 B = Q.mT @ X
                 G = B @ B.mT
             w = device_eigenvalues(G)
@@ -489,6 +494,24 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
         for i, e in zip(unbounded, again, strict=True):
             out[i] = e
     return out
+
+
+#: Largest absolute entries for which a float32 Gram needs no rescaling (see its use).
+_F32_SAFE = (1e-12, 1e12)
+
+
+@functools.lru_cache(maxsize=8)
+def _sketch(p: int, s: int, dtype: Any, device: Any) -> Any:
+    """The ``p x s`` Gaussian range sketch of ``batched_gram_eigenvalues``: fixed, kept.
+
+    Drawn once per shape, dtype and device from a local generator (seed 0; no
+    global random state read or changed) and reused: drawing it cost as much as
+    the product it enters.
+    """
+    import torch
+
+    gen = torch.Generator().manual_seed(0)
+    return torch.randn(p, s, generator=gen, dtype=torch.float64).to(device, dtype)
 
 
 def top_gram_eigenvalues(X: Any, k: int, *, center: bool = False, seed: int = 0,

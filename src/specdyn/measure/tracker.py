@@ -663,8 +663,10 @@ class SpectrumTracker:
                 self.skipped.append((s, name, "activation", "no forward pass seen at this step"))
                 continue
             mats.append((name, "activation", torch.cat(buf, dim=0)))
-        if mats:  # one host sync for every finiteness check of the record
-            finite = torch.stack([torch.isfinite(X).all().to("cpu") for _, _, X in mats])
+        if mats:  # one host sync for every finiteness check of the record; min and max
+            # (NaN and inf show there) in one pass each, without a mask the size of X
+            finite = torch.stack([torch.isfinite(torch.stack(torch.aminmax(X))).all().to("cpu")
+                                  for _, _, X in mats])
             for ok, (name, kind, _) in zip(finite.tolist(), mats, strict=True):
                 if not ok:
                     what = "weights" if kind == "weight" else "activations"
@@ -734,10 +736,12 @@ class SpectrumTracker:
         err, trace = 0.0, float("nan")
         if check and e.size:
             err = rank_tolerance(float(e[0]), (n, p), torch.float32)
-            # the eigenvalues' exact sum, for the a-posteriori check: float32 squares
-            # (each to eps32) summed in float64
+            # the eigenvalues' exact sum, for the a-posteriori check: norms of 256-entry
+            # chunks in X's dtype (to ~256 eps32), their squares summed in float64
             Xc = X if kind == "weight" else X - X.mean(dim=0, keepdim=True)
-            trace = float(Xc.square().sum(dtype=torch.float64)) / n
+            chunks = torch.linalg.vector_norm(Xc.reshape(-1, 256) if Xc.numel() % 256 == 0
+                                              else Xc, dim=-1)
+            trace = float(chunks.double().square().sum()) / n
         if kind == "weight":
             return Spectrum(s, name, "weight", e, complete, ratio=p / n, n_samples=float(n),
                             error32=err, trace=trace)
