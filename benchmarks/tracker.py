@@ -67,6 +67,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -278,8 +279,8 @@ def _record_cost(args: argparse.Namespace) -> dict:
     # round -1: warm-up (lazy imports, kernels, allocator), not counted
     for r in progress(range(-1, args.rounds), total=args.rounds + 1, desc="record rounds"):
         for arm in (("reference", "new") if r % 2 == 0 else ("new", "reference")):
-            tracker_mod.batched_gram_eigenvalues = (  # type: ignore[assignment]
-                _reference_spectra if arm == "reference" else batched)
+            swap: Any = _reference_spectra if arm == "reference" else batched
+            tracker_mod.batched_gram_eigenvalues = swap
             try:
                 bare_s = forward(False)
                 hooked_s = forward(True)           # the hooks clone the module outputs

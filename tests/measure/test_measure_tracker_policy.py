@@ -160,23 +160,24 @@ def _rows(df, layer: str, kind: str):
 def test_wide_range_spectra_take_the_float64_path_and_match() -> None:
     """A weight whose power law runs below float32's resolution is redone in float64.
 
-    Layer "2": singular values ``k^-1.5`` (eigenvalues ``k^-3``, 6 decades over 96
-    ranks; float32 resolves about 4), a power law over the whole spectrum, so the
+    Layer "2": singular values ``k^-1.5`` (eigenvalues ``k^-3``, 6.6 decades over 160
+    ranks; float32 resolves about 3.6), a power law over the whole spectrum, so the
     fit's window reaches eigenvalues float32 does not resolve: its rows must be the
     float64 tracker's, bit for bit, at the first record (float32 tried, redone) and
     the next (float64 at once). Layer "0" (i.i.d.) stays in float32: its eigenvalues
     differ from float64's in the last digits only, its summaries within their intervals.
     """
     gen = torch.Generator().manual_seed(5)
-    model = torch.nn.Sequential(torch.nn.Linear(96, 128), torch.nn.Tanh(),
-                                torch.nn.Linear(128, 96))
+    # smaller sides >= 128: below, the tracker takes float64 at once
+    model = torch.nn.Sequential(torch.nn.Linear(160, 192), torch.nn.Tanh(),
+                                torch.nn.Linear(192, 160))
     with torch.no_grad():
-        model[0].weight.copy_(torch.randn(128, 96, generator=gen) / 96 ** 0.5)
-        U = torch.linalg.qr(torch.randn(96, 96, generator=gen)).Q
-        V = torch.linalg.qr(torch.randn(128, 96, generator=gen)).Q
-        s = torch.arange(1, 97, dtype=torch.float32) ** -1.5
+        model[0].weight.copy_(torch.randn(192, 160, generator=gen) / 160 ** 0.5)
+        U = torch.linalg.qr(torch.randn(160, 160, generator=gen)).Q
+        V = torch.linalg.qr(torch.randn(192, 160, generator=gen)).Q
+        s = torch.arange(1, 161, dtype=torch.float32) ** -1.5
         model[2].weight.copy_(U @ torch.diag(s) @ V.T)
-    x = torch.randn(512, 96, generator=gen)
+    x = torch.randn(512, 160, generator=gen)
     tabs, costs = {}, {}
     for prec in ("auto", "float64"):
         tr = SpectrumTracker(model, schedule=[0, 1], n_boot=200, background=False,
@@ -188,11 +189,11 @@ def test_wide_range_spectra_take_the_float64_path_and_match() -> None:
         tr.close()
     a, b = tabs["auto"], tabs["float64"]
     lam = _rows(b, "2", "weight_eigenvalue").value.to_numpy()
-    assert lam[:96].min() / lam[0] < 1e-5           # the range float32 cannot resolve
+    assert lam.min() / lam[0] < 1e-5                # the range float32 cannot resolve
     assert [c["redone_float64"] for c in costs["auto"]] == [1, 0]   # tried once, then float64
     for step in (0, 1):
         wa, wb = (_rows(t[t.step == step], "2", "weight") for t in (a, b))
-        assert len(wa) > 96 and np.array_equal(wa.value.to_numpy(), wb.value.to_numpy())
+        assert len(wa) > 160 and np.array_equal(wa.value.to_numpy(), wb.value.to_numpy())
     ea, eb = (_rows(t[t.step == 0], "0", "weight_eigenvalue").value.to_numpy() for t in (a, b))
     assert not np.array_equal(ea, eb)                                # float32 ...
     assert np.max(np.abs(ea - eb)) < 1e-5 * eb[0]                    # ... to its round-off

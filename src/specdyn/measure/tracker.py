@@ -58,7 +58,9 @@ Where the work happens
     resolved at that error (``_summary_process.float32_suffices``); a matrix
     that fails is redone in float64, its summaries with it, and starts in
     float64 at the next record (until its float64 spectrum shows float32 would
-    do); ``precision="float64"``: float64 throughout. The output of a
+    do); a matrix whose smaller side is below 128 is done in float64 at once
+    (its float64 Gram costs less than the check); ``precision="float64"``:
+    float64 throughout. The output of a
     ``Linear(d_in, d_out)`` or an ``Embedding``, whose rank is at most
     ``d_in`` or its number of rows, is first projected on its range when that
     bound is below half its smaller side, so a ``d_in + 10``-square Gram is
@@ -157,6 +159,9 @@ DEFAULT_SCHEDULE = Schedule.per_decade(10)
 #: What ``step()`` does when the worker falls behind (module docstring).
 POLICIES = ("coalesce", "block")
 
+
+#: Matrices whose smaller side is below this are done in float64 at once (module docstring).
+_F32_MIN = 128
 
 _COALESCED = ("coalesced (policy='coalesce'): the worker was still computing an earlier "
               "record when a newer one fell due and replaced this one")
@@ -680,6 +685,12 @@ class SpectrumTracker:
         dense = [i for i, (_, _, X) in enumerate(keep) if min(X.shape) <= self.max_dense]
         keys = [(keep[i][0], keep[i][1]) for i in dense]
         auto = self.precision == "auto"
+        # float32 where it can pay: a Gram whose smaller side is below _F32_MIN costs less
+        # in float64 than the a-posteriori check costs
+        small = {i for i in dense if min(int(d) for d in keep[i][2].shape) < _F32_MIN}
+        for i, key in zip(dense, keys, strict=True):
+            if i in small:
+                self._needs64[key] = True
         eigs = self._spectra([keep[i] for i in dense], bound,
                              [auto and not self._needs64.get(key, False) for key in keys])
         spectra_of: dict[int, tuple[np.ndarray, bool]] = {
@@ -688,7 +699,8 @@ class SpectrumTracker:
             if i not in spectra_of:  # too big for a dense Gram: the top of it
                 k = min(self.top or 256, min(int(d) for d in X.shape) - 1)
                 spectra_of[i] = (top_gram_eigenvalues(X, k, center=kind == "activation"), False)
-        spectra = [self._spectrum(s, name, kind, X, *spectra_of[i], check=auto and i in dense)
+        spectra = [self._spectrum(s, name, kind, X, *spectra_of[i],
+                                  check=auto and i in dense and i not in small)
                    for i, (name, kind, X) in enumerate(keep)]
         t1, c1 = time.perf_counter(), time.thread_time()
         results, cpu = self._summarize(spectra)
@@ -697,7 +709,7 @@ class SpectrumTracker:
         f32 = {i for i, key in zip(dense, keys, strict=True) if not self._needs64.get(key, False)}
         redo = [i for i in dense if auto and i in f32 and not results[i][2]]
         for i, key in zip(dense, keys, strict=True):
-            self._needs64[key] = not results[i][2]
+            self._needs64[key] = i in small or not results[i][2]
         if redo:
             c2 = time.thread_time()
             again = self._spectra([keep[i] for i in redo], bound, [False] * len(redo))
