@@ -374,3 +374,16 @@ def test_batched_spectra_equal_the_per_matrix_float64_ones() -> None:
         ref = gram_eigenvalues(X, center=c)
         assert np.max(np.abs(e - ref)) < 1e-12 * ref[0]
         assert np.max(np.abs(e2 - ref)) < 1e-12 * ref[0]    # float64 from the start
+
+
+@pytest.mark.parametrize("scale", [1e-30, 1e-13, 1.0, 1e13, 1e30])
+def test_float32_batched_spectra_hold_entries_far_from_one(scale: float) -> None:
+    """Float32 Grams of entries from 1e-30 to 1e30: rescaled where needed, scaled back in
+    float64 (a float32 scale's square would overflow or underflow)."""
+    from specdyn.measure.spectra import batched_gram_eigenvalues, gram_eigenvalues
+
+    X = torch.randn(300, 200, generator=torch.Generator().manual_seed(0)) * scale
+    got = batched_gram_eigenvalues([X], precision="float32")[0]
+    ref = gram_eigenvalues(X.double())
+    assert np.all(np.isfinite(got)) and ref[0] > 0
+    assert np.max(np.abs(got - ref)) < 1e-5 * ref[0]

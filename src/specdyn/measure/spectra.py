@@ -374,10 +374,11 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
 
     Matrices of the same shape, device, ``center`` and rank bound are stacked
     and reduced together on their accelerator (on a CPU, where a batched
-    ``eigvalsh`` is a loop anyway, one at a time); in float32 each is divided
-    by its largest absolute entry first, so its Gram cannot overflow, and
-    scaled back. ``"auto"``: float32 on every device, then float64, batched again,
-    for the matrices whose smallest nonzero eigenvalue is below ``F32_RANGE``
+    ``eigvalsh`` is a loop anyway, one at a time); in float32 each whose largest
+    absolute entry is outside ``1e-12..1e12`` is divided by it first, so its
+    Gram can neither overflow nor sink into subnormals, and scaled back.
+    ``"auto"``: float32 on every device, then float64, batched again, for the
+    matrices whose smallest nonzero eigenvalue is below ``F32_RANGE``
     of the largest (the rule of ``gram_eigenvalues``), and float64 from the
     start for near-square ones (smaller side above 0.9 of the larger, no rank
     bound), whose spectra reach down to ~0; ``"float64"``: float64 only;
@@ -470,7 +471,9 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
                 G = B @ B.mT
             w = device_eigenvalues(G)
             W = np.zeros((len(todo), m))
-            W[:, :keep] = to_numpy(w[:, :keep] * (scale[:, :, 0] ** 2 / n), np.float64)
+            # scaled back in float64: a float32 scale's square leaves float32's range
+            W[:, :keep] = (to_numpy(w[:, :keep], np.float64)
+                           * to_numpy(scale[:, :, 0], np.float64) ** 2 / n)
             if R is not None:  # the bound holds iff the range carries the whole trace
                 tol = 1e-4 if dtype == torch.float32 else 1e-8
                 missed = to_numpy(1 - w.sum(-1) / (X * X).sum((1, 2)).clamp_min(1e-300))
