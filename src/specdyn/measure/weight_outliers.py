@@ -153,7 +153,8 @@ def orthonormal_powers(a: Any, k: int) -> np.ndarray:
 
 class _Gram:
     """``T^T T`` of the tall orientation ``T`` of ``W`` (rows >= cols), in float64, on the
-    host (numpy) or on a torch device: its eigenvalues and its top eigenvectors."""
+    host (numpy, the Gram's values by torch on the CPU) or on a torch device: its
+    eigenvalues and its top eigenvectors."""
 
     def __init__(self, W: Any, device: Any) -> None:
         if device is None and _is_torch(W) and W.device.type != "cpu":
@@ -169,8 +170,19 @@ class _Gram:
         else:
             Wt = v.real_array("W", to_numpy(W))
         self.T = Wt.T if self.transpose else Wt
-        self.G = self.T.T @ self.T
-        self.host = not _is_torch(self.G)
+        self.host = not _is_torch(self.T)
+        self.G_host: Any = None
+        if self.host:
+            # the host's values go through torch's LAPACK (MKL in the torch wheels): at
+            # N = d = 4000 its eigvalsh takes a third of the CPU time of numpy's OpenBLAS
+            # one (BENCHMARKS.md); the numpy view of the same Gram serves Lanczos
+            from specdyn import _torch
+
+            T_t = _torch.torch().from_numpy(np.ascontiguousarray(self.T))
+            self.G = T_t.T @ T_t
+            self.G_host = self.G.numpy()
+        else:
+            self.G = self.T.T @ self.T
         # on a device one dense eigh gives values and vectors (cheap there); on the host
         # the values alone (no vectors: several times faster), then Lanczos for the top
         self.full = None if self.host else decompose(self.G, vectors=True)
@@ -186,9 +198,9 @@ class _Gram:
         if self.full is not None:
             vecs = self.full.vectors[:, :k]
         elif k < self.G.shape[0]:
-            vecs = decompose(self.G, top=k, vectors=True, method="lanczos").vectors
+            vecs = decompose(self.G_host, top=k, vectors=True, method="lanczos").vectors
         else:
-            vecs = decompose(self.G, vectors=True).vectors
+            vecs = decompose(self.G_host, vectors=True).vectors
         return to_numpy(vecs), to_numpy(self.T @ vecs)
 
 
