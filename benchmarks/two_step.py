@@ -31,7 +31,6 @@ from pathlib import Path
 from specdyn.experiments.two_step import PhaseConfig, ReuseConfig, phase_table
 from specdyn.runs import run_experiment
 
-
 #: The alpha2 of the timed cells (``--cells K`` takes the first K): the --full lattice's.
 _ALPHA2 = (0.38, 0.43, 0.33, 0.48, 0.28, 0.23, 0.18, 0.13, 0.08, 0.03)
 
