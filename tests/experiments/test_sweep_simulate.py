@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from specdyn import runs, theory
-from specdyn.experiments.regime_map import RegimeMapConfig, theory_labels
+from specdyn.experiments.regime_map.config import RegimeMapConfig
+from specdyn.experiments.regime_map.run import theory_labels
 from specdyn.experiments.simulate import SimulateConfig
 from specdyn.experiments.simulate import run as simulate
 from specdyn.plot.phase import Boundary, grid_table, phase_diagram
