@@ -54,7 +54,7 @@ class RegimeMapConfig:
 
     def simulate_base(self) -> dict[str, object]:
         """The fixed fields of every ``simulate`` point (checked by ``SimulateConfig``)."""
-        from specdyn.experiments.simulate import SimulateConfig
+        from specdyn.experiments.simulate.config import SimulateConfig
 
         base: dict[str, object] = {
             "alpha": self.alpha, "beta": self.beta, "sigma_a": self.sigma_a, "D": self.D,

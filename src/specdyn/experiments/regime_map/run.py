@@ -62,7 +62,7 @@ def theory_labels(cfg: RegimeMapConfig, ratios: np.ndarray, gammas: np.ndarray) 
           "in simulation", RegimeMapConfig, full=full_regime_map,
           claims=regime_map_claims_of,
           measured={"regime-map.parquet": Measured(("delta_alpha",))})
-def run(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
+def run_regime_map(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
     """Sweep ``simulate`` over the grid, then draw the three panels."""
     from specdyn.plot import new_figure, save_figure
     from specdyn.plot.phase import Boundary, phase_diagram
