@@ -20,7 +20,7 @@ import pytest
 
 from specdyn import AlignedSetting, PowerLawSetting, theory
 from specdyn.cli import main
-from specdyn.experiments.nonlinear_figures import Fig4Config
+from specdyn.experiments.nonlinear_figures.config import Fig4Config
 from specdyn.experiments.simulate.config import SimulateConfig
 from specdyn.runs.config import config_from_dict
 

@@ -32,7 +32,9 @@ from specdyn.experiments.linear_figures import (
     fig2_claims,
 )
 from specdyn.experiments.linear_figures import finite_size_slope_claims as size_slope_claims
-from specdyn.experiments.nonlinear_figures import Fig4Config, fig4_claims, theory_slopes
+from specdyn.experiments.nonlinear_figures.claims import fig4_claims
+from specdyn.experiments.nonlinear_figures.config import Fig4Config
+from specdyn.experiments.nonlinear_figures.run import theory_slopes
 from specdyn.experiments.regime_map.claims import regime_map_claims
 from specdyn.experiments.regime_map.config import RegimeMapConfig
 from specdyn.experiments.simulate.claims import simulate_claims
