@@ -46,9 +46,9 @@ def _small_configs() -> dict[str, Callable[[], Any]]:
     """
     from specdyn.experiments.finite_size_theory import FiniteSizeConfig as FSTConfig
     from specdyn.experiments.linear_figures import Fig2Config, FiniteSizeConfig
-    from specdyn.experiments.nonlinear_figures import Fig4Config
-    from specdyn.experiments.regime_map import RegimeMapConfig
-    from specdyn.experiments.simulate import SimulateConfig
+    from specdyn.experiments.nonlinear_figures.config import Fig4Config
+    from specdyn.experiments.regime_map.config import RegimeMapConfig
+    from specdyn.experiments.simulate.config import SimulateConfig
     from specdyn.experiments.theory_figures.config import Fig3Config, FirstLayerConfig
 
     return {

@@ -46,7 +46,8 @@ from scipy.special import erfc
 from specdyn import _validate as v
 from specdyn import io, theory
 from specdyn._progress import progress
-from specdyn.experiments.nonlinear_figures import Fig4Config, theory_slopes
+from specdyn.experiments.nonlinear_figures.config import Fig4Config
+from specdyn.experiments.nonlinear_figures.run import theory_slopes
 from specdyn.experiments.paper_setting import PaperSettingConfig
 from specdyn.measure.exponents import fit_exponents
 from specdyn.models.activations import ACTIVATIONS
