@@ -107,7 +107,8 @@ def effective(cache: Path, size: tuple[int, int, int] | None) -> None:
 
     ``size`` is ``(D, N, M)`` of the students; ``None``: ``fig4``'s quick size.
     """
-    from specdyn.experiments.nonlinear_figures import Fig4Config, theory_slopes
+    from specdyn.experiments.nonlinear_figures.config import Fig4Config
+    from specdyn.experiments.nonlinear_figures.run import theory_slopes
     from specdyn.runs import run_experiment
 
     dims = {} if size is None else dict(zip(("D", "N", "M"), size, strict=True))

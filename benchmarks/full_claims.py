@@ -53,9 +53,9 @@ RECORD = Path(__file__).with_name("full_claims.json")
 
 #: Experiments whose --full size is not run here: why, and the command that runs it.
 NOT_RUN: dict[str, str] = {
-    "two-step-phase": "about 5 h on 2 cores (10 x 10 grid x 3 seeds at N = D = M = 4000, "
-                      "an SVD of a 4000 x 4000 matrix per cell; 9.2 s a cell on an H200, "
-                      "about 46 min); run: specdyn reproduce two-step-phase --full",
+    "two-step-phase": "about 55 min on 2 idle cores, estimated (10 x 10 grid x 3 seeds at "
+                      "N = D = M = 4000, the eigenvalues of a 4000 x 4000 Gram per cell; "
+                      "BENCHMARKS.md); run: specdyn reproduce two-step-phase --full",
 }
 
 #: Experiments whose --full size needs a GPU: not run by default here (name them to run

@@ -38,7 +38,7 @@ os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars would garble the cap
 import numpy as np
 import torch
 
-from specdyn.experiments.nonlinear_figures import Fig4Config
+from specdyn.experiments.nonlinear_figures.config import Fig4Config
 from specdyn.runs import run_experiment
 from specdyn.sim.two_layer import train_two_layer
 

@@ -12,7 +12,8 @@ minute) instead of 2000 / 4000 (about 30 min on 2 cores).
 
 ``--cell N`` instead times one ``two-step-phase`` cell at ``D = M = N``
 (``phase_table`` of a one-cell grid, ``alpha = (0.27, 0.38)``, the --full
-lattice's middle, on the default device), ``--rounds`` times, and prints each
+lattice's middle, on the default device; ``--cells K``: a ``1 x K`` row of
+cells that share ``W1``, alpha2 from the --full lattice), ``--rounds`` times, and prints each
 round's wall and CPU time (all threads; the CPU time is what a loaded machine
 cannot hide) and the best wall time, with the load average. Run it with
 ``PYTHONPATH`` pointing at two checkouts in turn (interleaved rounds) to
@@ -30,18 +31,22 @@ from pathlib import Path
 from specdyn.experiments.two_step import PhaseConfig, ReuseConfig, phase_table
 from specdyn.runs import run_experiment
 
+#: The alpha2 of the timed cells (``--cells K`` takes the first K): the --full lattice's.
+_ALPHA2 = (0.38, 0.43, 0.33, 0.48, 0.28, 0.23, 0.18, 0.13, 0.08, 0.03)
 
-def time_cell(N: int, rounds: int) -> list[float]:
-    """Wall time of ``rounds`` one-cell ``phase_table`` calls at ``D = M = N``."""
-    cfg = PhaseConfig(N=N, D=N, M=N, alpha1=(0.27,), alpha2=(0.38,), seeds=1)
+
+def time_cell(N: int, rounds: int, cells: int = 1) -> list[float]:
+    """Wall time of ``rounds`` ``phase_table`` calls at ``D = M = N`` of a ``1 x cells``
+    grid (one alpha1 row: cells that share ``W1``, as the --full grid's rows do)."""
+    cfg = PhaseConfig(N=N, D=N, M=N, alpha1=(0.27,), alpha2=_ALPHA2[:cells], seeds=1)
     times = []
     for _ in range(rounds):
         t0, c0 = time.perf_counter(), time.process_time()
-        row = phase_table(cfg).iloc[0]
+        df = phase_table(cfg)
         times.append(time.perf_counter() - t0)
-        print(f"cell N={N}: {times[-1]:.2f} s wall, {time.process_time() - c0:.1f} s CPU "
-              f"(count_W1 {row['count_W1']}, count_W2 {row['count_W2']}, "
-              f"load {os.getloadavg()[0]:.1f})", flush=True)
+        print(f"{cells} cell(s) N={N}: {times[-1]:.2f} s wall, "
+              f"{time.process_time() - c0:.1f} s CPU (count_W1 {list(df['count_W1'])}, "
+              f"count_W2 {list(df['count_W2'])}, load {os.getloadavg()[0]:.1f})", flush=True)
     return times
 
 
@@ -50,10 +55,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--cell", type=int, default=None, metavar="N")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--cells", type=int, default=1, choices=range(1, len(_ALPHA2) + 1),
+                        help="time a 1 x CELLS grid (one alpha1 row) instead of one cell")
     args = parser.parse_args()
     if args.cell is not None:
-        best = min(time_cell(args.cell, args.rounds))
-        print(f"best of {args.rounds}: {best:.2f} s a cell")
+        best = min(time_cell(args.cell, args.rounds, args.cells))
+        print(f"best of {args.rounds}: {best:.2f} s for {args.cells} cell(s), "
+              f"{best / args.cells:.2f} s a cell")
         return
     n_phase, n_reuse, seeds = (600, 1000, 2) if args.quick else (2000, 4000, 3)
     with tempfile.TemporaryDirectory() as tmp:

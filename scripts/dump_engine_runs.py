@@ -27,6 +27,7 @@ from specdyn.data.hermite import HermiteTarget
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import (
     DivergenceError,
+    RunOptions,
     gd_steps,
     mean_field_langevin,
     propagation_of_chaos,
@@ -118,8 +119,8 @@ def cases() -> dict[str, Callable[[], Any]]:
         _teacher(), method="gd", lr=0.1, steps=20, M=12, overlaps=False, dtype="float32",
         checkpoints=None, **CPU)
     c["linear_student_diverge"] = lambda: train_linear_student(
-        _teacher(), method="population", lr=3.5, steps=200, checkpoints=4, check_every=7,
-        **CPU)
+        _teacher(), method="population", lr=3.5, steps=200, checkpoints=4,
+        options=RunOptions(check_every=7), **CPU)
     c["linear_student_diverge_default"] = lambda: train_linear_student(
         _teacher(), method="online", lr=2.0, steps=300, B=2, checkpoints=4, **CPU)
     c["deep_linear_ntk_subspace"] = lambda: train_deep_linear(
@@ -133,7 +134,7 @@ def cases() -> dict[str, Callable[[], Any]]:
         checkpoints=4, **CPU)
     c["deep_linear_diverge_every"] = lambda: train_deep_linear(
         _teacher(), depth=2, N=8, parameterization="standard", lr=3.0, steps=200,
-        divergence_factor=1e3, check_every=3, checkpoints=4, **CPU)
+        options=RunOptions(divergence_factor=1e3, check_every=3), checkpoints=4, **CPU)
     c["langevin_tanh"] = lambda: mean_field_langevin("tanh", _tanh1, 20, 4, 30, steps=40,
                                                      seed=1, checkpoints=4, **CPU)
     c["langevin_pop_bigseed"] = lambda: mean_field_langevin(

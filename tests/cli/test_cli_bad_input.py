@@ -20,8 +20,8 @@ import pytest
 
 from specdyn import AlignedSetting, PowerLawSetting, theory
 from specdyn.cli import main
-from specdyn.experiments.nonlinear_figures import Fig4Config
-from specdyn.experiments.simulate import SimulateConfig
+from specdyn.experiments.nonlinear_figures.config import Fig4Config
+from specdyn.experiments.simulate.config import SimulateConfig
 from specdyn.runs.config import config_from_dict
 
 BASE = dict(alpha=1.0, beta=1.0, sigma_w=0.1, sigma_a=1.0, gamma0=1.0)

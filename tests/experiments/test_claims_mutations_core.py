@@ -32,17 +32,16 @@ from specdyn.experiments.linear_figures import (
     fig2_claims,
 )
 from specdyn.experiments.linear_figures import finite_size_slope_claims as size_slope_claims
-from specdyn.experiments.nonlinear_figures import Fig4Config, fig4_claims, theory_slopes
-from specdyn.experiments.regime_map import RegimeMapConfig, regime_map_claims
-from specdyn.experiments.simulate import SimulateConfig, simulate_claims
-from specdyn.experiments.theory_figures import (
-    Fig3Config,
-    FirstLayerConfig,
-    fig3_claims,
-    fig3_table,
-    fig5_claims,
-    fig6_claims,
-)
+from specdyn.experiments.nonlinear_figures.claims import fig4_claims
+from specdyn.experiments.nonlinear_figures.config import Fig4Config
+from specdyn.experiments.nonlinear_figures.run import theory_slopes
+from specdyn.experiments.regime_map.claims import regime_map_claims
+from specdyn.experiments.regime_map.config import RegimeMapConfig
+from specdyn.experiments.simulate.claims import simulate_claims
+from specdyn.experiments.simulate.config import SimulateConfig
+from specdyn.experiments.theory_figures.claims import fig3_claims, fig5_claims, fig6_claims
+from specdyn.experiments.theory_figures.config import Fig3Config, FirstLayerConfig
+from specdyn.experiments.theory_figures.run import fig3_table
 from specdyn.measure.exponents import fit_exponents, two_point_exponent
 from specdyn.runs import run_experiment
 from specdyn.runs.claims import Claim

@@ -20,6 +20,8 @@ from specdyn.experiments.mean_field import (
     atoms_claims,
     budget_claims,
     chaos_claims,
+    orbit_changes,
+    threshold_claims,
 )
 from specdyn.experiments.outlier_escape import (
     BBPEscapeConfig,
@@ -31,7 +33,7 @@ from specdyn.experiments.outlier_escape import (
 from specdyn.experiments.two_step import PhaseConfig, ReuseConfig, phase_claims, reuse_claims
 from specdyn.runs.claims import Claim
 from specdyn.theory import outlier_escape as oe
-from specdyn.theory.mean_field import lasso_atom_coefficients
+from specdyn.theory.mean_field import lasso_atom_coefficients, lasso_threshold_coefficients
 from specdyn.theory.two_step import formula_count, near_line
 
 
@@ -388,6 +390,45 @@ def test_atoms_claims_fail_on_wrong_tables(mutation: str) -> None:
     assert _failed(atoms_claims(df, cfg)), mutation
 
 
+def _weak_run(cfg: AtomsConfig, weak_mass: float) -> pd.DataFrame:
+    """Particles on the two active atoms with the thresholded lasso's coefficients, and
+    ``weak_mass`` of |a| (relative) on the weak atom's direction e3."""
+    atoms = cfg.weak_teacher_atoms()
+    norms = np.linalg.norm(atoms[:, 1:], axis=1)
+    c = lasso_threshold_coefficients(atoms[:, 0] * norms, atoms[:, 1:], cfg.weight_decay)
+    n, half = 200, 90
+    dirs = np.vstack([np.repeat(atoms[:2, 1:], half, axis=0), np.repeat(atoms[2:, 1:], 20, 0)])
+    a = np.r_[np.repeat(c[:2] * n / half / norms[:2], half),
+              np.full(20, weak_mass * np.abs(c[:2]).sum() * n / 20)]
+    return _atoms_table(cfg, dirs, a)
+
+
+def test_threshold_claims_hold_where_the_weak_atom_is_switched_off() -> None:
+    cfg = AtomsConfig()
+    claims = atoms_claims(_two_atoms(cfg, cfg.teacher_atoms()), cfg, _weak_run(cfg, 0.0))
+    assert _all_expected_hold(claims), _failed(claims)
+    names = [c.name for c in claims]
+    assert any(n.startswith("S* threshold: atoms holding") and "= 2 (teacher: 3" in n
+               for n in names), names
+
+
+def test_threshold_claims_fail_when_the_weak_atom_carries_mass() -> None:
+    cfg = AtomsConfig()
+    # the weak atom kept at a third of the others' mass: what no threshold would give
+    claims = threshold_claims(_weak_run(cfg, 0.5), cfg)
+    assert not claims[1].held and not claims[0].held, claims
+
+
+def test_orbit_changes_keep_f_on_the_symmetry_and_move_it_off() -> None:
+    p = np.random.default_rng(5).standard_normal((50, 4))
+    for act in ("relu", "tanh"):
+        moved = orbit_changes(p, act)
+        assert moved is not None
+        on, off, _ = moved
+        assert on < 1e-12 < 1e-3 < off, (act, on, off)
+    assert orbit_changes(p, "gelu") is None
+
+
 # --------------------------------------------------------------------------------------
 # error-budget
 
@@ -401,7 +442,10 @@ def _budget_table(**override: np.ndarray) -> pd.DataFrame:
              "particle": (N, 0.2 / N),
              "sparse residual": (K, 0.05 * 0.5**K),
              "K-cluster residual": (K, np.r_[1.0, 0.3, 0.04, 0.02, 0.01, 0.005, 0.0, 0.0, 0.0])}
-    rows = []
+    rows = [{"part": "init scale", "knob": knob, "x": sc, "value": val}
+            for knob, vals in (("init scale at the budget time", (0.38, 0.36, 0.28)),
+                               ("init scale at t_end", (0.33, 0.33, 0.32)))
+            for sc, val in zip((0.25, 1.0, 4.0), vals, strict=True)]
     for part, (x, value) in parts.items():
         new = override.get(part.replace(" ", "_").replace("-", "_"))
         value = value if new is None else new
@@ -423,6 +467,14 @@ def test_budget_claims_hold_on_falling_parts() -> None:
 ])
 def test_budget_claims_fail_on_wrong_parts(part: str, value: np.ndarray) -> None:
     assert _failed(budget_claims(_budget_table(**{part: value}))), part
+
+
+def test_budget_init_claims_fail_where_the_init_is_remembered() -> None:
+    df = _budget_table()
+    end = (df.part == "init scale") & (df.knob == "init scale at t_end")
+    df.loc[end, "value"] = [0.38, 0.36, 0.28]  # the budget time's spread kept to t_end
+    held = {c.name: c.held for c in budget_claims(df)}
+    assert not any(v for k, v in held.items() if k.startswith("init forgotten")), held
 
 
 def test_budget_sparse_share_fails_on_a_diffuse_measure() -> None:

@@ -313,6 +313,10 @@ def test_claims_doc_lists_revisions_flags_quick_size_misses_and_variants() -> No
     revisions = page.split("## Revisions", 1)[1]
     assert "| fig4 | a | abc1234: 0.2 -> 0.35, after a miss |" in revisions
     assert "--full: on one GPU, torch x, 1.4 min, data commit 49cb59a" in page
+    # the seed statements no claim checks are listed with their reason, before the revisions
+    unchecked = page.split("## Not checked", 1)[1].split("## Revisions", 1)[0]
+    assert all(f"| {doc.md_cell(st)} | {doc.md_cell(src)} | {doc.md_cell(why)} |" in unchecked
+               for st, src, why, _ in doc.NOT_CHECKED) and doc.NOT_CHECKED
     assert not re.search(r"\bnan\b", page)
 
 

@@ -35,11 +35,11 @@ def test_sparse_atoms_experiment(tmp_path: Path) -> None:
 def test_error_budget_experiment(tmp_path: Path) -> None:
     cfg = BudgetConfig(N=16, steps=4, M_values=(8, 16), population_size=64, M_test=64,
                        chaos_M=16, chaos_N_values=(4, 8), chaos_reference_N=64, chaos_steps=4,
-                       K_max=3, hermite_degree=4)
+                       K_max=3, hermite_degree=4, init_M=16)
     res = run_experiment("error-budget", tmp_path, config=cfg)
     df = pd.read_parquet(res.tables[0])
     assert set(df["part"]) == {"statistical", "optimisation", "particle", "sparse residual",
-                               "K-cluster residual"}
+                               "K-cluster residual", "init scale"}
     # the Hermite tail is non-increasing in K
     tail = df[df["part"] == "sparse residual"].sort_values("x")["value"].to_numpy()
     assert (tail[1:] <= tail[:-1] + 1e-15).all()
@@ -49,7 +49,9 @@ def test_error_budget_experiment(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("cls", "field", "value"),
                          [(ChaosConfig, "N_values", (10,)), (ChaosConfig, "temperature", -1.0),
                           (AtomsConfig, "D", 1), (AtomsConfig, "activation", "sigmoid"),
-                          (BudgetConfig, "dt", 0.0)])
+                          (BudgetConfig, "dt", 0.0), (BudgetConfig, "init_scales", (1.0,)),
+                          (BudgetConfig, "init_scales", (1.0, 0.0)),
+                          (AtomsConfig, "D", 2)])
 def test_configs_reject_bad_values(cls: type, field: str, value: object) -> None:
     with pytest.raises(ValueError, match=field):
         cls(**{field: value})

@@ -38,6 +38,11 @@ def test_trainability_tiny_records_diverged_cells(tmp_path) -> None:
     assert (df["status"] == "diverged").any()  # divergence is a cell, not an exception
     div = df[df["status"] == "diverged"]
     assert div["diverged_step"].notna().all()
+    # the two-layer cells of a row (one init variance) share their initial weights (the
+    # row's seed key has no column), so their initial sharpness is one number
+    two = df[df["model"] == "two-layer"]
+    per_row = two.groupby("init_var")["sharpness_init"].nunique()
+    assert len(per_row) == cfg.n_var and (per_row == 1).all()
 
 
 def test_lr_transfer_tiny(tmp_path) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from specdyn.experiments.real_data import RealDataConfig, real_data_claims, tiny
+from specdyn.experiments.real_data.claims import real_data_claims
+from specdyn.experiments.real_data.config import RealDataConfig, tiny
 from specdyn.runs import run_experiment
 
 

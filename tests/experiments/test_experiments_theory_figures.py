@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from specdyn import PowerLawSetting, io, theory
-from specdyn.experiments.theory_figures import Fig3Config, FirstLayerConfig
+from specdyn.experiments.theory_figures.config import Fig3Config, FirstLayerConfig
 from specdyn.runs import get, run_experiment
 
 

@@ -56,6 +56,13 @@ def test_phase_grid_small_sizes_never_exceeds_total_formula() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason=(
+    "seed-dependent at N = 250-1000 (issue 33 item 3, the one seed derivation): slopes "
+    "along a, a^2 over seeds 0-5 were 0.48 / 0.33 and 0.30 / -0.05 with the former "
+    "streams (seed, seed + 7919), 0.50 / 0.45 and 0.35 / 0.10 with the derived ones, and "
+    "0.51 / 0.42 at (0.36, 0.45) with the former streams at seeds 100-103; the data and "
+    "target streams were checked independent (max |<w_i, beta>| sqrt(D) 2.6-4.0); the "
+    "formula's a^2 slope is not what N <= 1000 shows for every seed set; open"))
 @pytest.mark.parametrize(("alpha1", "alpha2"), [(0.36, 0.45), (0.2, 0.29)])
 def test_step_two_spike_strengths_scale_like_the_formula(alpha1: float, alpha2: float) -> None:
     # The count floor(alpha2 / (1/2 - alpha1)) comes from the k-th step-2 spike along

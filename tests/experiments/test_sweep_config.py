@@ -14,7 +14,7 @@ from typing import Literal
 import pytest
 import sweep_probe  # noqa: F401  (registers "sweep-probe")
 
-from specdyn.experiments.simulate import SimulateConfig
+from specdyn.experiments.simulate.config import SimulateConfig
 from specdyn.runs import get
 from specdyn.runs.config import config_from_dict, config_to_toml, load_config, read_toml
 from specdyn.runs.spec import load_run, load_sweep, make_sweep, run_id

@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 
 from specdyn import runs, theory
-from specdyn.experiments.regime_map import RegimeMapConfig, theory_labels
-from specdyn.experiments.simulate import SimulateConfig
-from specdyn.experiments.simulate import run as simulate
+from specdyn.experiments.regime_map.config import RegimeMapConfig
+from specdyn.experiments.regime_map.run import theory_labels
+from specdyn.experiments.simulate.config import SimulateConfig
+from specdyn.experiments.simulate.run import run_simulate as simulate
 from specdyn.plot.phase import Boundary, grid_table, phase_diagram
 from specdyn.runs import run_experiment
 from specdyn.theory import feature_boundary, lazy_boundary

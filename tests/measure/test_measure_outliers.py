@@ -293,3 +293,64 @@ def test_find_outliers_uses_a_given_bulk_fit_instead_of_refitting(monkeypatch) -
     assert rep.sigma2 == ref.sigma2 and np.array_equal(rep.p_values, ref.p_values)
     with pytest.raises(ValueError, match=r"bulk must be fit_mp_bulk\(eigs, ratio=0.4"):
         find_outliers(eigs, p / n, n_samples=n, bulk=fit_mp_bulk(eigs, 0.5, n_samples=n))
+
+
+# ------------------------------------------------------------- edge="fit" (fitted edge)
+
+
+def test_fitted_edge_false_positives_on_pure_noise_are_rare() -> None:
+    """Pure MP noise, level 5 %: the fitted threshold adds the fit's own noise, so the
+    rate is checked loosely (at most 12 % of 100 trials; a threshold at the MP edge
+    itself, no Tracy-Widom margin, flags about half of them)."""
+    rng = np.random.default_rng(71)
+    n, p, trials = 300, 150, 100
+    flagged = sum(find_outliers(_noise_eigs(rng, n, p, s2=0.7), p / n, edge="fit")
+                  .n_outliers > 0 for _ in range(trials))
+    assert flagged / trials <= 0.12
+
+
+def test_fitted_edge_finds_planted_spikes_and_fits_the_noise() -> None:
+    rng = np.random.default_rng(41)
+    n, p = 1000, 250
+    F = rng.standard_normal((n, p)) * np.sqrt(1.7)
+    F[:, 0] *= np.sqrt(1 + 6.0)
+    F[:, 1] *= np.sqrt(1 + 2.0)
+    eigs = np.linalg.eigvalsh(F.T @ F / n)
+    rep = find_outliers(eigs, p / n, edge="fit")
+    assert rep.edge_model == "fit" and rep.n_outliers == 2
+    assert rep.sigma2 == pytest.approx(1.7, rel=0.03)
+    # the fitted edge sits at the MP edge of that noise (finite size: ~n^(-2/3))
+    assert rep.edge == pytest.approx(rmt.mp_edges(p / n, 1.7)[1], rel=0.03)
+    assert rep.edge < rep.threshold < rep.eigenvalues[1]
+    np.testing.assert_array_equal(rep.is_outlier, rep.eigenvalues > rep.threshold)
+    assert (rep.p_values[rep.is_outlier] < 0.05).all()
+    # the count does not depend on the scale of the eigenvalues; the edge scales with it
+    scaled = find_outliers(3.0 * eigs, p / n, edge="fit")
+    assert scaled.n_outliers == 2
+    assert scaled.edge == pytest.approx(3.0 * rep.edge, rel=1e-12)
+
+
+def test_fitted_edge_follows_a_deformed_bulk_where_mp_does_not() -> None:
+    # 10 % of the features twice as large: not MP; the fitted edge follows the top of
+    # the bulk (no outliers), the MP test calls the top of that bulk outliers
+    rng = np.random.default_rng(1)
+    n, p = 500, 500
+    prof = np.where(np.arange(p) < p // 10, 2.0, 1.0)
+    F = rng.standard_normal((n, p)) * prof[None, :]
+    eigs = np.linalg.eigvalsh(F.T @ F / n)
+    assert find_outliers(eigs, 1.0, edge="fit").n_outliers == 0
+    assert find_outliers(eigs, 1.0).n_outliers > 0
+
+
+def test_fitted_edge_bad_input() -> None:
+    eigs = _noise_eigs(np.random.default_rng(0), 200, 100)
+    with pytest.raises(ValueError, match="edge"):
+        find_outliers(eigs, 0.5, edge="guess")
+    with pytest.raises(ValueError, match="window"):
+        find_outliers(eigs, 0.5, window=30)
+    with pytest.raises(ValueError, match="window"):
+        find_outliers(eigs, 0.5, edge="fit", window=3)
+    with pytest.raises(ValueError, match="sigma2"):
+        find_outliers(eigs, 0.5, edge="fit", sigma2=1.0)
+    with pytest.raises(ValueError, match="too few"):
+        find_outliers(eigs[-4:], 0.5, n_samples=8, edge="fit")

@@ -152,6 +152,74 @@ def test_summaries_in_float32_agree_with_the_float64_reference() -> None:
     assert b[("0", "weight_n_outliers")] >= 1        # the spike is seen by both
 
 
+def _rows(df, layer: str, kind: str):
+    return df[(df.layer == layer) & df.quantity.str.startswith(kind)].sort_values(
+        ["quantity", "rank"]).reset_index(drop=True)
+
+
+def test_wide_range_spectra_take_the_float64_path_and_match() -> None:
+    """A weight whose power law runs below float32's resolution is redone in float64.
+
+    Layer "2": singular values ``k^-1.5`` (eigenvalues ``k^-3``, 6.6 decades over 160
+    ranks; float32 resolves about 3.6), a power law over the whole spectrum, so the
+    fit's window reaches eigenvalues float32 does not resolve: its rows must be the
+    float64 tracker's, bit for bit, at the first record (float32 tried, redone) and
+    the next (float64 at once). Layer "0" (i.i.d.) stays in float32: its eigenvalues
+    differ from float64's in the last digits only, its summaries within their intervals.
+    """
+    gen = torch.Generator().manual_seed(5)
+    # smaller sides >= 128: below, the tracker takes float64 at once
+    model = torch.nn.Sequential(torch.nn.Linear(160, 192), torch.nn.Tanh(),
+                                torch.nn.Linear(192, 160))
+    with torch.no_grad():
+        model[0].weight.copy_(torch.randn(192, 160, generator=gen) / 160 ** 0.5)
+        U = torch.linalg.qr(torch.randn(160, 160, generator=gen)).Q
+        V = torch.linalg.qr(torch.randn(192, 160, generator=gen)).Q
+        s = torch.arange(1, 161, dtype=torch.float32) ** -1.5
+        model[2].weight.copy_(U @ torch.diag(s) @ V.T)
+    x = torch.randn(512, 160, generator=gen)
+    tabs, costs = {}, {}
+    for prec in ("auto", "float64"):
+        tr = SpectrumTracker(model, schedule=[0, 1], n_boot=200, background=False,
+                             precision=prec, activations=False)
+        for _ in range(2):
+            model(x)
+            tr.step()
+        tabs[prec], costs[prec] = tr.table(), tr.record_costs
+        tr.close()
+    a, b = tabs["auto"], tabs["float64"]
+    lam = _rows(b, "2", "weight_eigenvalue").value.to_numpy()
+    assert lam.min() / lam[0] < 1e-5                # the range float32 cannot resolve
+    assert [c["redone_float64"] for c in costs["auto"]] == [1, 0]   # tried once, then float64
+    for step in (0, 1):
+        wa, wb = (_rows(t[t.step == step], "2", "weight") for t in (a, b))
+        assert len(wa) > 160 and np.array_equal(wa.value.to_numpy(), wb.value.to_numpy())
+    ea, eb = (_rows(t[t.step == 0], "0", "weight_eigenvalue").value.to_numpy() for t in (a, b))
+    assert not np.array_equal(ea, eb)                                # float32 ...
+    assert np.max(np.abs(ea - eb)) < 1e-5 * eb[0]                    # ... to its round-off
+    sa, sb = (t[(t.step == 0) & (t.layer == "0") & (t["rank"] == 0)].set_index("quantity")[
+        "value"] for t in (a, b))
+    assert sb["weight_exponent_ci_low"] <= sa["weight_exponent"] <= sb["weight_exponent_ci_high"]
+    assert sa["weight_n_outliers"] == sb["weight_n_outliers"]
+    assert sa["weight_mp_sigma2"] == pytest.approx(sb["weight_mp_sigma2"], rel=1e-3)
+
+
+def test_float32_suffices_reads_what_the_summaries_read() -> None:
+    """The a-posteriori rule on spectra with a known error bound."""
+    from specdyn.measure._summary_process import float32_suffices
+    from specdyn.measure.summary import summarize_spectrum
+
+    k = np.arange(1, 201, dtype=np.float64)
+    flat_tail = np.concatenate([k[:150] ** -0.5, np.full(50, 1e-9)])  # fit window on the top
+    steep = k ** -4.0                       # a power law down to 6e-10 of the largest
+    # resolved: a window on the top, a flat unresolved tail; not: the whole power law;
+    # an exact spectrum (error 0) and a tiny error: everything resolved
+    for eigs, error, ok in ((flat_tail, 1e-7, True), (steep, 1e-7, False),
+                            (steep, 0.0, True), (steep, 1e-14, True)):
+        summ = summarize_spectrum(eigs, 0.5, n_samples=400.0, n_boot=100)
+        assert float32_suffices(summ, eigs, error) is ok, (eigs[-1], error)
+
+
 def _states() -> tuple[torch.Tensor, list[torch.Tensor], tuple]:
     cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []
     return torch.get_rng_state(), cuda, np.random.get_state()  # noqa: NPY002 - the global one
@@ -306,3 +374,16 @@ def test_batched_spectra_equal_the_per_matrix_float64_ones() -> None:
         ref = gram_eigenvalues(X, center=c)
         assert np.max(np.abs(e - ref)) < 1e-12 * ref[0]
         assert np.max(np.abs(e2 - ref)) < 1e-12 * ref[0]    # float64 from the start
+
+
+@pytest.mark.parametrize("scale", [1e-30, 1e-13, 1.0, 1e13, 1e30])
+def test_float32_batched_spectra_hold_entries_far_from_one(scale: float) -> None:
+    """Float32 Grams of entries from 1e-30 to 1e30: rescaled where needed, scaled back in
+    float64 (a float32 scale's square would overflow or underflow)."""
+    from specdyn.measure.spectra import batched_gram_eigenvalues, gram_eigenvalues
+
+    X = torch.randn(300, 200, generator=torch.Generator().manual_seed(0)) * scale
+    got = batched_gram_eigenvalues([X], precision="float32")[0]
+    ref = gram_eigenvalues(X.double())
+    assert np.all(np.isfinite(got)) and ref[0] > 0
+    assert np.max(np.abs(got - ref)) < 1e-5 * ref[0]

@@ -125,3 +125,21 @@ def test_bad_input() -> None:
         orthonormal_powers(np.zeros(10), 2)
     with pytest.raises(ValueError, match="W"):
         weight_outliers(np.full((4, 4), np.nan))
+
+
+def test_count_edge_and_threshold_are_find_outliers_fitted_edge() -> None:
+    # one outlier test: weight_outliers' numbers are find_outliers(edge="fit") on the
+    # squared singular values (N samples, d features), in singular-value units
+    from specdyn.measure.outliers import find_outliers
+
+    rng = np.random.default_rng(7)
+    N, d = 300, 450
+    W = _noise(N, d, 8) + 3.0 * np.outer(rng.standard_normal(N) / np.sqrt(N),
+                                         rng.standard_normal(d) / np.sqrt(d))
+    o = weight_outliers(W)
+    rep = find_outliers(np.linalg.svd(W, compute_uv=False) ** 2, d / N, 0.01,
+                        n_samples=N, max_candidates=20, edge="fit")
+    assert o.count == rep.n_outliers == 1
+    assert o.edge == pytest.approx(np.sqrt(rep.edge), rel=1e-10)
+    assert o.threshold == pytest.approx(np.sqrt(rep.threshold), rel=1e-10)
+    assert o.noise_level == pytest.approx(rep.sigma2 * d / N, rel=1e-10)

@@ -128,12 +128,15 @@ def test_one_range_reader() -> None:
 
 
 def _mp_edge_formula(node: ast.AST) -> bool:
-    """``1 +- sqrt(...)`` or ``(1 +- r) ** 2``: a Marchenko-Pastur (or rectangular) edge."""
+    """``1 +- sqrt(...)`` (either order; ``sqrt`` or ``** 0.5``) or ``(1 +- r) ** 2``:
+    a Marchenko-Pastur (or rectangular) edge."""
     if not isinstance(node, ast.BinOp):
         return False
     text = ast.unparse(node)
     one = r"1(\.0*)?"  # 1, 1.0, 1.
-    return bool(re.fullmatch(one + r" [+-] (np\.|math\.)?sqrt\(.*\)", text)
+    root = r"((np\.|math\.)?sqrt\(.*\)|\S+ \*\* 0\.5|\(.*\) \*\* 0\.5)"
+    return bool(re.fullmatch(one + r" [+-] " + root, text)
+                or re.fullmatch(root + r" \+ " + one, text)
                 or re.fullmatch(r"\(" + one + r" [+-] [^()]+\) \*\* 2", text))
 
 
@@ -152,6 +155,10 @@ def test_one_line_fit_for_log_log_slopes() -> None:
     ("def g(r):\n    return (1 + r) ** 2\n", 1),
     ("import math\ndef h(c):\n    return 1 + math.sqrt(c)\n", 1),
     ("import math\ndef h(c):\n    return 1.0 + math.sqrt(c)\n", 1),
+    ("import numpy as np\ndef h(c):\n    return np.sqrt(c) + 1.0\n", 1),
+    ("def h(c):\n    return 1.0 + c ** 0.5\n", 1),
+    ("def h(n, d):\n    return 1 + (n / d) ** 0.5\n", 1),
+    ("def h(c):\n    return 2.0 + c ** 0.5\n", 0),
     ("def g(r):\n    return (1.0 - r) ** 2\n", 1),
     ("import torch\ndef s(w):\n    return torch.linalg.svdvals(w)\n", 1),
     ("import scipy.linalg\ndef e(m):\n    return scipy.linalg.eigh(m)\n", 1),

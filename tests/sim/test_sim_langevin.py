@@ -9,6 +9,7 @@ import torch
 from specdyn import Schedule
 from specdyn.data.hermite import HermiteTarget, hermite_coefficients
 from specdyn.models import AtomTeacher, network_function
+from specdyn.models.activations import Activation
 from specdyn.sim import (
     ChaosRun,
     DivergenceError,
@@ -128,6 +129,29 @@ def test_blow_up_stops_with_step_and_suggestion() -> None:
     assert np.isfinite(run.loss).all()
 
 
+@pytest.mark.parametrize("steps", [0, 5])
+@pytest.mark.parametrize("run", ["langevin", "chaos"])
+def test_non_finite_loss_is_caught_by_the_driver(run: str, steps: int) -> None:
+    # sqrt is NaN at the negative pre-activations of the start: the loss of state 0 is not
+    # finite while max |theta| is; the driver's check names step 0 (also for a run of no
+    # steps, whose only loss no update fills). State 0's loss is known after update 1, so a
+    # longer run has recorded checkpoint 0 (finite particles, no loss) before the check
+    act = Activation("sqrt", lambda z: z.sqrt(), lambda z: 0.5 / z.sqrt())
+    kw = dict(temperature=0.0, steps=steps, seed=0)
+    with pytest.raises(DivergenceError, match=r"diverged at step 0 .*: loss nan \(not finite\)"
+                       ) as info:
+        if run == "langevin":
+            mean_field_langevin(act, _tanh1, 8, 3, 20, **kw)
+        else:
+            propagation_of_chaos(act, _tanh1, [2], 3, 20, reference_N=16, **kw)
+    assert info.value.step == 0
+    record = info.value.record
+    if steps == 0:
+        assert record is None
+    else:
+        assert record.steps.tolist() == [0]
+
+
 def test_chaos_blow_up_carries_the_partial_record() -> None:
     # the problem of the Langevin blow-up test, as a chaos run: the error carries the
     # checkpoints taken before the step it names, like every other engine's
@@ -170,7 +194,7 @@ def test_chaos_system_equals_single_engine_with_same_start_and_noise() -> None:
                                keep_systems=True)
     assert run.system_particles is not None
     for i, N in enumerate(Ns):
-        gen = torch.Generator().manual_seed(seed_streams(seed, 5, scheme="words")[4])
+        gen = torch.Generator().manual_seed(seed_streams(seed, 5)[4])
         draws = [torch.randn((max(Ns), d + 1), generator=gen, dtype=torch.float64)
                  for _ in range(steps)]
         single = mean_field_langevin("tanh", _tanh1, N, d, data=(run.x, run.y), steps=steps,

@@ -138,6 +138,28 @@ def test_divergence_names_first_bad_step() -> None:
         train_linear(s, 64, 64, 1000, dt=60.0, engine="weights", progress=False)
 
 
+@pytest.mark.parametrize("engine, N, M", [("gram", None, None), ("gram", 64, 64),
+                                           ("weights", 64, 64)])
+def test_each_engine_names_the_first_bad_step_without_replay(engine: str, N: int | None,
+                                                             M: int | None) -> None:
+    # the driver checks every 100 steps, the steps fill the loss history: the reported step
+    # is the first bad one (the run one step shorter passes every check), its loss above the
+    # limit (or not finite) in the message
+    s = FIG2.with_D(16)
+    with pytest.raises(DivergenceError, match=r"training diverged at step \d+ .*: loss "
+                       ) as info:
+        train_linear(s, N, M, 1000, dt=60.0, engine=engine, progress=False)
+    step = info.value.step
+    assert 1 <= step < 1000
+    # the partial record: the checkpoints before the bad step, set by the driver
+    record = info.value.record
+    assert record.steps[0] == 0 and record.steps[-1] < step and np.isfinite(record.loss).all()
+    assert record.meta["engine"] == engine
+    ok = train_linear(s, N, M, step - 1, dt=60.0, engine=engine, checkpoints=[0, step - 1],
+                      progress=False)
+    assert np.isfinite(ok.loss).all()
+
+
 @pytest.mark.parametrize("kwargs, match", [
     ({"N": 0}, "N"), ({"N": -5}, "N"), ({"M": 0}, "M"), ({"steps": 0}, "steps"),
     ({"dt": 0.0}, "dt"), ({"dt": -1.0}, "dt"), ({"engine": "fast"}, "engine"),

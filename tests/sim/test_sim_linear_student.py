@@ -9,7 +9,7 @@ import pytest
 
 from specdyn import Schedule
 from specdyn.measure.outliers import find_outliers
-from specdyn.sim import DivergenceError, rank_one_teacher, train_linear_student
+from specdyn.sim import DivergenceError, RunOptions, rank_one_teacher, train_linear_student
 from specdyn.theory import outlier_escape as oe
 
 
@@ -101,14 +101,14 @@ def test_online_sgd_diverges_five_percent_above_threshold() -> None:
     with pytest.raises(DivergenceError, match="diverged at step") as info:
         train_linear_student(W_star, method="online", lr=eta, steps=3000, B=B,
                              replicas=4, checkpoints=[0], overlaps=False,
-                             divergence_factor=1e4, seed=6)
+                             options=RunOptions(divergence_factor=1e4), seed=6)
     run = info.value.record
     assert 0 < info.value.step < 3000 and len(run.sq_error) == info.value.step + 1
     assert np.isfinite(run.sq_error).all()
     # and 5 % below converges over the same budget
     ok = train_linear_student(W_star, method="online", lr=eta / 1.05 * 0.95, steps=3000,
                               B=B, replicas=4, checkpoints=[0], overlaps=False,
-                              divergence_factor=1e4, seed=6)
+                              options=RunOptions(divergence_factor=1e4), seed=6)
     assert ok.mean_sq_error[-1] < 1e-3 * ok.mean_sq_error[0]
 
 

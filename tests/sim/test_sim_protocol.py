@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import zlib
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from specdyn.sim import (
     GramEngine,
     ParticleEngine,
     Record,
+    derive_seed,
     drive,
     gd_steps,
     gram,
@@ -60,21 +62,32 @@ def test_explicit_steps_outside_the_run_are_refused() -> None:
 
 
 def test_seed_streams_keep_the_recorded_streams() -> None:
-    # the values of the former _run.run_seeds(7) and langevin._seeds(7, 3)
+    # the linear and two-layer engines' streams since their first tables (the former
+    # _run.run_seeds(7)): child i of SeedSequence(7).spawn(n), one 32-bit word
     assert seed_streams(7, 2) == [1201125462, 3618983171]
-    assert seed_streams(7, 3, scheme="words") == [7696923348926885464, 610735763742393210,
-                                                  7078124019849193311]
+    for seed in (0, 7, 2**40 + 12345):
+        assert seed_streams(seed, 3) == [int(c.generate_state(1)[0]) for c in
+                                         np.random.SeedSequence(seed).spawn(3)]
     assert seed_streams(8, 2) != seed_streams(7, 2)
-    # two_step.gd_steps' data and target seeds, as written before the helper took them over
-    assert seed_streams(7, 2, scheme="offset") == [7, 7 + 7919]
-    # train_two_layer's batch stream, formerly default_rng([seed, 0x5D]): the same draws
-    assert seed_streams(7, 1, scheme="tagged") == [7 + (0x5D << 32)]
-    for seed in (0, 7, 2**32 + 3):
-        (tagged,) = seed_streams(seed, 1, scheme="tagged")
-        assert np.array_equal(np.random.default_rng(tagged).permutation(50),
-                              np.random.default_rng([seed, 0x5D]).permutation(50))
-    assert np.random.default_rng(seed_streams(7, 1, scheme="tagged")[0]).integers(2**62) \
-        == 2937206414320454648
+
+
+def test_derive_seed_is_a_node_of_the_spawn_tree() -> None:
+    assert derive_seed(7, 0) == seed_streams(7, 1)[0]
+    assert derive_seed(7, 3, 1) == int(np.random.SeedSequence(7).spawn(4)[3].spawn(2)[1]
+                                       .generate_state(1)[0])
+    # a name is its CRC-32 word, so keys read as what they are
+    assert derive_seed(7, "cell", 2) == derive_seed(7, zlib.crc32(b"cell"), 2)
+    # distinct keys, distinct seeds: the cells of a grid, the repeats, the root
+    keys = [(), ("rep", 0), ("rep", 1), ("cell", 0, 1), ("cell", 1, 0), ("row", 0), (0,), (1,)]
+    assert len({derive_seed(5, *k) for k in keys}) == len(keys)
+    assert all(0 <= derive_seed(5, *k) < 2**32 for k in keys)
+
+
+@pytest.mark.parametrize(("args", "match"), [((-1,), "^seed "), ((3, -1), "^key "),
+                                             ((3, 2**32), "^key "), ((3, 1.5), "^key ")])
+def test_derive_seed_refuses_what_is_not_a_seed_or_key(args: tuple, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        derive_seed(*args)
 
 
 def test_driver_checks_before_recording_and_sets_the_partial_record() -> None:
@@ -193,7 +206,7 @@ def test_engine_steps_return_new_states_and_leave_the_old_ones() -> None:
     xs = X.numpy()
     stats = gram.Stats.build(xs.T @ xs / 12, xs.T @ xs[:, :2] / 12, np.eye(2))
     ge = GramEngine(stats, 1.0, 0.05, device="cpu")
-    st = ge.init(gram.initial_grams(8, 3, 2, 0.5, 1.0, 1))
+    st = ge.init(gram.initial_grams(8, 3, 2, 0.5, 1.0, derive_seed(1)))
     fields = ("Gw", "Ga", "Gwa")
     copies = [getattr(st, f).clone() for f in fields]
     new3 = ge.step(st)

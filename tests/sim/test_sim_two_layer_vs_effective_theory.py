@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from specdyn import io, theory
-from specdyn.experiments.nonlinear_figures import Fig4Config, theory_slopes
+from specdyn.experiments.nonlinear_figures.config import Fig4Config
+from specdyn.experiments.nonlinear_figures.run import theory_slopes
 from specdyn.measure import fit_exponents
 from specdyn.runs import run_experiment
 from specdyn.settings import PowerLawSetting

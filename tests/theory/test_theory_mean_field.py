@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from specdyn.theory.mean_field import lasso_atom_coefficients, relu_gram
+from specdyn.theory.mean_field import (
+    lasso_atom_coefficients,
+    lasso_threshold_coefficients,
+    relu_gram,
+)
 
 
 def test_relu_gram_limits() -> None:
@@ -57,3 +61,22 @@ def test_lasso_coefficient_switched_off_is_nan() -> None:
 def test_bad_input_is_a_value_error(coeffs: list[float], dirs: np.ndarray, lam: float) -> None:
     with pytest.raises(ValueError):
         lasso_atom_coefficients(coeffs, dirs, lam)
+
+
+def test_thresholded_lasso_minimises_the_objective_and_switches_weak_atoms_off() -> None:
+    # independent oracle, as above, with a weak third atom below the threshold (~2 lam)
+    U, lam = np.eye(3), 0.1
+    G = relu_gram(U)
+    for c_star, n_on in ((np.array([1.0, -1.0, 0.1]), 2), (np.array([1.0, -1.0, 0.6]), 3)):
+        def obj(c: np.ndarray, c_star: np.ndarray = c_star) -> float:
+            d = c - c_star
+            return 0.5 * d @ G @ d + lam * np.abs(c).sum()
+
+        got = lasso_threshold_coefficients(c_star, U, lam)
+        best = scipy.optimize.minimize(obj, c_star, method="Powell",
+                                       options={"xtol": 1e-10, "ftol": 1e-14}).x
+        assert obj(got) <= obj(best) + 1e-10, (c_star, got, best)
+        assert np.count_nonzero(got) == n_on, got
+    # every atom on: the closed form of lasso_atom_coefficients
+    np.testing.assert_allclose(lasso_threshold_coefficients([1.0, -1.0], U[:2], lam),
+                               lasso_atom_coefficients([1.0, -1.0], U[:2], lam), atol=1e-10)

@@ -34,6 +34,7 @@ project's own, the core paper has no finite-size theory):
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,8 @@ from scipy.special import erfc
 from specdyn import _validate as v
 from specdyn import io, theory
 from specdyn._progress import progress
-from specdyn.experiments.nonlinear_figures import Fig4Config, theory_slopes
+from specdyn.experiments.nonlinear_figures.config import Fig4Config
+from specdyn.experiments.nonlinear_figures.run import theory_slopes
 from specdyn.experiments.paper_setting import PaperSettingConfig
 from specdyn.measure.exponents import fit_exponents
 from specdyn.models.activations import ACTIVATIONS
@@ -54,7 +56,7 @@ from specdyn.plot.finite_size import plot_finite_size
 from specdyn.runs.claims import OWN, Claim, within
 from specdyn.runs.registry import ExperimentResult, Measured, register
 from specdyn.settings import PowerLawSetting
-from specdyn.sim import train_linear
+from specdyn.sim import derive_seed, train_linear
 from specdyn.sim.two_layer import train_two_layer
 
 #: |std_theory / std_sim - 1| at every valid cell (the issue's wording).
@@ -146,7 +148,7 @@ def _full() -> FiniteSizeConfig:
 
 
 def simulate_log_rho(s: PowerLawSetting, N: int | None, M: int | None, times: np.ndarray,
-                     seeds: range) -> np.ndarray:
+                     seeds: Sequence[int]) -> np.ndarray:
     """``log rho_k(t)`` of the Gram engine (flow), shape ``(seeds, times, D)``."""
     dt = 1.0
     steps = max(int(np.ceil(times.max() / dt)), 1)
@@ -335,7 +337,7 @@ def run_finite_size_theory(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentRe
     start = time.perf_counter()
     s = cfg.setting()
     times = np.asarray(cfg.times, dtype=np.float64)
-    seeds = range(cfg.seed, cfg.seed + cfg.seeds)
+    seeds = [derive_seed(cfg.seed, "rep", r) for r in range(cfg.seeds)]  # the same at every size
     frames = []
     for N in cfg.N_values:
         frames.append(compare(s, simulate_log_rho(s, N, None, times, seeds), times, N, None))

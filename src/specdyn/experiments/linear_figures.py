@@ -31,6 +31,7 @@ from specdyn.schedule import Schedule
 from specdyn.settings import PowerLawSetting
 from specdyn.sim.linear import train_linear
 from specdyn.sim.overlay import theory_agreement, theory_spectra
+from specdyn.sim.protocol import derive_seed
 
 FIT_RANKS = (1, 2, 3)  # ranks of a local log-log fit (kept for fit_exponent's callers)
 LOCAL_RANKS = (1, 2)  # the two-point local exponent at k = 1 of fig2's panel (b)
@@ -164,7 +165,8 @@ def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config) -> 
                note=f"pooled log-log slope of rho_k(t) - rho_k(0) against t, each rank while "
                     f"2 lambda_k theta_k t / gamma0 <= {SINH_ARG:g} (sinh linear, Eq. 21); the "
                     f"exact theory's own slope there is 1.93; tolerance fixed from it and a "
-                    f"pilot run (seed 1: 1.96); the sinh growth beyond is not checked"),
+                    f"pilot run (seed 1: 1.96); the sinh growth beyond is checked by fig3 "
+                    "on the theory's deep panel (here l_k is not << 1 where sinh x != x)"),
         within(SHAPE_NAME, curve_correlation(sim.alpha_eff.to_numpy(), th.alpha_eff.to_numpy()),
                SHAPE_MIN, 1.0, source="core Sec. 3.1, Fig. 2(b)",
                note="Pearson correlation over the checkpoints of the two-point exponent "
@@ -225,7 +227,8 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
     s = cfg.setting()
     start = time.perf_counter()
     tr = train_linear(s, cfg.N, cfg.M, cfg.steps, dt=cfg.dt, engine="gram",
-                      checkpoints=cfg.checkpoints, seed=cfg.seed, dtype=cfg.dtype)
+                      checkpoints=cfg.checkpoints, seed=cfg.seed, dtype=cfg.dtype,
+                      progress=True)  # one long run: its bar (entry points default to none)
     sim_wall = time.perf_counter() - start
     th = theory_spectra(tr, s)
     k = np.arange(1, cfg.D + 1)
@@ -382,10 +385,11 @@ def run_finite_size(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
             for rep in range(cfg.n_seeds)]
     for axis, size, rep in progress(runs, total=len(runs), desc="finite-size"):
         N, M = (size, None) if axis == "N" else (None, size)
+        seed = derive_seed(cfg.seed, "rep", rep)  # the same repeats at every size
         tr = train_linear(s, N, M, 1000, dt=dt, method="flow", checkpoints=ck,
-                          seed=cfg.seed + rep, progress=False)
+                          seed=seed, progress=False)
         ag = theory_agreement(tr, s)
-        rows.append({"axis": axis, "size": size, "seed": cfg.seed + rep,
+        rows.append({"axis": axis, "size": size, "seed": seed,
                      "median_abs_log": float(ag.median_abs_log.mean()),
                      "max_abs_log": float(ag.max_abs_log.mean())})
     df = pd.DataFrame(rows)

@@ -40,7 +40,7 @@ from specdyn.sim import (
     train_deep_linear,
     train_linear_student,
 )
-from specdyn.sim.protocol import DIVERGENCE_FACTOR
+from specdyn.sim.protocol import DIVERGENCE_FACTOR, RunOptions, derive_seed
 from specdyn.theory import outlier_escape as oe
 
 
@@ -203,7 +203,7 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
                           np.arange(int(0.9 * t_star), min(int(1.15 * t_star), steps) + 1)])
     run = train_linear_student(W_star, method="population", lr=cfg.lr, steps=steps,
                                sigma0=cfg.sigma0, checkpoints=rec, top_k=None,
-                               seed=cfg.seed + 1)
+                               seed=derive_seed(cfg.seed, "run"))  # independent of the teacher's
     flags = np.array([find_outliers(sv**2 / cfg.P, cfg.D / cfg.P, alpha=cfg.alpha).n_outliers
                       for sv in run.singular_values])
     t_meas = int(run.steps[np.argmax(flags > 0)]) if flags.any() else None
@@ -372,6 +372,12 @@ def trainability_claims(table: pd.DataFrame, tol: float) -> list[Claim]:
     ]
 
 
+#: Trainability's own divergence boundary, both models: a cell diverged when its error grew
+#: by the protocol's factor (1e6), not by linear_student's larger default (fixed before the
+#: claims; deep_linear's default is the same 1e6).
+_BOUNDARY = RunOptions(divergence_factor=DIVERGENCE_FACTOR)
+
+
 def _trainability_claims_of(cfg: TrainabilityConfig, folder: Path) -> list[Claim]:
     return trainability_claims(pd.read_parquet(folder / "trainability.parquet"), cfg.tol)
 
@@ -394,9 +400,7 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
             train_linear_student, W_star, method="online", lr=float(lr), steps=cfg.steps,
             sigma0=float(np.sqrt(var)), B=cfg.B,
             noise_std=cfg.noise_std, replicas=cfg.replicas, checkpoints=[0],
-            # trainability's own boundary: a cell diverged when its error grew by the
-            # protocol's factor, not by linear_student's larger default (fixed before the claims)
-            overlaps=False, divergence_factor=DIVERGENCE_FACTOR, seed=cfg.seed + 1000 * i + j)
+            overlaps=False, options=_BOUNDARY, seed=derive_seed(cfg.seed, "cell", i, j))
         ms = run.mean_sq_error
         rel = float(ms[-1] / ms[0])
         rows.append({"model": "single-layer", "lr": lr, "init_var": var,
@@ -420,7 +424,7 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
 
     # two-layer (depth 2, standard parameterisation), population GD, measured only
     d = cfg.two_layer_D
-    rng = np.random.default_rng(cfg.seed)
+    rng = np.random.default_rng(derive_seed(cfg.seed, "teacher"))
     U, _ = np.linalg.qr(rng.standard_normal((d, d)))
     Vm, _ = np.linalg.qr(rng.standard_normal((d, d)))
     teacher = U @ np.diag(2.0 / np.arange(1, d + 1)) @ Vm.T
@@ -436,8 +440,8 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
                 train_deep_linear, teacher, depth=2, N=cfg.two_layer_N,
                 parameterization="standard", lr=float(lr), steps=cfg.two_layer_steps,
                 sigma0=float(np.sqrt(var)), sharpness=[0, cfg.two_layer_steps],
-                divergence_factor=DIVERGENCE_FACTOR,  # the same boundary as the single layer
-                seed=cfg.seed + 7 * i)  # same init along a row
+                options=_BOUNDARY,  # the same boundary as the single layer
+                seed=derive_seed(cfg.seed, "row", i))  # no column in the key: one init a row
             if j == 0:
                 sharp0 = float(drun.sharpness[0])
             rel = float(drun.loss[-1] / drun.loss[0])
@@ -698,7 +702,7 @@ def _lr_transfer_claims_of(cfg: LRTransferConfig, folder: Path) -> list[Claim]:
                                                             "max_top_over_edge"))})
 def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
     d = cfg.D
-    rng = np.random.default_rng(cfg.seed)
+    rng = np.random.default_rng(derive_seed(cfg.seed, "teacher"))
     U, _ = np.linalg.qr(rng.standard_normal((d, d)))
     Vm, _ = np.linalg.qr(rng.standard_normal((d, d)))
     teacher = U @ np.diag(4.0 / np.arange(1, d + 1)) @ Vm.T
@@ -710,7 +714,7 @@ def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
     for par, N, s, lr in progress(sweep_runs, total=len(sweep_runs), desc="lr-transfer: sweep"):
         run, div = _run_or_partial(train_deep_linear, teacher, depth=cfg.depth,
                                    N=N, parameterization=par, lr=float(lr),
-                                   steps=cfg.steps, seed=cfg.seed + s)
+                                   steps=cfg.steps, seed=derive_seed(cfg.seed, "rep", s))
         rows.append({"parameterization": par, "width": N, "seed": s, "lr": lr,
                      "diverged": div is not None,
                      "diverged_step": div,
@@ -734,7 +738,7 @@ def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
                 run, div = _run_or_partial(
                     train_deep_linear, spike, depth=cfg.depth, N=N, parameterization=par,
                     lr=lr, steps=cfg.escape_steps, checkpoints=Schedule.every(1), layers=[1],
-                    top_k=2, seed=cfg.seed + s)
+                    top_k=2, seed=derive_seed(cfg.seed, "rep", s))
                 e = None if div is not None else escape_step(
                     run.steps, run.singular_values[0][:, 0], run.bulk_edge[0],
                     margin=cfg.escape_margin)

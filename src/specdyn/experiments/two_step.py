@@ -68,6 +68,7 @@ from specdyn.plot import save_figure
 from specdyn.plot import two_step as tsplot
 from specdyn.runs.claims import OWN, Claim, rank_correlation, within
 from specdyn.runs.registry import ExperimentResult, Measured, register
+from specdyn.sim.protocol import derive_seed
 from specdyn.sim.two_step import draw_data, gd_steps
 from specdyn.theory.rmt import rectangular_bulk_edge, rectangular_spike
 from specdyn.theory.two_step import formula_count, line_gap, near_line, near_line_ratio
@@ -76,7 +77,7 @@ from specdyn.theory.two_step import formula_count, line_gap, near_line, near_lin
 _EXPONENT = v.Real(0.0, 0.5, hi_open=True)
 #: The declared fields both experiments share (the settings of ``gd_steps``).
 _COMMON: dict[str, v.Constraint] = dict(
-    N=v.SIZE, D=v.SIZE, M=v.SIZE, seeds=v.SIZE, seed=v.Int(strict=True),
+    N=v.SIZE, D=v.SIZE, M=v.SIZE, seeds=v.SIZE, seed=v.SEED,
     activation=v.Choice(*ACTIVATIONS), pvalue=v.Real(0.0, 1.0, lo_open=True, hi_open=True))
 
 
@@ -154,12 +155,14 @@ def phase_table(cfg: PhaseConfig) -> pd.DataFrame:
     """One row per (alpha1, alpha2, seed): outlier counts of ``W1`` and ``W2``, the formulas,
     the exponent gap to the nearest line and the step-2 strengths along ``a, ..., a^4``."""
     rows: dict[tuple[int, int, int], dict[str, object]] = {}
-    seeds = range(cfg.seed, cfg.seed + cfg.seeds)
+    seeds = [derive_seed(cfg.seed, "rep", r) for r in range(cfg.seeds)]  # the same at every cell
     # seed outermost: each seed's data (weights, batches) is drawn once and moved to the
     # run's device once; the rows are put back in (alpha1, alpha2, seed) order below
     cells = [(i, j, s) for s in seeds
              for i, j in itertools.product(range(len(cfg.alpha1)), range(len(cfg.alpha2)))]
     data = None
+    # W1 depends on (alpha1, seed) only: its outlier count is computed once per row
+    count_w1: dict[tuple[int, int], int] = {}
     for i, j, s in progress(cells, total=len(cells), desc="two-step-phase"):
         a1, a2 = cfg.alpha1[i], cfg.alpha2[j]
         if data is None or data.seed != s:
@@ -169,7 +172,8 @@ def phase_table(cfg: PhaseConfig) -> pd.DataFrame:
         res = gd_steps(cfg.D, cfg.M, cfg.N, alphas=(a1, a2), activation=cfg.activation,
                        target=cfg.target, reuse_batch=cfg.reuse_batch, seed=s, data=data)
         dev = res.meta["device"]  # the outliers' decompositions run on the run's device
-        o1 = weight_outliers(res.W1, res.a, res.beta, pvalue=cfg.pvalue, device=dev)
+        if (i, s) not in count_w1:
+            count_w1[i, s] = weight_outliers(res.W1, pvalue=cfg.pvalue, device=dev).count
         o2 = weight_outliers(res.W2, res.a, res.beta, pvalue=cfg.pvalue, device=dev)
         f = formula_count(a1, a2)
         ident = o2.left_overlap2.max(axis=1) if o2.count else np.zeros(0)
@@ -180,7 +184,7 @@ def phase_table(cfg: PhaseConfig) -> pd.DataFrame:
             "near_line": near_line(a1, a2, cfg.line_margin),
             "near_line_ratio": near_line_ratio(a1, a2, RATIO_MARGIN),
             "formula_abstract": f, "formula_total": 1 + f,
-            "count_W1": o1.count, "count_W2": o2.count,
+            "count_W1": count_w1[i, s], "count_W2": o2.count,
             "count_W2_identified": int(np.sum(ident >= IDENTIFIED_OVERLAP2)),
             "count_W2_step2": int(np.sum(step2)),
             "s1_W2": float(o2.singular_values[0]),
@@ -471,7 +475,7 @@ def reuse_table(cfg: ReuseConfig) -> pd.DataFrame:
     quantities = {name: {f"reuse_quantity_{k}": tgt.reuse_quantity(k) for k in (1, 2, 3)}
                   for name, tgt in targets.items()}
     runs = list(itertools.product(cfg.targets, (False, True),
-                                  range(cfg.seed, cfg.seed + cfg.seeds)))
+                                  [derive_seed(cfg.seed, "rep", r) for r in range(cfg.seeds)]))
     for name, reuse, s in progress(runs, total=len(runs), desc="batch-reuse"):
         tgt = targets[name]
         res = gd_steps(cfg.D, cfg.M, cfg.N, alphas=(cfg.alpha1, cfg.alpha2),

@@ -34,12 +34,20 @@ from typing import IO, Any
 import numpy as np
 
 from specdyn._threads import THREAD_ENV
-from specdyn.measure.summary import summarize_spectrum
+from specdyn.measure.exponents import fit_power_law
+from specdyn.measure.summary import LayerSummary, summarize_spectrum
 
 __all__: list[str] = []
 
 Row = tuple[int, str, str, int, float, str]
 Skip = tuple[int, str, str, str]
+#: A float32 eigenvalue is resolved when it is at least this many times its error bound.
+RESOLVED = 10.0
+#: Largest shift of the exponent, as a fraction of its interval's width, that the
+#: eigenvalues float32 did not resolve may cause (the fit redone without them).
+EXPONENT_SHIFT = 0.25
+#: Largest relative change of the MP noise variance the float32 error may cause.
+SIGMA2_SHIFT = 1e-3
 
 
 @dataclass(frozen=True)
@@ -56,7 +64,13 @@ class Options:
 
 @dataclass(frozen=True)
 class Spectrum:
-    """One measured spectrum: ``eigs`` decreasing; ``complete`` False for top-k only."""
+    """One measured spectrum: ``eigs`` decreasing; ``complete`` False for top-k only.
+
+    ``error32``: the absolute error bound of the matrix's eigenvalues in float32,
+    ``rank_tolerance(lambda_1, shape, float32)``, whether ``eigs`` was computed in
+    float32 or float64 (0: no check); ``trace``: the exact sum of the eigenvalues
+    (the Gram's trace, summed in float64; NaN: unknown); see ``float32_suffices``.
+    """
 
     step: int
     layer: str
@@ -66,10 +80,63 @@ class Spectrum:
     ratio: float
     n_samples: float
     n_rows: int | None = None
+    error32: float = 0.0
+    trace: float = float("nan")
 
 
-def summarize(sp: Spectrum, opts: Options) -> tuple[list[Row], list[Skip]]:
-    """The rows of one spectrum and the summaries skipped, with reasons.
+def float32_suffices(summ: LayerSummary, eigs: np.ndarray, error: float,
+                     trace: float = float("nan")) -> bool:
+    """Whether eigenvalues known to within ``error`` give this summary (a posteriori).
+
+    The tracker's precision policy: a matrix's float32 spectrum is kept when
+    what the summaries read from it is resolved, else the matrix is redone in
+    float64. Float32 eigenvalues of a Gram are off by at most about ``error``
+    (``rank_tolerance`` in float32: ``lambda_1 max(n, p) eps32``; observed
+    errors are 10-1000 times smaller); one is *resolved* at ``RESOLVED *
+    error`` and above. Read by the summaries:
+
+    - the power-law fit: its window's eigenvalues, which must be resolved, and
+      the window search, which reads every positive eigenvalue: the fit redone
+      on the resolved ones alone (as if the rest were round-off zeros) must
+      give an exponent within ``EXPONENT_SHIFT`` of the interval's width;
+    - the MP fit and the outlier count: the noise variance, the bulk's mean
+      (the ``k`` candidates above it left out), moves by at most the error of
+      the bulk's sum over its size, which must be below ``SIGMA2_SHIFT`` of it.
+      That sum is all eigenvalues' sum less the top ``k``: with the exact
+      ``trace``, its error is at most ``|sum(eigs) - trace| + k error``
+      (measured, plus the candidates' bound), else ``error`` per bulk
+      eigenvalue. The candidates themselves are resolved (above the bulk).
+
+    ``error <= 0`` (float64) passes.
+    """
+    if not error > 0:
+        return True
+    floor = RESOLVED * error
+    n_res = int(np.count_nonzero(eigs >= floor))
+    unresolved = n_res < int(np.count_nonzero(eigs > 0))
+    pl = summ.fit
+    if pl is not None and unresolved:
+        if not eigs[pl.kmax - 1] >= floor:
+            return False
+        try:
+            alt = fit_power_law(eigs[:n_res], n_boot=0)
+        except ValueError:
+            return False
+        if abs(alt.exponent - pl.exponent) > EXPONENT_SHIFT * (pl.ci_high - pl.ci_low):
+            return False
+    elif pl is None and unresolved and any(what == "exponent" for what, _ in summ.failed):
+        return False
+    mp = summ.mp
+    if mp is None:
+        return True
+    k, bulk = mp.n_excluded, max(mp.n_bulk, 1)
+    drift = (abs(float(np.sum(eigs)) - trace) + k * error if np.isfinite(trace)
+             else bulk * error)
+    return drift <= SIGMA2_SHIFT * mp.sigma2 * bulk
+
+
+def summarize(sp: Spectrum, opts: Options) -> tuple[list[Row], list[Skip], bool]:
+    """The rows of one spectrum, the summaries skipped, with reasons, and ``float32_suffices``.
 
     ``summarize_spectrum`` computes the summary; its ``SUMMARY_COLUMNS`` become
     ``<kind>_<column>`` rows (``rank = 0``; missing values left out, booleans
@@ -94,18 +161,15 @@ def summarize(sp: Spectrum, opts: Options) -> tuple[list[Row], list[Skip]]:
         values.append(("samples", float(sp.n_rows)))
     values += [(q, float(val)) for q, val in summ.values().items() if val is not None]
     rows.extend((s, layer, f"{kind}_{q}", 0, val, verdict) for q, val in values)
-    return rows, skipped
+    return rows, skipped, float32_suffices(summ, eigs, sp.error32, sp.trace)
 
 
-def summarize_all(spectra: list[Spectrum], opts: Options) -> tuple[list[Row], list[Skip]]:
-    """``summarize`` each spectrum, rows and skips concatenated in order."""
-    rows: list[Row] = []
-    skipped: list[Skip] = []
-    for sp in spectra:
-        r, k = summarize(sp, opts)
-        rows += r
-        skipped += k
-    return rows, skipped
+Summary = tuple[list[Row], list[Skip], bool]
+
+
+def summarize_all(spectra: list[Spectrum], opts: Options) -> list[Summary]:
+    """``summarize`` each spectrum, in order."""
+    return [summarize(sp, opts) for sp in spectra]
 
 
 # -- the helper process -------------------------------------------------------------
@@ -152,9 +216,8 @@ class HelperProcess:
             raise RuntimeError(f"SpectrumTracker: cannot start the summary process "
                                f"({err}); pass summary_process=False") from err
 
-    def run(self, spectra: list[Spectrum], opts: Options
-            ) -> tuple[list[Row], list[Skip], float]:
-        """Rows, skips and the child's CPU seconds for ``spectra``."""
+    def run(self, spectra: list[Spectrum], opts: Options) -> tuple[list[Summary], float]:
+        """``summarize_all(spectra, opts)`` and the child's CPU seconds."""
         with self._lock:
             proc = self._proc
             if proc is None or proc.stdin is None or proc.stdout is None:
@@ -169,8 +232,8 @@ class HelperProcess:
                                    "summaries in the worker thread") from err
         if status != "ok":
             raise RuntimeError(f"SpectrumTracker: the summary process failed:\n{payload}")
-        rows, skipped, cpu = payload
-        return rows, skipped, float(cpu)
+        results, cpu = payload
+        return results, float(cpu)
 
     def close(self) -> None:
         with self._lock:
@@ -210,8 +273,8 @@ def main() -> None:
             return
         c0 = time.process_time()
         try:
-            rows, skipped = summarize_all(spectra, opts)
-            reply: tuple[str, Any] = ("ok", (rows, skipped, time.process_time() - c0))
+            results = summarize_all(spectra, opts)
+            reply: tuple[str, Any] = ("ok", (results, time.process_time() - c0))
         except Exception:  # noqa: BLE001 - reported to the training process
             reply = ("error", traceback.format_exc())
         _send(stdout, reply)

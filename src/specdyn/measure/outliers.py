@@ -28,11 +28,20 @@ p-value is the deconvolved tail (without it the test is conservative, about
 eigenvalue that is not significant, so under pure noise the family-wise false
 positive rate is ``alpha`` (measured: 4-6 % at n, p of 60-200 for alpha = 5 %).
 With a known ``sigma2`` the plain Tracy-Widom tail is used.
+
+Edge fitted to the bulk (``find_outliers(..., edge="fit")``): for bulks that
+are not Marchenko-Pastur but keep a square-root edge (e.g. the weights after a
+large second GD step, whose edge inflates), the top ``window`` bulk singular
+values ``s_j = sqrt(l_j)`` are fitted to the Airy counting law
+``s_j ~ E - tau (3 pi (j - 1/2) / 2)^(2/3)``, and every ``s > E + tau
+q_TW1(1 - alpha)`` is an outlier. The noise variance is then the same
+Kritchman-Nadler trace fit as above, under "exactly that many spikes".
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,9 +54,15 @@ from specdyn import _validate as v
 from specdyn.measure.spectra import rank_tolerance
 from specdyn.theory import rmt
 
-__all__ = ["MPFit", "OutlierReport", "find_outliers", "fit_mp_bulk"]
+__all__ = ["EDGE_MODELS", "MPFit", "OutlierReport", "find_outliers", "fit_mp_bulk"]
 
 _TW_FAST_DOMAIN = (-8.0, 12.0)
+#: The bulk-edge models of :func:`find_outliers`: ``"mp"`` (Marchenko-Pastur, sequential
+#: Tracy-Widom test) and ``"fit"`` (square-root edge fitted to the top of the bulk).
+EDGE_MODELS = ("mp", "fit")
+# (3 pi / 2)^(2/3): the k-th largest point of the Airy point process sits near
+# -(3 pi (k - 1/2) / 2)^(2/3) in Tracy-Widom units (its counting function).
+_AIRY_RANK = (1.5 * math.pi) ** (2.0 / 3.0)
 
 
 @functools.lru_cache(maxsize=1)
@@ -194,7 +209,18 @@ class OutlierReport:
         given).
     cap_reached
         Every candidate up to the cap was significant: there may be more
-        outliers than ``n_outliers``, which is then a lower bound.
+        outliers than ``n_outliers``, which is then a lower bound. (``edge="fit"``:
+        the fit's own count reached the cap.)
+    threshold
+        The eigenvalue an outlier exceeds: ``edge="fit"``, ``(E + tau q)^2`` with
+        ``q = q_TW1(1 - alpha)``; ``edge="mp"``, the known-noise Tracy-Widom level
+        ``sigma2 (mu + sigma q) / n`` at the first non-outlier's rank.
+    edge_scale
+        Tracy-Widom scale ``tau`` of the largest bulk *singular* value ``sqrt(l)``
+        (``edge="fit"``; NaN for ``"mp"``).
+    edge_model
+        ``"mp"`` or ``"fit"`` (:data:`EDGE_MODELS`): ``edge`` is then
+        ``sigma2 (1 + sqrt(ratio))**2`` or the fitted ``E**2``.
     """
 
     eigenvalues: np.ndarray
@@ -210,6 +236,9 @@ class OutlierReport:
     alpha: float
     max_candidates: int = 0
     cap_reached: bool = False
+    threshold: float = float("nan")
+    edge_scale: float = float("nan")
+    edge_model: str = "mp"
 
 
 def _as_eigs(eigs: ArrayLike) -> np.ndarray:
@@ -382,8 +411,8 @@ def fit_mp_bulk(eigs: ArrayLike, ratio: float, *, n_excluded: int | None = None,
 
 def find_outliers(eigs: ArrayLike, ratio: float, alpha: float = 0.05, *,
                   n_samples: float | None = None, sigma2: float | None = None,
-                  max_candidates: int | None = None, bulk: MPFit | None = None
-                  ) -> OutlierReport:
+                  max_candidates: int | None = None, bulk: MPFit | None = None,
+                  edge: str = "mp", window: int | None = None) -> OutlierReport:
     """Eigenvalues above the Marchenko-Pastur bulk, each with a Tracy-Widom p-value.
 
     Parameters
@@ -405,7 +434,16 @@ def find_outliers(eigs: ArrayLike, ratio: float, alpha: float = 0.05, *,
         ``fit_mp_bulk(eigs, ratio, n_samples=n_samples)`` if the caller has it
         already (its ``sigma2`` sets the first candidate edge), so that a
         spectrum is fitted once; fitted here when ``None``. Its ``ratio`` must
-        be ``ratio``.
+        be ``ratio``. (``edge="mp"`` only.)
+    edge
+        ``"mp"`` (default): the Marchenko-Pastur edge and the sequential test;
+        ``"fit"``: a square-root edge fitted to the top ``window`` bulk values
+        (module docstring), for a deformed bulk; ``alpha`` is then the
+        false-positive level of the one threshold, ``sigma2`` is not allowed,
+        ``p_values`` are plain Tracy-Widom tails at the fitted edge.
+    window
+        Bulk values fitted by ``edge="fit"`` (>= 5; default
+        ``max(24, min(n, p) // 25)``).
 
     Returns
     -------
@@ -420,6 +458,15 @@ def find_outliers(eigs: ArrayLike, ratio: float, alpha: float = 0.05, *,
     e = e[:m]
     kmax = m // 2 if max_candidates is None else v.positive_int("max_candidates", max_candidates)
     kmax = min(kmax, max(1, m - 3))
+    model = v.choice("edge", edge, EDGE_MODELS)
+    if window is not None:
+        window = v.positive_int("window", window, minimum=5)
+        if model != "fit":
+            raise ValueError("window is the fitted edge's: give edge='fit' with it")
+    if model == "fit":
+        if known is not None or bulk is not None:
+            raise ValueError("edge='fit' fits the edge: give neither sigma2 nor bulk")
+        return _fitted_edge_outliers(e, g, a, n, p, kmax, window)
 
     if bulk is None:
         bulk = fit_mp_bulk(e, g, n_samples=n)
@@ -463,4 +510,75 @@ def find_outliers(eigs: ArrayLike, ratio: float, alpha: float = 0.05, *,
         alpha=a,
         max_candidates=kmax,
         cap_reached=bool(lead >= kmax),
+        threshold=_known_noise_level(s2_final, n, p - lead, a),
     )
+
+
+def _known_noise_level(sigma2: float, n: float, p: float, alpha: float) -> float:
+    """The eigenvalue whose Tracy-Widom p-value at known ``sigma2`` is ``alpha``:
+    ``sigma2 (mu + sigma q_TW1(1 - alpha)) / n`` (Johnstone's scaling at ``n, p``)."""
+    mu, sd = (float(x) for x in rmt.wishart_edge_scaling(n, p))
+    return float(sigma2 * (mu + sd * _tw1_quantile(alpha)) / n)
+
+
+@functools.lru_cache(maxsize=64)
+def _tw1_quantile(alpha: float) -> float:
+    """``q_TW1(1 - alpha)``: the Tracy-Widom (beta = 1) level of a one-sided test."""
+    return float(rmt.tw_quantile(1.0 - alpha, beta=1))
+
+
+def _fitted_edge_outliers(e: np.ndarray, ratio: float, alpha: float, n: float, p: float,
+                          kmax: int, window: int | None) -> OutlierReport:
+    """``find_outliers(edge="fit")`` on the ``min(n, p)`` decreasing eigenvalues ``e``."""
+    s = np.sqrt(np.clip(e, 0.0, None))
+    q = _tw1_quantile(alpha)
+    capped, edge, scale = _fit_edge(s, q, window, kmax)
+    threshold = edge + scale * q
+    count = int(np.sum(s > threshold))
+    n_cand = max(count, 1)
+    stats = (s[:n_cand] - edge) / scale if scale > 0 else np.full(n_cand, np.inf)
+    # the noise under "exactly count spikes" (the trace fit of the MP model, for the
+    # report and the spike strengths; the count does not use it)
+    s2 = float(_sigma2(e, ratio, p, np.array([min(count, e.size - 1)]))[0])
+    theta = np.asarray(rmt.spike_strength_from_eigenvalue(e[:n_cand], ratio, sigma2=s2),
+                       dtype=np.float64).reshape(-1)
+    return OutlierReport(
+        eigenvalues=e[:n_cand].copy(), p_values=_tw1_sf(stats), statistics=stats,
+        is_outlier=s[:n_cand] > threshold, spike_strength=theta, n_outliers=count,
+        sigma2=s2, edge=edge * edge, n_samples=float(n), n_features=float(p), alpha=alpha,
+        max_candidates=kmax, cap_reached=capped >= kmax, threshold=threshold * threshold,
+        edge_scale=scale, edge_model="fit")
+
+
+def _fit_edge(s: np.ndarray, tw_q: float, window: int | None, max_outliers: int
+              ) -> tuple[int, float, float]:
+    """Outlier count (at most ``max_outliers``), bulk edge and Tracy-Widom scale from
+    the top of the bulk of the decreasing singular values ``s``.
+
+    Any bulk with a square-root edge (Marchenko-Pastur or a deformation of it)
+    has ``#{s_k > x} ~ (2 / 3 pi) ((E - x) / tau)^(3/2)`` near its edge ``E``,
+    so the ``j``-th largest bulk value is ``s ~ E - tau (3 pi (j - 1/2) / 2)^(2/3)``.
+    A least-squares line of ``s`` against ``(j - 1/2)^(2/3)`` over the top
+    ``window`` bulk values gives ``E`` (intercept) and ``tau`` (slope / (3 pi/2)^(2/3)).
+    Outliers shift the bulk ranks, so the count and the fit are iterated to a
+    fixed point.
+    """
+    m = s.shape[0]
+    K = window if window is not None else max(24, m // 25)
+    count = 0
+    edge = scale = float("nan")
+    for _ in range(10):
+        lo = count
+        hi = min(m, count + K)
+        if hi - lo < 5:
+            raise ValueError(f"too few eigenvalues ({m}) to fit the bulk edge; use edge='mp'")
+        j = np.arange(1, hi - lo + 1, dtype=np.float64)
+        A = np.stack([np.ones_like(j), (j - 0.5) ** (2.0 / 3.0)], axis=1)
+        (edge, slope), *_ = np.linalg.lstsq(A, s[lo:hi], rcond=None)
+        edge = float(edge)
+        scale = max(float(-slope), 0.0) / _AIRY_RANK
+        new = min(int(np.sum(s > edge + scale * tw_q)), max_outliers)
+        if new == count:
+            break
+        count = new
+    return count, edge, scale

@@ -53,7 +53,12 @@ Gram eigenvalues
     batched form for many matrices at once (one ``eigvalsh`` per shape), the
     tracker's; its ``"auto"`` applies the same ``F32_RANGE`` rule on every
     device, the CPU included, where a float32 Gram and ``eigvalsh`` of a
-    2048-wide matrix cost about half the float64 ones.
+    2048-wide matrix cost about half the float64 ones; its ``"float32"``
+    keeps every float32 spectrum (no range rule): for a caller that decides
+    afterwards, matrix by matrix, whether float32 resolved the eigenvalues it
+    uses (the tracker: ``rank_tolerance(lambda_1, shape, float32)`` against
+    what its summaries read, ``specdyn.measure._summary_process``) and redoes
+    the others in float64.
 Zero
     An eigenvalue is numerically zero when it is at most ``rank_tolerance``:
     ``lambda_1 * max(n, p) * eps`` of the dtype the spectrum was computed in
@@ -63,6 +68,7 @@ Zero
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -72,6 +78,7 @@ from specdyn import _validate as v
 from specdyn._torch import to_numpy
 
 __all__ = [
+    "BATCHED_PRECISIONS",
     "F32_RANGE",
     "PRECISIONS",
     "CovarianceAccumulator",
@@ -89,6 +96,8 @@ __all__ = [
 
 #: Precision policies of ``gram_eigenvalues`` for torch input (module docstring).
 PRECISIONS = ("float64", "auto")
+#: ``batched_gram_eigenvalues`` also takes ``"float32"`` (no range rule: the caller checks).
+BATCHED_PRECISIONS = (*PRECISIONS, "float32")
 #: float32 eigenvalues of a Gram carry an absolute error ~6e-8 of the largest one;
 #: below this fraction of the largest, the relative error of the smallest would
 #: exceed ~0.1 %: ``precision="auto"`` then redoes the Gram in float64.
@@ -365,13 +374,16 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
 
     Matrices of the same shape, device, ``center`` and rank bound are stacked
     and reduced together on their accelerator (on a CPU, where a batched
-    ``eigvalsh`` is a loop anyway, one at a time); in float32 each is divided
-    by its largest absolute entry first, so its Gram cannot overflow, and
-    scaled back. ``"auto"``: float32 on every device, then float64, batched again,
-    for the matrices whose smallest nonzero eigenvalue is below ``F32_RANGE``
+    ``eigvalsh`` is a loop anyway, one at a time); in float32 each whose largest
+    absolute entry is outside ``1e-12..1e12`` is divided by it first, so its
+    Gram can neither overflow nor sink into subnormals, and scaled back.
+    ``"auto"``: float32 on every device, then float64, batched again, for the
+    matrices whose smallest nonzero eigenvalue is below ``F32_RANGE``
     of the largest (the rule of ``gram_eigenvalues``), and float64 from the
     start for near-square ones (smaller side above 0.9 of the larger, no rank
-    bound), whose spectra reach down to ~0; ``"float64"``: float64 only. A
+    bound), whose spectra reach down to ~0; ``"float64"``: float64 only;
+    ``"float32"``: float32 only, every result kept (the caller judges it;
+    ``start64`` still starts those matrices in float64). A
     centred ``n x p`` matrix with ``n <= p`` has one eigenvalue that is zero
     by construction (the centring): it is set to 0 and left out of
     that rule.
@@ -396,7 +408,7 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
         (the tracker passes those that needed it at their previous record:
         spectra change slowly, and a float32 try that fails costs time).
     precision
-        ``"auto"`` or ``"float64"`` (``PRECISIONS``).
+        ``"auto"``, ``"float64"`` or ``"float32"`` (``BATCHED_PRECISIONS``).
 
     Returns
     -------
@@ -406,7 +418,8 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
     """
     import torch
 
-    v.choice("precision", precision, PRECISIONS)
+    v.choice("precision", precision, BATCHED_PRECISIONS)
+    only32 = precision == "float32"
     flags = [bool(center)] * len(mats) if isinstance(center, bool) else [bool(c) for c in center]
     bounds = list(ranks) if ranks is not None else [None] * len(mats)
     f64 = [bool(b) for b in start64] if start64 is not None else [False] * len(mats)
@@ -433,28 +446,34 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
         # A near-square full-rank matrix has eigenvalues down to ~0 (Marchenko-Pastur's lower
         # edge (1 - sqrt(q))^2 is below F32_RANGE of the upper one for q > 0.96): float32
         # would be redone, so float64 from the start.
-        square = R is None and m - zeros > 0.9 * max(n, p)
-        for dtype in ((torch.float32, torch.float64) if precision == "auto" and not square
+        square = R is None and m - zeros > 0.9 * max(n, p) and not only32
+        for dtype in ((torch.float32, torch.float64) if precision != "float64" and not square
                       and not d else (torch.float64,)):
-            X = torch.stack([mats[i].detach() for i in todo]).to(dtype)
+            # one matrix (every group on a CPU): a view, not a stacked copy
+            X = (mats[todo[0]].detach()[None] if len(todo) == 1
+                 else torch.stack([mats[i].detach() for i in todo])).to(dtype)
+            scale = torch.ones((len(todo), 1, 1), dtype=dtype, device=X.device)
             if dtype == torch.float32:  # float64 holds any float32 entry's square
-                scale = X.abs().amax(dim=(1, 2), keepdim=True).clamp_min(
-                    torch.finfo(dtype).tiny)
-                X = X / scale
-            else:
-                scale = torch.ones((len(todo), 1, 1), dtype=dtype, device=X.device)
+                lo, hi = torch.aminmax(X.reshape(len(todo), -1), dim=1)
+                amax = torch.maximum(hi, -lo).clamp_min(torch.finfo(dtype).tiny)
+                # entries' magnitudes within 1e-12..1e12 give Grams far from float32's
+                # overflow and subnormals: no division (a pass over X) then
+                if not bool(((amax > _F32_SAFE[0]) & (amax < _F32_SAFE[1])).all()):
+                    scale = amax[:, None, None]
+                    X = X / scale
             if c:
                 X = X - X.mean(dim=1, keepdim=True)
             if R is None:
                 G = X.mT @ X if p <= n else X @ X.mT
             else:  # on the range of X: R + 10 random directions span it exactly
-                sketch = np.random.default_rng(0).standard_normal((p, R + 10))
-                Q = torch.linalg.qr(X @ torch.from_numpy(sketch).to(X.device, dtype)).Q
+                Q = torch.linalg.qr(X @ _sketch(p, R + 10, dtype, X.device)).Q
                 B = Q.mT @ X
                 G = B @ B.mT
             w = device_eigenvalues(G)
             W = np.zeros((len(todo), m))
-            W[:, :keep] = to_numpy(w[:, :keep] * (scale[:, :, 0] ** 2 / n), np.float64)
+            # scaled back in float64: a float32 scale's square leaves float32's range
+            W[:, :keep] = (to_numpy(w[:, :keep], np.float64)
+                           * to_numpy(scale[:, :, 0], np.float64) ** 2 / n)
             if R is not None:  # the bound holds iff the range carries the whole trace
                 tol = 1e-4 if dtype == torch.float32 else 1e-8
                 missed = to_numpy(1 - w.sum(-1) / (X * X).sum((1, 2)).clamp_min(1e-300))
@@ -464,7 +483,8 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
                     unbounded.append(i)
                     continue
                 out[i] = W[row]
-                if dtype == torch.float32 and not W[row][keep - 1] >= F32_RANGE * W[row][0]:
+                if (dtype == torch.float32 and not only32
+                        and not W[row][keep - 1] >= F32_RANGE * W[row][0]):
                     redo.append(i)
             todo = redo
             if not todo:
@@ -477,6 +497,24 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
         for i, e in zip(unbounded, again, strict=True):
             out[i] = e
     return out
+
+
+#: Largest absolute entries for which a float32 Gram needs no rescaling (see its use).
+_F32_SAFE = (1e-12, 1e12)
+
+
+@functools.lru_cache(maxsize=8)
+def _sketch(p: int, s: int, dtype: Any, device: Any) -> Any:
+    """The ``p x s`` Gaussian range sketch of ``batched_gram_eigenvalues``: fixed, kept.
+
+    Drawn once per shape, dtype and device from a local generator (seed 0; no
+    global random state read or changed) and reused: drawing it cost as much as
+    the product it enters.
+    """
+    import torch
+
+    gen = torch.Generator().manual_seed(0)
+    return torch.randn(p, s, generator=gen, dtype=torch.float64).to(device, dtype)
 
 
 def top_gram_eigenvalues(X: Any, k: int, *, center: bool = False, seed: int = 0,

@@ -48,18 +48,26 @@ Where the work happens
     Training thread: ``step()`` only copies tensors (on their own device)
     and hands the copies to the worker. Worker thread: the spectra, on the
     copies' device, all matrices of one shape in one batched ``eigvalsh``
-    (``spectra.batched_gram_eigenvalues``, ``precision="auto"``: float32
-    Grams and eigenvalues, redone in float64 for the matrices whose smallest
-    eigenvalue is below ``1e-4`` of the largest, where float32 round-off,
-    ``~6e-8`` of the largest, would exceed 0.1 %; ``precision="float64"``:
-    float64 throughout; a matrix that needed float64 at its previous record
-    starts in float64; the output of a ``Linear(d_in, d_out)`` or an
-    ``Embedding``, whose rank is at most ``d_in`` or its number of rows, is
-    first projected on its range when that bound is below half its smaller
-    side, so a ``d_in + 10``-square Gram is diagonalised instead of a
-    ``d_out``-square one), then the row files. Helper process (shared by the
-    process's trackers; ``summary_process=False``: the worker thread): the
-    fits and tests, host numpy, which holds the GIL. Layers with
+    (``spectra.batched_gram_eigenvalues``). Precision (``precision="auto"``):
+    float32 Grams and eigenvalues first, then a check *a posteriori*, matrix by
+    matrix, of what its summaries read: float32 eigenvalues are off by at most
+    about ``rank_tolerance(lambda_1, shape, float32)`` (``lambda_1 max(n, p)
+    eps32``), and the power-law fit's window, its window search (the fit redone
+    without the eigenvalues float32 does not resolve may not move the exponent
+    by more than a quarter of its interval) and the MP noise variance must be
+    resolved at that error (``_summary_process.float32_suffices``); a matrix
+    that fails is redone in float64, its summaries with it, and starts in
+    float64 at the next record (until its float64 spectrum shows float32 would
+    do); a matrix whose smaller side is below 128 is done in float64 at once
+    (its float64 Gram costs less than the check); ``precision="float64"``:
+    float64 throughout. The output of a
+    ``Linear(d_in, d_out)`` or an ``Embedding``, whose rank is at most
+    ``d_in`` or its number of rows, is first projected on its range when that
+    bound is below half its smaller side, so a ``d_in + 10``-square Gram is
+    diagonalised instead of a ``d_out``-square one. Then the row files.
+    Helper process (shared by the process's trackers;
+    ``summary_process=False``: the worker thread): the fits and tests, host
+    numpy, which holds the GIL. Layers with
     ``min(rows, cols) > max_dense`` get the top ``top or 256`` eigenvalues by
     randomized SVD (``spectra.top_gram_eigenvalues``, its sketch drawn from
     a local generator: the tracker never reads or changes torch's or numpy's
@@ -119,7 +127,13 @@ import pandas as pd
 
 from specdyn import _validate as v
 from specdyn.measure import _tracker_files as files
-from specdyn.measure._summary_process import Options, Spectrum, shared_helper, summarize_all
+from specdyn.measure._summary_process import (
+    Options,
+    Spectrum,
+    Summary,
+    shared_helper,
+    summarize_all,
+)
 from specdyn.measure._tracker_files import Row, frame, read_spectra, read_tracker_record
 from specdyn.measure._tracker_hooks import Hooks, Job, rank_bound, schedule_predicate
 from specdyn.measure.layers import (
@@ -130,9 +144,9 @@ from specdyn.measure.layers import (
     weight_matrices,
 )
 from specdyn.measure.spectra import (
-    F32_RANGE,
     PRECISIONS,
     batched_gram_eigenvalues,
+    rank_tolerance,
     top_gram_eigenvalues,
 )
 from specdyn.schedule import Schedule
@@ -145,6 +159,9 @@ DEFAULT_SCHEDULE = Schedule.per_decade(10)
 #: What ``step()`` does when the worker falls behind (module docstring).
 POLICIES = ("coalesce", "block")
 
+
+#: Matrices whose smaller side is below this are done in float64 at once (module docstring).
+_F32_MIN = 128
 
 _COALESCED = ("coalesced (policy='coalesce'): the worker was still computing an earlier "
               "record when a newer one fell due and replaced this one")
@@ -213,7 +230,8 @@ class SpectrumTracker:
         the bound is still queued, alone). ``0`` waits for each record to finish.
     precision
         ``"auto"`` (float32 Grams and eigenvalues, float64 for the matrices
-        whose range needs it) or ``"float64"``; see the module docstring.
+        whose summaries read eigenvalues float32 does not resolve) or
+        ``"float64"``; see the module docstring.
     summary_process
         With ``background``: compute the fits and tests (many small numpy and
         scipy calls, which hold the GIL and so slow a training step of many
@@ -244,7 +262,8 @@ class SpectrumTracker:
         ``summaries_s``, ``write_s`` (wall seconds) and ``spectra_cpu_s``,
         ``summaries_cpu_s`` (with the summary process's), ``write_cpu_s``
         (CPU seconds of the thread that did it; torch's intra-op pool not
-        counted).
+        counted; a float64 redo counts as spectra), ``redone_float64`` (matrices
+        tried in float32 and redone in float64).
     capture
         The hooks (registered only around scheduled steps, see ``arm()``) keep
         module outputs only while this is true (default); the framework
@@ -649,8 +668,10 @@ class SpectrumTracker:
                 self.skipped.append((s, name, "activation", "no forward pass seen at this step"))
                 continue
             mats.append((name, "activation", torch.cat(buf, dim=0)))
-        if mats:  # one host sync for every finiteness check of the record
-            finite = torch.stack([torch.isfinite(X).all().to("cpu") for _, _, X in mats])
+        if mats:  # one host sync for every finiteness check of the record; min and max
+            # (NaN and inf show there) in one pass each, without a mask the size of X
+            finite = torch.stack([torch.isfinite(torch.stack(torch.aminmax(X))).all().to("cpu")
+                                  for _, _, X in mats])
             for ok, (name, kind, _) in zip(finite.tolist(), mats, strict=True):
                 if not ok:
                     what = "weights" if kind == "weight" else "activations"
@@ -663,40 +684,88 @@ class SpectrumTracker:
                 keep.append((name, kind, X))
         dense = [i for i, (_, _, X) in enumerate(keep) if min(X.shape) <= self.max_dense]
         keys = [(keep[i][0], keep[i][1]) for i in dense]
-        eigs = batched_gram_eigenvalues(
-            [keep[i][2] for i in dense], [kind == "activation" for _, kind in keys],
-            ranks=[bound.get(name) if kind == "activation" else None for name, kind in keys],
-            start64=[self._needs64.get(key, False) for key in keys],
-            precision=self.precision)
-        for key, e in zip(keys, eigs, strict=True):  # float64 next time if it needed it now
-            pos = e[e > 0]
-            self._needs64[key] = bool(pos.size and pos[-1] < F32_RANGE * pos[0])
+        auto = self.precision == "auto"
+        # float32 where it can pay: a Gram whose smaller side is below _F32_MIN costs less
+        # in float64 than the a-posteriori check costs
+        small = {i for i in dense if min(int(d) for d in keep[i][2].shape) < _F32_MIN}
+        for i, key in zip(dense, keys, strict=True):
+            if i in small:
+                self._needs64[key] = True
+        eigs = self._spectra([keep[i] for i in dense], bound,
+                             [auto and not self._needs64.get(key, False) for key in keys])
         spectra_of: dict[int, tuple[np.ndarray, bool]] = {
             i: (e, True) for i, e in zip(dense, eigs, strict=True)}
         for i, (_, kind, X) in enumerate(keep):
             if i not in spectra_of:  # too big for a dense Gram: the top of it
                 k = min(self.top or 256, min(int(d) for d in X.shape) - 1)
                 spectra_of[i] = (top_gram_eigenvalues(X, k, center=kind == "activation"), False)
-        spectra: list[Spectrum] = []
-        for i, (name, kind, X) in enumerate(keep):
-            n, p = (int(d) for d in X.shape)
-            e, complete = spectra_of[i]
-            if kind == "weight":
-                spectra.append(Spectrum(s, name, "weight", e, complete, ratio=p / n,
-                                        n_samples=float(n)))
-            else:  # centring leaves n - 1 degrees of freedom
-                spectra.append(Spectrum(s, name, "activation", e, complete, ratio=p / (n - 1),
-                                        n_samples=float(n - 1), n_rows=n))
+        spectra = [self._spectrum(s, name, kind, X, *spectra_of[i],
+                                  check=auto and i in dense and i not in small)
+                   for i, (name, kind, X) in enumerate(keep)]
         t1, c1 = time.perf_counter(), time.thread_time()
-        if self._in_helper:
-            rows, skipped, cpu = shared_helper().run(spectra, self._options)
-        else:
-            (rows, skipped), cpu = summarize_all(spectra, self._options), 0.0
+        results, cpu = self._summarize(spectra)
+        # a posteriori: a float32 spectrum whose summaries read eigenvalues float32 did not
+        # resolve is redone in float64 (and starts in float64 at the next record)
+        f32 = {i for i, key in zip(dense, keys, strict=True) if not self._needs64.get(key, False)}
+        redo = [i for i in dense if auto and i in f32 and not results[i][2]]
+        for i, key in zip(dense, keys, strict=True):
+            self._needs64[key] = i in small or not results[i][2]
+        if redo:
+            c2 = time.thread_time()
+            again = self._spectra([keep[i] for i in redo], bound, [False] * len(redo))
+            redone = [self._spectrum(s, keep[i][0], keep[i][1], keep[i][2], e, True, check=True)
+                      for i, e in zip(redo, again, strict=True)]
+            c3 = time.thread_time()
+            more, cpu2 = self._summarize(redone)
+            cpu += cpu2
+            for i, res in zip(redo, more, strict=True):
+                results[i] = res
+            c1 += c3 - c2  # the float64 spectra count as decomposition
+        rows = [r for res in results for r in res[0]]
+        skipped = [k for res in results for k in res[1]]
         cost["spectra_s"], cost["summaries_s"] = t1 - t0, time.perf_counter() - t1
         cost["spectra_cpu_s"] = c1 - c0
         cost["summaries_cpu_s"] = time.thread_time() - c1 + cpu
+        cost["redone_float64"] = float(len(redo))
         self.skipped.extend(skipped)
         return rows, cpu
+
+    def _spectra(self, mats: list[tuple[str, str, Any]], bound: dict[str, int | None],
+                 f32: list[bool]) -> list[np.ndarray]:
+        """Dense spectra of ``(name, kind, X)``: float32 where ``f32``, else float64."""
+        return batched_gram_eigenvalues(
+            [X for _, _, X in mats], [kind == "activation" for _, kind, _ in mats],
+            ranks=[bound.get(name) if kind == "activation" else None for name, kind, _ in mats],
+            start64=[not f for f in f32], precision="float32" if any(f32) else "float64")
+
+    @staticmethod
+    def _spectrum(s: int, name: str, kind: str, X: Any, e: np.ndarray, complete: bool, *,
+                  check: bool) -> Spectrum:
+        """The summary process's input; ``check``: with the float32 error bound."""
+        import torch
+
+        n, p = (int(d) for d in X.shape)
+        err, trace = 0.0, float("nan")
+        if check and e.size:
+            err = rank_tolerance(float(e[0]), (n, p), torch.float32)
+            # the eigenvalues' exact sum, for the a-posteriori check: norms of 256-entry
+            # chunks in X's dtype (to ~256 eps32), their squares summed in float64
+            Xc = X if kind == "weight" else X - X.mean(dim=0, keepdim=True)
+            chunks = torch.linalg.vector_norm(Xc.reshape(-1, 256) if Xc.numel() % 256 == 0
+                                              else Xc, dim=-1)
+            trace = float(chunks.double().square().sum()) / n
+        if kind == "weight":
+            return Spectrum(s, name, "weight", e, complete, ratio=p / n, n_samples=float(n),
+                            error32=err, trace=trace)
+        # centring leaves n - 1 degrees of freedom
+        return Spectrum(s, name, "activation", e, complete, ratio=p / (n - 1),
+                        n_samples=float(n - 1), n_rows=n, error32=err, trace=trace)
+
+    def _summarize(self, spectra: list[Spectrum]) -> tuple[list[Summary], float]:
+        """``summarize_all`` in the helper process or here, and the helper's CPU seconds."""
+        if self._in_helper:
+            return shared_helper().run(spectra, self._options)
+        return summarize_all(spectra, self._options), 0.0
 
 
 def _not_finite(step: int, layer: str, what: str, out: Path | None) -> None:

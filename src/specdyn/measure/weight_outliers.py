@@ -3,16 +3,18 @@
 For an ``N x d`` weight matrix ``W`` (rows = hidden units, columns = input
 coordinates) this module
 
-1. estimates the bulk edge **from the matrix itself**. Default
-   (``edge_method="fit"``): the top ``window`` bulk singular values are fitted
-   to the square-root edge law ``s_j ~ E - tau (3 pi (j - 1/2) / 2)^(2/3)``
-   (the Airy counting function), which holds for Marchenko-Pastur and for the
+1. counts the outliers with :func:`specdyn.measure.outliers.find_outliers` on
+   the squared singular values (the one outlier test of specdyn; ``W`` is the
+   data matrix of ``N`` samples and ``d`` features, ratio ``d / N``). Default
+   (``edge_method="fit"``, its ``edge="fit"``): the top bulk singular values are
+   fitted to a square-root edge, which holds for Marchenko-Pastur and for the
    deformed bulks that a large second GD step produces (its edge inflates like
    ``N^(alpha2 - 1/2)`` and is no longer MP); the threshold is
-   ``E + tau q_TW1(1 - pvalue)``. Alternative (``"mp"``): ``W`` is modelled as
-   ``sqrt(s2/d) G`` (``G`` standard Gaussian ``N x d``), ``s2`` matched to the
-   median squared singular value, with Johnstone's finite-size centring and
-   scaling. The MP edge ``sqrt(s2) (1 + sqrt(N/d))`` is always reported;
+   ``E + tau q_TW1(1 - pvalue)``. Alternative (``"mp"``): the Marchenko-Pastur
+   edge and its sequential Tracy-Widom test. The noise level ``s2`` (``W``
+   modelled as ``sqrt(s2/d) G``, ``G`` standard Gaussian ``N x d``) is that
+   function's trace fit, and the MP edge ``sqrt(s2) (1 + sqrt(N/d))`` is always
+   reported;
 2. calls every singular value above the threshold an outlier (decreasing order);
 3. identifies each outlier by the squared overlaps of its **left** singular
    vector with reference directions in ``R^N`` -- by default the powers
@@ -39,8 +41,9 @@ import numpy as np
 
 from specdyn import _validate as v
 from specdyn._torch import to_numpy
+from specdyn.measure.outliers import find_outliers
 from specdyn.measure.spectra import _is_torch, decompose
-from specdyn.theory.rmt import mp_quantile, rectangular_bulk_edge, tw_quantile, wishart_edge_scaling
+from specdyn.theory.rmt import rectangular_bulk_edge
 
 __all__ = ["WeightOutliers", "orthonormal_powers", "weight_outliers"]
 
@@ -55,17 +58,21 @@ class WeightOutliers:
         All ``min(N, d)`` singular values, decreasing.
     noise_level
         Fitted ``s2``: the bulk is modelled as ``sqrt(s2/d) G`` (``G`` standard,
-        ``N x d``), i.e. entries of variance ``s2/d``.
+        ``N x d``), i.e. entries of variance ``s2/d`` (``find_outliers``' trace
+        fit under "exactly ``count`` spikes").
     mp_edge
         Asymptotic Marchenko-Pastur edge ``sqrt(s2) (1 + sqrt(N/d))`` of the
         fitted noise level.
     edge
         Estimated bulk edge: fitted to the top of the bulk (``edge_method="fit"``)
-        or the finite-size MP centring (``"mp"``).
+        or ``mp_edge`` (``"mp"``).
     edge_scale
-        Tracy-Widom scale of the largest bulk singular value at that edge.
+        Tracy-Widom scale of the largest bulk singular value at the fitted edge
+        (NaN for ``"mp"``).
     threshold
-        ``edge + edge_scale * q_TW1(1 - pvalue)``: singular values above it are outliers.
+        ``"fit"``: ``edge + edge_scale * q_TW1(1 - pvalue)``, singular values above it
+        are outliers; ``"mp"``: the known-noise Tracy-Widom level at the first
+        non-outlier's rank (the sequential test decides).
     count
         Number of singular values above ``threshold``.
     values
@@ -146,7 +153,8 @@ def orthonormal_powers(a: Any, k: int) -> np.ndarray:
 
 class _Gram:
     """``T^T T`` of the tall orientation ``T`` of ``W`` (rows >= cols), in float64, on the
-    host (numpy) or on a torch device: its eigenvalues and its top eigenvectors."""
+    host (numpy, the Gram's values by torch on the CPU) or on a torch device: its
+    eigenvalues and its top eigenvectors."""
 
     def __init__(self, W: Any, device: Any) -> None:
         if device is None and _is_torch(W) and W.device.type != "cpu":
@@ -162,8 +170,19 @@ class _Gram:
         else:
             Wt = v.real_array("W", to_numpy(W))
         self.T = Wt.T if self.transpose else Wt
-        self.G = self.T.T @ self.T
-        self.host = not _is_torch(self.G)
+        self.host = not _is_torch(self.T)
+        self.G_host: Any = None
+        if self.host:
+            # the host's values go through torch's LAPACK (MKL in the torch wheels): at
+            # N = d = 4000 its eigvalsh takes a third of the CPU time of numpy's OpenBLAS
+            # one (BENCHMARKS.md); the numpy view of the same Gram serves Lanczos
+            from specdyn import _torch
+
+            T_t = _torch.torch().from_numpy(np.ascontiguousarray(self.T))
+            self.G = T_t.T @ T_t
+            self.G_host = self.G.numpy()
+        else:
+            self.G = self.T.T @ self.T
         # on a device one dense eigh gives values and vectors (cheap there); on the host
         # the values alone (no vectors: several times faster), then Lanczos for the top
         self.full = None if self.host else decompose(self.G, vectors=True)
@@ -179,9 +198,9 @@ class _Gram:
         if self.full is not None:
             vecs = self.full.vectors[:, :k]
         elif k < self.G.shape[0]:
-            vecs = decompose(self.G, top=k, vectors=True, method="lanczos").vectors
+            vecs = decompose(self.G_host, top=k, vectors=True, method="lanczos").vectors
         else:
-            vecs = decompose(self.G, vectors=True).vectors
+            vecs = decompose(self.G_host, vectors=True).vectors
         return to_numpy(vecs), to_numpy(self.T @ vecs)
 
 
@@ -221,15 +240,15 @@ def weight_outliers(W: Any, reference: Any = None, target_direction: Any = None,
     n_reference
         Number of powers of ``a`` when ``reference`` is a vector (>= 1).
     pvalue
-        False-positive level of the Tracy-Widom threshold for a pure-noise
-        matrix, in ``(0, 1)``. The default 0.01 puts the threshold about
-        ``2.0 sigma_TW`` above the finite-size edge.
+        False-positive level of the Tracy-Widom test for a pure-noise matrix, in
+        ``(0, 1)`` (``find_outliers``' ``alpha``). The default 0.01 puts the
+        fitted threshold about ``2.0 sigma_TW`` above the fitted edge.
     max_outliers
-        At most this many singular vectors are computed (>= 1).
-
+        At most this many singular vectors are computed (>= 1); the fitted edge's
+        iteration and the ``"mp"`` test consider at most this many candidates.
     edge_method
         ``"fit"`` (default): edge fitted to the top of the bulk (any square-root
-        edge); ``"mp"``: Marchenko-Pastur with the noise level from the median.
+        edge); ``"mp"``: Marchenko-Pastur (``find_outliers``' ``edge``).
     window
         Bulk singular values used by the ``"fit"`` edge (>= 5; default
         ``max(24, min(N, d) // 25)``).
@@ -241,12 +260,13 @@ def weight_outliers(W: Any, reference: Any = None, target_direction: Any = None,
 
     Notes
     -----
-    The noise level ``s2`` uses the median, not the Frobenius norm, so that a
-    few large outliers do not bias it: ``s2 = median(s^2) / q_MP(1/2)`` with
-    ``q_MP(1/2)`` the median of the Marchenko-Pastur law of ``G G^T / d``
-    (``N <= d``) or of ``G^T G / d`` (``N > d``). After a large second GD step
-    the bulk is no longer MP and ``mp_edge`` underestimates the edge (by ~3 %
-    at ``alpha = (0.45, 0.45)``, ``N = 1000``), which the ``"fit"`` edge avoids.
+    All ``min(N, d)`` eigenvalues of the smaller Gram matrix are computed (a
+    dense ``eigvalsh``, no vectors): the fitted edge needs the top
+    ``max_outliers + window`` of them and the noise fit their trace, and at
+    ``N = d = 4000`` on the host the dense values (17 CPU-s) are cheaper than the
+    top 181 by Lanczos (about 50 CPU-s: the bulk edge's values are clustered;
+    BENCHMARKS.md). After a large second GD step the bulk is no longer MP and
+    ``mp_edge`` underestimates the edge, which the ``"fit"`` edge avoids.
     """
     if not _is_torch(W):
         W = v.real_array("W", np.asarray(W))
@@ -277,30 +297,19 @@ def weight_outliers(W: Any, reference: Any = None, target_direction: Any = None,
     # The smaller Gram matrix: all its eigenvalues (singular values squared), no vectors.
     gram = _Gram(W, device)
     transpose = gram.transpose
-    lam = np.clip(gram.eigenvalues(), 0.0, None)
-    s = np.sqrt(lam)
     m = min(N, d)
+    lam = np.clip(gram.eigenvalues(), 0.0, None)[:m]
+    s = np.sqrt(lam)
+    # the one outlier test; the squared singular values are those of a sample covariance
+    # of N samples and d features up to the factor N, which the noise fit absorbs
+    rep = find_outliers(lam, d / N, pvalue, n_samples=N, max_candidates=max_outliers,
+                        edge=edge_method, window=window if edge_method == "fit" else None)
+    s2 = rep.sigma2 * d / N  # entries of W have variance s2 / d
+    mp_edge = math.sqrt(s2) * float(rectangular_bulk_edge(N / d))
+    count = rep.n_outliers
+    edge = math.sqrt(rep.edge) if edge_method == "fit" else mp_edge
+    threshold = math.sqrt(rep.threshold)
 
-    # Noise level from the median squared singular value (robust to a few spikes).
-    c = N / d
-    if N <= d:
-        # s^2 are the eigenvalues of W W^T = (s2/d) G G^T: MP with ratio N/d, variance s2 (N/d)/c
-        med_mp = mp_quantile(0.5, c, 1.0)
-    else:
-        # s^2 are the eigenvalues of W^T W = (s2/d) G^T G = s2 c (G^T G / N): MP(d/N) times c
-        med_mp = c * mp_quantile(0.5, 1.0 / c, 1.0)
-    s2 = float(np.median(lam[:m])) / med_mp
-    mp_edge = math.sqrt(s2) * float(rectangular_bulk_edge(c))
-    tw99 = float(tw_quantile(1.0 - pvalue, beta=1))
-    if edge_method == "mp":
-        mu_np, sig_np = wishart_edge_scaling(N, d)
-        edge = math.sqrt((s2 / d) * mu_np)
-        scale = edge * 0.5 * sig_np / mu_np  # d s = s (d s^2) / (2 s^2)
-    else:
-        _, edge, scale = _fit_edge(s[:m], tw99, window, max_outliers)
-    threshold = edge + scale * tw99
-
-    count = int(np.sum(s > threshold))
     k = min(count, max_outliers)
     # the outliers' vectors only: right vectors of T, and T times them (left, scaled below)
     right_T, TV = gram.top_vectors(k) if k else (np.zeros((m, 0)), np.zeros((max(N, d), 0)))
@@ -313,47 +322,8 @@ def weight_outliers(W: Any, reference: Any = None, target_direction: Any = None,
         ov = np.zeros((k, 0))
         ident = np.full(k, -1)
     align = (right.T @ beta) ** 2 if beta is not None else np.full(k, np.nan)
-    return WeightOutliers(singular_values=s[:m], noise_level=s2, mp_edge=mp_edge, edge=edge,
-                          edge_scale=scale, threshold=threshold, count=count, values=s[:k],
-                          left=left, right=right, left_overlap2=ov,
+    return WeightOutliers(singular_values=s, noise_level=s2, mp_edge=mp_edge, edge=edge,
+                          edge_scale=rep.edge_scale, threshold=threshold, count=count,
+                          values=s[:k], left=left, right=right, left_overlap2=ov,
                           identity=np.asarray(ident, dtype=int),
                           right_alignment=np.asarray(align, dtype=np.float64))
-
-
-# (3 pi / 2)^(2/3): the k-th largest point of the Airy point process sits near
-# -(3 pi (k - 1/2) / 2)^(2/3) in Tracy-Widom units (its counting function).
-_AIRY_RANK = (1.5 * math.pi) ** (2.0 / 3.0)
-
-
-def _fit_edge(s: np.ndarray, tw_q: float, window: int | None, max_outliers: int
-              ) -> tuple[int, float, float]:
-    """Outlier count, bulk edge and Tracy-Widom scale from the top of the bulk.
-
-    Any bulk with a square-root edge (Marchenko-Pastur or a deformation of it)
-    has ``#{s_k > x} ~ (2 / 3 pi) ((E - x) / tau)^(3/2)`` near its edge ``E``,
-    so the ``j``-th largest bulk value is ``s ~ E - tau (3 pi (j - 1/2) / 2)^(2/3)``.
-    A least-squares line of ``s`` against ``(j - 1/2)^(2/3)`` over the top
-    ``window`` bulk values gives ``E`` (intercept) and ``tau`` (slope / (3 pi/2)^(2/3)).
-    Outliers shift the bulk ranks, so the count and the fit are iterated to a
-    fixed point.
-    """
-    m = s.shape[0]
-    K = window if window is not None else max(24, m // 25)
-    count = 0
-    edge = scale = float("nan")
-    for _ in range(10):
-        lo = count
-        hi = min(m, count + K)
-        if hi - lo < 5:
-            raise ValueError(f"too few singular values ({m}) to fit the bulk edge; "
-                             "use edge_method='mp'")
-        j = np.arange(1, hi - lo + 1, dtype=np.float64)
-        A = np.stack([np.ones_like(j), (j - 0.5) ** (2.0 / 3.0)], axis=1)
-        (edge, slope), *_ = np.linalg.lstsq(A, s[lo:hi], rcond=None)
-        edge = float(edge)
-        scale = max(float(-slope), 0.0) / _AIRY_RANK
-        new = min(int(np.sum(s > edge + scale * tw_q)), max_outliers)
-        if new == count:
-            break
-        count = new
-    return count, edge, scale

@@ -43,10 +43,12 @@ from specdyn.sim.parameterization import (
 from specdyn.sim.particles import Block, ParticleEngine, ParticleState
 from specdyn.sim.protocol import (
     META_KEYS,
+    DerivedSeed,
     DivergenceError,
     Engine,
     Record,
     RunOptions,
+    derive_seed,
     drive,
     seed_streams,
 )
@@ -68,6 +70,7 @@ __all__ = [
     "Block",
     "ChaosRun",
     "DeepLinearEngine",
+    "DerivedSeed",
     "DeepLinearRun",
     "DeepLinearScaling",
     "DeepLinearState",
@@ -94,6 +97,7 @@ __all__ = [
     "WeightEngine",
     "WeightState",
     "activation_mu1",
+    "derive_seed",
     "drive",
     "escape_step",
     "gd_steps",

@@ -36,7 +36,14 @@ from specdyn.sim.particles import (
     initial_particles,
     make_data,
 )
-from specdyn.sim.protocol import Record, RunOptions, drive, record_meta, seed_streams
+from specdyn.sim.protocol import (
+    Record,
+    RunOptions,
+    drive,
+    record_meta,
+    run_options,
+    seed_streams,
+)
 
 __all__ = ["ChaosRun", "propagation_of_chaos"]
 
@@ -109,7 +116,7 @@ def propagation_of_chaos(
     temperature: float = 0.02,
     weight_decay: float = 0.05,
     steps: int = 200,
-    seed: int = 0,
+    seed: int | None = None,
     reference_N: int = 8000,
     replicas: int = 1,
     checkpoints: ScheduleLike = None,
@@ -121,7 +128,8 @@ def propagation_of_chaos(
     w2: bool = False,
     dtype: Any = None,
     device: Any = None,
-    progress: bool = False,
+    progress: bool | None = None,
+    options: RunOptions | None = None,
 ) -> ChaosRun:
     """Distance of ``N``-particle systems to their mean-field copies (synchronous coupling).
 
@@ -147,7 +155,9 @@ def propagation_of_chaos(
     reference's own fluctuation; keep ``max(N_values) <= reference_N / 8``.
 
     Other parameters are those of :func:`specdyn.sim.mean_field_langevin`
-    (``checkpoints`` defaults to ``Schedule.even(11)`` there too). Returns a
+    (``checkpoints`` defaults to ``Schedule.even(11)`` there too; ``options``, a
+    :class:`~specdyn.sim.protocol.RunOptions`, replaces the shorthand keywords
+    ``seed``, ``dtype``, ``device``, ``progress`` and ``checkpoints``). Returns a
     :class:`ChaosRun`; raises :class:`~specdyn.sim.protocol.DivergenceError` as
     it does, its ``record`` the :class:`ChaosRun` of the checkpoints taken before
     the divergence (reference loss up to the last of them).
@@ -158,11 +168,12 @@ def propagation_of_chaos(
     if not Ns:
         raise ValueError("N_values must list at least one system size >= 1")
     check_init_scale(init_scale)
-    opts = RunOptions(seed=seed, dtype=dtype, device=device, progress=progress,
-                      checkpoints=checkpoints).for_engine("particles")
+    opts = run_options("particles", options, seed=seed, dtype=dtype, device=device,
+                       progress=progress, checkpoints=checkpoints)
+    seed, dtype, device = opts.seed, opts.dtype, opts.device
     ckpt = opts.schedule(steps, Schedule.even(11))
     start = time.perf_counter()
-    s_data, s_init_ref, s_init, s_noise_ref, s_noise = seed_streams(seed, 5, scheme="words")
+    s_data, s_init_ref, s_init, s_noise_ref, s_noise = seed_streams(seed, 5)
     x_np, y_np = make_data(target, D, M, population_size, label_noise, s_data)
     n_max = max(Ns) * replicas  # size of the pool of copies
     ref0 = initial_particles("gaussian", reference_N, D, init_scale, s_init_ref)
@@ -187,6 +198,8 @@ def propagation_of_chaos(
     ref_loss = torch.empty(steps + 1, dtype=tdtype, device=dev)
     theta_max = torch.empty(steps + 1, dtype=tdtype, device=dev)
     theta_max[0] = state.theta.abs().max()
+    if steps == 0:  # no update fills the loss of the only state
+        ref_loss[0] = engine.loss(state)
     recorder = _Recorder(engine, Ns, reps, D, ckpt, dt, ref_loss, w2, keep_reference,
                          keep_systems, x_np, y_np, lambda: record_meta(
                              "propagation_of_chaos", seed=seed, dtype=tdtype, device=dev,
@@ -200,13 +213,12 @@ def propagation_of_chaos(
 
     def step(st: ParticleState, k: int) -> ParticleState:
         new = engine.step(st, noise.draw() if noise else None)
-        fill_history(new, k, ref_loss, theta_max)
+        fill_history(engine, new, k, steps, ref_loss, theta_max)
         return new
 
-    state = drive(state, step, steps, ckpt, observe=recorder.snapshot,
-                  check=blowup_check(theta_max, dt, opts.factor), options=opts, desc="chaos",
-                  partial=recorder.partial)
-    ref_loss[steps] = 0.5 * (engine.functions(state)[0][:, 0] - y).pow(2).mean()
+    drive(state, step, steps, ckpt, observe=recorder.snapshot,
+          check=blowup_check(theta_max, ref_loss, steps, dt, opts.factor), options=opts,
+          desc="chaos", partial=recorder.partial)
     return recorder.run(steps + 1)
 
 

@@ -126,9 +126,7 @@ def escape_step(steps: ArrayLike, top_singular_value: ArrayLike, edge: float,
                method=v.Choice(*METHODS), M=v.Int(1, optional=True), B=v.Int(1, optional=True),
                noise_std=v.NONNEGATIVE, top_k=v.SIZE,
                spectra=v.Choice("auto", "exact", "subspace"), power_iters=v.SIZE,
-               divergence_factor=v.Real(1.0, np.inf, lo_open=True, hi_open=True,
-                                        optional=True),
-               check_every=v.Int(1, optional=True), seed=v.SEED)
+               seed=v.Int(0, optional=True))
 def train_deep_linear(
     teacher: ArrayLike,
     *,
@@ -150,11 +148,11 @@ def train_deep_linear(
     spectra: str = "auto",
     sharpness: ScheduleLike = None,
     power_iters: int = 60,
-    divergence_factor: float | None = None,
-    check_every: int | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     device: Any = None,
     dtype: Any = None,
+    progress: bool | None = None,
+    options: protocol.RunOptions | None = None,
 ) -> DeepLinearRun:
     """Train a deep linear student on ``teacher`` (``P x D``) and record spectra.
 
@@ -200,16 +198,22 @@ def train_deep_linear(
         ``checkpoints``; ``None``: never).
     power_iters
         Power-iteration steps per sharpness evaluation (warm-started).
-    divergence_factor
-        Divergence: the loss exceeds this times its start (> 1; ``None``: ``1e6``,
-        this engine's :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`).
-    check_every
-        Steps between divergence checks (host syncs; ``None``: 20).
+    seed, device, dtype
+        Reproducibility and placement (seed 0, CUDA when present, float64 by default).
+    progress
+        Show a progress bar (default off).
+    options
+        The run's :class:`~specdyn.sim.protocol.RunOptions`: seed, dtype, device,
+        progress, checkpoints, and the only way to set the divergence check's
+        ``check_every`` and ``divergence_factor`` (``None``: this engine's
+        :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: divergence when the loss
+        exceeds ``1e6`` times its start, checked every 20 steps); instead of the
+        shorthand keywords (not both).
 
     Raises
     ------
     DivergenceError
-        The loss became non-finite or exceeded ``divergence_factor`` times its
+        The loss became non-finite or exceeded the divergence factor times its
         start; ``.step`` is the first bad step, ``.record`` a :class:`DeepLinearRun`
         of the steps before it (``weights`` empty).
     """
@@ -222,9 +226,9 @@ def train_deep_linear(
                  gamma0=gamma0)
     L = len(sc.multipliers)
     T, meth, noise, k_top, spec_mode, iters = steps, method, noise_std, top_k, spectra, power_iters
-    opts = protocol.RunOptions(seed=seed, dtype=dtype, device=device, checkpoints=checkpoints,
-                               check_every=check_every, divergence_factor=divergence_factor
-                               ).for_engine("deep_linear")
+    opts = protocol.run_options("deep_linear", options, seed=seed, dtype=dtype, device=device,
+                                progress=progress, checkpoints=checkpoints)
+    seed, dtype, device, checkpoints = opts.seed, opts.dtype, opts.device, opts.checkpoints
     n = 0
     if meth in ("gd", "sgd"):
         if M is None:
@@ -254,7 +258,8 @@ def train_deep_linear(
     torch = _torch.torch()
     dev = _torch.resolve_device(device)
     dt = _torch.resolve_dtype(dtype)
-    gen = torch.Generator(device=dev).manual_seed(int(seed))
+    (gen_seed,) = protocol.seed_streams(seed, 1)
+    gen = torch.Generator(device=dev).manual_seed(gen_seed)
     eng = DeepLinearEngine(sc, torch.as_tensor(W_star, dtype=dt, device=dev), meth, M=n, B=B,
                            noise_std=noise, generator=gen)
     state = eng.init(init_w)

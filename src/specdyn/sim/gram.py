@@ -21,6 +21,7 @@ from scipy.integrate import solve_ivp
 from specdyn import _validate as v
 from specdyn._torch import to_numpy
 from specdyn.measure.spectra import decompose, symmetric_eigenvalues
+from specdyn.sim.protocol import DerivedSeed
 
 __all__ = ["GramEngine", "GramState", "Grams", "Stats", "initial_grams", "loss_from_grams",
            "make_gd_step", "solve_flow_diagonal", "solve_flow_full", "spectrum",
@@ -49,13 +50,13 @@ class Stats:
 
 
 def weight_chunks(N: int, D: int, P: int, sigma_w: float, sigma_a: float,
-                  seed: int) -> Iterator[tuple[Any, Any]]:
+                  seed: DerivedSeed) -> Iterator[tuple[Any, Any]]:
     """Rows of the initial ``(W, A)`` in float64 CPU chunks, ``W_ij ~ N(0, sigma_w^2)``,
     ``A_ij ~ N(0, sigma_a^2)``; a fixed chunking so every engine sees the same weights."""
     from specdyn._torch import torch
 
     t = torch()
-    gen = t.Generator().manual_seed(int(seed))
+    gen = t.Generator().manual_seed(seed)
     for start in range(0, N, _WEIGHT_CHUNK):
         rows = min(_WEIGHT_CHUNK, N - start)
         z = t.randn(rows, D + P, generator=gen, dtype=t.float64)
@@ -63,7 +64,7 @@ def weight_chunks(N: int, D: int, P: int, sigma_w: float, sigma_a: float,
 
 
 def initial_grams(N: int | None, D: int, P: int, sigma_w: float, sigma_a: float,
-                  seed: int) -> Grams:
+                  seed: DerivedSeed) -> Grams:
     """``(Gw, Ga, Gwa)`` at initialisation, float64: Wishart for finite ``N``,
     ``(sigma_w^2 I, sigma_a^2 I, 0)`` for ``N = None``."""
     if N is None:
@@ -170,9 +171,10 @@ class GramEngine:
         evals = np.clip(evals, 0.0, None)
         c_u = U.T @ stats.c
         self._step = make_gd_step(self._dev(evals), self._dev(c_u), gamma0, dt)
-        self._evals = self._dev(evals).reshape(-1, 1)
-        self._c = self._dev(c_u)
-        self._syy_tr = float(np.trace(stats.syy))
+        # the loss as 0.5 tr(Syy) + <B, (Lambda/2) B - C>, B = Gwa/gamma0: three operations
+        self._half_evals = self._dev(0.5 * evals).reshape(-1, 1)
+        self._neg_c = self._dev(-c_u)
+        self._half_syy = 0.5 * float(np.trace(stats.syy))
         self._inv_g = 1.0 / gamma0
 
     def _dev(self, a: np.ndarray) -> Any:  # a device copy
@@ -190,9 +192,14 @@ class GramEngine:
 
     def loss(self, state: GramState) -> float:
         """The training loss of ``state`` (one host sync)."""
-        b = state.Gwa * self._inv_g
-        return float(0.5 * self._syy_tr - (self._c * b).sum()
-                     + 0.5 * (self._evals * b * b).sum())
+        return float(self.loss_tensor(state))
+
+    def loss_tensor(self, state: GramState) -> Any:
+        """The training loss of ``state``, a 0-d tensor on the device (no host sync; cheap
+        enough to run every step: the driver's divergence history)."""
+        b = (state.Gwa * self._inv_g).reshape(-1)
+        r = self.t.addcmul(self._neg_c, self._half_evals, state.Gwa, value=self._inv_g)
+        return self.t.dot(r.reshape(-1), b) + self._half_syy
 
     @staticmethod
     def symmetrize(state: GramState) -> GramState:

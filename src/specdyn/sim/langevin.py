@@ -56,7 +56,6 @@ from specdyn.sim.particles import (
     ParticleState,
     blowup_check,
     check_init_scale,
-    diverged,
     fill_history,
     initial_particles,
     make_data,
@@ -122,7 +121,7 @@ def mean_field_langevin(
     temperature: float = 0.02,
     weight_decay: float = 0.05,
     steps: int = 1000,
-    seed: int = 0,
+    seed: int | None = None,
     noise: NoiseSource = None,
     checkpoints: ScheduleLike = None,
     init: str | ArrayLike = "gaussian",
@@ -132,7 +131,8 @@ def mean_field_langevin(
     data: tuple[ArrayLike, ArrayLike] | None = None,
     dtype: Any = None,
     device: Any = None,
-    progress: bool = False,
+    progress: bool | None = None,
+    options: protocol.RunOptions | None = None,
 ) -> LangevinRun:
     """Noisy GD of ``N`` particles in the mean-field (muP) scaling.
 
@@ -156,8 +156,8 @@ def mean_field_langevin(
     weight_decay
         ``lambda' >= 0`` of the penalty ``(lambda'/2) ||theta||^2``.
     steps, seed
-        Number of steps (>= 0) and the seed of three independent streams: data,
-        initial particles and noise (so the data do not depend on ``N``).
+        Number of steps (>= 0) and the seed (default 0) of three independent streams:
+        data, initial particles and noise (so the data do not depend on ``N``).
     noise
         Standard normal increments ``xi`` (unscaled): ``None`` draws them; a
         callable ``noise(step) -> (N, D+1)``; or an array ``(steps, N, D+1)``.
@@ -177,7 +177,11 @@ def mean_field_langevin(
     dtype, device
         Torch dtype (float64 default) and device (CUDA when present).
     progress
-        Show a progress bar.
+        Show a progress bar (default off).
+    options
+        The run's :class:`~specdyn.sim.protocol.RunOptions` (seed, dtype, device,
+        progress, checkpoints, and the divergence check's ``check_every`` and
+        ``divergence_factor``), instead of the shorthand keywords (not both).
 
     Returns
     -------
@@ -189,17 +193,19 @@ def mean_field_langevin(
         On bad input, before any work.
     DivergenceError
         When a parameter becomes non-finite or its size exceeds ``1e6`` (the
-        particle engine's :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`; the message
+        particle engine's :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`), or the loss
+        stops being finite (checked by the driver, the final state's too; the message
         gives the step and a suggestion; ``.record`` holds the checkpoints taken before it).
     """
     torch = _torch()
     act = get_activation(activation)
     check_init_scale(init_scale)
-    opts = protocol.RunOptions(seed=seed, dtype=dtype, device=device, progress=progress,
-                               checkpoints=checkpoints).for_engine("particles")
+    opts = protocol.run_options("particles", options, seed=seed, dtype=dtype, device=device,
+                                progress=progress, checkpoints=checkpoints)
+    seed, dtype, device = opts.seed, opts.dtype, opts.device
     ckpt = opts.schedule(steps, Schedule.even(11))
     start = time.perf_counter()
-    s_data, s_init, s_noise = protocol.seed_streams(seed, 3, scheme="words")
+    s_data, s_init, s_noise = protocol.seed_streams(seed, 3)
     if data is None:
         x_np, y_np = make_data(target, D, M, population_size, label_noise, s_data)
     else:
@@ -224,6 +230,8 @@ def mean_field_langevin(
     loss = torch.empty(steps + 1, dtype=tdtype, device=dev)
     theta_max = torch.empty(steps + 1, dtype=tdtype, device=dev)
     theta_max[0] = state.theta.abs().max()
+    if steps == 0:  # no update fills the loss of the only state
+        loss[0] = engine.loss(state)
     recorder = _Recorder(ckpt, dt, weight_decay, loss, x_np, y_np, lambda: protocol.record_meta(
         "mean_field_langevin", seed=seed, dtype=tdtype, device=dev, start=start,
         steps=steps, activation=act.name, N=N, D=D, M=M,
@@ -234,18 +242,13 @@ def mean_field_langevin(
 
     def step(st: ParticleState, k: int) -> ParticleState:
         new = engine.step(st, draw(k - 1) if use_noise else None)
-        fill_history(new, k, loss, theta_max)
+        fill_history(engine, new, k, steps, loss, theta_max)
         return new
 
-    state = protocol.drive(state, step, steps, ckpt, observe=recorder.snapshot,
-                           check=blowup_check(theta_max, dt, opts.factor), options=opts,
-                           desc="langevin", partial=recorder.partial)
-    loss[steps] = 0.5 * (engine.functions(state)[0][:, 0] - y).pow(2).mean()
-    out = recorder.run(steps + 1)
-    k = protocol.first_divergent(out.loss)  # the final loss, computed after the driver
-    if k is not None:
-        raise diverged(k, dt, protocol.watched("loss", float(out.loss[k]), opts.factor), out)
-    return out
+    protocol.drive(state, step, steps, ckpt, observe=recorder.snapshot,
+                   check=blowup_check(theta_max, loss, steps, dt, opts.factor), options=opts,
+                   desc="langevin", partial=recorder.partial)
+    return recorder.run(steps + 1)
 
 
 class _Recorder:

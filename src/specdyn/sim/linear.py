@@ -19,6 +19,7 @@ Two engines:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -31,6 +32,7 @@ from specdyn.schedule import ScheduleLike
 from specdyn.settings import AlignedSetting, PowerLawSetting, Setting
 from specdyn.sim import gram as _gram
 from specdyn.sim import protocol
+from specdyn.sim.protocol import DerivedSeed
 from specdyn.sim.trajectory import Trajectory
 
 __all__ = ["WeightEngine", "WeightState", "setting_dim", "train_linear"]
@@ -62,7 +64,7 @@ def setting_dim(setting: Setting, teacher: PowerLawTeacher | None) -> int:
 
 @v.constrained(N=v.Int(1, optional=True), M=v.Int(1, optional=True), steps=v.SIZE,
                dt=v.POSITIVE, method=v.Choice("gd", "flow"), engine=v.Choice("gram", "weights"),
-               seed=v.SEED)
+               seed=v.Int(0, optional=True))
 def train_linear(
     setting: Setting,
     N: int | None,
@@ -72,11 +74,12 @@ def train_linear(
     method: str = "gd",
     engine: str = "gram",
     checkpoints: ScheduleLike = None,
-    seed: int = 0,
+    seed: int | None = None,
     dtype: Any = None,
     device: Any = None,
     teacher: PowerLawTeacher | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
+    options: protocol.RunOptions | None = None,
 ) -> Trajectory:
     """Train the two-layer linear network and record spectra at checkpoints.
 
@@ -115,7 +118,7 @@ def train_linear(
         divergence to the end); the flow is evaluated at the checkpoint times.
     seed
         Seeds the data sample and the initial weights (independent streams);
-        the same seed gives the same data and weights in both engines.
+        the same seed gives the same data and weights in both engines (default 0).
     dtype, device
         Torch dtype (default float64) and device (default CUDA if present) of
         the GD loop. Spectra are always computed in float64 on the host.
@@ -124,7 +127,12 @@ def train_linear(
         Its ``lambda_k``, ``mu_k`` and bases define the data; the setting supplies
         ``sigma_w``, ``sigma_a`` and ``gamma0``. Its ``D`` must match the setting's.
     progress
-        Show a progress bar (for runs of ``PROGRESS_MIN_STEPS`` = 500 steps or more).
+        Show a progress bar (default off; for runs of ``PROGRESS_MIN_STEPS`` = 500 steps
+        or more).
+    options
+        The run's :class:`~specdyn.sim.protocol.RunOptions` (seed, dtype, device,
+        progress, checkpoints, and the divergence check's ``check_every`` and
+        ``divergence_factor``), instead of the shorthand keywords above (not both).
 
     Returns
     -------
@@ -146,9 +154,9 @@ def train_linear(
         raise ValueError("N must be a finite width for engine='weights' (N=None needs 'gram')")
     if engine == "weights" and method == "flow":
         raise ValueError("method='flow' is only available with engine='gram'")
-    opts = protocol.RunOptions(seed=seed, dtype=dtype, device=device,
-                               progress=progress,
-                               checkpoints=checkpoints).for_engine("linear")
+    opts = protocol.run_options("linear", options, seed=seed, dtype=dtype, device=device,
+                                progress=progress, checkpoints=checkpoints)
+    seed, dtype, device = opts.seed, opts.dtype, opts.device
     ck = opts.schedule(steps)
     if teacher is None:
         teacher = PowerLawTeacher(setting if isinstance(setting, AlignedSetting)
@@ -170,7 +178,6 @@ def train_linear(
         stats = _gram.Stats.build(x.T @ x / M, x.T @ y / M, y.T @ y / M)
         xy = (x, y)
     run = _Run(setting, teacher, stats, ck, dt)
-    partial = None
     if method == "flow":
         diagonal = _flow(run, N, weight_seed)
         extra: dict[str, Any] = {"flow_solver": "Radau (per mode)" if diagonal else "DOP853",
@@ -179,25 +186,21 @@ def train_linear(
     else:
         extra = {}
 
-        def partial() -> Trajectory | None:
-            return run.trajectory(meta()) if run.rows else None
-
     def meta() -> dict[str, Any]:
         return protocol.record_meta(
             engine, seed=seed, dtype=tdtype, device=tdevice, start=start, steps=steps,
             method=method, N=N, M=M, D=D, P=P, dt=dt, setting=setting.to_dict(),
             teacher=teacher.to_dict(), **extra)
 
+    def partial() -> Trajectory | None:  # the record of a diverged run (the driver sets it)
+        return run.trajectory(meta()) if run.rows else None
+
     if method == "gd":
-        try:
-            if engine == "gram":
-                _gram_gd(run, N, steps, weight_seed, tdtype, tdevice, opts)
-            else:
-                assert N is not None
-                _weights_gd(run, N, steps, xy, weight_seed, tdtype, tdevice, opts)
-        except protocol.DivergenceError as err:
-            err.record = partial()
-            raise
+        if engine == "gram":
+            _gram_gd(run, N, steps, weight_seed, tdtype, tdevice, opts, partial)
+        else:
+            assert N is not None
+            _weights_gd(run, N, steps, xy, weight_seed, tdtype, tdevice, opts, partial)
     return run.trajectory(meta())
 
 
@@ -232,49 +235,53 @@ class _Run:
         )
 
 
-def _divergence_error(step: int, dt: float, loss: float, factor: float
-                      ) -> protocol.DivergenceError:
-    return protocol.divergence_error(
-        "training", step, protocol.watched("loss", loss, factor), protocol.dt_advice(dt), dt=dt)
+def _loss_check(run: _Run, history: Any, start: float, factor: float
+                ) -> Callable[[Any, int], Any]:
+    """The driver's ``check`` of both engines: the first of the losses ``history`` (entry
+    ``k``: the loss after ``k`` steps, NaN when the weights are not finite, filled by the
+    steps on the device) that is not finite or above ``factor`` times ``start``."""
+    return protocol.scan_check(
+        lambda lo, k: history[lo:k + 1], protocol.divergence_limit(start, factor),
+        lambda j: protocol.divergence_error(
+            "training", j, protocol.watched("loss", float(history[j]), factor),
+            protocol.dt_advice(run.dt), dt=run.dt))
 
 
-def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: int, tdtype: Any, tdevice: Any,
-             opts: protocol.RunOptions) -> None:
+def _watched_loss(loss: Any, weights: Any) -> Any:
+    # the loss, or NaN when the weights are not finite (a NaN Gw can hide behind a finite
+    # loss): w - w is 0 where w is finite, NaN elsewhere, and loss + 0 is the loss exactly
+    return loss + (weights - weights).sum()
+
+
+def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: DerivedSeed, tdtype: Any,
+             tdevice: Any, opts: protocol.RunOptions, partial: Callable[[], Any]) -> None:
     s = run.setting
     D, P = run.stats.c.shape
     grams0 = _gram.initial_grams(N, D, P, s.sigma_w, s.sigma_a, weight_seed)
     eng = _gram.GramEngine(run.stats, run.gamma0, run.dt, tdtype, tdevice)
-    limit = protocol.divergence_limit(_gram.loss_from_grams(run.stats, grams0[2], run.gamma0),
-                                      opts.factor)
-    good: list[Any] = [None, 0]  # the last checked state (a copy) and its step
+    t = eng.t
+    state0 = eng.init(grams0)
+    history = t.empty(steps + 1, dtype=tdtype, device=tdevice)
+    history[0] = _watched_loss(eng.loss_tensor(state0), state0.Gw)
+    scan = _loss_check(run, history, _gram.loss_from_grams(run.stats, grams0[2], run.gamma0),
+                       opts.factor)
 
-    def bad(loss: float, state: _gram.GramState) -> bool:
-        # the loss against its limit, and Gw finite (a NaN Gw can hide behind a finite loss)
-        return (protocol.first_divergent(np.array([loss]), limit) is not None
-                or protocol.first_divergent(state.Gw.reshape(-1)) is not None)
+    def step(state: _gram.GramState, k: int) -> _gram.GramState:
+        new = eng.step(state)
+        history[k] = _watched_loss(eng.loss_tensor(new), new.Gw)
+        return new
 
     def check(state: _gram.GramState, k: int) -> _gram.GramState:
-        if k > 0:
-            loss = eng.loss(state)
-            if bad(loss, state):
-                # replay from the last good state one step at a time to name the step
-                g2 = good[0]
-                for j in range(good[1] + 1, k + 1):
-                    g2 = eng.step(g2)
-                    lj = eng.loss(g2)
-                    if bad(lj, g2):
-                        raise _divergence_error(j, run.dt, lj, opts.factor)
-                raise _divergence_error(k, run.dt, loss, opts.factor)
-            state = eng.symmetrize(state)
-        good[:] = [_gram.GramState(state.Gw.clone(), state.Ga.clone(), state.Gwa.clone()), k]
-        return state
+        scan(state, k)
+        # each checked state is re-symmetrised (removes the roundoff of the products)
+        return eng.symmetrize(state) if k > 0 else state
 
     def observe(state: _gram.GramState, k: int) -> None:
         # checkpoint 0 is the float64 draw itself, not its device copy
         run.record(k, *(grams0 if k == 0 else eng.to_host(state)))
 
-    protocol.drive(eng.init(grams0), lambda st, _k: eng.step(st), steps, run.ck,
-                   observe=observe, check=check, options=opts, desc="gram GD")
+    protocol.drive(state0, step, steps, run.ck, observe=observe, check=check, options=opts,
+                   partial=partial, desc="gram GD")
 
 
 @dataclass(frozen=True)
@@ -335,7 +342,7 @@ class WeightEngine:
         return self.cm - SB, 0.5 * self.syy_tr - (self.cm * B).sum() + 0.5 * (B * SB).sum()
 
     @v.constrained(N=v.SIZE, sigma_w=v.NONNEGATIVE, sigma_a=v.NONNEGATIVE, seed=v.SEED)
-    def init(self, N: int, sigma_w: float, sigma_a: float, seed: int) -> WeightState:
+    def init(self, N: int, sigma_w: float, sigma_a: float, seed: DerivedSeed) -> WeightState:
         """Initial weights (the same stream as the Gram engine's ``initial_grams``)."""
         D, P = (self.X.shape[1], self.Y.shape[1]) if self.X is not None else self.cm.shape
         chunks = list(_gram.weight_chunks(N, D, P, sigma_w, sigma_a, seed))
@@ -359,27 +366,29 @@ class WeightEngine:
 
 
 def _weights_gd(run: _Run, N: int, steps: int, xy: tuple[np.ndarray, np.ndarray] | None,
-                weight_seed: int, tdtype: Any, tdevice: Any, opts: protocol.RunOptions) -> None:
+                weight_seed: DerivedSeed, tdtype: Any, tdevice: Any, opts: protocol.RunOptions,
+                partial: Callable[[], Any]) -> None:
     eng = WeightEngine(run.stats, run.gamma0, run.dt, xy, tdtype, tdevice)
+    t = eng.t
     s = run.setting
     state0 = eng.init(N, s.sigma_w, s.sigma_a, weight_seed)
-    limit = protocol.divergence_limit(float(state0.loss), opts.factor)
+    history = t.empty(steps + 1, dtype=eng.dtype, device=eng.device)
+    history[0] = _watched_loss(state0.loss, state0.W)
+    scan = _loss_check(run, history, float(state0.loss), opts.factor)
 
-    def check(state: WeightState, k: int) -> WeightState:
-        lk = float(state.loss)
-        if protocol.first_divergent(np.array([lk]), limit) is not None \
-                or protocol.first_divergent(state.W.reshape(-1)) is not None:
-            raise _divergence_error(k, run.dt, lk, opts.factor)
-        return state
+    def step(state: WeightState, k: int) -> WeightState:
+        new = eng.step(state)
+        history[k] = _watched_loss(new.loss, new.W)
+        return new
 
     def observe(state: WeightState, k: int) -> None:
         run.record(k, *eng.grams(state), loss=float(state.loss))
 
-    protocol.drive(state0, lambda st, _k: eng.step(st), steps, run.ck, observe=observe,
-                   check=check, options=opts, desc="weight GD")
+    protocol.drive(state0, step, steps, run.ck, observe=observe, check=scan, options=opts,
+                   partial=partial, desc="weight GD")
 
 
-def _flow(run: _Run, N: int | None, weight_seed: int) -> bool:
+def _flow(run: _Run, N: int | None, weight_seed: DerivedSeed) -> bool:
     """Gradient flow of the Grams; returns whether the per-mode (diagonal) path was used."""
     s = run.setting
     D, P = run.stats.c.shape

@@ -67,7 +67,7 @@ def rank_one_teacher(P: int, D: int, theta: float, seed: int = 0
     """``(W*, u, v)`` with ``W* = theta u v^T`` (``P x D``), ``u``, ``v`` uniform unit
     vectors (float64)."""
     n, m, th = P, D, theta
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(protocol.derive_seed(seed))
     u = rng.standard_normal(n)
     u /= np.linalg.norm(u)
     w = rng.standard_normal(m)
@@ -262,10 +262,7 @@ class LinearStudentRun(protocol.Record):
 
 @v.constrained(method=v.Choice(*METHODS), lr=v.POSITIVE, steps=v.SIZE, sigma0=v.POSITIVE,
                M=v.Int(1, optional=True), B=v.Int(1, optional=True), noise_std=v.NONNEGATIVE,
-               replicas=v.SIZE, top_k=v.Int(1, optional=True),
-               divergence_factor=v.Real(1.0, np.inf, lo_open=True, hi_open=True,
-                                        optional=True),
-               check_every=v.Int(1, optional=True), seed=v.SEED)
+               replicas=v.SIZE, top_k=v.Int(1, optional=True), seed=v.Int(0, optional=True))
 def train_linear_student(
     teacher: ArrayLike,
     *,
@@ -281,11 +278,11 @@ def train_linear_student(
     checkpoints: ScheduleLike = None,
     top_k: int | None = 8,
     overlaps: bool = True,
-    divergence_factor: float | None = None,
-    check_every: int | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     device: Any = None,
     dtype: Any = None,
+    progress: bool | None = None,
+    options: protocol.RunOptions | None = None,
 ) -> LinearStudentRun:
     """Train a single-layer linear student on ``teacher`` and record its spectrum.
 
@@ -320,13 +317,17 @@ def train_linear_student(
         Number of singular values kept (``None``: all ``min(P, D)``).
     overlaps
         Also record singular-vector overlaps with the teacher (needs a full SVD).
-    divergence_factor
-        Divergence: the mean squared error exceeds this times its start (> 1;
-        ``None``: ``1e8``, this engine's :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`).
-    check_every
-        Steps between divergence checks (host syncs; ``None``: 50).
     seed, device, dtype
-        Reproducibility and placement (CUDA when present; float64 by default).
+        Reproducibility and placement (seed 0, CUDA when present, float64 by default).
+    progress
+        Show a progress bar (default off).
+    options
+        The run's :class:`~specdyn.sim.protocol.RunOptions`: seed, dtype, device,
+        progress, checkpoints, and the only way to set the divergence check's
+        ``check_every`` and ``divergence_factor`` (``None``: this engine's
+        :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: divergence when the mean
+        squared error exceeds ``1e8`` times its start, checked every 50 steps);
+        instead of the shorthand keywords (not both).
 
     Raises
     ------
@@ -355,16 +356,17 @@ def train_linear_student(
             n = M
     B = batch_size_for(meth, n, B)
     k = min(P, D) if top_k is None else min(top_k, min(P, D))
-    opts = protocol.RunOptions(seed=seed, dtype=dtype, device=device, checkpoints=checkpoints,
-                               check_every=check_every, divergence_factor=divergence_factor
-                               ).for_engine("linear_student")
+    opts = protocol.run_options("linear_student", options, seed=seed, dtype=dtype,
+                                device=device, progress=progress, checkpoints=checkpoints)
+    seed, dtype, device = opts.seed, opts.dtype, opts.device
     rec = opts.schedule(T, Schedule.every(1))
 
     # ---- setup: the engine, its first state, the recorder
     torch = _torch.torch()
     dev = _torch.resolve_device(device)
     dt = _torch.resolve_dtype(dtype)
-    gen = torch.Generator(device=dev).manual_seed(int(seed))
+    (gen_seed,) = protocol.seed_streams(seed, 1)
+    gen = torch.Generator(device=dev).manual_seed(gen_seed)
     eng = LinearStudentEngine(torch.as_tensor(W_star, dtype=dt, device=dev), meth, eta, M=n,
                               B=B, noise_std=noise, replicas=R, generator=gen)
     state = eng.init(s0, None if X_in is None else torch.as_tensor(X_in, dtype=dt, device=dev))

@@ -21,7 +21,7 @@ from specdyn._torch import to_numpy
 from specdyn._torch import torch as _torch
 from specdyn.models.activations import ACTIVATIONS, Activation
 from specdyn.sim import protocol
-from specdyn.sim.protocol import first_divergent
+from specdyn.sim.protocol import DerivedSeed, first_divergent
 
 __all__ = ["Block", "ParticleEngine", "ParticleState"]
 
@@ -31,7 +31,7 @@ NoiseSource = Callable[[int], Any] | np.ndarray | Any
 #: The declared constraints shared by the particle entry points (checked where declared).
 COMMON = {"dt": v.POSITIVE, "temperature": v.NONNEGATIVE, "weight_decay": v.NONNEGATIVE,
           "steps": v.Int(0), "D": v.SIZE, "M": v.Int(1, optional=True),
-          "population_size": v.SIZE, "label_noise": v.NONNEGATIVE, "seed": v.SEED}
+          "population_size": v.SIZE, "label_noise": v.NONNEGATIVE, "seed": v.Int(0, optional=True)}
 
 
 def as_host(a: Any) -> np.ndarray:
@@ -77,7 +77,7 @@ def target_values(target: Any, x: np.ndarray) -> np.ndarray:
 
 
 def make_data(target: Any, D: int, M: int | None, population_size: int, label_noise: float,
-              seed: int) -> tuple[np.ndarray, np.ndarray]:
+              seed: DerivedSeed) -> tuple[np.ndarray, np.ndarray]:
     """``M`` inputs ``x ~ N(0, I_D)`` (``population_size`` when ``M`` is ``None``), labels."""
     rng = np.random.default_rng(seed)
     m = population_size if M is None else M
@@ -89,7 +89,7 @@ def make_data(target: Any, D: int, M: int | None, population_size: int, label_no
 
 
 def initial_particles(init: Any, N: int, D: int, init_scale: tuple[float, float],
-                      seed: int) -> np.ndarray:
+                      seed: DerivedSeed) -> np.ndarray:
     """``init="gaussian"``: ``a ~ N(0, s_a^2)``, ``w ~ N(0, s_w^2 I_D / D)``; or an array."""
     d = D
     if isinstance(init, str):
@@ -148,14 +148,18 @@ class Block:
     driver: int | None = None
 
 
-def fill_history(state: ParticleState, k: int, loss: Tensor, theta_max: Tensor) -> None:
+def fill_history(engine: ParticleEngine, state: ParticleState, k: int, steps: int, loss: Tensor,
+                 theta_max: Tensor) -> None:
     """After update ``k`` (1-based) made ``state``: write ``loss[k - 1]`` (block 0's first
-    group loss before the update) and ``theta_max[k]`` (max |theta| after it) into the
-    run's device histories (the caller's buffers, no host sync). The entry points'
-    step functions call it after :meth:`ParticleEngine.step`, which writes nothing."""
+    group loss before the update), ``theta_max[k]`` (max |theta| after it) and, after the
+    last update, ``loss[steps]`` (the final state's own) into the run's device histories
+    (the caller's buffers, no host sync). The entry points' step functions call it after
+    :meth:`ParticleEngine.step`, which writes nothing."""
     assert state.loss_before is not None
     loss[k - 1] = state.loss_before[0][0]
     theta_max[k] = state.theta.abs().max()
+    if k == steps:  # no later update gives the last state's loss
+        loss[steps] = engine.loss(state)
 
 
 class ParticleEngine:
@@ -219,6 +223,10 @@ class ParticleEngine:
         """Each block's group functions on the data, ``(M, R)`` per block."""
         return [self._block_forward(state.theta, i)[0] for i in range(len(self.blocks))]
 
+    def loss(self, state: ParticleState) -> Tensor:
+        """Block 0's (first group's) data loss ``(1/2M) sum_m (f(x_m) - y_m)^2``, 0-d."""
+        return 0.5 * (self.functions(state)[0][:, 0] - self.y).pow(2).mean()
+
     def step(self, state: ParticleState, xi: Tensor | None) -> ParticleState:
         """One noisy GD step; the new state holds the per-block losses (R,) before it."""
         theta = state.theta
@@ -258,14 +266,21 @@ def diverged(step: int, dt: float, what: str, record: Any = None) -> protocol.Di
         "escape", dt=dt, record=record)
 
 
-def blowup_check(theta_max: Tensor, dt: float, factor: float
+def blowup_check(theta_max: Tensor, loss: Tensor, steps: int, dt: float, factor: float
                  ) -> Callable[[ParticleState, int], ParticleState]:
-    """The driver's ``check``: the first of the states ``0..k`` whose max |theta| is
-    non-finite or above ``factor`` (parameters are O(1) in mean-field units: scale 1)."""
+    """The driver's ``check`` of the particle runs (histories filled by :func:`fill_history`):
+    the first of the states ``0..k`` whose max |theta| is non-finite or above ``factor``
+    (parameters are O(1) in mean-field units: scale 1), or whose loss is not finite (the
+    earlier of the two; the loss of state ``j`` is known once update ``j + 1`` is made, or
+    the run has ended)."""
     limit = protocol.divergence_limit(1.0, factor)
 
     def check(state: ParticleState, k: int) -> ParticleState:
         j = first_divergent(theta_max[:k + 1], limit)
+        known = k + 1 if k == steps else k  # loss entries filled so far
+        i = first_divergent(loss[:known]) if known else None
+        if i is not None and (j is None or i < j):
+            raise diverged(i, dt, protocol.watched("loss", float(loss[i]), factor))
         if j is not None:
             raise diverged(j, dt, protocol.watched("max |theta|", float(theta_max[j]), factor,
                                                    None))

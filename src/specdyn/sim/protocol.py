@@ -23,7 +23,8 @@ the progress bar. This module holds the pieces every entry point shares:
   :mod:`specdyn.schedule`, shared with :class:`specdyn.measure.SpectrumTracker`):
   an ``int`` is a *count* of log-spaced checkpoints everywhere. Checkpoints never
   change how many steps run: ``steps`` are always run.
-- :func:`seed_streams`: independent seeds derived from one run seed.
+- :func:`derive_seed` and :func:`seed_streams`: every stream, repeat and cell seed
+  derived from one run seed, the one derivation (:data:`DerivedSeed`, its type).
 - :class:`DivergenceError`: the one divergence policy. A run whose watched
   quantity (loss or parameter size) stops being finite or exceeds
   :func:`divergence_limit` raises it (built by :func:`divergence_error`, the one
@@ -40,9 +41,10 @@ from __future__ import annotations
 
 import math
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, NewType, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -53,6 +55,7 @@ from specdyn.schedule import Schedule, ScheduleLike
 __all__ = [
     "DIVERGENCE_FACTOR",
     "ENGINE_DEFAULTS",
+    "DerivedSeed",
     "META_KEYS",
     "PROGRESS_MIN_STEPS",
     "DivergenceError",
@@ -61,10 +64,12 @@ __all__ = [
     "RunOptions",
     "divergence_error",
     "divergence_limit",
+    "derive_seed",
     "drive",
     "dt_advice",
     "first_divergent",
     "record_meta",
+    "run_options",
     "scan_check",
     "seed_streams",
     "watched",
@@ -132,15 +137,16 @@ ENGINE_DEFAULTS: dict[str, tuple[int, float]] = {
 
 
 @dataclass(frozen=True)
-@v.constrained_fields(seed=v.Int(strict=True), check_every=v.Int(1, optional=True),
+@v.constrained_fields(seed=v.SEED, check_every=v.Int(1, optional=True),
                       divergence_factor=v.Real(1.0, math.inf, lo_open=True, hi_open=True,
                                                optional=True))
 class RunOptions:
     """How a run is made, whatever the engine: the one options object of every entry point.
 
-    Entry points take these as keyword arguments (``seed=...``, ``device=...``)
-    and gather them here; :meth:`for_engine` fills ``check_every`` and
-    ``divergence_factor`` left ``None`` with the engine's :data:`ENGINE_DEFAULTS`.
+    Entry points take one as ``options=`` (or the shorthand keywords ``seed=...``,
+    ``device=...``, never both; see :func:`run_options`); :meth:`for_engine` fills
+    ``check_every`` and ``divergence_factor`` left ``None`` with the engine's
+    :data:`ENGINE_DEFAULTS`.
 
     Attributes
     ----------
@@ -149,7 +155,8 @@ class RunOptions:
     dtype, device
         Torch dtype (``None``: float64) and device (``None``: CUDA when present).
     progress
-        Show a progress bar.
+        Show a progress bar (off by default, the one default of every entry point; the bar
+        shows for runs of :data:`PROGRESS_MIN_STEPS` steps or more).
     checkpoints
         When to record (:class:`~specdyn.schedule.Schedule` or what
         :meth:`Schedule.of <specdyn.schedule.Schedule.of>` accepts).
@@ -193,51 +200,110 @@ class RunOptions:
         return self.divergence_factor
 
 
+def run_options(engine: str, options: RunOptions | None = None, **given: Any) -> RunOptions:
+    """The one way an entry point makes its :class:`RunOptions`: ``options`` (``None``:
+    ``RunOptions()``) with the shorthand keywords it was given (``seed``, ``dtype``,
+    ``device``, ``progress``, ``checkpoints``; ``None`` means not given) filled in, then the
+    ``engine``'s check interval and divergence factor (:meth:`RunOptions.for_engine`).
+
+    A field set both ways (in ``options``, away from its default, and as a keyword) is an
+    error. The driver's knobs (``check_every``, ``divergence_factor``) have no keyword:
+    they come only through ``options``. A field set neither way keeps :class:`RunOptions`'
+    default (``seed=0``, ``progress=False``: the one default of every entry point).
+    """
+    if options is None:
+        options = RunOptions()
+    elif not isinstance(options, RunOptions):
+        raise ValueError(f"options must be a RunOptions, got {type(options).__name__}")
+    set_ = {k: x for k, x in given.items() if x is not None}
+    both = sorted(k for k in set_ if not _is_default(options, k))
+    if both:
+        raise ValueError(f"{', '.join(both)} given both in options and as a keyword: "
+                         f"give each once")
+    opts = replace(options, **set_).for_engine(engine)
+    v.SEED.check("seed", opts.seed)  # every entry point's seeds are >= 0, however given
+    return opts
+
+
+_DEFAULTS = RunOptions()
+
+
+def _is_default(options: RunOptions, name: str) -> bool:
+    # identity for the None defaults: a checkpoints array has no plain truth value
+    value, default = getattr(options, name), getattr(_DEFAULTS, name)
+    return value is None if default is None else bool(value == default)
+
+
 # ---------------------------------------------------------------------------- seeds
 
 
-_OFFSET = 7919  # a prime, the two-step engine's target-seed offset since its first tables
-_TAG = 0x5D  # the two-layer engine's batch-stream tag word since its first tables
+# One derivation (tests/project/test_seed_derivation.py checks every generator of the
+# package is seeded through it). A run seed is the root of a tree and a key names a node:
+#     derive_seed(cfg.seed, "cell", i, j)    the seed of cell (i, j) of a grid
+#     derive_seed(cfg.seed, "rep", r)        the r-th repeat of an experiment
+#     seed_streams(seed, 3)                  an engine's streams 0, 1, 2 (data, init, noise)
+# A relation between runs is kept by the choice of key: engines that must see the same
+# data take the same stream index; cells of a row that must start alike leave the
+# column out. No seed is made by arithmetic (seed + 1000 i + j made neighbouring cells
+# of different experiments share seeds).
+
+DerivedSeed = NewType("DerivedSeed", int)
+"""A seed made by :func:`derive_seed` (a 32-bit integer), ready for a generator."""
+
+_WORD = 1 << 32
 
 
-def _tagged(seed: int, tag: int) -> int:
-    # SeedSequence([seed, tag]) as one integer: the seed's 32-bit words, then the tag word
-    words = max(1, -(-seed.bit_length() // 32))
-    return seed + (tag << (32 * words))
+def _key_word(part: int | str) -> int:
+    """One 32-bit word of a key: an index in ``[0, 2**32)`` or a name (its CRC-32)."""
+    if isinstance(part, str):
+        return zlib.crc32(part.encode())
+    if isinstance(part, bool) or not isinstance(part, (int, np.integer)) \
+            or not 0 <= int(part) < _WORD:
+        raise ValueError(f"key must hold names and integers in [0, 2**32), got {part!r}")
+    return int(part)
 
 
-@v.constrained(seed=v.Int(strict=True), count=v.SIZE,
-               scheme=v.Choice("spawn", "words", "offset", "tagged"))
-def seed_streams(seed: int, count: int, *, scheme: str = "spawn") -> list[int]:
-    """``count`` independent integer seeds derived from one run ``seed``.
+@v.constrained(seed=v.SEED)
+def derive_seed(seed: int, *key: int | str) -> DerivedSeed:
+    """The seed of node ``key`` of the tree rooted at run ``seed``: the one seed derivation.
 
-    Four schemes, kept so that recorded runs stay bit-reproducible:
+    Node ``key`` of numpy's spawn tree, so ``seed_streams(seed, n)[i]`` (here
+    ``derive_seed(seed, i)``) is child ``i`` of ``SeedSequence(seed).spawn(n)``,
+    the linear and two-layer engines' streams since their first tables. Distinct
+    keys give independent streams in numpy's sense. Every generator of the package
+    (``default_rng``, ``SeedSequence``, ``torch.Generator().manual_seed``) is
+    seeded by a :data:`DerivedSeed`: a result of this function or of
+    :func:`seed_streams`, or a parameter typed ``DerivedSeed`` (mypy then refuses
+    a raw seed there).
 
-    - ``"spawn"`` (the default, used by the linear and two-layer engines, which
-      draw the same data and weights from one seed so that their runs match step
-      for step): ``SeedSequence(seed).spawn(count)``, one 32-bit word of each child.
-    - ``"words"`` (the particle engines): the first ``count`` 64-bit words of
-      ``SeedSequence(seed)``, masked to 63 bits.
-    - ``"offset"`` (the two-step engine): ``seed + 7919 i`` for ``i < count``, the
-      run seed itself first.
-    - ``"tagged"`` (the two-layer engine's batch stream, ``seed >= 0``): stream
-      ``i`` is the integer whose ``SeedSequence`` words are the seed's words
-      followed by the tag word ``0x5D + i``, so ``default_rng(stream)`` is
-      ``default_rng([seed, 0x5D + i])``.
+    Parameters
+    ----------
+    seed
+        The run seed, an integer ``>= 0``.
+    *key
+        The node: names (``"cell"``, ``"rep"``) and indices in ``[0, 2**32)``.
+        An empty key is the root's own derived seed.
 
-    ``"spawn"``, ``"words"`` and ``"tagged"`` are independent streams in the sense
-    of :class:`numpy.random.SeedSequence`; ``"offset"`` gives distinct seeds, each
-    a stream of its own through ``default_rng``.
+    Returns
+    -------
+    DerivedSeed
+        The first 32-bit word of ``SeedSequence(seed, spawn_key=key)`` (names
+        enter as their CRC-32), an ``int`` in ``[0, 2**32)``.
     """
-    if scheme == "offset":
-        return [seed + _OFFSET * i for i in range(count)]
-    if scheme == "tagged":
-        seed = v.positive_int("seed", seed, minimum=0)
-        return [_tagged(seed, _TAG + i) for i in range(count)]
-    if scheme == "spawn":
-        return [int(ss.generate_state(1)[0]) for ss in np.random.SeedSequence(seed).spawn(count)]
-    state = np.random.SeedSequence(seed).generate_state(count, dtype=np.uint64)
-    return [int(s) & ((1 << 63) - 1) for s in state]
+    words = tuple(_key_word(k) for k in key)
+    return DerivedSeed(int(np.random.SeedSequence(seed, spawn_key=words).generate_state(1)[0]))
+
+
+@v.constrained(seed=v.SEED, count=v.SIZE)
+def seed_streams(seed: int, count: int) -> list[DerivedSeed]:
+    """``count`` independent stream seeds of one run ``seed``: ``derive_seed(seed, i)``.
+
+    An engine takes its streams by index (data first, then weights, noise...);
+    engines that must draw the same data and weights from one seed (the linear
+    and two-layer engines) take the same indices. Stream ``i`` is child ``i`` of
+    ``SeedSequence(seed).spawn(count)``.
+    """
+    return [derive_seed(seed, i) for i in range(count)]
 
 
 # ---------------------------------------------------------------------------- divergence

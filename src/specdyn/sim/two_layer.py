@@ -62,6 +62,7 @@ from specdyn.sim import gram as _gram
 from specdyn.sim import protocol
 from specdyn.sim.linear import setting_dim
 from specdyn.sim.parameterization import Parameterization, get_parameterization
+from specdyn.sim.protocol import DerivedSeed
 from specdyn.sim.trajectory import Trajectory
 from specdyn.sim.two_layer_engine import TwoLayerEngine, TwoLayerState, init_weights
 
@@ -77,7 +78,7 @@ Tensor = Any
 
 
 @v.constrained(N=v.SIZE, M=v.SIZE, steps=v.SIZE, dt=v.POSITIVE, optimizer=v.Choice(*OPTIMIZERS),
-               B=v.Int(1, optional=True), record=v.Subset(*RECORDS), seed=v.SEED,
+               B=v.Int(1, optional=True), record=v.Subset(*RECORDS), seed=v.Int(0, optional=True),
                precision=v.Choice(*PRECISIONS))
 def train_two_layer(
     setting: Setting,
@@ -92,12 +93,13 @@ def train_two_layer(
     B: int | None = None,
     checkpoints: ScheduleLike = None,
     record: Sequence[str] = RECORDS,
-    seed: int = 0,
+    seed: int | None = None,
     dtype: Any = None,
     device: Any = None,
     teacher: PowerLawTeacher | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     precision: str | None = None,
+    options: protocol.RunOptions | None = None,
 ) -> Trajectory:
     """Train ``f(x) = s A^T phi(W x)`` on a power-law teacher and record spectra.
 
@@ -133,7 +135,7 @@ def train_two_layer(
         Subset of ``("preact", "postact", "weights")``.
     seed
         Seeds the weights (same stream as :func:`specdyn.sim.train_linear`), the
-        data, the shuffles and the fresh samples.
+        data, the shuffles and the fresh samples (default 0).
     dtype
         ``float32`` or ``float64`` (default) for the parameters and products.
     device
@@ -141,10 +143,15 @@ def train_two_layer(
     teacher
         The data; default ``PowerLawTeacher(setting)`` (``P = D``, coordinate bases).
     progress
-        Show a progress bar (for runs of ``PROGRESS_MIN_STEPS`` = 500 steps or more).
+        Show a progress bar (default off; for runs of ``PROGRESS_MIN_STEPS`` = 500 steps
+        or more).
     precision
         ``None``, ``"tf32"`` (TF32 matrix products) or ``"bf16"`` (bfloat16 products,
         float32 master weights); CUDA only.
+    options
+        The run's :class:`~specdyn.sim.protocol.RunOptions` (seed, dtype, device,
+        progress, checkpoints, and the divergence check's ``check_every`` and
+        ``divergence_factor``), instead of the shorthand keywords above (not both).
 
     Returns
     -------
@@ -162,6 +169,9 @@ def train_two_layer(
     """
     t = _torch()
     # ---- validation, before any work (the declared constraints above, then these rules)
+    opts = protocol.run_options("two_layer", options, seed=seed, dtype=dtype, device=device,
+                                progress=progress, checkpoints=checkpoints)
+    seed, dtype, device = opts.seed, opts.dtype, opts.device
     D = setting_dim(setting, teacher)  # setting/teacher types and sizes
     act = get_activation(activation)
     par = get_parameterization(parameterization, N, setting.gamma0)
@@ -176,9 +186,6 @@ def train_two_layer(
             raise ValueError(f"precision={precision!r} needs a CUDA device, got {dev}")
         if dtype != t.float32:
             raise ValueError(f"precision={precision!r} needs dtype=float32")
-    opts = protocol.RunOptions(seed=seed, dtype=dtype, device=dev,
-                               progress=progress,
-                               checkpoints=checkpoints).for_engine("two_layer")
     ckpts = opts.schedule(steps)
     if teacher is None:
         teacher = PowerLawTeacher(setting if isinstance(setting, AlignedSetting)
@@ -186,7 +193,8 @@ def train_two_layer(
 
     # ---- setup: data and weights from the streams of train_linear, then the batch stream
     start = time.perf_counter()
-    data_seed, weight_seed = protocol.seed_streams(seed, 2)
+    # streams 0 and 1 are train_linear's (the same data and weights), stream 2 the batches
+    data_seed, weight_seed, batch_seed = protocol.seed_streams(seed, 3)
     X, Y = teacher.sample_torch(M, seed=data_seed, dtype=dtype, device=dev)
     if optimizer == "online":
         sigma_pop, c_pop = teacher.population()
@@ -198,9 +206,7 @@ def train_two_layer(
                         dtype, dev)
     eng = TwoLayerEngine(act, par, dt, batch, t.bfloat16 if precision == "bf16" else None)
     state0 = eng.init(W, A)
-    (batch_seed,) = protocol.seed_streams(seed, 1, scheme="tagged")
-    batches = _Batches(optimizer, teacher, X, Y, batch, np.random.default_rng(batch_seed),
-                       eng.compute)
+    batches = _Batches(optimizer, teacher, X, Y, batch, batch_seed, eng.compute)
     rec = _Recorder(eng, stats, teacher, X, Y, par.output_scale * setting.gamma0 * N,
                     record, dt, lambda: protocol.record_meta(
                         "two_layer", seed=seed, dtype=dtype, device=dev, start=start,
@@ -255,13 +261,14 @@ def _batch_size(optimizer: str, B: int | None, M: int) -> int:
 class _Batches:
     """The batch of each update: the whole set (``"gd"``), the next slice of a reshuffled
     epoch (``"sgd"``, one permutation from ``rng`` per epoch) or fresh samples
-    (``"online"``, a device generator seeded from ``rng``)."""
+    (``"online"``, a device generator): both from the batch stream ``seed``."""
 
     def __init__(self, optimizer: str, teacher: PowerLawTeacher, X: Tensor, Y: Tensor,
-                 batch: int, rng: np.random.Generator, compute: Any) -> None:
-        self.optimizer, self.batch, self.rng = optimizer, batch, rng
+                 batch: int, seed: DerivedSeed, compute: Any) -> None:
+        self.optimizer, self.batch = optimizer, batch
+        self.rng = np.random.default_rng(seed)
         self.sampler = _OnlineSampler(teacher, batch, X.dtype, X.device,
-                                      int(rng.integers(2**62))) if optimizer == "online" else None
+                                      seed) if optimizer == "online" else None
         # the data in the products' dtype (bf16 when asked)
         self.X = X.to(compute) if compute is not None else X
         self.Y = Y.to(compute) if compute is not None else Y
@@ -351,7 +358,7 @@ class _OnlineSampler:
     """Fresh ``(X, Y)`` batches from the teacher, drawn on the device (no host traffic)."""
 
     def __init__(self, teacher: PowerLawTeacher, batch: int, dtype: Any, device: Any,
-                 seed: int) -> None:
+                 seed: DerivedSeed) -> None:
         t = _torch()
         self.t = t
         self.gen = t.Generator(device=device).manual_seed(seed)

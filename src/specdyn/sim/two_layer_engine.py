@@ -19,6 +19,7 @@ from specdyn._torch import torch as _torch
 from specdyn.models.activations import ACTIVATIONS, Activation
 from specdyn.sim import gram as _gram
 from specdyn.sim.parameterization import Parameterization
+from specdyn.sim.protocol import DerivedSeed
 
 __all__ = ["TwoLayerEngine", "TwoLayerState", "init_weights"]
 
@@ -222,7 +223,7 @@ class TwoLayerEngine:
 @v.constrained(N=v.SIZE, D=v.SIZE, P=v.SIZE, sigma_w=v.NONNEGATIVE, sigma_a=v.NONNEGATIVE,
                seed=v.SEED)
 def init_weights(N: int, D: int, P: int, sigma_w: float, sigma_a: float, par: Parameterization,
-                 seed: int, dtype: Any, device: Any) -> tuple[Tensor, Tensor]:
+                 seed: DerivedSeed, dtype: Any, device: Any) -> tuple[Tensor, Tensor]:
     """Initial ``(W, A)``: the same standard normals as the linear engines' (same seed),
     scaled by ``sigma_w * par.w_std`` and ``sigma_a * par.a_std``."""
     t = _torch()

@@ -238,7 +238,7 @@ class TwoStepData:
     device: Any
 
 
-@v.constrained(D=v.SIZE, M=v.SIZE, N=v.SIZE, seed=v.Int(strict=True))
+@v.constrained(D=v.SIZE, M=v.SIZE, N=v.SIZE, seed=v.SEED)
 def draw_data(D: int, M: int, N: int, *, target: HermiteTarget | str = "He1",
               reuse_batch: bool = False, seed: int = 0, dtype: Any = None,
               device: Any = None) -> TwoStepData:
@@ -249,7 +249,7 @@ def draw_data(D: int, M: int, N: int, *, target: HermiteTarget | str = "He1",
     second seed stream), so a run is the same on every device; then moved once to
     ``device`` in ``dtype`` (defaults as :func:`gd_steps`).
     """
-    data_seed, target_seed = seed_streams(seed, 2, scheme="offset")
+    data_seed, target_seed = seed_streams(seed, 2)
     tgt = _resolve_target(target, D, target_seed)
     torch = _torch.torch()
     dev = _torch.resolve_device(device)
@@ -303,7 +303,7 @@ def _resolve_target(target: HermiteTarget | str, D: int, seed: int) -> HermiteTa
     return target
 
 
-@v.constrained(D=v.SIZE, M=v.SIZE, N=v.SIZE, seed=v.Int(strict=True))
+@v.constrained(D=v.SIZE, M=v.SIZE, N=v.SIZE, seed=v.SEED)
 def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
              alphas: tuple[float, float] | None = None, *,
              activation: str | Activation = "tanh-shift",
@@ -410,7 +410,7 @@ def _check_data(data: TwoStepData, D: int, M: int, N: int, target: HermiteTarget
     want = {"D": D, "M": M, "N": N, "seed": seed, "reuse_batch": bool(reuse_batch),
             "dtype": _torch.resolve_dtype(dtype), "device": _torch.resolve_device(device)}
     got = {k: getattr(data, k) for k in want}
-    tgt = _resolve_target(target, D, seed_streams(seed, 2, scheme="offset")[1])
+    tgt = _resolve_target(target, D, seed_streams(seed, 2)[1])
     if repr(tgt) != repr(data.tgt) or not np.array_equal(np.asarray(tgt.direction), data.beta):
         got["target"], want["target"] = repr(data.tgt), repr(tgt)
     if got != want:

@@ -30,89 +30,17 @@ import hashlib
 import json
 import multiprocessing
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from specdyn import _validate as v
 from specdyn import io, runs
-from specdyn.runs.claims import Claim, within
+from specdyn.experiments.regime_map.claims import regime_map_claims_of
+from specdyn.experiments.regime_map.config import RegimeMapConfig, full_regime_map
 from specdyn.runs.registry import ExperimentResult, Measured, register
 from specdyn.settings import PowerLawSetting
 from specdyn.theory.boundaries import feature_boundary, lazy_boundary
-
-#: |exponent change: simulation - theory| at every grid point.
-AGREE_TOL = 0.15
-
-
-@dataclass(frozen=True)
-@v.constrained_fields(alpha=v.POSITIVE, beta=v.POSITIVE, sigma_a=v.POSITIVE,
-                      ratio_min=v.POSITIVE, ratio_max=v.POSITIVE, n_ratio=v.SIZE,
-                      gamma_min=v.POSITIVE, gamma_max=v.POSITIVE, n_gamma=v.SIZE, D=v.SIZE,
-                      N=v.Int(1, optional=True), steps=v.SIZE, checkpoints=v.Int(2),
-                      kmin=v.SIZE, kmax=v.SIZE, seed=v.SEED,
-                      executor=v.Choice("local", "dask", "inline"), workers=v.Int(0),
-                      theory_resolution=v.Int(2))
-class RegimeMapConfig:
-    """Grid, simulation size and executor of the regime map (quick default: 5 x 5, D = 32).
-
-    ``checkpoints`` is a count of log-spaced steps (``Schedule.log``), as everywhere.
-    """
-
-    alpha: float = 1.0
-    beta: float = 1.0
-    sigma_a: float = 1.0
-    ratio_min: float = 0.05
-    ratio_max: float = 3.0
-    n_ratio: int = 5
-    gamma_min: float = 0.03
-    gamma_max: float = 30.0
-    n_gamma: int = 5
-    D: int = 32
-    N: int | None = 512
-    steps: int = 2000
-    checkpoints: int = 30
-    kmin: int = 2
-    kmax: int = 16
-    seed: int = 0
-    executor: Literal["local", "dask", "inline"] = "local"
-    workers: int = 0
-    theory_resolution: int = 120
-
-    def __post_init__(self) -> None:
-        # each grid's max above its min; the simulation fields together (kmax <= D, N)
-        v.in_range("ratio_max", self.ratio_max, self.ratio_min, np.inf, lo_open=True)
-        v.in_range("gamma_max", self.gamma_max, self.gamma_min, np.inf, lo_open=True)
-        self.simulate_base()
-
-    def simulate_base(self) -> dict[str, object]:
-        """The fixed fields of every ``simulate`` point (checked by ``SimulateConfig``)."""
-        from specdyn.experiments.simulate import SimulateConfig
-
-        base: dict[str, object] = {
-            "alpha": self.alpha, "beta": self.beta, "sigma_a": self.sigma_a, "D": self.D,
-            "N": self.N, "steps": self.steps, "checkpoints": self.checkpoints,
-            "kmin": self.kmin, "kmax": self.kmax,
-            "seed": self.seed, "figure": False, "dt": None,
-        }
-        SimulateConfig(**base)  # type: ignore[arg-type]  # checked at run time
-        return base
-
-    def ratios(self) -> np.ndarray:
-        """``sigma_w / sigma_a`` values (log-spaced)."""
-        return np.geomspace(self.ratio_min, self.ratio_max, self.n_ratio)
-
-    def gammas(self) -> np.ndarray:
-        """``gamma0 theta0 / S`` values (log-spaced)."""
-        return np.geomspace(self.gamma_min, self.gamma_max, self.n_gamma)
-
-
-def _full() -> RegimeMapConfig:
-    return RegimeMapConfig(n_ratio=9, n_gamma=9, D=128, N=4096, steps=6000, kmax=32,
-                           checkpoints=50)
 
 
 def theory_labels(cfg: RegimeMapConfig, ratios: np.ndarray, gammas: np.ndarray) -> pd.DataFrame:
@@ -129,42 +57,12 @@ def theory_labels(cfg: RegimeMapConfig, ratios: np.ndarray, gammas: np.ndarray) 
     return pd.DataFrame(rows)
 
 
-RATIO_REVISED = ("b6f669e (issue 30): in [0, 1] -> in [0, 1): 'less than' is strict, and a table "
-                 "whose cells all change alike gives exactly 1; changed after the mutation "
-                 "test, the quick run's 0.089 seen")
-
-
-def regime_map_claims(points: pd.DataFrame, cfg: RegimeMapConfig) -> list[Claim]:
-    """regime-map's claims, a pure function of its table ``regime-map.parquet``
-    (``regime``, ``delta_alpha``, ``delta_alpha_theory`` per grid point)."""
-    lazy = points.loc[points["regime"] == "lazy", "delta_alpha"]
-    fl = points.loc[points["regime"] == "feature-learning", "delta_alpha"]
-    gap = np.abs(points["delta_alpha"] - points["delta_alpha_theory"])
-    ratio = float("nan")
-    if len(lazy) and len(fl):  # a feature-learning cell that never changes: ratio inf
-        ratio = float(lazy.max() / fl.min()) if fl.min() > 0 else float("inf")
-    return [
-        Claim("max lazy / min feature-learning exponent change", "in [0, 1) (strictly below 1)",
-              ratio, bool(0.0 <= ratio < 1.0), source="core Sec. 3.2.4",
-              note="simulation: every lazy cell (Eq. 33) changes its exponent less than every "
-                   "feature-learning cell, strictly (a table with equal changes gives 1); 'the "
-                   "nonmonotonic exponent evolution ... specific to the feature-learning "
-                   "regime'", revised=RATIO_REVISED),
-        within("max |simulation - theory| exponent change",
-               float(gap.max()) if len(gap) else np.nan, 0.0, AGREE_TOL, source="core Sec. 3.1",
-               note=f"finite width N = {cfg.N} and GD against the N = inf theory"),
-    ]
-
-
-def _regime_map_claims_of(cfg: RegimeMapConfig, folder: Path) -> list[Claim]:
-    return regime_map_claims(pd.read_parquet(folder / "regime-map.parquet"), cfg)
-
-
 @register("regime-map", "lazy vs feature-learning regime over (sigma_w/sigma_a, "
           "gamma0 theta0/S): theory's classification beside the exponent change measured "
-          "in simulation", RegimeMapConfig, full=_full, claims=_regime_map_claims_of,
+          "in simulation", RegimeMapConfig, full=full_regime_map,
+          claims=regime_map_claims_of,
           measured={"regime-map.parquet": Measured(("delta_alpha",))})
-def run(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
+def run_regime_map(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
     """Sweep ``simulate`` over the grid, then draw the three panels."""
     from specdyn.plot import new_figure, save_figure
     from specdyn.plot.phase import Boundary, phase_diagram

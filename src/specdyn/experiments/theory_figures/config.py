@@ -1,0 +1,141 @@
+"""The theory figures' configs: the exponents and grids of fig3, fig5 and fig6, and their
+``--full`` sizes.
+
+Each config declares its fields' allowed values (``constrained_fields``); the defaults
+are the quick size, :func:`full_fig3` and :func:`full_first_layer` the paper-sized one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from specdyn import _validate as v
+from specdyn.settings import PowerLawSetting
+
+_K_MAX = v.Real(1.0, 1e300, lo_open=True)
+
+
+@dataclass(frozen=True)
+@v.constrained_fields(alpha=v.POSITIVE, beta=v.POSITIVE, sigma_a=v.POSITIVE, k_max=_K_MAX,
+                      t_min=v.POSITIVE, t_max=v.POSITIVE, n_k=v.Int(2), n_t=v.Int(2))
+class TheoryGrid:
+    """Shared fields of the theory figures: exponents, grid extent and resolution."""
+
+    alpha: float = 1.0
+    beta: float = 1.0
+    sigma_a: float = 1.0
+    k_max: float = 1e4
+    t_min: float = 1e-2
+    t_max: float = 1e7
+    n_k: int = 240
+    n_t: int = 240
+
+    def __post_init__(self) -> None:
+        # the time axis runs forwards
+        v.in_range("t_max", self.t_max, self.t_min, np.inf, lo_open=True)
+
+    def axes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Log-spaced ``k`` and ``t`` axes."""
+        k = np.logspace(0.0, np.log10(self.k_max), self.n_k)
+        t = np.logspace(np.log10(self.t_min), np.log10(self.t_max), self.n_t)
+        return k, t
+
+
+#: |alpha_eff - asymptotic exponent| on a plateau (Eq. 31, Eq. 113): the default of
+#: ``Fig3Config.plateau_tol`` and the tolerance of fig5's and fig6's exponent claims.
+PLATEAU_TOL = 0.05
+
+
+@dataclass(frozen=True)
+@v.constrained_fields(deep_sigma_w=v.POSITIVE, deep_gamma0_ratio=v.POSITIVE, deep_k_max=_K_MAX,
+                      deep_t_max=v.POSITIVE, sigma_w_feature=v.POSITIVE,
+                      gamma0_ratio_feature=v.POSITIVE, sigma_w_lazy=v.POSITIVE,
+                      gamma0_ratio_lazy=v.POSITIVE, gamma0_ratio_lazy_deep=v.POSITIVE,
+                      gamma0_ratio_equal=v.POSITIVE, n_slices=v.SIZE,
+                      plateau_tol=v.Real(0.0, 1.0, lo_open=True))
+class Fig3Config(TheoryGrid):
+    """Fig. 3: (a) deep feature learning, (b) the paper's Fig. 2 setting, (c) lazy.
+
+    Panel (a) is the regime of the paper's Fig. 3(a, b), ``sigma_a >> sigma_w``
+    and ``gamma0 >> S/theta0`` (default ``sigma_w = 1e-3``,
+    ``gamma0 theta0/S = 1e3``), where all four asymptotic exponents of Eq. (31)
+    coexist; it needs modes up to ``deep_k_max`` and times up to
+    ``deep_t_max`` because Region IIIa lies between ``k_l = (gamma0
+    theta0/S)^(2/beta)`` and ``k_u``. Panels (b) and (c) use the grid fields of
+    :class:`TheoryGrid`. ``plateau_tol`` is the tolerance of the plateau claims.
+    ``gamma0_ratio_lazy_deep`` is a lazy setting well below the Eq. (33) bound
+    (same ``sigma_w`` as the lazy panel), where the project expects Eq. (34)
+    to hold; it is written to the table (panel ``lazy-below-bound``), not drawn.
+    ``gamma0_ratio_equal`` is a feature-learning setting with ``sigma_w = sigma_a``, where
+    Eq. (200) rules Region IIIa out (panel ``equal-scales``, on the deep panel's axes, not
+    drawn).
+    """
+
+    deep_sigma_w: float = 1e-3
+    deep_gamma0_ratio: float = 1e3
+    deep_k_max: float = 1e10
+    deep_t_max: float = 1e17
+    sigma_w_feature: float = 0.1
+    gamma0_ratio_feature: float = 2.0
+    sigma_w_lazy: float = 1.0
+    gamma0_ratio_lazy: float = 0.5
+    gamma0_ratio_lazy_deep: float = 0.05
+    gamma0_ratio_equal: float = 1e3
+    n_slices: int = 7
+    plateau_tol: float = PLATEAU_TOL
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        # the deep panel's time axis runs forwards from the shared t_min
+        v.in_range("deep_t_max", self.deep_t_max, self.t_min, np.inf, lo_open=True)
+
+    def settings(self) -> dict[str, PowerLawSetting]:
+        """The settings of the figure's three panels and the well-lazy check, by name."""
+        def paper(sigma_w: float, ratio: float) -> PowerLawSetting:
+            return PowerLawSetting.paper(sigma_w, ratio, alpha=self.alpha, beta=self.beta,
+                                         sigma_a=self.sigma_a)
+
+        return {
+            "deep-feature-learning": paper(self.deep_sigma_w, self.deep_gamma0_ratio),
+            "fig2-setting": paper(self.sigma_w_feature, self.gamma0_ratio_feature),
+            "lazy": paper(self.sigma_w_lazy, self.gamma0_ratio_lazy),
+            "lazy-below-bound": paper(self.sigma_w_lazy, self.gamma0_ratio_lazy_deep),
+            "equal-scales": paper(self.sigma_a, self.gamma0_ratio_equal),
+        }
+
+    def panel_axes(self, panel: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(k, t)`` axes of one panel: the deep and equal-scales panels span more modes and
+        time."""
+        if panel not in ("deep-feature-learning", "equal-scales"):
+            return self.axes()
+        k = np.logspace(0.0, np.log10(self.deep_k_max), self.n_k)
+        t = np.logspace(np.log10(self.t_min), np.log10(self.deep_t_max), self.n_t)
+        return k, t
+
+
+@dataclass(frozen=True)
+@v.constrained_fields(sigma_w=v.POSITIVE, gamma0_ratio=v.POSITIVE, n_curves=v.Int(2))
+class FirstLayerConfig(TheoryGrid):
+    """Figs. 5 and 6: second layer frozen, feature-learning setting of the paper."""
+
+    sigma_w: float = 0.1
+    gamma0_ratio: float = 2.0
+    n_curves: int = 12
+
+    def setting(self) -> PowerLawSetting:
+        """The setting of the figure."""
+        return PowerLawSetting.paper(self.sigma_w, self.gamma0_ratio, alpha=self.alpha,
+                                     beta=self.beta, sigma_a=self.sigma_a)
+
+
+def full_fig3() -> Fig3Config:
+    """fig3 at the paper's size (``--full``): wider grids, 800 x 800 cells."""
+    return Fig3Config(k_max=1e5, t_max=1e8, deep_k_max=1e12, deep_t_max=1e19, n_k=800,
+                      n_t=800)
+
+
+def full_first_layer() -> FirstLayerConfig:
+    """fig5 and fig6 at the paper's size (``--full``): 800 x 800 cells, 20 curves."""
+    return FirstLayerConfig(k_max=1e5, t_max=1e8, n_k=800, n_t=800, n_curves=20)

@@ -1,0 +1,219 @@
+"""What the theory figures' claims read off a table's ``alpha_eff`` grid.
+
+Pure functions of arrays (or of a table): the widest run of a plateau along ``k``,
+where the exact exponent changes regime against a boundary, the order in which a mode
+visits the exponents, the learned part's distance to Eq. (21)'s form. The windows
+they read in are fixed here; the claims' tolerances are in
+:mod:`specdyn.experiments.theory_figures.claims`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from specdyn import theory
+from specdyn.settings import PowerLawSetting
+
+#: A boundary is checked where it lies this many decades inside the grid and from its
+#: neighbour (the two plateaus it separates both exist there).
+BOUNDARY_MARGIN = 1.0
+#: Eq. (21) on its own: modes of the deep panel whose exact learned part
+#: ``rho_k(t) - rho_k(0)`` the table records (quantity ``rho_learned``), on times where
+#: ``x = 2 lambda_k theta_k t / gamma0`` runs over ``SINH_GRID`` (log-spaced, ``SINH_POINTS``).
+SINH_MODES = (1.0, 10.0, 100.0)
+SINH_GRID, SINH_POINTS = (0.5, 5.0), 25
+#: The window of the Eq. (21) claims: ``x`` in ``SINH_X`` (beyond the t^2 range of Eq. 22's
+#: x <= 0.3) where Eq. (21)'s own ``l_k = S sinh(x) / (2 gamma0 theta_k) <= SINH_ELL`` (the
+#: drive ``theta_k - xi_k/gamma0`` of Eq. 20 is dropped to ``theta_k`` within SINH_ELL).
+SINH_X, SINH_ELL = (1.0, 4.0), 0.05
+
+
+def panel_grid(df: pd.DataFrame, panel: str, quantity: str = "alpha_eff"
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(k, t, values[k, t])`` of one panel's grid in a fig3/fig6 table."""
+    sub = df[(df.panel == panel) & (df.quantity == quantity)]
+    wide = sub.pivot(index="k", columns="t", values="value")
+    return (wide.index.to_numpy(dtype=float), wide.columns.to_numpy(dtype=float),
+            wide.to_numpy(dtype=float))
+
+
+def longest_span(on: np.ndarray, log_k: np.ndarray) -> float:
+    """Widest run of consecutive ``True`` along ``k`` (axis 0) at any ``t``, in decades."""
+    best = 0
+    for col in on.T:
+        run = 0
+        for x in col:
+            run = run + 1 if x else 0
+            best = max(best, run)
+    step = float(log_k[1] - log_k[0]) if log_k.size > 1 else 0.0
+    return best * step
+
+
+def last_k(k: np.ndarray, mask: np.ndarray) -> float:
+    """Largest ``k`` where ``mask`` holds (NaN if nowhere)."""
+    idx = np.nonzero(mask)[0]
+    return float(k[idx.max()]) if idx.size else float("nan")
+
+
+def plateau_span(k: np.ndarray, aeff: np.ndarray, labels: np.ndarray, region: str,
+                 value: float, tol: float) -> float:
+    """Widest run along ``k``, at any time, of cells labelled ``region`` within ``tol`` of
+    ``value``, in decades of ``k``.
+
+    A plateau is a run of neighbouring modes on the asymptotic exponent, not a share of
+    cells: a shuffled grid keeps the share but breaks the run.
+    """
+    on = (labels == region) & (np.abs(aeff - value) <= tol)
+    return longest_span(on, np.log10(k))
+
+
+def boundary_offsets(k: np.ndarray, t: np.ndarray, aeff: np.ndarray, s: PowerLawSetting
+                     ) -> dict[str, np.ndarray]:
+    """Where the exact ``alpha_eff`` changes regime, against the boundaries, in decades.
+
+    At each time ``t_j`` (column of ``aeff``): ``k_cross`` is measured as the
+    largest ``k`` with ``alpha_eff >= (alpha + 3 alpha + beta)/2``; below the
+    slice's peak, ``k_learn`` as the largest ``k`` with ``alpha_eff <= (3 alpha +
+    beta + alpha + beta)/2`` and ``k_layer`` as the largest with ``alpha_eff <=
+    (alpha + beta + alpha + beta/2)/2``. Returns ``log10(measured / boundary)``
+    for each boundary at the times where it lies :data:`BOUNDARY_MARGIN` decades
+    inside the grid and from its neighbour (``k_cross`` from ``k_learn``,
+    ``k_learn`` from ``k_cross`` and ``k_layer``, ``k_layer`` below ``k_learn``).
+    """
+    ex = theory.asymptotic_exponents(s)
+    levels = {"k_cross": 0.5 * (ex["I"] + ex["II"]), "k_learn": 0.5 * (ex["II"] + ex["IIIa"]),
+              "k_layer": 0.5 * (ex["IIIa"] + ex["IIIb"])}
+    kc, kl, ky = theory.k_cross(s, t), theory.k_learn(s, t), theory.k_layer(s, t)
+    lo, hi = np.log10(k[0]) + BOUNDARY_MARGIN, np.log10(k[-1]) - BOUNDARY_MARGIN
+    m = BOUNDARY_MARGIN
+    with np.errstate(divide="ignore", invalid="ignore"):
+        def inside(b: np.ndarray) -> np.ndarray:
+            return (np.log10(b) >= lo) & (np.log10(b) <= hi)
+
+        use = {"k_cross": inside(kc) & (np.log10(kc / kl) >= m),
+               "k_learn": inside(kl) & (np.log10(kc / kl) >= m) & (np.log10(kl / ky) >= m),
+               "k_layer": inside(ky) & (np.log10(kl / ky) >= m)}
+    bound = {"k_cross": kc, "k_learn": kl, "k_layer": ky}
+    out: dict[str, list[float]] = {name: [] for name in levels}
+    for j in range(t.size):
+        a = aeff[:, j]
+        peak = int(np.argmax(a))
+        found = {"k_cross": last_k(k, a >= levels["k_cross"]),
+                 "k_learn": last_k(k[:peak], a[:peak] <= levels["k_learn"]),
+                 "k_layer": last_k(k[:peak], a[:peak] <= levels["k_layer"])}
+        for name in levels:
+            if use[name][j]:
+                out[name].append(float(np.log10(found[name] / bound[name][j])))
+    return {name: np.asarray(v) for name, v in out.items()}
+
+
+def sequence_modes(s: PowerLawSetting, k: np.ndarray) -> dict[str, float]:
+    """The modes fig3 follows over time (Eq. 32), keyed by the region they end in.
+
+    The middle (log scale) of the modes where Region IIIa can appear,
+    ``[max(1, k_l), min(k_max, k_u)]``, and of those where IIIb can,
+    ``[1, min(k_u, k_l)]``; each rounded to the nearest mode of the grid ``k``.
+    """
+    ku, kl = theory.k_u(s), theory.k_l(s)
+    want = {"IIIa": np.sqrt(max(1.0, kl) * min(float(k[-1]), ku)),
+            "IIIb": np.sqrt(min(ku, kl))}
+    return {reg: float(k[int(np.argmin(np.abs(np.log(k / w))))]) for reg, w in want.items()}
+
+
+def mode_sequence(k: np.ndarray, t: np.ndarray, aeff: np.ndarray, k_mode: float,
+                  values: list[float], tol: float) -> tuple[bool, str]:
+    """Whether the mode nearest ``k_mode`` visits ``values`` in time order (Eq. 32).
+
+    Each value is visited at the times where ``|alpha_eff - value| <= tol``; the
+    order is that of the median of those times. Not held when a value is never visited.
+    """
+    i = int(np.argmin(np.abs(np.log(k / k_mode))))
+    a = aeff[i]
+    medians = []
+    for val in values:
+        hit = t[np.abs(a - val) <= tol]
+        medians.append(float(np.median(hit)) if hit.size else float("nan"))
+    ok = bool(np.all(np.isfinite(medians)) and np.all(np.diff(medians) > 0))
+    text = " -> ".join(f"{v:g} at t ~ {m:.3g}" if np.isfinite(m) else f"{v:g} never within {tol:g}"
+                       for v, m in zip(values, medians, strict=True))
+    return ok, f"k = {k[i]:.3g}: {text}"
+
+
+def sinh_x(s: PowerLawSetting, k: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Eq. (21)'s argument ``x = 2 lambda_k theta_k t / gamma0``."""
+    lam, th = s.lambda0 * k ** -s.alpha, s.theta0 * k ** (-s.beta / 2)
+    return 2.0 * lam * th * t / s.gamma0
+
+
+def sinh_deviations(df: pd.DataFrame, s: PowerLawSetting, panel: str) -> tuple[float, float, int]:
+    """``(sinh, square, n)``: over the Eq. (21) window (:data:`SINH_X`, ``l_k <=``
+    :data:`SINH_ELL`) of the table's ``rho_learned`` rows, the largest ``|log|`` of their
+    ratio to Eq. (21)'s form ``S lambda_k / 2 (cosh x - 1)`` (``xi = S/2 sinh x`` in Eq. 22's
+    first line) and to Eq. (22)'s ``t^2`` form ``S lambda_k x^2 / 4``; ``n`` points.
+    NaN where a value is not positive or no point lies in the window (a wrong table)."""
+    sub = df[(df.panel == panel) & (df.quantity == "rho_learned")]
+    k, t, val = (sub[c].to_numpy(dtype=float) for c in ("k", "t", "value"))
+    x = sinh_x(s, k, t)
+    ell = s.S * np.sinh(x) / (2.0 * s.gamma0 * s.theta0 * k ** (-s.beta / 2))
+    m = (x >= SINH_X[0]) & (x <= SINH_X[1]) & (ell <= SINH_ELL)
+    if not m.any() or not np.all(val[m] > 0) or not np.all(np.isfinite(val[m])):
+        return float("nan"), float("nan"), int(m.sum())
+    lam = s.lambda0 * k[m] ** -s.alpha
+    sinh_form = s.S * lam / 2.0 * (np.cosh(x[m]) - 1.0)
+    square = s.S * lam * x[m] ** 2 / 4.0
+    return (float(np.abs(np.log(val[m] / sinh_form)).max()),
+            float(np.abs(np.log(val[m] / square)).max()), int(m.sum()))
+
+
+def first_layer_offsets(k: np.ndarray, t: np.ndarray, aeff: np.ndarray, s: PowerLawSetting
+                        ) -> dict[str, np.ndarray]:
+    """Where the exact first-layer ``alpha_eff`` changes regime, against App. C's boundaries.
+
+    ``log10(measured / boundary)`` at each time ``t_j`` (column of ``aeff``) where the
+    boundary lies :data:`BOUNDARY_MARGIN` decades inside the grid and ``t_j`` that far from
+    ``t*`` on the boundary's side: ``k2`` (Eq. 109, ``t < t*``) as the largest ``k`` with
+    ``alpha_eff >= (alpha + 3 alpha + beta)/2``; ``k_learn`` (Eq. 100, ``t < t*``), below the
+    slice's peak, as the largest with ``alpha_eff <= (3 alpha + beta + alpha + beta)/2``;
+    ``k1`` (Eq. 104, ``t > t*``) as the largest with ``alpha_eff >= (alpha + alpha + beta)/2``;
+    ``k_star`` (Eq. 111): at the grid time nearest ``t*`` (if within half a margin), the
+    largest ``k`` with ``alpha_eff`` past halfway from ``alpha`` to ``alpha + beta``, against
+    ``k* = k1``.
+    """
+    a_, b_, c_ = s.alpha, 3 * s.alpha + s.beta, s.alpha + s.beta
+    ts, k1 = theory.t_star(s), theory.k1(s)
+    bounds = {"k2": theory.k2(s, t), "k_learn": theory.k_learn_first_layer(s, t),
+              "k1": np.full_like(t, k1)}
+    lo, hi = np.log10(k[0]) + BOUNDARY_MARGIN, np.log10(k[-1]) - BOUNDARY_MARGIN
+    early = np.log10(t) <= np.log10(ts) - BOUNDARY_MARGIN
+    late = np.log10(t) >= np.log10(ts) + BOUNDARY_MARGIN
+    side = {"k2": early, "k_learn": early, "k1": late}
+    out: dict[str, np.ndarray] = {}
+    for name, b in bounds.items():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            use = side[name] & (np.log10(b) >= lo) & (np.log10(b) <= hi)
+        offs = []
+        for j in np.nonzero(use)[0]:
+            col = aeff[:, j]
+            peak = int(np.argmax(col))
+            found = {"k2": last_k(k, col >= 0.5 * (a_ + b_)),
+                     "k_learn": last_k(k[:peak], col[:peak] <= 0.5 * (b_ + c_)),
+                     "k1": last_k(k, col >= 0.5 * (a_ + c_))}[name]
+            offs.append(float(np.log10(found / b[j])))
+        out[name] = np.asarray(offs)
+    near = int(np.argmin(np.abs(np.log(t / ts))))
+    star = []
+    if lo <= np.log10(k1) <= hi and abs(np.log10(t[near] / ts)) <= 0.5 * BOUNDARY_MARGIN:
+        star.append(float(np.log10(last_k(k, aeff[:, near] >= 0.5 * (a_ + c_)) / k1)))
+    out["k_star"] = np.asarray(star)
+    return out
+
+
+def rise_share(k: np.ndarray, aeff: np.ndarray, labels: np.ndarray, region: str,
+               level: float) -> float:
+    """Widest run along ``k`` of ``region`` cells above ``level``, over the region's widest
+    run along ``k`` (both at any time); NaN where the region has no cell."""
+    extent = longest_span(labels == region, np.log10(k))
+    if extent <= 0:
+        return float("nan")
+    return longest_span((labels == region) & (aeff > level), np.log10(k)) / extent

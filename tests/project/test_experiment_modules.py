@@ -1,0 +1,152 @@
+"""Experiments as packages (issue 33 item 4): one package a topic, none of its modules long.
+
+A topic is a package under ``src/specdyn/experiments`` with three modules at least:
+``config`` (the config dataclasses, their constraints and ``--full`` sizes), ``claims``
+(tolerances, dispute and revision records, the claims as pure functions of a table and
+its config) and ``run`` (the ``@register``-ed runs, their tables and figures). A module
+that would pass ``MAX_LINES`` is split by concept (``readings``, ``tables``), never cut
+at a line count. The package's ``__init__`` imports ``run``, so importing the topic (as
+``specdyn.experiments._MODULES`` does) registers its experiments. ``docs/concepts.md``
+describes the layout. Checked on the source text (``ast``), so nothing is imported.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "src" / "specdyn" / "experiments"
+
+#: The longest an experiment module may be, in lines.
+MAX_LINES = 500
+#: The modules every topic package has.
+TOPIC_MODULES = ("config", "claims", "run")
+#: Flat topic modules written before the rule, each to become a package (then removed from
+#: here; the test fails while a split one is still listed).
+NOT_YET_SPLIT = {
+    "finite_size_theory", "linear_figures", "mean_field",
+    "outlier_escape", "two_step",
+}
+#: Flat modules that are no topic: they register nothing and are shared by several topics.
+SHARED = {
+    # the paper's power-law setting fields, the config base of fig2, finite-size,
+    # finite-size-theory and simulate (one home for fields several topics inherit)
+    "paper_setting",
+}
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text().splitlines())
+
+
+def _registers(path: Path) -> bool:
+    """Whether a module calls ``register(...)`` (as a decorator or not)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    return any(isinstance(n, ast.Call) and (
+        (isinstance(n.func, ast.Name) and n.func.id == "register")
+        or (isinstance(n.func, ast.Attribute) and n.func.attr == "register"))
+        for n in ast.walk(tree))
+
+
+def _imports_run(init: Path, package: str) -> bool:
+    """Whether a topic's ``__init__`` imports its ``run`` module."""
+    tree = ast.parse(init.read_text(), filename=str(init))
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and n.module == package and any(
+                a.name == "run" for a in n.names):
+            return True
+        if isinstance(n, ast.ImportFrom) and n.module == f"{package}.run":
+            return True
+        if isinstance(n, ast.Import) and any(a.name == f"{package}.run" for a in n.names):
+            return True
+    return False
+
+
+def layout_problems(root: Path, not_yet_split: set[str], shared: set[str]) -> list[str]:
+    """What breaks the layout under ``root`` (an ``experiments`` folder), one line each."""
+    problems = []
+    dotted = "specdyn.experiments"
+    for path in sorted(root.glob("*.py")):
+        name = path.stem
+        if name == "__init__":
+            continue
+        if name in shared:
+            if _registers(path):
+                problems.append(f"{name}.py: a shared module registers an experiment")
+        elif name not in not_yet_split:
+            problems.append(f"{name}.py: a flat topic module (make it a package with "
+                            f"{', '.join(m + '.py' for m in TOPIC_MODULES)})")
+    for pkg in sorted(p for p in root.iterdir() if (p / "__init__.py").is_file()):
+        missing = [m for m in TOPIC_MODULES if not (pkg / f"{m}.py").is_file()]
+        if missing:
+            problems.append(f"{pkg.name}/: no {', '.join(m + '.py' for m in missing)}")
+        if not _imports_run(pkg / "__init__.py", f"{dotted}.{pkg.name}"):
+            problems.append(f"{pkg.name}/__init__.py: does not import its run module")
+        for path in sorted(pkg.rglob("*.py")):
+            if path.name != "run.py" and _registers(path):
+                problems.append(f"{path.relative_to(root)}: registers an experiment "
+                                f"outside run.py")
+    for path in sorted(root.rglob("*.py")):
+        if path.stem in not_yet_split and path.parent == root:
+            continue
+        if _lines(path) > MAX_LINES:
+            problems.append(f"{path.relative_to(root)}: {_lines(path)} lines "
+                            f"(at most {MAX_LINES})")
+    return problems
+
+
+def test_every_topic_is_a_package_of_short_modules() -> None:
+    problems = layout_problems(EXPERIMENTS, NOT_YET_SPLIT, SHARED)
+    assert not problems, "experiment layout:\n" + "\n".join(f"  {p}" for p in problems)
+
+
+def test_lists_hold_only_live_entries() -> None:
+    flat = {p.stem for p in EXPERIMENTS.glob("*.py")}
+    stale = sorted((NOT_YET_SPLIT | SHARED) - flat)
+    assert not stale, f"no longer flat modules (remove them from the list): {stale}"
+    assert not NOT_YET_SPLIT & SHARED
+
+
+def test_every_topic_is_imported_by_the_experiments_package() -> None:
+    init = ast.parse((EXPERIMENTS / "__init__.py").read_text())
+    listed = next(ast.literal_eval(n.value) for n in init.body if isinstance(n, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == "_MODULES" for t in n.targets))
+    topics = ({p.name for p in EXPERIMENTS.iterdir() if (p / "__init__.py").is_file()}
+              | NOT_YET_SPLIT)
+    assert set(listed) == topics
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+_INIT = "from specdyn.experiments.topic import run\n"
+_REG = "@register('x')\ndef run_x(cfg, out): ...\n"
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    ({"topic/__init__.py": _INIT, "topic/config.py": "", "topic/claims.py": "",
+      "topic/run.py": _REG}, []),
+    ({"flat.py": _REG}, ["flat.py: a flat topic module"]),
+    ({"topic/__init__.py": _INIT, "topic/config.py": "", "topic/run.py": _REG},
+     ["topic/: no claims.py"]),
+    ({"topic/__init__.py": "", "topic/config.py": "", "topic/claims.py": "",
+      "topic/run.py": _REG}, ["topic/__init__.py: does not import its run module"]),
+    ({"topic/__init__.py": _INIT, "topic/config.py": "", "topic/claims.py": _REG,
+      "topic/run.py": ""}, ["topic/claims.py: registers an experiment outside run.py"]),
+    ({"topic/__init__.py": _INIT, "topic/config.py": "x = 1\n" * (MAX_LINES + 1),
+      "topic/claims.py": "", "topic/run.py": _REG}, ["topic/config.py: 501 lines"]),
+    ({"helper.py": _REG}, ["helper.py: a shared module registers an experiment"]),
+    ({"old.py": "x = 1\n" * (MAX_LINES + 1)}, []),
+])
+def test_the_checker_sees_a_broken_layout(tmp_path: Path, files: dict[str, str],
+                                          expected: list[str]) -> None:
+    found = layout_problems(_tree(tmp_path, files), not_yet_split={"old"}, shared={"helper"})
+    assert len(found) == len(expected)
+    for line, start in zip(found, expected, strict=True):
+        assert line.startswith(start), (line, start)
