@@ -13,6 +13,7 @@ CUDA, schedules) keep their hand-written tests beside the entry points.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -61,6 +62,7 @@ BASE: dict[str, Callable[[], tuple[Callable[..., Any], tuple[Any, ...], dict[str
     "propagation_of_chaos": lambda: (sim.propagation_of_chaos, ("tanh", _tanh1, [2], 2, 10),
                                      {"steps": 400, "reference_N": 16, **CPU}),
     "gd_steps": lambda: (sim.gd_steps, (40, 40, 40), {"alphas": (0.1, 0.1), **CPU}),
+    "gd_steps_row": lambda: (sim.gd_steps_row, (40, 40, 40, 0.1, (0.1, 0.2)), CPU),
     "scaling": lambda: (sim.scaling, ("mup",), {"depth": 2, "N": 4, "D": 3, "P": 2, "lr": 0.1}),
     "escape_step": lambda: (sim.escape_step, ([0, 1], [1.0, 2.0], 1.0), {}),
     "rank_one_teacher": lambda: (sim.rank_one_teacher, (3, 4, 1.0), {}),
@@ -118,7 +120,8 @@ def test_a_declared_constraint_refuses_its_bad_values(key: str, name: str, bad: 
     with pytest.raises(ValueError) as info:
         fn(*bound.args, **bound.kwargs)
     message = str(info.value)
-    assert message.startswith(f"{name} "), message  # names the argument, first
+    # names the argument first (a sequence's bad item as name[i], e.g. gd_steps_row's alpha2)
+    assert re.match(rf"{name}(\[\d+\])? ", message), message
     assert "\n" not in message and "np.float64(" not in message
     assert "got" in message or "one of" in message, message  # says what it got or allows
 

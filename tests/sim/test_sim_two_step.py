@@ -18,9 +18,11 @@ from specdyn.sim import (
     DivergenceError,
     activation_mu1,
     gd_steps,
+    gd_steps_row,
     one_step_spike_strength,
     seed_streams,
 )
+from specdyn.sim.two_step import draw_data
 from specdyn.theory.rmt import rectangular_spike
 
 
@@ -58,6 +60,65 @@ def test_fresh_and_reused_share_the_first_step() -> None:
     assert not np.allclose(fresh.W2, reused.W2)
     assert fresh.lrs == pytest.approx((20**0.2, 20**0.3))
     assert reused.alphas == pytest.approx((0.2, 0.3))
+
+
+@pytest.mark.parametrize("reuse", [False, True])
+def test_step2_direction_does_not_depend_on_alpha2(reuse: bool) -> None:
+    # the claim a grid row rests on: G2 is the gradient at W1, so W2 - W1 = lr2 G2 with
+    # G2 the same for every alpha2 (per-cell runs, no sharing)
+    kw = dict(target="He2+He3", reuse_batch=reuse, seed=2)
+    runs = [gd_steps(30, 40, 20, alphas=(0.3, a2), **kw) for a2 in (0.05, 0.25, 0.45)]
+    G2 = [(r.W2 - r.W1) / r.lrs[1] for r in runs]
+    assert np.abs(G2[0]).max() > 1e-3  # a real step
+    for G in G2[1:]:
+        np.testing.assert_allclose(G, G2[0], rtol=1e-10, atol=1e-13)
+    # ... while a different alpha1 moves it
+    other = gd_steps(30, 40, 20, alphas=(0.2, 0.25), **kw)
+    assert not np.allclose((other.W2 - other.W1) / other.lrs[1], G2[0], atol=1e-6)
+
+
+@pytest.mark.parametrize("reuse", [False, True])
+def test_a_row_gives_the_per_cell_runs_bit_for_bit(reuse: bool) -> None:
+    sizes, a1, a2s = (30, 40, 20), 0.33, (0.45, 0.05, 0.25)
+    kw = dict(activation="tanh-shift", target="He2+He3", reuse_batch=reuse, seed=4,
+              device="cpu")
+    data = draw_data(*sizes, target="He2+He3", reuse_batch=reuse, seed=4, device="cpu")
+    row = list(gd_steps_row(*sizes, a1, a2s, data=data, **kw))
+    assert len(row) == len(a2s)
+    for a2, shared in zip(a2s, row, strict=True):
+        cell = gd_steps(*sizes, alphas=(a1, a2), **kw)
+        assert shared.alphas == cell.alphas and shared.lrs == cell.lrs
+        for name in ("W0", "W1", "W2", "a", "beta", "g", "loss"):
+            np.testing.assert_array_equal(getattr(shared, name), getattr(cell, name),
+                                          err_msg=name)
+        # hence the same W2 spectrum, to the last bit
+        np.testing.assert_array_equal(np.linalg.svd(shared.W2, compute_uv=False),
+                                      np.linalg.svd(cell.W2, compute_uv=False))
+    assert not np.allclose(row[0].W2, row[1].W2)  # the cells do differ
+
+
+@pytest.mark.parametrize("reuse", [False, True])
+def test_losses_false_skips_only_the_loss_passes(reuse: bool) -> None:
+    kw = dict(alphas=(0.3, 0.4), target="He1", reuse_batch=reuse, seed=6)
+    full = gd_steps(30, 40, 20, **kw)
+    lean = gd_steps(30, 40, 20, losses=False, **kw)
+    for name in ("W1", "W2", "g"):
+        np.testing.assert_array_equal(getattr(lean, name), getattr(full, name))
+    assert np.isfinite(full.loss).all()
+    # the loss of W0 comes with the first update; W1's with the second when it reuses
+    # batch 1; the rest needed a pass of their own and are NaN
+    known = [0, 1] if reuse else [0]
+    np.testing.assert_array_equal(lean.loss[known], full.loss[known])
+    assert np.isnan(np.delete(lean.loss, known)).all()
+
+
+def test_bad_row() -> None:
+    with pytest.raises(ValueError, match="^alpha2 "):
+        gd_steps_row(4, 4, 4, 0.1, ())
+    with pytest.raises(ValueError, match=r"^alpha2\[1\] "):
+        gd_steps_row(4, 4, 4, 0.1, (0.2, 0.5))
+    with pytest.raises(ValueError, match="^alpha1 "):
+        gd_steps_row(4, 4, 4, 0.5, (0.2,))
 
 
 def test_mu1_of_tanh_shift_matches_riemann_sum() -> None:

@@ -57,10 +57,12 @@ from specdyn.sim.two_layer import train_two_layer
 from specdyn.sim.two_layer_engine import TwoLayerEngine, TwoLayerState, init_weights
 from specdyn.sim.two_step import (
     TwoStepEngine,
+    TwoStepGradient,
     TwoStepResult,
     TwoStepState,
     activation_mu1,
     gd_steps,
+    gd_steps_row,
     one_step_spike_strength,
 )
 
@@ -92,6 +94,7 @@ __all__ = [
     "TwoLayerEngine",
     "TwoLayerState",
     "TwoStepEngine",
+    "TwoStepGradient",
     "TwoStepResult",
     "TwoStepState",
     "WeightEngine",
@@ -101,6 +104,7 @@ __all__ = [
     "drive",
     "escape_step",
     "gd_steps",
+    "gd_steps_row",
     "get_parameterization",
     "init_weights",
     "mean_field_langevin",

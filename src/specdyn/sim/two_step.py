@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -46,8 +47,8 @@ from specdyn.sim.protocol import (
     seed_streams,
 )
 
-__all__ = ["TwoStepData", "TwoStepEngine", "TwoStepResult", "TwoStepState", "activation_mu1",
-           "draw_data", "gd_steps", "one_step_spike_strength"]
+__all__ = ["TwoStepData", "TwoStepEngine", "TwoStepGradient", "TwoStepResult", "TwoStepState",
+           "activation_mu1", "draw_data", "gd_steps", "gd_steps_row", "one_step_spike_strength"]
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class TwoStepResult(Record):
         (its rank-one part is ``lr_k mu1 a g_k^T``).
     loss
         ``(3,)`` training loss ``(1/2M) ||y - f(X)||^2`` on the batch of step 1
-        at ``W0, W1, W2``.
+        at ``W0, W1, W2`` (NaN where a run with ``losses=False`` skipped it).
     meta
         The fixed keys of :func:`~specdyn.sim.protocol.record_meta`, then sizes,
         activation, target.
@@ -121,6 +122,25 @@ class TwoStepState:
     loss_before: Tensor | None = None
 
 
+@dataclass(frozen=True)
+class TwoStepGradient:
+    """What an update at a state on a batch adds, before its step size: a value.
+
+    Attributes
+    ----------
+    G
+        ``(N, D)``: ``(1/M) diag(a) [sigma'(W X^T) o 1 r^T] X`` (the update is ``lr G``).
+    g
+        ``(D,)``: ``X^T r / M``.
+    loss_before
+        0-d: ``(1/2M) ||y - f(X)||^2`` at the state, on the batch.
+    """
+
+    G: Tensor
+    g: Tensor
+    loss_before: Tensor
+
+
 class TwoStepEngine:
     """First-layer GD of ``f(x) = N^(-1/2) a^T sigma(W x)`` with ``a`` fixed: the protocol's pair.
 
@@ -163,6 +183,15 @@ class TwoStepEngine:
 
     def step(self, state: TwoStepState, batch: tuple[Tensor, Tensor]) -> TwoStepState:
         """Update ``state.updates + 1`` on ``batch = (X, y)``."""
+        return self.apply(state, self.gradient(state, batch))
+
+    def gradient(self, state: TwoStepState, batch: tuple[Tensor, Tensor]) -> TwoStepGradient:
+        """The update direction at ``state`` on ``batch = (X, y)``, whatever the step size.
+
+        :meth:`step` is ``apply(state, gradient(state, batch))``; a caller that makes
+        the same update from one state with several step sizes (a grid row over
+        ``alpha2``) computes this once.
+        """
         X, y = batch
         M = X.shape[0]
         pre, f = self.forward(state.W, X)
@@ -170,8 +199,13 @@ class TwoStepEngine:
         # G = (1/M) diag(a) [sigma'(W X^T) o 1 r^T] X
         G = (self.a[:, None] * self.act.deriv(pre) * r[None, :]) @ X / M
         # the loss before the update, as loss() computes it (same bits, no host sync)
-        return TwoStepState(state.W + self.lrs[state.updates] * G, state.updates + 1,
-                            X.T @ r / M, 0.5 * _torch.torch().mean(r ** 2))
+        return TwoStepGradient(G, X.T @ r / M, 0.5 * _torch.torch().mean(r ** 2))
+
+    def apply(self, state: TwoStepState, grad: TwoStepGradient) -> TwoStepState:
+        """Update ``state.updates + 1`` along ``grad`` (:meth:`gradient` at ``state``),
+        with step size ``lrs[state.updates]``."""
+        return TwoStepState(state.W + self.lrs[state.updates] * grad.G, state.updates + 1,
+                            grad.g, grad.loss_before)
 
 
 @v.constrained(n_quad=v.SIZE)
@@ -303,13 +337,13 @@ def _resolve_target(target: HermiteTarget | str, D: int, seed: int) -> HermiteTa
     return target
 
 
-@v.constrained(D=v.SIZE, M=v.SIZE, N=v.SIZE, seed=v.SEED)
+@v.constrained(D=v.SIZE, M=v.SIZE, N=v.SIZE, seed=v.SEED, losses=v.Bool())
 def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
              alphas: tuple[float, float] | None = None, *,
              activation: str | Activation = "tanh-shift",
              target: HermiteTarget | str = "He1", reuse_batch: bool = False, seed: int = 0,
-             dtype: Any = None, device: Any = None, data: TwoStepData | None = None
-             ) -> TwoStepResult:
+             dtype: Any = None, device: Any = None, data: TwoStepData | None = None,
+             losses: bool = True) -> TwoStepResult:
     """Two GD steps on the first layer of ``f(x) = N^(-1/2) a^T sigma(W x)``.
 
     See the module docstring for the model, the update and the scalings.
@@ -340,6 +374,9 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
         The draw of :func:`draw_data` for these sizes, ``target``, ``reuse_batch``,
         ``seed``, dtype and device (checked), used instead of drawing again: the
         same numbers, bit for bit, as without it.
+    losses
+        ``False``: skip the forward passes that only the loss needs (one at ``W2``,
+        one at ``W1`` for a fresh batch); those entries of ``loss`` are NaN.
 
     Returns
     -------
@@ -352,8 +389,58 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
         If the weights stop being finite (``.step`` is 1 or 2, the message has a
         suggestion; no partial record).
     """
-    start = time.perf_counter()
     (lr1, lr2), (al1, al2) = _resolve_steps(N, lrs, alphas)
+    return next(_row_runs(D, M, N, (lr1, al1), [(lr2, al2)], activation=activation,
+                          target=target, reuse_batch=reuse_batch, seed=seed, dtype=dtype,
+                          device=device, data=data, losses=losses))
+
+
+#: A step-size exponent (the steps are ``N^alpha``), in ``[0, 1/2)``.
+_EXPONENT = v.Real(0.0, 0.5, hi_open=True)
+
+
+@v.constrained(D=v.SIZE, M=v.SIZE, N=v.SIZE, seed=v.SEED, alpha1=_EXPONENT,
+               alpha2=v.Tuple(_EXPONENT, min_len=1), losses=v.Bool())
+def gd_steps_row(D: int, M: int, N: int, alpha1: float, alpha2: Sequence[float], *,
+                 activation: str | Activation = "tanh-shift",
+                 target: HermiteTarget | str = "He1", reuse_batch: bool = False,
+                 seed: int = 0, dtype: Any = None, device: Any = None,
+                 data: TwoStepData | None = None, losses: bool = True
+                 ) -> Iterator[TwoStepResult]:
+    """``gd_steps(D, M, N, alphas=(alpha1, a2), ...)`` for each ``a2`` in ``alpha2``, in order.
+
+    A row of a grid over ``(alpha1, alpha2)``: ``W1 = W0 + N^alpha1 G1`` and the
+    step-2 direction ``G2`` (the gradient at ``W1`` on the second batch) depend on
+    ``alpha1`` and the seed only, so they are computed once, by the first result,
+    and each cell adds ``W2 = W1 + N^alpha2 G2``: the same operations as
+    :func:`gd_steps`, so the same numbers, bit for bit (every result's ``W0``,
+    ``W1`` and ``a`` are the same arrays). The arguments are those of
+    :func:`gd_steps` (``alpha1``, each ``alpha2`` in ``[0, 1/2)``).
+
+    Returns
+    -------
+    Iterator[TwoStepResult]
+        Lazy: a result is made when asked for, so a caller that keeps one ``W2`` at a
+        time holds one. The first result's ``meta["wall_time_s"]`` includes the
+        row's shared work (draw, step 1, ``G2``).
+    """
+    second = [_resolve_steps(N, None, (alpha1, a2)) for a2 in alpha2]
+    (lr1, _), (al1, _) = second[0]
+    return _row_runs(D, M, N, (lr1, al1), [(lrs[1], als[1]) for lrs, als in second],
+                     activation=activation, target=target, reuse_batch=reuse_batch,
+                     seed=seed, dtype=dtype, device=device, data=data, losses=losses)
+
+
+def _row_runs(D: int, M: int, N: int, first: tuple[float, float],
+              second: Sequence[tuple[float, float]], *, activation: str | Activation,
+              target: HermiteTarget | str, reuse_batch: bool, seed: int, dtype: Any,
+              device: Any, data: TwoStepData | None, losses: bool
+              ) -> Iterator[TwoStepResult]:
+    """The runs of step sizes ``(lr1, lr2)`` for each ``(lr2, alpha2)`` in ``second``
+    (``first = (lr1, alpha1)``), sharing step 1 and the step-2 direction; checked
+    arguments. A generator, so its work starts at the first ``next``."""
+    start = time.perf_counter()
+    lr1, al1 = first
     act = get_activation(activation)
     opts = RunOptions(seed=seed, dtype=dtype, device=device).for_engine("two_step")
     if data is None:
@@ -363,43 +450,75 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
         _check_data(data, D, M, N, target, reuse_batch, seed, dtype, device)
     tgt, beta, W0_np, a_np = data.tgt, data.beta, data.W0_np, data.a_np
     dev, dt = data.device, data.dtype
-    X1, y1, X2, y2 = data.X1, data.y1, data.X2, data.y2
-    eng = TwoStepEngine(act, data.a, (lr1, lr2))
-    batches = ((X1, y1), (X2, y2))
-    states: list[TwoStepState] = []
-    gs: list[np.ndarray] = []
-    Ws: list[np.ndarray] = []
+    X1, y1 = data.X1, data.y1
+    batches = ((X1, y1), (data.X2, data.y2))
+    # the row's shared work, made by its first cell: the state after step 1, its host
+    # copy and loss on batch 1, the step-2 direction at it, and the checks passed
+    shared: dict[str, Any] = {}
 
-    def check(state: TwoStepState, k: int) -> TwoStepState:
-        if first_divergent(state.W.reshape(-1)) is not None:  # a non-finite weight
-            raise divergence_error(
-                "two-step GD", k, "the weights are not finite",
-                f"lower the step size (now lr = {(lr1, lr2)[k - 1]:.4g}) or use a bounded "
-                "activation")
-        return state
+    def cell(lr2: float, al2: float, cell_start: float) -> TwoStepResult:
+        eng = TwoStepEngine(act, data.a, (lr1, lr2))
+        states: list[TwoStepState] = []
+        gs: list[np.ndarray] = []
+        Ws: list[np.ndarray] = []
 
-    def observe(state: TwoStepState, k: int) -> None:
-        if state.g is not None:
-            gs.append(_torch.to_numpy(state.g, np.float64))
-        # step 0 is the float64 draw itself, not its device copy
-        Ws.append(W0_np if k == 0 else _torch.to_numpy(state.W, np.float64))
-        states.append(state)
+        def step(state: TwoStepState, k: int) -> TwoStepState:
+            if k == 1:
+                if "s1" not in shared:
+                    shared["s1"] = eng.step(state, batches[0])
+                return shared["s1"]
+            if "G2" not in shared:
+                shared["G2"] = eng.gradient(state, batches[1])
+            return eng.apply(state, shared["G2"])
 
-    drive(eng.init(data.W0), lambda st, k: eng.step(st, batches[k - 1]), 2,
-          np.arange(3), observe=observe, check=check, options=opts)
-    # the losses on batch 1: the forward passes of the updates give those of W0 (and of
-    # W1 when step 2 reuses batch 1); one more pass each for the others
-    s1, s2 = states[1], states[2]
-    assert s1.loss_before is not None and s2.loss_before is not None
-    losses = [float(s1.loss_before),
-              float(s2.loss_before) if reuse_batch else eng.loss(s1, X1, y1),
-              eng.loss(s2, X1, y1)]
-    meta = record_meta("two_step", seed=seed, dtype=dt, device=dev, start=start, steps=2,
-                       D=D, M=M, N=N, activation=act.name, target=repr(tgt),
-                       information_exponent=tgt.information_exponent)
-    return TwoStepResult(W0=Ws[0], W1=Ws[1], W2=Ws[2], a=a_np, beta=beta,
-                         lrs=(lr1, lr2), alphas=(al1, al2), reuse_batch=bool(reuse_batch),
-                         g=np.stack(gs), loss=np.asarray(losses), meta=meta)
+        def check(state: TwoStepState, k: int) -> TwoStepState:
+            if k < 2 and shared.get(f"checked{k}"):  # W0, W1: the row's, checked once
+                return state
+            if first_divergent(state.W.reshape(-1)) is not None:  # a non-finite weight
+                raise divergence_error(
+                    "two-step GD", k, "the weights are not finite",
+                    f"lower the step size (now lr = {(lr1, lr2)[k - 1]:.4g}) or use a "
+                    "bounded activation")
+            shared[f"checked{k}"] = True
+            return state
+
+        def observe(state: TwoStepState, k: int) -> None:
+            if state.g is not None:
+                gs.append(_torch.to_numpy(state.g, np.float64))
+            # step 0 is the float64 draw itself, not its device copy; step 1 is the row's
+            if k == 1 and "W1" not in shared:
+                shared["W1"] = _torch.to_numpy(state.W, np.float64)
+            Ws.append(W0_np if k == 0 else shared["W1"] if k == 1
+                      else _torch.to_numpy(state.W, np.float64))
+            states.append(state)
+
+        drive(eng.init(data.W0), step, 2, np.arange(3), observe=observe, check=check,
+              options=opts)
+        # the losses on batch 1: the forward passes of the updates give those of W0 (and
+        # of W1 when step 2 reuses batch 1); one more pass each for the others (W1's once
+        # a row), skipped (NaN) unless asked for
+        s1, s2 = states[1], states[2]
+        assert s1.loss_before is not None and s2.loss_before is not None
+        if reuse_batch:
+            loss1 = float(s2.loss_before)
+        elif not losses:
+            loss1 = math.nan
+        else:
+            if "loss1" not in shared:
+                shared["loss1"] = eng.loss(s1, X1, y1)
+            loss1 = shared["loss1"]
+        loss2 = eng.loss(s2, X1, y1) if losses else math.nan
+        meta = record_meta("two_step", seed=seed, dtype=dt, device=dev, start=cell_start,
+                           steps=2, D=D, M=M, N=N, activation=act.name, target=repr(tgt),
+                           information_exponent=tgt.information_exponent)
+        return TwoStepResult(W0=Ws[0], W1=Ws[1], W2=Ws[2], a=a_np, beta=beta,
+                             lrs=(lr1, lr2), alphas=(al1, al2),
+                             reuse_batch=bool(reuse_batch), g=np.stack(gs),
+                             loss=np.asarray([float(s1.loss_before), loss1, loss2]),
+                             meta=meta)
+
+    for j, (lr2, al2) in enumerate(second):
+        yield cell(lr2, al2, start if j == 0 else time.perf_counter())
 
 
 def _check_data(data: TwoStepData, D: int, M: int, N: int, target: HermiteTarget | str,
