@@ -29,7 +29,8 @@ from specdyn.experiments.outlier_escape.claims import (
     trainability_claims,
 )
 from specdyn.experiments.outlier_escape.config import BBPEscapeConfig, LRTransferConfig
-from specdyn.experiments.two_step import PhaseConfig, ReuseConfig, phase_claims, reuse_claims
+from specdyn.experiments.two_step.claims import phase_claims, reuse_claims
+from specdyn.experiments.two_step.config import PhaseConfig, ReuseConfig
 from specdyn.runs.claims import Claim
 from specdyn.theory import outlier_escape as oe
 from specdyn.theory.mean_field import lasso_atom_coefficients, lasso_threshold_coefficients
