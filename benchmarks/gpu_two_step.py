@@ -36,11 +36,8 @@ os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars would garble the cap
 
 import torch
 
-from specdyn.experiments.two_step import (
-    PhaseConfig,
-    ReuseConfig,
-    phase_table,
-)
+from specdyn.experiments.two_step.config import PhaseConfig, ReuseConfig
+from specdyn.experiments.two_step.tables import phase_table
 from specdyn.runs import get, run_experiment
 
 

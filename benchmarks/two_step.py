@@ -28,7 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from specdyn.experiments.two_step import PhaseConfig, ReuseConfig, phase_table
+from specdyn.experiments.two_step.config import PhaseConfig, ReuseConfig
+from specdyn.experiments.two_step.tables import phase_table
 from specdyn.runs import run_experiment
 
 #: The alpha2 of the timed cells (``--cells K`` takes the first K): the --full lattice's.

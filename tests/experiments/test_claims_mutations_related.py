@@ -23,14 +23,14 @@ from specdyn.experiments.mean_field import (
     orbit_changes,
     threshold_claims,
 )
-from specdyn.experiments.outlier_escape import (
-    BBPEscapeConfig,
-    LRTransferConfig,
+from specdyn.experiments.outlier_escape.claims import (
     bbp_claims,
     lr_transfer_claims,
     trainability_claims,
 )
-from specdyn.experiments.two_step import PhaseConfig, ReuseConfig, phase_claims, reuse_claims
+from specdyn.experiments.outlier_escape.config import BBPEscapeConfig, LRTransferConfig
+from specdyn.experiments.two_step.claims import phase_claims, reuse_claims
+from specdyn.experiments.two_step.config import PhaseConfig, ReuseConfig
 from specdyn.runs.claims import Claim
 from specdyn.theory import outlier_escape as oe
 from specdyn.theory.mean_field import lasso_atom_coefficients, lasso_threshold_coefficients

@@ -237,7 +237,7 @@ def test_tuples_are_normalised_and_name_the_bad_entry() -> None:
 
 
 def test_escape_runs_pattern_reads_positive_numbers_only() -> None:
-    from specdyn.experiments.outlier_escape import ESCAPE_RUN
+    from specdyn.experiments.outlier_escape.config import ESCAPE_RUN
 
     for good in ("mup:0.05:4", "ntk:1.0:64", "standard:1e-3:.5", "mup:2E2:10"):
         ESCAPE_RUN.check("escape_runs", good)

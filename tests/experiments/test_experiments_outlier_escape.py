@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from specdyn import Schedule
-from specdyn.experiments.outlier_escape import (
+from specdyn.experiments.outlier_escape.config import (
     BBPEscapeConfig,
     LRTransferConfig,
     TrainabilityConfig,

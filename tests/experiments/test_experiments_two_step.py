@@ -14,13 +14,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specdyn.experiments.two_step import (
-    PhaseConfig,
-    ReuseConfig,
-    phase_agreement,
-    phase_table,
-    step_strengths,
-)
+from specdyn.experiments.two_step.config import PhaseConfig, ReuseConfig
+from specdyn.experiments.two_step.readings import phase_agreement
+from specdyn.experiments.two_step.tables import phase_table, step_strengths
 from specdyn.measure.weight_outliers import weight_outliers
 from specdyn.runs import run_experiment
 from specdyn.sim.two_step import gd_steps
