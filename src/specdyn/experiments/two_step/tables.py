@@ -6,6 +6,7 @@ the weights and what is recorded of them.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
@@ -21,7 +22,7 @@ from specdyn.experiments.two_step.config import (
 )
 from specdyn.measure.weight_outliers import orthonormal_powers, weight_outliers
 from specdyn.sim.protocol import derive_seed
-from specdyn.sim.two_step import draw_data, gd_steps
+from specdyn.sim.two_step import TwoStepResult, draw_data, gd_steps, gd_steps_row
 from specdyn.theory.two_step import formula_count, line_gap, near_line, near_line_ratio
 
 
@@ -48,7 +49,9 @@ def phase_table(cfg: PhaseConfig) -> pd.DataFrame:
     cells = [(i, j, s) for s in seeds
              for i, j in itertools.product(range(len(cfg.alpha1)), range(len(cfg.alpha2)))]
     data = None
-    # W1 depends on (alpha1, seed) only: its outlier count is computed once per row
+    row: Iterator[TwoStepResult] = iter(())
+    # W1 and the step-2 direction depend on (alpha1, seed) only: a row of cells (j = 0,
+    # 1, ...) shares them (gd_steps_row), and W1's outlier count is computed once a row
     count_w1: dict[tuple[int, int], int] = {}
     for i, j, s in progress(cells, total=len(cells), desc="two-step-phase"):
         a1, a2 = cfg.alpha1[i], cfg.alpha2[j]
@@ -56,8 +59,11 @@ def phase_table(cfg: PhaseConfig) -> pd.DataFrame:
             data = None  # free the last seed's draw first
             data = draw_data(cfg.D, cfg.M, cfg.N, target=cfg.target,
                              reuse_batch=cfg.reuse_batch, seed=s)
-        res = gd_steps(cfg.D, cfg.M, cfg.N, alphas=(a1, a2), activation=cfg.activation,
-                       target=cfg.target, reuse_batch=cfg.reuse_batch, seed=s, data=data)
+        if j == 0:  # the table reads no loss: skip the passes that only the loss needs
+            row = gd_steps_row(cfg.D, cfg.M, cfg.N, a1, cfg.alpha2, activation=cfg.activation,
+                               target=cfg.target, reuse_batch=cfg.reuse_batch, seed=s,
+                               data=data, losses=False)
+        res = next(row)
         dev = res.meta["device"]  # the outliers' decompositions run on the run's device
         if (i, s) not in count_w1:
             count_w1[i, s] = weight_outliers(res.W1, pvalue=cfg.pvalue, device=dev).count
@@ -104,7 +110,8 @@ def reuse_table(cfg: ReuseConfig) -> pd.DataFrame:
     for name, reuse, s in progress(runs, total=len(runs), desc="batch-reuse"):
         tgt = targets[name]
         res = gd_steps(cfg.D, cfg.M, cfg.N, alphas=(cfg.alpha1, cfg.alpha2),
-                       activation=cfg.activation, target=name, reuse_batch=reuse, seed=s)
+                       activation=cfg.activation, target=name, reuse_batch=reuse, seed=s,
+                       losses=False)  # the table reads no loss
         o = weight_outliers(res.W2, res.a, res.beta, pvalue=cfg.pvalue,
                             device=res.meta["device"])
         cos = np.sqrt(o.right_alignment)
