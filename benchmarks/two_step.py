@@ -13,7 +13,8 @@ minute) instead of 2000 / 4000 (about 30 min on 2 cores).
 ``--cell N`` instead times one ``two-step-phase`` cell at ``D = M = N``
 (``phase_table`` of a one-cell grid, ``alpha = (0.27, 0.38)``, the --full
 lattice's middle, on the default device; ``--cells K``: a ``1 x K`` row of
-cells that share ``W1``, alpha2 from the --full lattice), ``--rounds`` times, and prints each
+cells that share ``W1`` and the step-2 direction, alpha2 from the --full lattice),
+``--rounds`` times, and prints each
 round's wall and CPU time (all threads; the CPU time is what a loaded machine
 cannot hide) and the best wall time, with the load average. Run it with
 ``PYTHONPATH`` pointing at two checkouts in turn (interleaved rounds) to
@@ -38,7 +39,8 @@ _ALPHA2 = (0.38, 0.43, 0.33, 0.48, 0.28, 0.23, 0.18, 0.13, 0.08, 0.03)
 
 def time_cell(N: int, rounds: int, cells: int = 1) -> list[float]:
     """Wall time of ``rounds`` ``phase_table`` calls at ``D = M = N`` of a ``1 x cells``
-    grid (one alpha1 row: cells that share ``W1``, as the --full grid's rows do)."""
+    grid (one alpha1 row: cells that share ``W1`` and the step-2 direction, as the --full
+    grid's rows do)."""
     cfg = PhaseConfig(N=N, D=N, M=N, alpha1=(0.27,), alpha2=_ALPHA2[:cells], seeds=1)
     times = []
     for _ in range(rounds):
