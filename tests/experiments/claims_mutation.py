@@ -44,7 +44,7 @@ def _small_configs() -> dict[str, Callable[[], Any]]:
     An experiment not named here runs its quick default: a new experiment is covered at
     once, at the cost of its quick run's time, until it adds a small config here.
     """
-    from specdyn.experiments.finite_size_theory import FiniteSizeConfig as FSTConfig
+    from specdyn.experiments.finite_size_theory.config import FiniteSizeConfig as FSTConfig
     from specdyn.experiments.linear_figures import Fig2Config, FiniteSizeConfig
     from specdyn.experiments.nonlinear_figures import Fig4Config
     from specdyn.experiments.regime_map import RegimeMapConfig

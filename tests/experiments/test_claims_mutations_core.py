@@ -19,12 +19,12 @@ import pandas as pd
 import pytest
 
 from specdyn import theory
-from specdyn.experiments.finite_size_theory import (
-    FiniteSizeConfig as FSTConfig,
-)
-from specdyn.experiments.finite_size_theory import (
+from specdyn.experiments.finite_size_theory.claims import (
     effective_claims,
     finite_size_claims,
+)
+from specdyn.experiments.finite_size_theory.config import (
+    FiniteSizeConfig as FSTConfig,
 )
 from specdyn.experiments.linear_figures import (
     Fig2Config,
