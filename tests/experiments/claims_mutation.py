@@ -45,7 +45,7 @@ def _small_configs() -> dict[str, Callable[[], Any]]:
     once, at the cost of its quick run's time, until it adds a small config here.
     """
     from specdyn.experiments.finite_size_theory.config import FiniteSizeConfig as FSTConfig
-    from specdyn.experiments.linear_figures import Fig2Config, FiniteSizeConfig
+    from specdyn.experiments.linear_figures.config import Fig2Config, FiniteSizeConfig
     from specdyn.experiments.nonlinear_figures import Fig4Config
     from specdyn.experiments.regime_map import RegimeMapConfig
     from specdyn.experiments.simulate import SimulateConfig

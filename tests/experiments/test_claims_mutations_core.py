@@ -26,12 +26,9 @@ from specdyn.experiments.finite_size_theory.claims import (
 from specdyn.experiments.finite_size_theory.config import (
     FiniteSizeConfig as FSTConfig,
 )
-from specdyn.experiments.linear_figures import (
-    Fig2Config,
-    FiniteSizeConfig,
-    fig2_claims,
-)
-from specdyn.experiments.linear_figures import finite_size_slope_claims as size_slope_claims
+from specdyn.experiments.linear_figures.claims import fig2_claims
+from specdyn.experiments.linear_figures.claims import finite_size_slope_claims as size_slope_claims
+from specdyn.experiments.linear_figures.config import Fig2Config, FiniteSizeConfig
 from specdyn.experiments.nonlinear_figures import Fig4Config, fig4_claims, theory_slopes
 from specdyn.experiments.regime_map import RegimeMapConfig, regime_map_claims
 from specdyn.experiments.simulate import SimulateConfig, simulate_claims
