@@ -257,13 +257,9 @@ class ParticleEngine:
         return ParticleState(new, [0.5 * (r * r).mean(0) for r in res])
 
 
-def diverged(step: int, dt: float, what: str, record: Any = None) -> protocol.DivergenceError:
-    """The divergence error of the particle engines (the protocol's one message)."""
-    return protocol.divergence_error(
-        "mean-field Langevin run", step, what,
-        protocol.dt_advice(dt) + " or increase weight_decay; a large temperature or an "
-        "unbounded activation (quadratic, relu) with a large target also makes particles "
-        "escape", dt=dt, record=record)
+#: what the particle runs' divergence error advises beyond a smaller dt
+ESCAPE_ADVICE = (" or increase weight_decay; a large temperature or an unbounded activation "
+                 "(quadratic, relu) with a large target also makes particles escape")
 
 
 def blowup_check(theta_max: Tensor, loss: Tensor, steps: int, dt: float, factor: float
@@ -274,16 +270,18 @@ def blowup_check(theta_max: Tensor, loss: Tensor, steps: int, dt: float, factor:
     earlier of the two; the loss of state ``j`` is known once update ``j + 1`` is made, or
     the run has ended)."""
     limit = protocol.divergence_limit(1.0, factor)
+    says = protocol.Divergence("mean-field Langevin run", protocol.dt_advice(dt) + ESCAPE_ADVICE,
+                               dt)
 
     def check(state: ParticleState, k: int) -> ParticleState:
         j = first_divergent(theta_max[:k + 1], limit)
         known = k + 1 if k == steps else k  # loss entries filled so far
         i = first_divergent(loss[:known]) if known else None
         if i is not None and (j is None or i < j):
-            raise diverged(i, dt, protocol.watched("loss", float(loss[i]), factor))
+            raise says.error(i, protocol.watched("loss", float(loss[i]), factor))
         if j is not None:
-            raise diverged(j, dt, protocol.watched("max |theta|", float(theta_max[j]), factor,
-                                                   None))
+            raise says.error(j, protocol.watched("max |theta|", float(theta_max[j]), factor,
+                                                 None))
         return state
     return check
 
