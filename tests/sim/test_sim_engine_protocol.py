@@ -77,7 +77,7 @@ def _two_layer(act: str) -> Callable[[], tuple[Any, Any, Any]]:
         par = get_parameterization("mup", 10, 2.0)
         W, A = torch.randn(10, 4, generator=g, **F64), torch.randn(10, 3, generator=g, **F64)
         X, Y = torch.randn(6, 4, generator=g, **F64), torch.randn(6, 3, generator=g, **F64)
-        eng = TwoLayerEngine(get_activation(act), par, dt=0.3, B=6, widths=(10, 4, 3),
+        eng = TwoLayerEngine(get_activation(act), par, dt=0.3, B=6, sizes=(10, 4, 3),
                              init_scale=(1.0, 1.0), **F64)
         # a state of given weights (state_of) and of drawn ones (init): both step purely
         return eng, eng.state_of(W, A) if act == "relu" else eng.init(g), (X, Y)

@@ -203,7 +203,7 @@ def train_two_layer(
         xs, ys = to_numpy(X, np.float64), to_numpy(Y, np.float64)
         stats = _gram.Stats.build(xs.T @ xs / M, xs.T @ ys / M, ys.T @ ys / M)
     eng = TwoLayerEngine(act, par, dt, batch, t.bfloat16 if precision == "bf16" else None,
-                         widths=(N, D, teacher.P), init_scale=(setting.sigma_w, setting.sigma_a),
+                         sizes=(N, D, teacher.P), init_scale=(setting.sigma_w, setting.sigma_a),
                          dtype=dtype, device=dev)
     state0 = eng.init(_gram.weight_generator(weight_seed))
     batches = _Batches(optimizer, teacher, X, Y, batch, batch_seed, eng.compute)

@@ -101,7 +101,7 @@ class TwoLayerEngine:
     protocol's name for that convention.
 
     :meth:`init` (generator) draws the initial weights (:func:`init_weights`, from a CPU
-    ``torch.Generator``) of the engine's ``widths`` ``(N, D, P)`` and ``init_scale``
+    ``torch.Generator``) of the engine's ``sizes`` ``(N, D, P)`` and ``init_scale``
     ``(sigma_w, sigma_a)`` in ``dtype`` on ``device``; :meth:`state_of` is the state of
     weights given by the caller (tests, benchmarks).
     """
@@ -112,7 +112,7 @@ class TwoLayerEngine:
 
     @v.constrained(dt=v.POSITIVE, B=v.SIZE)
     def __init__(self, act: Activation, par: Parameterization, dt: float, B: int,
-                 compute: Any = None, *, widths: tuple[int, int, int] | None = None,
+                 compute: Any = None, *, sizes: tuple[int, int, int] | None = None,
                  init_scale: tuple[float, float] = (1.0, 1.0), dtype: Any = None,
                  device: Any = None) -> None:
         self.t = _torch()
@@ -120,15 +120,15 @@ class TwoLayerEngine:
         self.s = float(par.output_scale)
         self.compute = compute
         self.kind = self._kind(act)
-        self.widths, self.init_scale = widths, init_scale
+        self.sizes, self.init_scale = sizes, init_scale
         self.dtype, self.device = dtype, device
 
     def init(self, generator: Any) -> TwoLayerState:
         """The state of initial weights drawn from ``generator`` (:func:`init_weights`)."""
-        if self.widths is None:
-            raise ValueError("widths must be given (N, D, P) for init to draw the weights; "
+        if self.sizes is None:
+            raise ValueError("sizes must be given as (N, D, P) for init to draw the weights; "
                              "use state_of(W, A) for weights of your own")
-        N, D, P = self.widths
+        N, D, P = self.sizes
         return self.state_of(*init_weights(N, D, P, *self.init_scale, self.par, generator,
                                            self.dtype, self.device))
 
