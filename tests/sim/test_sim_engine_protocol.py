@@ -113,8 +113,9 @@ def _particles() -> tuple[Any, Any, Any]:
     X = torch.randn(12, 3, generator=g, **F64)
     Y = torch.tanh(X[:, 0])
     blocks = [Block(1, 6), Block(2, 2), Block(1, 2, driver=0)]
-    eng = ParticleEngine(get_activation("tanh"), X, Y, blocks, 0.1, 0.01, 0.05)
-    st = eng.init(torch.randn(12, 4, generator=g, **F64))
+    eng = ParticleEngine(get_activation("tanh"), X, Y, blocks, 0.1, 0.01, 0.05,
+                         init_scale=(1.0, 1.0))
+    st = eng.init(np.random.default_rng(0))
     return eng, st, torch.randn(12, 4, generator=g, **F64)
 
 
@@ -168,8 +169,6 @@ def _same(a: Any, b: Any) -> bool:
 #: engines whose ``init`` does not take a generator yet, each with why (issue 33 item 1):
 #: an entry that starts taking one fails the test below, so the list cannot go stale
 INIT_PENDING: dict[str, str] = {
-    "particles": "init(particles): the entry points draw each block from its own numpy "
-                 "stream (propagation_of_chaos copies one draw into several blocks)",
     "two-step": "init(W0): gd_steps draws W0, a and the batches from one numpy stream, "
                 "in that order (sim/two_step.py is being reworked, issue 33 item 5)",
 }
@@ -216,6 +215,24 @@ def test_every_engine_init_takes_a_generator_and_is_a_function_of_it(name: str) 
     assert params == ["generator"], f"{name}: init{tuple(params)}"
     assert not any(isinstance(x, (torch.Generator, np.random.Generator))
                    for x in vars(eng).values()), f"{name} holds a generator"
-    one, two, other = eng.init(_gen(5)), eng.init(_gen(5)), eng.init(_gen(6))
+    # each engine's generator kind is the one it has always drawn with: numpy's for the
+    # particles (mean_field_langevin's default_rng), torch's for the others
+    make = (np.random.default_rng if isinstance(eng, ParticleEngine) else _gen)
+    one, two, other = eng.init(make(5)), eng.init(make(5)), eng.init(make(6))
     assert _same(_value(one), _value(two)), f"{name}: equal generators, different states"
     assert not _same(_value(one), _value(other)), f"{name}: init ignores its generator"
+
+
+def test_the_particle_engines_draw_is_the_entry_points() -> None:
+    # ParticleEngine.init(default_rng(s)) is initial_particles("gaussian", ..., s), the draw
+    # propagation_of_chaos makes per stream (so both entry points draw alike), block by block
+    from specdyn.sim.particles import initial_particles
+
+    X = torch.randn(12, 3, generator=_gen(0), **F64)
+    eng = ParticleEngine(get_activation("tanh"), X, torch.tanh(X[:, 0]),
+                         [Block(1, 5), Block(2, 3)], 0.1, 0.0, 0.0, init_scale=(0.5, 2.0))
+    want = initial_particles("gaussian", 11, 3, (0.5, 2.0), 7)  # one stream: 5 + 2 * 3 rows
+    assert torch.equal(eng.init(np.random.default_rng(7)).theta, torch.as_tensor(want))
+    with pytest.raises(ValueError, match="^init_scale must be given"):
+        ParticleEngine(get_activation("tanh"), X, X[:, 0], [Block(1, 2)], 0.1, 0.0,
+                       0.0).init(np.random.default_rng(0))

@@ -196,7 +196,7 @@ def test_engine_steps_return_new_states_and_leave_the_old_ones() -> None:
     X = torch.randn(12, 3, generator=g, dtype=torch.float64)
     Y = torch.tanh(X[:, :1]).squeeze(1)
     pe = ParticleEngine(get_activation("tanh"), X, Y, [Block(1, 6)], 0.1, 0.01, 0.05)
-    th = pe.init(torch.randn(6, 4, generator=g, dtype=torch.float64))
+    th = pe.state_of(torch.randn(6, 4, generator=g, dtype=torch.float64))
     xi = torch.randn(6, 4, generator=g, dtype=torch.float64)
     before = th.theta.clone()
     new = pe.step(th, xi)

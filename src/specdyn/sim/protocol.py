@@ -88,8 +88,9 @@ class Engine(Protocol):
     """What every simulator of :mod:`specdyn.sim` is: an ``init``/``step`` pair on values.
 
     - ``init(generator) -> State``: the first state, a frozen dataclass, drawn from
-      ``generator`` (a ``torch.Generator`` for the engines that draw with torch; sizes
-      and scales are the engine's constructor arguments). Randomness enters one way:
+      ``generator`` (a ``torch.Generator`` for the engines that draw with torch, numpy's
+      ``Generator`` for the particles; sizes and scales are the engine's constructor
+      arguments). Randomness enters one way:
       the generator is the caller's, no engine holds one
       (``tests/sim/test_sim_engine_protocol.py``: equal generators, bit-identical
       states; its ``INIT_PENDING`` names the engines not there yet).
