@@ -236,3 +236,18 @@ def test_the_particle_engines_draw_is_the_entry_points() -> None:
     with pytest.raises(ValueError, match="^init_scale must be given"):
         ParticleEngine(get_activation("tanh"), X, X[:, 0], [Block(1, 2)], 0.1, 0.0,
                        0.0).init(np.random.default_rng(0))
+
+
+def test_the_two_layer_engines_draw_is_init_weights() -> None:
+    # TwoLayerEngine.init(g) is init_weights(..., g): train_two_layer's and the linear
+    # engines' weights (gram.weight_generator), in the engine's dtype and device
+    from specdyn.sim import init_weights
+
+    par = get_parameterization("mup", 10, 2.0)
+    eng = TwoLayerEngine(get_activation("tanh"), par, dt=0.3, B=6, sizes=(10, 4, 3),
+                         init_scale=(0.5, 2.0), **F64)
+    W, A = init_weights(10, 4, 3, 0.5, 2.0, par, _gen(9), **F64)
+    st = eng.init(_gen(9))
+    assert torch.equal(st.W, W) and torch.equal(st.A, A)
+    with pytest.raises(ValueError, match="^sizes must be given"):
+        TwoLayerEngine(get_activation("tanh"), par, dt=0.3, B=6).init(_gen(0))
