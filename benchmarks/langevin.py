@@ -83,11 +83,11 @@ def main() -> None:
     eng = ParticleEngine(act, x, y, [Block(1, args.N)], eta, tau, wd)
     a, b = theta.clone(), theta.clone()
     for _ in range(3):
-        a = eng.step(eng.init(a), xi).theta
+        a = eng.step(eng.state_of(a), xi).theta
         b = _baseline_step(b, x, y, act, eta, tau, wd, xi)
     err = float((a - b).abs().max())
     assert err < 1e-10, f"engine and autograd baseline disagree: {err:.3g}"
-    st = eng.init(theta)
+    st = eng.state_of(theta)
     t_eng = _time(lambda: eng.step(st, xi), args.reps, dev)
     t_base = _time(lambda: _baseline_step(theta, x, y, act, eta, tau, wd, xi), args.reps, dev)
 
@@ -118,7 +118,7 @@ def main() -> None:
             start += rn * n
 
     # equality of the coupled step on the copies (driven by the reference)
-    new = ceng.step(ceng.init(th_all), xi_all).theta
+    new = ceng.step(ceng.state_of(th_all), xi_all).theta
     ref = th_all[:args.N]
     with torch.no_grad():
         r = act.fn(x @ ref[:, 1:].T) @ ref[:, 0] / args.N - y
@@ -126,7 +126,7 @@ def main() -> None:
                          xi_all[args.N:args.N + n_max], drive=r)
     err_c = float((new[args.N:args.N + n_max] - cop).abs().max())
     assert err_c < 1e-10, f"coupled engine and baseline disagree: {err_c:.3g}"
-    st_all = ceng.init(th_all)
+    st_all = ceng.state_of(th_all)
     t_ceng = _time(lambda: ceng.step(st_all, xi_all), args.reps, dev)
     t_loop = _time(looped, max(1, args.reps // 2), dev)
 

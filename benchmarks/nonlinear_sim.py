@@ -55,7 +55,8 @@ def bench(D: int, N: int, M: int, dtype: torch.dtype, device: torch.device, reps
     teacher = PowerLawTeacher(setting)
     X, Y = teacher.sample_torch(M, seed=1, dtype=dtype, device=device)
     par = get_parameterization("mean-field", N, setting.gamma0)
-    W0, A0 = init_weights(N, D, D, setting.sigma_w, setting.sigma_a, par, 2, dtype, device)
+    W0, A0 = init_weights(N, D, D, setting.sigma_w, setting.sigma_a, par,
+                          torch.Generator().manual_seed(2), dtype, device)
     dt = 1.0
     compute = torch.bfloat16 if precision == "bf16" else None
     old = torch.get_float32_matmul_precision()
@@ -63,7 +64,7 @@ def bench(D: int, N: int, M: int, dtype: torch.dtype, device: torch.device, reps
         torch.set_float32_matmul_precision("high")
     try:
         eng = TwoLayerEngine(get_activation("relu"), par, dt, M, compute)
-        state = [eng.init(W0, A0)]
+        state = [eng.state_of(W0, A0)]
         Xc, Yc = (X.to(compute), Y.to(compute)) if compute is not None else (X, Y)
         net = _Baseline(W0, A0, par.output_scale)
         opt = torch.optim.SGD([{"params": [net.fc1.weight], "lr": dt * par.lr_w},

@@ -42,10 +42,6 @@ def _stats() -> gram.Stats:
     return gram.Stats.build(np.eye(3), np.eye(3, 2), np.eye(2))
 
 
-def _gen() -> torch.Generator:
-    return torch.Generator().manual_seed(0)
-
-
 # a valid call of each constrained callable: (callable, args, kwargs); made lazily
 BASE: dict[str, Callable[[], tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]]] = {
     "train_linear": lambda: (sim.train_linear, (S, 8, 8, 400), {"progress": False, **CPU}),
@@ -69,25 +65,22 @@ BASE: dict[str, Callable[[], tuple[Callable[..., Any], tuple[Any, ...], dict[str
     "seed_streams": lambda: (sim.seed_streams, (1, 2), {}),
     "activation_mu1": lambda: (sim.activation_mu1, ("tanh",), {}),
     "init_weights": lambda: (sim.init_weights, (4, 3, 2, 1.0, 1.0,
-                                                get_parameterization("mup", 4, 1.0), 0,
-                                                torch.float64, "cpu"), {}),
-    "GramEngine": lambda: (sim.GramEngine, (_stats(), 1.0, 0.1), CPU),
-    "WeightEngine": lambda: (sim.WeightEngine, (_stats(), 1.0, 0.1, None), CPU),
-    "WeightEngine.init": lambda: (sim.WeightEngine(_stats(), 1.0, 0.1, None, **CPU).init,
-                                  (4, 1.0, 1.0, 0), {}),
+                                                get_parameterization("mup", 4, 1.0),
+                                                torch.Generator(), torch.float64, "cpu"), {}),
+    "GramEngine": lambda: (sim.GramEngine, (_stats(), 1.0, 0.1),
+                           {"N": 4, "sigma_w": 1.0, "sigma_a": 1.0, **CPU}),
+    "WeightEngine": lambda: (sim.WeightEngine, (_stats(), 1.0, 0.1, None),
+                             {"N": 4, "sigma_w": 1.0, "sigma_a": 1.0, **CPU}),
     "TwoLayerEngine": lambda: (sim.TwoLayerEngine, (get_activation("relu"),
                                                     get_parameterization("mup", 4, 1.0), 1.0, 4),
                                {}),
     "LinearStudentEngine": lambda: (sim.LinearStudentEngine,
                                     (torch.as_tensor(W_STAR, **F64), "gd", 0.1),
-                                    {"M": 4, "generator": _gen()}),
-    "LinearStudentEngine.init": lambda: (
-        sim.LinearStudentEngine(torch.as_tensor(W_STAR, **F64), "population", 0.1,
-                                generator=_gen()).init, (1.0,), {}),
+                                    {"M": 4, "sigma0": 1.0}),
     "DeepLinearEngine": lambda: (sim.DeepLinearEngine,
                                  (sim.scaling("mup", depth=2, N=4, D=4, P=3, lr=0.1),
                                   torch.as_tensor(W_STAR, **F64), "population"),
-                                 {"generator": _gen()}),
+                                 {}),
     # dataclasses declaring their fields (constrained_fields): the options of every run,
     # and the setting shared with the theory
     "RunOptions": lambda: (sim.RunOptions, (), {"seed": 3, "check_every": 5}),

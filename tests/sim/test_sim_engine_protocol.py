@@ -7,11 +7,17 @@ must be bit-identical to its copy, and stepping the same state again must give
 the same new state bit for bit (a step that wrote into the state, its inputs or a
 buffer the next step reads would fail one of the two). Scratch buffers carried by
 a state (``TwoLayerState.work``) are not part of its value (``compare=False``).
+
+Randomness enters one way: ``init(generator)`` and ``sample(state, generator)``, a
+generator the caller holds (no engine keeps one). Oracle of the init test: two
+inits from equal generators give bit-identical states, and a generator in another
+state gives another state (so the first check cannot pass vacuously).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -52,15 +58,16 @@ def _stats(D: int = 3, P: int = 2) -> tuple[gram.Stats, np.ndarray, np.ndarray]:
 
 def _gram() -> tuple[Any, Any, Any]:
     stats, _, _ = _stats()
-    eng = GramEngine(stats, 1.0, 0.05, device="cpu")
-    return eng, eng.init(gram.initial_grams(8, 3, 2, 0.5, 1.0, 1)), None
+    eng = GramEngine(stats, 1.0, 0.05, device="cpu", N=8, sigma_w=0.5, sigma_a=1.0)
+    return eng, eng.init(_gen(1)), None
 
 
 def _weight(population: bool) -> Callable[[], tuple[Any, Any, Any]]:
     def make() -> tuple[Any, Any, Any]:
         stats, X, Y = _stats()
-        eng = WeightEngine(stats, 1.0, 0.05, None if population else (X, Y), device="cpu")
-        return eng, eng.init(8, 0.5, 1.0, 1), None
+        eng = WeightEngine(stats, 1.0, 0.05, None if population else (X, Y), device="cpu",
+                           N=8, sigma_w=0.5, sigma_a=1.0)
+        return eng, eng.init(_gen(1)), None
     return make
 
 
@@ -70,8 +77,10 @@ def _two_layer(act: str) -> Callable[[], tuple[Any, Any, Any]]:
         par = get_parameterization("mup", 10, 2.0)
         W, A = torch.randn(10, 4, generator=g, **F64), torch.randn(10, 3, generator=g, **F64)
         X, Y = torch.randn(6, 4, generator=g, **F64), torch.randn(6, 3, generator=g, **F64)
-        eng = TwoLayerEngine(get_activation(act), par, dt=0.3, B=6)
-        return eng, eng.init(W, A), (X, Y)
+        eng = TwoLayerEngine(get_activation(act), par, dt=0.3, B=6, sizes=(10, 4, 3),
+                             init_scale=(1.0, 1.0), **F64)
+        # a state of given weights (state_of) and of drawn ones (init): both step purely
+        return eng, eng.state_of(W, A) if act == "relu" else eng.init(g), (X, Y)
     return make
 
 
@@ -79,9 +88,10 @@ def _student(method: str) -> Callable[[], tuple[Any, Any, Any]]:
     def make() -> tuple[Any, Any, Any]:
         Ws = torch.randn(2, 5, generator=_gen(2), **F64)
         eng = LinearStudentEngine(Ws, method, 0.2, M=20, B=4, noise_std=0.1, replicas=3,
-                                  generator=_gen(4))
-        st = eng.init(1.0)
-        return eng, st, eng.sample(st)
+                                  sigma0=1.0)
+        g = _gen(4)
+        st = eng.init(g)
+        return eng, st, eng.sample(st, g)
     return make
 
 
@@ -91,9 +101,10 @@ def _deep(method: str) -> Callable[[], tuple[Any, Any, Any]]:
         T[0, 0] = 2.0
         sc = scaling("mup", depth=3, N=6, D=4, P=3, lr=0.05)
         eng = DeepLinearEngine(sc, torch.as_tensor(T, **F64), method, M=15, B=5,
-                               noise_std=0.1, generator=_gen(2))
-        st = eng.init()
-        return eng, st, eng.sample(st)
+                               noise_std=0.1)
+        g = _gen(2)
+        st = eng.init(g)
+        return eng, st, eng.sample(st, g)
     return make
 
 
@@ -102,8 +113,9 @@ def _particles() -> tuple[Any, Any, Any]:
     X = torch.randn(12, 3, generator=g, **F64)
     Y = torch.tanh(X[:, 0])
     blocks = [Block(1, 6), Block(2, 2), Block(1, 2, driver=0)]
-    eng = ParticleEngine(get_activation("tanh"), X, Y, blocks, 0.1, 0.01, 0.05)
-    st = eng.init(torch.randn(12, 4, generator=g, **F64))
+    eng = ParticleEngine(get_activation("tanh"), X, Y, blocks, 0.1, 0.01, 0.05,
+                         init_scale=(1.0, 1.0))
+    st = eng.init(np.random.default_rng(0))
     return eng, st, torch.randn(12, 4, generator=g, **F64)
 
 
@@ -154,6 +166,14 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+#: engines whose ``init`` does not take a generator yet, each with why (issue 33 item 1):
+#: an entry that starts taking one fails the test below, so the list cannot go stale
+INIT_PENDING: dict[str, str] = {
+    "two-step": "init(W0): gd_steps draws W0, a and the batches from one numpy stream, "
+                "in that order (sim/two_step.py is being reworked, issue 33 item 5)",
+}
+
+
 def test_the_engine_table_names_every_public_engine() -> None:
     import specdyn.sim as sim
 
@@ -183,3 +203,51 @@ def test_every_step_leaves_the_given_state_bit_identical(name: str) -> None:
     assert _same(_value(eng.step(state, batch)), _value(new)), f"{name}: step is not a function"
     # and the new state differs from the given one (the check above cannot pass vacuously)
     assert not _same(_value(new), before)
+
+
+@pytest.mark.parametrize("name", list(ENGINES))
+def test_every_engine_init_takes_a_generator_and_is_a_function_of_it(name: str) -> None:
+    eng, _, _ = ENGINES[name]()
+    params = list(inspect.signature(eng.init).parameters)
+    if name in INIT_PENDING:
+        assert params != ["generator"], f"{name} takes a generator now: drop it from INIT_PENDING"
+        pytest.xfail(INIT_PENDING[name])
+    assert params == ["generator"], f"{name}: init{tuple(params)}"
+    assert not any(isinstance(x, (torch.Generator, np.random.Generator))
+                   for x in vars(eng).values()), f"{name} holds a generator"
+    # each engine's generator kind is the one it has always drawn with: numpy's for the
+    # particles (mean_field_langevin's default_rng), torch's for the others
+    make = (np.random.default_rng if isinstance(eng, ParticleEngine) else _gen)
+    one, two, other = eng.init(make(5)), eng.init(make(5)), eng.init(make(6))
+    assert _same(_value(one), _value(two)), f"{name}: equal generators, different states"
+    assert not _same(_value(one), _value(other)), f"{name}: init ignores its generator"
+
+
+def test_the_particle_engines_draw_is_the_entry_points() -> None:
+    # ParticleEngine.init(default_rng(s)) is initial_particles("gaussian", ..., s), the draw
+    # propagation_of_chaos makes per stream (so both entry points draw alike), block by block
+    from specdyn.sim.particles import initial_particles
+
+    X = torch.randn(12, 3, generator=_gen(0), **F64)
+    eng = ParticleEngine(get_activation("tanh"), X, torch.tanh(X[:, 0]),
+                         [Block(1, 5), Block(2, 3)], 0.1, 0.0, 0.0, init_scale=(0.5, 2.0))
+    want = initial_particles("gaussian", 11, 3, (0.5, 2.0), 7)  # one stream: 5 + 2 * 3 rows
+    assert torch.equal(eng.init(np.random.default_rng(7)).theta, torch.as_tensor(want))
+    with pytest.raises(ValueError, match="^init_scale must be given"):
+        ParticleEngine(get_activation("tanh"), X, X[:, 0], [Block(1, 2)], 0.1, 0.0,
+                       0.0).init(np.random.default_rng(0))
+
+
+def test_the_two_layer_engines_draw_is_init_weights() -> None:
+    # TwoLayerEngine.init(g) is init_weights(..., g): train_two_layer's and the linear
+    # engines' weights (gram.weight_generator), in the engine's dtype and device
+    from specdyn.sim import init_weights
+
+    par = get_parameterization("mup", 10, 2.0)
+    eng = TwoLayerEngine(get_activation("tanh"), par, dt=0.3, B=6, sizes=(10, 4, 3),
+                         init_scale=(0.5, 2.0), **F64)
+    W, A = init_weights(10, 4, 3, 0.5, 2.0, par, _gen(9), **F64)
+    st = eng.init(_gen(9))
+    assert torch.equal(st.W, W) and torch.equal(st.A, A)
+    with pytest.raises(ValueError, match="^sizes must be given"):
+        TwoLayerEngine(get_activation("tanh"), par, dt=0.3, B=6).init(_gen(0))

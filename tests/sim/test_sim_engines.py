@@ -43,11 +43,11 @@ def test_linear_student_engine_by_hand_is_the_entry_point(method: str) -> None:
     run = train_linear_student(W_star, **kw, checkpoints=[12], top_k=None)
     gen = torch.Generator().manual_seed(seed_streams(4, 1)[0])  # the run's one stream
     eng = LinearStudentEngine(torch.as_tensor(W_star, **F64), method, 0.2, M=20, B=4,
-                              noise_std=0.1, replicas=3, generator=gen)
-    state = eng.init(1.0)
+                              noise_std=0.1, replicas=3, sigma0=1.0)
+    state = eng.init(gen)
     errs = [state.sq_error]
     for _ in range(12):
-        new = eng.step(state, eng.sample(state))
+        new = eng.step(state, eng.sample(state, gen))
         assert isinstance(new, LinearStudentState) and new is not state
         assert new.data is state.data  # the data set rides along, unchanged
         state = new
@@ -60,10 +60,11 @@ def test_linear_student_engine_by_hand_is_the_entry_point(method: str) -> None:
 def test_linear_student_population_gd_contracts_the_error_by_one_minus_lr() -> None:
     W_star, _, _ = rank_one_teacher(4, 6, 1.5, seed=2)
     eng = LinearStudentEngine(torch.as_tensor(W_star, **F64), "population", 0.3, replicas=2,
-                              generator=torch.Generator().manual_seed(0))
-    state = eng.init(0.7)
+                              sigma0=0.7)
+    gen = torch.Generator().manual_seed(0)
+    state = eng.init(gen)
     e0 = state.sq_error.numpy()
-    assert eng.sample(state) is None  # the population gradient needs no batch
+    assert eng.sample(state, gen) is None  # the population gradient needs no batch
     assert state.data is None  # nor a data set
     for t in range(1, 6):
         state = eng.step(state)
@@ -79,15 +80,14 @@ def test_deep_linear_engine_by_hand_is_the_entry_point(method: str) -> None:
     run = train_deep_linear(T, **kw, steps=10, method=method, device="cpu")
     gen = torch.Generator().manual_seed(seed_streams(2, 1)[0])  # the run's one stream
     sc = scaling("mup", depth=3, N=6, D=4, P=3, lr=0.05)
-    eng = DeepLinearEngine(sc, torch.as_tensor(T, **F64), method, M=15, B=5, noise_std=0.1,
-                           generator=gen)
-    state = eng.init()
+    eng = DeepLinearEngine(sc, torch.as_tensor(T, **F64), method, M=15, B=5, noise_std=0.1)
+    state = eng.init(gen)
     # the entry point draws its power-iteration start next (used or not)
     torch.randn(3, 4, generator=gen, **F64)
     losses = [state.loss]
     for _ in range(10):
         before = [w.clone() for w in state.weights]
-        new = eng.step(state, eng.sample(state))
+        new = eng.step(state, eng.sample(state, gen))
         assert isinstance(new, DeepLinearState)
         assert all(torch.equal(a, b) for a, b in zip(state.weights, before, strict=True))
         state = new
@@ -103,9 +103,8 @@ def test_deep_linear_engine_by_hand_is_the_entry_point(method: str) -> None:
 def test_deep_linear_engine_depth_one_contracts_the_loss() -> None:
     T = np.array([[1.0, -2.0, 0.5]])
     sc = scaling("standard", depth=1, N=1, D=3, P=1, lr=0.25)
-    eng = DeepLinearEngine(sc, torch.as_tensor(T, **F64), "population",
-                           generator=torch.Generator().manual_seed(1))
-    state = eng.init()
+    eng = DeepLinearEngine(sc, torch.as_tensor(T, **F64), "population")
+    state = eng.init(torch.Generator().manual_seed(1))
     l0 = float(state.loss)
     for t in range(1, 6):
         state = eng.step(state)

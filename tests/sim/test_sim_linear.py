@@ -61,7 +61,8 @@ def test_spectrum_equals_direct_hht_eigenvalues() -> None:
     teacher = PowerLawTeacher(s)
     data_seed, weight_seed = seed_streams(9, 2)
     X, Y = teacher.sample(M, data_seed)
-    chunks = list(gram.weight_chunks(N, 16, 16, s.sigma_w, s.sigma_a, weight_seed))
+    chunks = list(gram.weight_chunks(N, 16, 16, s.sigma_w, s.sigma_a,
+                                     gram.weight_generator(weight_seed)))
     W = np.concatenate([w.numpy() for w, _ in chunks])
     A = np.concatenate([a.numpy() for _, a in chunks])
     for k in range(steps + 1):

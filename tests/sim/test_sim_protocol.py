@@ -32,7 +32,7 @@ from specdyn.sim import (
     train_linear_student,
     train_two_layer,
 )
-from specdyn.sim.protocol import RunOptions, record_meta, scan_check
+from specdyn.sim.protocol import Divergence, RunOptions, record_meta, scan_check
 
 S = PowerLawSetting.paper(0.1, 2.0, D=8)
 
@@ -118,14 +118,15 @@ def test_scan_check_names_the_first_bad_entry_since_the_last_check() -> None:
         scanned.append((lo, k))
         return history[lo:k + 1]
 
-    check = scan_check(window, 10.0, lambda j: DivergenceError(f"bad at {j}", j))
+    check = scan_check(window, 10.0, lambda j, x: DivergenceError(f"bad at {j}: {x}", j))
     assert check("state", 0) == "state" and check("state", 2) == "state"
     with pytest.raises(DivergenceError) as info:
         check("state", 6)  # entries 2..6: 50 at 3 exceeds the limit, before the NaN at 4
     assert info.value.step == 3 and scanned == [(0, 0), (0, 2), (2, 6)]
+    assert str(info.value) == "bad at 3: 50.0"  # the bad entry's value is handed on
     # a NaN is bad too; torch histories are scanned the same way
     h2 = torch.tensor([1.0, 1.0, float("nan"), 1.0])
-    check = scan_check(lambda lo, k: h2[lo:k + 1], 10.0, lambda j: DivergenceError("", j))
+    check = scan_check(lambda lo, k: h2[lo:k + 1], 10.0, lambda j, x: DivergenceError("", j))
     assert check(None, 1) is None
     with pytest.raises(DivergenceError) as info:
         check(None, 3)
@@ -195,7 +196,7 @@ def test_engine_steps_return_new_states_and_leave_the_old_ones() -> None:
     X = torch.randn(12, 3, generator=g, dtype=torch.float64)
     Y = torch.tanh(X[:, :1]).squeeze(1)
     pe = ParticleEngine(get_activation("tanh"), X, Y, [Block(1, 6)], 0.1, 0.01, 0.05)
-    th = pe.init(torch.randn(6, 4, generator=g, dtype=torch.float64))
+    th = pe.state_of(torch.randn(6, 4, generator=g, dtype=torch.float64))
     xi = torch.randn(6, 4, generator=g, dtype=torch.float64)
     before = th.theta.clone()
     new = pe.step(th, xi)
@@ -205,8 +206,8 @@ def test_engine_steps_return_new_states_and_leave_the_old_ones() -> None:
 
     xs = X.numpy()
     stats = gram.Stats.build(xs.T @ xs / 12, xs.T @ xs[:, :2] / 12, np.eye(2))
-    ge = GramEngine(stats, 1.0, 0.05, device="cpu")
-    st = ge.init(gram.initial_grams(8, 3, 2, 0.5, 1.0, derive_seed(1)))
+    ge = GramEngine(stats, 1.0, 0.05, device="cpu", N=8, sigma_w=0.5, sigma_a=1.0)
+    st = ge.init(gram.weight_generator(derive_seed(1)))
     fields = ("Gw", "Ga", "Gwa")
     copies = [getattr(st, f).clone() for f in fields]
     new3 = ge.step(st)
@@ -258,3 +259,20 @@ def test_every_engine_reports_divergence_in_the_one_message(engine: str) -> None
     msg = str(info.value)
     assert re.fullmatch(r"[\w -]+ diverged at step (\d+)( \(t = [^)]+\))?: [^;]+; .+", msg), msg
     assert f"step {info.value.step}" in msg and "\n" not in msg
+
+
+def test_one_divergence_says_each_runs_name_and_advice_as_data() -> None:
+    # the engines differ only in the Divergence they state (run name, advice, dt)
+    says = Divergence("probe run", "lower lr", dt=0.5)
+    history = np.array([2.0, 3.0, 2e7, 1.0])
+    check = says.check(lambda lo, k: history[lo:k + 1], 2.0, 1e6, "loss",
+                       record=lambda j: ("upto", j))
+    assert check("s", 1) == "s"
+    with pytest.raises(DivergenceError) as info:
+        check("s", 3)
+    assert str(info.value) == ("probe run diverged at step 2 (t = 1): loss 2e+07 above "
+                               "1e+06 x its start; lower lr")
+    assert info.value.step == 2 and info.value.record == ("upto", 2)
+    err = Divergence("other", "reduce dt").error(4, "the weights are not finite")
+    assert str(err) == "other diverged at step 4: the weights are not finite; reduce dt"
+    assert err.record is None  # the driver's partial() fills it

@@ -19,6 +19,7 @@ from specdyn.data.teacher import PowerLawTeacher
 from specdyn.models.activations import ACTIVATIONS, Activation, get_activation
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import TwoLayerEngine, init_weights, seed_streams, train_two_layer
+from specdyn.sim.gram import weight_generator
 from specdyn.sim.linear import train_linear
 from specdyn.sim.parameterization import PARAMETERIZATIONS, get_parameterization
 from specdyn.sim.two_layer import postact_spectrum
@@ -85,7 +86,7 @@ def test_gradients_match_autograd(act_name: str, par_name: str) -> None:
     X = torch.randn(B, D, generator=g, dtype=torch.float64)
     Y = torch.randn(B, D, generator=g, dtype=torch.float64)
     eng = TwoLayerEngine(act, par, dt=1.0, B=32)
-    state = eng.init(W, A)
+    state = eng.state_of(W, A)
     # a batch smaller than the buffers: exercises the slicing
     loss, gWt, gAt = eng.gradients(state, X, Y)
     ref_loss, gW, gA = _autograd_grads(act, par.output_scale, W, A, X, Y)
@@ -105,7 +106,7 @@ def test_step_applies_learning_rates() -> None:
         6, 3, generator=g, dtype=torch.float64)
     eng = TwoLayerEngine(get_activation("tanh"), par, dt=0.3, B=6)
     _, gW, gA = _autograd_grads(eng.act, par.output_scale, W, A, X, Y)
-    state = eng.init(W, A)
+    state = eng.state_of(W, A)
     new = eng.step(state, (X, Y))
     loss = new.loss_before  # the protocol's convention: the loss of the weights stepped from
     assert state.loss_before is None
@@ -132,7 +133,7 @@ def test_bf16_products_approximate_float32() -> None:
     X, Y = torch.randn(40, 12, generator=g), torch.randn(40, 12, generator=g)
     e32 = TwoLayerEngine(get_activation("relu"), par, 1.0, 40)
     e16 = TwoLayerEngine(get_activation("relu"), par, 1.0, 40, torch.bfloat16)
-    s32, s16 = e32.init(W, A), e16.init(W, A)
+    s32, s16 = e32.state_of(W, A), e16.state_of(W, A)
     (l32, gW32, gA32), (l16, gW16, gA16) = e32.gradients(s32, X, Y), e16.gradients(s16, X, Y)
     assert abs(float(l16) / float(l32) - 1) < 2e-2
     assert _rel(gW16.float().numpy(), gW32.numpy()) < 5e-2
@@ -183,11 +184,12 @@ def test_initial_tangent_kernel_matches_mean_field(par_name: str) -> None:
 
     def velocity(name: str, layer: str) -> torch.Tensor:
         par = get_parameterization(name, N, FL.gamma0)
-        W, A = init_weights(N, D, D, FL.sigma_w, FL.sigma_a, par, 0, torch.float64, "cpu")
+        W, A = init_weights(N, D, D, FL.sigma_w, FL.sigma_a, par,
+                            torch.Generator().manual_seed(0), torch.float64, "cpu")
         eng = TwoLayerEngine(act, par, 1.0, M)
         f0 = par.output_scale * act.fn(X @ W.T) @ A
         # residual f0 - (f0 + Y) = -Y for every parameterisation
-        _, gWt, gAt = eng.gradients(eng.init(W, A), X, f0 + Y)
+        _, gWt, gAt = eng.gradients(eng.state_of(W, A), X, f0 + Y)
         h = 1e-7
         if layer == "w":
             W1, A1 = W - h * par.lr_w * gWt.T, A
@@ -257,8 +259,8 @@ def test_checkpoint_spectra_equal_explicit_decompositions(N: int, M: int) -> Non
     data_seed, weight_seed = seed_streams(9, 2)
     X, _ = PowerLawTeacher(setting).sample(M, data_seed)
     par = get_parameterization("mean-field", N, setting.gamma0)
-    W, _A = init_weights(N, D, D, setting.sigma_w, setting.sigma_a, par, weight_seed,
-                         torch.float64, "cpu")
+    W, _A = init_weights(N, D, D, setting.sigma_w, setting.sigma_a, par,
+                         weight_generator(weight_seed), torch.float64, "cpu")
     Wn = W.numpy()
     H = X @ Wn.T
     pre = np.sort(np.linalg.eigvalsh(H @ H.T / (M * N)))[::-1]  # M x M, explicit

@@ -192,7 +192,7 @@ def propagation_of_chaos(
     x = torch.as_tensor(x_np, dtype=tdtype, device=dev)
     y = torch.as_tensor(y_np, dtype=tdtype, device=dev)
     engine = ParticleEngine(act, x, y, blocks, dt, temperature, weight_decay)
-    state = engine.init(np.concatenate([ref0, sys0, *(sys0[:R * N] for R, N in
+    state = engine.state_of(np.concatenate([ref0, sys0, *(sys0[:R * N] for R, N in
                                                       zip(reps, Ns, strict=True))]))
     # ---- the run: ref_loss[k] and theta_max[k] after k steps, filled by the steps
     ref_loss = torch.empty(steps + 1, dtype=tdtype, device=dev)

@@ -261,13 +261,13 @@ def train_deep_linear(
     (gen_seed,) = protocol.seed_streams(seed, 1)
     gen = torch.Generator(device=dev).manual_seed(gen_seed)
     eng = DeepLinearEngine(sc, torch.as_tensor(W_star, dtype=dt, device=dev), meth, M=n, B=B,
-                           noise_std=noise, generator=gen)
-    state = eng.init(init_w)
+                           noise_std=noise, weights=init_w)
+    state = eng.init(gen)
     edges = np.array([sc.init_std[i] * math.sqrt(dims[i])
                       * float(rmt.rectangular_bulk_edge(dims[i + 1] / dims[i]))
                       for i in range(L)])
-    recorder = _Recorder(eng, state, T, lay, k_top, spec_mode, iters, rec, shp, edges[lay], lr,
-                         opts.factor, gen, lambda: protocol.record_meta(
+    recorder = _Recorder(eng, state, T, lay, k_top, spec_mode, iters, rec, shp, edges[lay],
+                         gen, lambda: protocol.record_meta(
                              "deep_linear", seed=seed, dtype=dt, device=dev, start=start,
                              steps=T, method=meth, depth=L, N=int(N), D=D, P=P, layers=lay,
                              M=n or None, B=B or None, noise_std=noise, lr_eff=sc.lr_eff))
@@ -276,12 +276,14 @@ def train_deep_linear(
     losses = recorder.losses
 
     def step(state: DeepLinearState, t: int) -> DeepLinearState:
-        state = eng.step(state, eng.sample(state))
+        state = eng.step(state, eng.sample(state, gen))
         losses[t] = state.loss
         return state
 
-    check = protocol.scan_check(lambda lo, t: losses[lo:t + 1], recorder.limit,
-                                recorder.diverged)
+    check = protocol.Divergence(
+        "deep linear student", f"lower lr (now {lr:g}; lr_eff * sharpness must stay below 2)"
+    ).check(lambda lo, t: losses[lo:t + 1], float(losses[0]), opts.factor, "loss",
+            record=lambda j: recorder.run(j + 1, None))
     state = protocol.drive(state, step, T, np.union1d(rec, shp), observe=recorder.snapshot,
                            check=check, options=opts)
     return recorder.run(T + 1, state)
@@ -298,20 +300,19 @@ class _Recorder:
 
     def __init__(self, eng: DeepLinearEngine, state0: DeepLinearState, steps: int,
                  layers: list[int], top_k: int, spectra: str, power_iters: int,
-                 rec: np.ndarray, shp: np.ndarray, edges: np.ndarray, lr: float, factor: float,
-                 generator: Any, meta: Any) -> None:
+                 rec: np.ndarray, shp: np.ndarray, edges: np.ndarray, generator: Any,
+                 meta: Any) -> None:
         torch = _torch.torch()
         self.kw = eng.kw  # the run's dtype and device (the teacher's)
         self.eng, self.gen, self.meta = eng, generator, meta
         self.layers, self.k, self.spectra, self.iters = layers, top_k, spectra, power_iters
         self.rec_set, self.shp_set = set(rec.tolist()), set(shp.tolist())
-        self.edges, self.lr, self.factor = edges, lr, factor
+        self.edges = edges
         P, D = eng.Ws.shape
         self.pi_vec = torch.randn(P, D, generator=generator, **self.kw)
         self.blocks: dict[int, Any] = {}  # subspace iteration's block of each layer
         self.losses = torch.empty(steps + 1, **self.kw)
         self.losses[0] = state0.loss
-        self.limit = protocol.divergence_limit(float(self.losses[0]), factor)
         self.steps: list[int] = []
         self.svals: list[list[np.ndarray]] = [[] for _ in layers]
         self.sharp_steps: list[int] = []
@@ -366,11 +367,3 @@ class _Recorder:
             else [],
             meta=self.meta(),
         )
-
-    def diverged(self, step: int) -> protocol.DivergenceError:
-        """The run's divergence error at ``step``, with the record before it."""
-        return protocol.divergence_error(
-            "deep linear student", step,
-            protocol.watched("loss", float(self.losses[step]), self.factor),
-            f"lower lr (now {self.lr:g}; lr_eff * sharpness must stay below 2)",
-            record=self.run(step + 1, None))

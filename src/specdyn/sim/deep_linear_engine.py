@@ -97,10 +97,10 @@ class DeepLinearState:
 class DeepLinearEngine:
     """A deep linear student under one parameterisation: the protocol's pair.
 
-    :meth:`init` draws the initial weights and then the data set from ``generator``
-    (that order keeps recorded runs) and gives the first :class:`DeepLinearState`,
-    which carries the data set (the engine keeps no run data);
-    :meth:`sample` (state) draws the batch of the next update (``None`` for
+    :meth:`init` (generator) draws the initial weights and then the data set (that
+    order keeps recorded runs) and gives the first :class:`DeepLinearState`,
+    which carries the data set (the engine keeps no run data and no generator);
+    :meth:`sample` (state, generator) draws the batch of the next update (``None`` for
     ``"population"`` and ``"gd"``); :meth:`step` (state, batch) makes one update
     ``W_l <- W_l - lr_eff dL/dW_l`` of every layer and returns a new state.
     :meth:`sharpness` is the Gauss-Newton top eigenvalue of a state (module
@@ -118,8 +118,13 @@ class DeepLinearEngine:
     M, B, noise_std
         Data-set size (``"gd"``, ``"sgd"``), batch size (``"sgd"``, ``"online"``),
         label noise.
-    generator
-        The run's ``torch.Generator`` (on the teacher's device).
+    weights
+        Initial weights to start from in place of the draw (one ``dims[l+1] x dims[l]``
+        array per layer; :meth:`init` still makes the draw, so the data that follow are
+        the same), or ``None``.
+
+    The generators of :meth:`init` and :meth:`sample` are ``torch.Generator`` on the
+    teacher's device (the run's one generator: both, and the recorder, draw from it).
     """
 
     #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
@@ -128,29 +133,31 @@ class DeepLinearEngine:
 
     @v.constrained(method=v.Choice(*METHODS), M=v.Int(0), B=v.Int(0), noise_std=v.NONNEGATIVE)
     def __init__(self, scaling: DeepLinearScaling, teacher: Tensor, method: str, *,
-                 M: int = 0, B: int = 0, noise_std: float = 0.0, generator: Any) -> None:
+                 M: int = 0, B: int = 0, noise_std: float = 0.0,
+                 weights: Sequence[ArrayLike] | None = None) -> None:
         t = self.t = _torch.torch()
         self.sc, self.Ws, self.method = scaling, teacher, method
-        self.M, self.B, self.noise, self.gen = M, B, noise_std, generator
+        self.M, self.B, self.noise, self.weights = M, B, noise_std, weights
         self.kw = {"dtype": teacher.dtype, "device": teacher.device}
         self.L = len(scaling.multipliers)
         self.ctot = float(np.prod(scaling.multipliers))
         P, D = teacher.shape
         self.eye_d, self.eye_p = t.eye(D, **self.kw), t.eye(P, **self.kw)
 
-    def init(self, weights: Sequence[ArrayLike] | None = None) -> DeepLinearState:
-        """Initial weights (entries ``N(0, init_std_l^2)``, or ``weights`` in their place:
-        the draw is made either way), then the data set of ``"gd"``/``"sgd"``."""
-        t, dims, sc = self.t, self.sc.dims, self.sc
-        W = [t.randn(dims[i + 1], dims[i], generator=self.gen, **self.kw) * sc.init_std[i]
+    def init(self, generator: Any) -> DeepLinearState:
+        """Initial weights (entries ``N(0, init_std_l^2)``, or the engine's ``weights`` in
+        their place: the draw is made either way), then the data set of ``"gd"``/``"sgd"``,
+        from ``generator``."""
+        t, dims, sc, gen = self.t, self.sc.dims, self.sc, generator
+        W = [t.randn(dims[i + 1], dims[i], generator=gen, **self.kw) * sc.init_std[i]
              for i in range(self.L)]
-        if weights is not None:
-            W = [t.as_tensor(w, **self.kw) for w in weights]
+        if self.weights is not None:
+            W = [t.as_tensor(w, **self.kw) for w in self.weights]
         data = None
         if self.method in ("gd", "sgd"):
             n, (P, D) = self.M, self.Ws.shape
-            X = t.randn(n, D, generator=self.gen, **self.kw)
-            Y = X @ self.Ws.T + self.noise * t.randn(n, P, generator=self.gen, **self.kw)
+            X = t.randn(n, D, generator=gen, **self.kw)
+            Y = X @ self.Ws.T + self.noise * t.randn(n, P, generator=gen, **self.kw)
             sig = X.T @ X / n
             ev, evec, _ = decompose(sig, vectors=True, increasing=True)
             data = StudentData(X, Y, sig, Y.T @ X / n, (evec * ev.clamp_min(0).sqrt()) @ evec.T)
@@ -187,21 +194,21 @@ class DeepLinearEngine:
             out.append(out[-1] @ Wl)
         return tuple(out[::-1])
 
-    def sample(self, state: DeepLinearState) -> tuple[Tensor, Tensor] | None:
-        """The batch ``(x, y)`` of the update of ``state``: ``B`` fresh samples
-        (``"online"``) or ``B`` distinct rows of ``state.data`` (``"sgd"``); ``None``
-        otherwise."""
-        t, B = self.t, self.B
+    def sample(self, state: DeepLinearState, generator: Any) -> tuple[Tensor, Tensor] | None:
+        """The batch ``(x, y)`` of the update of ``state``, from ``generator``: ``B`` fresh
+        samples (``"online"``) or ``B`` distinct rows of ``state.data`` (``"sgd"``);
+        ``None`` otherwise."""
+        t, B, gen = self.t, self.B, generator
         P, D = self.Ws.shape
         if self.method == "online":
-            xb = t.randn(B, D, generator=self.gen, **self.kw)
+            xb = t.randn(B, D, generator=gen, **self.kw)
             yb = xb @ self.Ws.T
             if self.noise > 0:
-                yb = yb + self.noise * t.randn(B, P, generator=self.gen, **self.kw)
+                yb = yb + self.noise * t.randn(B, P, generator=gen, **self.kw)
             return xb, yb
         if self.method == "sgd":
             assert state.data is not None
-            idx = t.randperm(self.M, generator=self.gen, device=self.Ws.device)[:B]
+            idx = t.randperm(self.M, generator=gen, device=self.Ws.device)[:B]
             return state.data.X[idx], state.data.Y[idx]
         return None
 

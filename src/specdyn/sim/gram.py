@@ -11,7 +11,7 @@ one full-batch GD step is ``W' = W + c A G^T``, ``A' = A + c W G`` with
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -25,7 +25,7 @@ from specdyn.sim.protocol import DerivedSeed
 
 __all__ = ["GramEngine", "GramState", "Grams", "Stats", "initial_grams", "loss_from_grams",
            "make_gd_step", "solve_flow_diagonal", "solve_flow_full", "spectrum",
-           "teacher_diagonals", "weight_chunks"]
+           "teacher_diagonals", "weight_chunks", "weight_generator"]
 
 Grams = tuple[np.ndarray, np.ndarray, np.ndarray]  # (Gw, Ga, Gwa)
 
@@ -49,14 +49,23 @@ class Stats:
         return cls(sigma, c, syy, 0.5 * (half + half.T))
 
 
+def weight_generator(seed: DerivedSeed) -> Any:
+    """The CPU ``torch.Generator`` the weights of the linear and two-layer engines are
+    drawn from (their ``init`` argument), seeded by the run's weight stream."""
+    from specdyn._torch import torch
+
+    return torch().Generator().manual_seed(seed)
+
+
 def weight_chunks(N: int, D: int, P: int, sigma_w: float, sigma_a: float,
-                  seed: DerivedSeed) -> Iterator[tuple[Any, Any]]:
+                  generator: Any) -> Iterator[tuple[Any, Any]]:
     """Rows of the initial ``(W, A)`` in float64 CPU chunks, ``W_ij ~ N(0, sigma_w^2)``,
-    ``A_ij ~ N(0, sigma_a^2)``; a fixed chunking so every engine sees the same weights."""
+    ``A_ij ~ N(0, sigma_a^2)``, drawn from ``generator`` (a CPU ``torch.Generator``,
+    :func:`weight_generator`); a fixed chunking so every engine sees the same weights."""
     from specdyn._torch import torch
 
     t = torch()
-    gen = t.Generator().manual_seed(seed)
+    gen = generator
     for start in range(0, N, _WEIGHT_CHUNK):
         rows = min(_WEIGHT_CHUNK, N - start)
         z = t.randn(rows, D + P, generator=gen, dtype=t.float64)
@@ -64,13 +73,14 @@ def weight_chunks(N: int, D: int, P: int, sigma_w: float, sigma_a: float,
 
 
 def initial_grams(N: int | None, D: int, P: int, sigma_w: float, sigma_a: float,
-                  seed: DerivedSeed) -> Grams:
-    """``(Gw, Ga, Gwa)`` at initialisation, float64: Wishart for finite ``N``,
-    ``(sigma_w^2 I, sigma_a^2 I, 0)`` for ``N = None``."""
+                  generator: Any) -> Grams:
+    """``(Gw, Ga, Gwa)`` at initialisation, float64: Wishart for finite ``N`` (weights
+    from ``generator``, see :func:`weight_chunks`), ``(sigma_w^2 I, sigma_a^2 I, 0)``
+    for ``N = None`` (no draw)."""
     if N is None:
         return sigma_w**2 * np.eye(D), sigma_a**2 * np.eye(P), np.zeros((D, P))
     gw, ga, gwa = np.zeros((D, D)), np.zeros((P, P)), np.zeros((D, P))
-    for w, a in weight_chunks(N, D, P, sigma_w, sigma_a, seed):
+    for w, a in weight_chunks(N, D, P, sigma_w, sigma_a, generator):
         wn, an = to_numpy(w), to_numpy(a)
         gw += wn.T @ wn
         ga += an.T @ an
@@ -142,6 +152,9 @@ class GramState:
     Gw: Any
     Ga: Any
     Gwa: Any
+    #: the float64 host draw of :meth:`GramEngine.init` (its first checkpoint is the draw
+    #: itself, not the device copy's round trip); ``None`` for the states after it
+    start: Grams | None = field(default=None, compare=False, repr=False)
 
 
 class GramEngine:
@@ -150,7 +163,10 @@ class GramEngine:
     The state is a :class:`GramState`: torch tensors expressed in the eigenbasis
     ``U`` of ``Sigma`` (an exact orthogonal change of variables:
     ``Gw -> U^T Gw U``, ``Gwa -> U^T Gwa``, ``C -> U^T C``; ``Sigma Gwa`` becomes a
-    row scaling). :meth:`step` returns a new state (the old one stays valid; its
+    row scaling). :meth:`init` (generator) draws the initial weights of width ``N``
+    (scales ``sigma_w``, ``sigma_a``; ``N = None``: the infinite-width Grams, no draw)
+    from a CPU ``torch.Generator`` (:func:`weight_generator`) and gives their Grams;
+    :meth:`step` returns a new state (the old one stays valid; its
     temporaries are buffers allocated once); :meth:`to_host` maps a state back
     to float64 host Grams in the original basis.
     """
@@ -159,12 +175,15 @@ class GramEngine:
     #: divergence factor the driver uses for it.
     defaults: ClassVar[str] = "linear"
 
-    @v.constrained(gamma0=v.POSITIVE, dt=v.POSITIVE)
+    @v.constrained(gamma0=v.POSITIVE, dt=v.POSITIVE, N=v.Int(1, optional=True),
+                   sigma_w=v.NONNEGATIVE, sigma_a=v.NONNEGATIVE)
     def __init__(self, stats: Stats, gamma0: float, dt: float, dtype: Any = None,
-                 device: Any = None) -> None:
+                 device: Any = None, *, N: int | None, sigma_w: float,
+                 sigma_a: float) -> None:
         from specdyn._torch import resolve_device, resolve_dtype, torch
 
         self.t = torch()
+        self.N, self.sigma_w, self.sigma_a = N, sigma_w, sigma_a
         self.dtype, self.device = resolve_dtype(dtype), resolve_device(device)
         evals, U, _ = decompose(stats.sigma, vectors=True, increasing=True)
         self.U = U
@@ -180,11 +199,14 @@ class GramEngine:
     def _dev(self, a: np.ndarray) -> Any:  # a device copy
         return self.t.tensor(a, dtype=self.dtype, device=self.device)
 
-    def init(self, grams: Grams) -> GramState:
-        """The state of host Grams ``(Gw, Ga, Gwa)`` (copied to the device, in ``U``'s basis)."""
+    def init(self, generator: Any) -> GramState:
+        """The state of the initial Grams (:func:`initial_grams`, weights drawn from
+        ``generator``), copied to the device in ``U``'s basis; ``start`` keeps the draw."""
+        D, P = self.U.shape[0], self._neg_c.shape[1]
+        grams = initial_grams(self.N, D, P, self.sigma_w, self.sigma_a, generator)
         U = self.U
         return GramState(self._dev(U.T @ grams[0] @ U), self._dev(grams[1]),
-                         self._dev(U.T @ grams[2]))
+                         self._dev(U.T @ grams[2]), start=grams)
 
     def step(self, state: GramState, batch: Any = None) -> GramState:
         """One exact GD step (full batch: ``batch`` is unused)."""

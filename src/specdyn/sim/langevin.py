@@ -216,7 +216,10 @@ def mean_field_langevin(
                              f"{y_np.shape}")
         target_values(target, x_np[:2])
         M = x_np.shape[0]
-    particles0 = initial_particles(init, N, D, init_scale, s_init)
+    if not isinstance(init, str):  # particles of the caller's, checked before any work
+        particles0 = initial_particles(init, N, D, init_scale, s_init)
+    else:
+        v.choice("init", init, ("gaussian",))
     dev = resolve_device(device)
     tdtype = resolve_dtype(dtype)
     gen = torch.Generator(device=dev).manual_seed(s_noise)
@@ -224,8 +227,10 @@ def mean_field_langevin(
 
     x = torch.as_tensor(x_np, dtype=tdtype, device=dev)
     y = torch.as_tensor(y_np, dtype=tdtype, device=dev)
-    engine = ParticleEngine(act, x, y, [Block(1, N)], dt, temperature, weight_decay)
-    state = engine.init(particles0)
+    engine = ParticleEngine(act, x, y, [Block(1, N)], dt, temperature, weight_decay,
+                            init_scale=init_scale)
+    state = (engine.init(np.random.default_rng(s_init)) if isinstance(init, str)
+             else engine.state_of(particles0))
     # ---- the run: loss[k] (data term) and theta_max[k] after k steps, filled by the steps
     loss = torch.empty(steps + 1, dtype=tdtype, device=dev)
     theta_max = torch.empty(steps + 1, dtype=tdtype, device=dev)

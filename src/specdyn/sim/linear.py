@@ -240,11 +240,8 @@ def _loss_check(run: _Run, history: Any, start: float, factor: float
     """The driver's ``check`` of both engines: the first of the losses ``history`` (entry
     ``k``: the loss after ``k`` steps, NaN when the weights are not finite, filled by the
     steps on the device) that is not finite or above ``factor`` times ``start``."""
-    return protocol.scan_check(
-        lambda lo, k: history[lo:k + 1], protocol.divergence_limit(start, factor),
-        lambda j: protocol.divergence_error(
-            "training", j, protocol.watched("loss", float(history[j]), factor),
-            protocol.dt_advice(run.dt), dt=run.dt))
+    return protocol.Divergence("training", protocol.dt_advice(run.dt), run.dt).check(
+        lambda lo, k: history[lo:k + 1], start, factor, "loss")
 
 
 def _watched_loss(loss: Any, weights: Any) -> Any:
@@ -256,11 +253,12 @@ def _watched_loss(loss: Any, weights: Any) -> Any:
 def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: DerivedSeed, tdtype: Any,
              tdevice: Any, opts: protocol.RunOptions, partial: Callable[[], Any]) -> None:
     s = run.setting
-    D, P = run.stats.c.shape
-    grams0 = _gram.initial_grams(N, D, P, s.sigma_w, s.sigma_a, weight_seed)
-    eng = _gram.GramEngine(run.stats, run.gamma0, run.dt, tdtype, tdevice)
+    eng = _gram.GramEngine(run.stats, run.gamma0, run.dt, tdtype, tdevice, N=N,
+                           sigma_w=s.sigma_w, sigma_a=s.sigma_a)
     t = eng.t
-    state0 = eng.init(grams0)
+    state0 = eng.init(_gram.weight_generator(weight_seed))
+    grams0 = state0.start
+    assert grams0 is not None
     history = t.empty(steps + 1, dtype=tdtype, device=tdevice)
     history[0] = _watched_loss(eng.loss_tensor(state0), state0.Gw)
     scan = _loss_check(run, history, _gram.loss_from_grams(run.stats, grams0[2], run.gamma0),
@@ -306,20 +304,24 @@ class WeightEngine:
     :meth:`step` returns a new state and leaves the given one as it was
     (learning rate ``nu = N``: ``W' = W + c A G^T``, ``A' = A + c W G``,
     ``c = dt / gamma0``; out of place, the same arithmetic as the in-place
-    ``addmm_``/``add_`` it replaced, so the numbers are unchanged).
+    ``addmm_``/``add_`` it replaced, so the numbers are unchanged). :meth:`init`
+    (generator) draws width-``N`` weights from a CPU ``torch.Generator``
+    (:func:`~specdyn.sim.gram.weight_generator`: the Gram engine's draw).
     """
 
     #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
     #: divergence factor the driver uses for it.
     defaults: ClassVar[str] = "linear"
 
-    @v.constrained(gamma0=v.POSITIVE, dt=v.POSITIVE)
+    @v.constrained(gamma0=v.POSITIVE, dt=v.POSITIVE, N=v.SIZE, sigma_w=v.NONNEGATIVE,
+                   sigma_a=v.NONNEGATIVE)
     def __init__(self, stats: _gram.Stats, gamma0: float, dt: float,
                  xy: tuple[np.ndarray, np.ndarray] | None, dtype: Any = None,
-                 device: Any = None) -> None:
+                 device: Any = None, *, N: int, sigma_w: float, sigma_a: float) -> None:
         from specdyn._torch import resolve_device, resolve_dtype, torch
 
         t = self.t = torch()
+        self.N, self.sigma_w, self.sigma_a = N, sigma_w, sigma_a
         self.dtype, self.device = resolve_dtype(dtype), resolve_device(device)
         self.gamma0, self.c = gamma0, dt / gamma0
         if xy is not None:
@@ -341,11 +343,11 @@ class WeightEngine:
         SB = self.sigma @ B
         return self.cm - SB, 0.5 * self.syy_tr - (self.cm * B).sum() + 0.5 * (B * SB).sum()
 
-    @v.constrained(N=v.SIZE, sigma_w=v.NONNEGATIVE, sigma_a=v.NONNEGATIVE, seed=v.SEED)
-    def init(self, N: int, sigma_w: float, sigma_a: float, seed: DerivedSeed) -> WeightState:
-        """Initial weights (the same stream as the Gram engine's ``initial_grams``)."""
+    def init(self, generator: Any) -> WeightState:
+        """Initial weights from ``generator`` (the same draw as the Gram engine's)."""
         D, P = (self.X.shape[1], self.Y.shape[1]) if self.X is not None else self.cm.shape
-        chunks = list(_gram.weight_chunks(N, D, P, sigma_w, sigma_a, seed))
+        chunks = list(_gram.weight_chunks(self.N, D, P, self.sigma_w, self.sigma_a,
+                                          generator))
         W = self.t.cat([w for w, _ in chunks]).to(self.device, self.dtype)
         A = self.t.cat([a for _, a in chunks]).to(self.device, self.dtype)
         return WeightState(W, A, *self._grad_and_loss(W, A))
@@ -368,10 +370,11 @@ class WeightEngine:
 def _weights_gd(run: _Run, N: int, steps: int, xy: tuple[np.ndarray, np.ndarray] | None,
                 weight_seed: DerivedSeed, tdtype: Any, tdevice: Any, opts: protocol.RunOptions,
                 partial: Callable[[], Any]) -> None:
-    eng = WeightEngine(run.stats, run.gamma0, run.dt, xy, tdtype, tdevice)
-    t = eng.t
     s = run.setting
-    state0 = eng.init(N, s.sigma_w, s.sigma_a, weight_seed)
+    eng = WeightEngine(run.stats, run.gamma0, run.dt, xy, tdtype, tdevice, N=N,
+                       sigma_w=s.sigma_w, sigma_a=s.sigma_a)
+    t = eng.t
+    state0 = eng.init(_gram.weight_generator(weight_seed))
     history = t.empty(steps + 1, dtype=eng.dtype, device=eng.device)
     history[0] = _watched_loss(state0.loss, state0.W)
     scan = _loss_check(run, history, float(state0.loss), opts.factor)
@@ -419,7 +422,8 @@ def _flow(run: _Run, N: int | None, weight_seed: DerivedSeed) -> bool:
             ga_b[np.arange(r), np.arange(r)] = zeta[:r]
             run.record(int(step), bx @ np.diag(eta) @ bx.T, by @ ga_b @ by.T, bx @ gwa_b @ by.T)
     else:
-        grams0 = _gram.initial_grams(N, D, P, s.sigma_w, s.sigma_a, weight_seed)
+        grams0 = _gram.initial_grams(N, D, P, s.sigma_w, s.sigma_a,
+                                     _gram.weight_generator(weight_seed))
         states3, _ = _gram.solve_flow_full(run.stats, run.gamma0, grams0, times, _FLOW_RTOL,
                                            1e-14 * max(s.S, 1.0))
         for step, g in zip(run.ck, states3, strict=True):

@@ -125,10 +125,10 @@ class LinearStudentState:
 class LinearStudentEngine:
     """Single-layer linear students under GD, SGD or online SGD: the protocol's pair.
 
-    :meth:`init` draws the initial weights and then the data set from ``generator``
-    (that order keeps recorded runs) and gives the first :class:`LinearStudentState`,
-    which carries the data set (the engine keeps no run data);
-    :meth:`sample` (state) draws the batch of the next update (``None`` for
+    :meth:`init` (generator) draws the initial weights and then the data set (that
+    order keeps recorded runs) and gives the first :class:`LinearStudentState`,
+    which carries the data set (the engine keeps no run data and no generator);
+    :meth:`sample` (state, generator) draws the batch of the next update (``None`` for
     ``"population"`` and ``"gd"``, which need none); :meth:`step` (state, batch)
     makes one update ``W <- W - lr * grad`` and returns a new state. ``R`` replicas run side by side
     (batched tensors), each with its own data. Sizes and the method are those of
@@ -146,8 +146,14 @@ class LinearStudentEngine:
         Data-set size (``"gd"``, ``"sgd"``) and batch size (``"sgd"``, ``"online"``).
     noise_std, replicas
         Label noise and the number ``R`` of students.
-    generator
-        The run's ``torch.Generator`` (on the teacher's device).
+    sigma0
+        Initial weight scale: entries ``N(0, sigma0^2 / D)``.
+    inputs
+        The data set's inputs (``M x D``, shared by the replicas) for ``"gd"``/``"sgd"``,
+        or ``None`` to draw them in :meth:`init`.
+
+    The generators of :meth:`init` and :meth:`sample` are ``torch.Generator`` on the
+    teacher's device (the run's one generator: both draw from it in turn).
     """
 
     #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
@@ -155,29 +161,29 @@ class LinearStudentEngine:
     defaults: ClassVar[str] = "linear_student"
 
     @v.constrained(method=v.Choice(*METHODS), lr=v.POSITIVE, M=v.Int(0), B=v.Int(0),
-                   noise_std=v.NONNEGATIVE, replicas=v.SIZE)
+                   noise_std=v.NONNEGATIVE, replicas=v.SIZE, sigma0=v.POSITIVE)
     def __init__(self, teacher: Tensor, method: str, lr: float, *, M: int = 0, B: int = 0,
-                 noise_std: float = 0.0, replicas: int = 1, generator: Any) -> None:
+                 noise_std: float = 0.0, replicas: int = 1, sigma0: float = 1.0,
+                 inputs: Tensor | None = None) -> None:
         self.t = _torch.torch()
         self.Ws, self.method, self.lr = teacher, method, lr
         self.M, self.B, self.noise, self.R = M, B, noise_std, replicas
-        self.gen = generator
+        self.sigma0, self.inputs = sigma0, inputs
         self.kw = {"dtype": teacher.dtype, "device": teacher.device}
 
-    @v.constrained(sigma0=v.POSITIVE)
-    def init(self, sigma0: float, inputs: Tensor | None = None) -> LinearStudentState:
+    def init(self, generator: Any) -> LinearStudentState:
         """Initial weights (entries ``N(0, sigma0^2 / D)``), then the data set of
-        ``"gd"``/``"sgd"`` (``inputs``, ``M x D``, shared by the replicas, or drawn)."""
-        t, R, n = self.t, self.R, self.M
+        ``"gd"``/``"sgd"`` (the engine's ``inputs``, or drawn), from ``generator``."""
+        t, R, n, gen = self.t, self.R, self.M, generator
         P, D = self.Ws.shape
-        W = t.randn(R, P, D, generator=self.gen, **self.kw) * (sigma0 / np.sqrt(D))
+        W = t.randn(R, P, D, generator=gen, **self.kw) * (self.sigma0 / np.sqrt(D))
         data = None
         if self.method in ("gd", "sgd"):
-            if inputs is None:
-                X = t.randn(R, n, D, generator=self.gen, **self.kw)
+            if self.inputs is None:
+                X = t.randn(R, n, D, generator=gen, **self.kw)
             else:
-                X = inputs.expand(R, n, D).contiguous()
-            Y = X @ self.Ws.T + self.noise * t.randn(R, n, P, generator=self.gen, **self.kw)
+                X = self.inputs.expand(R, n, D).contiguous()
+            Y = X @ self.Ws.T + self.noise * t.randn(R, n, P, generator=gen, **self.kw)
             if self.method == "gd":
                 data = StudentData(X, Y, X.transpose(1, 2) @ X / n,  # R x D x D
                                    Y.transpose(1, 2) @ X / n)  # R x P x D
@@ -188,21 +194,22 @@ class LinearStudentEngine:
     def _sq_error(self, W: Tensor) -> Tensor:
         return ((W - self.Ws) ** 2).sum(dim=(1, 2))
 
-    def sample(self, state: LinearStudentState) -> tuple[Tensor, Tensor] | None:
-        """The batch ``(x, y)`` (``R x B x D``, ``R x B x P``) of the update of ``state``:
-        fresh samples (``"online"``) or ``B`` distinct rows of each replica's data
-        (``"sgd"``, from ``state.data``)."""
-        t, R, B = self.t, self.R, self.B
+    def sample(self, state: LinearStudentState, generator: Any
+               ) -> tuple[Tensor, Tensor] | None:
+        """The batch ``(x, y)`` (``R x B x D``, ``R x B x P``) of the update of ``state``,
+        from ``generator``: fresh samples (``"online"``) or ``B`` distinct rows of each
+        replica's data (``"sgd"``, from ``state.data``)."""
+        t, R, B, gen = self.t, self.R, self.B, generator
         P, D = self.Ws.shape
         if self.method == "online":
-            xb = t.randn(R, B, D, generator=self.gen, **self.kw)
+            xb = t.randn(R, B, D, generator=gen, **self.kw)
             yb = xb @ self.Ws.T
             if self.noise > 0:
-                yb = yb + self.noise * t.randn(R, B, P, generator=self.gen, **self.kw)
+                yb = yb + self.noise * t.randn(R, B, P, generator=gen, **self.kw)
             return xb, yb
         if self.method == "sgd":
             assert state.data is not None
-            idx = t.argsort(t.rand(R, self.M, generator=self.gen, device=self.Ws.device),
+            idx = t.argsort(t.rand(R, self.M, generator=gen, device=self.Ws.device),
                             dim=1)[:, :B]
             return (t.gather(state.data.X, 1, idx[..., None].expand(R, B, D)),
                     t.gather(state.data.Y, 1, idx[..., None].expand(R, B, P)))
@@ -219,7 +226,8 @@ class LinearStudentEngine:
             G = W @ state.data.Sig - state.data.C
         else:
             if batch is None:
-                raise ValueError(f"method {self.method!r} needs a batch (engine.sample(state))")
+                raise ValueError(f"method {self.method!r} needs a batch "
+                                 "(engine.sample(state, generator))")
             xb, yb = batch
             G = (xb @ W.transpose(1, 2) - yb).transpose(1, 2) @ xb / self.B
         W = W - self.lr * G
@@ -368,10 +376,12 @@ def train_linear_student(
     (gen_seed,) = protocol.seed_streams(seed, 1)
     gen = torch.Generator(device=dev).manual_seed(gen_seed)
     eng = LinearStudentEngine(torch.as_tensor(W_star, dtype=dt, device=dev), meth, eta, M=n,
-                              B=B, noise_std=noise, replicas=R, generator=gen)
-    state = eng.init(s0, None if X_in is None else torch.as_tensor(X_in, dtype=dt, device=dev))
+                              B=B, noise_std=noise, replicas=R, sigma0=s0,
+                              inputs=None if X_in is None
+                              else torch.as_tensor(X_in, dtype=dt, device=dev))
+    state = eng.init(gen)
     recorder = _Recorder(state, T, k, _teacher_pair(W_star, dt, dev) if overlaps else None,
-                         overlaps, eta, opts.factor, lambda: protocol.record_meta(
+                         overlaps, lambda: protocol.record_meta(
                              "linear_student", seed=seed, dtype=dt, device=dev, start=start,
                              steps=T, method=meth, P=P, D=D, lr=eta, sigma0=s0, M=n or None,
                              B=B or None, noise_std=noise, replicas=R))
@@ -380,12 +390,14 @@ def train_linear_student(
     errs = recorder.errs
 
     def step(state: LinearStudentState, t: int) -> LinearStudentState:
-        state = eng.step(state, eng.sample(state))
+        state = eng.step(state, eng.sample(state, gen))
         errs[t] = state.sq_error
         return state
 
-    check = protocol.scan_check(lambda lo, t: errs[lo:t + 1].mean(dim=1), recorder.limit,
-                                recorder.diverged)
+    check = protocol.Divergence(
+        "linear student", f"lower lr (now {eta:g}) below the stability threshold").check(
+        lambda lo, t: errs[lo:t + 1].mean(dim=1), float(errs[0].mean()), opts.factor,
+        "mean squared error", record=lambda j: recorder.run(j + 1))
     protocol.drive(state, step, T, rec, observe=recorder.snapshot, check=check, options=opts)
     return recorder.run(T + 1)
 
@@ -407,14 +419,12 @@ class _Recorder:
     :class:`LinearStudentRun` of those taken so far."""
 
     def __init__(self, state0: LinearStudentState, steps: int, k: int,
-                 pair: tuple[Tensor, Tensor] | None, overlaps: bool, lr: float, factor: float,
-                 meta: Any) -> None:
+                 pair: tuple[Tensor, Tensor] | None, overlaps: bool, meta: Any) -> None:
         W = state0.W
         self.errs = _torch.torch().empty(steps + 1, W.shape[0], dtype=W.dtype, device=W.device)
         self.errs[0] = state0.sq_error
-        self.limit = protocol.divergence_limit(float(self.errs[0].mean()), factor)
         self.k, self.pair, self.overlaps = k, pair, overlaps
-        self.lr, self.factor, self.meta = lr, factor, meta
+        self.meta = meta
         self.wide = W.shape[1] <= W.shape[2]  # P <= D
         self.steps: list[int] = []
         self.svals: list[np.ndarray] = []
@@ -457,11 +467,3 @@ class _Recorder:
             right_overlap2=np.asarray(self.right, dtype=np.float64),
             meta=self.meta(),
         )
-
-    def diverged(self, step: int) -> protocol.DivergenceError:
-        """The run's divergence error at ``step``, with the record before it."""
-        return protocol.divergence_error(
-            "linear student", step,
-            protocol.watched("mean squared error", float(self.errs[step].mean()), self.factor),
-            f"lower lr (now {self.lr:g}) below the stability threshold",
-            record=self.run(step + 1))

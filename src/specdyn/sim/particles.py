@@ -94,17 +94,23 @@ def initial_particles(init: Any, N: int, D: int, init_scale: tuple[float, float]
     d = D
     if isinstance(init, str):
         v.choice("init", init, ("gaussian",))
-        s_a, s_w = init_scale
-        rng = np.random.default_rng(seed)
-        theta = rng.standard_normal((N, d + 1))
-        theta[:, 0] *= s_a
-        theta[:, 1:] *= s_w / math.sqrt(d)
-        return theta
+        return gaussian_particles(N, D, init_scale, np.random.default_rng(seed))
     theta = v.real_array("init", as_host(init))
     if theta.shape != (N, d + 1):
         raise ValueError(f"init must be 'gaussian' or an array of shape (N, d+1) = "
                          f"{(N, d + 1)}, got {theta.shape}")
     return theta.copy()
+
+
+def gaussian_particles(N: int, D: int, init_scale: tuple[float, float],
+                       generator: np.random.Generator) -> np.ndarray:
+    """``N`` particles ``a ~ N(0, s_a^2)``, ``w ~ N(0, s_w^2 I_D / D)`` (rows ``[a, w]``,
+    float64) drawn from the numpy ``generator``."""
+    s_a, s_w = init_scale
+    theta = generator.standard_normal((N, D + 1))
+    theta[:, 0] *= s_a
+    theta[:, 1:] *= s_w / math.sqrt(D)
+    return theta
 
 
 def check_init_scale(init_scale: tuple[float, float]) -> None:
@@ -172,6 +178,12 @@ class ParticleEngine:
 
     Groups of a block are stored consecutively, so their functions and
     gradients are batched contractions over an ``(M, R, N)`` view (no gather).
+
+    :meth:`init` (generator) draws every block's particles in order from a numpy
+    ``Generator`` (:func:`gaussian_particles` with the engine's ``init_scale``, the draw
+    of ``mean_field_langevin``); :meth:`state_of` is the state of particles given by
+    the caller (``propagation_of_chaos``, whose blocks share one draw and whose
+    reference comes from its own stream).
     """
 
     #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
@@ -180,7 +192,11 @@ class ParticleEngine:
 
     @v.constrained(dt=v.POSITIVE, temperature=v.NONNEGATIVE, weight_decay=v.NONNEGATIVE)
     def __init__(self, act: Activation, x: Tensor, y: Tensor, blocks: Sequence[Block],
-                 dt: float, temperature: float, weight_decay: float) -> None:
+                 dt: float, temperature: float, weight_decay: float, *,
+                 init_scale: tuple[float, float] | None = None) -> None:
+        if init_scale is not None:
+            check_init_scale(init_scale)
+        self.init_scale = init_scale
         self._einsum = _torch().einsum
         self.act = act
         self.x, self.y = x, y
@@ -197,7 +213,17 @@ class ParticleEngine:
         self.chain_from_value = (_CHAIN_FROM_VALUE.get(act.name)
                                  if registered is act else None)
 
-    def init(self, particles: Any) -> ParticleState:
+    def init(self, generator: np.random.Generator) -> ParticleState:
+        """The state of particles drawn from the numpy ``generator``, block by block
+        (:func:`gaussian_particles`)."""
+        if self.init_scale is None:
+            raise ValueError("init_scale must be given as (s_a, s_w) for init to draw the "
+                             "particles; use state_of(particles) for particles of your own")
+        D = self.x.shape[1]
+        return self.state_of(np.concatenate([
+            gaussian_particles(b.R * b.N, D, self.init_scale, generator) for b in self.blocks]))
+
+    def state_of(self, particles: Any) -> ParticleState:
         """The state of ``particles`` (rows ``[a, w]``, all blocks stacked), as a tensor of
         the data's dtype and device."""
         return ParticleState(_torch().as_tensor(particles, dtype=self.x.dtype,
@@ -257,13 +283,9 @@ class ParticleEngine:
         return ParticleState(new, [0.5 * (r * r).mean(0) for r in res])
 
 
-def diverged(step: int, dt: float, what: str, record: Any = None) -> protocol.DivergenceError:
-    """The divergence error of the particle engines (the protocol's one message)."""
-    return protocol.divergence_error(
-        "mean-field Langevin run", step, what,
-        protocol.dt_advice(dt) + " or increase weight_decay; a large temperature or an "
-        "unbounded activation (quadratic, relu) with a large target also makes particles "
-        "escape", dt=dt, record=record)
+#: what the particle runs' divergence error advises beyond a smaller dt
+ESCAPE_ADVICE = (" or increase weight_decay; a large temperature or an unbounded activation "
+                 "(quadratic, relu) with a large target also makes particles escape")
 
 
 def blowup_check(theta_max: Tensor, loss: Tensor, steps: int, dt: float, factor: float
@@ -274,16 +296,18 @@ def blowup_check(theta_max: Tensor, loss: Tensor, steps: int, dt: float, factor:
     earlier of the two; the loss of state ``j`` is known once update ``j + 1`` is made, or
     the run has ended)."""
     limit = protocol.divergence_limit(1.0, factor)
+    says = protocol.Divergence("mean-field Langevin run", protocol.dt_advice(dt) + ESCAPE_ADVICE,
+                               dt)
 
     def check(state: ParticleState, k: int) -> ParticleState:
         j = first_divergent(theta_max[:k + 1], limit)
         known = k + 1 if k == steps else k  # loss entries filled so far
         i = first_divergent(loss[:known]) if known else None
         if i is not None and (j is None or i < j):
-            raise diverged(i, dt, protocol.watched("loss", float(loss[i]), factor))
+            raise says.error(i, protocol.watched("loss", float(loss[i]), factor))
         if j is not None:
-            raise diverged(j, dt, protocol.watched("max |theta|", float(theta_max[j]), factor,
-                                                   None))
+            raise says.error(j, protocol.watched("max |theta|", float(theta_max[j]), factor,
+                                                 None))
         return state
     return check
 

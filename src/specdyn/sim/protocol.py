@@ -2,7 +2,8 @@
 
 Every engine of :mod:`specdyn.sim` has the same shape (the jax-md one)::
 
-    state = engine.init(...)              # the initial state, a frozen dataclass
+    state = engine.init(generator)        # the initial state, a frozen dataclass
+    batch = engine.sample(state, generator)   # (engines that draw their batches)
     state = engine.step(state, batch)     # one update: a new state, no I/O, no host sync
 
 ``step`` returns the state and nothing else; a loss lives in the state (the
@@ -58,6 +59,7 @@ __all__ = [
     "DerivedSeed",
     "META_KEYS",
     "PROGRESS_MIN_STEPS",
+    "Divergence",
     "DivergenceError",
     "Engine",
     "Record",
@@ -85,16 +87,21 @@ S = TypeVar("S")
 class Engine(Protocol):
     """What every simulator of :mod:`specdyn.sim` is: an ``init``/``step`` pair on values.
 
-    - ``init(...) -> State``: the first state, a frozen dataclass (its arguments
-      are the engine's own: weights drawn by the caller, or a generator).
+    - ``init(generator) -> State``: the first state, a frozen dataclass, drawn from
+      ``generator`` (a ``torch.Generator`` for the engines that draw with torch, numpy's
+      ``Generator`` for the particles; sizes and scales are the engine's constructor
+      arguments). Randomness enters one way:
+      the generator is the caller's, no engine holds one
+      (``tests/sim/test_sim_engine_protocol.py``: equal generators, bit-identical
+      states; its ``INIT_PENDING`` names the engines not there yet).
     - ``step(state, batch) -> State``: one update, **pure**: a new state, the
       given one left bit for bit as it was (``tests/sim/test_sim_protocol.py``
       runs every engine's step twice on the same state). Scratch buffers belong
       to the state (a field excluded from its value, e.g.
       :class:`~specdyn.sim.two_layer_engine.TwoLayerState`'s ``work``), never to
       the engine or the caller. Full-batch engines take ``batch=None``.
-    - optional ``sample(state) -> Batch``: the batch of the next update, for
-      the engines that draw their own (from their generator).
+    - optional ``sample(state, generator) -> Batch``: the batch of the next update,
+      for the engines that draw their own (from the caller's generator).
 
     Everything else -- the history, the checkpoints, the divergence checks and
     their one error -- is :func:`drive`'s; each engine states its check interval
@@ -104,8 +111,8 @@ class Engine(Protocol):
 
     defaults: ClassVar[str]
 
-    def init(self, *args: Any, **kwargs: Any) -> Any:
-        """The first state."""
+    def init(self, generator: Any, /) -> Any:
+        """The first state, drawn from ``generator``."""
 
     def step(self, state: Any, batch: Any, /) -> Any:
         """One pure update on ``batch``: the state after it."""
@@ -374,25 +381,54 @@ def first_divergent(values: Any, limit: float = math.inf) -> int | None:
 
 
 def scan_check(history: Callable[[int, int], Any], limit: float,
-               error: Callable[[int], DivergenceError]) -> Callable[[S, int], S]:
+               error: Callable[[int, float], DivergenceError]) -> Callable[[S, int], S]:
     """A ``check`` for :func:`drive` that watches a history the engine fills as it runs.
 
     At step ``k`` it tests ``history(last, k)`` (entries ``last, last + 1, ...`` of
     the watched quantity, entry ``j`` being its value after ``j`` updates: one host
     sync for all the steps since the last check ``last``) with
-    :func:`first_divergent` against ``limit``, and raises ``error(j)`` for the first
-    bad entry ``j``.
+    :func:`first_divergent` against ``limit``, and raises ``error(j, value)`` for the
+    first bad entry ``j`` (``value``: that entry).
     """
     last = [0]
 
     def check(state: S, k: int) -> S:
-        bad = first_divergent(history(last[0], k), limit)
+        window = history(last[0], k)
+        bad = first_divergent(window, limit)
         if bad is not None:
-            raise error(last[0] + bad)
+            raise error(last[0] + bad, float(window[bad]))
         last[0] = k
         return state
 
     return check
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """What a run's divergence error says, as data: the one error of every engine.
+
+    Each entry point states its ``run`` name, its ``advice`` and its flow step ``dt``
+    (``None``: no time shown); :meth:`error` builds the message
+    (:func:`divergence_error`), :meth:`check` the driver's check of a watched history.
+    """
+
+    run: str
+    advice: str
+    dt: float | None = None
+
+    def error(self, step: int, what: str, record: Any = None) -> DivergenceError:
+        """The divergence error at ``step``, having seen ``what`` (see :func:`watched`)."""
+        return divergence_error(self.run, step, what, self.advice, dt=self.dt, record=record)
+
+    def check(self, history: Callable[[int, int], Any], start: float, factor: float,
+              name: str, *, scale: str | None = "its start",
+              record: Callable[[int], Any] | None = None) -> Callable[[S, int], S]:
+        """The :func:`scan_check` of ``history`` (the watched quantity ``name``) against
+        ``factor`` times ``start`` (:func:`divergence_limit`), raising :meth:`error`
+        (with ``record(j)``, the partial record up to the bad step ``j``, when given;
+        else the driver's ``partial``)."""
+        return scan_check(history, divergence_limit(start, factor), lambda j, x: self.error(
+            j, watched(name, x, factor, scale), None if record is None else record(j)))
 
 
 # ---------------------------------------------------------------------------- records

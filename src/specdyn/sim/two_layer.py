@@ -64,7 +64,7 @@ from specdyn.sim.linear import setting_dim
 from specdyn.sim.parameterization import Parameterization, get_parameterization
 from specdyn.sim.protocol import DerivedSeed
 from specdyn.sim.trajectory import Trajectory
-from specdyn.sim.two_layer_engine import TwoLayerEngine, TwoLayerState, init_weights
+from specdyn.sim.two_layer_engine import TwoLayerEngine, TwoLayerState
 
 __all__ = ["OPTIMIZERS", "PRECISIONS", "RECORDS", "postact_spectrum", "train_two_layer"]
 
@@ -202,10 +202,10 @@ def train_two_layer(
     else:
         xs, ys = to_numpy(X, np.float64), to_numpy(Y, np.float64)
         stats = _gram.Stats.build(xs.T @ xs / M, xs.T @ ys / M, ys.T @ ys / M)
-    W, A = init_weights(N, D, teacher.P, setting.sigma_w, setting.sigma_a, par, weight_seed,
-                        dtype, dev)
-    eng = TwoLayerEngine(act, par, dt, batch, t.bfloat16 if precision == "bf16" else None)
-    state0 = eng.init(W, A)
+    eng = TwoLayerEngine(act, par, dt, batch, t.bfloat16 if precision == "bf16" else None,
+                         sizes=(N, D, teacher.P), init_scale=(setting.sigma_w, setting.sigma_a),
+                         dtype=dtype, device=dev)
+    state0 = eng.init(_gram.weight_generator(weight_seed))
     batches = _Batches(optimizer, teacher, X, Y, batch, batch_seed, eng.compute)
     rec = _Recorder(eng, stats, teacher, X, Y, par.output_scale * setting.gamma0 * N,
                     record, dt, lambda: protocol.record_meta(
@@ -223,11 +223,19 @@ def train_two_layer(
         losses[k - 1] = state.loss_before
         return state
 
-    check = protocol.scan_check(
-        lambda lo, k: losses[lo:k],
-        protocol.divergence_limit(0.5 * float(np.trace(stats.syy)), opts.factor),
-        lambda j: rec.diverged(j, protocol.watched("batch loss", float(losses[j]), opts.factor,
-                                                   "the zero-output loss")))
+    hint = ", or use dtype=float64" if dtype == t.float32 else ""
+    says = protocol.Divergence("training", protocol.dt_advice(dt) + hint, dt)
+    scan = says.check(lambda lo, k: losses[lo:k], 0.5 * float(np.trace(stats.syy)),
+                      opts.factor, "batch loss", scale="the zero-output loss")
+
+    def check(state: TwoLayerState, k: int) -> TwoLayerState:
+        scan(state, k)  # the batch losses of the states before k
+        # state k's own loss is not known before update k + 1: its weights are tested here
+        # (w - w is 0 where w is finite, NaN elsewhere), before any checkpoint records it
+        if protocol.first_divergent(((state.Wt - state.Wt).sum()
+                                     + (state.At - state.At).sum()).reshape(1)) is not None:
+            raise says.error(k, "the weights are not finite")
+        return state
     old_prec = t.get_float32_matmul_precision()
     try:
         if precision == "tf32":
@@ -302,16 +310,10 @@ class _Recorder:
         self.a_mf, self.rec, self.dt, self.meta = a_mf, tuple(record), dt, meta
         self.bx, self.by, self.identity = teacher.basis_x, teacher.basis_y, \
             teacher.rotation is None
-        self.hint = ", or use dtype=float64" if X.dtype == _torch().float32 else ""
         self.steps: list[int] = []
         self.loss: list[float] = []
         self.series: dict[str, list[np.ndarray]] = {r: [] for r in self.rec}
         self.diags: dict[str, list[np.ndarray]] = {"xi": [], "eta": [], "zeta": []}
-
-    def diverged(self, step: int, what: str) -> protocol.DivergenceError:
-        """The run's divergence error at ``step``, having seen ``what``."""
-        return protocol.divergence_error("training", step, what,
-                                         protocol.dt_advice(self.dt) + self.hint, dt=self.dt)
 
     def snapshot(self, state: TwoLayerState, step: int) -> None:
         """Record checkpoint ``step`` (``state`` after ``step`` updates)."""
@@ -322,9 +324,6 @@ class _Recorder:
         gw = to_numpy(W64.T @ W64 / N)
         ga = to_numpy(A64.T @ A64 / N)
         gwa = to_numpy(W64.T @ A64 / N)
-        # a checkpoint's own test (the scan watches the batch losses): never record a NaN
-        if protocol.first_divergent(np.concatenate(([loss], gw.ravel(), ga.ravel()))) is not None:
-            raise self.diverged(step, f"loss {loss:.3g} or a Gram not finite at a checkpoint")
         self.steps.append(step)
         self.loss.append(loss)
         if "preact" in self.rec:

@@ -6,7 +6,7 @@ passes of ``f(x) = s A^T phi(W x)`` and makes one GD/SGD update of a
 :class:`TwoLayerState` (the weights, a value, and the scratch buffers of the
 passes, which belong to the state) with five matrix products and
 no autograd; :func:`init_weights` draws the initial weights from the linear
-engines' stream.
+engines' generator (:func:`~specdyn.sim.gram.weight_generator`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from specdyn._torch import torch as _torch
 from specdyn.models.activations import ACTIVATIONS, Activation
 from specdyn.sim import gram as _gram
 from specdyn.sim.parameterization import Parameterization
-from specdyn.sim.protocol import DerivedSeed
 
 __all__ = ["TwoLayerEngine", "TwoLayerState", "init_weights"]
 
@@ -100,6 +99,11 @@ class TwoLayerEngine:
     The loss of the weights *before* the update comes free with the gradients
     (a 0-d tensor, no host sync): the new state keeps it as ``loss_before``, the
     protocol's name for that convention.
+
+    :meth:`init` (generator) draws the initial weights (:func:`init_weights`, from a CPU
+    ``torch.Generator``) of the engine's ``sizes`` ``(N, D, P)`` and ``init_scale``
+    ``(sigma_w, sigma_a)`` in ``dtype`` on ``device``; :meth:`state_of` is the state of
+    weights given by the caller (tests, benchmarks).
     """
 
     #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
@@ -108,14 +112,27 @@ class TwoLayerEngine:
 
     @v.constrained(dt=v.POSITIVE, B=v.SIZE)
     def __init__(self, act: Activation, par: Parameterization, dt: float, B: int,
-                 compute: Any = None) -> None:
+                 compute: Any = None, *, sizes: tuple[int, int, int] | None = None,
+                 init_scale: tuple[float, float] = (1.0, 1.0), dtype: Any = None,
+                 device: Any = None) -> None:
         self.t = _torch()
         self.act, self.par, self.dt, self.B = act, par, float(dt), int(B)
         self.s = float(par.output_scale)
         self.compute = compute
         self.kind = self._kind(act)
+        self.sizes, self.init_scale = sizes, init_scale
+        self.dtype, self.device = dtype, device
 
-    def init(self, W: Tensor, A: Tensor) -> TwoLayerState:
+    def init(self, generator: Any) -> TwoLayerState:
+        """The state of initial weights drawn from ``generator`` (:func:`init_weights`)."""
+        if self.sizes is None:
+            raise ValueError("sizes must be given as (N, D, P) for init to draw the weights; "
+                             "use state_of(W, A) for weights of your own")
+        N, D, P = self.sizes
+        return self.state_of(*init_weights(N, D, P, *self.init_scale, self.par, generator,
+                                           self.dtype, self.device))
+
+    def state_of(self, W: Tensor, A: Tensor) -> TwoLayerState:
         """The state of initial weights ``W`` (``N x D``), ``A`` (``N x P``) (never
         modified), with the scratch buffers of the passes for their sizes, dtype and
         device."""
@@ -220,15 +237,15 @@ class TwoLayerEngine:
         return loss, (phi if want_phi else None)
 
 
-@v.constrained(N=v.SIZE, D=v.SIZE, P=v.SIZE, sigma_w=v.NONNEGATIVE, sigma_a=v.NONNEGATIVE,
-               seed=v.SEED)
+@v.constrained(N=v.SIZE, D=v.SIZE, P=v.SIZE, sigma_w=v.NONNEGATIVE, sigma_a=v.NONNEGATIVE)
 def init_weights(N: int, D: int, P: int, sigma_w: float, sigma_a: float, par: Parameterization,
-                 seed: DerivedSeed, dtype: Any, device: Any) -> tuple[Tensor, Tensor]:
-    """Initial ``(W, A)``: the same standard normals as the linear engines' (same seed),
+                 generator: Any, dtype: Any, device: Any) -> tuple[Tensor, Tensor]:
+    """Initial ``(W, A)``: the same standard normals as the linear engines' (a CPU
+    ``torch.Generator`` seeded alike, :func:`~specdyn.sim.gram.weight_generator`),
     scaled by ``sigma_w * par.w_std`` and ``sigma_a * par.a_std``."""
     t = _torch()
     ws, as_ = [], []
-    for w, a in _gram.weight_chunks(N, D, P, 1.0, 1.0, seed):
+    for w, a in _gram.weight_chunks(N, D, P, 1.0, 1.0, generator):
         ws.append(w)
         as_.append(a)
     W = (sigma_w * par.w_std) * t.cat(ws)
