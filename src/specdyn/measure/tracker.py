@@ -19,12 +19,12 @@ Conventions
 Steps
     ``tracker.step()`` closes iteration ``s`` (``s = 0, 1, ...``). At a
     scheduled ``s`` the forward hooks keep (a detached copy of) the outputs of
-    the tracked modules seen during iteration ``s``, up to ``max_samples``
-    rows, and ``step()`` copies the tracked weight matrices (after that
-    iteration's update). ``close()`` (and leaving a ``with`` block without an
-    exception) records the last step ``step()`` closed when the schedule
-    missed it (weights only: its forward pass had no hooks), so a run always
-    ends with a record.
+    the tracked modules seen during iteration ``s`` (of a widening ``Linear``,
+    its input and weight: below), up to ``max_samples`` rows, and ``step()``
+    copies the tracked weight matrices (after that iteration's update).
+    ``close()`` (and leaving a ``with`` block without an exception) records
+    the last step ``step()`` closed when the schedule missed it (weights
+    only: its forward pass had no hooks), so a run always ends with a record.
 Hooks
     The forward hooks exist only around a scheduled step: ``step()``
     registers them when the *next* step is scheduled and the record removes
@@ -64,7 +64,14 @@ Where the work happens
     ``Linear(d_in, d_out)`` or an ``Embedding``, whose rank is at most
     ``d_in`` or its number of rows, is first projected on its range when that
     bound is below half its smaller side, so a ``d_in + 10``-square Gram is
-    diagonalised instead of a ``d_out``-square one. Then the row files.
+    diagonalised instead of a ``d_out``-square one. A widening ``Linear``
+    (``d_in < d_out``; ``_tracker_hooks.takes_input``) is cheaper still: its
+    hook keeps the input rows and the weight of that forward pass instead of
+    the output (a smaller copy), and the output's spectrum comes from ``R
+    W^T``, ``R`` the QR factor of the centred input
+    (``spectra.linear_output_eigenvalues``, about a quarter of the work); its
+    float32 error bound is scaled by ``||X_c|| ||W|| / ||Y_c||``. Then the
+    row files.
     Helper process (shared by the process's trackers;
     ``summary_process=False``: the worker thread): the fits and tests, host
     numpy, which holds the GIL. Layers with
