@@ -47,8 +47,9 @@ override it). ``--device cuda`` runs model, copies and spectra there.
    issue 31, one ``gram_eigenvalues(X, precision="auto")`` per matrix, float64
    on a CPU) and this code (``batched_gram_eigenvalues``: one batched float32
    ``eigvalsh`` per shape, float64 where the range needs it, a Linear's output
-   projected on its range of rank ``d_in`` first). Best of ``--rounds``
-   interleaved rounds after a warm-up round; the machine's load average
+   projected on its range of rank ``d_in`` first, a widening Linear's output
+   taken from its kept input and weight, ``spectra.linear_output_eigenvalues``).
+   Best of ``--rounds`` interleaved rounds after a warm-up round; the machine's load average
    (``os.getloadavg``) before and after; the largest ``|delta lambda|`` between
    the arms' eigenvalues, relative to each spectrum's largest.
 
@@ -281,6 +282,9 @@ def _record_cost(args: argparse.Namespace) -> dict:
         for arm in (("reference", "new") if r % 2 == 0 else ("new", "reference")):
             swap: Any = _reference_spectra if arm == "reference" else batched
             tracker_mod.batched_gram_eigenvalues = swap
+            # the reference kept every module's output; this code keeps the input (and
+            # weight) of a widening Linear (``_tracker_hooks.takes_input``)
+            tr._hooks.inputs = arm != "reference"
             try:
                 bare_s = forward(False)
                 hooked_s = forward(True)           # the hooks clone the module outputs

@@ -387,3 +387,73 @@ def test_float32_batched_spectra_hold_entries_far_from_one(scale: float) -> None
     ref = gram_eigenvalues(X.double())
     assert np.all(np.isfinite(got)) and ref[0] > 0
     assert np.max(np.abs(got - ref)) < 1e-5 * ref[0]
+
+
+@pytest.mark.parametrize("n", [300, 30])          # QR of the input; the input itself
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_linear_output_spectrum_from_its_input_equals_the_output_spectrum(
+        n: int, dtype: torch.dtype) -> None:
+    """Eigenvalues of a centred ``Linear(40, 120)`` output (with bias, inputs off-centre)
+    from the input and weight: the output's own float64 spectrum, its rank's zeros, its
+    trace."""
+    from specdyn.measure.spectra import gram_eigenvalues, linear_output_eigenvalues
+
+    g = torch.Generator().manual_seed(6)
+    lin = torch.nn.Linear(40, 120)
+    with torch.no_grad():
+        lin.bias.copy_(torch.randn(120, generator=g) * 3)
+    X = torch.randn(n, 40, generator=g) @ torch.randn(40, 40, generator=g) + 2.0
+    ref = gram_eigenvalues(lin.double()(X.double()).detach(), center=True)
+    eigs, trace, cond = linear_output_eigenvalues(X.to(dtype), lin.weight.detach().to(dtype))
+    tol = 1e-5 if dtype == torch.float32 else 1e-10
+    assert eigs.shape == ref.shape == (min(n, 120),)
+    assert np.max(np.abs(eigs - ref)) < tol * ref[0]
+    rank = min(40, n - 1)
+    assert np.all(eigs[rank:] == 0.0) and eigs[rank - 1] > 0.0
+    assert trace == pytest.approx(ref.sum(), rel=tol) and cond >= 1.0
+    with pytest.raises(ValueError, match="W must be"):
+        linear_output_eigenvalues(X, lin.weight.detach().T)
+
+
+def test_tracker_takes_a_widening_linear_output_from_its_input(monkeypatch) -> None:
+    """A ``Linear(48, 160)`` output kept as input and weight: the spectrum and summaries of
+    the output kept itself (``Hooks.inputs`` off), and the float64 oracle's eigenvalues."""
+    from specdyn.measure import tracker as tracker_mod
+
+    calls: list[tuple[int, ...]] = []
+    real = tracker_mod.linear_output_eigenvalues
+
+    def spy(X, W, **kw):
+        calls.append(tuple(X.shape))
+        return real(X, W, **kw)
+
+    monkeypatch.setattr(tracker_mod, "linear_output_eigenvalues", spy)
+    gen = torch.Generator().manual_seed(8)
+    lin = torch.nn.Linear(48, 160)
+    with torch.no_grad():
+        lin.weight.copy_(torch.randn(160, 48, generator=gen) / 48 ** 0.5)
+    model = torch.nn.Sequential(lin, torch.nn.ReLU())
+    x = torch.randn(400, 48, generator=gen) + 1.0
+    tabs = {}
+    for inputs in (True, False):
+        tr = SpectrumTracker(model, modules=["0"], schedule=[0], n_boot=0, background=False,
+                             weights=False)
+        tr._hooks.inputs = inputs
+        model(x)
+        tr.step()
+        tabs[inputs] = tr.table()
+        tr.close()
+    assert calls == [(400, 48)]                       # the input, once: the first tracker
+    a, b = (_rows(tabs[k], "0", "activation") for k in (True, False))
+    assert list(a.quantity) == list(b.quantity)
+    ea = a[a.quantity == "activation_eigenvalue"].value.to_numpy()
+    eb = b[b.quantity == "activation_eigenvalue"].value.to_numpy()
+    Y = lin.double()(x.double()).detach().numpy()
+    Yc = Y - Y.mean(axis=0)
+    ref = np.sort(np.linalg.eigvalsh(Yc.T @ Yc / 400))[::-1]
+    assert ea.size == 160 and np.all(ea[48:] == 0.0)
+    assert np.max(np.abs(ea - ref)) < 1e-5 * ref[0]
+    assert np.max(np.abs(eb - ref)) < 1e-5 * ref[0]
+    sa, sb = (t[t["rank"] == 0].set_index("quantity")["value"] for t in (a, b))
+    assert len(sb) >= 3 and list(sa.index) == list(sb.index)   # samples and the fit's columns
+    assert sa.to_numpy() == pytest.approx(sb.to_numpy(), rel=1e-3, abs=1e-9)

@@ -50,6 +50,22 @@ def rank_bound(module: Any) -> int | None:
     return None
 
 
+def takes_input(module: Any) -> bool:
+    """Whether the tracker keeps ``module``'s input (and weight) instead of its output.
+
+    An exact ``Linear(d_in, d_out)`` with ``d_in < d_out`` (and, decided at
+    the first forward pass of a record, ``(rows + d_out) d_in < rows d_out``:
+    the input and weight are the smaller copy): its centred output
+    is ``X_c W^T``, whose spectrum
+    :func:`specdyn.measure.spectra.linear_output_eigenvalues` takes from the
+    ``n x d_in`` input and the ``d_out x d_in`` weight, a smaller copy and a
+    quarter of the work of the ``n x d_out`` output's.
+    """
+    import torch
+
+    return type(module) is torch.nn.Linear and int(module.in_features) < int(module.out_features)
+
+
 def nbytes(t: Any) -> int:
     """Bytes of a tensor's elements."""
     return int(t.nelement()) * int(t.element_size())
@@ -68,12 +84,15 @@ class Job:
     activations: list[tuple[str, Any]]
     copy_s: float = 0.0
     coalesced: list[int] = field(default_factory=list)
+    #: for a module whose input was kept (``takes_input``): the weight of that forward pass
+    factors: dict[str, Any] = field(default_factory=dict)
     nbytes: int = field(init=False)
 
     def __post_init__(self) -> None:
         # the copies this job holds (on their device) until the worker is done with it
         self.nbytes = (sum(nbytes(W) for _, W in self.weights)
-                       + sum(nbytes(h) for _, buf in self.activations for h in buf))
+                       + sum(nbytes(h) for _, buf in self.activations for h in buf)
+                       + sum(nbytes(W) for W in self.factors.values()))
 
 
 class Hooks:
@@ -81,6 +100,8 @@ class Hooks:
 
     ``capture()`` is asked at each forward pass: outputs are kept only while it
     is true (the framework adapters turn it off outside training steps).
+    For a module with ``takes_input`` (while ``inputs`` is true) the hook keeps
+    the input rows and, once a record, a copy of the weight they met.
     """
 
     def __init__(self, sites: list[ActivationSite], max_samples: int,
@@ -91,6 +112,8 @@ class Hooks:
         self.buffers: dict[str, list[Any]] = {s.name: [] for s in sites}
         self._counts: dict[str, int] = dict.fromkeys(self.buffers, 0)
         self._handles: list[Any] = []
+        self.inputs = True
+        self.factors: dict[str, Any] = {}
 
     @property
     def armed(self) -> bool:
@@ -110,31 +133,55 @@ class Hooks:
         self._handles = []
         for name in self.buffers:
             self.buffers[name], self._counts[name] = [], 0
+        self.factors = {}
 
-    def take(self) -> list[tuple[str, list[Any]]]:
-        """What the hooks kept, per site (then disarmed)."""
+    def take(self) -> tuple[list[tuple[str, list[Any]]], dict[str, Any]]:
+        """What the hooks kept, per site, and the weights of the inputs kept (then disarmed)."""
         acts = [(site.name, self.buffers[site.name]) for site in self.sites]
+        factors = self.factors
         self.disarm()
-        return acts
+        return acts, factors
 
     def _hook(self, site: ActivationSite) -> Callable[..., None]:
         name, fax = site.name, site.feature_axis
+        by_input = takes_input(site.module)
 
-        def hook(_module: Any, _inputs: Any, output: Any) -> None:
+        def hook(module: Any, inputs: Any, output: Any) -> None:
             if not self._capture():
                 return
             room = self.max_samples - self._counts[name]
             if room <= 0:
                 return
-            out = output[0] if isinstance(output, (tuple, list)) else output
-            if not hasattr(out, "detach") or out.ndim < 2 or not out.is_floating_point():
-                return
-            h = out.detach()
-            h = h.movedim(fax, -1) if fax != -1 else h
-            h = h.reshape(-1, h.shape[-1])[:room]
-            # Copy: an in-place op later in the forward (e.g. ReLU(inplace=True)) would
-            # otherwise change what we recorded.
-            self.buffers[name].append(h.clone())
-            self._counts[name] += int(h.shape[0])
+            if by_input and self.inputs and (name in self.factors or not self._counts[name]):
+                x = inputs[0] if isinstance(inputs, (tuple, list)) and inputs else None
+                if (x is not None and hasattr(x, "detach") and x.ndim >= 2
+                        and x.is_floating_point() and int(x.shape[-1]) == module.in_features):
+                    h = x.detach().reshape(-1, int(x.shape[-1]))[:room]
+                    if name not in self.factors:
+                        # only when input and weight are the smaller copy (the first pass's
+                        # rows decide; a few rows and a large weight: the output)
+                        d_in, d_out, rows = module.in_features, module.out_features, h.shape[0]
+                        if (rows + d_out) * d_in >= rows * d_out:
+                            self._keep_output(name, fax, output, room)
+                            return
+                        self.factors[name] = module.weight.detach().clone()
+                    self.buffers[name].append(h.clone())
+                    self._counts[name] += int(h.shape[0])
+                    return
+                if name in self.factors:  # inputs so far: no output rows mixed in
+                    return
+            self._keep_output(name, fax, output, room)
 
         return hook
+
+    def _keep_output(self, name: str, fax: int, output: Any, room: int) -> None:
+        out = output[0] if isinstance(output, (tuple, list)) else output
+        if not hasattr(out, "detach") or out.ndim < 2 or not out.is_floating_point():
+            return
+        h = out.detach()
+        h = h.movedim(fax, -1) if fax != -1 else h
+        h = h.reshape(-1, h.shape[-1])[:room]
+        # Copy: an in-place op later in the forward (e.g. ReLU(inplace=True)) would
+        # otherwise change what we recorded.
+        self.buffers[name].append(h.clone())
+        self._counts[name] += int(h.shape[0])

@@ -19,12 +19,12 @@ Conventions
 Steps
     ``tracker.step()`` closes iteration ``s`` (``s = 0, 1, ...``). At a
     scheduled ``s`` the forward hooks keep (a detached copy of) the outputs of
-    the tracked modules seen during iteration ``s``, up to ``max_samples``
-    rows, and ``step()`` copies the tracked weight matrices (after that
-    iteration's update). ``close()`` (and leaving a ``with`` block without an
-    exception) records the last step ``step()`` closed when the schedule
-    missed it (weights only: its forward pass had no hooks), so a run always
-    ends with a record.
+    the tracked modules seen during iteration ``s`` (of a widening ``Linear``,
+    its input and weight: below), up to ``max_samples`` rows, and ``step()``
+    copies the tracked weight matrices (after that iteration's update).
+    ``close()`` (and leaving a ``with`` block without an exception) records
+    the last step ``step()`` closed when the schedule missed it (weights
+    only: its forward pass had no hooks), so a run always ends with a record.
 Hooks
     The forward hooks exist only around a scheduled step: ``step()``
     registers them when the *next* step is scheduled and the record removes
@@ -64,7 +64,14 @@ Where the work happens
     ``Linear(d_in, d_out)`` or an ``Embedding``, whose rank is at most
     ``d_in`` or its number of rows, is first projected on its range when that
     bound is below half its smaller side, so a ``d_in + 10``-square Gram is
-    diagonalised instead of a ``d_out``-square one. Then the row files.
+    diagonalised instead of a ``d_out``-square one. A widening ``Linear``
+    (``d_in < d_out``; ``_tracker_hooks.takes_input``) is cheaper still: its
+    hook keeps the input rows and the weight of that forward pass instead of
+    the output (a smaller copy), and the output's spectrum comes from ``R
+    W^T``, ``R`` the QR factor of the centred input
+    (``spectra.linear_output_eigenvalues``, about a quarter of the work); its
+    float32 error bound is scaled by ``||X_c|| ||W|| / ||Y_c||``. Then the
+    row files.
     Helper process (shared by the process's trackers;
     ``summary_process=False``: the worker thread): the fits and tests, host
     numpy, which holds the GIL. Layers with
@@ -146,6 +153,7 @@ from specdyn.measure.layers import (
 from specdyn.measure.spectra import (
     PRECISIONS,
     batched_gram_eigenvalues,
+    linear_output_eigenvalues,
     rank_tolerance,
     top_gram_eigenvalues,
 )
@@ -481,13 +489,13 @@ class SpectrumTracker:
         t0 = time.perf_counter()
         W = [(m.name, m.get().clone()) for m in self.matrices]
         armed = self._hooks.armed
-        acts = self._hooks.take()
+        acts, factors = self._hooks.take()
         self._active = False
         if not armed:
             why = "hooks not armed: " + unarmed.format(s=s)
             self.skipped.extend((s, site.name, "activation", why) for site in self.sites)
-            acts = []
-        job = Job(s, W, acts, copy_s=time.perf_counter() - t0)
+            acts, factors = [], {}
+        job = Job(s, W, acts, copy_s=time.perf_counter() - t0, factors=factors)
         self._last_recorded = s
         if self._thread is None:
             self._run(job)
@@ -663,11 +671,18 @@ class SpectrumTracker:
         s = job.step
         bound = {site.name: rank_bound(site.module) for site in self.sites}
         mats: list[tuple[str, str, Any]] = [(name, "weight", W) for name, W in job.weights]
+        # a Linear whose input the hooks kept (``takes_input``): its output is X W^T (+ b)
+        factor: dict[int, Any] = {}
         for name, buf in job.activations:
             if not buf:
                 self.skipped.append((s, name, "activation", "no forward pass seen at this step"))
                 continue
-            mats.append((name, "activation", torch.cat(buf, dim=0)))
+            X, Wf = torch.cat(buf, dim=0), job.factors.get(name)
+            if Wf is not None and min(int(X.shape[0]), int(Wf.shape[0])) > self.max_dense:
+                X, Wf = X @ Wf.to(X.dtype).mT, None  # the top-k path reads the output itself
+            if Wf is not None:
+                factor[len(mats)] = Wf
+            mats.append((name, "activation", X))
         if mats:  # one host sync for every finiteness check of the record; min and max
             # (NaN and inf show there) in one pass each, without a mask the size of X
             finite = torch.stack([torch.isfinite(torch.stack(torch.aminmax(X))).all().to("cpu")
@@ -676,31 +691,38 @@ class SpectrumTracker:
                 if not ok:
                     what = "weights" if kind == "weight" else "activations"
                     _not_finite(s, name, what, self.out)
-        keep = []
-        for name, kind, X in mats:
+        keep, fac = [], []
+        for j, (name, kind, X) in enumerate(mats):
             if kind == "activation" and int(X.shape[0]) < 2:
                 self.skipped.append((s, name, "activation", "fewer than 2 samples"))
             else:
                 keep.append((name, kind, X))
-        dense = [i for i, (_, _, X) in enumerate(keep) if min(X.shape) <= self.max_dense]
+                fac.append(factor.get(j))
+        # the measured matrix's shape: a kept input stands for the n x d_out output
+        shape = [(int(X.shape[0]), int(X.shape[1]) if F is None else int(F.shape[0]))
+                 for (_, _, X), F in zip(keep, fac, strict=True)]
+        dense = [i for i, sh in enumerate(shape) if min(sh) <= self.max_dense]
         keys = [(keep[i][0], keep[i][1]) for i in dense]
         auto = self.precision == "auto"
         # float32 where it can pay: a Gram whose smaller side is below _F32_MIN costs less
         # in float64 than the a-posteriori check costs
-        small = {i for i in dense if min(int(d) for d in keep[i][2].shape) < _F32_MIN}
+        small = {i for i in dense if min(shape[i]) < _F32_MIN}
         for i, key in zip(dense, keys, strict=True):
             if i in small:
                 self._needs64[key] = True
-        eigs = self._spectra([keep[i] for i in dense], bound,
+        eigs = self._spectra([keep[i] for i in dense], [fac[i] for i in dense], bound,
                              [auto and not self._needs64.get(key, False) for key in keys])
         spectra_of: dict[int, tuple[np.ndarray, bool]] = {
-            i: (e, True) for i, e in zip(dense, eigs, strict=True)}
+            i: (e[0], True) for i, e in zip(dense, eigs, strict=True)}
+        via: dict[int, tuple[float, float]] = {
+            i: e[1] for i, e in zip(dense, eigs, strict=True) if e[1] is not None}
         for i, (_, kind, X) in enumerate(keep):
             if i not in spectra_of:  # too big for a dense Gram: the top of it
                 k = min(self.top or 256, min(int(d) for d in X.shape) - 1)
                 spectra_of[i] = (top_gram_eigenvalues(X, k, center=kind == "activation"), False)
         spectra = [self._spectrum(s, name, kind, X, *spectra_of[i],
-                                  check=auto and i in dense and i not in small)
+                                  check=auto and i in dense and i not in small,
+                                  shape=shape[i], via=via.get(i))
                    for i, (name, kind, X) in enumerate(keep)]
         t1, c1 = time.perf_counter(), time.thread_time()
         results, cpu = self._summarize(spectra)
@@ -712,9 +734,11 @@ class SpectrumTracker:
             self._needs64[key] = i in small or not results[i][2]
         if redo:
             c2 = time.thread_time()
-            again = self._spectra([keep[i] for i in redo], bound, [False] * len(redo))
-            redone = [self._spectrum(s, keep[i][0], keep[i][1], keep[i][2], e, True, check=True)
-                      for i, e in zip(redo, again, strict=True)]
+            again = self._spectra([keep[i] for i in redo], [fac[i] for i in redo], bound,
+                                  [False] * len(redo))
+            redone = [self._spectrum(s, keep[i][0], keep[i][1], keep[i][2], e, True, check=True,
+                                     shape=shape[i], via=info)
+                      for i, (e, info) in zip(redo, again, strict=True)]
             c3 = time.thread_time()
             more, cpu2 = self._summarize(redone)
             cpu += cpu2
@@ -730,23 +754,54 @@ class SpectrumTracker:
         self.skipped.extend(skipped)
         return rows, cpu
 
-    def _spectra(self, mats: list[tuple[str, str, Any]], bound: dict[str, int | None],
-                 f32: list[bool]) -> list[np.ndarray]:
-        """Dense spectra of ``(name, kind, X)``: float32 where ``f32``, else float64."""
-        return batched_gram_eigenvalues(
-            [X for _, _, X in mats], [kind == "activation" for _, kind, _ in mats],
-            ranks=[bound.get(name) if kind == "activation" else None for name, kind, _ in mats],
-            start64=[not f for f in f32], precision="float32" if any(f32) else "float64")
+    def _spectra(self, mats: list[tuple[str, str, Any]], factors: list[Any],
+                 bound: dict[str, int | None], f32: list[bool],
+                 ) -> list[tuple[np.ndarray, tuple[float, float] | None]]:
+        """Dense spectra of ``(name, kind, X)``: float32 where ``f32``, else float64.
+
+        With each, for a kept input (``factors[i]``, its weight): the trace and
+        condition of ``linear_output_eigenvalues``; else ``None``.
+        """
+        import torch
+
+        out: list[tuple[np.ndarray, tuple[float, float] | None]] = [(np.empty(0), None)] * len(mats)
+        for i, W in enumerate(factors):
+            if W is not None:
+                e, trace, cond = linear_output_eigenvalues(
+                    mats[i][2], W, dtype=torch.float32 if f32[i] else torch.float64)
+                out[i] = (e, (trace, cond))
+        rest = [i for i, W in enumerate(factors) if W is None]
+        if rest:
+            sub = [mats[i] for i in rest]
+            eigs = batched_gram_eigenvalues(
+                [X for _, _, X in sub], [kind == "activation" for _, kind, _ in sub],
+                ranks=[bound.get(name) if kind == "activation" else None
+                       for name, kind, _ in sub],
+                start64=[not f32[i] for i in rest],
+                precision="float32" if any(f32[i] for i in rest) else "float64")
+            for i, e in zip(rest, eigs, strict=True):
+                out[i] = (e, None)
+        return out
 
     @staticmethod
     def _spectrum(s: int, name: str, kind: str, X: Any, e: np.ndarray, complete: bool, *,
-                  check: bool) -> Spectrum:
-        """The summary process's input; ``check``: with the float32 error bound."""
+                  check: bool, shape: tuple[int, int] | None = None,
+                  via: tuple[float, float] | None = None) -> Spectrum:
+        """The summary process's input; ``check``: with the float32 error bound.
+
+        ``shape``: of the measured matrix (default ``X``'s); ``via``: the trace
+        and condition of ``linear_output_eigenvalues`` when ``X`` is the input.
+        """
         import torch
 
-        n, p = (int(d) for d in X.shape)
+        n, p = shape if shape is not None else (int(d) for d in X.shape)
         err, trace = 0.0, float("nan")
-        if check and e.size:
+        if check and e.size and via is not None:
+            # the QR's and product's rounding is relative to ||X_c|| ||W||, not ||Y_c||
+            # (the condition factor); B's own trace cannot see it, so none is passed and
+            # the noise variance's check counts each bulk eigenvalue's bound
+            err = rank_tolerance(float(e[0]), (n, p), torch.float32) * via[1]
+        elif check and e.size:
             err = rank_tolerance(float(e[0]), (n, p), torch.float32)
             # the eigenvalues' exact sum, for the a-posteriori check: norms of 256-entry
             # chunks in X's dtype (to ~256 eps32), their squares summed in float64

@@ -123,6 +123,8 @@ class DeepLinearEngine:
         array per layer; :meth:`init` still makes the draw, so the data that follow are
         the same), or ``None``.
 
+    Notes
+    -----
     The generators of :meth:`init` and :meth:`sample` are ``torch.Generator`` on the
     teacher's device (the run's one generator: both, and the recorder, draw from it).
     """

@@ -152,6 +152,8 @@ class LinearStudentEngine:
         The data set's inputs (``M x D``, shared by the replicas) for ``"gd"``/``"sgd"``,
         or ``None`` to draw them in :meth:`init`.
 
+    Notes
+    -----
     The generators of :meth:`init` and :meth:`sample` are ``torch.Generator`` on the
     teacher's device (the run's one generator: both draw from it in turn).
     """
