@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from specdyn.measure import find_outliers, fit_mp_bulk
+from specdyn.measure import find_outliers, fit_mp_bulk, rank_tolerance
 from specdyn.measure import outliers as outl
 from specdyn.theory import rmt
 
@@ -354,3 +354,26 @@ def test_fitted_edge_bad_input() -> None:
         find_outliers(eigs, 0.5, edge="fit", sigma2=1.0)
     with pytest.raises(ValueError, match="too few"):
         find_outliers(eigs[-4:], 0.5, n_samples=8, edge="fit")
+
+
+def test_square_matrix_with_strong_spikes_keeps_its_smallest_eigenvalue() -> None:
+    """A square weight matrix (N = D) with large spikes: lambda_1 sets the rank tolerance,
+    and the hard-edge bulk's smallest eigenvalue (O(sigma2 / m^2)) falls below it by chance
+    (two-step-phase --full, cell (0.27, 0.33): 1.1e-10 under a tolerance of 2.3e-10). One
+    such value is the bulk, not a rank deficiency; two are, and so is one off the hard edge."""
+    from specdyn.measure import covariance_spectrum
+
+    eigs = covariance_spectrum(np.random.default_rng(95).standard_normal((300, 300)),
+                               center=False)
+    spiked = eigs.copy()
+    spiked[0] = 1e5 * eigs[0]                                 # tolerance 1e5 x larger
+    assert np.sum(spiked <= rank_tolerance(spiked[0], (300, 300))) == 1
+    report = find_outliers(spiked, 1.0, n_samples=300)
+    assert report.n_outliers >= 1
+    two = spiked.copy()
+    two[-2] = two[-1]
+    with pytest.raises(ValueError, match="rank deficient"):
+        find_outliers(two, 1.0, n_samples=300)
+    off_edge = np.concatenate([spiked[:150], spiked[-1:]])    # 151 values, ratio 0.5
+    with pytest.raises(ValueError, match="rank deficient"):
+        find_outliers(off_edge, 0.5, n_samples=302)
