@@ -157,7 +157,7 @@ FRESH_NOISE_NOT_HELD_AT_FULL = {
 #: The quick seed count, changed after a run (issue 30: marked on the claims it was made
 #: for).
 QUICK_SEEDS_REVISED = (
-    "COMMIT (issue 33 item 3): quick seeds 2 -> 3, after the quick run on the derived "
+    "fb62d68 (issue 33 item 3): quick seeds 2 -> 3, after the quick run on the derived "
     "seeds (dbb53d9), where 'He3: reused min overlap - fresh max overlap' held (0.113) and "
     "also held on 3 of the mutation test's 5 shuffled tables: a shuffle across targets "
     "orders 2 reused above 2 fresh overlaps by chance in 12 % of shuffles (400 shuffles, "
