@@ -34,7 +34,8 @@ import pandas as pd
 
 from specdyn import theory
 from specdyn._progress import progress
-from specdyn.experiments.finite_size_theory import compare, finite_size_claims
+from specdyn.experiments.finite_size_theory.claims import finite_size_claims
+from specdyn.experiments.finite_size_theory.run import compare
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import train_linear
 

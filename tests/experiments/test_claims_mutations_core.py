@@ -19,19 +19,16 @@ import pandas as pd
 import pytest
 
 from specdyn import theory
-from specdyn.experiments.finite_size_theory import (
-    FiniteSizeConfig as FSTConfig,
-)
-from specdyn.experiments.finite_size_theory import (
+from specdyn.experiments.finite_size_theory.claims import (
     effective_claims,
     finite_size_claims,
 )
-from specdyn.experiments.linear_figures import (
-    Fig2Config,
-    FiniteSizeConfig,
-    fig2_claims,
+from specdyn.experiments.finite_size_theory.config import (
+    FiniteSizeConfig as FSTConfig,
 )
-from specdyn.experiments.linear_figures import finite_size_slope_claims as size_slope_claims
+from specdyn.experiments.linear_figures.claims import fig2_claims
+from specdyn.experiments.linear_figures.claims import finite_size_slope_claims as size_slope_claims
+from specdyn.experiments.linear_figures.config import Fig2Config, FiniteSizeConfig
 from specdyn.experiments.nonlinear_figures.claims import fig4_claims
 from specdyn.experiments.nonlinear_figures.config import Fig4Config
 from specdyn.experiments.nonlinear_figures.run import theory_slopes

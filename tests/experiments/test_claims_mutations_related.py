@@ -15,14 +15,14 @@ import pandas as pd
 import pytest
 
 from specdyn.data.hermite import HermiteTarget
-from specdyn.experiments.mean_field import (
-    AtomsConfig,
+from specdyn.experiments.mean_field.claims import (
     atoms_claims,
     budget_claims,
     chaos_claims,
-    orbit_changes,
     threshold_claims,
 )
+from specdyn.experiments.mean_field.config import AtomsConfig
+from specdyn.experiments.mean_field.readings import orbit_changes
 from specdyn.experiments.outlier_escape.claims import (
     bbp_claims,
     lr_transfer_claims,

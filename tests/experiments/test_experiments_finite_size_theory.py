@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from specdyn import theory
-from specdyn.experiments.finite_size_theory import FiniteSizeConfig
+from specdyn.experiments.finite_size_theory.config import FiniteSizeConfig
 from specdyn.runs import run_experiment
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from specdyn import io, theory
-from specdyn.experiments.linear_figures import Fig2Config, FiniteSizeConfig
+from specdyn.experiments.linear_figures.config import Fig2Config, FiniteSizeConfig
 from specdyn.runs import get, run_experiment
 from specdyn.runs.config import config_from_dict, config_to_dict
 from specdyn.settings import PowerLawSetting

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from specdyn.experiments.mean_field import AtomsConfig, BudgetConfig, ChaosConfig
+from specdyn.experiments.mean_field.config import AtomsConfig, BudgetConfig, ChaosConfig
 from specdyn.runs import get, run_experiment
 
 

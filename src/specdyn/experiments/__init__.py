@@ -4,10 +4,10 @@ Importing this package registers every experiment of the modules listed in
 ``_MODULES`` with :mod:`specdyn.runs`, which finds this package through the
 ``specdyn.experiments`` entry point (``pyproject.toml``); run them with
 ``specdyn reproduce`` or :func:`specdyn.runs.run_experiment`. Each topic is a
-package of ``config``, ``claims`` and ``run`` modules (``theory_figures``; the flat
-modules are still to be split, ``tests/project/test_experiment_modules.py``); add
-its name to ``_MODULES`` to plug a new experiment in; a separate package plugs its
-own in with an entry point of the same group.
+package of ``config``, ``claims`` and ``run`` modules, none over 500 lines
+(``tests/project/test_experiment_modules.py``; ``docs/concepts.md`` shows the
+layout); add its name to ``_MODULES`` to plug a new experiment in; a separate
+package plugs its own in with an entry point of the same group.
 """
 
 from __future__ import annotations

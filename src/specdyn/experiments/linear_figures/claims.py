@@ -1,46 +1,37 @@
-"""Finite-width simulations of the linear network: Fig. 2 and a finite-size study.
+"""The linear figures' claims: pure functions of a table and its config.
 
-``fig2``: the paper's Fig. 2 (Appendix G) with the exact Gram-space engine:
-full-batch GD, learning rate ``nu = N``, ``dt = 1`` (``t = step``), spectra of
-``H H^T/(MN)`` against the closed form. ``finite-size``: how the agreement
-with the (infinite-width, population) theory improves with the width ``N`` at
-``M = inf`` and with the number of samples ``M`` at ``N = inf`` (gradient flow,
-so that nothing but the finite size separates simulation and theory).
+Every tolerance, dispute and revision record is fixed here before the run (the ranks of
+fig2's ``t = 0`` exponent fit, ``INIT_KMIN..INIT_KMAX``, bound the config's sizes, in
+config); :func:`fig2_claims` checks the tables ``fig2.parquet`` and
+``fig2_alpha.parquet``, :func:`finite_size_slope_claims` ``finite-size.parquet`` (the
+``*_claims_of`` functions read those from a run's folder, for the registry). The windows
+the claims read in (:func:`late_start`, :func:`learned_ranks`) and the curves' readings
+(:func:`early_growth_exponent`, :func:`curve_correlation`, :func:`upper_half_slope`) are
+here too; the runs use two of them for their figures and summaries.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from specdyn import _validate as v
-from specdyn import io, theory
-from specdyn._progress import progress
-from specdyn.experiments.paper_setting import PaperSettingConfig
-from specdyn.measure.exponents import fit_exponents, loglog_fit, two_point_exponent
-from specdyn.plot import linear as lplot
-from specdyn.plot import save_figure
+from specdyn import theory
+from specdyn.experiments.linear_figures.config import (
+    INIT_KMAX,
+    INIT_KMIN,
+    Fig2Config,
+    FiniteSizeConfig,
+)
+from specdyn.measure.exponents import fit_exponents
 from specdyn.runs.claims import Claim, learning_order, loglog_slope, within
-from specdyn.runs.registry import ExperimentResult, Measured, register
-from specdyn.schedule import Schedule
 from specdyn.settings import PowerLawSetting
-from specdyn.sim.linear import train_linear
-from specdyn.sim.overlay import theory_agreement, theory_spectra
-from specdyn.sim.protocol import derive_seed
 
 FIT_RANKS = (1, 2, 3)  # ranks of a local log-log fit (kept for fit_exponent's callers)
 LOCAL_RANKS = (1, 2)  # the two-point local exponent at k = 1 of fig2's panel (b)
 
-# fig2's claims: every tolerance fixed before the run.
-#: Ranks of the t = 0 exponent fit: the top of the spectrum, where a sample covariance of
-#: M >= 8 D samples moves a level by a few percent (its tail bends with D/M).
-INIT_KMIN, INIT_KMAX = 2, 16
-_INIT_FIT = f"the t = 0 exponent fit uses ranks {INIT_KMIN}..{INIT_KMAX}"
+# fig2's claims: every tolerance fixed before the run (the fit's ranks are in config).
 #: |fitted exponent - alpha| at t = 0.
 INIT_TOL = 0.1
 #: median over ranks of |log rho_sim / rho_theory|, at every checkpoint.
@@ -65,35 +56,6 @@ ORDER_MIN = 0.9
 #: (sinh(x) = x within 1.5 %) over ranks INIT_KMIN..INIT_KMAX; the exact theory's own slope in
 #: those windows is 1.93 (the sinh and u corrections), the pilot run (seed 1) measured 1.96.
 GROWTH, GROWTH_TOL, SINH_ARG = 2.0, 0.2, 0.3
-
-
-
-@dataclass(frozen=True)
-@v.constrained_fields(D=v.Int(INIT_KMAX, why=_INIT_FIT), N=v.SIZE,
-                      M=v.Int(INIT_KMAX, why=_INIT_FIT), steps=v.SIZE, dt=v.POSITIVE,
-                      checkpoints=v.SIZE, n_curves=v.Int(2),
-                      dtype=v.Choice("float32", "float64"))
-class Fig2Config(PaperSettingConfig):
-    """Fig. 2. Defaults: a laptop-sized version; ``--full``: the paper's sizes.
-
-    ``checkpoints`` is a count of log-spaced steps (``Schedule.log``), as everywhere.
-    """
-
-    D: int = 128
-    N: int = 2048
-    M: int = 1024
-    steps: int = 10_000
-    dt: float = 1.0
-    checkpoints: int = 60
-    n_curves: int = 8
-    dtype: str = "float64"
-
-
-
-def _fig2_full() -> Fig2Config:
-    # Appendix G: D = P = 512, N = 8192, M = 4096; 3e4 steps so mode 512 has learned.
-    # float32 halves the cost of the O(D^3) step; spectra are taken in float64.
-    return Fig2Config(D=512, N=8192, M=4096, steps=30_000, dtype="float32")
 
 
 def late_start(s: PowerLawSetting) -> float:
@@ -213,110 +175,10 @@ def curve_correlation(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.corrcoef(a, b)[0, 1])
 
 
-def _fig2_claims_of(cfg: Fig2Config, folder: Path) -> list[Claim]:
+def fig2_claims_of(cfg: Fig2Config, folder: Path) -> list[Claim]:
+    """fig2's claims on the tables of a run's folder (the registry's ``claims``)."""
     return fig2_claims(pd.read_parquet(folder / "fig2.parquet"),
                        pd.read_parquet(folder / "fig2_alpha.parquet"), cfg)
-
-
-@register("fig2", "Fig. 2: finite-width linear network vs the exact spectrum dynamics",
-          Fig2Config, full=_fig2_full, claims=_fig2_claims_of,
-          measured={"fig2.parquet": Measured(("rho_sim",)),
-                    "fig2_alpha.parquet": Measured(
-                        ("alpha_eff",), where={"source": ("simulation-local-k1-2",)})})
-def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
-    s = cfg.setting()
-    start = time.perf_counter()
-    tr = train_linear(s, cfg.N, cfg.M, cfg.steps, dt=cfg.dt, engine="gram",
-                      checkpoints=cfg.checkpoints, seed=cfg.seed, dtype=cfg.dtype,
-                      progress=True)  # one long run: its bar (entry points default to none)
-    sim_wall = time.perf_counter() - start
-    th = theory_spectra(tr, s)
-    k = np.arange(1, cfg.D + 1)
-
-    # panel (a): t = 0 and log-spaced checkpoints
-    pos = tr.times[tr.times > 0]
-    want = np.geomspace(pos.min(), pos.max(), cfg.n_curves - 1)
-    rows = np.unique([0] + [int(np.argmin(np.abs(np.log(tr.times[1:] / w)))) + 1
-                            for w in want])
-    # panel (b): the theory's exact derivative at k = 1 on a fine grid from t = 0, and one
-    # estimator -- the two-point slope at k = 1, log(rho_1/rho_2)/log 2 -- applied to the
-    # theory's and to the simulation's spectrum alike
-    t_fine = np.concatenate([[0.0], np.geomspace(max(pos.min(), 1e-2), pos.max(), 300)])
-    alpha_exact = theory.alpha_eff(s, 1.0, t_fine)
-    rho_fine = theory.rho(s, np.asarray(LOCAL_RANKS, dtype=float)[None, :], t_fine[:, None])
-    alpha_local_theory = two_point_exponent(rho_fine, LOCAL_RANKS)
-    alpha_sim = two_point_exponent(tr.spectra, LOCAL_RANKS)
-    alpha_th_ck = two_point_exponent(th, LOCAL_RANKS)
-    late_t = late_start(s)
-    late = tr.times >= late_t
-    gap = float(np.median(alpha_sim[late] - alpha_th_ck[late])) if late.any() else float("nan")
-    worst = int(np.argmax(np.abs(alpha_sim - alpha_th_ck)))
-    why = (f"simulation - theory: late (t >= {late_t:.3g}) {gap:+.3f}, largest "
-           f"{alpha_sim[worst] - alpha_th_ck[worst]:+.3f} at t = {tr.times[worst]:g}\n"
-           f"separating them: finite width "
-           f"N = {cfg.N},\nfinite samples M = {cfg.M} (the sample covariance is not "
-           f"$\\Lambda$),\nGD with dt = {cfg.dt:g} against gradient flow")
-
-    fig = lplot.fig2(tr.times[rows], k, th[rows], tr.spectra[rows], t_fine, alpha_exact,
-                     alpha_local_theory, tr.times, alpha_sim, local_ranks=LOCAL_RANKS,
-                     note=why, symlog_t=cfg.dt, late_t=late_t,
-                     title=f"D = P = {cfg.D}, N = {cfg.N}, M = {cfg.M}, GD dt = {cfg.dt:g}, "
-                           f"{cfg.dtype}, Gram engine")
-    figures = save_figure(fig, out_dir / "fig2")
-
-    spectra = pd.DataFrame({
-        "step": np.repeat(tr.steps, cfg.D), "t": np.repeat(tr.times, cfg.D),
-        "k": np.tile(k, len(tr)), "rho_sim": tr.spectra.ravel(), "rho_theory": th.ravel(),
-    })
-    alpha = pd.concat([
-        pd.DataFrame({"t": t_fine, "source": "theory-exact-k1", "alpha_eff": alpha_exact}),
-        pd.DataFrame({"t": t_fine, "source": "theory-local-k1-2",
-                      "alpha_eff": alpha_local_theory}),
-        pd.DataFrame({"t": tr.times, "source": "theory-local-k1-2-checkpoints",
-                      "alpha_eff": alpha_th_ck}),
-        pd.DataFrame({"t": tr.times, "source": "simulation-local-k1-2",
-                      "alpha_eff": alpha_sim}),
-    ], ignore_index=True)
-    agree = theory_agreement(tr, s)
-    tables = [io.write_table(spectra, out_dir / "fig2.parquet"),
-              io.write_table(alpha, out_dir / "fig2_alpha.parquet"),
-              io.write_table(agree, out_dir / "fig2_agreement.parquet"),
-              io.write_table(tr.to_frame(), out_dir / "fig2_trajectory.parquet")]
-    io.write_json({"setting": s.to_dict(), "config": asdict(cfg), "run": tr.meta},
-                  out_dir / "fig2_settings.json")
-    summary = {
-        "sim_wall_time_s": sim_wall,
-        "time_per_step_ms": 1e3 * sim_wall / cfg.steps,
-        "final_median_abs_log": float(agree.median_abs_log.iloc[-1]),
-        "final_max_abs_log": float(agree.max_abs_log.iloc[-1]),
-        "max_abs_alpha_sim_minus_theory_local": float(np.max(np.abs(alpha_sim - alpha_th_ck))),
-        "late_alpha_sim_minus_theory_local": gap,
-        "late_window_t_min": late_t,
-        "alpha_theory_exact_range": [float(alpha_exact.min()), float(alpha_exact.max())],
-    }
-    return ExperimentResult("fig2", out_dir, figures=figures, tables=tables, summary=summary)
-
-
-@dataclass(frozen=True)
-@v.constrained_fields(sizes=v.Tuple(v.SIZE, min_len=2, why="two sizes at least, to fit a slope"),
-                      t_max=v.POSITIVE, checkpoints=v.Int(2), n_seeds=v.SIZE)
-class FiniteSizeConfig(PaperSettingConfig):
-    """Agreement with theory vs width and samples. Defaults: quick; ``--full``: larger.
-
-    ``checkpoints`` is a count of log-spaced steps (``Schedule.log``), as everywhere;
-    step 0 is not recorded (the agreement is averaged over the dynamics, ``t > 0``).
-    """
-
-    sizes: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096)
-    t_max: float = 1000.0
-    checkpoints: int = 12
-    n_seeds: int = 3
-
-
-
-def _finite_size_full() -> FiniteSizeConfig:
-    return FiniteSizeConfig(D=64, sizes=(64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384),
-                            t_max=2000.0, n_seeds=5)
 
 
 #: The error slope against N or M: fluctuations of a Wishart Gram or of a sample covariance
@@ -366,54 +228,6 @@ def finite_size_slope_claims(df: pd.DataFrame, cfg: FiniteSizeConfig) -> list[Cl
             for axis in ("N", "M")]
 
 
-def _finite_size_claims_of(cfg: FiniteSizeConfig, folder: Path) -> list[Claim]:
+def finite_size_claims_of(cfg: FiniteSizeConfig, folder: Path) -> list[Claim]:
+    """finite-size's claims on the table of a run's folder (the registry's ``claims``)."""
     return finite_size_slope_claims(pd.read_parquet(folder / "finite-size.parquet"), cfg)
-
-
-@register("finite-size", "agreement of finite-N / finite-M linear networks with the theory",
-          FiniteSizeConfig, full=_finite_size_full, claims=_finite_size_claims_of,
-          measured={"finite-size.parquet": Measured(("median_abs_log", "max_abs_log"),
-                                                    by=("axis",))})
-def run_finite_size(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
-    s = cfg.setting()
-    # t is continuous (gradient flow); "steps" are units of dt = t_max / 1000.
-    dt = cfg.t_max / 1000.0
-    # ``checkpoints`` log-spaced steps in [1, 1000]; step 0 is left out of the mean over t
-    ck = Schedule.log(cfg.checkpoints + 1).resolve(1000)[1:]
-    rows = []
-    runs = [(axis, size, rep) for axis in ("N", "M") for size in cfg.sizes
-            for rep in range(cfg.n_seeds)]
-    for axis, size, rep in progress(runs, total=len(runs), desc="finite-size"):
-        N, M = (size, None) if axis == "N" else (None, size)
-        seed = derive_seed(cfg.seed, "rep", rep)  # the same repeats at every size
-        tr = train_linear(s, N, M, 1000, dt=dt, method="flow", checkpoints=ck,
-                          seed=seed, progress=False)
-        ag = theory_agreement(tr, s)
-        rows.append({"axis": axis, "size": size, "seed": seed,
-                     "median_abs_log": float(ag.median_abs_log.mean()),
-                     "max_abs_log": float(ag.max_abs_log.mean())})
-    df = pd.DataFrame(rows)
-    tables = [io.write_table(df, out_dir / "finite-size.parquet")]
-    summary: dict[str, Any] = {}
-    agg = {}
-    for axis in ("N", "M"):
-        g = df[df.axis == axis].groupby("size")
-        mean, sd = g.median_abs_log.mean(), g.median_abs_log.std().fillna(0.0)
-        sizes = mean.index.to_numpy(dtype=float)
-        slope = loglog_fit(sizes, mean.to_numpy())[0]
-        slope_max = loglog_fit(sizes, g.max_abs_log.mean().to_numpy())[0]
-        summary[f"slope_median_vs_{axis}"] = slope
-        slope_upper = upper_half_slope(df, axis)
-        summary[f"slope_median_vs_{axis}_upper_half"] = slope_upper
-        summary[f"slope_max_vs_{axis}"] = slope_max
-        summary[f"monotone_in_{axis}"] = bool(np.all(np.diff(mean.to_numpy()) < 0))
-        agg[axis] = (sizes, mean.to_numpy(), sd.to_numpy(), slope, slope_upper)
-    fig = lplot.finite_size(agg["N"], agg["M"],
-                            metric="median over modes of |log rho_sim/rho_th|, mean over t",
-                            title=f"D = P = {cfg.D}, gradient flow to t = {cfg.t_max:g}, "
-                                  f"{cfg.n_seeds} seeds")
-    figures = save_figure(fig, out_dir / "finite-size")
-    io.write_json({"setting": s.to_dict(), "config": asdict(cfg)},
-                  out_dir / "finite-size_settings.json")
-    return ExperimentResult("finite-size", out_dir, figures=figures, tables=tables,
-                            summary=summary)

@@ -1,0 +1,51 @@
+"""Finite-size theory against the exact Gram engine, and the effective nonlinear theory.
+
+``finite-size-theory``: many seeds of :func:`specdyn.sim.train_linear`
+(Gram engine, gradient flow) of the paper's Fig. 2 setting at each width ``N``
+(``M`` infinite) and each sample size ``M`` (``N`` infinite); the seed mean
+and std of ``log rho_k(t)`` against :func:`specdyn.theory.finite_size_moments`.
+Then, for each activation, a two-layer student (:func:`specdyn.sim.train_two_layer`
+at ``fig4``'s sizes, feature-learning and lazy) against the linear theory at
+:func:`specdyn.theory.effective_setting`: the fitted slope of the preactivation
+spectrum over ``k in [kmin, kmax]`` at every recorded time.
+
+Claims (each checked on this run's data, every tolerance a constant in ``claims``; all the
+project's own, the core paper has no finite-size theory):
+
+- std: ``|std_theory / std_sim - 1| <= 0.15`` at every valid ``(size, t, k)``,
+  as the issue worded it; expected only at ``--full`` (256 seeds): at ``S``
+  seeds a sample std is itself known to ``1/sqrt(2 (S - 1))`` (8.9 % at 64),
+  and the largest of ~150 such errors exceeds 15 % by chance alone;
+- std, statistically: at >= 99 % of valid cells ``|std_theory / std_sim - 1|``
+  is within 3 sampling SE of a std, ``3 / sqrt(2 (S - 1))``;
+- mean: ``|shift_theory / bias - 1| <= 0.25`` where ``|bias| > 5 SE``, as worded
+  (disputed: a 5 SE bias is itself known to 20 %) and ``|bias - shift_theory|
+  <= 3 SE`` there;
+- residual: ``|bias - shift_theory| <= 3 SE`` elsewhere, at >= 99 % of valid
+  cells (a Gaussian residual exceeds 3 SE at 0.27 % of cells by chance);
+- effective theory: ``|slope_sim - slope_effective| <= slope_tol`` at every
+  recorded time, per activation and regime, for the activations whose ``c1``
+  stays put; for those in :data:`BREAKS_DOWN` (saturating: ``c1`` drifts as the
+  preactivations grow) the claim is that it breaks down, more as training goes on (the
+  departure at the last time exceeds every one of the first half of the run by
+  ``slope_tol``), fixed here per activation.
+
+One module a concern, imported in this order (each imports only those above it):
+
+- ``config``: the config dataclass (``FiniteSizeConfig``), its declared constraints and
+  ``--full`` size;
+- ``claims``: the tolerances and revision records and the claims, pure functions of the
+  tables and the config;
+- ``run``: the registered run (``@register``): the Gram-engine moments and the students'
+  slopes, tables, figure, summary.
+
+Importing this package imports ``run``, which registers the experiment.
+"""
+
+from __future__ import annotations
+
+from specdyn.experiments.finite_size_theory import run  # noqa: F401  (registers finite-size-theory)
+
+# Nothing is exported: the experiment is used by name through specdyn.runs, its config
+# and claims from their modules.
+__all__: list[str] = []

@@ -1,0 +1,176 @@
+"""finite-size-theory's claims: pure functions of its tables and config.
+
+Every tolerance and revision record is fixed here before the run (the effective-theory
+tolerance ``EFFECTIVE_TOL`` is a config field's default, in config);
+:func:`finite_size_claims` checks the moments table ``finite-size-theory.parquet``,
+:func:`effective_claims` the students' ``finite-size-theory_effective.parquet``
+(:func:`finite_size_theory_claims_of` reads both from a run's folder, for the registry).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import erfc
+
+from specdyn.experiments.finite_size_theory.config import FiniteSizeConfig
+from specdyn.runs.claims import OWN, Claim, within
+
+#: |std_theory / std_sim - 1| at every valid cell (the issue's wording).
+STD_TOL = 0.15
+#: Seeds at which the worded std claim is expected: the benchmark's 256-seed run measured
+#: max 0.140 over 253 valid cells (BENCHMARKS.md, finite-size theory).
+FULL_SEEDS = 256
+#: |shift_theory / bias - 1| where |bias| > BIAS_SE SE (the issue's wording).
+MEAN_TOL = 0.25
+MEAN_DISPUTED = ("a bias selected at > 5 SE is itself known only to <= 20 %, so an exact "
+                 "theory misses a 25 % band in ~21 % of such cells at the threshold; the "
+                 "3 SE form below is the statistical claim")
+#: Activations whose c1 = E[phi'(h)] drifts as training grows the preactivations (tanh
+#: saturates): the fixed-c1 effective theory is predicted to break down for them (measured
+#: drift 47 % / 15 %, feature learning / lazy, when this was fixed).
+BREAKS_DOWN = frozenset({"tanh"})
+BIAS_SE = 5.0
+#: Sampling SE multiples: a Gaussian error stays within 3 SE at 99.73 % of cells, so
+#: >= RESID_FRACTION of them within RESID_SE holds for an exact theory with ~1 % to spare.
+RESID_SE = 3.0
+RESID_FRACTION = 0.99
+
+# Revisions made after a run had shown the numbers (issue 30: marked, not reverted).
+#: theory.finite_size's validity ratio, which decides the cells every moment claim reads.
+VALID_REVISED = ("a4db6c6: validity ratio 0.2 -> 0.35, after measuring the cells beyond 0.2 "
+                 "(std within 15 % in all 253 cells up to 0.35)")
+STD_REVISED = ("2dbe826: 15 % -> 15 % or 3.5 sampling SE, after the quick run missed 15 %; "
+               "4a4bc87: back to 15 % at every cell, full_only below 256 seeds, 256 chosen "
+               "from a passing 256-seed benchmark run (max 0.140); " + VALID_REVISED)
+MEAN_REVISED = ("ddfe221: expected at 64 seeds -> full_only (>= 256 seeds), after the quick "
+                "run missed it; 4a4bc87: -> reported as worded, disputed (a 5 SE bias is "
+                "itself known to 20 %); " + VALID_REVISED)
+BREAKS_REVISED = ("a0aea6a: within slope_tol of the effective theory, as for every "
+                  "activation -> f248c90: breaks down where training moved c1 by > 10 % "
+                  "(tanh: 47 % / 15 % measured), after tanh missed -> 4a4bc87: fixed per "
+                  "activation (BREAKS_DOWN = tanh, from that measured drift) -> hA (issue 30): "
+                  "max |slope - effective| >= slope_tol, which a constant or shuffled slope "
+                  "passes, -> |dev| at the last time less the max |dev| over the first half "
+                  ">= slope_tol (the breakdown grows as c1 drifts); changed after the mutation "
+                  "test, having seen the quick run's slopes")
+
+
+def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
+    """The three finite-size claims on a :func:`compare` table (all sizes)."""
+    seeds = int(df["seeds"].min())
+    d = df[df["valid"] & (df["std_sim"] > 0)]
+    std_err = np.abs(d["std_theory"] / d["std_sim"] - 1.0)
+    # the relative sampling SE of a std of ``seeds`` Gaussian draws
+    std_se = 1.0 / np.sqrt(2.0 * (seeds - 1))
+    std_frac = float((std_err <= RESID_SE * std_se).mean()) if len(d) else float("nan")
+    z = d["bias_sim"] / d["se_sim"]
+    big = d[np.abs(z) > BIAS_SE]
+    mean_err = np.abs(big["shift_theory"] / big["bias_sim"] - 1.0)
+    # Even an exact theory misses 25 % of a bias measured at z SE with probability
+    # P(|Z| > 0.25 z): 21 % at 5 SE. The expected number of such misses, for scale.
+    chance = float(erfc(MEAN_TOL * np.abs(big["bias_sim"] / big["se_sim"]) / np.sqrt(2)).sum())
+    big_z = np.abs(big["bias_sim"] - big["shift_theory"]) / big["se_sim"]
+    small = d[np.abs(z) <= BIAS_SE]
+    resid = np.abs(small["bias_sim"] - small["shift_theory"]) / small["se_sim"]
+    frac = float((resid <= RESID_SE).mean()) if len(small) else float("nan")
+    summary = {"valid_cells": int(len(d)), "cells": int(len(df)), "seeds": seeds,
+               "std_se": std_se, "std_within_3se": std_frac,
+               "std_max_rel_err": float(std_err.max()) if len(d) else float("nan"),
+               "std_median_rel_err": float(std_err.median()) if len(d) else float("nan"),
+               "bias_cells": int(len(big)),
+               "bias_cells_within_25pct": int((mean_err <= MEAN_TOL).sum()),
+               "bias_cells_outside_25pct_expected_by_chance": chance,
+               "bias_cells_max_se": float(big_z.max()) if len(big) else float("nan"),
+               "mean_max_rel_err": float(mean_err.max()) if len(big) else float("nan"),
+               "mean_median_rel_err": float(mean_err.median()) if len(big) else float("nan"),
+               "resid_cells": int(len(small)), "resid_within_3se": frac,
+               "resid_max_se": float(resid.max()) if len(small) else float("nan"),
+               "uncorrected_within_3se": float((np.abs(small["bias_sim"]) / small["se_sim"]
+                                                <= RESID_SE).mean()) if len(small) else
+               float("nan")}
+    claims = [
+        within("std of log rho_k within 15 % at every valid cell", summary["std_max_rel_err"],
+               0.0, STD_TOL, source=OWN,
+               note=f"max |std_theory/std_sim - 1| over {len(d)} valid cells, {seeds} seeds; "
+                    f"the sample std is itself known to {std_se:.1%} here, so the largest cell "
+                    f"exceeds 15 % by chance below {FULL_SEEDS} seeds",
+               full_only=seeds < FULL_SEEDS, revised=STD_REVISED),
+        within("std of log rho_k within 3 sampling SE (fraction of valid cells)", std_frac,
+               RESID_FRACTION, 1.0, source=OWN,
+               note=f"|std_theory/std_sim - 1| <= 3/sqrt(2 (seeds - 1)) = {RESID_SE * std_se:.3f}"
+                    f" at {len(d)} cells; an exact theory: 99.73 %", revised=VALID_REVISED),
+        within("mean shift within 25 % where bias > 5 SE", summary["mean_max_rel_err"], 0.0,
+               MEAN_TOL, source=OWN,
+               note=f"max over {len(big)} cells with |bias| > 5 SE ({seeds} seeds); "
+                    f"{int((mean_err > MEAN_TOL).sum())} cells outside 25 %, {chance:.1f} "
+                    f"expected by chance for an exact theory", disputed=MEAN_DISPUTED,
+               revised=MEAN_REVISED),
+        within("where bias > 5 SE: |bias - shift| in SE", summary["bias_cells_max_se"], 0.0,
+               RESID_SE, source=OWN,
+               note=f"max over {len(big)} cells; a Gaussian error exceeds 3 SE in 0.27 % of "
+                    f"cells", revised=VALID_REVISED),
+        within("corrected residual within 3 SE elsewhere (fraction of cells)", frac,
+               RESID_FRACTION, 1.0, source=OWN,
+               note=f"{len(small)} cells; max {summary['resid_max_se']:.2f} SE; a Gaussian "
+                    f"residual stays within 3 SE at 99.73 % of cells; where the predicted "
+                    f"shift is small a table with no bias passes too, so the > 5 SE claim is "
+                    f"its partner", revised=VALID_REVISED,
+               partner="where bias > 5 SE: |bias - shift| in SE"),
+    ]
+    return claims, summary
+
+
+def growing_departure(dev: np.ndarray) -> float:
+    """``dev`` at its last entry less its maximum over the first half of the entries (time
+    order): how far a departure has grown beyond anything seen early."""
+    dev = np.asarray(dev, dtype=float)
+    if dev.size < 3:
+        return float("nan")
+    return float(dev[-1] - dev[: dev.size // 2].max())
+
+
+def effective_claims(eff: pd.DataFrame, cfg: FiniteSizeConfig) -> list[Claim]:
+    """The effective-theory claims, a pure function of ``finite-size-theory_effective.parquet``.
+
+    Per activation and regime: the fitted slope stays within ``slope_tol`` of the
+    linear theory at ``gamma0 / c1`` at every recorded time, except for the
+    activations in :data:`BREAKS_DOWN`, where the claim (fixed here, whatever the
+    data) is that it departs by more than ``slope_tol``.
+    """
+    claims: list[Claim] = []
+    if not len(eff):
+        return claims
+    for (act, regime), r in eff.groupby(["activation", "regime"], sort=False):
+        r = r.sort_values("t")
+        dev = np.abs(r.slope_sim - r.slope_effective).to_numpy()
+        i = int(np.argmax(dev))
+        c1_0, c1_1 = float(r.c1_start.iloc[0]), float(r.c1_end.iloc[0])
+        why = (f"worst at t = {r.t.iloc[i]:g}; plain linear theory: "
+               f"{np.abs(r.slope_sim - r.slope_linear).max():.3f}; c1 = {c1_0:.3f} at the "
+               f"initial preactivation variance, {c1_1:.3f} at the final "
+               f"(drift {abs(c1_1 / c1_0 - 1.0):.0%})")
+        if act in BREAKS_DOWN:
+            claims.append(within(f"{act} {regime}: fixed-c1 effective theory breaks down as "
+                                 f"training goes on (end |dev| - max |dev|, first half)",
+                                 growing_departure(dev), cfg.slope_tol, np.inf, source=OWN,
+                                 note=f"{act} saturates, so c1 drifts as training grows the "
+                                      f"preactivations and the departure from the fixed-c1 "
+                                      f"theory grows: |slope - effective| at the last recorded "
+                                      f"time exceeds every one of the first half of the times "
+                                      f"by slope_tol; {why}", revised=BREAKS_REVISED))
+        else:
+            claims.append(within(f"{act} {regime}: |slope - effective theory| at every t",
+                                 float(dev[i]), 0.0, cfg.slope_tol, source=OWN, note=why))
+    return claims
+
+
+def finite_size_theory_claims_of(cfg: FiniteSizeConfig, folder: Path) -> list[Claim]:
+    """finite-size-theory's claims on the tables of a run's folder (the registry's
+    ``claims``)."""
+    claims, _ = finite_size_claims(pd.read_parquet(folder / "finite-size-theory.parquet"))
+    eff = folder / "finite-size-theory_effective.parquet"
+    return claims + (effective_claims(pd.read_parquet(eff), cfg) if eff.exists() else [])

@@ -1,0 +1,39 @@
+"""Mean-field Langevin dynamics under muP (related-notes.md, section 3).
+
+Three experiments:
+
+* ``propagation-of-chaos``: per-particle squared distance between ``N``-particle
+  systems and their synchronously coupled mean-field copies, against ``N`` on
+  log axes, with the fitted slope (claim: ``O(1/N)`` uniformly in time) and
+  the spread over seeds.
+* ``sparse-atoms``: a two-atom teacher learnt at small temperature; particles
+  at the end coloured by |a|-weighted direction cluster against the teacher's
+  atoms, and the mass in the heaviest clusters over time.
+* ``error-budget``: statistical (against M), optimisation (against t),
+  particle (against N) and sparse-residual (against K) parts of the error.
+
+Default target ``f*(x) = tanh(2 x1) + 0.5 He2(x1)`` and the default student
+activation ``tanh-shift`` (``tanh(z + 1/2)``): a plain ``tanh`` network has no
+bias and is odd, so it cannot represent the even ``He2`` part at all.
+
+One module a concern, imported in this order (each imports only those above it):
+
+- ``config``: the config dataclasses (``ChaosConfig``, ``AtomsConfig``,
+  ``BudgetConfig``), their declared constraints and ``--full`` sizes, and the notes'
+  target (``notes_target``);
+- ``readings``: what the claims read off the tables and particles (the growth of
+  ``N x W2^2``, the realisation-symmetry moves, the error parts' trends and spreads);
+- ``claims``: the tolerances, sources and dispute records and the claims, pure
+  functions of a table and its config;
+- ``run``: the registered runs (``@register``): tables, figures, summaries.
+
+Importing this package imports ``run``, which registers the three experiments.
+"""
+
+from __future__ import annotations
+
+from specdyn.experiments.mean_field import run  # noqa: F401  (registers the three experiments)
+
+# Nothing is exported: the experiments are used by name through specdyn.runs, their
+# configs and claims from their modules.
+__all__: list[str] = []

@@ -1,0 +1,389 @@
+"""The mean-field claims: pure functions of a table and its config.
+
+Every tolerance, source and dispute is fixed here before the run;
+:func:`chaos_claims`, :func:`atoms_claims` (with :func:`threshold_claims`) and
+:func:`budget_claims` check them on the tables ``propagation-of-chaos.parquet``,
+``sparse-atoms.parquet`` (and ``sparse-atoms_weak.parquet``) and
+``error-budget.parquet`` (the ``*_claims_of`` functions read those from a run's
+folder, for the registry).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from specdyn.experiments.mean_field.config import AtomsConfig, BudgetConfig, ChaosConfig
+from specdyn.experiments.mean_field.readings import (
+    INIT_EARLY,
+    INIT_END,
+    init_spread,
+    odd_activation,
+    orbit_changes,
+    part_trend,
+    uniform_growth,
+)
+from specdyn.measure.atoms import cluster_directions
+from specdyn.runs.claims import OWN, Claim, loglog_slope, within
+from specdyn.theory.mean_field import lasso_atom_coefficients, lasso_threshold_coefficients
+
+# Claim tolerances of ``propagation-of-chaos`` (fixed before any run).
+#: The O(1/N) rate: fitted log-log slope against N within this of -1.
+SLOPE_TOL = 0.2
+#: Uniform in time: largest growth of ``N x distance`` (mean over N and seeds)
+#: from the middle checkpoint to the last.
+UNIFORM_GROWTH_MAX = 0.25
+
+
+#: The seed statement the propagation-of-chaos claims check.
+_CHAOS_RATE = ('abstract 3: "The finite-particle approximation has uniform-in-time '
+               'squared-Wasserstein rate O(N^-1)"')
+
+
+def chaos_claims(df: pd.DataFrame) -> list[Claim]:
+    """The claims of ``propagation-of-chaos``, a pure function of its table.
+
+    ``df`` has one row per (seed, N, checkpoint): the coupled per-particle
+    squared distance ``sq_distance`` (an upper bound of ``W2^2``) and the exact
+    ``w2_distance`` (``W2^2``). Abstract 3: ``W2^2 = O(1/N)`` uniformly in time.
+
+    * slope of the seed-mean ``sq_distance`` against N at the end, and of
+      ``w2_distance``, within ``SLOPE_TOL`` of -1;
+    * the same slope at every checkpoint after the start (the worst one);
+    * ``N x w2_distance`` (mean over N and seeds) grows by at most
+      ``UNIFORM_GROWTH_MAX`` from the middle checkpoint to the last. Disputed:
+      measured still growing about linearly up to t = 20 at the quick sizes.
+    """
+    needed = {"seed", "N", "step", "sq_distance", "w2_distance"}
+    if not needed <= set(df.columns):
+        raise ValueError(f"df must have the columns {sorted(needed)}")
+    mean = df.groupby(["step", "N"])[["sq_distance", "w2_distance"]].mean()
+    steps = np.sort(df["step"].unique())
+    late = steps[steps > 0]
+
+    def slope(step: int, col: str) -> float:
+        m = mean.loc[step]
+        return loglog_slope(m.index.to_numpy(), m[col].to_numpy())
+
+    slopes = np.array([slope(int(t), "sq_distance") for t in late])
+    worst = float(slopes[np.argmax(np.abs(slopes + 1.0))]) if slopes.size else float("nan")
+    mid, end, growth = uniform_growth(df)
+    lo, hi = -1.0 - SLOPE_TOL, -1.0 + SLOPE_TOL
+    return [
+        within("slope of the coupled distance against N", slope(end, "sq_distance"), lo, hi,
+               source=_CHAOS_RATE,
+               note="least squares over N of the seed-mean per-particle squared distance "
+                    "to the mean-field copies at the end; claim O(1/N)"),
+        within("slope of W2^2 against N", slope(end, "w2_distance"), lo, hi,
+               source=_CHAOS_RATE,
+               note="exact W2^2 between each system and its copies (optimal assignment), "
+                    "seed mean at the end"),
+        within("worst slope over checkpoints t > 0", worst, lo, hi, source=_CHAOS_RATE,
+               note=f"the rate at each of the {late.size} checkpoints after the start "
+                    "(uniform in time)"),
+        within("N x W2^2: growth from mid-run to the end", growth, -np.inf,
+               UNIFORM_GROWTH_MAX, source=_CHAOS_RATE,
+               note=f"mean over N and seeds of N x w2_distance, step {mid} -> {end}; "
+                    "uniform in time means it levels off",
+               disputed="no plateau within reach: at the quick sizes N x W2^2 still grows "
+                        "about linearly to t = 20 (3.6 at t = 10, 8.0 at t = 20; the --full "
+                        "horizon), though the 1/N rate holds at every checkpoint"),
+    ]
+
+
+# Claim tolerances of ``sparse-atoms`` (fixed before any run).
+#: Mass fraction the sparse-atom bound is read at: the fewest clusters holding it.
+ATOM_MASS_FRACTION = 0.9
+#: Largest error of an atom's effective coefficient ``a |w|`` (summed over its
+#: cluster, over N) against the lasso-shrunk teacher coefficient
+#: (:func:`~specdyn.theory.mean_field.lasso_atom_coefficients`): twice the
+#: ``1/sqrt(M) = 0.05`` sampling error of the empirical Gram at the quick M = 400.
+COEFFICIENT_TOL = 0.1
+#: Relative rms change of ``f`` under the realisation symmetry that counts as "unchanged":
+#: the symmetry is exact, float64 rounding of a sum of N terms is ~1e-15 relative.
+SYMMETRY_TOL = 1e-10
+#: Relative rms change of ``f`` that counts as "changed" off the symmetry orbit: four
+#: orders above SYMMETRY_TOL, far from rounding.
+OFF_ORBIT_MIN = 1e-6
+
+
+_SYM_SOURCE = ('abstract 3: "two admissible parameter measures induce the same network function '
+               'in L2 exactly when their active components agree modulo the finite-rank '
+               'realization symmetry"')
+_S_STAR_SOURCE = ('abstract 3: "supported on at most S* atoms modulo finite-rank realization '
+                  'symmetry, with S* bounded by an explicit coefficient-threshold number"; own')
+_THRESHOLD_COEF = "S* threshold: active atoms' a|w| - thresholded lasso's (largest)"
+
+
+def threshold_claims(weak: pd.DataFrame, cfg: AtomsConfig) -> list[Claim]:
+    """The S* threshold claims on the run with the weak third atom (own derivation).
+
+    The zero-temperature lasso on the teacher's atoms
+    (:func:`~specdyn.theory.mean_field.lasso_threshold_coefficients`) switches off an
+    atom whose coefficient is below the weight-decay threshold: its count of non-zero
+    coefficients is the coefficient-threshold number ``S*(lambda')``, here 2 of the
+    teacher's 3 atoms. Checked: the fewest clusters holding ``ATOM_MASS_FRACTION`` of the
+    mass is at most ``S*(lambda')``; the sub-threshold atom's direction holds at most
+    ``1 - ATOM_MASS_FRACTION`` of it; the active atoms' effective coefficients meet the
+    thresholded lasso within ``COEFFICIENT_TOL`` (ReLU; the partner of the other two).
+    """
+    cols = ["a", *(f"w{k + 1}" for k in range(cfg.D))]
+    if not set(cols) <= set(weak.columns):
+        raise ValueError(f"weak must have the columns {cols}")
+    p = weak[cols].to_numpy(np.float64)
+    atoms = cfg.weak_teacher_atoms()
+    norms = np.linalg.norm(atoms[:, 1:], axis=1)
+    u = atoms[:, 1:] / norms[:, None]
+    c_thr = lasso_threshold_coefficients(atoms[:, 0] * norms, u, cfg.weight_decay)
+    active = np.flatnonzero(c_thr != 0)
+    s_thr = int(active.size)
+    odd = odd_activation(cfg.activation)
+    clusters = cluster_directions(p, threshold_deg=cfg.threshold_deg, symmetric=odd)
+    dirs = p[:, 1:] / np.maximum(np.linalg.norm(p[:, 1:], axis=1, keepdims=True), 1e-300)
+    off = np.setdiff1d(np.arange(len(atoms)), active)
+    near = np.zeros(len(p), bool)
+    for k in off:
+        sim = dirs @ u[k]
+        near |= (np.abs(sim) if odd else sim) >= np.cos(np.radians(cfg.threshold_deg))
+    total = float(np.abs(p[:, 0]).sum())
+    share = float(np.abs(p[near, 0]).sum()) / total if total > 0 else float("nan")
+    relu = cfg.activation == "relu"
+    claims = [
+        within(f"S* threshold: atoms holding {ATOM_MASS_FRACTION:.0%} of the mass <= "
+               f"S*(lambda') = {s_thr} (teacher: {len(atoms)} atoms)",
+               float(clusters.n_atoms(ATOM_MASS_FRACTION)), 1, s_thr, source=_S_STAR_SOURCE,
+               partner=_THRESHOLD_COEF if relu else "",
+               note=f"a weak third atom {cfg.weak_a:g} relu(e3 . x) added to the teacher; "
+                    f"own: the thresholded lasso on the teacher's atoms leaves "
+                    f"{np.round(c_thr, 3).tolist()} (weight decay {cfg.weight_decay:g}), "
+                    f"so the coefficient-threshold number is {s_thr}, not {len(atoms)}"),
+        within("S* threshold: |a|-share of the particles within the clustering angle of "
+               "the switched-off atom", share, 0.0, 1.0 - ATOM_MASS_FRACTION,
+               source=_S_STAR_SOURCE, partner=_THRESHOLD_COEF if relu else "",
+               note=f"directions within {cfg.threshold_deg:g} deg of the teacher atoms the "
+                    f"thresholded lasso switches off ({off.tolist()})"),
+    ]
+    if relu:
+        heavy = clusters.centers[:s_thr]
+        if len(heavy) == s_thr and s_thr:
+            match = np.argmax(heavy @ u[active].T, axis=0)
+            eff = p[:, 0] * np.linalg.norm(p[:, 1:], axis=1)
+            c_meas = np.array([eff[clusters.labels == j].sum() / len(p) for j in match])
+            err = float(np.max(np.abs(c_meas - c_thr[active])))
+        else:
+            c_meas, err = np.zeros(0), float("nan")
+        claims.append(within(
+            _THRESHOLD_COEF, err, 0.0, COEFFICIENT_TOL, source=_S_STAR_SOURCE,
+            note=f"own: effective coefficient sum a|w| / N of the heaviest cluster nearest each "
+                 f"active teacher atom against the thresholded lasso; measured "
+                 f"{np.round(c_meas, 3).tolist()} against "
+                 f"{np.round(c_thr[active], 3).tolist()}; tolerance as the two-atom "
+                 f"coefficient claim"))
+    return claims
+
+
+def atoms_claims(df: pd.DataFrame, cfg: AtomsConfig,
+                 weak: pd.DataFrame | None = None) -> list[Claim]:
+    """The claims of ``sparse-atoms``, a pure function of its final-particle table and config.
+
+    The particles (rows ``a, w1..wD``) are clustered by direction, weighted by
+    ``|a|`` (:func:`~specdyn.measure.atoms.cluster_directions`, ``cfg.threshold_deg``).
+
+    * Abstract 3: the long-time measure is supported on at most ``S*`` atoms;
+      for the two-atom teacher ``S* = 2``: the fewest clusters holding
+      ``ATOM_MASS_FRACTION`` of the mass is at most 2.
+    * Where they sit (own): each teacher direction has one of the ``S*``
+      heaviest cluster centres within ``cfg.threshold_deg`` (the clustering's
+      own resolution; at weight decay 0.1 the learned atoms tilt about 12
+      degrees off the teacher's).
+    * Identifiability modulo the realisation symmetry (abstract 3; ReLU only,
+      whose symmetry is the positive rescaling): the effective coefficient
+      ``sum a |w| / N`` of the cluster on each teacher direction equals the
+      lasso-shrunk teacher coefficient within ``COEFFICIENT_TOL``.
+
+    * Identifiability, the realisation symmetry itself (:func:`orbit_changes`): moving
+      the final particles along the symmetry changes ``f`` by at most ``SYMMETRY_TOL``
+      (relative rms), the same move of ``a`` alone by at least ``OFF_ORBIT_MIN``.
+
+    The first two and the symmetry pair are met by any table whose directions stay (a
+    shuffled or constant ``a``): their partner is the coefficient claim (ReLU), which is
+    not. With ``weak``, the final particles of the run with the weak third atom, the S*
+    threshold claims (:func:`threshold_claims`) follow.
+    """
+    cols = ["a", *(f"w{k + 1}" for k in range(cfg.D))]
+    if not set(cols) <= set(df.columns):
+        raise ValueError(f"df must have the columns {cols}")
+    p = df[cols].to_numpy(np.float64)
+    odd = odd_activation(cfg.activation)
+    clusters = cluster_directions(p, threshold_deg=cfg.threshold_deg, symmetric=odd)
+    atoms = cfg.teacher_atoms()
+    s_star = len(atoms)
+    u = atoms[:, 1:] / np.linalg.norm(atoms[:, 1:], axis=1, keepdims=True)
+    heavy = clusters.centers[:s_star]
+    relu = cfg.activation == "relu"
+    coef_name = "identifiability: atom coefficient a|w| - lasso-shrunk teacher's (largest)"
+    if len(heavy):
+        sim = heavy @ u.T
+        sim = np.abs(sim) if odd else sim
+        match = np.argmax(sim, axis=0)  # the heavy cluster nearest each teacher atom
+        angle = float(np.degrees(np.arccos(np.clip(sim.max(axis=0), -1, 1))).max())
+    else:
+        match, angle = np.zeros(0, dtype=int), float("nan")
+    claims = [
+        within(f"atoms holding {ATOM_MASS_FRACTION:.0%} of the mass <= S* = {s_star}",
+               float(clusters.n_atoms(ATOM_MASS_FRACTION)), 1, s_star,
+               source='abstract 3: "supported on at most S* atoms modulo finite-rank '
+                      'realization symmetry"', partner=coef_name if relu else "",
+               note=f"|a|-weighted direction clusters ({cfg.threshold_deg:g} deg) of the final "
+                    f"particles; mass in the {s_star} heaviest: {clusters.top_mass(s_star):.3f}"),
+        within(f"atoms at the teacher's directions: largest angle to the {s_star} heaviest "
+               "clusters (deg)", angle, 0.0, cfg.threshold_deg,
+               source=OWN, partner=coef_name if relu else "",
+               note="where the S* atoms of abstract 3 sit, for an atom teacher: per teacher "
+                    "atom, the angle from its direction to the nearest of the "
+                    f"{s_star} heaviest cluster centres; the tolerance is the clustering's "
+                    "threshold"),
+    ]
+    if relu:
+        c_pred = lasso_atom_coefficients(atoms[:, 0] * np.linalg.norm(atoms[:, 1:], axis=1),
+                                         u, cfg.weight_decay)
+        eff = p[:, 0] * np.linalg.norm(p[:, 1:], axis=1)
+        c_meas = np.array([eff[clusters.labels == j].sum() / len(p) for j in match])
+        err = float(np.max(np.abs(c_meas - c_pred))) if c_meas.size == s_star \
+            else float("nan")
+        claims.append(within(
+            coef_name, err, 0.0, COEFFICIENT_TOL,
+            source='abstract 3: "induce the same network function in L2 exactly when their '
+                   'active components agree modulo the finite-rank realization symmetry"; '
+                   "own",
+            note="own: the lasso shrinkage of specdyn.theory.mean_field; ReLU's symmetry "
+                 "is the positive rescaling (a, w) -> (a/c, c w): only a|w| "
+                 "per direction is identified; weight decay shrinks it to "
+                 "c* - lambda' G^-1 sign(c*) (zero temperature); measured "
+                 f"{np.round(c_meas, 3).tolist()} against {np.round(c_pred, 3).tolist()}"))
+    moved = orbit_changes(p, cfg.activation)
+    if moved is not None:
+        on, off, how = moved
+        claims += [
+            within("identifiability: f moved along the realisation symmetry (relative rms "
+                   "change)", on, 0.0, SYMMETRY_TOL, source=_SYM_SOURCE,
+                   partner=coef_name if relu else "",
+                   note=f"own check of the 'if' direction on the learned measure: {how}; "
+                        f"exact, so the tolerance is float rounding"),
+            within("identifiability: the same move of a alone, off the orbit (relative rms "
+                   "change)", off, OFF_ORBIT_MIN, np.inf, source=_SYM_SOURCE,
+                   partner=coef_name if relu else "",
+                   note="the active components change, so f must: a change far above "
+                        f"rounding (>= {OFF_ORBIT_MIN:g}); the 'only if' direction on "
+                        "learned measures is the coefficient claim"),
+        ]
+    if weak is not None:
+        claims += threshold_claims(weak, cfg)
+    return claims
+
+
+# Claim tolerances of ``error-budget`` (fixed before any run).
+#: A part "falls" with its knob when its Spearman correlation with it is at most -TREND_MIN.
+TREND_MIN = 0.8
+#: Largest share of the learned function (``K = 0`` residual) left outside the
+#: ``S*`` heaviest clusters (``S*`` = :data:`BUDGET_S_STAR`).
+SPARSE_RESIDUAL_MAX = 0.1
+#: Sparse-dictionary depth at which the residual is read: the target
+#: ``tanh(2 x1) + 0.5 He2(x1)`` is one ridge direction, realised by a few atoms.
+BUDGET_S_STAR = 2
+#: No initialization-only residual (abstract 3, fourth result): the spread (max - min) / mean
+#: over ``init_scales`` of the test error at ``t_end`` is at most INIT_END_SPREAD_MAX, and at
+#: most INIT_DECAY_MAX of the same spread at the budget's time. Fixed from a pilot run
+#: (quick config, seeds 1 and 2, before the claims were written): end spreads 0.024 and
+#: 0.035, ratios 0.088 and 0.087.
+INIT_END_SPREAD_MAX, INIT_DECAY_MAX = 0.07, 0.15
+_INIT_DECAY = "init forgotten: spread over init scales at t_end / at the budget time"
+_TAIL_SOURCE = ('abstract 3: "with a target-dependent Hermite/Barron tail replacing any '
+                'initialization-only residual"; own')
+
+
+#: The seed statement the error-budget claims check.
+_BUDGET_SPLIT = ('abstract 3: "the total feature-learning-error decomposition into statistical, '
+                 'optimization, propagation-of-chaos, and sparse-residual components"')
+
+
+def budget_claims(df: pd.DataFrame) -> list[Claim]:
+    """The claims of ``error-budget``, a pure function of its long table.
+
+    ``df`` has rows ``(part, knob, x, value)``. Abstract 3 splits the error into
+    statistical, optimisation, propagation-of-chaos and sparse-residual parts:
+
+    * statistical(M) falls with M and optimisation(t) falls with t (Spearman
+      <= ``-TREND_MIN``);
+    * particle(N) is ``O(1/N)``: log-log slope within ``SLOPE_TOL`` of -1;
+    * sparse residual: the learned function outside its ``BUDGET_S_STAR``
+      heaviest clusters is at most ``SPARSE_RESIDUAL_MAX`` of the whole
+      (``K``-cluster residual at ``K = S*`` over ``K = 0``; disputed at the
+      default temperature, see the claim), and falls with ``K``;
+    * no initialization-only residual (own reading of abstract 3's fourth result): the
+      test error at ``t_end`` hardly depends on the init scale (``INIT_END_SPREAD_MAX``),
+      though it did at the budget's time (``INIT_DECAY_MAX``, the partner).
+    """
+    needed = {"part", "x", "value"}
+    if not needed <= set(df.columns):
+        raise ValueError(f"df must have the columns {sorted(needed)}")
+    part = df[df["part"] == "particle"].sort_values("x")
+    kres = df[df["part"] == "K-cluster residual"].set_index("x")["value"]
+    share = (float(kres[float(BUDGET_S_STAR)] / kres[0.0])
+             if {0.0, float(BUDGET_S_STAR)} <= set(kres.index) and kres[0.0] > 0
+             else float("nan"))
+    lo, hi = -1.0 - SLOPE_TOL, -1.0 + SLOPE_TOL
+    early, end = init_spread(df, INIT_EARLY), init_spread(df, INIT_END)
+    return [
+        within("statistical part falls with M (Spearman)", part_trend(df, "statistical"),
+               -1.0, -TREND_MIN, source=_BUDGET_SPLIT,
+               note="test error after the budget on M samples minus the population run's"),
+        within("optimisation part falls with t (Spearman)", part_trend(df, "optimisation"),
+               -1.0, -TREND_MIN, source=_BUDGET_SPLIT,
+               note="E(t) - E(t_end) along the population run"),
+        within("particle part: slope against N", loglog_slope(part["x"], part["value"]),
+               lo, hi, source=f"{_BUDGET_SPLIT}; {_CHAOS_RATE}",
+               note="function gap to a coupled reference at the end; claim O(1/N)"),
+        within(f"sparse residual: share of f outside the {BUDGET_S_STAR} heaviest clusters",
+               share, 0.0, SPARSE_RESIDUAL_MAX,
+               source=OWN,
+               note="S* = 2 and the 10 % bound are the project's choices, for the "
+                    "sparse-residual component of abstract 3; mean (f - f_K)^2 at K = S* "
+                    "over K = 0 (f_K: the network restricted "
+                    "to its K heaviest |a|-weighted direction clusters)",
+               disputed="at temperature 0.02 the Langevin limit exp(-dF/dmu / lambda) has a "
+                        "density, not atoms: the residual levels off at ~0.12-0.14 of f for "
+                        "K = 3..8; S* atoms is a low-temperature statement (sparse-atoms)"),
+        within("sparse residual falls with K (Spearman)", part_trend(df, "K-cluster residual"),
+               -1.0, -TREND_MIN, source=_BUDGET_SPLIT,
+               note="K-cluster residual of the learned measure against K"),
+        within("init forgotten: spread of the t_end test error over init scales "
+               "((max - min) / mean)", end, 0.0, INIT_END_SPREAD_MAX, source=_TAIL_SOURCE,
+               partner=_INIT_DECAY,
+               note="runs from a_0 ~ N(0, s^2), w_0 ~ N(0, s^2 I/D) at each init scale s, same "
+                    "samples and noise; what is left at t_end is the target's, not the "
+                    "init's; that it is the Hermite/Barron tail is not checked; tolerance "
+                    "from a pilot run (seeds 1, 2: 0.024, 0.035)"),
+        within(_INIT_DECAY, end / early if early > 0 else float("nan"), 0.0, INIT_DECAY_MAX,
+               source=_TAIL_SOURCE,
+               note="the init scale mattered at the budget's time and is forgotten by t_end; "
+                    "tolerance from a pilot run (seeds 1, 2: 0.088, 0.087)"),
+    ]
+
+
+def chaos_claims_of(cfg: ChaosConfig, folder: Path) -> list[Claim]:
+    """propagation-of-chaos's claims on the table of a run's folder (the registry's ``claims``)."""
+    return chaos_claims(pd.read_parquet(folder / "propagation-of-chaos.parquet"))
+
+
+def atoms_claims_of(cfg: AtomsConfig, folder: Path) -> list[Claim]:
+    """sparse-atoms's claims on the tables of a run's folder (the registry's ``claims``)."""
+    return atoms_claims(pd.read_parquet(folder / "sparse-atoms.parquet"), cfg,
+                        pd.read_parquet(folder / "sparse-atoms_weak.parquet"))
+
+
+def budget_claims_of(cfg: BudgetConfig, folder: Path) -> list[Claim]:
+    """error-budget's claims on the table of a run's folder (the registry's ``claims``)."""
+    return budget_claims(pd.read_parquet(folder / "error-budget.parquet"))

@@ -1,0 +1,96 @@
+"""What the mean-field claims read off their tables and particles.
+
+The growth of ``N x W2^2`` over a propagation-of-chaos run, the realisation-symmetry
+moves of a sparse-atoms measure (and the activations whose particles are identified up
+to sign), and the trends and spreads of the error-budget parts, with the names the
+error-budget table's ``init scale`` rows carry.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from specdyn.runs.claims import rank_correlation
+
+#: Knobs of the ``init scale`` rows: the test error at the budget's time and at ``t_end``.
+INIT_EARLY, INIT_END = "init scale at the budget time", "init scale at t_end"
+#: Positive rescalings ``c`` of the symmetry check: log-uniform in ``[1/RESCALE, RESCALE]``,
+#: one per particle, from a fixed generator (not the run's data).
+RESCALE, RESCALE_SEED = 2.0, 20261204
+
+
+def uniform_growth(df: pd.DataFrame) -> tuple[int, int, float]:
+    """``(mid, end, g)``: relative growth ``g`` of ``N x w2_distance`` (mean over N and
+    seeds) from the checkpoint ``mid`` nearest half the run to the last, ``end``.
+
+    Uniform-in-time ``W2^2 = O(1/N)`` means ``N x W2^2`` levels off, ``g -> 0``.
+    NaN when the distance at ``mid`` is zero.
+    """
+    scaled = df.assign(s=df["w2_distance"] * df["N"]).groupby("step")["s"].mean()
+    steps = scaled.index.to_numpy()
+    end = int(steps[-1])
+    late = steps[steps > 0]
+    mid = int(late[np.argmin(np.abs(late - end / 2))]) if late.size else end
+    growth = float(scaled[end] / scaled[mid] - 1.0) if scaled[mid] > 0 else float("nan")
+    return mid, end, growth
+
+
+def odd_activation(activation: str) -> bool:
+    """Odd activations identify the particle ``(a, w)`` with ``(-a, -w)``."""
+    return activation in ("tanh", "erf", "linear")
+
+
+def orbit_changes(p: np.ndarray, activation: str) -> tuple[float, float, str] | None:
+    """``(on, off, how)``: relative rms change of ``f`` when the particles ``p`` move along
+    the realisation symmetry, and when the same move is applied to ``a`` alone.
+
+    ReLU: ``(a, w) -> (a / c, c w)``, ``c`` log-uniform in ``[1/RESCALE, RESCALE]`` per
+    particle, against ``a -> a / c``; odd activations: ``(a, w) -> (-a, -w)`` on a random
+    half, against ``a -> -a`` there. ``None`` for an activation with neither symmetry.
+    Probes ``x ~ N(0, I)`` and the moves come from ``RESCALE_SEED``.
+    """
+    from specdyn.measure.atoms import relu_rescale, sign_flip
+    from specdyn.models import network_function
+    from specdyn.sim import derive_seed
+
+    rng = np.random.default_rng(derive_seed(RESCALE_SEED, "rescale"))
+    x = rng.standard_normal((4096, p.shape[1] - 1))
+    if activation == "relu":
+        c = np.exp(rng.uniform(-np.log(RESCALE), np.log(RESCALE), len(p)))
+        on = relu_rescale(p, 1.0 / c)
+        off = p.copy()
+        off[:, 0] /= c
+        how = f"(a, w) -> (a/c, c w), c log-uniform in [1/{RESCALE:g}, {RESCALE:g}]"
+    elif odd_activation(activation):
+        mask = rng.random(len(p)) < 0.5
+        on = sign_flip(p, mask)
+        off = p.copy()
+        off[mask, 0] *= -1.0
+        how = "(a, w) -> (-a, -w) on a random half"
+    else:
+        return None
+    f = network_function(p, x, activation)
+    norm = float(np.sqrt(np.mean(f ** 2)))
+    if not norm > 0:
+        return float("nan"), float("nan"), how
+
+    def rel(q: np.ndarray) -> float:
+        return float(np.sqrt(np.mean((network_function(q, x, activation) - f) ** 2))) / norm
+
+    return rel(on), rel(off), how
+
+
+def part_trend(df: pd.DataFrame, part: str) -> float:
+    """Spearman correlation of one part's value with its knob (NaN if constant or < 3 points)."""
+    sel = df[df["part"] == part]
+    return rank_correlation(sel["x"], sel["value"])
+
+
+def init_spread(df: pd.DataFrame, knob: str) -> float:
+    """``(max - min) / mean`` of the ``init scale`` rows of one knob (NaN if < 2 rows or a
+    mean that is not positive)."""
+    v = df[(df["part"] == "init scale") & (df["knob"] == knob)]["value"].to_numpy(float)
+    if v.size < 2 or not np.all(np.isfinite(v)) or not v.mean() > 0:
+        return float("nan")
+    return float(np.ptp(v) / v.mean())
