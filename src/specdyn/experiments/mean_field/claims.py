@@ -104,7 +104,7 @@ ATOM_MASS_FRACTION = 0.9
 COEFFICIENT_TOL = 0.1
 #: The quick M, changed after a run (issue 30: marked on the coefficient claims).
 ATOMS_M_REVISED = (
-    "HASH (issue 33 item 3): quick M 400 -> 1600, after the quick run on the derived seeds "
+    "ec50dd1 (issue 33 item 3): quick M 400 -> 1600, after the quick run on the derived seeds "
     "(dbb53d9) measured 0.120 (two atoms) and 0.127 (S* threshold) against 0.1 (0.0089 on "
     "the former seed 0). Pilot, seeds 1-11: 0.059-0.157 at M = 400, 5 of 11 above 0.1; "
     "0.045-0.091 at M = 1600, 11 of 11 held (S* threshold, seeds 1-5: 0.047-0.089). "
@@ -318,7 +318,7 @@ _TAIL_SOURCE = ('abstract 3: "with a target-dependent Hermite/Barron tail replac
 
 #: The falls-with-K claim, made disputed after the runs (issue 30: marked, not dropped).
 SPARSE_FALLS_REVISED = (
-    "HASH (issue 33 item 3): expected to hold -> disputed, after the quick run on the "
+    "ec50dd1 (issue 33 item 3): expected to hold -> disputed, after the quick run on the "
     "derived seeds (dbb53d9) measured -0.667 (-0.933 on the former seed 0) and the --full "
     "run -0.167 (benchmarks/full_claims.json, data 49cb59a)")
 
