@@ -78,8 +78,10 @@ def std_exceed_probability(seeds: int, k: float = RESID_SE) -> float:
     theory (``(seeds - 1) s^2 / sigma^2`` is chi-square with ``seeds - 1`` degrees)."""
     n1 = seeds - 1
     tol = k / np.sqrt(2.0 * n1)
-    low = chi2.cdf(n1 / (1.0 + tol) ** 2, n1)  # s > sigma / (1 - tol) or < sigma / (1 + tol)
-    high = chi2.sf(n1 / (1.0 - tol) ** 2, n1) if tol < 1.0 else 0.0
+    # missed where s / sigma < 1 / (1 + tol) or > 1 / (1 - tol)
+    r_low = 1.0 / (1.0 + tol)
+    low = chi2.cdf(n1 * r_low**2, n1)
+    high = chi2.sf(n1 * (1.0 / (1.0 - tol)) ** 2, n1) if tol < 1.0 else 0.0
     return float(low + high)
 
 
