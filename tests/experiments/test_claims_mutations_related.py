@@ -463,10 +463,19 @@ def test_budget_claims_hold_on_falling_parts() -> None:
     ("statistical", 5.0 / np.array([800.0, 400, 200, 100, 50])),  # rises with M
     ("optimisation", np.full(8, 0.1)),  # no optimisation progress
     ("particle", np.full(5, 0.01)),  # no 1/N rate
-    ("K_cluster_residual", np.r_[1.0, 1.1, 0.9, 1.0, 1.2, 0.9, 1.0, 1.1, 1.0]),  # no fall in K
 ])
 def test_budget_claims_fail_on_wrong_parts(part: str, value: np.ndarray) -> None:
     assert _failed(budget_claims(_budget_table(**{part: value}))), part
+
+
+def test_budget_falls_with_k_is_disputed_and_still_measured() -> None:
+    # disputed since the residual levels off past K = 1 (SPARSE_FALLS_REVISED); the claim
+    # still reads the table: held where the residual falls, not held where it does not
+    name = "sparse residual falls with K (Spearman)"
+    flat = np.r_[1.0, 1.1, 0.9, 1.0, 1.2, 0.9, 1.0, 1.1, 1.0]
+    claim = {c.name: c for c in budget_claims(_budget_table(K_cluster_residual=flat))}[name]
+    assert claim.disputed and claim.revised and not claim.held
+    assert {c.name: c for c in budget_claims(_budget_table())}[name].held
 
 
 def test_budget_init_claims_fail_where_the_init_is_remembered() -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy.special import erfc
+from scipy.stats import binom, chi2
 
 from specdyn.experiments.finite_size_theory.config import FiniteSizeConfig
 from specdyn.runs.claims import OWN, Claim, within
@@ -38,8 +39,20 @@ BIAS_SE = 5.0
 #: >= RESID_FRACTION of them within RESID_SE holds for an exact theory with ~1 % to spare.
 RESID_SE = 3.0
 RESID_FRACTION = 0.99
+#: The std claim's false-alarm rate: an exact theory (Gaussian log rho_k, cells independent)
+#: fails "std within RESID_SE sampling SE" at more cells than the bound allows in at most
+#: this share of runs (:func:`std_fraction_min`).
+STD_FALSE_ALARM = 1e-3
 
 # Revisions made after a run had shown the numbers (issue 30: marked, not reverted).
+#: The std-within-3-SE bound, changed after a run had missed it.
+STD_SE_REVISED = (
+    "ec50dd1 (issue 33 item 3): fraction >= 0.99 -> >= the binomial bound of "
+    "std_fraction_min (0.967 at 213 cells and 64 seeds, 0.980 at 253 and 256), after the "
+    "quick run on the derived seeds (dbb53d9) measured 0.986 (3 of 213 cells; 1.0 on the "
+    "former seeds; --full 0.992). Theory: |sigma/s - 1| > 3/sqrt(2 (n - 1)) has probability "
+    "0.82 % at n = 64 (chi-square; the 99.73 % the note gave is |Z| <= 3, but 1/s is "
+    "skewed), so an exact theory missed 0.99 in 25 % of quick runs")
 #: theory.finite_size's validity ratio, which decides the cells every moment claim reads.
 VALID_REVISED = ("a4db6c6: validity ratio 0.2 -> 0.35, after measuring the cells beyond 0.2 "
                  "(std within 15 % in all 253 cells up to 0.35)")
@@ -59,6 +72,29 @@ BREAKS_REVISED = ("a0aea6a: within slope_tol of the effective theory, as for eve
                   "test, having seen the quick run's slopes")
 
 
+def std_exceed_probability(seeds: int, k: float = RESID_SE) -> float:
+    """P(``|sigma / s - 1| > k / sqrt(2 (seeds - 1))``) for the sample std ``s`` of ``seeds``
+    Gaussian draws of std ``sigma``: one cell's chance to miss the std claim under an exact
+    theory (``(seeds - 1) s^2 / sigma^2`` is chi-square with ``seeds - 1`` degrees)."""
+    n1 = seeds - 1
+    tol = k / np.sqrt(2.0 * n1)
+    # missed where s / sigma < 1 / (1 + tol) or > 1 / (1 - tol)
+    r_low = 1.0 / (1.0 + tol)
+    low = chi2.cdf(n1 * r_low**2, n1)
+    high = chi2.sf(n1 * (1.0 / (1.0 - tol)) ** 2, n1) if tol < 1.0 else 0.0
+    return float(low + high)
+
+
+def std_fraction_min(cells: int, seeds: int) -> float:
+    """Smallest fraction of ``cells`` within ``RESID_SE`` sampling SE that an exact theory
+    misses with probability at most ``STD_FALSE_ALARM`` (binomial count of independent
+    cells, each missing with :func:`std_exceed_probability`); NaN without cells."""
+    if cells < 1:
+        return float("nan")
+    allowed = float(binom.isf(STD_FALSE_ALARM, cells, std_exceed_probability(seeds)))
+    return 1.0 - allowed / cells
+
+
 def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
     """The three finite-size claims on a :func:`compare` table (all sizes)."""
     seeds = int(df["seeds"].min())
@@ -67,6 +103,7 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
     # the relative sampling SE of a std of ``seeds`` Gaussian draws
     std_se = 1.0 / np.sqrt(2.0 * (seeds - 1))
     std_frac = float((std_err <= RESID_SE * std_se).mean()) if len(d) else float("nan")
+    std_min = std_fraction_min(len(d), seeds)
     z = d["bias_sim"] / d["se_sim"]
     big = d[np.abs(z) > BIAS_SE]
     mean_err = np.abs(big["shift_theory"] / big["bias_sim"] - 1.0)
@@ -100,9 +137,13 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
                     f"exceeds 15 % by chance below {FULL_SEEDS} seeds",
                full_only=seeds < FULL_SEEDS, revised=STD_REVISED),
         within("std of log rho_k within 3 sampling SE (fraction of valid cells)", std_frac,
-               RESID_FRACTION, 1.0, source=OWN,
+               std_min, 1.0, source=OWN,
                note=f"|std_theory/std_sim - 1| <= 3/sqrt(2 (seeds - 1)) = {RESID_SE * std_se:.3f}"
-                    f" at {len(d)} cells; an exact theory: 99.73 %", revised=VALID_REVISED),
+                    f" at {len(d)} cells; an exact theory misses it at a cell with probability "
+                    f"{std_exceed_probability(seeds):.2%} ({seeds} seeds) and at more than "
+                    f"{(1 - std_min) * len(d):.0f} cells with at most {STD_FALSE_ALARM:g} "
+                    f"(binomial, cells taken independent)",
+               revised=f"{STD_SE_REVISED}; {VALID_REVISED}"),
         within("mean shift within 25 % where bias > 5 SE", summary["mean_max_rel_err"], 0.0,
                MEAN_TOL, source=OWN,
                note=f"max over {len(big)} cells with |bias| > 5 SE ({seeds} seeds); "
