@@ -377,3 +377,6 @@ def test_square_matrix_with_strong_spikes_keeps_its_smallest_eigenvalue() -> Non
     off_edge = np.concatenate([spiked[:150], spiked[-1:]])    # 151 values, ratio 0.5
     with pytest.raises(ValueError, match="rank deficient"):
         find_outliers(off_edge, 0.5, n_samples=302)
+    mostly_zero = np.concatenate([np.linspace(0.5, 2.0, 20), np.zeros(30)])
+    with pytest.raises(ValueError, match="rank deficient"):  # not a bulk-scale error
+        find_outliers(mostly_zero, 1.0)

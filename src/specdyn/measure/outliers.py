@@ -278,8 +278,8 @@ def _canonical(eigs: np.ndarray, ratio: float, n: float, p: float
     # At a hard edge (the bulk's lower edge below the tolerance: a square matrix) the smallest
     # eigenvalue is O(sigma2 / m^2) and rounds to zero by chance when spikes set lambda_1;
     # eigenvalues repel there, so two such values still mean a rank-deficient matrix.
-    hard_edge = float(rmt.mp_edges(ratio, float(np.median(e)))[0]) <= tol
-    if zeros > int(hard_edge):
+    if zeros > 1 or (zeros == 1
+                     and float(rmt.mp_edges(ratio, float(np.median(e)))[0]) > tol):
         raise ValueError(
             f"eigs: {zeros} of the {m} informative eigenvalues (min(n, p) with n={n:g}, "
             f"p={p:g}) are numerically zero (at most lambda_1 * max(n, p) * eps), so the "
