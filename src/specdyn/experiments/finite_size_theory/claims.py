@@ -56,10 +56,11 @@ STD_SE_REVISED = (
 #: it (the quick and --full runs had held at 1.0).
 RESID_SE_REVISED = (
     "claims3 (issue 30 follow-up): fraction >= 0.99 -> >= the binomial bound of fraction_min "
-    "with resid_exceed_probability, from theory, no run had missed it. Theory: "
+    "with resid_exceed_probability (0.975 at 200 cells and 64 seeds, 0.977 at 171 and 256), "
+    "from theory, not after a miss (quick and --full had measured 1.0). Theory: "
     "(bias - shift) / SE is Student t with seeds - 1 degrees (the SE is itself estimated), "
     "|t| > 3 has probability 0.39 % at 64 seeds (0.30 % at 256; the note's 99.73 % is |Z| "
-    "<= 3), so an exact theory missed 0.99 in ~4-14 % of runs, depending on the cell count")
+    "<= 3), so an exact theory missed 0.99 in 4.3 % of quick runs and 9.2 % of --full ones")
 #: theory.finite_size's validity ratio, which decides the cells every moment claim reads.
 VALID_REVISED = ("a4db6c6: validity ratio 0.2 -> 0.35, after measuring the cells beyond 0.2 "
                  "(std within 15 % in all 253 cells up to 0.35)")
