@@ -75,16 +75,37 @@ def plot_propagation_of_chaos(N: np.ndarray, distances: np.ndarray, slope: float
 
 def plot_sparse_atoms(initial: np.ndarray, final: np.ndarray, labels: np.ndarray,
                       teacher: np.ndarray, times: np.ndarray, top_mass: np.ndarray,
-                      loss_times: np.ndarray, loss: np.ndarray, coords: tuple[int, int] = (0, 1)
-                      ) -> Figure:
-    """Particles at the start and the end, coloured by cluster, against the teacher's atoms.
+                      loss_times: np.ndarray, loss: np.ndarray, coords: tuple[int, int] = (0, 1),
+                      *, mass: Mapping[str, np.ndarray] | None = None,
+                      s_star: Mapping[str, int] | None = None, mass_fraction: float = 0.9,
+                      off_share: float | None = None,
+                      coef: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
+                      coef_tol: float = 0.1, orbit: tuple[float, float] | None = None,
+                      symmetry_tol: float = 1e-10, off_orbit_min: float = 1e-6) -> Figure:
+    """Particles at the start and the end, coloured by cluster, against the teacher's atoms;
+    with ``mass`` given, a second row draws the S*, coefficient and symmetry claims.
 
     Particles are ``(N, d+1)`` rows ``[a, w]``; the scatter shows ``w`` in the
     plane of input coordinates ``coords`` with marker area proportional to
     ``|a|``. ``top_mass`` is ``(C, k)``: the |a|-mass fraction in the ``j+1``
     heaviest clusters at each checkpoint time.
+
+    The claim row (keyword arguments, one entry per run label): ``mass`` the final
+    |a|-mass in the K heaviest clusters (K = 1, 2, ...) against ``mass_fraction`` and
+    the bound ``s_star`` (``off_share``: the switched-off atom's share); ``coef`` per
+    teacher atom ``(teacher c*, predicted, measured)`` effective coefficients ``a |w|``,
+    the prediction drawn with a ``+-coef_tol`` band (a predicted 0 is a switched-off
+    atom, drawn without band); ``orbit`` the relative change of ``f`` along the
+    realisation symmetry and off it, against ``symmetry_tol`` and ``off_orbit_min``.
     """
-    fig, (ax0, ax1, ax2) = new_figure(3, 1, width=4.2, height=4.0)
+    if mass is None:
+        fig, (ax0, ax1, ax2) = new_figure(3, 1, width=4.2, height=4.0)
+    else:
+        fig, axes = new_figure(3, 2, width=4.2, height=4.0)
+        ax0, ax1, ax2 = axes[:3]
+        _atoms_mass_panel(axes[3], mass, s_star or {}, mass_fraction, off_share)
+        _atoms_coef_panel(axes[4], coef or {}, coef_tol)
+        _atoms_orbit_panel(axes[5], orbit, symmetry_tol, off_orbit_min)
     i, j = coords
     lim = 1.15 * max(np.abs(final[:, 1:][:, [i, j]]).max(), np.abs(teacher[:, 1:][:, [i, j]]).max(),
                      1e-12)
@@ -127,6 +148,76 @@ def plot_sparse_atoms(initial: np.ndarray, final: np.ndarray, labels: np.ndarray
     return fig
 
 
+def _atoms_mass_panel(ax: Axes, mass: Mapping[str, np.ndarray], s_star: Mapping[str, int],
+                      fraction: float, off_share: float | None) -> None:
+    for i, (label, m) in enumerate(mass.items()):
+        k = np.arange(1, len(m) + 1)[:8]
+        ax.plot(k, m[:8], "o-", color=f"C{i}", label=label)
+        if label in s_star:
+            ax.axvline(s_star[label] + 0.04 * i, color=f"C{i}", ls="--", lw=1,
+                       label=f"S* = {s_star[label]} ({label})")
+    ax.axhline(fraction, color="k", ls=":", lw=1, label=f"{fraction:.0%} of the mass")
+    if off_share is not None:
+        ax.plot([], [], " ", label=f"switched-off atom's share: {off_share:.3f}")
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("K heaviest clusters")
+    ax.set_ylabel("final |a|-mass fraction")
+    ax.set_title("S* claim: K reaching the dotted line <= S*", fontsize=10)
+    ax.legend(fontsize=7, loc="lower right")
+
+
+def _atoms_coef_panel(ax: Axes, coef: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
+                      tol: float) -> None:
+    x0, ticks, names = 0, [], []
+    for i, (label, (c_star, pred, meas)) in enumerate(coef.items()):
+        x = x0 + np.arange(len(pred))
+        for xi, p in zip(x, pred, strict=True):
+            if p == 0:  # switched off: the claim is its share, not a band
+                ax.plot(xi, 0.0, "kx", ms=8)
+                ax.annotate("lasso: off", (xi, 0.0), textcoords="offset points",
+                            xytext=(0, -14), ha="center", fontsize=7)
+            else:
+                ax.fill_between([xi - 0.3, xi + 0.3], p - tol, p + tol, color="0.85", lw=0)
+                ax.plot([xi - 0.3, xi + 0.3], [p, p], "k-", lw=1.5)
+        ax.plot(x, c_star, "D", mfc="none", color="0.4", ms=6)
+        ax.plot(x, meas, "o", color=f"C{i}", ms=7, label=f"measured: {label}")
+        ticks += list(x)
+        names += [f"atom {j + 1}" for j in range(len(pred))]
+        x0 += len(pred) + 1
+    ax.fill_between([], [], [], color="0.85", label=f"lasso prediction +- {tol:g}")
+    ax.plot([], [], "D", mfc="none", color="0.4", label="teacher c*")
+    ax.axhline(0.0, color="0.6", lw=0.5)
+    ax.set_xticks(ticks)
+    ax.set_xticklabels(names, fontsize=8)
+    ax.set_ylabel("effective coefficient a|w| (cluster sum / N)")
+    ax.set_title("identifiability: a|w| per atom within the band", fontsize=10)
+    ax.legend(fontsize=7, loc="center left")
+
+
+def _atoms_orbit_panel(ax: Axes, orbit: tuple[float, float] | None, symmetry_tol: float,
+                       off_orbit_min: float) -> None:
+    ax.set_title("identifiability: f along the symmetry", fontsize=10)
+    if orbit is None:
+        ax.text(0.5, 0.5, "no realisation symmetry\nfor this activation", ha="center",
+                va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+        return
+    floor = 1e-18  # an exactly unchanged f would sit at 0 on a log axis
+    on, off = (max(float(v), floor) for v in orbit)
+    ax.bar([0, 1], [on, off], color=["C0", "C3"], width=0.6)
+    ax.axhline(symmetry_tol, color="C0", ls="--", lw=1,
+               label=f"claim: along the symmetry <= {symmetry_tol:g}")
+    ax.axhline(off_orbit_min, color="C3", ls=":", lw=1.2,
+               label=f"claim: a alone >= {off_orbit_min:g}")
+    ax.set_yscale("log")
+    ax.set_ylim(floor, 10.0)
+    ax.set_xticks([0, 1])
+    ax.set_xticklabels(["(a, w) moved\nalong the symmetry", "a alone moved\n(off the orbit)"],
+                       fontsize=8)
+    ax.set_ylabel(f"relative rms change of f (floor {floor:g})")
+    ax.legend(fontsize=7, loc="upper left")
+
+
 def _log_ticks(ax: Axes, values: np.ndarray) -> None:
     ticks = [float(x) for x in values]
     ax.xaxis.set_major_locator(FixedLocator(ticks))
@@ -134,10 +225,33 @@ def _log_ticks(ax: Axes, values: np.ndarray) -> None:
     ax.xaxis.set_minor_locator(NullLocator())
 
 
+def _init_scale_panel(ax: Axes, curves: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                      claim: tuple[tuple[float, float], tuple[float, float]] | None) -> None:
+    for i, (label, (x, y)) in enumerate(curves.items()):
+        ax.plot(x, y, "o-", color=f"C{i + 2}", label=label)
+    x, y = list(curves.values())[-1]
+    if claim is not None and y.size:
+        (spread, bound), (ratio, ratio_bound) = claim
+        mid, half = 0.5 * (y.max() + y.min()), 0.5 * bound * y.mean()
+        ax.fill_between([x.min(), x.max()], mid - half, mid + half, color="C3", alpha=0.15,
+                        lw=0, label=f"claim band: spread <= {bound:g} of the mean")
+        ax.plot([], [], " ", label=f"t_end spread {spread:.3f} (<= {bound:g})")
+        ax.plot([], [], " ", label=f"/ budget-time spread: {ratio:.3f} (<= {ratio_bound:g})")
+    ax.set_xscale("log")
+    _log_ticks(ax, x)
+    ax.set_xlabel("init scale s of (a_0, w_0)")
+    ax.set_ylabel("test error E")
+    ax.set_title("no initialization-only residual", fontsize=10)
+    ax.legend(fontsize=7, loc="lower left")
+
+
 def plot_error_budget(parts: Mapping[str, tuple[np.ndarray, np.ndarray]], total: float,
                       target_coeffs: np.ndarray, learned_coeffs: np.ndarray,
                       loss_times: np.ndarray, loss: np.ndarray, *, plateau: float | None = None,
-                      budget_time: float | None = None) -> Figure:
+                      budget_time: float | None = None,
+                      init_scale: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
+                      init_claim: tuple[tuple[float, float], tuple[float, float]] | None = None
+                      ) -> Figure:
     """The four parts of the error against their own knob, plus Hermite coefficients.
 
     ``parts`` maps ``"statistical"`` (against n), ``"optimisation"`` (against t),
@@ -145,9 +259,19 @@ def plot_error_budget(parts: Mapping[str, tuple[np.ndarray, np.ndarray]], total:
     (against K) to ``(x, value)`` arrays; values are drawn as ``|value|`` on log
     axes, negative ones as open markers. ``total`` is the test error of the
     population run at the budget's time (dotted line in each panel); ``plateau``
-    the test error at the end of the long run.
+    the test error at the end of the long run. ``init_scale`` (label -> (init scales,
+    test error), the budget's time first, ``t_end`` last) adds a panel for the "no
+    initialization-only residual" claim: ``init_claim`` is ``((spread, bound), (ratio,
+    bound))`` of the ``t_end`` spread ``(max - min) / mean`` and of its ratio to the spread
+    at the budget's time; the band drawn around the ``t_end`` points is as tall as the
+    spread bound allows.
     """
-    fig, axes = new_figure(3, 2, width=4.2, height=3.4)
+    if init_scale is None:
+        fig, axes = new_figure(3, 2, width=4.2, height=3.4)
+    else:
+        fig, axes = new_figure(4, 2, width=4.2, height=3.4)
+        _init_scale_panel(axes[6], init_scale, init_claim)
+        axes[7].remove()
     spec = [("statistical", "training-set size n", "E(n) - E(population)", True),
             ("optimisation", "time t", "E(t) - E(t_end)", True),
             ("particle", "number of particles N", "mean (f_N - f_ref)^2", True),

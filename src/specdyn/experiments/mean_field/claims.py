@@ -11,6 +11,7 @@ folder, for the registry).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -25,7 +26,7 @@ from specdyn.experiments.mean_field.readings import (
     part_trend,
     uniform_growth,
 )
-from specdyn.measure.atoms import cluster_directions
+from specdyn.measure.atoms import AtomClusters, cluster_directions
 from specdyn.runs.claims import OWN, Claim, loglog_slope, within
 from specdyn.theory.mean_field import lasso_atom_coefficients, lasso_threshold_coefficients
 
@@ -128,6 +129,82 @@ _S_STAR_SOURCE = ('abstract 3: "supported on at most S* atoms modulo finite-rank
 _THRESHOLD_COEF = "S* threshold: active atoms' a|w| - thresholded lasso's (largest)"
 
 
+def cluster_coefficients(p: np.ndarray, clusters: AtomClusters, u: np.ndarray,
+                         s: int) -> np.ndarray:
+    """Per direction ``u[i]`` (ReLU): the effective coefficient ``sum a |w| / N`` of the
+    cluster, among the ``s`` heaviest of ``clusters``, whose centre is nearest it (empty
+    when there is no cluster). ReLU's realisation symmetry leaves only this identified."""
+    heavy = clusters.centers[:s]
+    if not len(heavy):
+        return np.zeros(0)
+    match = np.argmax(heavy @ u.T, axis=0)
+    eff = p[:, 0] * np.linalg.norm(p[:, 1:], axis=1)
+    return np.array([eff[clusters.labels == j].sum() / len(p) for j in match])
+
+
+def share_near(p: np.ndarray, u: np.ndarray, threshold_deg: float, odd: bool) -> float:
+    """The ``|a|``-share of the particles ``p`` whose direction is within ``threshold_deg``
+    of one of the directions ``u`` (of ``+-u`` for an odd activation); NaN without mass."""
+    dirs = p[:, 1:] / np.maximum(np.linalg.norm(p[:, 1:], axis=1, keepdims=True), 1e-300)
+    near = np.zeros(len(p), bool)
+    for uk in u:
+        sim = dirs @ uk
+        near |= (np.abs(sim) if odd else sim) >= np.cos(np.radians(threshold_deg))
+    total = float(np.abs(p[:, 0]).sum())
+    return float(np.abs(p[near, 0]).sum()) / total if total > 0 else float("nan")
+
+
+def _particles(df: pd.DataFrame, cfg: AtomsConfig, what: str) -> np.ndarray:
+    cols = ["a", *(f"w{k + 1}" for k in range(cfg.D))]
+    if not set(cols) <= set(df.columns):
+        raise ValueError(f"{what} must have the columns {cols}")
+    return df[cols].to_numpy(np.float64)
+
+
+def atoms_figure_readings(df: pd.DataFrame, weak: pd.DataFrame,
+                          cfg: AtomsConfig) -> dict[str, Any]:
+    """What the sparse-atoms figure draws of its claims, read off the two final-particle
+    tables with the claims' own helpers and tolerances.
+
+    Keys: ``mass`` (label -> |a|-mass in the K heaviest clusters, K = 1, 2, ...),
+    ``s_star`` (label -> the claimed bound), ``off_share`` (the switched-off atom's share),
+    ``coef`` (label -> (teacher c*, predicted, measured) per teacher atom; ReLU only,
+    measured NaN where the lasso switches the atom off), ``orbit`` ((on, off) relative
+    change of ``f``, or None), and the tolerances ``mass_fraction``, ``coef_tol``,
+    ``symmetry_tol``, ``off_orbit_min``.
+    """
+    odd = odd_activation(cfg.activation)
+    out: dict[str, Any] = {"mass": {}, "s_star": {}, "coef": {},
+                           "mass_fraction": ATOM_MASS_FRACTION, "coef_tol": COEFFICIENT_TOL,
+                           "symmetry_tol": SYMMETRY_TOL, "off_orbit_min": OFF_ORBIT_MIN}
+    for label, table, atoms, threshold in (
+            ("two-atom teacher", df, cfg.teacher_atoms(), False),
+            ("with a weak third atom", weak, cfg.weak_teacher_atoms(), True)):
+        p = _particles(table, cfg, label)
+        clusters = cluster_directions(p, threshold_deg=cfg.threshold_deg, symmetric=odd)
+        norms = np.linalg.norm(atoms[:, 1:], axis=1)
+        u = atoms[:, 1:] / norms[:, None]
+        c_star = atoms[:, 0] * norms
+        lasso = lasso_threshold_coefficients if threshold else lasso_atom_coefficients
+        c_pred = lasso(c_star, u, cfg.weight_decay)
+        active = np.flatnonzero(c_pred != 0)
+        out["mass"][label] = np.array([clusters.top_mass(k)
+                                       for k in range(1, clusters.K + 1)])
+        out["s_star"][label] = int(active.size) if threshold else len(atoms)
+        if threshold:
+            off = np.setdiff1d(np.arange(len(atoms)), active)
+            out["off_share"] = share_near(p, u[off], cfg.threshold_deg, odd)
+        if cfg.activation == "relu":
+            meas = np.full(len(atoms), np.nan)
+            got = cluster_coefficients(p, clusters, u[active], active.size)
+            if got.size == active.size:
+                meas[active] = got
+            out["coef"][label] = (c_star, c_pred, meas)
+    moved = orbit_changes(_particles(df, cfg, "df"), cfg.activation)
+    out["orbit"] = None if moved is None else moved[:2]
+    return out
+
+
 def threshold_claims(weak: pd.DataFrame, cfg: AtomsConfig) -> list[Claim]:
     """The S* threshold claims on the run with the weak third atom (own derivation).
 
@@ -140,10 +217,7 @@ def threshold_claims(weak: pd.DataFrame, cfg: AtomsConfig) -> list[Claim]:
     ``1 - ATOM_MASS_FRACTION`` of it; the active atoms' effective coefficients meet the
     thresholded lasso within ``COEFFICIENT_TOL`` (ReLU; the partner of the other two).
     """
-    cols = ["a", *(f"w{k + 1}" for k in range(cfg.D))]
-    if not set(cols) <= set(weak.columns):
-        raise ValueError(f"weak must have the columns {cols}")
-    p = weak[cols].to_numpy(np.float64)
+    p = _particles(weak, cfg, "weak")
     atoms = cfg.weak_teacher_atoms()
     norms = np.linalg.norm(atoms[:, 1:], axis=1)
     u = atoms[:, 1:] / norms[:, None]
@@ -152,14 +226,8 @@ def threshold_claims(weak: pd.DataFrame, cfg: AtomsConfig) -> list[Claim]:
     s_thr = int(active.size)
     odd = odd_activation(cfg.activation)
     clusters = cluster_directions(p, threshold_deg=cfg.threshold_deg, symmetric=odd)
-    dirs = p[:, 1:] / np.maximum(np.linalg.norm(p[:, 1:], axis=1, keepdims=True), 1e-300)
     off = np.setdiff1d(np.arange(len(atoms)), active)
-    near = np.zeros(len(p), bool)
-    for k in off:
-        sim = dirs @ u[k]
-        near |= (np.abs(sim) if odd else sim) >= np.cos(np.radians(cfg.threshold_deg))
-    total = float(np.abs(p[:, 0]).sum())
-    share = float(np.abs(p[near, 0]).sum()) / total if total > 0 else float("nan")
+    share = share_near(p, u[off], cfg.threshold_deg, odd)
     relu = cfg.activation == "relu"
     claims = [
         within(f"S* threshold: atoms holding {ATOM_MASS_FRACTION:.0%} of the mass <= "
@@ -177,11 +245,8 @@ def threshold_claims(weak: pd.DataFrame, cfg: AtomsConfig) -> list[Claim]:
                     f"thresholded lasso switches off ({off.tolist()})"),
     ]
     if relu:
-        heavy = clusters.centers[:s_thr]
-        if len(heavy) == s_thr and s_thr:
-            match = np.argmax(heavy @ u[active].T, axis=0)
-            eff = p[:, 0] * np.linalg.norm(p[:, 1:], axis=1)
-            c_meas = np.array([eff[clusters.labels == j].sum() / len(p) for j in match])
+        if len(clusters.centers[:s_thr]) == s_thr and s_thr:
+            c_meas = cluster_coefficients(p, clusters, u[active], s_thr)
             err = float(np.max(np.abs(c_meas - c_thr[active])))
         else:
             c_meas, err = np.zeros(0), float("nan")
@@ -223,10 +288,7 @@ def atoms_claims(df: pd.DataFrame, cfg: AtomsConfig,
     not. With ``weak``, the final particles of the run with the weak third atom, the S*
     threshold claims (:func:`threshold_claims`) follow.
     """
-    cols = ["a", *(f"w{k + 1}" for k in range(cfg.D))]
-    if not set(cols) <= set(df.columns):
-        raise ValueError(f"df must have the columns {cols}")
-    p = df[cols].to_numpy(np.float64)
+    p = _particles(df, cfg, "df")
     odd = odd_activation(cfg.activation)
     clusters = cluster_directions(p, threshold_deg=cfg.threshold_deg, symmetric=odd)
     atoms = cfg.teacher_atoms()
@@ -238,10 +300,9 @@ def atoms_claims(df: pd.DataFrame, cfg: AtomsConfig,
     if len(heavy):
         sim = heavy @ u.T
         sim = np.abs(sim) if odd else sim
-        match = np.argmax(sim, axis=0)  # the heavy cluster nearest each teacher atom
         angle = float(np.degrees(np.arccos(np.clip(sim.max(axis=0), -1, 1))).max())
     else:
-        match, angle = np.zeros(0, dtype=int), float("nan")
+        angle = float("nan")
     claims = [
         within(f"atoms holding {ATOM_MASS_FRACTION:.0%} of the mass <= S* = {s_star}",
                float(clusters.n_atoms(ATOM_MASS_FRACTION)), 1, s_star,
@@ -260,8 +321,7 @@ def atoms_claims(df: pd.DataFrame, cfg: AtomsConfig,
     if relu:
         c_pred = lasso_atom_coefficients(atoms[:, 0] * np.linalg.norm(atoms[:, 1:], axis=1),
                                          u, cfg.weight_decay)
-        eff = p[:, 0] * np.linalg.norm(p[:, 1:], axis=1)
-        c_meas = np.array([eff[clusters.labels == j].sum() / len(p) for j in match])
+        c_meas = cluster_coefficients(p, clusters, u, s_star)
         err = float(np.max(np.abs(c_meas - c_pred))) if c_meas.size == s_star \
             else float("nan")
         claims.append(within(
@@ -326,6 +386,24 @@ SPARSE_FALLS_REVISED = (
 #: The seed statement the error-budget claims check.
 _BUDGET_SPLIT = ('abstract 3: "the total feature-learning-error decomposition into statistical, '
                  'optimization, propagation-of-chaos, and sparse-residual components"')
+
+
+def budget_figure_readings(df: pd.DataFrame, budget_time: float,
+                           t_end: float) -> dict[str, Any]:
+    """What the error-budget figure draws of its init-scale claims, read off its table:
+    ``init_scale`` (label -> (init scales, test error)) at the budget's time and at
+    ``t_end``, and ``init_claim`` ((measured, bound) of the t_end spread and of the spread
+    ratio, the claims' own :func:`init_spread` and tolerances)."""
+    rows = df[df["part"] == "init scale"]
+    curves = {}
+    for knob, label in ((INIT_EARLY, f"at the budget time t = {budget_time:g}"),
+                        (INIT_END, f"at t_end = {t_end:g}")):
+        r = rows[rows["knob"] == knob].sort_values("x")
+        curves[label] = (r["x"].to_numpy(float), r["value"].to_numpy(float))
+    early, end = init_spread(df, INIT_EARLY), init_spread(df, INIT_END)
+    ratio = end / early if early > 0 else float("nan")
+    return {"init_scale": curves,
+            "init_claim": ((end, INIT_END_SPREAD_MAX), (ratio, INIT_DECAY_MAX))}
 
 
 def budget_claims(df: pd.DataFrame) -> list[Claim]:

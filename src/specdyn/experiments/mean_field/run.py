@@ -17,7 +17,9 @@ import pandas as pd
 from specdyn import io
 from specdyn.experiments.mean_field.claims import (
     atoms_claims_of,
+    atoms_figure_readings,
     budget_claims_of,
+    budget_figure_readings,
     chaos_claims_of,
 )
 from specdyn.experiments.mean_field.config import (
@@ -128,9 +130,6 @@ def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
     sim = end.centers[:2] @ u_teacher.T
     sim = np.abs(sim) if odd else sim
     angles = np.degrees(np.arccos(np.clip(sim.max(axis=1), -1, 1)))
-    fig = mplot.plot_sparse_atoms(run.particles[0], run.final, end.labels, atoms, run.times,
-                                  top, np.arange(cfg.steps + 1) * cfg.dt, run.loss)
-    figures = save_figure(fig, out_dir / "sparse-atoms")
     p = run.final
     df = pd.DataFrame({"particle": np.arange(cfg.N), "a": p[:, 0], "cluster": end.labels,
                        **{f"w{k + 1}": p[:, 1 + k] for k in range(cfg.D)}})
@@ -145,6 +144,11 @@ def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
                                checkpoints=Schedule.even(2), progress=True).final
     weak_df = pd.DataFrame({"particle": np.arange(cfg.N), "a": weak[:, 0],
                             **{f"w{k + 1}": weak[:, 1 + k] for k in range(cfg.D)}})
+    # the claims' panels are drawn from the two tables, with the claims' own readings
+    fig = mplot.plot_sparse_atoms(run.particles[0], run.final, end.labels, atoms, run.times,
+                                  top, np.arange(cfg.steps + 1) * cfg.dt, run.loss,
+                                  **atoms_figure_readings(df, weak_df, cfg))
+    figures = save_figure(fig, out_dir / "sparse-atoms")
     tables = [io.write_table(df, out_dir / "sparse-atoms.parquet"),
               io.write_table(mass, out_dir / "sparse-atoms_mass.parquet"),
               io.write_table(weak_df, out_dir / "sparse-atoms_weak.parquet")]
@@ -252,7 +256,9 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
     parts = {name: (g["x"].to_numpy(), g["value"].to_numpy()) for name, g in df.groupby("part")}
     fig = mplot.plot_error_budget(parts, e_pop, target.coeffs[:cfg.hermite_degree + 1], learned,
                                   np.arange(long + 1) * cfg.dt, pop.loss, plateau=e_end,
-                                  budget_time=cfg.steps * cfg.dt)
+                                  budget_time=cfg.steps * cfg.dt,
+                                  **budget_figure_readings(df, cfg.steps * cfg.dt,
+                                                           long * cfg.dt))
     figures = save_figure(fig, out_dir / "error-budget")
     table = io.write_table(df, out_dir / "error-budget.parquet")
     slope_N = loglog_slope(chaos.N, chaos.function_gap[:, -1])
