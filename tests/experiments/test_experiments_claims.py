@@ -7,6 +7,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -360,8 +361,9 @@ def test_the_full_record_names_machine_and_commit_of_every_run() -> None:
 
 def test_a_run_that_did_not_finish_never_hides_a_finished_one() -> None:
     fc = _script("benchmarks/full_claims.py")
-    done = {"status": "finished", "date": "2026-12-04", "claims": [_claim("a", 0.5, True)]}
-    record = {"fig4": dict(done)}
+    done: dict[str, Any] = {"status": "finished", "date": "2026-12-04",
+                            "claims": [_claim("a", 0.5, True)]}
+    record: dict[str, dict[str, Any]] = {"fig4": dict(done)}
     assert not fc.store(record, "fig4", {"status": "timeout", "claims": []})
     assert record["fig4"]["status"] == "finished"
     assert record["fig4"]["last_attempt"]["status"] == "timeout"

@@ -55,7 +55,7 @@ STD_SE_REVISED = (
 #: The corrected-residual-within-3-SE bound, changed for the same reason before a run missed
 #: it (the quick and --full runs had held at 1.0).
 RESID_SE_REVISED = (
-    "claims3 (issue 30 follow-up): fraction >= 0.99 -> >= the binomial bound of fraction_min "
+    "b4bdf88 (issue 30 follow-up): fraction >= 0.99 -> >= the binomial bound of fraction_min "
     "with resid_exceed_probability (0.975 at 200 cells and 64 seeds, 0.977 at 171 and 256), "
     "from theory, not after a miss (quick and --full had measured 1.0). Theory: "
     "(bias - shift) / SE is Student t with seeds - 1 degrees (the SE is itself estimated), "

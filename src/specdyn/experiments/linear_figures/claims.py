@@ -28,7 +28,6 @@ from specdyn.measure.exponents import fit_exponents
 from specdyn.runs.claims import Claim, learning_order, loglog_slope, within
 from specdyn.settings import PowerLawSetting
 
-FIT_RANKS = (1, 2, 3)  # ranks of a local log-log fit (kept for fit_exponent's callers)
 LOCAL_RANKS = (1, 2)  # the two-point local exponent at k = 1 of fig2's panel (b)
 
 # fig2's claims: every tolerance fixed before the run (the fit's ranks are in config).
