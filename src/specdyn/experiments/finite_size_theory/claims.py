@@ -61,6 +61,13 @@ RESID_SE_REVISED = (
     "(bias - shift) / SE is Student t with seeds - 1 degrees (the SE is itself estimated), "
     "|t| > 3 has probability 0.39 % at 64 seeds (0.30 % at 256; the note's 99.73 % is |Z| "
     "<= 3), so an exact theory missed 0.99 in 4.3 % of quick runs and 9.2 % of --full ones")
+#: The tolerance of the max |bias - shift| in SE where bias > 5 SE, changed before a run
+#: missed it.
+BIG_SE_REVISED = (
+    "issue 30 follow-up (helper claims3): max <= 3 -> <= max_resid_tolerance (4.23 at 13 "
+    "cells and 64 seeds, 4.46 at 82 and 256), from theory, not after a miss (quick 2.87, "
+    "--full 2.99 had held). Theory: the max of 13 (82) Student-t residuals of an exact "
+    "theory exceeds 3 in 4.9 % of quick runs (21.6 % of --full ones)")
 #: theory.finite_size's validity ratio, which decides the cells every moment claim reads.
 VALID_REVISED = ("a4db6c6: validity ratio 0.2 -> 0.35, after measuring the cells beyond 0.2 "
                  "(std within 15 % in all 253 cells up to 0.35)")
@@ -122,6 +129,24 @@ def fraction_min(cells: int, p_miss: float) -> float:
     return 1.0 - allowed / cells
 
 
+def max_resid_tolerance(cells: int, seeds: int) -> float:
+    """The level the largest ``|bias - shift| / SE`` of ``cells`` cells exceeds with
+    probability ``FALSE_ALARM`` under an exact theory; NaN without cells.
+
+    Each cell's ratio is Student t with ``seeds - 1`` degrees
+    (:func:`resid_exceed_probability`); with the cells independent the max stays below a
+    level exceeded at one cell with probability ``q`` in ``(1 - q)^cells`` of runs, so
+    ``q = 1 - (1 - FALSE_ALARM)^(1/cells)`` and the level is ``t.isf(q / 2, seeds - 1)``.
+    Approximate where the cells are chosen by their own bias (``|bias| > BIAS_SE`` SE):
+    a cell whose shift sits near the cut is chosen more often when its noise points
+    outward.
+    """
+    if cells < 1:
+        return float("nan")
+    q = -np.expm1(np.log1p(-FALSE_ALARM) / cells)
+    return float(student_t.isf(q / 2.0, seeds - 1))
+
+
 def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
     """The three finite-size claims on a :func:`compare` table (all sizes)."""
     seeds = int(df["seeds"].min())
@@ -179,9 +204,11 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
                     f"expected by chance for an exact theory", disputed=MEAN_DISPUTED,
                revised=MEAN_REVISED),
         within("where bias > 5 SE: |bias - shift| in SE", summary["bias_cells_max_se"], 0.0,
-               RESID_SE, source=OWN,
-               note=f"max over {len(big)} cells; a Gaussian error exceeds 3 SE in 0.27 % of "
-                    f"cells", revised=VALID_REVISED),
+               max_resid_tolerance(len(big), seeds), source=OWN,
+               note=f"max over {len(big)} cells ({seeds} seeds); an exact theory's max of "
+                    f"{len(big)} Student-t residuals exceeds the bound with probability "
+                    f"{FALSE_ALARM:g} (cells taken independent)",
+               revised=f"{BIG_SE_REVISED}; {VALID_REVISED}"),
         within("corrected residual within 3 SE elsewhere (fraction of cells)", frac,
                resid_min, 1.0, source=OWN,
                note=f"{len(small)} cells; max {summary['resid_max_se']:.2f} SE; an exact theory "
