@@ -64,7 +64,7 @@ RESID_SE_REVISED = (
 #: The tolerance of the max |bias - shift| in SE where bias > 5 SE, changed before a run
 #: missed it.
 BIG_SE_REVISED = (
-    "issue 30 follow-up (helper claims3): max <= 3 -> <= max_resid_tolerance (4.23 at 13 "
+    "8058782 (issue 30 follow-up): max <= 3 -> <= max_resid_tolerance (4.23 at 13 "
     "cells and 64 seeds, 4.46 at 82 and 256), from theory, not after a miss (quick 2.87, "
     "--full 2.99 had held). Theory: the max of 13 (82) Student-t residuals of an exact "
     "theory exceeds 3 in 4.9 % of quick runs (21.6 % of --full ones)")
