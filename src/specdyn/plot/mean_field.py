@@ -187,6 +187,7 @@ def _atoms_coef_panel(ax: Axes, coef: Mapping[str, tuple[np.ndarray, np.ndarray,
     ax.fill_between([], [], [], color="0.85", label=f"lasso prediction +- {tol:g}")
     ax.plot([], [], "D", mfc="none", color="0.4", label="teacher c*")
     ax.axhline(0.0, color="0.6", lw=0.5)
+    ax.set_xlim(-0.7, x0 - 1.2)  # room for the "lasso: off" label at the last atom
     ax.set_xticks(ticks)
     ax.set_xticklabels(names, fontsize=8)
     ax.set_ylabel("effective coefficient a|w| (cluster sum / N)")
@@ -242,7 +243,9 @@ def _init_scale_panel(ax: Axes, curves: Mapping[str, tuple[np.ndarray, np.ndarra
     ax.set_xlabel("init scale s of (a_0, w_0)")
     ax.set_ylabel("test error E")
     ax.set_title("no initialization-only residual", fontsize=10)
-    ax.legend(fontsize=7, loc="lower left")
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(lo, hi + 0.6 * (hi - lo))  # room above the points for the legend's 5 rows
+    ax.legend(fontsize=7, loc="upper right")
 
 
 def plot_error_budget(parts: Mapping[str, tuple[np.ndarray, np.ndarray]], total: float,
