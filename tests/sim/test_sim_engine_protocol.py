@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 import torch
 
+from specdyn.data import HermiteTarget
 from specdyn.models.activations import get_activation
 from specdyn.sim import (
     Block,
@@ -120,11 +121,12 @@ def _particles() -> tuple[Any, Any, Any]:
 
 
 def _two_step() -> tuple[Any, Any, Any]:
-    g = _gen(3)
-    eng = TwoStepEngine(get_activation("tanh-shift"), torch.randn(4, generator=g, **F64),
-                        (0.5, 1.0))
-    X, y = torch.randn(7, 3, generator=g, **F64), torch.randn(7, generator=g, **F64)
-    return eng, eng.init(torch.randn(4, 3, generator=g, **F64)), (X, y)
+    tgt = HermiteTarget.named("He2+He3", D=3, seed=0)
+    eng = TwoStepEngine(get_activation("tanh-shift"), (0.5, 1.0), N=4, D=3, M=7, target=tgt,
+                        **F64)
+    g = np.random.default_rng(3)  # gd_steps' generator kind: numpy's
+    st = eng.init(g)
+    return eng, st, eng.sample(st, g)
 
 
 ENGINES: dict[str, Callable[[], tuple[Any, Any, Any]]] = {
@@ -166,14 +168,6 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-#: engines whose ``init`` does not take a generator yet, each with why (issue 33 item 1):
-#: an entry that starts taking one fails the test below, so the list cannot go stale
-INIT_PENDING: dict[str, str] = {
-    "two-step": "init(W0): gd_steps draws W0, a and the batches from one numpy stream, "
-                "in that order (sim/two_step.py is being reworked, issue 33 item 5)",
-}
-
-
 def test_the_engine_table_names_every_public_engine() -> None:
     import specdyn.sim as sim
 
@@ -209,15 +203,14 @@ def test_every_step_leaves_the_given_state_bit_identical(name: str) -> None:
 def test_every_engine_init_takes_a_generator_and_is_a_function_of_it(name: str) -> None:
     eng, _, _ = ENGINES[name]()
     params = list(inspect.signature(eng.init).parameters)
-    if name in INIT_PENDING:
-        assert params != ["generator"], f"{name} takes a generator now: drop it from INIT_PENDING"
-        pytest.xfail(INIT_PENDING[name])
     assert params == ["generator"], f"{name}: init{tuple(params)}"
     assert not any(isinstance(x, (torch.Generator, np.random.Generator))
                    for x in vars(eng).values()), f"{name} holds a generator"
     # each engine's generator kind is the one it has always drawn with: numpy's for the
-    # particles (mean_field_langevin's default_rng), torch's for the others
-    make = (np.random.default_rng if isinstance(eng, ParticleEngine) else _gen)
+    # particles (mean_field_langevin's default_rng) and the two steps (gd_steps'),
+    # torch's for the others
+    make = (np.random.default_rng if isinstance(eng, (ParticleEngine, TwoStepEngine))
+            else _gen)
     one, two, other = eng.init(make(5)), eng.init(make(5)), eng.init(make(6))
     assert _same(_value(one), _value(two)), f"{name}: equal generators, different states"
     assert not _same(_value(one), _value(other)), f"{name}: init ignores its generator"

@@ -106,6 +106,9 @@ class TwoStepState:
     ----------
     W
         ``(N, D)`` first-layer weights.
+    a
+        ``(N,)`` fixed second-layer weights: drawn by :meth:`TwoStepEngine.init` with
+        ``W0``, carried unchanged from state to state (the engine keeps no run data).
     updates
         Updates made so far (0, 1 or 2): the next one uses ``lrs[updates]``.
     g
@@ -117,6 +120,7 @@ class TwoStepState:
     """
 
     W: Tensor
+    a: Tensor
     updates: int = 0
     g: Tensor | None = None
     loss_before: Tensor | None = None
@@ -144,41 +148,70 @@ class TwoStepGradient:
 class TwoStepEngine:
     """First-layer GD of ``f(x) = N^(-1/2) a^T sigma(W x)`` with ``a`` fixed: the protocol's pair.
 
-    :meth:`init` gives the :class:`TwoStepState` of initial weights ``W0``;
-    :meth:`step` (state, batch) makes update ``updates + 1`` on ``batch = (X, y)``
-    with step size ``lrs[updates]`` (module docstring) and returns a new state;
-    :meth:`loss` is the training loss of a state on a batch.
+    :meth:`init` (generator) draws the initial weights ``W0`` and then the second layer
+    ``a`` and gives the first :class:`TwoStepState` (which carries ``a``);
+    :meth:`sample` (state, generator) draws a batch ``(X, y)`` of ``M`` samples of the
+    target; :meth:`step` (state, batch) makes update ``updates + 1`` on the batch with
+    step size ``lrs[updates]`` (module docstring) and returns a new state; :meth:`loss`
+    is the training loss of a state on a batch.
+
+    The generator is numpy's (``numpy.random.default_rng``, the caller's: the engine
+    holds none); the draws are made on the host in float64 (the run is the same on
+    every device) and moved to the engine's dtype and device. One generator through
+    ``init``, ``sample`` (and ``sample`` again for a fresh second batch) draws ``W0``,
+    ``a``, ``X1``, ``X2`` in the order of :func:`draw_data`, so a hand-written loop
+    gives :func:`gd_steps`' numbers bit for bit (``tests/sim/test_sim_two_step.py``).
 
     Parameters
     ----------
     act
         The activation ``sigma``.
-    a
-        ``(N,)`` fixed second-layer weights (tensor; its dtype and device are the run's).
     lrs
         Step sizes of the updates, in order.
+    N, D, M
+        Width, input dimension and batch size (the sizes :meth:`init` and :meth:`sample`
+        draw; :func:`gd_steps` validates them).
+    target
+        The :class:`~specdyn.data.HermiteTarget` (with its direction) that labels a batch.
+    dtype, device
+        Torch dtype (default float64) and device (default CUDA when present) of the run.
     """
 
     #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
     #: divergence factor the driver uses for it.
     defaults: ClassVar[str] = "two_step"
 
-    def __init__(self, act: Activation, a: Tensor, lrs: tuple[float, ...]) -> None:
-        self.act, self.a, self.lrs = act, a, tuple(lrs)
-        self.inv_sqrt_width = 1.0 / math.sqrt(a.shape[0])
+    def __init__(self, act: Activation, lrs: tuple[float, ...], *, N: int, D: int, M: int,
+                 target: HermiteTarget, dtype: Any = None, device: Any = None) -> None:
+        self.act, self.lrs = act, tuple(lrs)
+        self.N, self.D, self.M, self.target = N, D, M, target
+        self.dtype, self.device = _torch.resolve_dtype(dtype), _torch.resolve_device(device)
+        self.inv_sqrt_width = 1.0 / math.sqrt(N)
 
-    def init(self, W0: Tensor) -> TwoStepState:
-        """The state of initial weights ``W0`` (``N x D``)."""
-        return TwoStepState(W0)
+    def init(self, generator: np.random.Generator) -> TwoStepState:
+        """The state of ``W0`` and then ``a`` drawn from the numpy ``generator``."""
+        W0, a = _draw_weights(self.N, self.D, generator)
+        return TwoStepState(self._put(W0), self._put(a))
 
-    def forward(self, W: Tensor, X: Tensor) -> tuple[Tensor, Tensor]:
-        """``(W X^T, f(X))``: the ``(N, M)`` preactivations and the ``(M,)`` outputs."""
-        pre = W @ X.T
-        return pre, self.inv_sqrt_width * (self.a @ self.act.fn(pre))
+    def sample(self, state: TwoStepState, generator: np.random.Generator
+               ) -> tuple[Tensor, Tensor]:
+        """A batch ``(X, y)`` (``M x D``, ``M``) drawn from the numpy ``generator``
+        (whatever the state: the batches are i.i.d.)."""
+        X, y = _draw_batch(self.M, self.D, self.target, generator)
+        return self._put(X), self._put(y)
+
+    def _put(self, arr: np.ndarray) -> Tensor:
+        return _on_run(arr, self.dtype, self.device)
+
+    def forward(self, state: TwoStepState, X: Tensor) -> tuple[Tensor, Tensor]:
+        """``(W X^T, f(X))`` at ``state``: the ``(N, M)`` preactivations and the ``(M,)``
+        outputs."""
+        pre = state.W @ X.T
+        return pre, self.inv_sqrt_width * (state.a @ self.act.fn(pre))
 
     def loss(self, state: TwoStepState, X: Tensor, y: Tensor) -> float:
         """``(1/2M) ||y - f(X)||^2`` at ``state`` (one host sync)."""
-        _, f = self.forward(state.W, X)
+        _, f = self.forward(state, X)
         return float(0.5 * _torch.torch().mean((y - f) ** 2))
 
     def step(self, state: TwoStepState, batch: tuple[Tensor, Tensor]) -> TwoStepState:
@@ -194,18 +227,39 @@ class TwoStepEngine:
         """
         X, y = batch
         M = X.shape[0]
-        pre, f = self.forward(state.W, X)
+        pre, f = self.forward(state, X)
         r = y - f
         # G = (1/M) diag(a) [sigma'(W X^T) o 1 r^T] X
-        G = (self.a[:, None] * self.act.deriv(pre) * r[None, :]) @ X / M
+        G = (state.a[:, None] * self.act.deriv(pre) * r[None, :]) @ X / M
         # the loss before the update, as loss() computes it (same bits, no host sync)
         return TwoStepGradient(G, X.T @ r / M, 0.5 * _torch.torch().mean(r ** 2))
 
     def apply(self, state: TwoStepState, grad: TwoStepGradient) -> TwoStepState:
         """Update ``state.updates + 1`` along ``grad`` (:meth:`gradient` at ``state``),
         with step size ``lrs[state.updates]``."""
-        return TwoStepState(state.W + self.lrs[state.updates] * grad.G, state.updates + 1,
-                            grad.g, grad.loss_before)
+        return TwoStepState(state.W + self.lrs[state.updates] * grad.G, state.a,
+                            state.updates + 1, grad.g, grad.loss_before)
+
+
+def _draw_weights(N: int, D: int, generator: np.random.Generator
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """``W0`` (rows ``N(0, I_D / D)``) and then ``a`` (``N(0, 1/N)``), host float64: the
+    one draw of the weights (:meth:`TwoStepEngine.init`, :func:`draw_data`)."""
+    W0 = generator.standard_normal((N, D)) / math.sqrt(D)
+    return W0, generator.standard_normal(N) / math.sqrt(N)
+
+
+def _draw_batch(M: int, D: int, target: HermiteTarget, generator: np.random.Generator
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """``X`` (``M x D``, standard Gaussian) and its labels ``target(X)``, host float64: the
+    one draw of a batch (:meth:`TwoStepEngine.sample`, :func:`draw_data`)."""
+    X = generator.standard_normal((M, D))
+    return X, np.asarray(target(X))
+
+
+def _on_run(arr: np.ndarray, dtype: Any, device: Any) -> Tensor:
+    """A host draw moved to the run's (resolved) dtype and device."""
+    return _torch.torch().from_numpy(arr).to(device=device, dtype=dtype)
 
 
 @v.constrained(n_quad=v.SIZE)
@@ -285,20 +339,19 @@ def draw_data(D: int, M: int, N: int, *, target: HermiteTarget | str = "He1",
     """
     data_seed, target_seed = seed_streams(seed, 2)
     tgt = _resolve_target(target, D, target_seed)
-    torch = _torch.torch()
     dev = _torch.resolve_device(device)
     dt = _torch.resolve_dtype(dtype)
     rng = np.random.default_rng(data_seed)
-    W0_np = rng.standard_normal((N, D)) / math.sqrt(D)
-    a_np = rng.standard_normal(N) / math.sqrt(N)
-    X1_np = rng.standard_normal((M, D))
-    X2_np = X1_np if reuse_batch else rng.standard_normal((M, D))
+    # the draws of TwoStepEngine.init and .sample, in their order, keeping the host copies
+    W0_np, a_np = _draw_weights(N, D, rng)
+    batch1 = _draw_batch(M, D, tgt, rng)
+    batch2 = batch1 if reuse_batch else _draw_batch(M, D, tgt, rng)
 
     def put(arr: np.ndarray) -> Any:
-        return torch.from_numpy(arr).to(device=dev, dtype=dt)
+        return _on_run(arr, dt, dev)
 
-    X1, y1 = put(X1_np), put(np.asarray(tgt(X1_np)))
-    X2, y2 = (X1, y1) if reuse_batch else (put(X2_np), put(np.asarray(tgt(X2_np))))
+    X1, y1 = put(batch1[0]), put(batch1[1])
+    X2, y2 = (X1, y1) if reuse_batch else (put(batch2[0]), put(batch2[1]))
     return TwoStepData(D=D, M=M, N=N, seed=seed, reuse_batch=bool(reuse_batch), tgt=tgt,
                        beta=np.asarray(tgt.direction), W0_np=W0_np, a_np=a_np, W0=put(W0_np),
                        a=put(a_np), X1=X1, y1=y1, X2=X2, y2=y2, dtype=dt, device=dev)
@@ -457,7 +510,8 @@ def _row_runs(D: int, M: int, N: int, first: tuple[float, float],
     shared: dict[str, Any] = {}
 
     def cell(lr2: float, al2: float, cell_start: float) -> TwoStepResult:
-        eng = TwoStepEngine(act, data.a, (lr1, lr2))
+        eng = TwoStepEngine(act, (lr1, lr2), N=N, D=D, M=M, target=tgt, dtype=dt,
+                            device=dev)
         states: list[TwoStepState] = []
         gs: list[np.ndarray] = []
         Ws: list[np.ndarray] = []
@@ -492,7 +546,7 @@ def _row_runs(D: int, M: int, N: int, first: tuple[float, float],
                       else _torch.to_numpy(state.W, np.float64))
             states.append(state)
 
-        drive(eng.init(data.W0), step, 2, np.arange(3), observe=observe, check=check,
+        drive(TwoStepState(data.W0, data.a), step, 2, np.arange(3), observe=observe, check=check,
               options=opts)
         # the losses on batch 1: the forward passes of the updates give those of W0 (and
         # of W1 when step 2 reuses batch 1); one more pass each for the others (W1's once
