@@ -174,3 +174,24 @@ def test_bad_input_raises_before_work(kwargs: dict, match: str) -> None:
             **kwargs}
     with pytest.raises(ValueError, match=match):
         train_linear(**args)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_the_watched_loss_shows_a_non_finite_weight_and_is_the_loss_otherwise(bad: float
+                                                                              ) -> None:
+    # oracle: the definition of the divergence history's entry: NaN (not finite) when any
+    # weight is not finite, whatever the loss; the loss itself, bit for bit, otherwise
+    # (the watched value is what the history records, so finite runs must not move)
+    from specdyn.sim.linear import _watched_loss
+
+    g = torch.Generator().manual_seed(0)
+    W = torch.randn(7, 5, generator=g, dtype=torch.float64)
+    for loss in (0.0, 0.3125, 1e-300, 7.5e12):
+        lt = torch.tensor(loss, dtype=torch.float64)
+        for w in (W, -W.abs()):  # a sum of either sign (0 * a negative sum is -0.0)
+            assert _watched_loss(lt, w).item() == loss
+            assert np.signbit(_watched_loss(lt, w).item()) == np.signbit(loss)
+        for i, j in ((0, 0), (3, 2), (6, 4)):
+            Wb = W.clone()
+            Wb[i, j] = bad
+            assert not np.isfinite(_watched_loss(lt, Wb).item()), (loss, i, j)

@@ -245,9 +245,13 @@ def _loss_check(run: _Run, history: Any, start: float, factor: float
 
 
 def _watched_loss(loss: Any, weights: Any) -> Any:
-    # the loss, or NaN when the weights are not finite (a NaN Gw can hide behind a finite
-    # loss): w - w is 0 where w is finite, NaN elsewhere, and loss + 0 is the loss exactly
-    return loss + (weights - weights).sum()
+    """The loss, or NaN when a weight is not finite (a NaN ``Gw`` can hide behind a finite
+    loss): the per-step entry of the divergence history, on the device (no host sync)."""
+    # one reduction, no weight-sized temporary: a NaN or infinite entry makes the sum NaN
+    # or infinite, 0 * it NaN; a finite sum gives 0 * sum = +-0, and loss + +-0 is the
+    # loss bit for bit. (A sum of finite weights that overflows, entries ~1e308 / count,
+    # also reads NaN: weights that size are far past any loss limit.)
+    return loss + 0.0 * weights.sum()
 
 
 def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: DerivedSeed, tdtype: Any,

@@ -89,11 +89,11 @@ class Engine(Protocol):
 
     - ``init(generator) -> State``: the first state, a frozen dataclass, drawn from
       ``generator`` (a ``torch.Generator`` for the engines that draw with torch, numpy's
-      ``Generator`` for the particles; sizes and scales are the engine's constructor
-      arguments). Randomness enters one way:
-      the generator is the caller's, no engine holds one
-      (``tests/sim/test_sim_engine_protocol.py``: equal generators, bit-identical
-      states; its ``INIT_PENDING`` names the engines not there yet).
+      ``Generator`` for the particles and the two-step engine, which draw on the host;
+      sizes and scales are the engine's constructor arguments). Randomness enters one
+      way: the generator is the caller's, no engine holds one
+      (``tests/sim/test_sim_engine_protocol.py``, for every engine: equal generators,
+      bit-identical states).
     - ``step(state, batch) -> State``: one update, **pure**: a new state, the
       given one left bit for bit as it was (``tests/sim/test_sim_protocol.py``
       runs every engine's step twice on the same state). Scratch buffers belong
