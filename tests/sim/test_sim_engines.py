@@ -113,36 +113,53 @@ def test_deep_linear_engine_depth_one_contracts_the_loss() -> None:
 
 @pytest.mark.parametrize("reuse", [False, True])
 def test_two_step_engine_by_hand_is_gd_steps(reuse: bool) -> None:
+    # oracles: gd_steps itself, and the documented draw order (W0, a, X1, then X2 if
+    # fresh) written out by hand. A loop over the engine's init / sample / step with one
+    # numpy generator gives gd_steps' weights, data vectors and losses to the last bit
     D, M, N, seed = 6, 9, 5, 3
     res = gd_steps(D, M, N, alphas=(0.2, 0.3), reuse_batch=reuse, seed=seed, device="cpu")
     data_seed, target_seed = seed_streams(seed, 2)
     tgt = HermiteTarget.named("He1", D=D, seed=target_seed)
-    rng = np.random.default_rng(data_seed)  # documented order: W0, a, X1, then X2 if fresh
+    rng = np.random.default_rng(data_seed)
     W0, a = rng.standard_normal((N, D)) / math.sqrt(D), rng.standard_normal(N) / math.sqrt(N)
     X1 = rng.standard_normal((M, D))
     X2 = X1 if reuse else rng.standard_normal((M, D))
-    eng = TwoStepEngine(get_activation("tanh-shift"), torch.as_tensor(a), res.lrs)
-    state = eng.init(torch.as_tensor(W0))
-    batches = [(torch.as_tensor(X), torch.as_tensor(np.asarray(tgt(X)))) for X in (X1, X2)]
+    eng = TwoStepEngine(get_activation("tanh-shift"), res.lrs, N=N, D=D, M=M, target=tgt,
+                        device="cpu")
+    gen = np.random.default_rng(data_seed)  # the caller's generator, through the engine
+    state = eng.init(gen)
+    np.testing.assert_array_equal(state.W.numpy(), W0)
+    np.testing.assert_array_equal(state.a.numpy(), a)
+    np.testing.assert_array_equal(res.W0, W0)
+    first = eng.sample(state, gen)
+    batches = [first, first if reuse else eng.sample(state, gen)]
+    for (X, y), want in zip(batches, (X1, X2), strict=True):
+        np.testing.assert_array_equal(X.numpy(), want)
+        np.testing.assert_array_equal(y.numpy(), np.asarray(tgt(want)))
     losses = [eng.loss(state, *batches[0])]
     for k, batch in enumerate(batches, start=1):
         state = eng.step(state, batch)
         assert isinstance(state, TwoStepState) and state.updates == k
-        assert state.g is not None
+        assert state.g is not None and state.loss_before is not None
         np.testing.assert_array_equal(state.g.numpy(), res.g[k - 1])
+        np.testing.assert_array_equal(state.W.numpy(), res.W1 if k == 1 else res.W2)
         losses.append(eng.loss(state, *batches[0]))
-    np.testing.assert_array_equal(state.W.numpy(), res.W2)
+        if k == 1:  # the loss of W0 on batch 1, which the first update gives for free
+            assert float(state.loss_before) == losses[0]
+    np.testing.assert_array_equal(state.a.numpy(), res.a)
     np.testing.assert_array_equal(np.array(losses), res.loss)
+    assert not np.array_equal(res.W2, res.W1)  # two real steps (not a vacuous match)
 
 
 def test_two_step_engine_uses_the_step_size_of_each_update() -> None:
-    g = torch.Generator().manual_seed(0)
-    W0 = torch.randn(4, 3, generator=g, **F64)
-    X, y = torch.randn(7, 3, generator=g, **F64), torch.randn(7, generator=g, **F64)
-    eng = TwoStepEngine(get_activation("tanh"), torch.randn(4, generator=g, **F64), (0.0, 1.0))
-    one = eng.step(eng.init(W0), (X, y))
-    assert torch.equal(one.W, W0)  # lr1 = 0: the first update moves nothing
-    assert not torch.equal(eng.step(one, (X, y)).W, W0)
+    g = np.random.default_rng(0)
+    eng = TwoStepEngine(get_activation("tanh"), (0.0, 1.0), N=4, D=3, M=7,
+                        target=HermiteTarget.named("He1", D=3, seed=0), **F64)
+    s0 = eng.init(g)
+    batch = eng.sample(s0, g)
+    one = eng.step(s0, batch)
+    assert torch.equal(one.W, s0.W)  # lr1 = 0: the first update moves nothing
+    assert not torch.equal(eng.step(one, batch).W, s0.W)
 
 
 def test_first_divergent_without_a_limit_finds_the_first_non_finite_entry() -> None:
