@@ -418,16 +418,16 @@ def test_linear_output_spectrum_from_its_input_equals_the_output_spectrum(
 def test_tracker_takes_a_widening_linear_output_from_its_input(monkeypatch) -> None:
     """A ``Linear(48, 160)`` output kept as input and weight: the spectrum and summaries of
     the output kept itself (``Hooks.inputs`` off), and the float64 oracle's eigenvalues."""
-    from specdyn.measure import tracker as tracker_mod
+    from specdyn.measure import _tracker_measure as record_math
 
     calls: list[tuple[int, ...]] = []
-    real = tracker_mod.linear_output_eigenvalues
+    real = record_math.linear_output_eigenvalues
 
     def spy(X, W, **kw):
         calls.append(tuple(X.shape))
         return real(X, W, **kw)
 
-    monkeypatch.setattr(tracker_mod, "linear_output_eigenvalues", spy)
+    monkeypatch.setattr(record_math, "linear_output_eigenvalues", spy)
     gen = torch.Generator().manual_seed(8)
     lin = torch.nn.Linear(48, 160)
     with torch.no_grad():
