@@ -465,7 +465,7 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
             if c:
                 X = X - X.mean(dim=1, keepdim=True)
             if R is None:
-                G = X.mT @ X if p <= n else X @ X.mT
+                G = _lower_gram(X if p <= n else X.mT)
             else:  # on the range of X: R + 10 random directions span it exactly
                 Q = torch.linalg.qr(X @ _sketch(p, R + 10, dtype, X.device)).Q
                 B = Q.mT @ X
@@ -498,6 +498,26 @@ def batched_gram_eigenvalues(mats: Sequence[Any], center: Sequence[bool] | bool 
         for i, e in zip(unbounded, again, strict=True):
             out[i] = e
     return out
+
+
+def _lower_gram(X: Any, blocks: int = 4) -> Any:
+    """``X^T X`` of a stack ``(b, n, m)`` for ``eigvalsh``, which reads its lower triangle.
+
+    On a CPU only the lower block triangle of ``blocks`` column blocks is
+    computed (the blocks above the diagonal ones are zeros), ``(blocks + 1) / (2
+    blocks)`` of the product's work (measured at 1 thread on 2048 x 512: 0.65 of
+    the product's time in float32, 0.7 in float64); on an accelerator, the product.
+    """
+    import torch
+
+    b, _, m = (int(d) for d in X.shape)
+    if X.device.type != "cpu" or m < 2 * blocks:
+        return X.mT @ X
+    G = torch.zeros((b, m, m), dtype=X.dtype, device=X.device)
+    edges = [round(i * m / blocks) for i in range(blocks + 1)]
+    for a0, a1 in zip(edges[:-1], edges[1:], strict=True):
+        G[:, a0:, a0:a1] = X[:, :, a0:].mT @ X[:, :, a0:a1]
+    return G
 
 
 def linear_output_eigenvalues(X: Any, W: Any, *, dtype: Any = None
