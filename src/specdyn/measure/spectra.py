@@ -520,6 +520,14 @@ def _lower_gram(X: Any, blocks: int = 4) -> Any:
     return G
 
 
+def _symmetric_gram(X: Any) -> Any:
+    """``X^T X`` of one matrix, whole: ``_lower_gram``'s lower triangle mirrored."""
+    import torch
+
+    G = _lower_gram(X[None])[0]
+    return torch.tril(G) + torch.tril(G, -1).mT
+
+
 def linear_output_eigenvalues(X: Any, W: Any, *, dtype: Any = None
                               ) -> tuple[np.ndarray, float, float]:
     """Spectrum of the centred output of ``Linear`` from its input: ``Y = X W^T + b``.
@@ -594,10 +602,10 @@ def linear_output_eigenvalues(X: Any, W: Any, *, dtype: Any = None
     m = min(n, d_out)
     eigs = np.zeros(m)
     if n > d_in and d_out >= d_in:
-        A = Wd.mT @ Wd
+        A = _symmetric_gram(Wd)
         L, info = torch.linalg.cholesky_ex(A)
         if int(info) == 0:
-            G = Xc.mT @ Xc
+            G = _symmetric_gram(Xc)
             w = to_numpy(device_eigenvalues(L.mT @ G @ L), np.float64) * scale**2 / n
             keep = min(w.size, m, d_in, n - 1)
             eigs[:keep] = w[:keep]

@@ -7,11 +7,13 @@
 >>> tracker.close()                                        # doctest: +SKIP
 >>> df = read_spectra("runs/spectra")                      # doctest: +SKIP
 
-The tracker is four pieces, each in its own module: this one (the public
+The tracker is five pieces, each in its own module: this one (the public
 class, its worker thread and its queue policy); what is copied and when
 (:mod:`specdyn.measure._tracker_hooks`); the folder it writes
-(:mod:`specdyn.measure._tracker_files`); and the math, batched spectra
-(:func:`specdyn.measure.spectra.batched_gram_eigenvalues`) and summaries
+(:mod:`specdyn.measure._tracker_files`); the math of a record, its spectra
+and precision policy (:mod:`specdyn.measure._tracker_measure`, on the
+batched routines of :mod:`specdyn.measure.spectra`); and the summaries, in
+the helper process or the worker thread
 (:mod:`specdyn.measure._summary_process`).
 
 Conventions
@@ -47,8 +49,9 @@ Weights
 Where the work happens
     Training thread: ``step()`` only copies tensors (on their own device)
     and hands the copies to the worker. Worker thread: the spectra, on the
-    copies' device, all matrices of one shape in one batched ``eigvalsh``
-    (``spectra.batched_gram_eigenvalues``). Precision (``precision="auto"``):
+    copies' device, on an accelerator all matrices of one shape in one batched
+    ``eigvalsh`` (``spectra.batched_gram_eigenvalues``; on a CPU one at a
+    time). Precision (``precision="auto"``):
     float32 Grams and eigenvalues first, then a check *a posteriori*, matrix by
     matrix, of what its summaries read: float32 eigenvalues are off by at most
     about ``rank_tolerance(lambda_1, shape, float32)`` (``lambda_1 max(n, p)
@@ -58,20 +61,23 @@ Where the work happens
     resolved at that error (``_summary_process.float32_suffices``); a matrix
     that fails is redone in float64, its summaries with it, and starts in
     float64 at the next record (until its float64 spectrum shows float32 would
-    do); a matrix whose smaller side is below 128 is done in float64 at once
-    (its float64 Gram costs less than the check); ``precision="float64"``:
-    float64 throughout. The output of a
+    do at twice the float32 bound: a margin, so that a matrix at the rule's
+    boundary does not alternate); a matrix whose smaller side is below 128 is
+    done in float64 at once (its float64 Gram costs less than the check);
+    ``precision="float64"``: float64 throughout. On a CPU a Gram is formed as
+    its lower block triangle, what ``eigvalsh`` reads. The output of a
     ``Linear(d_in, d_out)`` or an ``Embedding``, whose rank is at most
     ``d_in`` or its number of rows, is first projected on its range when that
     bound is below half its smaller side, so a ``d_in + 10``-square Gram is
     diagonalised instead of a ``d_out``-square one. A widening ``Linear``
     (``d_in < d_out``; ``_tracker_hooks.takes_input``) is cheaper still: its
     hook keeps the input rows and the weight of that forward pass instead of
-    the output (a smaller copy), and the output's spectrum comes from ``R
-    W^T``, ``R`` the QR factor of the centred input
-    (``spectra.linear_output_eigenvalues``, about a quarter of the work); its
-    float32 error bound is scaled by ``||X_c|| ||W|| / ||Y_c||``. Then the
-    row files.
+    the output (a smaller copy), and the output's spectrum comes from the
+    ``d_in``-square ``L^T X_c^T X_c L``, ``W^T W = L L^T`` (Cholesky; the QR
+    factor ``R`` of the centred input and ``R W^T`` when ``W^T W`` is
+    singular: ``spectra.linear_output_eigenvalues``, about a quarter of the
+    work); its float32 error bound is scaled by ``c^2`` (QR: ``c``), ``c =
+    ||X_c|| ||W|| / ||Y_c||``. Then the row files.
     Helper process (shared by the process's trackers;
     ``summary_process=False``: the worker thread): the fits and tests, host
     numpy, which holds the GIL. Layers with
