@@ -73,7 +73,7 @@ class RecordMath:
 
     def measure(self, job: Job, cost: dict[str, float], out: Path | None
                 ) -> tuple[list[Row], list[Skip], float]:
-        """Rows of one record, the summaries skipped, and the summary process's CPU seconds.
+        """Rows of one record, what was skipped (with reasons), and the summary process's CPU.
 
         Fills ``cost``'s ``spectra_s``, ``summaries_s``, ``spectra_cpu_s``,
         ``summaries_cpu_s`` and ``redone_float64``. Non-finite input raises
