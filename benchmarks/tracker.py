@@ -43,9 +43,10 @@ override it). ``--device cuda`` runs model, copies and spectra there.
    module outputs' clones), the decomposition, the summaries (fits and tests)
    and the write (one Parquet file). Two arms on the *same* model and batch in
    the same run: the reference (:func:`_reference_spectra`, put in place of
-   ``batched_gram_eigenvalues`` in the tracker's module: the code path before
-   issue 31, one ``gram_eigenvalues(X, precision="auto")`` per matrix, float64
-   on a CPU) and this code (``batched_gram_eigenvalues``: one batched float32
+   ``batched_gram_eigenvalues`` in the module of a record's math,
+   ``measure._tracker_measure``: the code path before issue 31, one
+   ``gram_eigenvalues(X, precision="auto")`` per matrix, float64 on a CPU, with
+   no a-posteriori precision check) and this code (``batched_gram_eigenvalues``: one batched float32
    ``eigvalsh`` per shape, float64 where the range needs it, a Linear's output
    projected on its range of rank ``d_in`` first, a widening Linear's output
    taken from its kept input and weight, ``spectra.linear_output_eigenvalues``).
@@ -234,7 +235,7 @@ def _reference_spectra(mats: list[torch.Tensor], centers: list[bool], *,
     What ``SpectrumTracker._eigs`` did for every matrix up to ``max_dense``
     (``precision="auto"``: float32 first only on an accelerator), kept here as
     the fixed reference the per-record table is timed against; it takes the
-    place of ``batched_gram_eigenvalues`` in the tracker's module for the
+    place of ``batched_gram_eigenvalues`` in ``measure._tracker_measure`` for the
     reference arm (``ranks``, ``start64`` and ``precision`` ignored, as the old
     path had none of them).
     """
@@ -244,7 +245,7 @@ def _reference_spectra(mats: list[torch.Tensor], centers: list[bool], *,
 
 def _record_cost(args: argparse.Namespace) -> dict:
     """One record of the model through SpectrumTracker, part by part, reference and this code."""
-    from specdyn.measure import tracker as tracker_mod
+    from specdyn.measure import _tracker_measure as record_math
 
     data, chars = load_text()
     torch.manual_seed(0)
@@ -259,7 +260,7 @@ def _record_cost(args: argparse.Namespace) -> dict:
                          out=Path(tempfile.mkdtemp(prefix="specdyn-bench-record-")),
                          summary_process=False, n_boot=50, max_samples=args.max_samples,
                          precision=args.precision)
-    batched = tracker_mod.batched_gram_eigenvalues
+    batched = record_math.batched_gram_eigenvalues
 
     def forward(armed: bool) -> tuple[float, float]:
         if armed:
@@ -281,16 +282,18 @@ def _record_cost(args: argparse.Namespace) -> dict:
     for r in progress(range(-1, args.rounds), total=args.rounds + 1, desc="record rounds"):
         for arm in (("reference", "new") if r % 2 == 0 else ("new", "reference")):
             swap: Any = _reference_spectra if arm == "reference" else batched
-            tracker_mod.batched_gram_eigenvalues = swap
+            record_math.batched_gram_eigenvalues = swap
             # the reference kept every module's output; this code keeps the input (and
             # weight) of a widening Linear (``_tracker_hooks.takes_input``)
             tr._hooks.inputs = arm != "reference"
+            # ... and had no a-posteriori precision check (nor its redo in float64)
+            tr._math.precision = "float64" if arm == "reference" else args.precision
             try:
                 bare_s = forward(False)
                 hooked_s = forward(True)           # the hooks clone the module outputs
                 tr.record()                        # copies the weights, then measures
             finally:
-                tracker_mod.batched_gram_eigenvalues = batched
+                record_math.batched_gram_eigenvalues = batched
             tr.step()
             c = tr.record_costs[-1]
             if r < 0:

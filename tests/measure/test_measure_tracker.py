@@ -519,7 +519,7 @@ def test_byte_bound_zero_keeps_one_record_in_flight() -> None:
 def test_summaries_in_the_helper_process_equal_those_in_the_thread(monkeypatch) -> None:
     from pandas.testing import assert_frame_equal
 
-    from specdyn.measure import tracker as tracker_mod
+    from specdyn.measure import _tracker_measure as record_math
 
     model = _mlp(13)
     mem = copy.deepcopy(model)
@@ -531,7 +531,7 @@ def test_summaries_in_the_helper_process_equal_those_in_the_thread(monkeypatch) 
     def not_here(*_args: object) -> None:
         raise AssertionError("summaries computed in the training process")
 
-    monkeypatch.setattr(tracker_mod, "summarize_all", not_here)  # the helper has its own
+    monkeypatch.setattr(record_math, "summarize_all", not_here)  # the helper has its own
     tr = SpectrumTracker(model, schedule=Schedule.every(2), n_boot=5, policy="block")
     _train(model, tr, range(5))
     tr.close()

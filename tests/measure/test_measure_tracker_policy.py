@@ -418,16 +418,16 @@ def test_linear_output_spectrum_from_its_input_equals_the_output_spectrum(
 def test_tracker_takes_a_widening_linear_output_from_its_input(monkeypatch) -> None:
     """A ``Linear(48, 160)`` output kept as input and weight: the spectrum and summaries of
     the output kept itself (``Hooks.inputs`` off), and the float64 oracle's eigenvalues."""
-    from specdyn.measure import tracker as tracker_mod
+    from specdyn.measure import _tracker_measure as record_math
 
     calls: list[tuple[int, ...]] = []
-    real = tracker_mod.linear_output_eigenvalues
+    real = record_math.linear_output_eigenvalues
 
     def spy(X, W, **kw):
         calls.append(tuple(X.shape))
         return real(X, W, **kw)
 
-    monkeypatch.setattr(tracker_mod, "linear_output_eigenvalues", spy)
+    monkeypatch.setattr(record_math, "linear_output_eigenvalues", spy)
     gen = torch.Generator().manual_seed(8)
     lin = torch.nn.Linear(48, 160)
     with torch.no_grad():
@@ -457,3 +457,96 @@ def test_tracker_takes_a_widening_linear_output_from_its_input(monkeypatch) -> N
     sa, sb = (t[t["rank"] == 0].set_index("quantity")["value"] for t in (a, b))
     assert len(sb) >= 3 and list(sa.index) == list(sb.index)   # samples and the fit's columns
     assert sa.to_numpy() == pytest.approx(sb.to_numpy(), rel=1e-3, abs=1e-9)
+
+
+def _spiked_linear_input(gen: torch.Generator, n: int, d_in: int, decades: float
+                         ) -> torch.Tensor:
+    """``n x d_in`` rows, off-centre, whose covariance spans ``decades`` with 3 outliers."""
+    U = torch.linalg.qr(torch.randn(d_in, d_in, generator=gen, dtype=torch.float64)).Q
+    s = 10 ** (-0.5 * decades * torch.linspace(0, 1, d_in, dtype=torch.float64))
+    s[:3] *= torch.tensor([30.0, 20.0, 12.0], dtype=torch.float64)
+    return (torch.randn(n, d_in, generator=gen, dtype=torch.float64) * s) @ U.T + 2.0
+
+
+@pytest.mark.parametrize("decades", [1.0, 7.0])      # a few decades; beyond float32's reach
+def test_linear_output_cholesky_route_is_within_its_stated_bound(decades: float) -> None:
+    """The Cholesky route (``n > d_in``, ``W^T W`` positive definite) against the output's
+    own float64 spectrum: float32 within ``rank_tolerance(lambda_1, (n, d_out), float32)``
+    times its amplification ``c^2`` (``c = ||X_c|| ||W|| / ||Y_c||``, float64 norms), the
+    outliers too; float64 to 1e-10."""
+    from specdyn.measure.spectra import (
+        gram_eigenvalues,
+        linear_output_eigenvalues,
+        rank_tolerance,
+    )
+
+    gen = torch.Generator().manual_seed(11)
+    n, d_in, d_out = 600, 64, 256
+    X = _spiked_linear_input(gen, n, d_in, decades)
+    W = torch.randn(d_out, d_in, generator=gen, dtype=torch.float64) / d_in ** 0.5
+    W[:, 0] *= 8.0                                    # a spiked weight as well
+    Xc = X - X.mean(dim=0)
+    ref = gram_eigenvalues(Xc @ W.T)
+    c = float(torch.linalg.matrix_norm(Xc, 2) * torch.linalg.matrix_norm(W, 2)
+              / torch.linalg.matrix_norm(Xc @ W.T, 2))
+    e64, _, amp64 = linear_output_eigenvalues(X, W)
+    assert np.max(np.abs(e64 - ref)) < 1e-10 * ref[0]
+    e32, trace, amp = linear_output_eigenvalues(X.float(), W.float())
+    assert amp == pytest.approx(c**2, rel=0.05) and amp64 == pytest.approx(c**2, rel=0.05)
+    bound = rank_tolerance(float(e32[0]), (n, d_out), torch.float32) * amp
+    assert np.max(np.abs(e32 - ref)) <= bound
+    assert np.all(e32[d_in:] == 0.0) and trace == pytest.approx(ref.sum(), rel=1e-4)
+    if decades > 6:                                   # the bound is honest: it does not
+        assert ref[d_in - 1] < bound                  # claim the smallest are resolved
+
+
+def test_linear_output_falls_back_to_qr_when_the_weight_is_singular() -> None:
+    """A weight with a zero column (``W^T W`` singular: no Cholesky): the QR route, the
+    same spectrum, amplification ``c`` (not ``c^2``)."""
+    from specdyn.measure.spectra import gram_eigenvalues, linear_output_eigenvalues
+
+    gen = torch.Generator().manual_seed(12)
+    X = _spiked_linear_input(gen, 400, 48, 2.0)
+    W = torch.randn(160, 48, generator=gen, dtype=torch.float64) / 48 ** 0.5
+    W[:, 5] = 0.0
+    Xc = X - X.mean(dim=0)
+    ref = gram_eigenvalues(Xc @ W.T)
+    c = float(torch.linalg.matrix_norm(Xc, 2) * torch.linalg.matrix_norm(W, 2)
+              / torch.linalg.matrix_norm(Xc @ W.T, 2))
+    for dtype, tol in ((torch.float64, 1e-10), (torch.float32, 1e-5)):
+        e, _, amp = linear_output_eigenvalues(X.to(dtype), W.to(dtype))
+        assert np.max(np.abs(e - ref)) < tol * ref[0]
+        assert amp == pytest.approx(c, rel=0.05)
+        assert e[46] > 0 and np.all(e[47:] < 1e-6 * ref[0])   # rank 47: the zero column
+
+
+def test_a_float64_matrix_returns_to_float32_only_with_a_margin(monkeypatch) -> None:
+    """Hysteresis of the precision memory: a matrix redone in float64 is checked at
+    ``_tracker_measure.F32_RETURN`` (2) times its float32 bound while it stays in float64,
+    so one at the rule's boundary does not alternate (a float32 try and a redo every
+    other record)."""
+    from specdyn.measure import _summary_process as summaries
+
+    errors: list[float] = []
+
+    def at_the_boundary(summ, eigs, error, trace=float("nan")) -> bool:
+        errors.append(error)
+        # fails its first (float32) check, then passes below 1.5 times that bound
+        return len(errors) > 1 and error < 1.5 * errors[0]
+
+    monkeypatch.setattr(summaries, "float32_suffices", at_the_boundary)
+    gen = torch.Generator().manual_seed(14)
+    model = torch.nn.Linear(192, 160)
+    with torch.no_grad():
+        model.weight.copy_(torch.randn(160, 192, generator=gen) / 192 ** 0.5)
+    tr = SpectrumTracker(model, schedule=Schedule.every(1), n_boot=0, background=False,
+                         activations=False)
+    for _ in range(4):
+        tr.step()
+    tr.close()
+    ratio = [e / errors[0] for e in errors]
+    # record 0: float32 (1x), redone in float64 (checked at the margin); records 1-3:
+    # float64 at once, checked at the margin, so never back to float32
+    assert len(ratio) == 5 and ratio[0] == 1.0
+    assert all(r == pytest.approx(2.0, rel=1e-6) for r in ratio[1:])
+    assert [c["redone_float64"] for c in tr.record_costs[:4]] == [1, 0, 0, 0]

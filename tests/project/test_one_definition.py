@@ -108,7 +108,7 @@ def test_one_spectral_core() -> None:
 def test_one_gram_routine_called_by_the_tracker_and_the_simulators() -> None:
     callers = _sites(_call_to("gram_eigenvalues", "symmetric_eigenvalues",
                               "device_eigenvalues", "batched_gram_eigenvalues"))
-    for user in ("specdyn/measure/tracker.py", "specdyn/sim/gram.py",
+    for user in ("specdyn/measure/_tracker_measure.py", "specdyn/sim/gram.py",
                  "specdyn/sim/two_layer.py", "specdyn/measure/spectra.py",
                  "specdyn/sim/deep_linear.py", "specdyn/sim/linear_student.py"):
         assert any(c.startswith(user + ":") for c in callers), user

@@ -111,6 +111,14 @@ def float32_suffices(summ: LayerSummary, eigs: np.ndarray, error: float,
     """
     if not error > 0:
         return True
+    # the cheap tests first: the refit below runs only when nothing else failed
+    mp = summ.mp
+    if mp is not None:
+        k, bulk = mp.n_excluded, max(mp.n_bulk, 1)
+        drift = (abs(float(np.sum(eigs)) - trace) + k * error if np.isfinite(trace)
+                 else bulk * error)
+        if not drift <= SIGMA2_SHIFT * mp.sigma2 * bulk:
+            return False
     floor = RESOLVED * error
     n_res = int(np.count_nonzero(eigs >= floor))
     unresolved = n_res < int(np.count_nonzero(eigs > 0))
@@ -122,17 +130,9 @@ def float32_suffices(summ: LayerSummary, eigs: np.ndarray, error: float,
             alt = fit_power_law(eigs[:n_res], n_boot=0)
         except ValueError:
             return False
-        if abs(alt.exponent - pl.exponent) > EXPONENT_SHIFT * (pl.ci_high - pl.ci_low):
-            return False
-    elif pl is None and unresolved and any(what == "exponent" for what, _ in summ.failed):
-        return False
-    mp = summ.mp
-    if mp is None:
-        return True
-    k, bulk = mp.n_excluded, max(mp.n_bulk, 1)
-    drift = (abs(float(np.sum(eigs)) - trace) + k * error if np.isfinite(trace)
-             else bulk * error)
-    return drift <= SIGMA2_SHIFT * mp.sigma2 * bulk
+        return not abs(alt.exponent - pl.exponent) > EXPONENT_SHIFT * (pl.ci_high - pl.ci_low)
+    return not (pl is None and unresolved
+                and any(what == "exponent" for what, _ in summ.failed))
 
 
 def summarize(sp: Spectrum, opts: Options) -> tuple[list[Row], list[Skip], bool]:

@@ -7,11 +7,13 @@
 >>> tracker.close()                                        # doctest: +SKIP
 >>> df = read_spectra("runs/spectra")                      # doctest: +SKIP
 
-The tracker is four pieces, each in its own module: this one (the public
+The tracker is five pieces, each in its own module: this one (the public
 class, its worker thread and its queue policy); what is copied and when
 (:mod:`specdyn.measure._tracker_hooks`); the folder it writes
-(:mod:`specdyn.measure._tracker_files`); and the math, batched spectra
-(:func:`specdyn.measure.spectra.batched_gram_eigenvalues`) and summaries
+(:mod:`specdyn.measure._tracker_files`); the math of a record, its spectra
+and precision policy (:mod:`specdyn.measure._tracker_measure`, on the
+batched routines of :mod:`specdyn.measure.spectra`); and the summaries, in
+the helper process or the worker thread
 (:mod:`specdyn.measure._summary_process`).
 
 Conventions
@@ -47,8 +49,9 @@ Weights
 Where the work happens
     Training thread: ``step()`` only copies tensors (on their own device)
     and hands the copies to the worker. Worker thread: the spectra, on the
-    copies' device, all matrices of one shape in one batched ``eigvalsh``
-    (``spectra.batched_gram_eigenvalues``). Precision (``precision="auto"``):
+    copies' device, on an accelerator all matrices of one shape in one batched
+    ``eigvalsh`` (``spectra.batched_gram_eigenvalues``; on a CPU one at a
+    time). Precision (``precision="auto"``):
     float32 Grams and eigenvalues first, then a check *a posteriori*, matrix by
     matrix, of what its summaries read: float32 eigenvalues are off by at most
     about ``rank_tolerance(lambda_1, shape, float32)`` (``lambda_1 max(n, p)
@@ -58,20 +61,23 @@ Where the work happens
     resolved at that error (``_summary_process.float32_suffices``); a matrix
     that fails is redone in float64, its summaries with it, and starts in
     float64 at the next record (until its float64 spectrum shows float32 would
-    do); a matrix whose smaller side is below 128 is done in float64 at once
-    (its float64 Gram costs less than the check); ``precision="float64"``:
-    float64 throughout. The output of a
+    do at twice the float32 bound: a margin, so that a matrix at the rule's
+    boundary does not alternate); a matrix whose smaller side is below 128 is
+    done in float64 at once (its float64 Gram costs less than the check);
+    ``precision="float64"``: float64 throughout. On a CPU a Gram is formed as
+    its lower block triangle, what ``eigvalsh`` reads. The output of a
     ``Linear(d_in, d_out)`` or an ``Embedding``, whose rank is at most
     ``d_in`` or its number of rows, is first projected on its range when that
     bound is below half its smaller side, so a ``d_in + 10``-square Gram is
     diagonalised instead of a ``d_out``-square one. A widening ``Linear``
     (``d_in < d_out``; ``_tracker_hooks.takes_input``) is cheaper still: its
     hook keeps the input rows and the weight of that forward pass instead of
-    the output (a smaller copy), and the output's spectrum comes from ``R
-    W^T``, ``R`` the QR factor of the centred input
-    (``spectra.linear_output_eigenvalues``, about a quarter of the work); its
-    float32 error bound is scaled by ``||X_c|| ||W|| / ||Y_c||``. Then the
-    row files.
+    the output (a smaller copy), and the output's spectrum comes from the
+    ``d_in``-square ``L^T X_c^T X_c L``, ``W^T W = L L^T`` (Cholesky; the QR
+    factor ``R`` of the centred input and ``R W^T`` when ``W^T W`` is
+    singular: ``spectra.linear_output_eigenvalues``, about a quarter of the
+    work); its float32 error bound is scaled by ``c^2`` (QR: ``c``), ``c =
+    ||X_c|| ||W|| / ||Y_c||``. Then the row files.
     Helper process (shared by the process's trackers;
     ``summary_process=False``: the worker thread): the fits and tests, host
     numpy, which holds the GIL. Layers with
@@ -129,20 +135,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from specdyn import _validate as v
 from specdyn.measure import _tracker_files as files
-from specdyn.measure._summary_process import (
-    Options,
-    Spectrum,
-    Summary,
-    shared_helper,
-    summarize_all,
-)
+from specdyn.measure._summary_process import Options
 from specdyn.measure._tracker_files import Row, frame, read_spectra, read_tracker_record
-from specdyn.measure._tracker_hooks import Hooks, Job, rank_bound, schedule_predicate
+from specdyn.measure._tracker_hooks import Hooks, Job, schedule_predicate
+from specdyn.measure._tracker_measure import RecordMath
 from specdyn.measure.layers import (
     ActivationSite,
     WeightMatrix,
@@ -150,13 +150,7 @@ from specdyn.measure.layers import (
     select_modules,
     weight_matrices,
 )
-from specdyn.measure.spectra import (
-    PRECISIONS,
-    batched_gram_eigenvalues,
-    linear_output_eigenvalues,
-    rank_tolerance,
-    top_gram_eigenvalues,
-)
+from specdyn.measure.spectra import PRECISIONS
 from specdyn.schedule import Schedule
 
 __all__ = ["POLICIES", "SpectrumTracker", "read_spectra", "read_tracker_record"]
@@ -166,10 +160,6 @@ _STATE_VERSION = 1
 DEFAULT_SCHEDULE = Schedule.per_decade(10)
 #: What ``step()`` does when the worker falls behind (module docstring).
 POLICIES = ("coalesce", "block")
-
-
-#: Matrices whose smaller side is below this are done in float64 at once (module docstring).
-_F32_MIN = 128
 
 _COALESCED = ("coalesced (policy='coalesce'): the worker was still computing an earlier "
               "record when a newer one fell due and replaced this one")
@@ -345,7 +335,6 @@ class SpectrumTracker:
         self.n_records = 0
         self.measure_cpu_s = 0.0
         self._last_recorded: int | None = None
-        self._needs64: dict[tuple[str, str], bool] = {}  # (layer, kind): float64 last time
         self._rows: list[Row] = []
         self._active = False
         self.capture = True
@@ -369,7 +358,10 @@ class SpectrumTracker:
         self._thread: threading.Thread | None = None
         # Fits and tests in the shared helper process (see specdyn.measure._summary_process),
         # started at the first record that needs it.
-        self._in_helper = self.background and self.summary_process and (self.fit or self.outliers)
+        self._math = RecordMath(
+            self.sites, max_dense=self.max_dense, top=self.top, precision=self.precision,
+            options=self._options,
+            in_helper=self.background and self.summary_process and (self.fit or self.outliers))
         if self.background:
             self._thread = threading.Thread(target=self._work, name="specdyn-tracker",
                                             daemon=True)
@@ -639,7 +631,8 @@ class SpectrumTracker:
         t0 = time.thread_time()
         cost = {"step": float(job.step), "copy_s": job.copy_s}
         try:
-            rows, helper_cpu = self._measure_job(job, cost)
+            rows, skipped, helper_cpu = self._math.measure(job, cost, self.out)
+            self.skipped.extend(skipped)
             self.measure_cpu_s += helper_cpu
         except FloatingPointError as err:
             self._failed = True
@@ -663,170 +656,4 @@ class SpectrumTracker:
             for cb in self._callbacks:
                 cb(df)
 
-    def _measure_job(self, job: Job, cost: dict[str, float]) -> tuple[list[Row], float]:
-        """Rows of one record and the CPU seconds the summary process spent on them."""
-        import torch
 
-        t0, c0 = time.perf_counter(), time.thread_time()
-        s = job.step
-        bound = {site.name: rank_bound(site.module) for site in self.sites}
-        mats: list[tuple[str, str, Any]] = [(name, "weight", W) for name, W in job.weights]
-        # a Linear whose input the hooks kept (``takes_input``): its output is X W^T (+ b)
-        factor: dict[int, Any] = {}
-        for name, buf in job.activations:
-            if not buf:
-                self.skipped.append((s, name, "activation", "no forward pass seen at this step"))
-                continue
-            X, Wf = torch.cat(buf, dim=0), job.factors.get(name)
-            if Wf is not None and min(int(X.shape[0]), int(Wf.shape[0])) > self.max_dense:
-                X, Wf = X @ Wf.to(X.dtype).mT, None  # the top-k path reads the output itself
-            if Wf is not None:
-                factor[len(mats)] = Wf
-            mats.append((name, "activation", X))
-        if mats:  # one host sync for every finiteness check of the record; min and max
-            # (NaN and inf show there) in one pass each, without a mask the size of X
-            finite = torch.stack([torch.isfinite(torch.stack(torch.aminmax(X))).all().to("cpu")
-                                  for _, _, X in mats])
-            for ok, (name, kind, _) in zip(finite.tolist(), mats, strict=True):
-                if not ok:
-                    what = "weights" if kind == "weight" else "activations"
-                    _not_finite(s, name, what, self.out)
-        keep, fac = [], []
-        for j, (name, kind, X) in enumerate(mats):
-            if kind == "activation" and int(X.shape[0]) < 2:
-                self.skipped.append((s, name, "activation", "fewer than 2 samples"))
-            else:
-                keep.append((name, kind, X))
-                fac.append(factor.get(j))
-        # the measured matrix's shape: a kept input stands for the n x d_out output
-        shape = [(int(X.shape[0]), int(X.shape[1]) if F is None else int(F.shape[0]))
-                 for (_, _, X), F in zip(keep, fac, strict=True)]
-        dense = [i for i, sh in enumerate(shape) if min(sh) <= self.max_dense]
-        keys = [(keep[i][0], keep[i][1]) for i in dense]
-        auto = self.precision == "auto"
-        # float32 where it can pay: a Gram whose smaller side is below _F32_MIN costs less
-        # in float64 than the a-posteriori check costs
-        small = {i for i in dense if min(shape[i]) < _F32_MIN}
-        for i, key in zip(dense, keys, strict=True):
-            if i in small:
-                self._needs64[key] = True
-        eigs = self._spectra([keep[i] for i in dense], [fac[i] for i in dense], bound,
-                             [auto and not self._needs64.get(key, False) for key in keys])
-        spectra_of: dict[int, tuple[np.ndarray, bool]] = {
-            i: (e[0], True) for i, e in zip(dense, eigs, strict=True)}
-        via: dict[int, tuple[float, float]] = {
-            i: e[1] for i, e in zip(dense, eigs, strict=True) if e[1] is not None}
-        for i, (_, kind, X) in enumerate(keep):
-            if i not in spectra_of:  # too big for a dense Gram: the top of it
-                k = min(self.top or 256, min(int(d) for d in X.shape) - 1)
-                spectra_of[i] = (top_gram_eigenvalues(X, k, center=kind == "activation"), False)
-        spectra = [self._spectrum(s, name, kind, X, *spectra_of[i],
-                                  check=auto and i in dense and i not in small,
-                                  shape=shape[i], via=via.get(i))
-                   for i, (name, kind, X) in enumerate(keep)]
-        t1, c1 = time.perf_counter(), time.thread_time()
-        results, cpu = self._summarize(spectra)
-        # a posteriori: a float32 spectrum whose summaries read eigenvalues float32 did not
-        # resolve is redone in float64 (and starts in float64 at the next record)
-        f32 = {i for i, key in zip(dense, keys, strict=True) if not self._needs64.get(key, False)}
-        redo = [i for i in dense if auto and i in f32 and not results[i][2]]
-        for i, key in zip(dense, keys, strict=True):
-            self._needs64[key] = i in small or not results[i][2]
-        if redo:
-            c2 = time.thread_time()
-            again = self._spectra([keep[i] for i in redo], [fac[i] for i in redo], bound,
-                                  [False] * len(redo))
-            redone = [self._spectrum(s, keep[i][0], keep[i][1], keep[i][2], e, True, check=True,
-                                     shape=shape[i], via=info)
-                      for i, (e, info) in zip(redo, again, strict=True)]
-            c3 = time.thread_time()
-            more, cpu2 = self._summarize(redone)
-            cpu += cpu2
-            for i, res in zip(redo, more, strict=True):
-                results[i] = res
-            c1 += c3 - c2  # the float64 spectra count as decomposition
-        rows = [r for res in results for r in res[0]]
-        skipped = [k for res in results for k in res[1]]
-        cost["spectra_s"], cost["summaries_s"] = t1 - t0, time.perf_counter() - t1
-        cost["spectra_cpu_s"] = c1 - c0
-        cost["summaries_cpu_s"] = time.thread_time() - c1 + cpu
-        cost["redone_float64"] = float(len(redo))
-        self.skipped.extend(skipped)
-        return rows, cpu
-
-    def _spectra(self, mats: list[tuple[str, str, Any]], factors: list[Any],
-                 bound: dict[str, int | None], f32: list[bool],
-                 ) -> list[tuple[np.ndarray, tuple[float, float] | None]]:
-        """Dense spectra of ``(name, kind, X)``: float32 where ``f32``, else float64.
-
-        With each, for a kept input (``factors[i]``, its weight): the trace and
-        condition of ``linear_output_eigenvalues``; else ``None``.
-        """
-        import torch
-
-        out: list[tuple[np.ndarray, tuple[float, float] | None]] = [(np.empty(0), None)] * len(mats)
-        for i, W in enumerate(factors):
-            if W is not None:
-                e, trace, cond = linear_output_eigenvalues(
-                    mats[i][2], W, dtype=torch.float32 if f32[i] else torch.float64)
-                out[i] = (e, (trace, cond))
-        rest = [i for i, W in enumerate(factors) if W is None]
-        if rest:
-            sub = [mats[i] for i in rest]
-            eigs = batched_gram_eigenvalues(
-                [X for _, _, X in sub], [kind == "activation" for _, kind, _ in sub],
-                ranks=[bound.get(name) if kind == "activation" else None
-                       for name, kind, _ in sub],
-                start64=[not f32[i] for i in rest],
-                precision="float32" if any(f32[i] for i in rest) else "float64")
-            for i, e in zip(rest, eigs, strict=True):
-                out[i] = (e, None)
-        return out
-
-    @staticmethod
-    def _spectrum(s: int, name: str, kind: str, X: Any, e: np.ndarray, complete: bool, *,
-                  check: bool, shape: tuple[int, int] | None = None,
-                  via: tuple[float, float] | None = None) -> Spectrum:
-        """The summary process's input; ``check``: with the float32 error bound.
-
-        ``shape``: of the measured matrix (default ``X``'s); ``via``: the trace
-        and condition of ``linear_output_eigenvalues`` when ``X`` is the input.
-        """
-        import torch
-
-        n, p = shape if shape is not None else (int(d) for d in X.shape)
-        err, trace = 0.0, float("nan")
-        if check and e.size and via is not None:
-            # the QR's and product's rounding is relative to ||X_c|| ||W||, not ||Y_c||
-            # (the condition factor); B's own trace cannot see it, so none is passed and
-            # the noise variance's check counts each bulk eigenvalue's bound
-            err = rank_tolerance(float(e[0]), (n, p), torch.float32) * via[1]
-        elif check and e.size:
-            err = rank_tolerance(float(e[0]), (n, p), torch.float32)
-            # the eigenvalues' exact sum, for the a-posteriori check: norms of 256-entry
-            # chunks in X's dtype (to ~256 eps32), their squares summed in float64
-            Xc = X if kind == "weight" else X - X.mean(dim=0, keepdim=True)
-            chunks = torch.linalg.vector_norm(Xc.reshape(-1, 256) if Xc.numel() % 256 == 0
-                                              else Xc, dim=-1)
-            trace = float(chunks.double().square().sum()) / n
-        if kind == "weight":
-            return Spectrum(s, name, "weight", e, complete, ratio=p / n, n_samples=float(n),
-                            error32=err, trace=trace)
-        # centring leaves n - 1 degrees of freedom
-        return Spectrum(s, name, "activation", e, complete, ratio=p / (n - 1),
-                        n_samples=float(n - 1), n_rows=n, error32=err, trace=trace)
-
-    def _summarize(self, spectra: list[Spectrum]) -> tuple[list[Summary], float]:
-        """``summarize_all`` in the helper process or here, and the helper's CPU seconds."""
-        if self._in_helper:
-            return shared_helper().run(spectra, self._options)
-        return summarize_all(spectra, self._options), 0.0
-
-
-def _not_finite(step: int, layer: str, what: str, out: Path | None) -> None:
-    where = (f"rows of earlier steps are in {str(out / 'rows')!r}" if out is not None
-             else "rows of earlier steps are kept")
-    raise FloatingPointError(
-        f"SpectrumTracker: {what} of layer {layer!r} are not finite at step {step}: "
-        "the run diverged. Lower the learning rate (or add gradient clipping) and "
-        f"rerun; nothing was recorded for this step, {where}.")
