@@ -225,7 +225,9 @@ def phase_claims(df: pd.DataFrame, cfg: PhaseConfig) -> list[Claim]:
                         f"(theory) is {full_spike[0]:.3g} at alpha1 = {full_a1:g}, N = "
                         f"{full.N} (--full), below the BBP threshold (N/D)^(1/4) = "
                         f"{full_spike[1]:.3g}; the --full run counted no W1 outlier in its "
-                        f"30 runs there and one in each of the other 270. Here the smallest "
+                        f"30 runs there and one in each of the other 270 (step 1 of its "
+                        f"three seeds re-run after it: s1 of W1 - W0 = 0.925-0.949, s2/s1 = "
+                        f"0.030-0.032: rank one, not detectable). Here the smallest "
                         f"alpha1 = {min(cfg.alpha1):g} gives {dw_spike[0]:.3g}"),
         within("abstract's rank-one step: s2/s1 of the step-1 update W1 - W0, largest run",
                float(np.max(ratio)) if ratio.size else float("nan"), 0.0, rank_bound,
