@@ -26,7 +26,7 @@ from specdyn.experiments.two_step.readings import phase_cells, step2_rise
 from specdyn.models.activations import get_activation
 from specdyn.runs.claims import OWN, Claim, within
 from specdyn.sim.two_step import activation_mu1
-from specdyn.theory.rmt import rectangular_spike
+from specdyn.theory.rmt import rectangular_bulk_edge, rectangular_spike
 
 # Claim tolerances of ``two-step-phase`` (fixed before any run).
 #: Largest fraction of away-from-line cells allowed more outliers than ``1 + floor``.
@@ -83,11 +83,12 @@ def rank_one_ratio_bound(cfg: PhaseConfig) -> tuple[float, float, float]:
     kappa = gaussian_expectation(lambda z: z ** 2 * tgt.link(z) ** 2) / y2
     n, d, m = float(cfg.N), float(cfg.D), float(cfg.M)
     theta = abs(mu1) * math.sqrt(c1 ** 2 + d / m * y2)
-    edge = (1 + math.sqrt(d / m)) ** 2
+    edge = float(rectangular_bulk_edge(d / m)) ** 2  # Marchenko-Pastur edge of X^T X / M
     spike = kappa * (1 + (d / m) / (kappa - 1)) if kappa > 1 else 0.0
-    cov = var_d * (1 + math.sqrt(m / d)) ** 2 * y2 * max(edge, spike) / m
-    delta = math.sqrt(2 * math.log(n)) * (1 + math.sqrt(d / n)) * math.sqrt(cov)
-    predicted = math.sqrt(var_d * y2 / m) * (1 + math.sqrt(d / n)) / theta
+    cov = var_d * float(rectangular_bulk_edge(m / d)) ** 2 * y2 * max(edge, spike) / m
+    rows = float(rectangular_bulk_edge(d / n))  # ||Xi|| / sqrt(N), Xi N x D standard
+    delta = math.sqrt(2 * math.log(n)) * rows * math.sqrt(cov)
+    predicted = math.sqrt(var_d * y2 / m) * rows / theta
     bound = delta / (theta - delta) if theta > delta else math.inf
     return bound, predicted, theta
 
