@@ -239,7 +239,9 @@ def phase_claims(df: pd.DataFrame, cfg: PhaseConfig) -> list[Claim]:
                revised="added after the --full run measured 0.9 on 'W1 has exactly one "
                        "outlier' (detection, not rank); the bound derived before any run "
                        "of the s*_dW1 columns",
-               note=f"largest over the {ratio.size} runs of s2/s1 of W1 - W0 = lr1 G1; "
+               note=("NOT MEASURED: the table has no s1_dW1, s2_dW1 columns (written before "
+                     "they were recorded; rerun it); " if not ratio.size else "")
+                    + f"largest over the {ratio.size} runs of s2/s1 of W1 - W0 = lr1 G1; "
                     f"bound {rank_bound:.3g} (Weyl on G = mu1 a g^T + diag(a) R, largest "
                     f"|a_i|, Schur bound on the kernel: conservative), typical size "
                     f"{rank_pred:.3g}, both ~ N^(-1/2) at N = {cfg.N} and free of lr1; a "
