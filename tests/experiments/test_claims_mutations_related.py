@@ -10,6 +10,8 @@ expects to hold. Synthetic tables, no simulation: seconds in all.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -29,8 +31,14 @@ from specdyn.experiments.outlier_escape.claims import (
     trainability_claims,
 )
 from specdyn.experiments.outlier_escape.config import BBPEscapeConfig, LRTransferConfig
-from specdyn.experiments.two_step.claims import phase_claims, reuse_claims
-from specdyn.experiments.two_step.config import PhaseConfig, ReuseConfig
+from specdyn.experiments.two_step.claims import (
+    phase_claims,
+    rank_one_ratio_bound,
+    reuse_claims,
+    step1_spike_detectable,
+)
+from specdyn.experiments.two_step.config import PhaseConfig, ReuseConfig, full_phase
+from specdyn.experiments.two_step.tables import update_singular_values
 from specdyn.runs.claims import Claim
 from specdyn.theory import outlier_escape as oe
 from specdyn.theory.mean_field import lasso_atom_coefficients, lasso_threshold_coefficients
@@ -64,8 +72,54 @@ def _phase_table(cfg: PhaseConfig, step2_of_floor: np.ndarray | None = None) -> 
                          "count_W1": 1, "count_W2": 1 + s2, "count_W2_step2": s2,
                          "mp_edge_W2": 2.0, "threshold_W2": 2.05,
                          **{f"strength_a{j + 1}": 3.0 if j <= s2 else 0.2
-                            for j in range(1, 4)}})
+                            for j in range(1, 4)},
+                         # a rank-one step-1 update (s2/s1 0.05), its spike growing with lr1
+                         "s1_dW1": 0.8 * 1000 ** a1, "s2_dW1": 0.04 * 1000 ** a1,
+                         "s3_dW1": 0.039 * 1000 ** a1})
     return pd.DataFrame(rows)
+
+
+RANK_ONE = "abstract's rank-one step: s2/s1 of the step-1 update W1 - W0, largest run"
+
+
+@pytest.mark.parametrize("update", ["rank one + small noise", "full rank"])
+def test_rank_one_claim_reads_the_update_singular_values(update: str) -> None:
+    """The claim reads s2/s1 of a real W1 - W0: a rank-one update with noise at the
+    model's size (remainder ~ N^(-1/2) of the spike) holds, a Gaussian (full-rank) one
+    does not; W1 - W0 goes through the table's own reading (update_singular_values)."""
+    cfg = PhaseConfig()
+    rng = np.random.default_rng(3)
+    n = 300
+    W0 = rng.standard_normal((n, n)) / math.sqrt(n)
+    noise = rng.standard_normal((n, n)) / n  # operator norm ~ 2 / sqrt(n) = 0.115
+    if update == "full rank":
+        dW = noise
+    else:
+        u, v = rng.standard_normal(n), rng.standard_normal(n)
+        dW = 0.8 * np.outer(u / np.linalg.norm(u), v / np.linalg.norm(v)) + 0.2 * noise
+    sv = update_singular_values(W0, W0 + dW)
+    df = _phase_table(cfg).assign(s1_dW1=sv[0], s2_dW1=sv[1], s3_dW1=sv[2])
+    claim = {c.name: c for c in phase_claims(df, cfg)}[RANK_ONE]
+    assert claim.held == (update != "full rank"), (update, claim.measured)
+    assert not claim.disputed and claim.source.startswith("abstract 2: ")
+    # the old reading (one W1 outlier) is kept, disputed with the BBP numbers
+    old = {c.name: c for c in phase_claims(df, cfg)}[
+        "first step is rank one: cells where W1 has exactly one outlier"]
+    assert old.disputed and "BBP threshold" in old.disputed and old.revised
+
+
+def test_rank_one_bound_is_below_one_and_falls_with_n() -> None:
+    """The derived bound separates a full-rank update (s2/s1 near 1) from a rank-one one at
+    both sizes, falls like N^(-1/2) (up to sqrt(log N)) and does not depend on lr1."""
+    quick, full = rank_one_ratio_bound(PhaseConfig()), rank_one_ratio_bound(full_phase())
+    assert 0 < full[0] < quick[0] < 1
+    assert 0 < full[1] < quick[1] < quick[0]
+    assert quick[1] / full[1] == pytest.approx(2.0)  # N 1000 -> 4000: sqrt(4)
+    assert quick[2] == pytest.approx(full[2])  # theta is free of N at fixed ratios
+    # the step-1 spike at the --full grid's smallest alpha1 is below the BBP threshold
+    th1, thr = step1_spike_detectable(full_phase(), 0.02)
+    assert th1 < thr == pytest.approx(1.0)
+    assert step1_spike_detectable(full_phase(), 0.07)[0] > thr
 
 
 def test_phase_claims_hold_on_a_grid_that_follows_the_formula() -> None:

@@ -86,6 +86,12 @@ def test_experiments_run_and_write(tmp_path: Path) -> None:
                               "ratio_margin_agree_either"}
     table = pd.read_parquet(tmp_path / "two-step-phase" / "two-step-phase.parquet")
     assert {"line_gap", "near_line_ratio", "strength_a2"} <= set(table.columns)
+    # the step-1 update is lr1 G1 with G1 the same at every alpha1 of a seed: its singular
+    # values scale with lr1 = N^alpha1 and s2/s1 does not depend on alpha1
+    sv = table[["s1_dW1", "s2_dW1", "s3_dW1"]].to_numpy()
+    assert (np.diff(sv, axis=1) <= 0).all() and (sv > 0).all()
+    per_lr = sv / (120.0 ** table["alpha1"].to_numpy())[:, None]
+    np.testing.assert_allclose(per_lr, per_lr[:1].repeat(len(per_lr), axis=0), rtol=1e-9)
     reuse = ReuseConfig(N=120, D=120, M=120, seeds=1, targets=("He1", "He2"))
     r = run_experiment("batch-reuse", tmp_path, config=reuse)
     df = pd.read_parquet(tmp_path / "batch-reuse" / "batch-reuse.parquet")
@@ -157,3 +163,19 @@ def test_quick_grid_has_cells_where_the_abstract_predicts_step_two_outliers() ->
     assert len(cells) >= 4
     # and cells where floor is 0, so that a count rising with floor can be seen
     assert any(formula_count(a1, a2) == 0 for a1 in cfg.alpha1 for a2 in cfg.alpha2)
+
+
+def test_step_one_panel_marks_runs_without_a_w1_outlier() -> None:
+    from specdyn.plot import two_step as tsplot
+    from specdyn.plot._figure import new_figure
+
+    st = tsplot.Step1Update(np.array([0.02, 0.47]), np.array([0.94, 39.6]),
+                            np.array([0.028, 1.18]), np.array([0, 1]), bound=0.29,
+                            threshold=1.0)
+    _, (ax,) = new_figure(1, 1)
+    tsplot._step1_panel(ax, st)
+    labels = [ln.get_label() for ln in ax.get_lines()]
+    hollow = ax.get_lines()[labels.index(r"$s_1$ (spike), no $W_1$ outlier")]
+    assert list(hollow.get_xdata()) == [0.02] and hollow.get_markerfacecolor() == "none"
+    bound = ax.get_lines()[[i for i, lab in enumerate(labels) if lab.startswith("claim")][0]]
+    assert list(bound.get_ydata()) == [0.29, 0.29]

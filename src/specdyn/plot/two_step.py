@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -15,7 +16,7 @@ from numpy.typing import ArrayLike
 
 from specdyn.plot._figure import new_figure
 
-__all__ = ["alignment_bars", "outlier_phase_grid"]
+__all__ = ["Step1Update", "alignment_bars", "outlier_phase_grid"]
 
 
 def _count_panel(ax: Axes, a1: np.ndarray, a2: np.ndarray, counts: np.ndarray, vmax: int,
@@ -71,8 +72,8 @@ def _lines(ax: Axes, kmax: int) -> None:
 def outlier_phase_grid(alpha1: ArrayLike, alpha2: ArrayLike,
                        measured: np.ndarray, near_line: np.ndarray | None = None,
                        title: str = "", step2: np.ndarray | None = None,
-                       step2_bbp: np.ndarray | None = None, rise: float | None = None
-                       ) -> Figure:
+                       step2_bbp: np.ndarray | None = None, rise: float | None = None,
+                       step1: Step1Update | None = None) -> Figure:
     """Measured outlier count of ``W2`` beside the two formulas, on the (alpha1, alpha2) grid.
 
     Parameters
@@ -94,6 +95,10 @@ def outlier_phase_grid(alpha1: ArrayLike, alpha2: ArrayLike,
         ``floor(...)`` beside the abstract's line ``count = floor``.
     rise
         The Spearman correlation of ``step2`` with ``floor`` (panel title).
+    step1
+        Optional top singular values of the step-1 update ``W1 - W0`` per run: a last
+        panel draws ``s2/s1`` against the rank-one claim's bound and ``s1`` (the spike)
+        against the BBP threshold a ``W1`` outlier needs.
 
     Panels: measured; ``floor(alpha2 / (1/2 - alpha1))`` (abstract);
     ``1 + floor(...)`` (with the step-1 spike). Dashed lines: ``alpha2 = k (1/2 - alpha1)``.
@@ -105,7 +110,8 @@ def outlier_phase_grid(alpha1: ArrayLike, alpha2: ArrayLike,
     abstract = np.floor(A2 / (0.5 - A1))
     total = 1 + abstract
     vmax = int(max(np.nanmax(measured), np.max(total)))
-    fig, axes = new_figure(3 if step2 is None else 4, 1, width=4.3, height=3.9)
+    fig, axes = new_figure(3 + (step2 is not None) + (step1 is not None), 1, width=4.3,
+                           height=3.9)
     im = _count_panel(axes[0], a1, a2, measured, vmax, "measured outliers of $W_2$", near_line)
     _count_panel(axes[1], a1, a2, abstract, vmax,
                  r"abstract: $\lfloor \alpha_2 / (1/2 - \alpha_1) \rfloor$", near_line)
@@ -119,9 +125,51 @@ def outlier_phase_grid(alpha1: ArrayLike, alpha2: ArrayLike,
         _step2_panel(axes[3], abstract, np.asarray(step2, dtype=np.float64),
                      None if step2_bbp is None else np.asarray(step2_bbp, dtype=np.float64),
                      rise)
+    if step1 is not None:
+        _step1_panel(axes[-1], step1)
     if title:
         fig.suptitle(title, fontsize=10)
     return fig
+
+
+@dataclass(frozen=True)
+class Step1Update:
+    """What the step-1 panel draws, one entry a run (``alpha1``, ``s1``, ``s2``,
+    ``count_W1``), and the two lines: the rank-one claim's largest ``s2/s1`` (``bound``)
+    and the BBP threshold of the spike (``threshold``, ``W0``'s noise units)."""
+
+    alpha1: np.ndarray
+    s1: np.ndarray
+    s2: np.ndarray
+    count_W1: np.ndarray
+    bound: float
+    threshold: float
+
+
+def _step1_panel(ax: Axes, st: Step1Update) -> None:
+    """Step 1 per run against ``alpha1``: rank one (``s2/s1`` under the claim's bound)
+    whatever ``alpha1``, detectable (``s1`` above the BBP threshold) only at large ``alpha1``."""
+    a1 = np.asarray(st.alpha1, dtype=np.float64)
+    s1, s2 = np.asarray(st.s1, dtype=np.float64), np.asarray(st.s2, dtype=np.float64)
+    seen = np.asarray(st.count_W1) >= 1
+    ax.plot(a1, s2 / s1, "s", ms=4, color="tab:green", label=r"$s_2/s_1$ of $W_1 - W_0$")
+    ax.axhline(st.bound, color="tab:green", ls="--", lw=1,
+               label=f"claim (abstract 2, rank one): $s_2/s_1 \\leq$ {st.bound:.2g}")
+    ax.plot(a1[seen], s1[seen], "o", ms=5, color="tab:purple",
+            label=r"$s_1$ (spike), $W_1$ has an outlier")
+    ax.plot(a1[~seen], s1[~seen], "o", ms=5, mfc="none", color="tab:purple",
+            label=r"$s_1$ (spike), no $W_1$ outlier")
+    ax.axhline(st.threshold, color="tab:purple", ls=":", lw=1,
+               label=f"BBP threshold of the spike ({st.threshold:.2g})")
+    ax.set_yscale("log")
+    low = float(np.nanmin(np.concatenate([s2 / s1, [st.bound]])))
+    high = float(np.nanmax(np.concatenate([s1, [st.threshold]])))
+    ax.set_ylim(0.3 * low, 300 * high)  # head room on the log axis for the legend
+    ax.set_xlabel(r"$\alpha_1$ (step 1: $\eta_1 = N^{\alpha_1}$)")
+    ax.set_ylabel(r"step-1 update $W_1 - W_0$: $s_1$ and $s_2/s_1$")
+    ax.set_title("step 1: rank one at every $\\alpha_1$,\ndetectable only above the threshold",
+                 fontsize=10)
+    ax.legend(fontsize=7, loc="upper left")
 
 
 def _step2_panel(ax: Axes, floor: np.ndarray, step2: np.ndarray, bbp: np.ndarray | None,

@@ -10,7 +10,12 @@ from pathlib import Path
 import numpy as np
 
 from specdyn import io
-from specdyn.experiments.two_step.claims import phase_claims_of, reuse_claims_of
+from specdyn.experiments.two_step.claims import (
+    phase_claims_of,
+    rank_one_ratio_bound,
+    reuse_claims_of,
+    step1_spike_detectable,
+)
 from specdyn.experiments.two_step.config import PhaseConfig, ReuseConfig, full_phase, full_reuse
 from specdyn.experiments.two_step.readings import phase_agreement, phase_cells, step2_rise
 from specdyn.experiments.two_step.tables import phase_table, reuse_table
@@ -25,7 +30,7 @@ from specdyn.runs.registry import ExperimentResult, Measured, register
           measured={"two-step-phase.parquet": Measured(
               ("count_W1", "count_W2", "count_W2_identified", "count_W2_step2", "s1_W2",
                "s2_W2", "threshold_W2", "edge_W2", "mp_edge_W2", "strength_a1",
-               "strength_a2", "strength_a3", "strength_a4"))})
+               "strength_a2", "strength_a3", "strength_a4", "s1_dW1", "s2_dW1", "s3_dW1"))})
 def run_phase(cfg: PhaseConfig, out_dir: Path) -> ExperimentResult:
     """Phase grid of the number of outliers after two GD steps."""
     df = phase_table(cfg)
@@ -53,9 +58,13 @@ def run_phase(cfg: PhaseConfig, out_dir: Path) -> ExperimentResult:
     if distinct.size < 2:  # say so in the figure rather than let a flat grid pass for a result
         title += (f"\nAT THIS SIZE EVERY CELL COUNTS {int(distinct[0])}: N = {cfg.N} cannot "
                   "resolve the step-2 spikes (first ones at N = 1200, alpha1 >= 0.28); run --full")
+    step1 = tsplot.Step1Update(
+        df["alpha1"].to_numpy(), df["s1_dW1"].to_numpy(), df["s2_dW1"].to_numpy(),
+        df["count_W1"].to_numpy(), bound=rank_one_ratio_bound(cfg)[0],
+        threshold=step1_spike_detectable(cfg, float(a1[0]))[1])
     fig = tsplot.outlier_phase_grid(a1, a2, measured, near, title=title,
                                     step2=step2, step2_bbp=bbp,
-                                    rise=step2_rise(cells.reset_index()))
+                                    rise=step2_rise(cells.reset_index()), step1=step1)
     figures = save_figure(fig, out_dir / "two-step-phase")
     return ExperimentResult("two-step-phase", out_dir, figures, [table], dict(agree))
 

@@ -20,6 +20,7 @@ from specdyn.experiments.two_step.config import (
     PhaseConfig,
     ReuseConfig,
 )
+from specdyn.measure.spectra import weight_spectrum
 from specdyn.measure.weight_outliers import orthonormal_powers, weight_outliers
 from specdyn.sim.protocol import derive_seed
 from specdyn.sim.two_step import TwoStepResult, draw_data, gd_steps, gd_steps_row
@@ -39,9 +40,26 @@ def step_strengths(W1: np.ndarray, W2: np.ndarray, a: np.ndarray, k: int = 4) ->
     return np.linalg.norm(Q.T @ (W2 - W1), axis=1)
 
 
+#: Singular values recorded of the step-1 update ``W1 - W0`` (``s1_dW1``, ``s2_dW1``, ...).
+UPDATE_SINGULAR_VALUES = 3
+
+
+def update_singular_values(W0: np.ndarray, W1: np.ndarray,
+                           k: int = UPDATE_SINGULAR_VALUES) -> np.ndarray:
+    """``(k,)`` largest singular values of the step-1 update ``W1 - W0 = lr1 G1``, decreasing.
+
+    By Lanczos on the implicit ``dW^T dW`` (:func:`~specdyn.measure.spectra.weight_spectrum`,
+    ``method="lanczos"``: ``O(N D)`` a product, no Gram formed), the squares accurate to
+    about ``1e-12 s1^2``. Abstract 2's "the update is approximately
+    rank-one" reads ``s2 / s1`` (``claims.rank_one_ratio_bound``).
+    """
+    return np.sqrt(weight_spectrum(W1 - W0, normalize="none", top=k, method="lanczos"))
+
+
 def phase_table(cfg: PhaseConfig) -> pd.DataFrame:
     """One row per (alpha1, alpha2, seed): outlier counts of ``W1`` and ``W2``, the formulas,
-    the exponent gap to the nearest line and the step-2 strengths along ``a, ..., a^4``."""
+    the exponent gap to the nearest line, the step-2 strengths along ``a, ..., a^4`` and the
+    top singular values ``s1_dW1, s2_dW1, s3_dW1`` of the step-1 update ``W1 - W0``."""
     rows: dict[tuple[int, int, int], dict[str, object]] = {}
     seeds = [derive_seed(cfg.seed, "rep", r) for r in range(cfg.seeds)]  # the same at every cell
     # seed outermost: each seed's data (weights, batches) is drawn once and moved to the
@@ -51,8 +69,10 @@ def phase_table(cfg: PhaseConfig) -> pd.DataFrame:
     data = None
     row: Iterator[TwoStepResult] = iter(())
     # W1 and the step-2 direction depend on (alpha1, seed) only: a row of cells (j = 0,
-    # 1, ...) shares them (gd_steps_row), and W1's outlier count is computed once a row
+    # 1, ...) shares them (gd_steps_row), and W1's outlier count and the step-1 update's
+    # top singular values are computed once a row
     count_w1: dict[tuple[int, int], int] = {}
+    update_sv: dict[tuple[int, int], np.ndarray] = {}
     for i, j, s in progress(cells, total=len(cells), desc="two-step-phase"):
         a1, a2 = cfg.alpha1[i], cfg.alpha2[j]
         if data is None or data.seed != s:
@@ -67,6 +87,7 @@ def phase_table(cfg: PhaseConfig) -> pd.DataFrame:
         dev = res.meta["device"]  # the outliers' decompositions run on the run's device
         if (i, s) not in count_w1:
             count_w1[i, s] = weight_outliers(res.W1, pvalue=cfg.pvalue, device=dev).count
+            update_sv[i, s] = update_singular_values(res.W0, res.W1)
         o2 = weight_outliers(res.W2, res.a, res.beta, pvalue=cfg.pvalue, device=dev)
         f = formula_count(a1, a2)
         ident = o2.left_overlap2.max(axis=1) if o2.count else np.zeros(0)
@@ -87,6 +108,7 @@ def phase_table(cfg: PhaseConfig) -> pd.DataFrame:
             **{f"strength_a{j + 1}": float(x)
                for j, x in enumerate(step_strengths(res.W1, res.W2, res.a,
                                                     k=STRENGTH_POWERS))},
+            **{f"s{j + 1}_dW1": float(x) for j, x in enumerate(update_sv[i, s])},
         }
     return pd.DataFrame([rows[key] for key in sorted(rows)])
 
