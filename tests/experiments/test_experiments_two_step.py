@@ -167,13 +167,14 @@ def test_quick_grid_has_cells_where_the_abstract_predicts_step_two_outliers() ->
 
 def test_step_one_panel_marks_runs_without_a_w1_outlier() -> None:
     from specdyn.plot import two_step as tsplot
-    from specdyn.plot._figure import new_figure
 
     st = tsplot.Step1Update(np.array([0.02, 0.47]), np.array([0.94, 39.6]),
                             np.array([0.028, 1.18]), np.array([0, 1]), bound=0.29,
                             threshold=1.0)
-    _, (ax,) = new_figure(1, 1)
-    tsplot._step1_panel(ax, st)
+    a1, a2 = np.array([0.02, 0.47]), np.array([0.1, 0.3])
+    fig = tsplot.outlier_phase_grid(a1, a2, np.ones((2, 2)), step1=st)
+    ax = fig.axes[3]      # the three count panels, then the step-1 panel (then the colorbar)
+    assert ax.get_title().startswith("step 1: rank one")
     labels = [ln.get_label() for ln in ax.get_lines()]
     hollow = ax.get_lines()[labels.index(r"$s_1$ (spike), no $W_1$ outlier")]
     assert list(hollow.get_xdata()) == [0.02] and hollow.get_markerfacecolor() == "none"
