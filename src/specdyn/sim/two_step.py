@@ -160,7 +160,7 @@ class TwoStepEngine:
     every device) and moved to the engine's dtype and device. One generator through
     ``init``, ``sample`` (and ``sample`` again for a fresh second batch) draws ``W0``,
     ``a``, ``X1``, ``X2`` in the order of :func:`draw_data`, so a hand-written loop
-    gives :func:`gd_steps`' numbers bit for bit (``tests/sim/test_sim_two_step.py``).
+    gives :func:`gd_steps`' numbers bit for bit (``tests/sim/test_sim_engines.py``).
 
     Parameters
     ----------
