@@ -251,6 +251,146 @@ def test_a_top_k_record_leaves_the_global_generators_alone() -> None:
     assert w.sort_values("rank").value.to_numpy() == pytest.approx(ref, rel=1e-2)
 
 
+# -- the worker's CUDA stream (issue 31 item 2) -----------------------------------------
+# No GPU here: torch.cuda's stream and event types are replaced by fakes that log what is
+# asked of them, in order; the protocol is what these tests check, the overlap itself is
+# measured by benchmarks/gpu_tracker.sh on a lent device.
+
+class _FakeCuda:
+    """``torch.cuda.Event``, ``Stream``, ``stream`` and ``current_stream``, logging each call."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple] = []
+        self.active: list[str] = []  # the streams entered, innermost last
+        outer = self
+
+        class Event:
+            def record(self, stream: str) -> None:
+                outer.log.append(("record", id(self), stream, threading.current_thread().name))
+
+        class Stream:
+            def __init__(self, device: torch.device) -> None:
+                self.name = f"side:{device}"
+                outer.log.append(("new stream", self.name))
+
+            def wait_event(self, event: object) -> None:
+                outer.log.append(("wait", self.name, id(event)))
+
+            def synchronize(self) -> None:
+                outer.log.append(("synchronize", self.name))
+
+        class Context:
+            def __init__(self, stream: Stream) -> None:
+                self.stream = stream
+
+            def __enter__(self) -> None:
+                outer.active.append(self.stream.name)
+                outer.log.append(("enter", self.stream.name))
+
+            def __exit__(self, *exc: object) -> None:
+                outer.active.remove(self.stream.name)
+                outer.log.append(("exit", self.stream.name))
+
+        self.Event, self.Stream, self.stream = Event, Stream, Context
+
+    def current_stream(self, device: torch.device) -> str:
+        return f"training:{device}"
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        for name in ("Event", "Stream", "stream", "current_stream"):
+            monkeypatch.setattr(torch.cuda, name, getattr(self, name))
+
+
+class _FakeTensor:
+    """Stands for a copy on a device: what ``Job`` reads of a tensor."""
+
+    def __init__(self, device: str) -> None:
+        self.device = torch.device(device)
+
+    def nelement(self) -> int:
+        return 4
+
+    def element_size(self) -> int:
+        return 4
+
+
+def test_side_stream_waits_for_the_copies_and_syncs_before_release(monkeypatch) -> None:
+    from specdyn.measure import _tracker_hooks as hooks
+
+    Job, SideStreams = hooks.Job, hooks.SideStreams
+    fake = _FakeCuda()
+    fake.install(monkeypatch)
+    job = Job(3, [("w", _FakeTensor("cuda:1")), ("v", _FakeTensor("cpu"))],
+              [("h", [_FakeTensor("cuda:0"), _FakeTensor("cuda:1")])])
+    streams = SideStreams()
+    SideStreams.mark(job)
+    # one event per CUDA device, on that device's current (training) stream; none for CPU
+    records = [e for e in fake.log if e[0] == "record"]
+    assert [r[2] for r in records] == ["training:cuda:0", "training:cuda:1"]
+    assert [d for d, _ in job.ready] == [torch.device("cuda:0"), torch.device("cuda:1")]
+    fake.log.clear()
+    with streams.use(job):
+        fake.log.append(("work", tuple(fake.active)))
+    events = [id(e) for _, e in job.ready]
+    assert fake.log == [
+        ("new stream", "side:cuda:0"), ("wait", "side:cuda:0", events[0]),
+        ("enter", "side:cuda:0"),
+        ("new stream", "side:cuda:1"), ("wait", "side:cuda:1", events[1]),
+        ("enter", "side:cuda:1"),
+        ("work", ("side:cuda:0", "side:cuda:1")),
+        ("synchronize", "side:cuda:0"), ("synchronize", "side:cuda:1"),
+        ("exit", "side:cuda:1"), ("exit", "side:cuda:0")]
+    # the streams are kept: the next job waits on them again, none is created
+    fake.log.clear()
+    job2 = Job(4, [("w", _FakeTensor("cuda:0"))], [])
+    SideStreams.mark(job2)
+    with pytest.raises(RuntimeError, match="boom"), streams.use(job2):
+        raise RuntimeError("boom")
+    assert not any(e[0] == "new stream" for e in fake.log)
+    assert ("synchronize", "side:cuda:0") in fake.log  # synchronised on an error too
+    assert fake.active == []
+
+
+def test_worker_measures_on_the_side_stream_and_cpu_copies_touch_no_cuda(
+        monkeypatch) -> None:
+    """The tracker's wiring: marked on the training thread, measured inside ``use``."""
+    from specdyn.measure import _tracker_hooks as hooks
+    from specdyn.measure import _tracker_measure as record_math
+
+    def no_cuda(*_a: object, **_k: object) -> None:
+        raise AssertionError("a CUDA call for copies on a CPU")
+
+    for name in ("Event", "Stream", "stream", "current_stream"):
+        monkeypatch.setattr(torch.cuda, name, no_cuda)
+    model = _mlp(2)
+    tr = SpectrumTracker(model, schedule=[0, 1], n_boot=0, fit=False)
+    _train(model, tr, 1)
+    tr.flush()
+    assert tr.n_records == 1  # CPU copies: no stream, no event, no CUDA call
+
+    fake = _FakeCuda()
+    fake.install(monkeypatch)
+    seen: list[tuple[str, tuple[str, ...]]] = []
+    measure = record_math.RecordMath.measure
+
+    def spy(self, job, cost, out):  # type: ignore[no-untyped-def]
+        seen.append((threading.current_thread().name, tuple(fake.active)))
+        return measure(self, job, cost, out)
+
+    def mark(job: hooks.Job) -> None:  # as if the copies were on cuda:0
+        fake.log.append(("mark", threading.current_thread().name))
+        job.ready.append((torch.device("cuda:0"), fake.Event()))
+
+    monkeypatch.setattr(record_math.RecordMath, "measure", spy)
+    monkeypatch.setattr(hooks.SideStreams, "mark", staticmethod(mark))
+    _train(model, tr, 1)
+    tr.close()
+    assert tr.n_records == 2
+    assert fake.log[0] == ("mark", threading.main_thread().name)
+    assert seen == [("specdyn-tracker", ("side:cuda:0",))]
+    assert ("synchronize", "side:cuda:0") in fake.log and fake.active == []
+
+
 # -- the last step (issue 34 item 6) ---------------------------------------------------
 
 def _train(model: torch.nn.Module, tracker: SpectrumTracker, n: int) -> None:

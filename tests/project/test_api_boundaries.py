@@ -48,6 +48,8 @@ ALLOWED = {
     ("benchmarks/tracker.py", "specdyn.measure._tracker_measure"),
     ("tests/measure/test_measure_tracker.py", "specdyn.measure._tracker_measure"),
     ("tests/measure/test_measure_tracker_policy.py", "specdyn.measure._tracker_measure"),
+    # the worker's CUDA stream protocol, checked with fake streams and events (no GPU here)
+    ("tests/measure/test_measure_tracker_policy.py", "specdyn.measure._tracker_hooks"),
     # ... and one replaces the a-posteriori rule by a matrix at its boundary (hysteresis)
     ("tests/measure/test_measure_tracker_policy.py", "specdyn.measure._summary_process"),
     # the tracker's a-posteriori precision rule, tested on spectra with a known error

@@ -4,12 +4,15 @@ The hooks exist only around a scheduled step (``Hooks.arm`` registers them,
 ``Hooks.disarm`` removes them and drops what they kept), so every other
 forward pass takes torch's hook-free path. A :class:`Job` is one record's
 copies (weights after the update, the module outputs the hooks kept), on
-their own device; it is all the training thread does for a record.
+their own device; it is all the training thread does for a record. On a CUDA
+device the worker computes on its own stream (:class:`SideStreams`), so the
+training stream never queues behind a record's kernels.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,13 +89,73 @@ class Job:
     coalesced: list[int] = field(default_factory=list)
     #: for a module whose input was kept (``takes_input``): the weight of that forward pass
     factors: dict[str, Any] = field(default_factory=dict)
+    #: ``(device, event)`` per CUDA device of the copies: recorded on the training thread's
+    #: stream after the copies were queued (:meth:`SideStreams.mark`)
+    ready: list[tuple[Any, Any]] = field(default_factory=list)
     nbytes: int = field(init=False)
 
     def __post_init__(self) -> None:
         # the copies this job holds (on their device) until the worker is done with it
-        self.nbytes = (sum(nbytes(W) for _, W in self.weights)
-                       + sum(nbytes(h) for _, buf in self.activations for h in buf)
-                       + sum(nbytes(W) for W in self.factors.values()))
+        self.nbytes = sum(nbytes(t) for t in self.tensors())
+
+    def tensors(self) -> list[Any]:
+        """Every copy the job holds."""
+        return ([W for _, W in self.weights] + [h for _, buf in self.activations for h in buf]
+                + list(self.factors.values()))
+
+
+class SideStreams:
+    """The worker's own CUDA stream on each device, so that training never waits for a record.
+
+    Kernels on one stream run in the order they were queued, so a record computed
+    on the training thread's stream would hold up every training kernel queued
+    after it. :meth:`mark` (training thread) records an event on each CUDA
+    device's current stream after a job's copies; :meth:`use` (worker) makes
+    that device's side stream wait for the event, so the record reads finished
+    copies, computes there, and synchronises the side stream before the job is
+    released: the copies were allocated on the training stream, whose allocator
+    may hand their memory out again as soon as they are freed. Copies on a CPU:
+    no CUDA call at all.
+    """
+
+    def __init__(self) -> None:
+        self._streams: dict[Any, Any] = {}
+
+    @staticmethod
+    def mark(job: Job) -> None:
+        """Record, on each CUDA device's current stream, that ``job``'s copies are queued."""
+        devices = {t.device for t in job.tensors() if t.device.type == "cuda"}
+        if not devices:
+            return
+        import torch
+
+        for device in sorted(devices, key=str):
+            event = torch.cuda.Event()
+            event.record(torch.cuda.current_stream(device))
+            job.ready.append((device, event))
+
+    @contextmanager
+    def use(self, job: Job) -> Iterator[None]:
+        """Run the block's kernels on the side streams, after ``job``'s copies are done."""
+        if not job.ready:
+            yield
+            return
+        import torch
+
+        with ExitStack() as stack:
+            streams = []
+            for device, event in job.ready:
+                stream = self._streams.get(device)
+                if stream is None:
+                    stream = self._streams[device] = torch.cuda.Stream(device=device)
+                stream.wait_event(event)
+                stack.enter_context(torch.cuda.stream(stream))
+                streams.append(stream)
+            try:
+                yield
+            finally:
+                for stream in streams:  # before the copies go back to the allocator
+                    stream.synchronize()
 
 
 class Hooks:

@@ -49,7 +49,10 @@ Weights
 Where the work happens
     Training thread: ``step()`` only copies tensors (on their own device)
     and hands the copies to the worker. Worker thread: the spectra, on the
-    copies' device, on an accelerator all matrices of one shape in one batched
+    copies' device (on a CUDA device on the worker's own stream, which waits
+    for an event recorded after the copies: the training stream never queues
+    behind a record's kernels; ``_tracker_hooks.SideStreams``), on an
+    accelerator all matrices of one shape in one batched
     ``eigvalsh`` (``spectra.batched_gram_eigenvalues``; on a CPU one at a
     time). Precision (``precision="auto"``):
     float32 Grams and eigenvalues first, then a check *a posteriori*, matrix by
@@ -141,7 +144,7 @@ from specdyn import _validate as v
 from specdyn.measure import _tracker_files as files
 from specdyn.measure._summary_process import Options
 from specdyn.measure._tracker_files import Row, frame, read_spectra, read_tracker_record
-from specdyn.measure._tracker_hooks import Hooks, Job, schedule_predicate
+from specdyn.measure._tracker_hooks import Hooks, Job, SideStreams, schedule_predicate
 from specdyn.measure._tracker_measure import RecordMath
 from specdyn.measure.layers import (
     ActivationSite,
@@ -356,6 +359,7 @@ class SpectrumTracker:
         self._pending_bytes = 0
         self.peak_pending_bytes = 0
         self._thread: threading.Thread | None = None
+        self._streams = SideStreams()  # the worker's CUDA streams (none on a CPU)
         # Fits and tests in the shared helper process (see specdyn.measure._summary_process),
         # started at the first record that needs it.
         self._math = RecordMath(
@@ -493,6 +497,7 @@ class SpectrumTracker:
             self._run(job)
             self._raise_pending()
             return
+        self._streams.mark(job)
         self._submit(job)
 
     def _submit(self, job: Job) -> None:
@@ -631,7 +636,8 @@ class SpectrumTracker:
         t0 = time.thread_time()
         cost = {"step": float(job.step), "copy_s": job.copy_s}
         try:
-            rows, skipped, helper_cpu = self._math.measure(job, cost, self.out)
+            with self._streams.use(job):
+                rows, skipped, helper_cpu = self._math.measure(job, cost, self.out)
             self.skipped.extend(skipped)
             self.measure_cpu_s += helper_cpu
         except FloatingPointError as err:
