@@ -197,7 +197,7 @@ def _report_ab(res: dict, args: argparse.Namespace, load: tuple[float, float]) -
     bare_cpu = sum(r["bare_cpu_s"] for r in R)  # the bare arm's training-thread CPU
     print(f"CPU the tracker added: worker (thread + summary process) {worker:.1f} s "
           f"({worker / max(res['n_records'], 1):.2f}"
-          f" s a record, {100 * worker / bare_cpu:.2f} % of the bare arm's {bare_cpu:.0f} CPU-s)"
+          f" s a record, {100 * worker / bare_cpu:.2f} % of the bare arm's {bare_cpu:.3g} CPU-s)"
           f", training thread {main_extra:+.1f} s ({100 * main_extra / bare_cpu:+.2f} %)")
     print()
     print("| steps | records | bare | tracked | overhead |")
