@@ -162,7 +162,9 @@ def _entries(record: dict[str, Any], name: str) -> list[tuple[str, dict[str, Any
 
 
 def _short_device(entry: dict[str, Any]) -> str:
-    return str(entry.get("device") or "2-core CPU (not recorded)").split(",")[0]
+    """The machine's name, without the notes after it (a comma or a parenthesis)."""
+    name = str(entry.get("device") or "2-core CPU (not recorded)")
+    return name.split(",")[0].split(" (")[0].strip()
 
 
 def markdown(record: dict[str, Any]) -> str:

@@ -73,7 +73,17 @@ VALID_REVISED = ("a4db6c6: validity ratio 0.2 -> 0.35, after measuring the cells
                  "(std within 15 % in all 253 cells up to 0.35)")
 STD_REVISED = ("2dbe826: 15 % -> 15 % or 3.5 sampling SE, after the quick run missed 15 %; "
                "4a4bc87: back to 15 % at every cell, full_only below 256 seeds, 256 chosen "
-               "from a passing 256-seed benchmark run (max 0.140); " + VALID_REVISED)
+               "from a passing 256-seed benchmark run (max 0.140); " + VALID_REVISED + "; "
+               "2026-12-05: full_only -> disputed, after the --full run on the derived seeds "
+               "(data 31e14c3) measured 0.170")
+#: Why the worded std claim is not expected, even at FULL_SEEDS (the --full run of 31e14c3).
+STD_DISPUTED = ("at --full (256 seeds, derived seeds) the largest cell is 0.170 (N = 256, "
+                "ratio 0.27: 3.85 sampling SE), and it is not one cell: in sampling SE, "
+                "std_theory/std_sim - 1 averages -0.06 and +0.08 at ratio <= 0.1 and "
+                "0.1-0.2, but +0.54 at 0.2-0.3 and +0.85 at 0.3-0.35 (4 of 78 cells beyond "
+                "3 SE): beyond ratio 0.2 the theory's std is high by 2.5-4 %, so 15 % at "
+                "every cell up to the validity ratio 0.35 is not expected; the 3 SE fraction "
+                "below is the statistical claim")
 MEAN_REVISED = ("ddfe221: expected at 64 seeds -> full_only (>= 256 seeds), after the quick "
                 "run missed it; 4a4bc87: -> reported as worded, disputed (a 5 SE bias is "
                 "itself known to 20 %); " + VALID_REVISED)
@@ -188,7 +198,7 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
                note=f"max |std_theory/std_sim - 1| over {len(d)} valid cells, {seeds} seeds; "
                     f"the sample std is itself known to {std_se:.1%} here, so the largest cell "
                     f"exceeds 15 % by chance below {FULL_SEEDS} seeds",
-               full_only=seeds < FULL_SEEDS, revised=STD_REVISED),
+               disputed=STD_DISPUTED, revised=STD_REVISED),
         within("std of log rho_k within 3 sampling SE (fraction of valid cells)", std_frac,
                std_min, 1.0, source=OWN,
                note=f"|std_theory/std_sim - 1| <= 3/sqrt(2 (seeds - 1)) = {RESID_SE * std_se:.3f}"
