@@ -83,11 +83,12 @@ def _train(task: str, dec: Any, data: Any, cfg: RealDataConfig, student: str, re
     teacher = DataTeacher(s, dec, data.X, data.Y)
     if student == "linear":
         traj = train_linear(s, cfg.N, None, steps, dt=dt, teacher=teacher,
-                            checkpoints=cfg.checkpoints, seed=cfg.seed, progress=False)
+                            checkpoints=cfg.checkpoints, seed=cfg.seed,
+                            progress=True)  # long at --full: its bar (entry points default to none)
     else:
         traj = train_two_layer(s, "relu", N=cfg.relu_N, M=dec.M, steps=steps, dt=dt,
                                teacher=teacher, checkpoints=cfg.checkpoints,
-                               record=("preact",), seed=cfg.seed, progress=False)
+                               record=("preact",), seed=cfg.seed, progress=True)
     k = np.arange(1, dec.D + 1)
     rho_th = theory.rho(th_s, k, traj.times[:, None])
     rho_sim = dec.lam * traj.diagonals["eta"]
