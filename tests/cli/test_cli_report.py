@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -68,3 +69,31 @@ def test_report_cli_and_bad_input(run_dir, tmp_path, capsys) -> None:
     assert "match no recorded layer" in capsys.readouterr().err
     assert main(["report", str(tmp_path)]) == 2
     assert "no tracker rows" in capsys.readouterr().err
+
+
+def test_overview_draws_a_layer_recorded_at_one_step(tmp_path) -> None:
+    """Activations recorded at step 0 only (close() adds the last step's weights, no
+    activations): the overview's activation panel shows them, as points, not an empty panel."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    X, y = torch.randn(64, 16), torch.randint(0, 4, (64,))
+    with SpectrumTracker(model, out=tmp_path / "run", n_boot=5, schedule=[0],
+                         policy="block") as tr:
+        for _ in range(5):
+            loss = torch.nn.functional.cross_entropy(model(X), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            tr.step()
+    df = read_spectra(tmp_path / "run")
+    acts = df[df["quantity"].str.startswith("activation")]
+    assert sorted(acts["step"].unique()) == [0]  # the case: one point per activation layer
+    page = write_report(tmp_path / "run").read_text()
+    block = re.search(r"data-figure='specdyn-figure-1'>(.*?)</script>", page, flags=re.S)
+    assert block, "no overview figure"
+    overview = json.loads(block[1].replace("<\\/", "</"))
+    traces = [t for t in overview["data"] if t["name"].endswith("(activation)")]
+    assert traces and all(len(t["x"]) == 1 for t in traces)
+    for t in overview["data"]:
+        assert "markers" in t.get("mode", ""), t["name"]
