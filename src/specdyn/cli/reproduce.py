@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specdyn.cli._args import command, output_folder
+from specdyn.cli._args import command, output_folder, positive_int
 from specdyn.cli._experiment_names import BUILTIN as BUILTIN_NAMES
 
 if TYPE_CHECKING:
@@ -172,8 +172,6 @@ def _reproduce_cmd(args: argparse.Namespace) -> int:
     if unknown:  # fail on a bad name before any work starts
         raise ValueError(f"unknown experiment {unknown[0]!r}; valid names: "
                          f"{', '.join(runs.names())}")
-    if args.threads is not None and args.threads < 1:
-        raise ValueError(f"--threads must be an integer >= 1, got {args.threads}")
     if args.config and len(names) != 1:
         raise ValueError("--config applies to exactly one experiment name")
     if args.print_config:
@@ -253,7 +251,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="specdyn-out", type=output_folder,
                    help="output folder (default ./specdyn-out)")
     p.add_argument("--config", default=None, help="TOML file with the experiment's config")
-    p.add_argument("--threads", type=int, default=None,
+    p.add_argument("--threads", type=positive_int, default=None,
                    help="torch and BLAS threads (default: the cores the load leaves free, "
                         ">= 1)")
     p.add_argument("--print-config", action="store_true",
