@@ -163,6 +163,7 @@ def format_summary(rows: list[dict[str, Any]], *, full: bool = False,
 
 def _reproduce_cmd(args: argparse.Namespace) -> int:
     from specdyn import io, runs
+    from specdyn._cancel import raise_if_cancelled
     from specdyn._threads import limit_threads
     from specdyn.runs import config as cfgmod
     from specdyn.runs.store import failed_record_path
@@ -197,11 +198,13 @@ def _reproduce_cmd(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     rows: list[dict[str, Any]] = []
     for i, name in enumerate(names, 1):
+        raise_if_cancelled()  # a cancel that a callback swallowed during the last experiment
         start = time.perf_counter()
         print(f"[{i}/{n}] {name} ... (elapsed {_fmt_time(start - t0)})", flush=True)
         try:
             res = runs.run_experiment(name, out, config=configs[name])
         except Exception as err:  # keep going: one failed figure must not lose the others
+            raise_if_cancelled()  # ... but a cancel a library reported as an error stops all
             wall = time.perf_counter() - start
             rows.append({"experiment": name, "status": "failed", "wall_time_s": wall,
                          "claims": []})
