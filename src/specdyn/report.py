@@ -411,12 +411,16 @@ def write_report(out: str | Path, path: str | Path | None = None, *,
 
     summ = {k: _summary(df, k) for k in _KINDS}
     model = (rec.get("config") or {}).get("model", "?")
+    coalesced = rec.get("coalesced") or []  # [step, the step whose record replaced it]
+    dropped = (f" and {len(coalesced)} scheduled steps not recorded: coalesced into later "
+               "records while the measurement was slower than training "
+               "(SpectrumTracker(..., policy='block') records every one)" if coalesced else "")
     figures = _Figures()
     parts = [f"<h1>specdyn spectral report: {html.escape(folder.name)}</h1>",
              "<p id='specdyn-status'></p>",
              "<p class='meta'>" + html.escape(
                  f"status {rec.get('status', '?')}; {len(recorded)} recorded steps "
-                 f"({recorded[0]} .. {recorded[-1]}); model {model}; "
+                 f"({recorded[0]} .. {recorded[-1]}){dropped}; model {model}; "
                  f"created {rec.get('created', '?')}; specdyn {rec.get('specdyn_version', '?')}")
              + "</p>",
              "<p class='meta'>Rank exponent a: lambda_k ~ C k^-a, fitted on the plateau of the "

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 
 import pytest
 import torch
 
+from specdyn import io
 from specdyn.cli import main
 from specdyn.measure import SpectrumTracker, read_spectra
 from specdyn.report import select_steps, write_report
@@ -97,3 +99,16 @@ def test_overview_draws_a_layer_recorded_at_one_step(tmp_path) -> None:
     assert traces and all(len(t["x"]) == 1 for t in traces)
     for t in overview["data"]:
         assert "markers" in t.get("mode", ""), t["name"]
+
+
+def test_the_page_says_how_many_scheduled_steps_were_coalesced(run_dir, tmp_path) -> None:
+    """A first run on CPU (the README's) records steps 0 and the last only, the rest
+    coalesced while the worker measured step 0: the page says so, and how to get them."""
+    assert "coalesced" not in write_report(run_dir, tmp_path / "a.html").read_text()
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    rec = io.read_json(copy / "record.json")
+    io.write_json({**rec, "coalesced": [[1, 3], [2, 3]]}, copy / "record.json")
+    page = write_report(copy).read_text()
+    assert "4 recorded steps (0 .. 29) and 2 scheduled steps not recorded: coalesced" in page
+    assert "policy=&#x27;block&#x27;" in page
