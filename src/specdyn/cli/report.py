@@ -27,7 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="comma-separated recorded steps whose spectra are drawn "
                         "(default: 5 spread in log(step))")
     p.add_argument("--layers", type=str, nargs="+", default=None,
-                   help="name patterns of the layers to show, e.g. 'blocks.*.attn.*'")
+                   help="name patterns of the layers to show, e.g. 'blocks.*.attn.*' "
+                        "(default: all)")
 
 
 def _report(args: argparse.Namespace) -> int:
