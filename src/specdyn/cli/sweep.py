@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
 
 
 def _run_cmd(args: argparse.Namespace) -> int:
+    from specdyn.cli.reproduce import claim_lines
     from specdyn.runs import run_experiment
     from specdyn.runs.spec import load_run
     from specdyn.sim import DivergenceError
@@ -35,6 +37,11 @@ def _run_cmd(args: argparse.Namespace) -> int:
     print(f"[specdyn] {name}: done -> {res.out_dir} ({files})")
     for key, value in res.summary.items():
         print(f"  {key} = {value}")
+    if res.claims:  # as `reproduce` shows them: held or not, and why not
+        claims = [c.to_dict() for c in res.claims]
+        held = sum(bool(c["held"]) for c in claims)
+        print(f"claims held {held}/{len(claims)}:")
+        print("\n".join(claim_lines(claims, max(40, shutil.get_terminal_size().columns))))
     return 0
 
 
