@@ -89,6 +89,8 @@ def real_array(name: str, value: ArrayLike, *, lo: float | None = None,
         raise ValueError(f"{name} must be non-empty")
     if np.iscomplexobj(arr):
         raise ValueError(f"{name} must be real, got a complex array")
+    if arr.dtype == object and any(x is None for x in arr.flat):  # astype would make it NaN
+        raise ValueError(f"{name} must be numeric, got None")
     try:
         arr = arr.astype(np.float64, copy=False)
     except (TypeError, ValueError) as err:

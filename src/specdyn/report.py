@@ -206,10 +206,12 @@ def _overview(summ: dict[str, pd.DataFrame]) -> Any:
         for j, (layer, g) in enumerate(summ[kind].groupby("layer", sort=False)):
             g = g.sort_values("step")
             ok = g["exponent"].notna()
-            fig.add_scatter(x=g["step"][ok] + 1, y=g["exponent"][ok], mode="lines",
+            # markers too: a layer recorded at one step only (activations need a forward
+            # pass, so close() adds none) is a single point, which a line alone never draws
+            fig.add_scatter(x=g["step"][ok] + 1, y=g["exponent"][ok], mode="lines+markers",
                             name=f"{layer} ({kind})", line={"width": 1.5,
                                                             "color": _COLORS[j % 10]},
-                            row=1, col=c)
+                            marker={"size": 5}, row=1, col=c)
         fig.update_xaxes(type="log", title_text="step + 1", row=1, col=c, dtick=_LOG_TICKS)
         fig.update_yaxes(title_text="rank exponent a", row=1, col=c)
     fig.update_layout(height=420, template="plotly_white", margin={"l": 60, "r": 20, "t": 40,
@@ -409,12 +411,16 @@ def write_report(out: str | Path, path: str | Path | None = None, *,
 
     summ = {k: _summary(df, k) for k in _KINDS}
     model = (rec.get("config") or {}).get("model", "?")
+    coalesced = rec.get("coalesced") or []  # [step, the step whose record replaced it]
+    dropped = (f" and {len(coalesced)} scheduled steps not recorded: coalesced into later "
+               "records while the measurement was slower than training "
+               "(SpectrumTracker(..., policy='block') records every one)" if coalesced else "")
     figures = _Figures()
     parts = [f"<h1>specdyn spectral report: {html.escape(folder.name)}</h1>",
              "<p id='specdyn-status'></p>",
              "<p class='meta'>" + html.escape(
                  f"status {rec.get('status', '?')}; {len(recorded)} recorded steps "
-                 f"({recorded[0]} .. {recorded[-1]}); model {model}; "
+                 f"({recorded[0]} .. {recorded[-1]}){dropped}; model {model}; "
                  f"created {rec.get('created', '?')}; specdyn {rec.get('specdyn_version', '?')}")
              + "</p>",
              "<p class='meta'>Rank exponent a: lambda_k ~ C k^-a, fitted on the plateau of the "

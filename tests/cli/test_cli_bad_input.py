@@ -73,6 +73,9 @@ for fname, fn in GRID_FNS.items():
         api(f"{fname}-k-{bad_k!r}", lambda f=fn, k=bad_k: f(PAPER, k, 1.0), "k")
     for bad_t in (-1.0, float("nan"), "x"):
         api(f"{fname}-t-{bad_t!r}", lambda f=fn, t=bad_t: f(PAPER, 1.0, t), "t")
+    api(f"{fname}-k-None", lambda f=fn: f(PAPER, None, 1.0), "k must be numeric, got None")
+    api(f"{fname}-t-None", lambda f=fn: f(PAPER, 1.0, [0.0, None]),
+        "t must be numeric, got None")
     api(f"{fname}-broadcast", lambda f=fn: f(PAPER, [1.0, 2.0], [1.0, 2.0, 3.0]), "broadcast")
 for fname in ("t_learn", "t_cross", "t_layer"):
     for bad_k in (0.5, float("inf"), "a"):
@@ -150,6 +153,16 @@ CLI += [
      "--sigma-w"),
     ("no-such-command", ("frobnicate",), "frobnicate"),
 ]
+# integer and number options of the other commands: refused by argparse, before the command
+# prints or reads anything (the files named need not exist), with the range in the message
+for cmd, opt, bads in [(("reproduce", "fig2"), "--threads", ("0", "-2", "x", "1.5")),
+                       (("sweep", "nope.toml"), "--workers", ("0", "-1", "x")),
+                       (("sweep", "nope.toml"), "--timeout", ("0", "-1", "nan", "x")),
+                       (("results", "nowhere"), "--max-rows", ("0", "-1", "x")),
+                       (("analyze", "nope.npy"), "--top", ("0", "-3", "x")),
+                       (("analyze", "nope.npy"), "--alpha", ("0", "1", "nan", "x"))]:
+    for bad in bads:
+        CLI.append((f"{cmd[0]}{opt}={bad}", (*cmd, opt, bad), opt))
 
 
 def run_main(argv: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -178,6 +191,18 @@ def test_cli_refuses_in_one_line(case: str, argv: tuple[str, ...], name: str,
     assert_one_line(err, name, code)
 
 
+@pytest.mark.parametrize("argv", [("reproduce", "fig2", "--threads", "x"),
+                                  ("reproduce", "fig2", "--threads", "0"),
+                                  ("sweep", "nope.toml", "--workers", "x"),
+                                  ("analyze", "nope.npy", "--top", "1.5"),
+                                  ("results", "nowhere", "--max-rows", "x")])
+def test_an_integer_option_says_its_range(argv: tuple[str, ...],
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_main(argv, capsys)
+    assert code == 2 and out == ""
+    assert f"argument {argv[2]}: " in err and "integer >= 1" in err, err
+
+
 def _files(tmp_path: Path) -> dict[str, Path]:
     (tmp_path / "afile").write_text("x")
     (tmp_path / "m4.toml").write_text('experiment = "simulate"\nM = 4\n')
@@ -185,6 +210,9 @@ def _files(tmp_path: Path) -> dict[str, Path]:
     (tmp_path / "unknown.toml").write_text('experiment = "no-such-experiment"\n')
     (tmp_path / "key.toml").write_text('experiment = "simulate"\nbogus_key = 1\n')
     (tmp_path / "broken.toml").write_text('experiment = "simulate"\nN = [\n')
+    (tmp_path / "grid.toml").write_text('experiment = "simulate"\nsteps = 2\n[sweep]\nseeds = 2\n')
+    (tmp_path / "grid-address.toml").write_text('experiment = "simulate"\n[sweep]\nseeds = 2\n'
+                                                'address = "localhost"\n')
     ok = tmp_path / "ok.toml"
     ok.write_text('experiment = "simulate"\nsteps = 2\n')
     corrupt = tmp_path / "corrupt"
@@ -207,6 +235,12 @@ FILE_CASES: list[tuple[str, tuple[str, ...], str]] = [
     ("run-out-under-a-file", ("run", "{ok}", "--out", "{tmp}/afile/sub"), "--out"),
     ("sweep-missing-config", ("sweep", "{tmp}/nope.toml"), "nope.toml"),
     ("sweep-out-is-a-file", ("sweep", "{ok}", "--out", "{tmp}/afile"), "--out"),
+    ("sweep-address", ("sweep", "{tmp}/grid.toml", "--address", "localhost", "--out", "{tmp}/o"),
+     "--address"),
+    ("sweep-address-in-file", ("sweep", "{tmp}/grid-address.toml", "--out", "{tmp}/o"),
+     "address"),
+    ("report-dir-is-a-file", ("report", "{tmp}/afile"), "DIR"),
+    ("report-dir-missing", ("report", "{tmp}/nowhere"), "DIR"),
     ("reproduce-out-is-a-file", ("reproduce", "fig2", "--out", "{tmp}/afile"), "--out"),
     ("reproduce-unknown", ("reproduce", "no-such-experiment"), "no-such-experiment"),
     ("results-missing", ("results", "{tmp}/nowhere"), "nowhere"),

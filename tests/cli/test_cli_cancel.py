@@ -12,6 +12,10 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -55,3 +59,64 @@ def test_handlers_are_restored_after_a_command(capsys: pytest.CaptureFixture[str
         assert signal.getsignal(signal.SIGTERM) is not before[signal.SIGTERM]
     assert {s: signal.getsignal(s) for s in before} == before
     capsys.readouterr()
+
+
+def _signal_in_a_library(sig: signal.Signals) -> None:
+    """matplotlib (pybind11), interrupted while it reads a transform, raises ``ValueError:
+    Invalid affine transformation matrix``."""
+    try:
+        signal.raise_signal(sig)  # the handler runs here, inside the "library"
+    except BaseException:
+        raise ValueError("Invalid affine transformation matrix") from None
+
+
+def _signal_in_a_callback(sig: signal.Signals) -> None:
+    """A weakref callback: Python prints what it raises ("Exception ignored in") and goes on."""
+    class Obj:
+        pass
+
+    obj = Obj()
+    ref = weakref.ref(obj, lambda r: signal.raise_signal(sig))
+    del obj
+    assert ref() is None
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("swallow", [_signal_in_a_library, _signal_in_a_callback],
+                         ids=["library-error", "callback"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_cancel_a_library_swallows_is_still_a_cancel(
+        sig: signal.Signals, swallow: Callable[[signal.Signals], None], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both found by cancelling ``reproduce fig2`` while it saved its figure: the cancel
+    counted as a crashed experiment (exit 1, a failed record) and the next experiment ran;
+    or a traceback was printed and the command finished as if never cancelled."""
+    from specdyn.runs import registry
+
+    @dataclass(frozen=True)
+    class SwallowConfig:
+        seed: int = 0
+
+    ran = []
+
+    def run(cfg: SwallowConfig, out: Path) -> registry.ExperimentResult:
+        ran.append(cfg)
+        swallow(sig)
+        return registry.ExperimentResult("cancel-probe", out)
+
+    registry.names()  # the built-in experiments first
+    probe = registry.Experiment("cancel-probe", "test probe", SwallowConfig, run,
+                                full=SwallowConfig)
+    monkeypatch.setitem(registry._REGISTRY, "cancel-probe", probe)
+    monkeypatch.setitem(registry._REGISTRY, "cancel-probe-2", probe)
+    code = main(["reproduce", "cancel-probe", "cancel-probe-2", "--out", str(tmp_path / "o")])
+    out, err = capsys.readouterr()
+    assert code == 128 + sig, (out, err)
+    assert err == (f"specdyn reproduce: interrupted by {sig.name} (finished results are "
+                   "kept)\n")
+    assert len(ran) == 1  # the cancel stopped the command: the second experiment never ran
+    assert "FAILED" not in out
+    files = sorted(p.name for p in (tmp_path / "o").rglob("*") if p.is_file()) \
+        if (tmp_path / "o").exists() else []
+    # no failed record, no claims table; a run that returned is a finished folder
+    assert files in ([], ["record.json"]), files

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 
 import pytest
 import torch
 
+from specdyn import io
 from specdyn.cli import main
 from specdyn.measure import SpectrumTracker, read_spectra
 from specdyn.report import select_steps, write_report
@@ -68,3 +71,44 @@ def test_report_cli_and_bad_input(run_dir, tmp_path, capsys) -> None:
     assert "match no recorded layer" in capsys.readouterr().err
     assert main(["report", str(tmp_path)]) == 2
     assert "no tracker rows" in capsys.readouterr().err
+
+
+def test_overview_draws_a_layer_recorded_at_one_step(tmp_path) -> None:
+    """Activations recorded at step 0 only (close() adds the last step's weights, no
+    activations): the overview's activation panel shows them, as points, not an empty panel."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    X, y = torch.randn(64, 16), torch.randint(0, 4, (64,))
+    with SpectrumTracker(model, out=tmp_path / "run", n_boot=5, schedule=[0],
+                         policy="block") as tr:
+        for _ in range(5):
+            loss = torch.nn.functional.cross_entropy(model(X), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            tr.step()
+    df = read_spectra(tmp_path / "run")
+    acts = df[df["quantity"].str.startswith("activation")]
+    assert sorted(acts["step"].unique()) == [0]  # the case: one point per activation layer
+    page = write_report(tmp_path / "run").read_text()
+    block = re.search(r"data-figure='specdyn-figure-1'>(.*?)</script>", page, flags=re.S)
+    assert block, "no overview figure"
+    overview = json.loads(block[1].replace("<\\/", "</"))
+    traces = [t for t in overview["data"] if t["name"].endswith("(activation)")]
+    assert traces and all(len(t["x"]) == 1 for t in traces)
+    for t in overview["data"]:
+        assert "markers" in t.get("mode", ""), t["name"]
+
+
+def test_the_page_says_how_many_scheduled_steps_were_coalesced(run_dir, tmp_path) -> None:
+    """A first run on CPU (the README's) records steps 0 and the last only, the rest
+    coalesced while the worker measured step 0: the page says so, and how to get them."""
+    assert "coalesced" not in write_report(run_dir, tmp_path / "a.html").read_text()
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    rec = io.read_json(copy / "record.json")
+    io.write_json({**rec, "coalesced": [[1, 3], [2, 3]]}, copy / "record.json")
+    page = write_report(copy).read_text()
+    assert "4 recorded steps (0 .. 29) and 2 scheduled steps not recorded: coalesced" in page
+    assert "policy=&#x27;block&#x27;" in page

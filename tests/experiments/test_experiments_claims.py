@@ -161,6 +161,25 @@ def test_a_failed_claim_exits_1_with_its_reason_and_the_total(
     assert "; 1 FAILED" in capsys.readouterr().out
 
 
+def test_run_shows_the_claims_as_reproduce_does(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str],
+                                                probe_experiment: list[Claim],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """`specdyn run my.toml` (the README's other way to run an edited config) printed the
+    summary but not one claim."""
+    monkeypatch.setenv("COLUMNS", "80")
+    probe_experiment += [within("held one", 0.5, 0, 1, source="own"),
+                         within("expected one", 3.0, 0, 1, source="own",
+                                note="the slope of the fit")]
+    cfg = tmp_path / "probe.toml"
+    cfg.write_text('experiment = "claims-probe"\n')
+    assert main(["run", str(cfg), "--out", str(tmp_path / "o")]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "claims held 1/2:" in text
+    assert "held held one: measured 0.5, expected in [0, 1] [own]" in text
+    assert "FAILED: expected to hold; the slope of the fit" in text
+
+
 def test_a_crash_still_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                probe_experiment: list[Claim],
                                monkeypatch: pytest.MonkeyPatch) -> None:

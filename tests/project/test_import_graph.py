@@ -6,7 +6,7 @@ the rule). Layers, lowest first (a module may import its own layer and lower
 ones only; ``docs/concepts.md`` and ``shared/design.md`` draw the same picture):
 
 0. foundations: ``_version``, ``_validate``, ``_threads``, ``_progress``,
-   ``_torch``, ``io`` (atomic writes), ``provenance``, ``ranges``, ``schedule``,
+   ``_cancel``, ``_torch``, ``io`` (atomic writes), ``provenance``, ``ranges``, ``schedule``,
    ``settings``
 1. ``data``
 2. ``theory``, ``models``
@@ -26,7 +26,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 LAYERS: dict[str, int] = {
-    **dict.fromkeys(["_version", "_validate", "_threads", "_progress", "_torch", "io",
+    **dict.fromkeys(["_version", "_validate", "_threads", "_progress", "_cancel", "_torch", "io",
                      "provenance", "ranges", "schedule", "settings"], 0),
     "data": 1,
     "theory": 2, "models": 2,

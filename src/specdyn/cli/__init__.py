@@ -13,26 +13,30 @@ installs no Ctrl-C handler; batch schedulers and ``timeout`` send SIGTERM). Both
 raise :class:`Cancelled`, a ``KeyboardInterrupt``, so every cleanup that handles
 Ctrl-C (a sweep stopping its workers, an atomic write removing its temporary
 file) handles both; the command keeps its finished results and exits with
-``128 + signal``: 130 for SIGINT, 143 for SIGTERM.
+``128 + signal``: 130 for SIGINT, 143 for SIGTERM. The handler also notes the
+cancel (:mod:`specdyn._cancel`), so one that a library reports as an error of its
+own is still a cancel, not a failed experiment.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
-from typing import NoReturn
+from typing import Any, NoReturn
 
+from specdyn._cancel import Cancelled, clear, raise_if_cancelled, request
 from specdyn._version import __version__
 from specdyn.cli._args import check_output
 
-__all__ = ["Cancelled", "CommandError", "build_parser", "check_output", "main"]
+__all__ = ["CommandError", "build_parser", "check_output", "main"]  # Cancelled: specdyn._cancel
 
 _COMMANDS = [
     "specdyn.cli.theory",
@@ -59,20 +63,8 @@ class CommandError(Exception):
     """A failure of a command that is not the user's input (exit code 1, one line)."""
 
 
-class Cancelled(KeyboardInterrupt):
-    """The command was cancelled by signal ``signum`` (SIGINT or SIGTERM).
-
-    A ``KeyboardInterrupt``, so that code which cleans up on Ctrl-C (and lets an
-    ``except Exception`` pass it by) cleans up on SIGTERM as well.
-    """
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
 def _cancel(signum: int, frame: FrameType | None) -> None:
-    raise Cancelled(signum)
+    request(signum)  # raises Cancelled, noted: a library may report it as its own error
 
 
 #: The signals that cancel a command; main() exits with 128 + the signal number.
@@ -84,18 +76,31 @@ def cancel_handlers() -> Iterator[None]:
     """SIGINT and SIGTERM raise :class:`Cancelled` inside the block, whatever the process
     inherited (SIGINT ignored under ``&``/``nohup``); the previous handlers come back after.
 
-    Only the main thread may set handlers; elsewhere (a command run from a thread)
-    the block runs with the handlers it has.
+    A :class:`Cancelled` raised where Python can only print it (a weakref or ``__del__``
+    callback) is not printed: the cancel is noted, and the command stops at its next
+    :func:`~specdyn._cancel.raise_if_cancelled`. Only the main thread may set handlers;
+    elsewhere (a command run from a thread) the block runs with the handlers it has.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    clear()
     previous = {sig: signal.signal(sig, _cancel) for sig in CANCEL_SIGNALS}
+    hook = sys.unraisablehook
+    sys.unraisablehook = functools.partial(_quiet_cancel, hook)
     try:
         yield
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        sys.unraisablehook = hook
+        clear()
+
+
+def _quiet_cancel(hook: Callable[[Any], object], unraisable: Any) -> None:
+    """``sys.unraisablehook`` inside a command: a cancel (noted) is not a traceback."""
+    if not isinstance(unraisable.exc_value, Cancelled):
+        hook(unraisable)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -125,7 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     prog = f"specdyn {args.command}"
     try:
         with cancel_handlers():
-            return int(args.func(args) or 0)
+            code = int(args.func(args) or 0)
+            raise_if_cancelled()  # a cancel that a callback swallowed on the way
+            return code
     except (ValueError, TypeError) as err:  # bad input found by the library: one line
         print(f"{prog}: error: {_one_line(err)}", file=sys.stderr)
         return 2

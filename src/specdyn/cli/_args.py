@@ -7,7 +7,9 @@ subcommand's parser, and must start at once; the commands import what they use.
 
 Each ``type=`` converter raises ``argparse.ArgumentTypeError`` with the problem
 only; argparse prefixes the option (``argument --alpha: ...``) and the parser
-of :mod:`specdyn.cli` prints it as one line.
+of :mod:`specdyn.cli` prints it as one line. A converter that checks a range
+carries it as ``range_text`` (``"> 0"``), which the option's help must state
+(``tests/cli/test_cli_help.py``).
 """
 
 from __future__ import annotations
@@ -54,6 +56,18 @@ def at_least(lo: float) -> Callable[[str], float]:
         if not (math.isfinite(x) and x >= lo):
             raise argparse.ArgumentTypeError(f"must be a finite number >= {lo:g}, got {text}")
         return x
+    convert.range_text = f">= {lo:g}"  # type: ignore[attr-defined]
+    return convert
+
+
+def between(lo: float, hi: float) -> Callable[[str], float]:
+    """A converter for a number in the open interval ``(lo, hi)``."""
+    def convert(text: str) -> float:
+        x = _number(text)
+        if not lo < x < hi:  # also refuses NaN
+            raise argparse.ArgumentTypeError(f"must lie in ({lo:g}, {hi:g}), got {text}")
+        return x
+    convert.range_text = f"in ({lo:g}, {hi:g})"  # type: ignore[attr-defined]
     return convert
 
 
@@ -62,10 +76,14 @@ def positive_int(text: str) -> int:
     try:
         n = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
     if n < 1:
         raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {n}")
     return n
+
+
+positive_float.range_text = "> 0"  # type: ignore[attr-defined]
+positive_int.range_text = ">= 1"  # type: ignore[attr-defined]
 
 
 def number_list(text: str) -> np.ndarray:

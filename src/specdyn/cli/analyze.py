@@ -9,7 +9,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specdyn.cli._args import check_output, command, output_folder, output_path
+from specdyn.cli._args import (
+    between,
+    check_output,
+    command,
+    output_folder,
+    output_path,
+    positive_int,
+)
 
 if TYPE_CHECKING:
     from specdyn.measure.summary import LayerSummary
@@ -44,10 +51,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--save", type=output_path("file", ".parquet"), default=None,
                    metavar="FILE.parquet",
                    help="also write the per-tensor table as Parquet")
-    p.add_argument("--top", type=int, default=5, help="eigenvalues shown per layer (5)")
+    p.add_argument("--top", type=positive_int, default=5,
+                   help="eigenvalues shown per layer, an integer >= 1 (default 5)")
     p.add_argument("--center", action="store_true",
                    help="rows are samples: use the centred covariance (representations)")
-    p.add_argument("--alpha", type=float, default=0.05, help="outlier test level (0.05)")
+    p.add_argument("--alpha", type=between(0.0, 1.0), default=0.05,
+                   help="level of the Tracy-Widom outlier test, in (0, 1) (default 0.05)")
     p.add_argument("--plot", action="store_true",
                    help="save spectra on log axes with fits and MP edges (PNG + PDF)")
     p.add_argument("--out", type=output_folder, default=None,
@@ -198,17 +207,11 @@ def _json_records(summaries: list[LayerSummary]) -> list[dict[str, Any]]:
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from specdyn import _validate as v
     from specdyn import io
     from specdyn.measure.checkpoint import load_tensors
     from specdyn.measure.summary import has_matrix, summaries_frame, summarize_tensors
 
-    try:
-        top = v.positive_int("--top", args.top)
-        alpha = v.in_range("--alpha", args.alpha, 0.0, 1.0, lo_open=True, hi_open=True)
-    except ValueError as err:
-        name, _, what = str(err).partition(" ")
-        return _fail(name, what)
+    top, alpha = args.top, args.alpha  # checked by their argparse types
     save = args.save
     out = Path(args.out or ".")
     if args.plot and args.out is None:  # the default folder: checked here, not by argparse

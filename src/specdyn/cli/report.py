@@ -20,19 +20,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "the exponent and outliers over steps and the spectrum at chosen steps on log "
             "axes with its power-law fit and Marchenko-Pastur edge."),
     )
-    p.add_argument("dir", type=Path, help="the tracker's out folder")
+    p.add_argument("dir", type=Path, metavar="DIR", help="the tracker's out folder")
     p.add_argument("--out", type=output_path("file"), default=None,
                    help="HTML file to write (default: DIR/report.html)")
     p.add_argument("--steps", type=str, default=None,
                    help="comma-separated recorded steps whose spectra are drawn "
                         "(default: 5 spread in log(step))")
     p.add_argument("--layers", type=str, nargs="+", default=None,
-                   help="name patterns of the layers to show, e.g. 'blocks.*.attn.*'")
+                   help="name patterns of the layers to show, e.g. 'blocks.*.attn.*' "
+                        "(default: all)")
 
 
 def _report(args: argparse.Namespace) -> int:
     from specdyn.report import write_report
 
+    if not Path(args.dir).is_dir():  # first: else the default --out below is blamed for it
+        raise ValueError(f"DIR: {str(args.dir)!r} is not a folder (the out= folder of a "
+                         "SpectrumTracker run)")
     if args.out is None:  # the default, DIR/report.html: checked before any work too
         try:
             check_output(Path(args.dir) / "report.html", "file")

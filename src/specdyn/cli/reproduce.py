@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specdyn.cli._args import command, output_folder
+from specdyn.cli._args import command, output_folder, positive_int
 from specdyn.cli._experiment_names import BUILTIN as BUILTIN_NAMES
 
 if TYPE_CHECKING:
@@ -163,6 +163,7 @@ def format_summary(rows: list[dict[str, Any]], *, full: bool = False,
 
 def _reproduce_cmd(args: argparse.Namespace) -> int:
     from specdyn import io, runs
+    from specdyn._cancel import raise_if_cancelled
     from specdyn._threads import limit_threads
     from specdyn.runs import config as cfgmod
     from specdyn.runs.store import failed_record_path
@@ -172,8 +173,6 @@ def _reproduce_cmd(args: argparse.Namespace) -> int:
     if unknown:  # fail on a bad name before any work starts
         raise ValueError(f"unknown experiment {unknown[0]!r}; valid names: "
                          f"{', '.join(runs.names())}")
-    if args.threads is not None and args.threads < 1:
-        raise ValueError(f"--threads must be an integer >= 1, got {args.threads}")
     if args.config and len(names) != 1:
         raise ValueError("--config applies to exactly one experiment name")
     if args.print_config:
@@ -199,11 +198,13 @@ def _reproduce_cmd(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     rows: list[dict[str, Any]] = []
     for i, name in enumerate(names, 1):
+        raise_if_cancelled()  # a cancel that a callback swallowed during the last experiment
         start = time.perf_counter()
         print(f"[{i}/{n}] {name} ... (elapsed {_fmt_time(start - t0)})", flush=True)
         try:
             res = runs.run_experiment(name, out, config=configs[name])
         except Exception as err:  # keep going: one failed figure must not lose the others
+            raise_if_cancelled()  # ... but a cancel a library reported as an error stops all
             wall = time.perf_counter() - start
             rows.append({"experiment": name, "status": "failed", "wall_time_s": wall,
                          "claims": []})
@@ -253,7 +254,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="specdyn-out", type=output_folder,
                    help="output folder (default ./specdyn-out)")
     p.add_argument("--config", default=None, help="TOML file with the experiment's config")
-    p.add_argument("--threads", type=int, default=None,
+    p.add_argument("--threads", type=positive_int, default=None,
                    help="torch and BLAS threads (default: the cores the load leaves free, "
                         ">= 1)")
     p.add_argument("--print-config", action="store_true",

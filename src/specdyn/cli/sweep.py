@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specdyn.cli import CommandError
-from specdyn.cli._args import check_output, command, output_folder
+from specdyn.cli._args import check_output, command, output_folder, positive_float, positive_int
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
 def _run_cmd(args: argparse.Namespace) -> int:
+    from specdyn.cli.reproduce import claim_lines
     from specdyn.runs import run_experiment
     from specdyn.runs.spec import load_run
     from specdyn.sim import DivergenceError
@@ -35,16 +37,26 @@ def _run_cmd(args: argparse.Namespace) -> int:
     print(f"[specdyn] {name}: done -> {res.out_dir} ({files})")
     for key, value in res.summary.items():
         print(f"  {key} = {value}")
+    if res.claims:  # as `reproduce` shows them: held or not, and why not
+        claims = [c.to_dict() for c in res.claims]
+        held = sum(bool(c["held"]) for c in claims)
+        print(f"claims held {held}/{len(claims)}:")
+        print("\n".join(claim_lines(claims, max(40, shutil.get_terminal_size().columns))))
     return 0
 
 
 def _sweep_cmd(args: argparse.Namespace) -> int:
     from specdyn.runs import store
-    from specdyn.runs.spec import load_sweep
+    from specdyn.runs.spec import check_address, load_sweep
     from specdyn.runs.store import FolderBusyError
     from specdyn.runs.sweep import run_sweep
 
     spec = load_sweep(args.config)  # every config error is raised here, before running
+    if args.address is not None:  # before the first line of output, naming the option
+        try:
+            check_address(args.address)
+        except ValueError as err:
+            raise ValueError(f"--address: {err}") from None
     out = Path(args.out) if args.out else Path("specdyn-out") / "sweeps" / Path(args.config).stem
     if not args.out:  # the default folder: checked here, before any work, not by argparse
         try:
@@ -238,7 +250,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                             "CONFIG.toml with the config fields given there (others keep "
                             "their defaults). `specdyn reproduce NAME --print-config` prints "
                             "a config to start from.")
-    p.add_argument("config", metavar="CONFIG.toml")
+    p.add_argument("config", metavar="CONFIG.toml",
+                   help="TOML file naming the experiment (experiment = \"NAME\") and the config "
+                        "fields to change")
     p.add_argument("--out", default="specdyn-out", type=output_folder,
                    help="output folder (default ./specdyn-out)")
 
@@ -248,19 +262,23 @@ def register(sub: argparse._SubParsersAction) -> None:
                             "fields, seeds). Finished points in --out are skipped, so an "
                             "interrupted sweep resumes where it stopped. Results: one Parquet "
                             "file per point in OUT/data, one JSON record per point in OUT/runs.")
-    p.add_argument("config", metavar="CONFIG.toml")
+    p.add_argument("config", metavar="CONFIG.toml",
+                   help="TOML file: experiment = \"NAME\", fixed config fields, and a [sweep] "
+                        "table (seeds = N, [sweep.axes] field = {log = [LO, HI], num = N} or a "
+                        "list)")
     p.add_argument("--executor", choices=["local", "dask", "inline"], default=None,
                    help="local process pool (default), Dask distributed, or inline "
                         "(one point after another in this process)")
     p.add_argument("--address", default=None, metavar="tcp://HOST:PORT",
                    help="join the running Dask scheduler at this address (implies dask)")
-    p.add_argument("--workers", type=int, default=None,
-                   help="worker processes (local pool or Dask LocalCluster; default: CPUs)")
+    p.add_argument("--workers", type=positive_int, default=None,
+                   help="worker processes, >= 1 (local pool or Dask LocalCluster; default: "
+                        "the CPUs, at most one per point)")
     p.add_argument("--retry-failed", action="store_true", help="run failed points again")
     p.add_argument("--out", default=None, type=output_folder,
                    help="sweep folder (default ./specdyn-out/sweeps/<config file name>)")
-    p.add_argument("--timeout", type=float, default=5.0,
-                   help="seconds to wait for a Dask scheduler (default 5)")
+    p.add_argument("--timeout", type=positive_float, default=5.0,
+                   help="seconds to wait for a Dask scheduler, > 0 (default 5)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     p = command(sub, "results", _results_cmd,
@@ -270,5 +288,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                             "with its claims; on one experiment folder its config, summary "
                             "and claims. In Python: specdyn.runs.load(PATH) gives the data "
                             "table, specdyn.runs.load_records(PATH) this list.")
-    p.add_argument("path", metavar="PATH")
-    p.add_argument("--max-rows", type=int, default=200, help="rows to print (default 200)")
+    p.add_argument("path", metavar="PATH",
+                   help="a sweep folder, a `specdyn reproduce` output folder or one experiment "
+                        "folder")
+    p.add_argument("--max-rows", type=positive_int, default=200,
+                   help="rows to print, an integer >= 1 (default 200)")

@@ -21,18 +21,23 @@ _FIELDS = {"alpha": "--alpha", "beta": "--beta", "sigma_w": "--sigma-w", "sigma_
 def add_setting_options(p: argparse.ArgumentParser) -> None:
     """Options that define a :class:`PowerLawSetting` (defaults: the paper's Fig. 2)."""
     g = p.add_argument_group("setting (defaults: the paper's feature-learning setting)")
-    g.add_argument("--alpha", type=positive_float, default=1.0, help="input exponent (default 1)")
-    g.add_argument("--beta", type=positive_float, default=1.0, help="teacher exponent (default 1)")
-    g.add_argument("--sigma-w", type=positive_float, default=0.1, help="first-layer init std (0.1)")
-    g.add_argument("--sigma-a", type=positive_float, default=1.0, help="second-layer init std (1)")
+    g.add_argument("--alpha", type=positive_float, default=1.0,
+                   help="input exponent, > 0 (default 1); without --mu0, alpha + beta > 1")
+    g.add_argument("--beta", type=positive_float, default=1.0,
+                   help="teacher exponent, > 0 (default 1)")
+    g.add_argument("--sigma-w", type=positive_float, default=0.1,
+                   help="first-layer init std, > 0 (default 0.1)")
+    g.add_argument("--sigma-a", type=positive_float, default=1.0,
+                   help="second-layer init std, > 0 (default 1)")
     scale = g.add_mutually_exclusive_group()
     scale.add_argument("--gamma0", type=positive_float, default=None,
-                       help="output scale gamma0 (instead of --gamma0-ratio)")
+                       help="output scale gamma0, > 0 (instead of --gamma0-ratio)")
     scale.add_argument("--gamma0-ratio", type=positive_float, default=None,
-                       help="gamma0 in units of S/theta0 (default 2)")
-    g.add_argument("--lambda0", type=positive_float, default=1.0, help="input amplitude (1)")
+                       help="gamma0 in units of S/theta0, > 0 (default 2)")
+    g.add_argument("--lambda0", type=positive_float, default=1.0,
+                   help="input amplitude, > 0 (default 1)")
     g.add_argument("--mu0", type=positive_float, default=None,
-                   help="teacher amplitude (default 1/zeta(alpha+beta), as in the paper)")
+                   help="teacher amplitude, > 0 (default 1/zeta(alpha+beta), as in the paper)")
 
 
 def setting_from_args(args: argparse.Namespace) -> PowerLawSetting:
@@ -149,17 +154,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_setting_options(p)
     # string defaults: argparse converts them (with `type`) only when a command runs
     p.add_argument("--k", type=number_list, default="1,10,100",
-                   help="modes: list '1,10,100' or range 'log:1:1e4:20' (default 1,10,100)")
+                   help="modes, each >= 1: list '1,10,100' or range 'log:1:1e4:20' (N values "
+                        "from 1 to 1e4; also lin:LO:HI:N) (default 1,10,100)")
     p.add_argument("--t", type=number_list, default="0,1,100,1e4,inf",
-                   help="times: list or range, inf allowed (default 0,1,100,1e4,inf)")
+                   help="times, each >= 0: list or range, inf allowed (default 0,1,100,1e4,inf)")
     p.add_argument("--first-layer", action="store_true",
                    help="second layer frozen (Appendices B-C) instead of both layers")
-    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                   help="output on stdout: an aligned table (default), JSON (the setting and "
+                        "one object per row) or CSV")
 
     r = command(sub, "regime", _regime_cmd,
                 help="lazy / feature-learning / intermediate, with boundaries",
                 description="Classify a setting and print its region boundaries.")
     add_setting_options(r)
     r.add_argument("--margin", type=at_least(1.0), default=10.0,
-                   help="a region exists if it spans at least this factor in k (10)")
-    r.add_argument("--format", choices=("table", "json"), default="table")
+                   help="a region exists if it spans at least this factor in k, >= 1 "
+                        "(default 10)")
+    r.add_argument("--format", choices=("table", "json"), default="table",
+                   help="output on stdout: readable lines (default) or JSON")

@@ -45,6 +45,7 @@ from typing import Any
 
 import pandas as pd
 
+from specdyn._cancel import raise_if_cancelled
 from specdyn._threads import limit_threads
 from specdyn.runs.config import build_config
 from specdyn.runs.registry import experiment_named
@@ -74,6 +75,7 @@ def run_point(point: Point) -> Outcome:
         summary = dict(result.summary)
         status, error = "finished", None
     except Exception:
+        raise_if_cancelled()  # inline: a cancel a library reported as its own error
         table, summary = None, {}
         status, error = "failed", traceback.format_exc()
     return Outcome(point.run_id, status, time.perf_counter() - start, table, summary, error,

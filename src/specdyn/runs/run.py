@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from specdyn import io, provenance
+from specdyn._cancel import raise_if_cancelled
 from specdyn.runs import store
 from specdyn.runs.claims import Claim
 from specdyn.runs.config import config_from_dict, config_to_dict
@@ -51,6 +52,7 @@ def run_experiment(name: str, out_root: str | Path = "specdyn-out", *, full: boo
             if exp.claims is not None:
                 result = dataclasses.replace(result, claims=exp.claims(cfg, tmp))
         except Exception:
+            raise_if_cancelled()  # a cancel a library reported as its own error: no failure
             store.record_failure(target, provenance.run_record(
                 {"experiment": name, **cfg_dict}, seed=seed,
                 wall_time=time.perf_counter() - start, status="failed",

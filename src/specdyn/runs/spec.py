@@ -104,6 +104,12 @@ class SweepSpec:
         }
 
 
+def check_address(address: object) -> None:
+    """Raise ``ValueError`` unless ``address`` looks like a Dask scheduler's ``tcp://HOST:PORT``."""
+    if not isinstance(address, str) or ":" not in address:
+        raise ValueError(f"address must look like 'tcp://HOST:PORT', got {address!r}")
+
+
 def run_id(experiment: str, config: Mapping[str, Any]) -> str:
     """Stable id of a run: 12 hex digits of SHA-256 over the experiment name and full config."""
     blob = json.dumps({"experiment": experiment, "config": dict(config)}, sort_keys=True,
@@ -170,9 +176,10 @@ def load_sweep(path: str | os.PathLike[str]) -> SweepSpec:
                              f">= 1, got {w!r}")
         options["workers"] = w
     if "address" in sweep:
-        if not isinstance(sweep["address"], str):
-            raise ValueError(f"{tf.where('sweep', 'address')}: address must be a string "
-                             "like 'tcp://HOST:PORT'")
+        try:
+            check_address(sweep["address"])
+        except ValueError as err:
+            raise ValueError(f"{tf.where('sweep', 'address')}: {err}") from None
         options["address"] = sweep["address"]
     base = {k: val for k, val in tf.data.items() if k not in RESERVED_KEYS}
     for key, value in base.items():

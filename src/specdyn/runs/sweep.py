@@ -25,7 +25,7 @@ from specdyn import _validate as v
 from specdyn._progress import progress as _progress
 from specdyn.runs import store
 from specdyn.runs.executors import execute
-from specdyn.runs.spec import EXECUTORS, SweepSpec, load_sweep
+from specdyn.runs.spec import EXECUTORS, SweepSpec, check_address, load_sweep
 from specdyn.runs.store import Outcome
 
 
@@ -90,8 +90,8 @@ def run_sweep(spec: SweepSpec | str | os.PathLike[str], out: str | os.PathLike[s
     workers = workers if workers is not None else opts.get("workers")
     if executor is None:
         executor = opts.get("executor") or ("dask" if address is not None else "local")
-    if address is not None and (not isinstance(address, str) or ":" not in address):
-        raise ValueError(f"address must look like 'tcp://HOST:PORT', got {address!r}")
+    if address is not None:
+        check_address(address)
     executor = v.choice("executor", executor, EXECUTORS)
     if address is not None and executor != "dask":
         raise ValueError("address is for executor 'dask' only")
