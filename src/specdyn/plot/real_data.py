@@ -120,7 +120,8 @@ def real_data_figure(df: pd.DataFrame, modes: pd.DataFrame, fits: pd.DataFrame,
     for y, lab, va in levels:
         ax[4].axhline(y, color="grey", ls=":", lw=0.8)
         ax[4].annotate(lab, (0.01, y), xycoords=("axes fraction", "data"), fontsize=7,
-                       va=va)
+                       va=va, zorder=5,  # over the markers that start at the same level
+                       bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 0.5})
     ax[4].set_xlabel(r"$t / t_{end}$")
     ax[4].set_ylabel(f"exponent of $\\rho_k$, modes 2..{kmax}")
     ax[4].set_title("patches: exponent over time (lines theory)", fontsize=9)
