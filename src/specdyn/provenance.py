@@ -42,7 +42,12 @@ def run_record(config: Any, *, seed: int | None = None, wall_time: float | None 
 def git_commit() -> str | None:
     """The commit of the specdyn source tree, if it is a git checkout; else ``None``.
 
-    Cached: it cannot change within a process, and a sweep writes a record per point.
+    Read once a process, at the first call, and kept: a sweep writes a record per
+    point, and a commit made while a long run goes on is not the code it runs (the
+    run's modules were imported before). So a run asks for it when it starts
+    (:func:`specdyn.runs.run_experiment`, :func:`specdyn.runs.run_sweep`; the
+    tracker writes its first record when it opens its folder), not when it writes
+    its record.
     """
     here = Path(__file__).resolve().parent
     try:

@@ -340,6 +340,38 @@ def test_claims_doc_lists_revisions_flags_quick_size_misses_and_variants() -> No
     assert not re.search(r"\bnan\b", page)
 
 
+def test_the_record_names_the_commit_the_run_started_from(
+        tmp_path: Path, probe_experiment: list[Claim], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit made while a run goes on is not the code it ran: the record keeps the first."""
+    import subprocess
+
+    from specdyn import provenance
+
+    head = ["a" * 40]
+
+    def rev_parse(cmd: list[str], **_kw: Any) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess(cmd, 0, stdout=head[0] + "\n", stderr="")
+
+    def moves_head() -> list[Claim]:  # the probe's claims run inside the run
+        head[0] = "b" * 40
+        return []
+
+    monkeypatch.setattr(provenance.subprocess, "run", rev_parse)
+    provenance.git_commit.cache_clear()
+    try:
+        from specdyn.runs import registry
+
+        exp = registry._REGISTRY["claims-probe"]
+        monkeypatch.setitem(registry._REGISTRY, "claims-probe",
+                            dataclasses.replace(exp, claims=lambda cfg, folder: moves_head()))
+        run_experiment("claims-probe", tmp_path)
+        assert head[0] == "b" * 40  # HEAD moved during the run ...
+        record = io.read_json(tmp_path / "claims-probe" / "record.json")
+        assert record["git_commit"] == "a" * 40  # ... the record names where it started
+    finally:
+        provenance.git_commit.cache_clear()
+
+
 def test_full_claims_records_variants_device_and_commit(
         tmp_path: Path, probe_experiment: list[Claim]) -> None:
     fc = _script("benchmarks/full_claims.py")

@@ -45,6 +45,7 @@ def run_experiment(name: str, out_root: str | Path = "specdyn-out", *, full: boo
     target = Path(out_root) / name
     cfg_dict = config_to_dict(cfg)
     seed = cfg_dict.get("seed")
+    provenance.git_commit()  # the commit the run starts from (kept: HEAD may move meanwhile)
     with store.transaction(target) as tmp:
         start = time.perf_counter()
         try:

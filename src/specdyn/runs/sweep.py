@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from specdyn import _validate as v
+from specdyn import provenance
 from specdyn._progress import progress as _progress
 from specdyn.runs import store
 from specdyn.runs.executors import execute
@@ -103,6 +104,7 @@ def run_sweep(spec: SweepSpec | str | os.PathLike[str], out: str | os.PathLike[s
         raise ValueError(f"out {str(out_dir)!r} is a file, not a folder")
 
     start = time.perf_counter()
+    provenance.git_commit()  # the commit the sweep starts from (kept: HEAD may move meanwhile)
     with store.lock(out_dir):
         store.open_sweep(out_dir, spec)
         todo, skipped = [], 0
