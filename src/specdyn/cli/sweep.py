@@ -39,8 +39,7 @@ def _run_cmd(args: argparse.Namespace) -> int:
         print(f"  {key} = {value}")
     if res.claims:  # as `reproduce` shows them: held or not, and why not
         claims = [c.to_dict() for c in res.claims]
-        held = sum(bool(c["held"]) for c in claims)
-        print(f"claims held {held}/{len(claims)}:")
+        print(f"claims held {_claims_cell(claims)}:")
         print("\n".join(claim_lines(claims, max(40, shutil.get_terminal_size().columns))))
     return 0
 
