@@ -74,7 +74,7 @@ def test_revised_and_partner_are_recorded_and_marked() -> None:
                partner="y")
     d = c.to_dict()
     assert d["revised"].startswith("abc123") and d["partner"] == "y"
-    assert mark(d) == "NOT HELD (revised)"
+    assert mark(d) == "FAILED (revised)"
     assert mark(Claim("y", "in [0, 1]", 0.5, True, source="own").to_dict()) == "held"
     # a record written before the keys existed
     assert mark({"held": False, "full_only": True}) == "NOT HELD (quick size)"

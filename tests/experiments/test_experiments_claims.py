@@ -323,12 +323,12 @@ def test_claims_doc_lists_revisions_flags_quick_size_misses_and_variants() -> No
             "fig4 [activation=tanh]": {"status": "finished", "wall_time_s": 93.0,
                                        "claims": [_claim("a", 3.0, False)]}}
     page = doc.render(quick, full)
-    assert doc.flagged(quick, full) == [("fig4", "b", "1.5, NOT HELD")]
+    assert doc.flagged(quick, full) == [("fig4", "b", "1.5, FAILED")]
     rows = {ln.split(" | ")[0][2:]: ln for ln in page.splitlines() if ln.startswith("| ")}
     assert "FLAG" in rows["b"] and "FLAG" not in rows["c"] and "FLAG" not in rows["d"]
     assert "not finite, NOT HELD (quick size)" in rows["b"]
     assert "0.9, held" in rows["c"]  # at --full a quick-size claim is expected to hold
-    assert "0.5, held (revised)" in rows["a"] and "[activation=tanh] 3, NOT HELD" in rows["a"]
+    assert "0.5, held (revised)" in rows["a"] and "[activation=tanh] 3, FAILED" in rows["a"]
     assert "[activation=tanh] claim added after the --full run" in rows["b"]
     revisions = page.split("## Revisions", 1)[1]
     assert "| fig4 | a | abc1234: 0.2 -> 0.35, after a miss |" in revisions
@@ -394,7 +394,7 @@ def test_full_claims_records_variants_device_and_commit(
             fc.recheck_one(tmp_path / "claims-probe", data_commit="0000000")
     table = fc.markdown({"fig4 [activation=gelu]": {**entry, "claims": [
         _claim("q", None, False, full_only=True)]}})
-    assert "| fig4 [activation=gelu] | q | own | in [0, 1] | not finite | NOT HELD | 0.0 min " \
+    assert "| fig4 [activation=gelu] | q | own | in [0, 1] | not finite | FAILED | 0.0 min " \
            "| one GPU |" in table
     assert "| fig4 | (not run yet) |" in table
 

@@ -133,6 +133,8 @@ def total_line(rows: list[dict[str, Any]], *, full: bool = False) -> str:
     text = (f"claims: {t['held']} held; {t['disputed'] + t['quick size']} not held as "
             f"expected ({t['disputed']} disputed, {t['quick size']} quick size); "
             f"{t['FAILED']} FAILED")
+    if t["sanity"]:
+        text += f"; {t['sanity']} sanity check(s) passed (not counted as claims)"
     if t["revised"]:
         text += f"; {t['revised']} revised after a run"
     if t["crashed"]:
@@ -145,14 +147,16 @@ def format_summary(rows: list[dict[str, Any]], *, full: bool = False,
     """The closing table: experiment, status, wall time, claims held, then every claim
     (:func:`claim_lines`) and the total (:func:`total_line`), ``width`` columns at most
     (default: the terminal's)."""
+    from specdyn.runs.claims import held_count
+
     width = max(40, width or shutil.get_terminal_size().columns)
     lines = [f"{'experiment':<22} {'status':<8} {'wall':>7}  claims held"]
     for r in rows:
         claims = r.get("claims") or []
-        held = sum(bool(c["held"]) for c in claims)
+        held, n_claims = held_count(claims)
         crashed = "(crashed: no claims checked)"
         lines.append(f"{r['experiment']:<22} {r['status']:<8} {_fmt_time(r['wall_time_s']):>7}  "
-                     + (f"{held}/{len(claims)}" if claims else
+                     + (f"{held}/{n_claims}" if claims else
                         crashed if r["status"] != "finished" else "none declared"))
     for r in rows:
         if r.get("claims"):
@@ -166,6 +170,7 @@ def _reproduce_cmd(args: argparse.Namespace) -> int:
     from specdyn._cancel import raise_if_cancelled
     from specdyn._threads import limit_threads
     from specdyn.runs import config as cfgmod
+    from specdyn.runs.claims import held_count
     from specdyn.runs.store import failed_record_path
 
     names = args.names or runs.names()
@@ -217,9 +222,9 @@ def _reproduce_cmd(args: argparse.Namespace) -> int:
         claims = [c.to_dict() for c in res.claims]
         rows.append({"experiment": name, "status": "finished", "wall_time_s": wall,
                      "claims": claims})
-        held = sum(c["held"] for c in claims)
+        held, n_claims = held_count(claims)
         files = ", ".join(p.name for p in res.figures + res.tables)
-        print(f"[{i}/{n}] {name}: done in {_fmt_time(wall)}, claims held {held}/{len(claims)}"
+        print(f"[{i}/{n}] {name}: done in {_fmt_time(wall)}, claims held {held}/{n_claims}"
               f" -> {res.out_dir} ({files})", flush=True)
     print(f"\n[specdyn] finished {n} experiment(s) in {_fmt_time(time.perf_counter() - t0)}"
           f" ({threads} thread(s))\n", flush=True)

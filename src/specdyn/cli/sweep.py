@@ -80,10 +80,12 @@ def _sweep_cmd(args: argparse.Namespace) -> int:
 
 
 def _claims_cell(claims: list[dict[str, Any]] | None) -> str:
+    from specdyn.runs.claims import held_count
+
     if not claims:
         return "-"
-    held = sum(bool(c.get("held")) for c in claims)
-    return f"{held}/{len(claims)}"
+    held, n = held_count(claims)
+    return f"{held}/{n}"
 
 
 def _not_held(claims: list[dict[str, Any]] | None) -> str:

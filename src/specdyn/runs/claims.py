@@ -17,7 +17,7 @@ claim with ``source="own"``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, asdict, dataclass
 from typing import Any
 
@@ -67,6 +67,16 @@ class Claim:
         name of a claim of the same experiment that such a wrong table fails instead
         (the mutation test of ``tests/experiments`` checks that it does). Empty for a
         claim that a wrong table fails itself.
+    key
+        A stable identifier of the claim, the same across runs and code versions
+        (``docs/claims.md`` and the ``--full`` record match claims by it): a name may
+        carry a measured size (fig5's ``t`` and ``k``), a key does not. Empty: the name.
+    sanity
+        True for a check that holds for any input (an identity of the construction,
+        ``alpha_eff(t = 0) = alpha``, a count that cannot be negative): it guards the
+        code, not the science, so it is printed as a sanity check under the claims and
+        never counted as a held claim (:func:`verdict` reads ``sanity``; one that fails
+        is ``FAILED``: an identity that fails is a bug).
     """
 
     name: str
@@ -80,8 +90,12 @@ class Claim:
     disputed: str = ""
     revised: str = ""
     partner: str = ""
+    key: str = ""
+    sanity: bool = False
 
     def __post_init__(self) -> None:
+        if not self.key:
+            object.__setattr__(self, "key", self.name)
         if not self.source.strip():
             raise ValueError(f"claim {self.name!r}: source must name a seed section, equation "
                              f"or figure, or be {OWN!r}")
@@ -106,26 +120,52 @@ def mark(claim: Mapping[str, Any], *, full: bool = False) -> str:
     ``full``: the record is of a ``--full`` run, where a ``full_only`` claim is
     expected to hold (:func:`verdict`).
     """
-    text = {"held": "held", "disputed": "NOT HELD (disputed)",
+    text = {"held": "held", "sanity": "sanity ok", "disputed": "NOT HELD (disputed)",
             "quick size": "NOT HELD (quick size)",
-            "FAILED": "NOT HELD"}[verdict(claim, full=full)]
+            "FAILED": "FAILED"}[verdict(claim, full=full)]
     return f"{text} (revised)" if claim.get("revised") else text
 
 
-#: The verdicts of a claim's record: held, or not held and why (see :func:`verdict`).
-VERDICTS = ("held", "disputed", "quick size", "FAILED")
+#: The verdicts of a claim's record: held, a sanity check that passed, or not held and why
+#: (see :func:`verdict`).
+VERDICTS = ("held", "sanity", "disputed", "quick size", "FAILED")
+
+
+def is_sanity(claim: Mapping[str, Any] | Claim) -> bool:
+    """Whether a claim (or its record) is a sanity check, not a claim (:attr:`Claim.sanity`)."""
+    if isinstance(claim, Claim):
+        return claim.sanity
+    return bool(claim.get("sanity", False))
+
+
+def claim_key(claim: Mapping[str, Any] | Claim) -> str:
+    """The stable key of a claim or its record (:attr:`Claim.key`; the name in records
+    written before keys existed)."""
+    if isinstance(claim, Claim):
+        return claim.key
+    return str(claim.get("key") or claim["name"])
+
+
+def held_count(claims: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+    """(held, claims) of a run's claim records, sanity checks left out of both."""
+    real = [c for c in claims if not c.get("sanity")]
+    return sum(bool(c.get("held")) for c in real), len(real)
 
 
 def verdict(claim: Mapping[str, Any], *, full: bool = False) -> str:
-    """``held``, ``disputed``, ``quick size`` or ``FAILED``, of a claim's record.
+    """``held``, ``sanity``, ``disputed``, ``quick size`` or ``FAILED``, of a claim's record.
 
-    Not held counts as expected when the claim is ``disputed`` or, at the quick
-    size (``full=False``), ``full_only``; otherwise it is ``FAILED``: a claim the
-    project expected to hold did not (``specdyn reproduce`` then exits 1). At
-    ``--full`` a ``full_only`` claim is expected to hold.
+    A sanity check (:attr:`Claim.sanity`) that passed is ``sanity``, never ``held``: it
+    is not counted as a held claim; one that failed is ``FAILED``. Not held counts as
+    expected when the claim is ``disputed`` or, at the quick size (``full=False``),
+    ``full_only``; otherwise it is ``FAILED``: a claim the project expected to hold did
+    not (``specdyn reproduce`` then exits 1). At ``--full`` a ``full_only`` claim is
+    expected to hold.
     """
     if claim["held"]:
-        return "held"
+        return "sanity" if claim.get("sanity") else "held"
+    if claim.get("sanity"):
+        return "FAILED"
     if claim.get("disputed"):
         return "disputed"
     if claim.get("full_only") and not full:
@@ -141,8 +181,11 @@ def reason(claim: Mapping[str, Any], *, full: bool = False) -> str:
     """
     v = verdict(claim, full=full)
     note = str(claim.get("note") or "")
-    if v == "held":
+    if v in ("held", "sanity"):
         return ""
+    if claim.get("sanity"):
+        return "FAILED: a sanity check (it holds for any correct run)" + (
+            f"; {note}" if note else "")
     if v == "disputed":
         return f"disputed: {claim['disputed']}"
     if v == "quick size":
@@ -186,7 +229,7 @@ def loglog_slope(x: Any, y: Any) -> float:
 
 def within(name: str, measured: float, lo: float, hi: float, *, source: str, note: str = "",
            full_only: bool = False, disputed: str = "", revised: str = "",
-           partner: str = "") -> Claim:
+           partner: str = "", key: str = "", sanity: bool = False) -> Claim:
     """A claim that ``measured`` lies in the closed interval ``[lo, hi]``.
 
     ``lo`` and ``hi`` are the claim's tolerance, fixed before the run. A NaN
@@ -199,7 +242,8 @@ def within(name: str, measured: float, lo: float, hi: float, *, source: str, not
         note = f"measured value is {m} (not held); {note}" if note else \
             f"measured value is {m} (not held)"
     return Claim(name, f"in [{lo:g}, {hi:g}]", m, held, source=source, note=note,
-                 full_only=full_only, disputed=disputed, revised=revised, partner=partner)
+                 full_only=full_only, disputed=disputed, revised=revised, partner=partner,
+                 key=key, sanity=sanity)
 
 
 def rank_correlation(x: Any, y: Any) -> float:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.metadata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,44 @@ class Measured:
                              f"{sorted(set(self.columns) & set(self.by))}")
 
 
+@dataclass(frozen=True)
+class WrongModel:
+    """A plausible wrong answer that an experiment's expected claims must catch.
+
+    Not a constant or shuffled table (which any claim should fail), but the output a
+    referee would fear: a neighbouring equation of the paper, a scale or exponent error
+    the size of a real mistake, a transient of the wrong height or timing, a boundary
+    shifted by a few tenths of a decade, a network that never learns, a rank-two update.
+    It is built from the experiment's own finished folder: ``apply(config, folder)``
+    rewrites the tables in ``folder`` (a scratch copy of a real run) in place into what
+    the wrong model would have written; :func:`specdyn.runs.wrong.judge` then checks the
+    experiment's claims on it, and at least one claim expected to hold must fail.
+
+    Attributes
+    ----------
+    name
+        Short identifier, unique within the experiment, e.g. ``"sim x1.25"``.
+    what
+        The mistake in one line a reader understands without the code, e.g.
+        ``"every simulated eigenvalue 1.25 times too large (a scale error)"``.
+    apply
+        ``apply(config, folder)``: rewrite ``folder``'s tables into the wrong model's
+        output (:func:`specdyn.runs.wrong.edit_table` reads, changes and writes one).
+    catches
+        The keys of the claims expected to catch it (documentation, checked by the
+        test: each named claim must fail on it). Empty: any expected claim may.
+    """
+
+    name: str
+    what: str
+    apply: Callable[[Any, Path], None]
+    catches: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.name.strip() or not self.what.strip():
+            raise ValueError("WrongModel: name and what must say what the mistake is")
+
+
 RunFn = Callable[[Any, Path], ExperimentResult]
 #: ``claims(config, folder)``: the experiment's claims, computed from the tables it
 #: wrote into ``folder`` (and its config) alone, so that they can be checked again on
@@ -81,6 +119,8 @@ class Experiment:
     claims: ClaimsFn | None = None
     #: table file name (in the run's folder) -> what it measures (:class:`Measured`)
     measured: Mapping[str, Measured] = field(default_factory=dict, hash=False)
+    #: plausible wrong answers its expected claims must catch (:class:`WrongModel`)
+    wrong_models: tuple[WrongModel, ...] = ()
 
     def config(self, full: bool = False) -> Any:
         """The quick default config, or the full-size one when ``full``."""
@@ -111,7 +151,8 @@ def _load_plugins() -> None:
 def register(name: str, description: str, config_cls: type,
              full: Callable[[], Any] | None = None,
              claims: ClaimsFn | None = None,
-             measured: Mapping[str, Measured] | None = None) -> Callable[[RunFn], RunFn]:
+             measured: Mapping[str, Measured] | None = None,
+             wrong_models: Sequence[WrongModel] = ()) -> Callable[[RunFn], RunFn]:
     """Decorator registering ``run`` under ``name``.
 
     ``claims``, when given, computes the experiment's claims from the folder the
@@ -120,13 +161,19 @@ def register(name: str, description: str, config_cls: type,
     table file the claims read, its measured columns and the columns grouping
     them (:class:`Measured`): what a wrong result would change, so that a test
     can feed the claims a constant or shuffled table and see them fail.
+    ``wrong_models`` are the plausible wrong answers the claims must catch
+    (:class:`WrongModel`; ``tests/experiments/test_wrong_models.py`` feeds each one).
     """
+    wrong = tuple(wrong_models)
+    dup = sorted({w.name for w in wrong if [x.name for x in wrong].count(w.name) > 1})
+    if dup:
+        raise ValueError(f"experiment {name!r}: wrong models named twice: {dup}")
 
     def deco(run: RunFn) -> RunFn:
         if name in _REGISTRY:
             raise RuntimeError(f"experiment {name!r} registered twice")
         _REGISTRY[name] = Experiment(name, description, config_cls, run, full, claims,
-                                     dict(measured or {}))
+                                     dict(measured or {}), wrong)
         return run
 
     return deco
