@@ -1,4 +1,4 @@
-"""The one run loop, :func:`specdyn.sim.run.run`: what it calls, when, and what it watches.
+"""The one run loop, :func:`specdyn.sim.loop.run`: what it calls, when, and what it watches.
 
 Oracle: a toy engine whose state is a step counter and a value the test chooses, so every
 call the loop makes (init, sample, step, check, settle, snapshot, finish) can be logged and

@@ -46,6 +46,7 @@ from specdyn.sim.linear_student import (
     rank_one_teacher,
     train_linear_student,
 )
+from specdyn.sim.loop import run
 from specdyn.sim.overlay import theory_agreement, theory_spectra
 from specdyn.sim.parameterization import (
     PARAMETERIZATIONS,
@@ -68,7 +69,6 @@ from specdyn.sim.protocol import (
     derive_seed,
     seed_streams,
 )
-from specdyn.sim.run import run
 from specdyn.sim.trajectory import Trajectory
 from specdyn.sim.two_layer import TwoLayerConfig, train_two_layer
 from specdyn.sim.two_layer_engine import TwoLayerEngine, TwoLayerState, init_weights

@@ -25,9 +25,9 @@ from specdyn.measure.transport import wasserstein2_squared
 from specdyn.models.activations import Activation, get_activation
 from specdyn.schedule import Schedule
 from specdyn.sim.langevin import Target
+from specdyn.sim.loop import run
 from specdyn.sim.particles import Block, ParticleConfig, ParticleEngine, ParticleState, make_data
 from specdyn.sim.protocol import Outcome, Record, StreamLayout, Streams, record_meta
-from specdyn.sim.run import run
 
 __all__ = ["ChaosConfig", "ChaosRun", "propagation_of_chaos"]
 

@@ -1,7 +1,7 @@
 """The configs of the entry points: each a checked dataclass, built from the keywords.
 
 Every public entry point of :mod:`specdyn.sim` is ``config -> (engine, recorder) ->``
-:func:`~specdyn.sim.run.run`: its keywords become a frozen config dataclass (a
+:func:`~specdyn.sim.loop.run`: its keywords become a frozen config dataclass (a
 subclass of :class:`SimConfig`) whose fields declare their allowed values
 (:func:`specdyn._validate.constrained_fields`), so a bad value is refused before any
 work with one line naming it; the config's docstring is where each parameter is

@@ -60,8 +60,8 @@ from specdyn.sim.deep_linear_engine import (
     scaling,
 )
 from specdyn.sim.linear_student import StudentConfig
+from specdyn.sim.loop import run
 from specdyn.sim.protocol import Outcome, Streams
-from specdyn.sim.run import run
 from specdyn.theory import rmt
 
 __all__ = ["DeepLinearConfig", "DeepLinearRun", "escape_step", "train_deep_linear"]

@@ -41,9 +41,9 @@ from specdyn.sim import protocol
 from specdyn.sim.config import SimConfig
 from specdyn.sim.deep_network_engine import DeepNetworkEngine, DeepNetworkState, LayerScales
 from specdyn.sim.linear import setting_dim
+from specdyn.sim.loop import run
 from specdyn.sim.parameterization import PARAMETERIZATIONS, Parameterization, get_parameterization
 from specdyn.sim.protocol import Outcome
-from specdyn.sim.run import run
 from specdyn.sim.trajectory import Trajectory, TrajectoryRows
 
 __all__ = ["DeepNetworkConfig", "layer_scales", "preactivation_exponents", "train_deep_network"]

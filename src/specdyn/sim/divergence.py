@@ -3,7 +3,7 @@
 An engine states what its run watches (:meth:`specdyn.sim.protocol.Engine.divergence`):
 a :class:`Divergence` (the run's name, the advice, the flow step) of :class:`Watch` es,
 each a quantity of the state (loss, parameter size) with its scale. The run loop
-(:func:`specdyn.sim.run.run`) fills their device histories as it goes and scans them at
+(:func:`specdyn.sim.loop.run`) fills their device histories as it goes and scans them at
 each check with :func:`first_divergent`, the one test; a run whose watched quantity stops
 being finite or exceeds ``divergence_factor`` times its scale (:func:`divergence_limit`)
 raises :class:`DivergenceError`, built by :func:`divergence_error` (the one message),

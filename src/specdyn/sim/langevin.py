@@ -48,6 +48,7 @@ from specdyn._torch import torch as _torch
 from specdyn.models.activations import Activation, get_activation
 from specdyn.schedule import Schedule
 from specdyn.sim import protocol
+from specdyn.sim.loop import run
 from specdyn.sim.particles import (
     Block,
     GivenNoise,
@@ -60,7 +61,6 @@ from specdyn.sim.particles import (
     target_values,
 )
 from specdyn.sim.protocol import Outcome, Streams
-from specdyn.sim.run import run
 
 Target = Callable[[np.ndarray], ArrayLike]
 

@@ -32,8 +32,8 @@ from specdyn.sim import gram as _gram
 from specdyn.sim import protocol
 from specdyn.sim.config import SimConfig
 from specdyn.sim.divergence import Divergence
+from specdyn.sim.loop import run
 from specdyn.sim.protocol import Engine, EngineDefaults, Outcome, StreamLayout
-from specdyn.sim.run import run
 from specdyn.sim.trajectory import Trajectory, TrajectoryRows
 
 __all__ = ["LinearConfig", "WeightEngine", "WeightState", "setting_dim", "train_linear"]

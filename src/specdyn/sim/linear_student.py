@@ -43,8 +43,8 @@ from specdyn.schedule import Schedule
 from specdyn.sim import protocol
 from specdyn.sim.config import SimConfig
 from specdyn.sim.divergence import Divergence, Watch
+from specdyn.sim.loop import run
 from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, Outcome, StreamLayout
-from specdyn.sim.run import run
 
 __all__ = ["METHODS", "LinearStudentConfig", "LinearStudentEngine", "LinearStudentRun",
            "LinearStudentState", "StudentConfig", "StudentData", "rank_one_teacher",

@@ -2,7 +2,7 @@
 
 An entry point takes the run-wide settings as one :class:`RunOptions` (``options=``)
 or as the shorthand keywords :data:`SHORTHANDS` (``seed=3``), merged by
-:func:`run_options`; the loop (:func:`specdyn.sim.run.run`) fills the check interval
+:func:`run_options`; the loop (:func:`specdyn.sim.loop.run`) fills the check interval
 and divergence factor left ``None`` from the engine's
 :class:`~specdyn.sim.protocol.EngineDefaults`.
 """

@@ -6,7 +6,7 @@ Every engine of :mod:`specdyn.sim` has the same shape (the jax-md one)::
     batch = engine.sample(state, generator)     # the next update's batch (None: full batch)
     state = engine.step(state, batch)           # one update: a new state, no I/O, no host sync
 
-and every run goes through one loop, :func:`specdyn.sim.run.run`, generic over the
+and every run goes through one loop, :func:`specdyn.sim.loop.run`, generic over the
 engine's state and batch types (:class:`Engine` ``[StateT, BatchT]``): it draws the
 first state, runs *all* ``steps`` updates, fills the device histories of the
 quantities the engine watches, checks them for divergence every

@@ -60,9 +60,9 @@ from specdyn.sim import gram as _gram
 from specdyn.sim import protocol
 from specdyn.sim.config import SimConfig
 from specdyn.sim.linear import setting_dim
+from specdyn.sim.loop import run
 from specdyn.sim.parameterization import Parameterization, get_parameterization
 from specdyn.sim.protocol import Outcome
-from specdyn.sim.run import run
 from specdyn.sim.trajectory import Trajectory, TrajectoryRows
 from specdyn.sim.two_layer_engine import OPTIMIZERS, TwoLayerEngine, TwoLayerState
 

@@ -39,8 +39,8 @@ from specdyn import _validate as v
 from specdyn.data.hermite import HermiteTarget, gaussian_expectation
 from specdyn.models.activations import Activation, get_activation
 from specdyn.sim.config import SimConfig
+from specdyn.sim.loop import run
 from specdyn.sim.protocol import Outcome, Record, Streams, record_meta, seed_streams
-from specdyn.sim.run import run
 from specdyn.sim.two_step_engine import (
     TwoStepData,
     TwoStepEngine,
