@@ -59,7 +59,7 @@ from specdyn.sim.deep_linear_engine import (
     DeepLinearState,
     scaling,
 )
-from specdyn.sim.linear_student import StudentConfig
+from specdyn.sim.linear_student import StudentConfig, teacher_matrix
 from specdyn.sim.loop import run
 from specdyn.sim.protocol import Outcome, Streams
 from specdyn.theory import rmt
@@ -200,18 +200,12 @@ def train_deep_linear(teacher: ArrayLike, *, init: Sequence[ArrayLike] | None = 
     """
     start = time.perf_counter()
     cfg = DeepLinearConfig.of(options, entry="train_deep_linear")
-    W_star = v.real_array("teacher", teacher)
-    if W_star.ndim != 2:
-        raise ValueError(f"teacher must be a P x D matrix, got shape {W_star.shape}")
+    W_star = teacher_matrix(teacher)
     P, D = W_star.shape
     sc = scaling(cfg.parameterization, depth=cfg.depth, N=cfg.N, D=D, P=P, lr=cfg.lr,
                  sigma0=cfg.sigma0, gamma0=cfg.gamma0)
     L, T, opts = len(sc.multipliers), cfg.steps, cfg.options
-    n = 0
-    if cfg.method in ("gd", "sgd"):
-        if cfg.M is None:
-            raise ValueError(f"M must be given (an integer >= 1) for method {cfg.method!r}")
-        n = cfg.M
+    n = cfg.data_size()
     B = cfg.batch_size(n)
     lay = list(range(L)) if cfg.layers is None else [int(x) for x in cfg.layers]
     for li in lay:

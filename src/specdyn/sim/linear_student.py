@@ -48,7 +48,7 @@ from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, Outcome, S
 
 __all__ = ["METHODS", "LinearStudentConfig", "LinearStudentEngine", "LinearStudentRun",
            "LinearStudentState", "StudentConfig", "StudentData", "rank_one_teacher",
-           "train_linear_student"]
+           "teacher_matrix", "train_linear_student"]
 
 #: training methods of the linear students (single-layer and deep)
 METHODS = ("population", "gd", "sgd", "online")
@@ -116,11 +116,11 @@ class LinearStudentState:
 
 
 class LinearStudentEngine(Engine[LinearStudentState, "tuple[Tensor, Tensor] | None"]):
-    """Single-layer linear students under GD, SGD or online SGD: the protocol's pair.
+    """Single-layer linear students under GD, SGD or online SGD: the protocol's triple.
 
-    :meth:`init` (generator) draws the initial weights and then the data set (that
-    order keeps recorded runs) and gives the first :class:`LinearStudentState`,
-    which carries the data set (the engine keeps no run data and no generator);
+    The first :class:`LinearStudentState` (from :meth:`init`) holds the weights drawn
+    from the generator, then the data set drawn after them (the order of the recorded
+    runs), which every later state carries (the engine keeps no run data, no generator);
     :meth:`sample` (state, generator) draws the batch of the next update (``None`` for
     ``"population"`` and ``"gd"``, which need none); :meth:`step` (state, batch)
     makes one update ``W <- W - lr * grad`` and returns a new state. ``R`` replicas run side by side
@@ -311,6 +311,19 @@ class StudentConfig(SimConfig):
     B: int | None = None
     noise_std: float = 0.0
 
+    def data_size(self, rows: int | None = None) -> int:
+        """The data set's size for ``"gd"``/``"sgd"``: the ``rows`` of given inputs (which
+        ``M``, if given, must match) or ``M`` (then required); 0 for the other methods."""
+        if self.method not in ("gd", "sgd"):
+            return 0
+        if rows is not None:
+            if self.M is not None and self.M != rows:
+                raise ValueError(f"M={self.M!r} disagrees with inputs ({rows} rows)")
+            return rows
+        if self.M is None:
+            raise ValueError(f"M must be given (an integer >= 1) for method {self.method!r}")
+        return self.M
+
     def batch_size(self, M: int) -> int:
         """The validated batch ``B`` of ``"sgd"`` (in ``[1, M]``) and ``"online"``; 0
         otherwise."""
@@ -371,24 +384,14 @@ def train_linear_student(teacher: ArrayLike, *, inputs: ArrayLike | None = None,
     """
     start = time.perf_counter()
     cfg = LinearStudentConfig.of(options, entry="train_linear_student")
-    W_star = v.real_array("teacher", teacher)
-    if W_star.ndim != 2:
-        raise ValueError(f"teacher must be a P x D matrix, got shape {W_star.shape}")
+    W_star = teacher_matrix(teacher)
     P, D = W_star.shape
-    n = 0
     X_in = None
-    if cfg.method in ("gd", "sgd"):
-        if inputs is not None:
-            X_in = v.real_array("inputs", inputs)
-            if X_in.ndim != 2 or X_in.shape[1] != D:
-                raise ValueError(f"inputs must be an M x D={D} array, got shape {X_in.shape}")
-            if cfg.M is not None and int(cfg.M) != X_in.shape[0]:
-                raise ValueError(f"M={cfg.M!r} disagrees with inputs ({X_in.shape[0]} rows)")
-            n = X_in.shape[0]
-        elif cfg.M is None:
-            raise ValueError(f"M must be given (an integer >= 1) for method {cfg.method!r}")
-        else:
-            n = cfg.M
+    if inputs is not None and cfg.method in ("gd", "sgd"):
+        X_in = v.real_array("inputs", inputs)
+        if X_in.ndim != 2 or X_in.shape[1] != D:
+            raise ValueError(f"inputs must be an M x D={D} array, got shape {X_in.shape}")
+    n = cfg.data_size(None if X_in is None else X_in.shape[0])
     B = cfg.batch_size(n)
     k = min(P, D) if cfg.top_k is None else min(cfg.top_k, min(P, D))
     opts = cfg.options
@@ -409,6 +412,14 @@ def train_linear_student(teacher: ArrayLike, *, inputs: ArrayLike | None = None,
                              lr=cfg.lr, sigma0=cfg.sigma0, M=n or None, B=B or None,
                              noise_std=cfg.noise_std, replicas=cfg.replicas))
     return run(eng, recorder, steps=cfg.steps, options=opts, checkpoints=rec)
+
+
+def teacher_matrix(teacher: ArrayLike) -> np.ndarray:
+    """A linear student's teacher ``W*`` as a float64 ``P x D`` array (checked)."""
+    W_star = v.real_array("teacher", teacher)
+    if W_star.ndim != 2:
+        raise ValueError(f"teacher must be a P x D matrix, got shape {W_star.shape}")
+    return W_star
 
 
 def _teacher_pair(W_star: np.ndarray, dtype: Any, device: Any) -> tuple[Tensor, Tensor] | None:
