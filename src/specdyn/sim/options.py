@@ -4,24 +4,32 @@ An entry point takes the run-wide settings as one :class:`RunOptions` (``options
 or as the shorthand keywords :data:`SHORTHANDS` (``seed=3``), merged by
 :func:`run_options`; the loop (:func:`specdyn.sim.loop.run`) fills the check interval
 and divergence factor left ``None`` from the engine's
-:class:`~specdyn.sim.protocol.EngineDefaults`.
+:class:`EngineDefaults`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from specdyn import _validate as v
 from specdyn.schedule import Schedule, ScheduleLike
+from specdyn.sim.divergence import DIVERGENCE_FACTOR
 
-if TYPE_CHECKING:
-    from specdyn.sim.protocol import EngineDefaults
+__all__ = ["SHORTHANDS", "EngineDefaults", "RunOptions", "run_options"]
 
-__all__ = ["SHORTHANDS", "RunOptions", "run_options"]
+
+@dataclass(frozen=True)
+class EngineDefaults:
+    """An engine's own run defaults, which :meth:`RunOptions.for_engine` fills in: steps
+    between divergence checks (each one host sync) and the factor its watched quantity may
+    grow by (:class:`~specdyn.sim.divergence.Watch`)."""
+
+    check_every: int
+    divergence_factor: float = DIVERGENCE_FACTOR
 
 
 @dataclass(frozen=True)

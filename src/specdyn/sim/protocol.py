@@ -55,7 +55,7 @@ from specdyn.sim.divergence import (
     first_divergent,
     watched,
 )
-from specdyn.sim.options import RunOptions, run_options
+from specdyn.sim.options import EngineDefaults, RunOptions, run_options
 
 __all__ = [
     "DIVERGENCE_FACTOR",
@@ -91,15 +91,6 @@ RecordT = TypeVar("RecordT", covariant=True)
 PROGRESS_MIN_STEPS = 500
 """The one progress policy: the loop shows a bar when asked and the run has at least
 this many steps (a shorter run ends before a bar says anything)."""
-
-
-@dataclass(frozen=True)
-class EngineDefaults:
-    """An engine's own run defaults: steps between divergence checks (each one host sync)
-    and the factor its watched quantity may grow by (see :class:`Watch`)."""
-
-    check_every: int
-    divergence_factor: float = DIVERGENCE_FACTOR
 
 
 # ---------------------------------------------------------------------------- seeds
