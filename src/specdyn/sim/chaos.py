@@ -153,7 +153,7 @@ def propagation_of_chaos(activation: str | Activation, target: Target, N_values:
     ``D``, ``M`` as positions, the others as keywords), the run options' shorthands
     (``checkpoints``, ``seed``, ``dtype``, ``device``, ``progress``) or ``options``;
     ``target`` is that of :func:`specdyn.sim.mean_field_langevin`. Returns a
-    :class:`ChaosRun`; raises :class:`~specdyn.sim.protocol.DivergenceError` as
+    :class:`ChaosRun`; raises :class:`~specdyn.sim.divergence.DivergenceError` as
     it does, its ``record`` the :class:`ChaosRun` of the checkpoints taken before
     the divergence (reference loss up to the last of them).
     """

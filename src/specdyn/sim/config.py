@@ -35,7 +35,7 @@ class SimConfig:
         The :class:`~specdyn.sim.options.RunOptions` (seed, dtype, device, progress,
         checkpoints, and the divergence check's ``check_every`` and
         ``divergence_factor``; ``None`` there: the engine's
-        :class:`~specdyn.sim.protocol.EngineDefaults`). The entry points also take its
+        :class:`~specdyn.sim.options.EngineDefaults`). The entry points also take its
         fields ``seed``, ``dtype``, ``device``, ``progress`` and ``checkpoints`` as
         keywords (not both ways).
     """

@@ -154,7 +154,7 @@ def mean_field_langevin(activation: str | Activation, target: Target, N: int, D:
         On bad input, before any work.
     DivergenceError
         When a parameter becomes non-finite or its size exceeds ``1e6`` (the
-        particle engine's :class:`~specdyn.sim.protocol.EngineDefaults`), or the loss
+        particle engine's :class:`~specdyn.sim.options.EngineDefaults`), or the loss
         stops being finite (checked by the loop, the final state's too; the message
         gives the step and a suggestion; ``.record`` holds the checkpoints taken before it).
     """

@@ -22,7 +22,7 @@ Methods
 ``replicas`` independent students (own init and data stream) run side by side
 (batched tensors), so that mean-square quantities can be averaged. A run whose
 mean squared error exceeds ``divergence_factor`` times its start (or stops
-being finite) raises :class:`~specdyn.sim.protocol.DivergenceError`, whose
+being finite) raises :class:`~specdyn.sim.divergence.DivergenceError`, whose
 ``record`` holds the run up to the first bad step (its squared error kept
 when finite).
 """

@@ -105,43 +105,61 @@ class _Watcher:
     def __init__(self, says: Divergence[Any], state0: Any, steps: int, factor: float) -> None:
         self.says, self.steps, self.factor = says, steps, factor
         self.each = [w for w in says.watch if w.each_step]
-        self.hist: dict[str, Any] = {}
-        self.known = {w.name: 0 for w in self.each}  # entries filled
-        self.scanned = {w.name: 0 for w in self.each}  # entries checked
         self.lag0 = [w for w in self.each if w.lag == 0]
         self.lag1 = [w for w in self.each if w.lag == 1]
-        for w in self.lag0:
-            self._put(w, 0, w.value(state0))
-        self._finals(state0, 0)
+        # the history of each per-step watch (allocated at its first value), in lag0, lag1
+        # order; entries up to the last update filled (``done``)
+        self.bufs: list[Any] = [None] * len(self.each)
+        self.scanned = {w.name: 0 for w in self.each}  # entries checked
+        self.done = 0
+        for i, w in enumerate(self.lag0):
+            self._put(i, w, 0, w.value(state0))
+        self._finals(state0)
 
-    def _put(self, w: Watch[Any], j: int, value: Any) -> None:
-        buf = self.hist.get(w.name)
+    def _put(self, i: int, w: Watch[Any], j: int, value: Any) -> None:
+        buf = self.bufs[i]
         if buf is None:  # the first value gives the history its dtype, device and shape
             from specdyn._torch import torch
 
-            buf = self.hist[w.name] = torch().empty((self.steps + 1, *value.shape),
-                                                    dtype=value.dtype, device=value.device)
+            buf = self.bufs[i] = torch().empty((self.steps + 1, *value.shape),
+                                               dtype=value.dtype, device=value.device)
         buf[j] = value
-        self.known[w.name] = j + 1
 
-    def _finals(self, state: Any, k: int) -> None:
-        if k == self.steps:  # no later update gives the last state's own value
-            for w in self.lag1:
+    def _finals(self, state: Any) -> None:
+        if self.done == self.steps:  # no later update gives the last state's own value
+            n = len(self.lag0)
+            for i, w in enumerate(self.lag1):
                 if w.final is not None:
-                    self._put(w, k, w.final(state))
+                    self._put(n + i, w, self.steps, w.final(state))
 
     def fill(self, state: Any, k: int) -> None:
         """Write the watched quantities the state after update ``k`` gives."""
-        for w in self.lag0:
-            self._put(w, k, w.value(state))
-        for w in self.lag1:
-            self._put(w, k - 1, w.value(state))
-        self._finals(state, k)
+        n = len(self.lag0)
+        for i, w in enumerate(self.lag0):
+            self._put(i, w, k, w.value(state))
+        for i, w in enumerate(self.lag1):
+            self._put(n + i, w, k - 1, w.value(state))
+        self.done = k
+        if k == self.steps:
+            self._finals(state)
+
+    def known(self) -> dict[str, int]:
+        """How many entries of each history are filled."""
+        end = self.done == self.steps
+        out = {w.name: self.done + 1 for w in self.lag0}
+        out.update({w.name: self.done + int(end and w.final is not None) for w in self.lag1})
+        return out
+
+    def history(self) -> dict[str, Any]:
+        """Each per-step watch's history by name (``None``: no value yet)."""
+        return {w.name: b for w, b in zip([*self.lag0, *self.lag1], self.bufs, strict=True)
+                if b is not None}
 
     def check(self, state: Any, k: int) -> None:
         """Raise the error of the earliest bad entry since the last check (a tie: the first
         watch listed), the per-check watches read on ``state``."""
         bad: list[tuple[int, int, Watch[Any], float]] = []
+        hist, known = self.history(), self.known()
         for i, w in enumerate(self.says.watch):
             limit = np.inf if w.scale is None else divergence_limit(w.scale, self.factor)
             if not w.each_step:
@@ -149,10 +167,10 @@ class _Watcher:
                 if _first_bad(value, limit) is not None:
                     bad.append((k, i, w, float(value[0])))
                 continue
-            lo, hi = self.scanned[w.name], self.known[w.name]
+            lo, hi = self.scanned[w.name], known[w.name]
             if hi <= lo:
                 continue
-            window = self.hist[w.name][lo:hi]
+            window = hist[w.name][lo:hi]
             if window.ndim > 1:  # a vector per entry: its mean is watched
                 window = window.mean(dim=tuple(range(1, window.ndim)))
             j = _first_bad(window, limit)
@@ -165,4 +183,4 @@ class _Watcher:
 
     def outcome(self, state: Any, diverged: int | None) -> Outcome[Any]:
         """What the recorder is given: the last state, the histories, the first bad step."""
-        return Outcome(state, self.steps, dict(self.hist), dict(self.known), diverged)
+        return Outcome(state, self.steps, self.history(), self.known(), diverged)

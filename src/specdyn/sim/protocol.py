@@ -16,18 +16,20 @@ for the partial record the error carries). This module holds what the loop and
 the engines share:
 
 - :class:`Engine` and :class:`Recorder`, the two protocols; an engine carries its
-  own :class:`EngineDefaults` (check interval, divergence factor), its
-  :class:`StreamLayout` (which node of the seed tree each of its random roles draws
-  from) and states what it watches (:meth:`Engine.divergence`: a :class:`Divergence`
-  of :class:`Watch` es).
+  own :class:`~specdyn.sim.options.EngineDefaults` (check interval, divergence factor),
+  its :class:`StreamLayout` (which node of the seed tree each of its random roles draws
+  from) and states what it watches (``Engine.divergence``: a
+  :class:`~specdyn.sim.divergence.Divergence` of :class:`~specdyn.sim.divergence.Watch`
+  es).
 - :class:`Streams`: the generators of one run, one per role (init, batch, record),
   all from the run seed by :func:`derive_seed` (the one seed derivation;
   :func:`seed_streams`, :data:`DerivedSeed`). Batches and recording never share a
   generator, so recording can never change a run.
-- :class:`RunOptions`: seed, dtype, device, progress, checkpoints, and the check's
-  ``check_every`` and ``divergence_factor`` (``None``: the engine's defaults).
-- :class:`DivergenceError`, built by :func:`divergence_error` (the one message),
-  carrying the first bad ``step`` and the partial ``record``.
+- :class:`Outcome`: how a run ended, as the loop hands it to the recorder.
+- Re-exported from their modules: :class:`~specdyn.sim.options.RunOptions` (seed, dtype,
+  device, progress, checkpoints, the check's knobs), the divergence pieces
+  (:class:`~specdyn.sim.divergence.DivergenceError`, built by
+  :func:`~specdyn.sim.divergence.divergence_error`, the one message).
 - :class:`Record`: the one record type; its ``meta`` starts with :data:`META_KEYS`
   (:func:`record_meta`).
 """
@@ -258,9 +260,9 @@ class Engine(Protocol[StateT, BatchT]):
       excluded from its value, e.g. ``TwoLayerState.work``), never to the engine.
     - ``divergence(state0) -> Divergence``: what the run loop watches (its scales may
       read the first state) and what its error says.
-    - ``defaults``: the engine's :class:`EngineDefaults`; ``streams``: its
-      :class:`StreamLayout`; ``generator(role, seed)`` makes a role's generator of
-      the kind the engine draws with (default: a CPU ``torch.Generator``).
+    - ``defaults``: the engine's :class:`~specdyn.sim.options.EngineDefaults`;
+      ``streams``: its :class:`StreamLayout`; ``generator(role, seed)`` makes a role's
+      generator of the kind the engine draws with (default: a CPU ``torch.Generator``).
     - ``settle(state) -> StateT``: the state the loop keeps after a check (default: the
       same; the Gram engine re-symmetrises its Grams there).
 
@@ -310,9 +312,9 @@ class Outcome(Generic[StateT]):
     steps
         The updates asked for.
     history
-        Each per-step :class:`Watch` 's device history by name: entry ``j`` is the
-        quantity of the state after ``j`` updates (a vector per entry for a vector
-        value); the entries ``[0, known[name])`` are filled.
+        The device history of each per-step :class:`~specdyn.sim.divergence.Watch`, by
+        name: entry ``j`` is the quantity of the state after ``j`` updates (a vector per
+        entry for a vector value); the entries ``[0, known[name])`` are filled.
     known
         How many entries of each history are filled.
     diverged

@@ -22,7 +22,7 @@ are written by hand: five matrix products a
 step with the parameters stored so that every product is row-major, in-place
 elementwise passes into preallocated buffers (row blocks on the CPU so they stay
 in cache), no autograd, and a host sync only every ``check_every`` steps (256,
-the engine's :class:`~specdyn.sim.protocol.EngineDefaults`) and at checkpoints (the
+the engine's :class:`~specdyn.sim.options.EngineDefaults`) and at checkpoints (the
 divergence check). Spectra recorded at checkpoints, all float64, decreasing:
 
 - ``"preact"``: nonzero eigenvalues of ``H H^T / (M N)``, ``H = X W^T``,
