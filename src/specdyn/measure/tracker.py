@@ -154,7 +154,7 @@ from specdyn.measure._tracker_queue import RecordQueue
 from specdyn.measure.layers import tracked_layers
 from specdyn.measure.tracker_config import DEFAULT_SCHEDULE, POLICIES, TrackerConfig
 
-__all__ = ["POLICIES", "SpectrumTracker", "TrackerConfig", "read_spectra",
+__all__ = ["POLICIES", "SpectrumTracker", "read_spectra",
            "read_tracker_record"]
 
 _STATE_VERSION = 1
