@@ -68,9 +68,6 @@ ALLOWED = {
     # accuracy of the fast Tracy-Widom tail against the Fredholm determinant
     ("tests/measure/test_measure_outliers.py", "specdyn.measure.outliers._tw1_sf"),
     ("tests/measure/test_measure_outliers.py", "specdyn.measure.outliers._tw1_sf_deconvolved"),
-    # the watched loss's one contract (non-finite weight -> non-finite value, the loss bit
-    # for bit otherwise), checked on the expression itself at every position of a bad entry
-    ("tests/sim/test_sim_linear.py", "specdyn.sim.linear._watched_loss"),
 }
 
 

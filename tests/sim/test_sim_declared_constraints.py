@@ -1,17 +1,20 @@
 """Bad input to every public sim entry point and engine, generated from the declared constraints.
 
-Each public function or engine of :mod:`specdyn.sim` declares its parameters'
-allowed values once (:func:`specdyn._validate.constrained`); for every declared
-parameter, each value of :meth:`~specdyn._validate.Constraint.bad_values` (just
-outside each bound, a wrong type, NaN and infinities, ``None`` where not
-optional) must be refused with one ``ValueError`` line that starts with the
-parameter's name, before any work (the calls below would run for a while if a
-bad value got through). Cross-parameter rules (``B <= M``, ``precision`` needs
+Each public entry point of :mod:`specdyn.sim` declares its parameters' allowed values
+once, on the fields of its config (:func:`specdyn._validate.constrained_fields`; the
+shorthand ``seed`` on :class:`~specdyn.sim.RunOptions`'), each engine on its
+constructor (:func:`specdyn._validate.constrained`); for every declared parameter,
+each value of :meth:`~specdyn._validate.Constraint.bad_values` (just outside each
+bound, a wrong type, NaN and infinities, ``None`` where not optional) must be refused
+with one ``ValueError`` line that starts with the parameter's name, before any work:
+through the entry point as a user calls it (the calls below would run for a while if
+a bad value got through). Cross-parameter rules (``B <= M``, ``precision`` needs
 CUDA, schedules) keep their hand-written tests beside the entry points.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 from collections.abc import Callable
@@ -26,6 +29,7 @@ from specdyn import sim
 from specdyn.models.activations import get_activation
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import gram
+from specdyn.sim.options import SHORTHANDS
 from specdyn.sim.parameterization import get_parameterization
 
 S = PowerLawSetting.paper(0.1, 2.0, D=6)
@@ -57,6 +61,8 @@ BASE: dict[str, Callable[[], tuple[Callable[..., Any], tuple[Any, ...], dict[str
                                     {"steps": 400, **CPU}),
     "propagation_of_chaos": lambda: (sim.propagation_of_chaos, ("tanh", _tanh1, [2], 2, 10),
                                      {"steps": 400, "reference_N": 16, **CPU}),
+    "train_deep_network": lambda: (sim.train_deep_network, (S,),
+                                   {"depth": 2, "N": 8, "M": 8, "steps": 400, **CPU}),
     "gd_steps": lambda: (sim.gd_steps, (40, 40, 40), {"alphas": (0.1, 0.1), **CPU}),
     "gd_steps_row": lambda: (sim.gd_steps_row, (40, 40, 40, 0.1, (0.1, 0.2)), CPU),
     "scaling": lambda: (sim.scaling, ("mup",), {"depth": 2, "N": 4, "D": 3, "P": 2, "lr": 0.1}),
@@ -71,6 +77,11 @@ BASE: dict[str, Callable[[], tuple[Callable[..., Any], tuple[Any, ...], dict[str
                            {"N": 4, "sigma_w": 1.0, "sigma_a": 1.0, **CPU}),
     "WeightEngine": lambda: (sim.WeightEngine, (_stats(), 1.0, 0.1, None),
                              {"N": 4, "sigma_w": 1.0, "sigma_a": 1.0, **CPU}),
+    "DeepNetworkEngine": lambda: (sim.DeepNetworkEngine, (
+        get_activation("tanh"), sim.LayerScales((1.0, 1.0), (1.0, 1.0), (1.0, 1.0)), 0.1,
+        (3, 4, 2), (torch.zeros(5, 3, **F64), torch.zeros(5, 2, **F64))), {}),
+    "layer_scales": lambda: (sim.layer_scales, (get_parameterization("mup", 4, 1.0),),
+                             {"depth": 2, "N": 4, "sigma_w": 1.0, "sigma_a": 1.0}),
     "TwoLayerEngine": lambda: (sim.TwoLayerEngine, (get_activation("relu"),
                                                     get_parameterization("mup", 4, 1.0), 1.0, 4),
                                {}),
@@ -91,11 +102,43 @@ BASE: dict[str, Callable[[], tuple[Callable[..., Any], tuple[Any, ...], dict[str
 }
 
 
+#: Each entry point's config: where its parameters are declared.
+CONFIGS: dict[Callable[..., Any], type] = {
+    sim.train_linear: sim.LinearConfig, sim.train_two_layer: sim.TwoLayerConfig,
+    sim.train_deep_network: sim.DeepNetworkConfig,
+    sim.train_linear_student: sim.LinearStudentConfig,
+    sim.train_deep_linear: sim.DeepLinearConfig, sim.mean_field_langevin: sim.LangevinConfig,
+    sim.propagation_of_chaos: sim.ChaosConfig, sim.gd_steps: sim.TwoStepConfig,
+    sim.gd_steps_row: sim.TwoStepConfig}
+
+
+def _rules(fn: Callable[..., Any]) -> dict[str, v.Constraint]:
+    """The declared constraints of a callable: its own, or (an entry point) its config's and
+    the run options' (the shorthand ``seed``)."""
+    rules = v.constraints_of(fn)
+    if fn in CONFIGS:  # the shorthand seed: None is "not given" (RunOptions' default)
+        rules = {**v.constraints_of(CONFIGS[fn]), **rules, "seed": v.Int(0, optional=True)}
+    return rules
+
+
+def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], name: str,
+          bad: Any) -> Any:
+    """``fn(*args, **kwargs)`` with ``name`` set to ``bad``, as a user would give it: in its
+    place where the signature names it, else as a keyword."""
+    sig = inspect.signature(fn)
+    param = sig.parameters.get(name)
+    if param is None or param.kind is inspect.Parameter.VAR_KEYWORD:
+        return fn(*args, **{**kwargs, name: bad})
+    bound = sig.bind(*args, **kwargs)
+    bound.arguments[name] = bad
+    return fn(*bound.args, **bound.kwargs)
+
+
 def _cases() -> list[tuple[str, str, Any]]:
     cases = []
     for key, make in BASE.items():
         fn = make()[0]
-        for name, rule in v.constraints_of(fn).items():
+        for name, rule in _rules(fn).items():
             cases += [(key, name, bad) for bad in rule.bad_values()]
     return cases
 
@@ -107,11 +150,8 @@ CASES = _cases()
                          ids=[f"{k}-{n}-{b!r}" for k, n, b in CASES])
 def test_a_declared_constraint_refuses_its_bad_values(key: str, name: str, bad: Any) -> None:
     fn, args, kwargs = BASE[key]()
-    sig = inspect.signature(fn)
-    bound = sig.bind(*args, **kwargs)
-    bound.arguments[name] = bad
     with pytest.raises(ValueError) as info:
-        fn(*bound.args, **bound.kwargs)
+        _call(fn, args, kwargs, name, bad)
     message = str(info.value)
     # names the argument first (a sequence's bad item as name[i], e.g. gd_steps_row's alpha2)
     assert re.match(rf"{name}(\[\d+\])? ", message), message
@@ -123,26 +163,47 @@ def test_a_declared_constraint_refuses_its_bad_values(key: str, name: str, bad: 
 def test_defaults_and_the_base_calls_satisfy_the_declarations(key: str) -> None:
     # the declaration is not stricter than the documented defaults and a valid call
     fn, args, kwargs = BASE[key]()
-    bound = inspect.signature(fn).bind(*args, **kwargs)
-    bound.apply_defaults()
-    rules = v.constraints_of(fn)
+    rules = _rules(fn)
     assert rules, f"{key} declares no constraints"
+    if fn in CONFIGS:  # the call's config: its fields hold the given and default values
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+        given = {k: x for k, x in bound.arguments.items() if k != "options"}
+        given.update(bound.arguments.get("options", {}))
+        fields = {f.name for f in dataclasses.fields(CONFIGS[fn])}
+        cfg = CONFIGS[fn].of({k: x for k, x in given.items() if k in fields
+                              or k in SHORTHANDS}, entry=key)
+        values = {**vars(cfg), "seed": cfg.options.seed, **given}
+    else:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = dict(bound.arguments)
     for name, rule in rules.items():
-        rule.check(name, bound.arguments[name])
+        rule.check(name, values[name])
 
 
 def test_every_public_entry_point_and_engine_declares_its_constraints() -> None:
     public = [getattr(sim, n) for n in sim.__all__]
     entry = [f for f in public if inspect.isfunction(f)
              and (f.__name__.startswith("train_") or f.__name__ in (
-                 "gd_steps", "mean_field_langevin", "propagation_of_chaos"))]
+                 "gd_steps", "gd_steps_row", "mean_field_langevin", "propagation_of_chaos"))]
     engines = [c for c in public if inspect.isclass(c) and c.__name__.endswith("Engine")
                and c is not sim.Engine]  # the protocol itself, not an engine
-    undeclared = [x.__name__ for x in entry + engines if not v.constraints_of(x)]
+    # every entry point is config -> engine, recorder -> run: its config declares its fields
+    assert set(entry) == set(CONFIGS) and all(v.constraints_of(c) for c in CONFIGS.values())
+    undeclared = [x.__name__ for x in engines if not v.constraints_of(x)]
     # TwoStepEngine takes only an activation, a tensor and the step-size pair, checked by
     # gd_steps (_resolve_steps): it has no scalar parameter to declare
     assert undeclared == ["TwoStepEngine"]
-    assert len(entry) == 7 and len(engines) == 7
+    assert len(entry) == 9 and len(engines) == 8
+
+
+def test_an_unknown_or_missing_parameter_is_one_line_naming_it() -> None:
+    # the config's own check of the keywords (before any work): a typo is not swallowed
+    with pytest.raises(ValueError, match=r"^stepz is not a parameter of train_two_layer "):
+        sim.train_two_layer(S, N=8, M=8, stepz=3)
+    with pytest.raises(ValueError, match=r"^steps must be given to train_two_layer: an "
+                                         r"integer in \[1, inf\]"):
+        sim.train_two_layer(S, N=8, M=8)
 
 
 def test_generated_cases_outnumber_the_old_hand_tables() -> None:

@@ -30,19 +30,24 @@ from specdyn.models.activations import get_activation
 from specdyn.sim import (
     Block,
     DeepLinearEngine,
+    DeepNetworkEngine,
     Engine,
+    EngineDefaults,
     GramEngine,
     LinearStudentEngine,
     ParticleEngine,
     RunOptions,
+    StreamLayout,
+    Streams,
     TwoLayerEngine,
     TwoStepEngine,
     WeightEngine,
     gram,
+    layer_scales,
     scaling,
 )
+from specdyn.sim.divergence import Divergence
 from specdyn.sim.parameterization import get_parameterization
-from specdyn.sim.protocol import ENGINE_DEFAULTS
 
 F64: dict[str, Any] = {"dtype": torch.float64, "device": "cpu"}
 
@@ -109,6 +114,16 @@ def _deep(method: str) -> Callable[[], tuple[Any, Any, Any]]:
     return make
 
 
+def _deep_network() -> tuple[Any, Any, Any]:
+    g = _gen(3)
+    X, Y = torch.randn(9, 4, generator=g, **F64), torch.randn(9, 2, generator=g, **F64)
+    sc = layer_scales(get_parameterization("mup", 6, 1.5), depth=2, N=6, sigma_w=1.0,
+                      sigma_a=1.0)
+    eng = DeepNetworkEngine(get_activation("tanh"), sc, 0.2, (4, 6, 6, 2), (X, Y))
+    st = eng.init(_gen(1))
+    return eng, st, eng.sample(st, None)
+
+
 def _particles() -> tuple[Any, Any, Any]:
     g = _gen(0)
     X = torch.randn(12, 3, generator=g, **F64)
@@ -137,6 +152,7 @@ ENGINES: dict[str, Callable[[], tuple[Any, Any, Any]]] = {
     "two-layer-tanh": _two_layer("tanh"),
     **{f"student-{m}": _student(m) for m in ("population", "gd", "sgd", "online")},
     **{f"deep-{m}": _deep(m) for m in ("population", "gd", "sgd", "online")},
+    "deep-network": _deep_network,
     "particles": _particles,
     "two-step": _two_step,
 }
@@ -178,12 +194,33 @@ def test_the_engine_table_names_every_public_engine() -> None:
 
 @pytest.mark.parametrize("name", list(ENGINES))
 def test_every_engine_satisfies_the_protocol(name: str) -> None:
-    eng, _, _ = ENGINES[name]()
+    eng, state, batch = ENGINES[name]()
     assert isinstance(eng, Engine)
-    # each engine states its check interval and divergence factor: a row of the one table
-    every, factor = ENGINE_DEFAULTS[eng.defaults]
+    # each engine carries its own check interval and divergence factor, its streams, and
+    # states what a run watches (at least one quantity, each read from a state)
+    assert isinstance(eng.defaults, EngineDefaults) and isinstance(eng.streams, StreamLayout)
     opts = RunOptions().for_engine(eng.defaults)
-    assert (opts.every, opts.factor) == (every, factor)
+    assert (opts.every, opts.factor) == (eng.defaults.check_every,
+                                         eng.defaults.divergence_factor)
+    says = eng.divergence(state)
+    assert isinstance(says, Divergence) and says.watch
+    stepped = eng.step(state, batch)  # a lagged watch reads the state after an update
+    for w in says.watch:
+        value = w.value(stepped if w.lag else state)
+        assert isinstance(value, torch.Tensor) and value.numel() >= 1, (name, w.name)
+
+
+@pytest.mark.parametrize("name", list(ENGINES))
+def test_every_engine_makes_its_streams_from_a_seed(name: str) -> None:
+    # Streams.derive: one generator a role, from the engine's layout, of the engine's kind;
+    # the same seed gives the same first state
+    eng, _, _ = ENGINES[name]()
+    a, b = Streams.derive(eng, 7), Streams.derive(eng, 7)
+    assert _same(_value(eng.init(a.init)), _value(eng.init(b.init)))
+    layout = eng.streams
+    if layout.batch is not None and layout.batch == layout.init:  # one stream, drawn in turn
+        assert a.batch is a.init
+    assert a.record is None or a.record is not a.batch
 
 
 @pytest.mark.parametrize("name", list(ENGINES))

@@ -71,23 +71,22 @@ def test_linear_student_population_gd_contracts_the_error_by_one_minus_lr() -> N
         np.testing.assert_allclose(state.sq_error.numpy(), 0.7 ** (2 * t) * e0, rtol=1e-12)
 
 
-@pytest.mark.parametrize("method", ["population", "gd", "online"])
+@pytest.mark.parametrize("method", ["population", "gd", "sgd", "online"])
 def test_deep_linear_engine_by_hand_is_the_entry_point(method: str) -> None:
     T = np.zeros((3, 4))
     T[0, 0] = 2.0
     kw = dict(depth=3, N=6, parameterization="mup", lr=0.05, M=15, B=5, noise_std=0.1,
               seed=2)
     run = train_deep_linear(T, **kw, steps=10, method=method, device="cpu")
-    gen = torch.Generator().manual_seed(seed_streams(2, 1)[0])  # the run's one stream
+    # the run's streams: the init's (0, which recording continues) and the batches' (1)
+    init_gen, batch_gen = (torch.Generator().manual_seed(s) for s in seed_streams(2, 2))
     sc = scaling("mup", depth=3, N=6, D=4, P=3, lr=0.05)
     eng = DeepLinearEngine(sc, torch.as_tensor(T, **F64), method, M=15, B=5, noise_std=0.1)
-    state = eng.init(gen)
-    # the entry point draws its power-iteration start next (used or not)
-    torch.randn(3, 4, generator=gen, **F64)
+    state = eng.init(init_gen)
     losses = [state.loss]
     for _ in range(10):
         before = [w.clone() for w in state.weights]
-        new = eng.step(state, eng.sample(state, gen))
+        new = eng.step(state, eng.sample(state, batch_gen))
         assert isinstance(new, DeepLinearState)
         assert all(torch.equal(a, b) for a, b in zip(state.weights, before, strict=True))
         state = new

@@ -182,7 +182,7 @@ def test_the_watched_loss_shows_a_non_finite_weight_and_is_the_loss_otherwise(ba
     # oracle: the definition of the divergence history's entry: NaN (not finite) when any
     # weight is not finite, whatever the loss; the loss itself, bit for bit, otherwise
     # (the watched value is what the history records, so finite runs must not move)
-    from specdyn.sim.linear import _watched_loss
+    from specdyn.sim.gram import watched_loss as _watched_loss
 
     g = torch.Generator().manual_seed(0)
     W = torch.randn(7, 5, generator=g, dtype=torch.float64)

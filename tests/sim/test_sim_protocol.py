@@ -21,7 +21,6 @@ from specdyn.sim import (
     ParticleEngine,
     Record,
     derive_seed,
-    drive,
     gd_steps,
     gram,
     mean_field_langevin,
@@ -32,7 +31,13 @@ from specdyn.sim import (
     train_linear_student,
     train_two_layer,
 )
-from specdyn.sim.protocol import Divergence, RunOptions, record_meta, scan_check
+from specdyn.sim.protocol import (
+    Divergence,
+    EngineDefaults,
+    RunOptions,
+    StreamLayout,
+    record_meta,
+)
 
 S = PowerLawSetting.paper(0.1, 2.0, D=8)
 
@@ -88,49 +93,6 @@ def test_derive_seed_is_a_node_of_the_spawn_tree() -> None:
 def test_derive_seed_refuses_what_is_not_a_seed_or_key(args: tuple, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         derive_seed(*args)
-
-
-def test_driver_checks_before_recording_and_sets_the_partial_record() -> None:
-    checked, seen = [], []
-
-    def check(state: int, k: int) -> int:
-        checked.append(k)
-        if state >= 7:
-            raise DivergenceError("too big", k)
-        return state
-
-    out = drive(0, lambda s, k: s + 1, 5, np.array([0, 2, 5]), observe=lambda s, k:
-                seen.append((k, s)), check=check, options=RunOptions(check_every=2))
-    assert out == 5
-    assert checked == [0, 2, 4, 5] and seen == [(0, 0), (2, 2), (5, 5)]
-    checked.clear()
-    with pytest.raises(DivergenceError) as info:
-        drive(0, lambda s, k: s + 1, 20, np.array([0, 3]), observe=lambda s, k: None,
-              check=check, options=RunOptions(check_every=7), partial=lambda: "partial")
-    assert info.value.step == 7 and info.value.record == "partial"
-
-
-def test_scan_check_names_the_first_bad_entry_since_the_last_check() -> None:
-    history = np.array([1.0, 2.0, 3.0, 50.0, np.nan, 4.0, 1.0, 9.0, 1.0, 1.0])
-    scanned: list[tuple[int, int]] = []
-
-    def window(lo: int, k: int) -> np.ndarray:
-        scanned.append((lo, k))
-        return history[lo:k + 1]
-
-    check = scan_check(window, 10.0, lambda j, x: DivergenceError(f"bad at {j}: {x}", j))
-    assert check("state", 0) == "state" and check("state", 2) == "state"
-    with pytest.raises(DivergenceError) as info:
-        check("state", 6)  # entries 2..6: 50 at 3 exceeds the limit, before the NaN at 4
-    assert info.value.step == 3 and scanned == [(0, 0), (0, 2), (2, 6)]
-    assert str(info.value) == "bad at 3: 50.0"  # the bad entry's value is handed on
-    # a NaN is bad too; torch histories are scanned the same way
-    h2 = torch.tensor([1.0, 1.0, float("nan"), 1.0])
-    check = scan_check(lambda lo, k: h2[lo:k + 1], 10.0, lambda j, x: DivergenceError("", j))
-    assert check(None, 1) is None
-    with pytest.raises(DivergenceError) as info:
-        check(None, 3)
-    assert info.value.step == 2
 
 
 def test_all_steps_run_whatever_the_checkpoints() -> None:
@@ -217,18 +179,25 @@ def test_engine_steps_return_new_states_and_leave_the_old_ones() -> None:
     assert all(torch.equal(getattr(again, f), getattr(new3, f)) for f in fields)
 
 
-def test_run_options_fill_each_engines_numbers_and_keep_given_ones() -> None:
-    # the engines' check intervals and factors, kept from their first tables
-    assert RunOptions().for_engine("two_layer").every == 256
-    assert RunOptions().for_engine("linear_student").factor == 1e8
-    given = RunOptions(check_every=3, divergence_factor=10.0).for_engine("deep_linear")
+def test_run_options_fill_an_engines_numbers_and_keep_given_ones() -> None:
+    # each engine carries its own check interval and factor (kept from its first tables)
+    assert RunOptions().for_engine(EngineDefaults(256)).every == 256
+    assert RunOptions().for_engine(EngineDefaults(50, 1e8)).factor == 1e8
+    given = RunOptions(check_every=3, divergence_factor=10.0).for_engine(EngineDefaults(20))
     assert (given.every, given.factor) == (3, 10.0)
-    with pytest.raises(ValueError, match="^engine must be one of"):
-        RunOptions().for_engine("adam")
     with pytest.raises(ValueError, match="unset: call for_engine"):
         _ = RunOptions().every
     with pytest.raises(ValueError, match=r"^divergence_factor must lie in \(1.0, inf\)"):
         RunOptions(divergence_factor=1.0)
+
+
+def test_a_stream_layout_never_shares_the_batches_with_recording() -> None:
+    assert StreamLayout(init=0, record=0, batch=1).seeds(5, "record") == (derive_seed(5, 0),)
+    assert StreamLayout(init=0, batch=(3, 4)).seeds(5, "batch") == (derive_seed(5, 3),
+                                                                    derive_seed(5, 4))
+    assert StreamLayout(init=0).seeds(5, "record") == ()
+    with pytest.raises(ValueError, match="^batch and record must draw from different"):
+        StreamLayout(init=0, batch=1, record=1)
 
 
 _T = np.eye(3, 4) * 2.0
@@ -262,17 +231,11 @@ def test_every_engine_reports_divergence_in_the_one_message(engine: str) -> None
 
 
 def test_one_divergence_says_each_runs_name_and_advice_as_data() -> None:
-    # the engines differ only in the Divergence they state (run name, advice, dt)
-    says = Divergence("probe run", "lower lr", dt=0.5)
-    history = np.array([2.0, 3.0, 2e7, 1.0])
-    check = says.check(lambda lo, k: history[lo:k + 1], 2.0, 1e6, "loss",
-                       record=lambda j: ("upto", j))
-    assert check("s", 1) == "s"
-    with pytest.raises(DivergenceError) as info:
-        check("s", 3)
-    assert str(info.value) == ("probe run diverged at step 2 (t = 1): loss 2e+07 above "
-                               "1e+06 x its start; lower lr")
-    assert info.value.step == 2 and info.value.record == ("upto", 2)
+    # the engines differ only in the Divergence they state (run name, advice, dt, watches)
+    err = Divergence("probe run", "lower lr", dt=0.5).error(2, "loss 2e+07 above 1e+06 x its "
+                                                             "start")
+    assert str(err) == ("probe run diverged at step 2 (t = 1): loss 2e+07 above 1e+06 x its "
+                        "start; lower lr")
     err = Divergence("other", "reduce dt").error(4, "the weights are not finite")
     assert str(err) == "other diverged at step 4: the weights are not finite; reduce dt"
-    assert err.record is None  # the driver's partial() fills it
+    assert err.record is None  # the run loop's recorder fills it

@@ -2,59 +2,67 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from typing import Any
 
 import numpy as np
 import pytest
 
+from specdyn import sim
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import (
     DivergenceError,
     RunOptions,
-    mean_field_langevin,
-    propagation_of_chaos,
+    SimConfig,
     rank_one_teacher,
-    train_deep_linear,
     train_linear,
     train_linear_student,
-    train_two_layer,
 )
-from specdyn.sim.protocol import ENGINE_DEFAULTS, run_options
+from specdyn.sim.options import SHORTHANDS, run_options
 
-ENTRY_POINTS = [train_linear, train_two_layer, train_linear_student, train_deep_linear,
-                mean_field_langevin, propagation_of_chaos]
-SHORTHANDS = ("seed", "dtype", "device", "progress", "checkpoints")
+CONFIGS = [sim.LinearConfig, sim.TwoLayerConfig, sim.DeepNetworkConfig,
+           sim.LinearStudentConfig, sim.DeepLinearConfig, sim.LangevinConfig, sim.ChaosConfig,
+           sim.TwoStepConfig]
 
 
-@pytest.mark.parametrize("fn", ENTRY_POINTS, ids=lambda f: f.__name__)
-def test_entry_points_take_options_and_no_driver_knobs(fn) -> None:
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.__name__)
+def test_every_config_takes_the_options_and_no_loop_knobs(cfg: type) -> None:
+    fields = {f.name: f for f in dataclasses.fields(cfg)}
+    assert issubclass(cfg, SimConfig) and fields["options"].default_factory is RunOptions
+    # the loop's knobs and the shorthands have one way in: RunOptions
+    assert not set(fields) & {"divergence_factor", "check_every", *SHORTHANDS}
+
+
+@pytest.mark.parametrize("fn", [sim.train_linear, sim.train_two_layer, sim.train_deep_network,
+                                sim.train_linear_student, sim.train_deep_linear,
+                                sim.mean_field_langevin, sim.propagation_of_chaos,
+                                sim.gd_steps, sim.gd_steps_row], ids=lambda f: f.__name__)
+def test_entry_points_take_about_ten_parameters_and_their_config_s_as_keywords(fn) -> None:
     params = inspect.signature(fn).parameters
-    assert "options" in params and params["options"].default is None
-    # the driver's knobs have one way in: RunOptions
-    assert "divergence_factor" not in params and "check_every" not in params
-    # the shorthands default to "not given", so RunOptions holds the one default of each
-    for name in SHORTHANDS:
-        assert params[name].default is None, (fn.__name__, name)
+    assert len(params) <= 10, (fn.__name__, list(params))
+    assert any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
-def test_one_progress_default_and_engine_defaults() -> None:
-    for engine, (every, factor) in ENGINE_DEFAULTS.items():
-        opts = run_options(engine)
-        assert (opts.progress, opts.seed, opts.every, opts.factor) == (False, 0, every, factor)
+def test_one_progress_default() -> None:
+    opts = run_options()
+    assert (opts.progress, opts.seed, opts.check_every, opts.divergence_factor) == (
+        False, 0, None, None)
 
 
 def test_keywords_and_options_merge_but_never_set_one_field_twice() -> None:
-    opts = run_options("deep_linear", RunOptions(divergence_factor=10.0), seed=4, progress=True)
-    assert (opts.seed, opts.progress, opts.factor, opts.every) == (4, True, 10.0, 20)
+    opts = run_options(RunOptions(divergence_factor=10.0), seed=4, progress=True)
+    assert (opts.seed, opts.progress, opts.divergence_factor) == (4, True, 10.0)
     with pytest.raises(ValueError, match="seed given both in options and as a keyword"):
-        run_options("linear", RunOptions(seed=1), seed=2)
+        run_options(RunOptions(seed=1), seed=2)
     with pytest.raises(ValueError, match="checkpoints"):
-        run_options("linear", RunOptions(checkpoints=np.array([0, 5])), checkpoints=3)
+        run_options(RunOptions(checkpoints=np.array([0, 5])), checkpoints=3)
     with pytest.raises(ValueError, match="seed"):  # the entry points' range, however given
-        run_options("particles", RunOptions(seed=-1))
+        run_options(RunOptions(seed=-1))
     with pytest.raises(ValueError, match="options must be a RunOptions"):
-        run_options("linear", {"seed": 1})
+        run_options({"seed": 1})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="^check_every is not a run option"):
+        run_options(check_every=3)
 
 
 def test_options_give_the_same_run_as_the_keywords() -> None:

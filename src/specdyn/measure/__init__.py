@@ -5,7 +5,8 @@ Spectra (``covariance_spectrum``, ``weight_spectrum``,
 ``two_point_exponent``, ``fit_power_law``, ``fit_broken_power_law``), random-matrix baselines and
 outlier tests (``fit_mp_bulk``, ``find_outliers``; the random-matrix formulas
 live in :mod:`specdyn.theory.rmt`), alignment of eigenvectors with given
-directions, ``SpectrumTracker`` for any torch model, and ``analyze``: every
+directions, ``SpectrumTracker`` for any torch model (``TrackerConfig``; module types of your
+own with ``register_layer``), and ``analyze``: every
 tensor of a checkpoint, file or module summarised in a DataFrame, with each
 layer's verdict (``layer_verdict``).
 
@@ -47,6 +48,7 @@ from specdyn.measure.exponents import (
     loglog_fit,
     two_point_exponent,
 )
+from specdyn.measure.layers import LayerType, WeightMatrix, register_layer
 from specdyn.measure.outliers import MPFit, OutlierReport, find_outliers, fit_mp_bulk
 from specdyn.measure.spectra import (
     CovarianceAccumulator,
@@ -73,6 +75,7 @@ from specdyn.measure.summary import (
     summarize_tensors,
 )
 from specdyn.measure.tracker import SpectrumTracker, read_spectra
+from specdyn.measure.tracker_config import TrackerConfig
 from specdyn.measure.transport import paired_sq_distance, wasserstein2_squared
 
 __all__ = [
@@ -85,6 +88,7 @@ __all__ = [
     "BrokenPowerLawFit",
     "CovarianceAccumulator",
     "LayerSummary",
+    "LayerType",
     "LocalExponent",
     "MPFit",
     "OutlierReport",
@@ -92,6 +96,8 @@ __all__ = [
     "SingularAlignment",
     "Skipped",
     "SpectrumTracker",
+    "TrackerConfig",
+    "WeightMatrix",
     "analyze",
     "cluster_directions",
     "covariance_alignment",
@@ -118,6 +124,7 @@ __all__ = [
     "relu_rescale",
     "sign_flip",
     "read_spectra",
+    "register_layer",
     "singular_alignment",
     "state_tensors",
     "summaries_frame",

@@ -7,6 +7,12 @@ build them, each with a stated rule that turns the stored parameter into an
 each with its sample and feature axes. ``select_modules(model, patterns)``
 resolves name patterns such as ``"blocks.*.attn"``.
 
+Which module types are read, and how, is an open registry: :func:`register_layer`
+(``register_layer(MyLayer, matrices, kind="my_layer")``) tells the tracker how to read a
+module type of your own, and the built-in types below are registered the same way (a
+later registration of a type replaces the earlier one; a subclass is read as its nearest
+registered base). :func:`layer_type` is the lookup.
+
 Weight rules (``rule`` column of the layer table)
 -------------------------------------------------
 Linear
@@ -42,10 +48,11 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-__all__ = ["ActivationSite", "WeightMatrix", "activation_sites", "select_modules",
+__all__ = ["ActivationSite", "LayerType", "WeightMatrix", "activation_sites", "layer_type",
+           "register_layer", "resolve_modules", "select_modules", "tracked_layers",
            "weight_matrices"]
 
 
@@ -63,13 +70,17 @@ class WeightMatrix:
         Name of the owning module.
     kind
         ``"linear"``, ``"conv"``, ``"embedding"``, ``"attention_q"``, ``"attention_k"``,
-        ``"attention_v"``, ``"conv1d_gpt2"`` or ``"parameter"``.
+        ``"attention_v"``, ``"conv1d_gpt2"``, ``"parameter"``, or the kind of a
+        registered type (:func:`register_layer`).
     rule
         How the stored parameter becomes the ``out x in`` matrix (human-readable).
     shape
         ``(out, in)`` of the matrix.
     get
         ``get()`` returns the current matrix (a detached view of the parameter).
+    params
+        The module's own parameters it is made of (not listed again as plain
+        ``"parameter"`` matrices).
     """
 
     name: str
@@ -78,6 +89,14 @@ class WeightMatrix:
     rule: str
     shape: tuple[int, int]
     get: Callable[[], Any]
+    params: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, name: str, module: str, kind: str, rule: str, get: Callable[[], Any],
+           params: Iterable[str] = ()) -> WeightMatrix:
+        """The matrix that ``get()`` returns (its shape read once, from a call of ``get``)."""
+        rows, cols = (int(n) for n in get().shape)
+        return cls(name, module, kind, rule, (rows, cols), get, tuple(params))
 
     def as_row(self) -> dict[str, Any]:
         """The layer-table entry (JSON-friendly)."""
@@ -109,20 +128,103 @@ def _is_gpt2_conv1d(mod: Any) -> bool:
             and getattr(W, "ndim", 0) == 2 and int(W.shape[1]) == int(mod.nf))
 
 
-def _kind(mod: Any) -> str | None:
-    import torch.nn as nn
+#: ``(name, module, heads) -> [WeightMatrix]``: the matrices a module owns directly.
+Matrices = Callable[[str, Any, bool], list[WeightMatrix]]
 
-    if isinstance(mod, nn.MultiheadAttention):
-        return "attention"
-    if isinstance(mod, nn.Linear):
-        return "linear"
-    if isinstance(mod, (nn.Conv1d, nn.Conv2d, nn.Conv3d)):
-        return "conv"
-    if isinstance(mod, nn.Embedding):
-        return "embedding"
-    if _is_gpt2_conv1d(mod):
-        return "conv1d_gpt2"
+
+@dataclass(frozen=True)
+class LayerType:
+    """How the tracker reads one module type (an entry of the registry, :func:`register_layer`).
+
+    Attributes
+    ----------
+    kind
+        Its name in the layer table (``"linear"``, ``"conv"``, ...).
+    matrices
+        ``matrices(name, module, heads)``: the ``out x in`` weight matrices the module owns
+        directly (``name`` is its name in the model; ``heads``: also split attention heads).
+        Parameters it does not name in their ``params`` are listed as plain
+        ``"parameter"`` matrices when 2-D.
+    feature_axis
+        The feature axis of its output (``-1``; ``1`` for a convolution's channels).
+    activations
+        Its output is measured by default (``modules=None``).
+    """
+
+    kind: str
+    matrices: Matrices
+    feature_axis: int = -1
+    activations: bool = True
+
+
+#: The registry: (a module type or a predicate ``module -> bool``, its LayerType), oldest first.
+_LAYERS: list[tuple[Any, LayerType]] = []
+_BUILTINS: list[bool] = []  # the built-in types are registered at the first lookup
+
+
+def register_layer(layer: type | Callable[[Any], bool], matrices: Matrices, *, kind: str,
+                   feature_axis: int = -1, activations: bool = True) -> LayerType:
+    """Tell the tracker how to read a module type: its weight matrices and its output.
+
+    Parameters
+    ----------
+    layer
+        A ``torch.nn.Module`` subclass (its subclasses too, unless registered themselves),
+        or a predicate ``module -> bool`` for modules recognised otherwise (GPT-2's
+        ``Conv1D``, whose package specdyn does not import).
+    matrices
+        ``matrices(name, module, heads) -> [WeightMatrix]`` (:meth:`WeightMatrix.of` builds
+        one from a function returning the current ``out x in`` matrix).
+    kind, feature_axis, activations
+        See :class:`LayerType`.
+
+    Returns
+    -------
+    LayerType
+        The entry; registering ``layer`` again replaces it.
+
+    Examples
+    --------
+    >>> def low_rank(name, mod, heads):                      # doctest: +SKIP
+    ...     return [WeightMatrix.of(name, name, "low_rank", "U V (out x in)",
+    ...                             lambda: (mod.U @ mod.V).detach(), params=("U", "V"))]
+    >>> register_layer(LowRank, low_rank, kind="low_rank")   # doctest: +SKIP
+    """
+    if not (isinstance(layer, type) or callable(layer)):
+        raise ValueError(f"layer must be a module type or a predicate, got {layer!r}")
+    if not callable(matrices):
+        raise ValueError(f"matrices must be a callable (name, module, heads) -> matrices, "
+                         f"got {matrices!r}")
+    if feature_axis not in (-1, 1):
+        raise ValueError(f"feature_axis must be -1 or 1, got {feature_axis!r}")
+    entry = LayerType(str(kind), matrices, feature_axis, bool(activations))
+    _LAYERS[:] = [(key, t) for key, t in _LAYERS if key is not layer] + [(layer, entry)]
+    return entry
+
+
+def layer_type(module: Any) -> LayerType | None:
+    """The registered :class:`LayerType` of ``module``: its type's, else its nearest
+    registered base's, else the newest matching predicate's; ``None`` if none."""
+    if not _BUILTINS:
+        _BUILTINS.append(True)
+        user = list(_LAYERS)
+        _LAYERS.clear()
+        _register_builtins()
+        for key, entry in user:  # a user's registration stays newer than the built-ins
+            _LAYERS[:] = [(k, t) for k, t in _LAYERS if k is not key] + [(key, entry)]
+    types = {key: entry for key, entry in _LAYERS if isinstance(key, type)}
+    for cls in type(module).__mro__:
+        if cls in types:
+            return types[cls]
+    for key, entry in reversed(_LAYERS):
+        if not isinstance(key, type) and key(module):
+            return entry
     return None
+
+
+def _kind(mod: Any) -> str | None:
+    lt = layer_type(mod)
+    return None if lt is None else lt.kind
 
 
 def _split(name: str, module: str, kind: str, rule: str, get: Callable[[], Any], rows: int,
@@ -137,7 +239,7 @@ def _split(name: str, module: str, kind: str, rule: str, get: Callable[[], Any],
         pk = f"attention_{part}"
         out.append(WeightMatrix(f"{name}.{part}", module, pk,
                                 f"{rule}, {part.upper()} rows {i * E}:{(i + 1) * E}",
-                                (E, cols), block))
+                                (E, cols), block, ("weight",)))
         if n_heads:
             hd = E // n_heads
             for h in range(n_heads):
@@ -147,71 +249,85 @@ def _split(name: str, module: str, kind: str, rule: str, get: Callable[[], Any],
                 out.append(WeightMatrix(f"{name}.{part}.head{h}", module, pk,
                                         f"{rule}, {part.upper()} rows {i * E}:{(i + 1) * E}, "
                                         f"head {h} rows {h * hd}:{(h + 1) * hd}", (hd, cols),
-                                        head))
+                                        head, ("weight",)))
     return out
 
 
-def _module_matrices(name: str, mod: Any, heads: bool) -> list[WeightMatrix]:
-    """The matrices owned directly by ``mod`` (not its children)."""
-    kind = _kind(mod)
-    W: Any = getattr(mod, "weight", None)
-    mats: list[WeightMatrix] = []
-    done: set[str] = set()
-    if kind == "linear":
-        mats.append(WeightMatrix(name, name, "linear", "weight (out x in) as stored",
-                                 (int(W.shape[0]), int(W.shape[1])), lambda: mod.weight.detach()))
-        done.add("weight")
-    elif kind == "conv":
-        shape = (int(W.shape[0]), int(W[0].numel()))
-        mats.append(WeightMatrix(name, name, "conv",
-                                 "weight (out x in/groups x kernel) reshaped to out x "
-                                 "(in/groups * kernel)", shape,
-                                 lambda: mod.weight.detach().reshape(mod.weight.shape[0], -1)))
-        done.add("weight")
-    elif kind == "embedding":
-        mats.append(WeightMatrix(name, name, "embedding",
-                                 "weight (num_embeddings x dim) transposed to dim x "
-                                 "num_embeddings", (int(W.shape[1]), int(W.shape[0])),
-                                 lambda: mod.weight.detach().T))
-        done.add("weight")
-    elif kind == "conv1d_gpt2":
-        n_in, n_out = int(W.shape[0]), int(W.shape[1])
-        rule = "weight (in x out) transposed to out x in"
-        if name.rsplit(".", 1)[-1] == "c_attn" and n_out == 3 * n_in:
-            nh = _gpt2_heads(mod, n_in) if heads else None
-            mats.extend(_split(name, name, kind, rule, lambda: mod.weight.detach().T, n_out,
-                               n_in, nh))
-        else:
-            mats.append(WeightMatrix(name, name, kind, rule, (n_out, n_in),
-                                     lambda: mod.weight.detach().T))
-        done.add("weight")
-    elif kind == "attention":
-        nh = int(mod.num_heads) if heads else None
-        if getattr(mod, "in_proj_weight", None) is not None:
-            P = mod.in_proj_weight
-            mats.extend(_split(name, name, "attention", "in_proj_weight (3E x E)",
-                               lambda: mod.in_proj_weight.detach(), int(P.shape[0]),
-                               int(P.shape[1]), nh))
-            done.add("in_proj_weight")
-        else:
-            for part in "qkv":
-                P = getattr(mod, f"{part}_proj_weight")
-                rows, cols = int(P.shape[0]), int(P.shape[1])
-                def get(p: str = part) -> Any:
-                    return getattr(mod, f"{p}_proj_weight").detach()
+def _linear(name: str, mod: Any, heads: bool) -> list[WeightMatrix]:
+    return [WeightMatrix.of(name, name, "linear", "weight (out x in) as stored",
+                            lambda: mod.weight.detach(), ("weight",))]
 
-                pk = f"attention_{part}"
-                rule = f"{part}_proj_weight (E x {dict(q='E', k='kdim', v='vdim')[part]})"
-                mats.append(WeightMatrix(f"{name}.{part}", name, pk, rule, (rows, cols), get))
-                if nh:
-                    hd = rows // nh
-                    for h in range(nh):
-                        mats.append(WeightMatrix(
-                            f"{name}.{part}.head{h}", name, pk, f"{rule}, head {h} rows "
-                            f"{h * hd}:{(h + 1) * hd}", (hd, cols),
-                            _row_block(get, h * hd, (h + 1) * hd)))
-                done.add(f"{part}_proj_weight")
-    # Any other matrix parameter owned directly by this module, as stored.
+
+def _conv(name: str, mod: Any, heads: bool) -> list[WeightMatrix]:
+    return [WeightMatrix.of(name, name, "conv", "weight (out x in/groups x kernel) reshaped to "
+                            "out x (in/groups * kernel)",
+                            lambda: mod.weight.detach().reshape(mod.weight.shape[0], -1),
+                            ("weight",))]
+
+
+def _embedding(name: str, mod: Any, heads: bool) -> list[WeightMatrix]:
+    return [WeightMatrix.of(name, name, "embedding", "weight (num_embeddings x dim) "
+                            "transposed to dim x num_embeddings", lambda: mod.weight.detach().T,
+                            ("weight",))]
+
+
+def _gpt2_conv1d(name: str, mod: Any, heads: bool) -> list[WeightMatrix]:
+    W = mod.weight
+    n_in, n_out = int(W.shape[0]), int(W.shape[1])
+    rule = "weight (in x out) transposed to out x in"
+    if name.rsplit(".", 1)[-1] == "c_attn" and n_out == 3 * n_in:
+        nh = _gpt2_heads(mod, n_in) if heads else None
+        return _split(name, name, "conv1d_gpt2", rule, lambda: mod.weight.detach().T, n_out,
+                      n_in, nh)
+    return [WeightMatrix(name, name, "conv1d_gpt2", rule, (n_out, n_in),
+                         lambda: mod.weight.detach().T, ("weight",))]
+
+
+def _attention(name: str, mod: Any, heads: bool) -> list[WeightMatrix]:
+    nh = int(mod.num_heads) if heads else None
+    if getattr(mod, "in_proj_weight", None) is not None:
+        P = mod.in_proj_weight
+        return [replace(m, params=("in_proj_weight",)) for m in _split(
+            name, name, "attention", "in_proj_weight (3E x E)",
+            lambda: mod.in_proj_weight.detach(), int(P.shape[0]), int(P.shape[1]), nh)]
+    mats: list[WeightMatrix] = []
+    for part in "qkv":
+        P = getattr(mod, f"{part}_proj_weight")
+        rows, cols = int(P.shape[0]), int(P.shape[1])
+
+        def get(p: str = part) -> Any:
+            return getattr(mod, f"{p}_proj_weight").detach()
+
+        pk, used = f"attention_{part}", (f"{part}_proj_weight",)
+        rule = f"{part}_proj_weight (E x {dict(q='E', k='kdim', v='vdim')[part]})"
+        mats.append(WeightMatrix(f"{name}.{part}", name, pk, rule, (rows, cols), get, used))
+        if nh:
+            hd = rows // nh
+            mats += [WeightMatrix(f"{name}.{part}.head{h}", name, pk, f"{rule}, head {h} rows "
+                                  f"{h * hd}:{(h + 1) * hd}", (hd, cols),
+                                  _row_block(get, h * hd, (h + 1) * hd), used)
+                     for h in range(nh)]
+    return mats
+
+
+def _register_builtins() -> None:
+    """The built-in types, through the one registry (module docstring)."""
+    import torch.nn as nn
+
+    register_layer(nn.MultiheadAttention, _attention, kind="attention")
+    register_layer(nn.Linear, _linear, kind="linear")
+    for conv in (nn.Conv1d, nn.Conv2d, nn.Conv3d):
+        register_layer(conv, _conv, kind="conv", feature_axis=1)
+    register_layer(nn.Embedding, _embedding, kind="embedding")
+    register_layer(_is_gpt2_conv1d, _gpt2_conv1d, kind="conv1d_gpt2")
+
+
+def _module_matrices(name: str, mod: Any, heads: bool) -> list[WeightMatrix]:
+    """The matrices owned directly by ``mod`` (not its children): its registered type's, then
+    any other matrix parameter it owns directly, as stored."""
+    lt = layer_type(mod)
+    mats = [] if lt is None else list(lt.matrices(name, mod, heads))
+    done = {p for m in mats for p in m.params}
     for pname, p in mod.named_parameters(recurse=False):
         if pname in done or p.ndim != 2:
             continue
@@ -261,6 +377,50 @@ def select_modules(model: Any, patterns: Iterable[str] | str) -> dict[str, Any]:
     return out
 
 
+def resolve_modules(model: Any, modules: Any) -> dict[str, Any] | None:
+    """A tracker's ``modules`` (``None``, patterns, modules, or a ``{name: module}`` dict) as
+    ``{name: module}`` of the model (``None``: the whole model)."""
+    if modules is None:
+        return None
+    if isinstance(modules, dict):
+        return {str(k): m for k, m in modules.items()}
+    items = [modules] if isinstance(modules, str) else list(modules)
+    named = dict(model.named_modules())
+    out: dict[str, Any] = {}
+    for item in items:
+        if isinstance(item, str):
+            out.update(select_modules(model, item))
+        else:
+            name = next((n for n, m in named.items() if m is item), None)
+            if name is None:
+                raise ValueError("modules: every module must belong to the model")
+            out[name] = item
+    if not out:
+        raise ValueError("modules must name at least one module")
+    return out
+
+
+def tracked_layers(model: Any, modules: Any, *, weights: bool, activations: bool, heads: bool
+                   ) -> tuple[list[WeightMatrix], list[ActivationSite]]:
+    """What a tracker measures: the weight matrices and the activation sites of ``modules``
+    (see :func:`resolve_modules`); a selection with nothing to track is refused, naming its
+    layers and their parameters' shapes (that is what to change)."""
+    selected = resolve_modules(model, modules)
+    mats = weight_matrices(model, selected, heads=heads) if weights else []
+    sites = activation_sites(model, selected) if activations else []
+    if weights and not mats and not activations:
+        held = "; ".join(
+            f"{n!r} ({type(mod).__name__}): " + (", ".join(
+                f"{p} {tuple(t.shape)}" for p, t in mod.named_parameters(recurse=False))
+                or "no parameters")
+            for n, mod in list((selected or {"<model>": model}).items())[:8])
+        raise ValueError(f"modules: the selection holds no weight matrix (every parameter "
+                         f"is 1-D or there is none): {held}; select other modules")
+    if not (mats or sites):
+        raise ValueError("modules: nothing to track in the selection")
+    return mats, sites
+
+
 def weight_matrices(model: Any, modules: dict[str, Any] | None = None, *,
                     heads: bool = False) -> list[WeightMatrix]:
     """Every weight matrix inside ``modules`` (default: the whole model), each listed once.
@@ -288,8 +448,9 @@ def weight_matrices(model: Any, modules: dict[str, Any] | None = None, *,
 def activation_sites(model: Any, modules: dict[str, Any] | None = None) -> list[ActivationSite]:
     """Modules whose outputs are measured.
 
-    Default (``modules=None``): every Linear, Conv, Embedding, MultiheadAttention and
-    GPT-2 Conv1D module (not a MultiheadAttention's ``out_proj``, whose output is the
+    Default (``modules=None``): every module of a registered type whose output is measured
+    (:func:`register_layer`; built in: Linear, Conv, Embedding, MultiheadAttention and
+    GPT-2 Conv1D), not a MultiheadAttention's ``out_proj`` (whose output is the
     attention's output). Otherwise exactly the selected modules, whatever their type.
     """
     if modules is None:
@@ -297,7 +458,11 @@ def activation_sites(model: Any, modules: dict[str, Any] | None = None) -> list[
         # MultiheadAttention applies out_proj's weight functionally (no forward call, so no
         # hook fires); the attention module's own output is that projection's output.
         inside_mha = {f"{n}.out_proj" for n, m in named.items() if _kind(m) == "attention"}
-        modules = {n: m for n, m in named.items()
-                   if _kind(m) is not None and n not in inside_mha}
-    return [ActivationSite(n, m, _kind(m) or type(m).__name__,
-                           1 if _kind(m) == "conv" else -1) for n, m in modules.items()]
+        modules = {n: m for n, m in named.items() if n not in inside_mha
+                   and (lt := layer_type(m)) is not None and lt.activations}
+    sites = []
+    for n, m in modules.items():
+        lt = layer_type(m)
+        sites.append(ActivationSite(n, m, type(m).__name__ if lt is None else lt.kind,
+                                    -1 if lt is None else lt.feature_axis))
+    return sites

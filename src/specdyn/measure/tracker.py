@@ -7,8 +7,9 @@
 >>> tracker.close()                                        # doctest: +SKIP
 >>> df = read_spectra("runs/spectra")                      # doctest: +SKIP
 
-The tracker is five pieces, each in its own module: this one (the public
-class, its worker thread and its queue policy); what is copied and when
+The tracker is seven pieces, each in its own module: this one (the public
+class); its settings (:mod:`specdyn.measure.tracker_config`); its worker thread
+and queue policy (:mod:`specdyn.measure._tracker_queue`); what is copied and when
 (:mod:`specdyn.measure._tracker_hooks`); the folder it writes
 (:mod:`specdyn.measure._tracker_files`); the math of a record, its spectra
 and precision policy (:mod:`specdyn.measure._tracker_measure`, on the
@@ -38,7 +39,13 @@ Hooks
 Layers
     Which matrices and outputs are measured, and how each is read (Q/K/V
     split of attention, GPT-2 ``Conv1D``, embeddings, convolutions; sample
-    and feature axes), is stated in :mod:`specdyn.measure.layers`.
+    and feature axes), is stated in :mod:`specdyn.measure.layers`, an open
+    registry: ``register_layer(MyLayer, matrices, kind=...)`` makes a module
+    type of your own tracked like the built-in ones.
+Settings
+    Every setting is a field of :class:`~specdyn.measure.TrackerConfig` (its
+    docstring documents each): ``SpectrumTracker(model, out=..., ...)`` and
+    ``SpectrumTracker(model, config=TrackerConfig(out=..., ...))`` are the same.
 Activations
     Spectrum: eigenvalues of the centred covariance ``H_c^T H_c / n``
     (n samples), decreasing; MP ratio ``p / (n - 1)``.
@@ -131,10 +138,7 @@ Files (``out=DIR``)
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import deque
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -146,23 +150,14 @@ from specdyn.measure._summary_process import Options
 from specdyn.measure._tracker_files import Row, frame, read_spectra, read_tracker_record
 from specdyn.measure._tracker_hooks import Hooks, Job, SideStreams, schedule_predicate
 from specdyn.measure._tracker_measure import RecordMath
-from specdyn.measure.layers import (
-    ActivationSite,
-    WeightMatrix,
-    activation_sites,
-    select_modules,
-    weight_matrices,
-)
-from specdyn.measure.spectra import PRECISIONS
-from specdyn.schedule import Schedule
+from specdyn.measure._tracker_queue import RecordQueue
+from specdyn.measure.layers import tracked_layers
+from specdyn.measure.tracker_config import DEFAULT_SCHEDULE, POLICIES, TrackerConfig
 
-__all__ = ["POLICIES", "SpectrumTracker", "read_spectra", "read_tracker_record"]
+__all__ = ["POLICIES", "SpectrumTracker", "read_spectra",
+           "read_tracker_record"]
 
 _STATE_VERSION = 1
-#: The tracker's default schedule: about 10 steps a decade, with no end.
-DEFAULT_SCHEDULE = Schedule.per_decade(10)
-#: What ``step()`` does when the worker falls behind (module docstring).
-POLICIES = ("coalesce", "block")
 
 _COALESCED = ("coalesced (policy='coalesce'): the worker was still computing an earlier "
               "record when a newer one fell due and replaced this one")
@@ -175,79 +170,16 @@ class SpectrumTracker:
     ----------
     model
         A ``torch.nn.Module``.
-    modules
-        ``None``: every weight matrix of the model and the outputs of every
-        Linear, Conv, Embedding, MultiheadAttention and GPT-2 Conv1D module.
-        A name pattern or list of patterns (``"blocks.*.attn"``, ``fnmatch``
-        rules) or modules: the matrices inside the selected modules and the
-        outputs of the selected modules. A ``{name: module}`` dict as well.
-    schedule
-        When to measure: a :class:`~specdyn.schedule.Schedule` (default
-        ``Schedule.per_decade(10)``: steps 0, 1, 2, ..., 8, 10, 13, 16, ...);
-        a list of steps; a callable ``step -> bool``; or an ``int``, which is
-        what it is everywhere in specdyn, a *count* of log-spaced steps
-        (``Schedule.log``), so it needs ``steps``. For every ``n`` steps pass
-        ``Schedule.every(n)``.
-    steps
-        The index of the run's last ``step()``, if known (a loop of ``T``
-        iterations calls ``step()`` for ``s = 0 .. T - 1``: pass ``T - 1``).
-        With it the schedule resolves over ``0 .. steps`` exactly as a
-        simulator's ``checkpoints`` over a run of ``steps`` updates (an int
-        count always includes ``steps``; ``every``/``per_decade`` add it).
-        ``None``: unknown; then an int count is refused.
-    out
-        Folder for the streamed Parquet rows and ``record.json``; ``None``
-        keeps the rows in memory (``table()``).
-    max_samples
-        At most this many activation rows per module and step (the first ones seen).
-    weights, activations
-        What to record.
-    heads
-        Also split attention Q, K, V per head.
-    top
-        Keep only the ``top`` largest eigenvalues of each spectrum in the table
-        (the fits and outlier tests use the whole spectrum).
-    max_dense
-        Layers with ``min(rows, cols)`` above this get only their top
-        ``top or 256`` eigenvalues (randomized SVD), no MP fit.
-    fit, outliers
-        Whether to add power-law fits and Marchenko-Pastur outlier counts.
-    n_boot
-        Bootstrap resamples for the exponent intervals (small keeps it cheap).
-    alpha
-        Level of the outlier test.
-    background
-        Compute in a background thread (``step()`` returns at once); ``False``
-        computes inside ``step()``.
-    policy
-        What ``step()`` does when the worker falls behind: ``"coalesce"``
-        (default: never wait; a due record replaces one still waiting, and the
-        replaced step is recorded as coalesced) or ``"block"`` (every record
-        is computed; wait while the queued copies exceed ``max_pending_bytes``).
-    max_pending_bytes
-        With ``policy="block"``: bound on the bytes of copies queued for the
-        background thread (default 256 MiB): ``step()`` waits only while a new
-        record would take the backlog beyond it (a single record larger than
-        the bound is still queued, alone). ``0`` waits for each record to finish.
-    precision
-        ``"auto"`` (float32 Grams and eigenvalues, float64 for the matrices
-        whose summaries read eigenvalues float32 does not resolve) or
-        ``"float64"``; see the module docstring.
-    summary_process
-        With ``background``: compute the fits and tests (many small numpy and
-        scipy calls, which hold the GIL and so slow a training step of many
-        small torch calls) in one helper process shared by this process's
-        trackers (:mod:`specdyn.measure._summary_process`, started at the first
-        record); ``False`` computes them in the worker thread. Same rows.
-    on_record
-        A callable or list of callables ``f(rows)``, called (in the worker
-        thread) with the DataFrame of each recorded step once it is written;
-        e.g. ``specdyn.integrations.TensorBoardLogger(log_dir)``.
-    overwrite
-        Replace rows already in ``out`` instead of refusing to mix runs.
+    modules, schedule, **settings
+        The settings of :class:`~specdyn.measure.TrackerConfig` (which documents each),
+        as keywords (``modules`` and ``schedule`` also by position);
+    config
+        or all of them as one :class:`~specdyn.measure.TrackerConfig` (not both ways).
 
     Attributes
     ----------
+    config
+        The tracker's :class:`~specdyn.measure.TrackerConfig`.
     measure_cpu_s
         CPU seconds spent measuring (spectra, fits, tests) by the thread that did
         it, plus the summary process's CPU for this tracker's records.
@@ -280,56 +212,20 @@ class SpectrumTracker:
     """
 
     def __init__(self, model: Any, modules: Any = None, schedule: Any = DEFAULT_SCHEDULE, *,
-                 steps: int | None = None, out: str | Path | None = None, max_samples: int = 2048,
-                 weights: bool = True, activations: bool = True, heads: bool = False,
-                 top: int | None = None, max_dense: int = 2048, fit: bool = True,
-                 outliers: bool = True, n_boot: int = 50, alpha: float = 0.05,
-                 background: bool = True, policy: str = "coalesce",
-                 max_pending_bytes: int = 256 * 2**20, precision: str = "auto",
-                 summary_process: bool = True, on_record: Any = None,
-                 overwrite: bool = False) -> None:
+                 config: TrackerConfig | None = None, **settings: Any) -> None:
         if not hasattr(model, "named_modules"):
             raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        cfg = self.config = TrackerConfig.of(config, modules, schedule, settings)
         self.model = model
-        self.steps = None if steps is None else v.positive_int("steps", steps, minimum=0)
-        self._scheduled = schedule_predicate(schedule, self.steps)
-        self.max_samples = v.positive_int("max_samples", max_samples, minimum=2)
-        self.weights = bool(weights)
-        self.activations = bool(activations)
-        if not (self.weights or self.activations):
-            raise ValueError("weights and activations cannot both be False: nothing to record")
-        self.heads = bool(heads)
-        self.top = None if top is None else v.positive_int("top", top)
-        self.max_dense = v.positive_int("max_dense", max_dense, minimum=3)
-        self.fit = bool(fit)
-        self.outliers = bool(outliers)
-        self.n_boot = v.positive_int("n_boot", n_boot, minimum=0)
-        self.alpha = v.in_range("alpha", alpha, 0.0, 1.0, lo_open=True, hi_open=True)
-        self.background = bool(background)
-        self.policy = v.choice("policy", policy, POLICIES)
-        self.max_pending_bytes = v.positive_int("max_pending_bytes", max_pending_bytes,
-                                                minimum=0)
-        self.precision = v.choice("precision", precision, PRECISIONS)
-        self.summary_process = bool(summary_process)
-        self._options = Options(fit=self.fit, n_boot=self.n_boot, outliers=self.outliers,
-                                alpha=self.alpha, top=self.top, max_dense=self.max_dense)
-        self._callbacks = self._as_callbacks(on_record)
-
-        selected = self._resolve(model, modules)
-        self.matrices: list[WeightMatrix] = (
-            weight_matrices(model, selected, heads=self.heads) if self.weights else [])
-        self.sites: list[ActivationSite] = (
-            activation_sites(model, selected) if self.activations else [])
-        if self.weights and not self.matrices and not self.activations:
-            held = "; ".join(  # name the layers and their shapes: that is what to change
-                f"{n!r} ({type(mod).__name__}): " + (", ".join(
-                    f"{p} {tuple(t.shape)}" for p, t in mod.named_parameters(recurse=False))
-                    or "no parameters")
-                for n, mod in list((selected or {"<model>": model}).items())[:8])
-            raise ValueError(f"modules: the selection holds no weight matrix (every parameter "
-                             f"is 1-D or there is none): {held}; select other modules")
-        if not (self.matrices or self.sites):
-            raise ValueError("modules: nothing to track in the selection")
+        self.steps = cfg.steps
+        self._scheduled = schedule_predicate(cfg.schedule, self.steps)
+        self.max_samples, self.top, self.max_dense = cfg.max_samples, cfg.top, cfg.max_dense
+        self.fit, self.outliers, self.background = cfg.fit, cfg.outliers, cfg.background
+        self._options = Options(fit=cfg.fit, n_boot=cfg.n_boot, outliers=cfg.outliers,
+                                alpha=cfg.alpha, top=cfg.top, max_dense=cfg.max_dense)
+        self._callbacks = cfg.callbacks()
+        self.matrices, self.sites = tracked_layers(model, cfg.modules, weights=cfg.weights,
+                                                   activations=cfg.activations, heads=cfg.heads)
 
         self.current_step = 0
         self.skipped: list[tuple[int, str, str, str]] = []
@@ -346,67 +242,31 @@ class SpectrumTracker:
         self._failed = False
         self._closed = False
         self._resumed = False
-        self.out = None if out is None else Path(out)
+        self.out = None if cfg.out is None else Path(cfg.out)
         self._existing: int | None = None
         if self.out is not None:
-            self._existing = files.open_folder(self.out, self.layer_table(), bool(overwrite))
+            self._existing = files.open_folder(self.out, self.layer_table(), cfg.overwrite)
             self._write_record("running")
-        # Jobs waiting for the worker; what bounds them is the policy (module docstring).
-        self._jobs: deque[Job] = deque()
-        self._cv = threading.Condition()
-        self._busy = False
-        self._stop = False
-        self._pending_bytes = 0
-        self.peak_pending_bytes = 0
-        self._thread: threading.Thread | None = None
         self._streams = SideStreams()  # the worker's CUDA streams (none on a CPU)
         # Fits and tests in the shared helper process (see specdyn.measure._summary_process),
         # started at the first record that needs it.
         self._math = RecordMath(
-            self.sites, max_dense=self.max_dense, top=self.top, precision=self.precision,
+            self.sites, max_dense=self.max_dense, top=self.top, precision=cfg.precision,
             options=self._options,
-            in_helper=self.background and self.summary_process and (self.fit or self.outliers))
-        if self.background:
-            self._thread = threading.Thread(target=self._work, name="specdyn-tracker",
-                                            daemon=True)
-            self._thread.start()
+            in_helper=self.background and cfg.summary_process and (self.fit or self.outliers))
+        # the worker thread and the jobs waiting for it (module docstring: its policy)
+        self._queue = RecordQueue(cfg.policy, cfg.max_pending_bytes, self._handle,
+                                  self._hand_over) if self.background else None
         self._active = self._scheduled(0)
         if self._active:
             self.arm()
 
+    @property
+    def peak_pending_bytes(self) -> int:
+        """The largest backlog of queued copies so far, in bytes (class docstring)."""
+        return 0 if self._queue is None else self._queue.peak_pending_bytes
+
     # -- setup ---------------------------------------------------------------
-    @staticmethod
-    def _as_callbacks(on_record: Any) -> list[Callable[[pd.DataFrame], Any]]:
-        if on_record is None:
-            return []
-        cbs = list(on_record) if isinstance(on_record, (list, tuple)) else [on_record]
-        for cb in cbs:
-            if not callable(cb):
-                raise ValueError(f"on_record must be a callable rows -> None or a list of "
-                                 f"them, got {type(cb).__name__}")
-        return cbs
-
-    @staticmethod
-    def _resolve(model: Any, modules: Any) -> dict[str, Any] | None:
-        if modules is None:
-            return None
-        if isinstance(modules, dict):
-            return {str(k): m for k, m in modules.items()}
-        items = [modules] if isinstance(modules, str) else list(modules)
-        named = dict(model.named_modules())
-        out: dict[str, Any] = {}
-        for item in items:
-            if isinstance(item, str):
-                out.update(select_modules(model, item))
-            else:
-                name = next((n for n, m in named.items() if m is item), None)
-                if name is None:
-                    raise ValueError("modules: every module must belong to the model")
-                out[name] = item
-        if not out:
-            raise ValueError("modules must name at least one module")
-        return out
-
     def layer_table(self) -> dict[str, list[dict[str, Any]]]:
         """What is tracked and how each matrix / output is read (also in ``record.json``)."""
         return {"weights": [m.as_row() for m in self.matrices],
@@ -414,12 +274,7 @@ class SpectrumTracker:
 
     def settings(self) -> dict[str, Any]:
         """The tracker's settings (in ``record.json``)."""
-        return {"steps": self.steps, "max_samples": self.max_samples, "weights": self.weights,
-                "activations": self.activations, "heads": self.heads, "top": self.top,
-                "max_dense": self.max_dense, "fit": self.fit, "outliers": self.outliers,
-                "n_boot": self.n_boot, "alpha": self.alpha, "policy": self.policy,
-                "max_pending_bytes": self.max_pending_bytes, "precision": self.precision,
-                "model": type(self.model).__name__}
+        return self.config.recorded(self.model)
 
     def _write_record(self, status: str, error: str | None = None) -> None:
         if self.out is None:
@@ -493,37 +348,18 @@ class SpectrumTracker:
             acts, factors = [], {}
         job = Job(s, W, acts, copy_s=time.perf_counter() - t0, factors=factors)
         self._last_recorded = s
-        if self._thread is None:
+        if self._queue is None:
             self._run(job)
             self._raise_pending()
             return
         self._streams.mark(job)
-        self._submit(job)
-
-    def _submit(self, job: Job) -> None:
-        """Queue ``job`` for the worker under the policy (module docstring)."""
-        with self._cv:
-            if self.policy == "coalesce":
-                while self._jobs:  # waiting, not started: the newer record replaces it
-                    old = self._jobs.popleft()
-                    self._pending_bytes -= old.nbytes
-                    job.coalesced += old.coalesced + [old.step]
-                    self.skipped.append((old.step, "*", "record", _COALESCED))
-            else:
-                while (self._pending_bytes > 0
-                       and self._pending_bytes + job.nbytes > self.max_pending_bytes):
-                    self._cv.wait()
-            self._pending_bytes += job.nbytes
-            self.peak_pending_bytes = max(self.peak_pending_bytes, self._pending_bytes)
-            self._jobs.append(job)
-            self._cv.notify_all()
+        for old in self._queue.submit(job):  # the policy (module docstring)
+            self.skipped.append((old, "*", "record", _COALESCED))
 
     def _drain(self) -> None:
         """Wait until the worker has nothing queued or running."""
-        with self._cv:
-            while self._thread is not None and self._thread.is_alive() \
-                    and (self._jobs or self._busy):
-                self._cv.wait()
+        if self._queue is not None:
+            self._queue.drain()
 
     def flush(self) -> None:
         """Wait until every queued measurement is written; raise a worker error, if any."""
@@ -591,12 +427,8 @@ class SpectrumTracker:
         try:
             self.flush()
         finally:
-            if self._thread is not None:
-                with self._cv:
-                    self._stop = True
-                    self._cv.notify_all()
-                self._thread.join()
-                self._thread = None
+            if self._queue is not None:
+                self._queue.stop()
             if not self._failed:
                 self._write_record("finished")
 
@@ -612,25 +444,12 @@ class SpectrumTracker:
         if err is not None:
             raise err
 
-    def _work(self) -> None:
-        while True:
-            with self._cv:
-                while not self._jobs and not self._stop:
-                    self._cv.wait()
-                if not self._jobs:
-                    return
-                job = self._jobs.popleft()
-                self._busy = True
-            try:
-                if not self._failed:
-                    self._run(job)
-            except BaseException as err:  # noqa: BLE001 - handed to the training thread
-                self._error = err
-            finally:
-                with self._cv:
-                    self._pending_bytes -= job.nbytes
-                    self._busy = False
-                    self._cv.notify_all()
+    def _handle(self, job: Job) -> None:  # the worker thread's work (RecordQueue)
+        if not self._failed:
+            self._run(job)
+
+    def _hand_over(self, err: BaseException) -> None:  # raised in the training thread next
+        self._error = err
 
     def _run(self, job: Job) -> None:
         t0 = time.thread_time()

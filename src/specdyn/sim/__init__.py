@@ -1,32 +1,44 @@
 """Finite-width training: every engine on one run protocol (:mod:`specdyn.sim.protocol`).
 
-Entry points (thin wrappers over an engine's ``init``/``step`` pair, one
-:class:`~specdyn.sim.protocol.RunOptions` and the one driver
-:func:`~specdyn.sim.protocol.drive`; their parameters' allowed values are
-declared with :func:`specdyn._validate.constrained`): :func:`train_linear`
-(:class:`GramEngine`, :class:`WeightEngine`), :func:`train_two_layer`
-(:class:`TwoLayerEngine`), :func:`train_linear_student`
-(:class:`LinearStudentEngine`), :func:`train_deep_linear`
-(:class:`DeepLinearEngine`), :func:`mean_field_langevin` and
-:func:`propagation_of_chaos` (:class:`ParticleEngine`), :func:`gd_steps`
-(:class:`TwoStepEngine`).
+Every entry point is ``config -> (engine, recorder) ->`` :func:`run`: its keywords
+become a checked config dataclass (declared constraints, :mod:`specdyn.sim.config`),
+which builds an engine (an ``init``/``sample``/``step`` triple on values, with its own
+defaults and divergence watch) and a recorder, and the one loop :func:`run` drives
+them: :func:`train_linear` (:class:`LinearConfig`; :class:`GramEngine`,
+:class:`WeightEngine`), :func:`train_two_layer` (:class:`TwoLayerConfig`;
+:class:`TwoLayerEngine`), :func:`train_deep_network` (:class:`DeepNetworkConfig`;
+:class:`DeepNetworkEngine`), :func:`train_linear_student`
+(:class:`LinearStudentConfig`; :class:`LinearStudentEngine`),
+:func:`train_deep_linear` (:class:`DeepLinearConfig`; :class:`DeepLinearEngine`),
+:func:`mean_field_langevin` and :func:`propagation_of_chaos` (:class:`LangevinConfig`,
+:class:`ChaosConfig`; :class:`ParticleEngine`), :func:`gd_steps` and
+:func:`gd_steps_row` (:class:`TwoStepConfig`; :class:`TwoStepEngine`).
 Sizes follow the vocabulary of ``docs/concepts.md``: ``D`` inputs, ``P``
 outputs, ``N`` width, ``M`` samples, ``B`` batch, ``dt`` flow step, ``lr``
 plain step size.
 """
 
-from specdyn.sim.chaos import ChaosRun, propagation_of_chaos
-from specdyn.sim.deep_linear import DeepLinearRun, escape_step, train_deep_linear
+from specdyn.sim.chaos import ChaosConfig, ChaosRun, propagation_of_chaos
+from specdyn.sim.config import SimConfig
+from specdyn.sim.deep_linear import DeepLinearConfig, DeepLinearRun, escape_step, train_deep_linear
 from specdyn.sim.deep_linear_engine import (
     DeepLinearEngine,
     DeepLinearScaling,
     DeepLinearState,
     scaling,
 )
+from specdyn.sim.deep_network import (
+    DeepNetworkConfig,
+    layer_scales,
+    preactivation_exponents,
+    train_deep_network,
+)
+from specdyn.sim.deep_network_engine import DeepNetworkEngine, DeepNetworkState, LayerScales
 from specdyn.sim.gram import GramEngine, GramState
-from specdyn.sim.langevin import LangevinRun, mean_field_langevin
-from specdyn.sim.linear import WeightEngine, WeightState, train_linear
+from specdyn.sim.langevin import LangevinConfig, LangevinRun, mean_field_langevin
+from specdyn.sim.linear import LinearConfig, WeightEngine, WeightState, train_linear
 from specdyn.sim.linear_student import (
+    LinearStudentConfig,
     LinearStudentEngine,
     LinearStudentRun,
     LinearStudentState,
@@ -34,6 +46,7 @@ from specdyn.sim.linear_student import (
     rank_one_teacher,
     train_linear_student,
 )
+from specdyn.sim.loop import run
 from specdyn.sim.overlay import theory_agreement, theory_spectra
 from specdyn.sim.parameterization import (
     PARAMETERIZATIONS,
@@ -46,16 +59,21 @@ from specdyn.sim.protocol import (
     DerivedSeed,
     DivergenceError,
     Engine,
+    EngineDefaults,
+    Outcome,
     Record,
+    Recorder,
     RunOptions,
+    StreamLayout,
+    Streams,
     derive_seed,
-    drive,
     seed_streams,
 )
 from specdyn.sim.trajectory import Trajectory
-from specdyn.sim.two_layer import train_two_layer
+from specdyn.sim.two_layer import TwoLayerConfig, train_two_layer
 from specdyn.sim.two_layer_engine import TwoLayerEngine, TwoLayerState, init_weights
 from specdyn.sim.two_step import (
+    TwoStepConfig,
     TwoStepEngine,
     TwoStepGradient,
     TwoStepResult,
@@ -67,32 +85,49 @@ from specdyn.sim.two_step import (
 )
 
 __all__ = [
-    "META_KEYS",
-    "PARAMETERIZATIONS",
     "Block",
+    "ChaosConfig",
     "ChaosRun",
+    "DeepLinearConfig",
     "DeepLinearEngine",
-    "DerivedSeed",
     "DeepLinearRun",
     "DeepLinearScaling",
     "DeepLinearState",
+    "DeepNetworkConfig",
+    "DeepNetworkEngine",
+    "DeepNetworkState",
+    "DerivedSeed",
     "DivergenceError",
     "Engine",
+    "EngineDefaults",
     "GramEngine",
     "GramState",
+    "LangevinConfig",
     "LangevinRun",
+    "LayerScales",
+    "LinearConfig",
+    "LinearStudentConfig",
     "LinearStudentEngine",
     "LinearStudentRun",
     "LinearStudentState",
+    "META_KEYS",
+    "Outcome",
+    "PARAMETERIZATIONS",
     "Parameterization",
     "ParticleEngine",
     "ParticleState",
     "Record",
+    "Recorder",
     "RunOptions",
+    "SimConfig",
+    "StreamLayout",
+    "Streams",
     "StudentData",
     "Trajectory",
+    "TwoLayerConfig",
     "TwoLayerEngine",
     "TwoLayerState",
+    "TwoStepConfig",
     "TwoStepEngine",
     "TwoStepGradient",
     "TwoStepResult",
@@ -101,21 +136,24 @@ __all__ = [
     "WeightState",
     "activation_mu1",
     "derive_seed",
-    "drive",
     "escape_step",
     "gd_steps",
     "gd_steps_row",
     "get_parameterization",
     "init_weights",
+    "layer_scales",
     "mean_field_langevin",
     "one_step_spike_strength",
+    "preactivation_exponents",
     "propagation_of_chaos",
     "rank_one_teacher",
+    "run",
     "scaling",
     "seed_streams",
     "theory_agreement",
     "theory_spectra",
     "train_deep_linear",
+    "train_deep_network",
     "train_linear",
     "train_linear_student",
     "train_two_layer",

@@ -23,29 +23,17 @@ from specdyn._torch import resolve_device, resolve_dtype, to_numpy
 from specdyn._torch import torch as _torch
 from specdyn.measure.transport import wasserstein2_squared
 from specdyn.models.activations import Activation, get_activation
-from specdyn.schedule import Schedule, ScheduleLike
+from specdyn.schedule import Schedule
 from specdyn.sim.langevin import Target
-from specdyn.sim.particles import (
-    COMMON,
-    Block,
-    ParticleEngine,
-    ParticleState,
-    blowup_check,
-    check_init_scale,
-    fill_history,
-    initial_particles,
-    make_data,
-)
-from specdyn.sim.protocol import (
-    Record,
-    RunOptions,
-    drive,
-    record_meta,
-    run_options,
-    seed_streams,
-)
+from specdyn.sim.loop import run
+from specdyn.sim.particles import Block, ParticleConfig, ParticleEngine, ParticleState, make_data
+from specdyn.sim.protocol import Outcome, Record, StreamLayout, Streams, record_meta
 
-__all__ = ["ChaosRun", "propagation_of_chaos"]
+__all__ = ["ChaosConfig", "ChaosRun", "propagation_of_chaos"]
+
+#: The streams of a coupling run: data; the reference's and the systems' initial particles;
+#: the reference's and the systems' noise.
+STREAMS = StreamLayout(data=0, init=(1, 2), batch=(3, 4))
 
 
 @dataclass(frozen=True)
@@ -104,33 +92,40 @@ class ChaosRun(Record):
 
 
 
-@v.constrained(reference_N=v.SIZE, replicas=v.SIZE, **COMMON)
-def propagation_of_chaos(
-    activation: str | Activation,
-    target: Target,
-    N_values: Sequence[int],
-    D: int,
-    M: int | None = 400,
-    *,
-    dt: float = 0.05,
-    temperature: float = 0.02,
-    weight_decay: float = 0.05,
-    steps: int = 200,
-    seed: int | None = None,
-    reference_N: int = 8000,
-    replicas: int = 1,
-    checkpoints: ScheduleLike = None,
-    init_scale: tuple[float, float] = (1.0, 1.0),
-    population_size: int = 4096,
-    label_noise: float = 0.0,
-    keep_reference: bool = False,
-    keep_systems: bool = False,
-    w2: bool = False,
-    dtype: Any = None,
-    device: Any = None,
-    progress: bool | None = None,
-    options: RunOptions | None = None,
-) -> ChaosRun:
+@dataclass(frozen=True, kw_only=True)
+@v.constrained_fields(N_values=v.Tuple(v.SIZE, min_len=1), reference_N=v.SIZE, replicas=v.SIZE,
+                      keep_reference=v.Bool(), keep_systems=v.Bool(), w2=v.Bool())
+class ChaosConfig(ParticleConfig):
+    """How :func:`propagation_of_chaos` runs: :class:`~specdyn.sim.particles.ParticleConfig`
+    's fields (``M`` default 400, ``steps`` default 200) and these.
+
+    Attributes
+    ----------
+    N_values
+        The system sizes (each ``>= 1``).
+    reference_N
+        Size of the reference population, the stand-in for the mean-field law.
+    replicas
+        Systems of each size per ``max(N_values)`` copies (see the function).
+    keep_reference, keep_systems
+        Keep the reference's states and each size's first replica's states at the
+        checkpoints.
+    w2
+        Also compute the exact ``W2^2`` of each system to its copies (optimal assignment).
+    """
+
+    M: int | None = 400
+    steps: int = 200
+    N_values: Sequence[int]
+    reference_N: int = 8000
+    replicas: int = 1
+    keep_reference: bool = False
+    keep_systems: bool = False
+    w2: bool = False
+
+
+def propagation_of_chaos(activation: str | Activation, target: Target, N_values: Sequence[int],
+                         D: int, M: int | None = 400, **options: Any) -> ChaosRun:
     """Distance of ``N``-particle systems to their mean-field copies (synchronous coupling).
 
     Three kinds of particles move together on the same data:
@@ -154,92 +149,49 @@ def propagation_of_chaos(
     the ``O(1/N)`` chaos term, a floor of order ``1/reference_N`` from the
     reference's own fluctuation; keep ``max(N_values) <= reference_N / 8``.
 
-    Other parameters are those of :func:`specdyn.sim.mean_field_langevin`
-    (``checkpoints`` defaults to ``Schedule.even(11)`` there too; ``options``, a
-    :class:`~specdyn.sim.protocol.RunOptions`, replaces the shorthand keywords
-    ``seed``, ``dtype``, ``device``, ``progress`` and ``checkpoints``). Returns a
-    :class:`ChaosRun`; raises :class:`~specdyn.sim.protocol.DivergenceError` as
+    The parameters are the fields of :class:`ChaosConfig` (``activation``, ``N_values``,
+    ``D``, ``M`` as positions, the others as keywords), the run options' shorthands
+    (``checkpoints``, ``seed``, ``dtype``, ``device``, ``progress``) or ``options``;
+    ``target`` is that of :func:`specdyn.sim.mean_field_langevin`. Returns a
+    :class:`ChaosRun`; raises :class:`~specdyn.sim.divergence.DivergenceError` as
     it does, its ``record`` the :class:`ChaosRun` of the checkpoints taken before
     the divergence (reference loss up to the last of them).
     """
     torch = _torch()
-    act = get_activation(activation)
-    Ns = sorted({v.positive_int("N_values", N) for N in N_values})
-    if not Ns:
-        raise ValueError("N_values must list at least one system size >= 1")
-    check_init_scale(init_scale)
-    opts = run_options("particles", options, seed=seed, dtype=dtype, device=device,
-                       progress=progress, checkpoints=checkpoints)
-    seed, dtype, device = opts.seed, opts.dtype, opts.device
+    cfg = ChaosConfig.of({"activation": activation, "N_values": N_values, "D": D, "M": M,
+                          **options}, entry="propagation_of_chaos")
+    act = get_activation(cfg.activation)
+    Ns = sorted(set(cfg.N_values))
+    opts, steps = cfg.options, cfg.steps
     ckpt = opts.schedule(steps, Schedule.even(11))
     start = time.perf_counter()
-    s_data, s_init_ref, s_init, s_noise_ref, s_noise = seed_streams(seed, 5)
-    x_np, y_np = make_data(target, D, M, population_size, label_noise, s_data)
-    n_max = max(Ns) * replicas  # size of the pool of copies
-    ref0 = initial_particles("gaussian", reference_N, D, init_scale, s_init_ref)
-    sys0 = initial_particles("gaussian", n_max, D, init_scale, s_init)
-    dev = resolve_device(device)
-    tdtype = resolve_dtype(dtype)
-    g_ref = torch.Generator(device=dev).manual_seed(s_noise_ref)
-    g_sys = torch.Generator(device=dev).manual_seed(s_noise)
+    x_np, y_np = make_data(target, D, M, cfg.population_size, cfg.label_noise,
+                           STREAMS.seed(opts.seed, "data"))
+    n_max = max(Ns) * cfg.replicas  # size of the pool of copies
+    dev = resolve_device(opts.device)
+    tdtype = resolve_dtype(opts.dtype)
 
     # block 0: reference; block 1: the pool of copies (driven by block 0); block 2+i:
     # R_i = n_max / N_i self-driven systems of N_i particles, replica j starting from (and
     # sharing the noise of) copies j N_i .. (j+1) N_i - 1
     reps = [n_max // N for N in Ns]
-    blocks = [Block(1, reference_N), Block(1, n_max, driver=0),
-              *(Block(R, N) for R, N in zip(reps, Ns, strict=True))]
+    blocks = [Block(1, cfg.reference_N), Block(1, n_max, driver=0),
+              *(Block(R, N, follows=1) for R, N in zip(reps, Ns, strict=True))]
     x = torch.as_tensor(x_np, dtype=tdtype, device=dev)
     y = torch.as_tensor(y_np, dtype=tdtype, device=dev)
-    engine = ParticleEngine(act, x, y, blocks, dt, temperature, weight_decay)
-    state = engine.state_of(np.concatenate([ref0, sys0, *(sys0[:R * N] for R, N in
-                                                      zip(reps, Ns, strict=True))]))
-    # ---- the run: ref_loss[k] and theta_max[k] after k steps, filled by the steps
-    ref_loss = torch.empty(steps + 1, dtype=tdtype, device=dev)
-    theta_max = torch.empty(steps + 1, dtype=tdtype, device=dev)
-    theta_max[0] = state.theta.abs().max()
-    if steps == 0:  # no update fills the loss of the only state
-        ref_loss[0] = engine.loss(state)
-    recorder = _Recorder(engine, Ns, reps, D, ckpt, dt, ref_loss, w2, keep_reference,
-                         keep_systems, x_np, y_np, lambda: record_meta(
-                             "propagation_of_chaos", seed=seed, dtype=tdtype, device=dev,
-                             start=start, steps=steps, activation=act.name, D=D, M=M, dt=dt,
-                             temperature=temperature, weight_decay=weight_decay,
-                             reference_N=reference_N, replicas=reps,
-                             population_size=population_size if M is None else None,
-                             label_noise=label_noise))
-    noise = _CoupledNoise(reference_N, n_max, D, reps, Ns, g_ref, g_sys, tdtype, dev) \
-        if temperature > 0 else None
-
-    def step(st: ParticleState, k: int) -> ParticleState:
-        new = engine.step(st, noise.draw() if noise else None)
-        fill_history(engine, new, k, steps, ref_loss, theta_max)
-        return new
-
-    drive(state, step, steps, ckpt, observe=recorder.snapshot,
-          check=blowup_check(theta_max, ref_loss, steps, dt, opts.factor), options=opts,
-          desc="chaos", partial=recorder.partial)
-    return recorder.run(steps + 1)
-
-
-class _CoupledNoise:
-    """The increments of one step: the reference's from ``g_ref``, the pool of copies' from
-    ``g_sys``, and each self-driven system's those of the copies it starts from (the
-    synchronous coupling)."""
-
-    def __init__(self, reference_N: int, n_max: int, D: int, reps: list[int], Ns: list[int],
-                 g_ref: Any, g_sys: Any, dtype: Any, device: Any) -> None:
-        self.ref_shape, self.sys_shape = (reference_N, D + 1), (n_max, D + 1)
-        self.sizes = [R * N for R, N in zip(reps, Ns, strict=True)]
-        self.g_ref, self.g_sys = g_ref, g_sys
-        self.kw = {"dtype": dtype, "device": device}
-
-    def draw(self) -> Any:
-        """The ``(rows, D + 1)`` increments of all blocks, in the engine's row order."""
-        torch = _torch()
-        xr = torch.randn(self.ref_shape, generator=self.g_ref, **self.kw)
-        xs = torch.randn(self.sys_shape, generator=self.g_sys, **self.kw)
-        return torch.cat([xr, xs, *(xs[:n] for n in self.sizes)])
+    engine = ParticleEngine(act, x, y, blocks, cfg.dt, cfg.temperature, cfg.weight_decay,
+                            init_scale=cfg.init_scale)
+    recorder = _Recorder(engine, Ns, reps, D, ckpt, cfg.dt, cfg.w2, cfg.keep_reference,
+                         cfg.keep_systems, x_np, y_np, lambda: record_meta(
+                             "propagation_of_chaos", seed=opts.seed, dtype=tdtype, device=dev,
+                             start=start, steps=steps, activation=act.name, D=D, M=M,
+                             dt=cfg.dt, temperature=cfg.temperature,
+                             weight_decay=cfg.weight_decay, reference_N=cfg.reference_N,
+                             replicas=reps,
+                             population_size=cfg.population_size if M is None else None,
+                             label_noise=cfg.label_noise))
+    return run(engine, recorder, steps=steps, options=opts, checkpoints=ckpt,
+               streams=Streams.derive(engine, opts.seed, STREAMS), desc="chaos")
 
 
 class _Recorder:
@@ -248,10 +200,10 @@ class _Recorder:
     taken so far, with the reference loss ``ref_loss`` (a device tensor the steps fill)."""
 
     def __init__(self, engine: ParticleEngine, Ns: list[int], reps: list[int], D: int,
-                 ckpt: np.ndarray, dt: float, ref_loss: Any, w2: bool, keep_reference: bool,
+                 ckpt: np.ndarray, dt: float, w2: bool, keep_reference: bool,
                  keep_systems: bool, x_np: np.ndarray, y_np: np.ndarray, meta: Any) -> None:
         self.engine, self.Ns, self.reps, self.D = engine, Ns, reps, D
-        self.ckpt, self.dt, self.ref_loss, self.w2 = ckpt, dt, ref_loss, w2
+        self.ckpt, self.dt, self.w2 = ckpt, dt, w2
         self.keep_reference, self.keep_systems = keep_reference, keep_systems
         self.x_np, self.y_np, self.meta = x_np, y_np, meta
         self.dist = np.zeros((len(Ns), len(ckpt)))
@@ -286,21 +238,25 @@ class _Recorder:
             for i, N in enumerate(self.Ns):
                 self.sys_saved[i].append(to_numpy(th[engine.rows(2 + i)][:N], np.float64))
 
-    def run(self, upto: int) -> ChaosRun:
-        """The record of the checkpoints so far, reference loss ``[0, upto)``."""
+    def finish(self, outcome: Outcome[ParticleState]) -> ChaosRun:
+        """The record of the checkpoints so far, with the reference loss of every step (of a
+        diverged run, up to its last checkpoint)."""
         j, ckpt = self.done, self.ckpt
+        upto = outcome.steps + 1 if outcome.diverged is None else int(ckpt[j - 1]) if j else 0
+        rows = self.engine.blocks[0].N, self.D + 1
+
+        def kept(states: list[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
+            return np.stack(states) if states else np.zeros((0, *shape))
+
         return ChaosRun(N=np.asarray(self.Ns), steps=ckpt[:j], times=ckpt[:j] * self.dt,
                         sq_distance=self.dist[:, :j],
                         w2_distance=self.w2d[:, :j] if self.w2 else None,
                         function_gap=self.gap[:, :j],
-                        reference_loss=to_numpy(self.ref_loss[:upto], np.float64),
+                        reference_loss=to_numpy(outcome.history["loss"][:upto], np.float64),
                         reference_N=self.engine.blocks[0].N,
-                        reference_particles=np.stack(self.ref_saved) if self.keep_reference
+                        reference_particles=kept(self.ref_saved, rows) if self.keep_reference
                         else None,
-                        system_particles=[np.stack(s) for s in self.sys_saved]
+                        system_particles=[kept(s, (N, self.D + 1)) for s, N in
+                                          zip(self.sys_saved, self.Ns, strict=True)]
                         if self.keep_systems else None,
                         x=self.x_np, y=self.y_np, meta=self.meta())
-
-    def partial(self) -> ChaosRun | None:
-        """The record of a diverged run: up to its last checkpoint (``None`` before any)."""
-        return self.run(int(self.ckpt[self.done - 1])) if self.done else None

@@ -59,10 +59,12 @@ from specdyn.sim.deep_linear_engine import (
     DeepLinearState,
     scaling,
 )
-from specdyn.sim.linear_student import METHODS, batch_size_for
+from specdyn.sim.linear_student import StudentConfig, teacher_matrix
+from specdyn.sim.loop import run
+from specdyn.sim.protocol import Outcome, Streams
 from specdyn.theory import rmt
 
-__all__ = ["DeepLinearRun", "escape_step", "train_deep_linear"]
+__all__ = ["DeepLinearConfig", "DeepLinearRun", "escape_step", "train_deep_linear"]
 
 @dataclass(frozen=True)
 class DeepLinearRun(protocol.Record):
@@ -121,68 +123,23 @@ def escape_step(steps: ArrayLike, top_singular_value: ArrayLike, edge: float,
     return int(st[hit[0]]) if hit.size else None
 
 
-@v.constrained(depth=v.SIZE, N=v.SIZE, parameterization=v.Choice(*DEEP_PARAMETERIZATIONS),
-               lr=v.POSITIVE, steps=v.SIZE, sigma0=v.POSITIVE, gamma0=v.POSITIVE,
-               method=v.Choice(*METHODS), M=v.Int(1, optional=True), B=v.Int(1, optional=True),
-               noise_std=v.NONNEGATIVE, top_k=v.SIZE,
-               spectra=v.Choice("auto", "exact", "subspace"), power_iters=v.SIZE,
-               seed=v.Int(0, optional=True))
-def train_deep_linear(
-    teacher: ArrayLike,
-    *,
-    depth: int,
-    N: int,
-    parameterization: str,
-    lr: float,
-    steps: int,
-    sigma0: float = 1.0,
-    gamma0: float = 1.0,
-    method: str = "population",
-    M: int | None = None,
-    B: int | None = None,
-    noise_std: float = 0.0,
-    init: Sequence[ArrayLike] | None = None,
-    checkpoints: ScheduleLike = None,
-    layers: Sequence[int] | None = None,
-    top_k: int = 4,
-    spectra: str = "auto",
-    sharpness: ScheduleLike = None,
-    power_iters: int = 60,
-    seed: int | None = None,
-    device: Any = None,
-    dtype: Any = None,
-    progress: bool | None = None,
-    options: protocol.RunOptions | None = None,
-) -> DeepLinearRun:
-    """Train a deep linear student on ``teacher`` (``P x D``) and record spectra.
+@dataclass(frozen=True, kw_only=True)
+@v.constrained_fields(depth=v.SIZE, N=v.SIZE, parameterization=v.Choice(*DEEP_PARAMETERIZATIONS),
+                      gamma0=v.POSITIVE, top_k=v.SIZE,
+                      spectra=v.Choice("auto", "exact", "subspace"), power_iters=v.SIZE)
+class DeepLinearConfig(StudentConfig):
+    """How :func:`train_deep_linear` trains: :class:`~specdyn.sim.linear_student.StudentConfig`
+    's fields (``method`` default ``"population"``; ``lr`` is the base rate ``eta0``, the
+    applied rate ``scaling(...).lr_eff``; ``sigma0`` the init scale) and these.
 
-    Parameters
+    Attributes
     ----------
-    teacher
-        ``W*``, a ``P x D`` array.
     depth, N
         ``L >= 1`` weight matrices, hidden width ``N >= 1``.
     parameterization
         ``"mup"``, ``"ntk"`` or ``"standard"`` (module table).
-    lr
-        Base learning rate ``eta0 > 0``; the applied rate is ``scaling(...).lr_eff``.
-    steps
-        Number of updates (>= 1); all are run.
-    sigma0, gamma0
-        Init scale and muP output scale (> 0).
-    method
-        ``"population"`` (exact population gradient), ``"gd"`` (full batch on
-        ``M`` samples), ``"sgd"`` (batch ``B`` in ``[1, M]``) or
-        ``"online"`` (fresh batch of ``B``).
-    noise_std
-        Label noise (>= 0).
-    init
-        Optional initial weights (one array per layer, shapes ``dims[l+1] x dims[l]``)
-        replacing the random init (the scaling's multipliers and rates still apply).
-    checkpoints
-        When to record singular values: a :class:`~specdyn.schedule.Schedule`
-        (e.g. ``Schedule.every(10)``), an int count of log-spaced steps, explicit
-        steps, or ``None`` (never).
+    gamma0
+        The muP output scale (``> 0``).
     layers
         Which layers (0-based) to record (default all).
     top_k
@@ -198,17 +155,41 @@ def train_deep_linear(
         ``checkpoints``; ``None``: never).
     power_iters
         Power-iteration steps per sharpness evaluation (warm-started).
-    seed, device, dtype
-        Reproducibility and placement (seed 0, CUDA when present, float64 by default).
-    progress
-        Show a progress bar (default off).
     options
-        The run's :class:`~specdyn.sim.protocol.RunOptions`: seed, dtype, device,
-        progress, checkpoints, and the only way to set the divergence check's
-        ``check_every`` and ``divergence_factor`` (``None``: this engine's
-        :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: divergence when the loss
-        exceeds ``1e6`` times its start, checked every 20 steps); instead of the
-        shorthand keywords (not both).
+        The run's options (:class:`~specdyn.sim.config.SimConfig`): ``checkpoints``,
+        when to record singular values, a :class:`~specdyn.schedule.Schedule` (e.g.
+        ``Schedule.every(10)``), an int count of log-spaced steps, explicit steps, or
+        ``None`` (never); the divergence check's default: the loss above ``1e6`` times
+        its start, checked every 20 steps.
+    """
+
+    method: str = "population"
+    depth: int
+    N: int
+    parameterization: str
+    gamma0: float = 1.0
+    layers: Sequence[int] | None = None
+    top_k: int = 4
+    spectra: str = "auto"
+    sharpness: ScheduleLike = None
+    power_iters: int = 60
+
+
+def train_deep_linear(teacher: ArrayLike, *, init: Sequence[ArrayLike] | None = None,
+                      **options: Any) -> DeepLinearRun:
+    """Train a deep linear student on ``teacher`` (``P x D``) and record spectra.
+
+    Parameters
+    ----------
+    teacher
+        ``W*``, a ``P x D`` array.
+    init
+        Optional initial weights (one array per layer, shapes ``dims[l+1] x dims[l]``)
+        replacing the random init (the scaling's multipliers and rates still apply).
+    **options
+        The fields of :class:`DeepLinearConfig` (``depth``, ``N``, ``parameterization``,
+        ``lr``, ``steps`` required), the run options' shorthands (``checkpoints``,
+        ``seed``, ``dtype``, ``device``, ``progress``) or ``options``.
 
     Raises
     ------
@@ -218,30 +199,21 @@ def train_deep_linear(
         of the steps before it (``weights`` empty).
     """
     start = time.perf_counter()
-    W_star = v.real_array("teacher", teacher)
-    if W_star.ndim != 2:
-        raise ValueError(f"teacher must be a P x D matrix, got shape {W_star.shape}")
+    cfg = DeepLinearConfig.of(options, entry="train_deep_linear")
+    W_star = teacher_matrix(teacher)
     P, D = W_star.shape
-    sc = scaling(parameterization, depth=depth, N=N, D=D, P=P, lr=lr, sigma0=sigma0,
-                 gamma0=gamma0)
-    L = len(sc.multipliers)
-    T, meth, noise, k_top, spec_mode, iters = steps, method, noise_std, top_k, spectra, power_iters
-    opts = protocol.run_options("deep_linear", options, seed=seed, dtype=dtype, device=device,
-                                progress=progress, checkpoints=checkpoints)
-    seed, dtype, device, checkpoints = opts.seed, opts.dtype, opts.device, opts.checkpoints
-    n = 0
-    if meth in ("gd", "sgd"):
-        if M is None:
-            raise ValueError(f"M must be given (an integer >= 1) for method {meth!r}")
-        n = M
-    B = batch_size_for(meth, n, B)
-    lay = list(range(L)) if layers is None else [int(x) for x in layers]
+    sc = scaling(cfg.parameterization, depth=cfg.depth, N=cfg.N, D=D, P=P, lr=cfg.lr,
+                 sigma0=cfg.sigma0, gamma0=cfg.gamma0)
+    L, T, opts = len(sc.multipliers), cfg.steps, cfg.options
+    n = cfg.data_size()
+    B = cfg.batch_size(n)
+    lay = list(range(L)) if cfg.layers is None else [int(x) for x in cfg.layers]
     for li in lay:
         if not 0 <= li < L:
-            raise ValueError(f"layers must hold indices in [0, {L - 1}], got {layers!r}")
+            raise ValueError(f"layers must hold indices in [0, {L - 1}], got {cfg.layers!r}")
     none = np.zeros(0, dtype=np.int64)
-    rec = none if checkpoints is None else opts.schedule(T)
-    shp = none if sharpness is None else Schedule.of(sharpness).resolve(T)
+    rec = none if opts.checkpoints is None else opts.schedule(T)
+    shp = none if cfg.sharpness is None else Schedule.of(cfg.sharpness).resolve(T)
 
     dims = sc.dims
     init_w = None
@@ -254,65 +226,46 @@ def train_deep_linear(
                 raise ValueError(f"init[{i}] must have shape {(dims[i + 1], dims[i])}, "
                                  f"got {a.shape}")
 
-    # ---- setup: the engine, its first state, then the recorder (which draws from gen)
+    # ---- setup: the engine, its streams (the recorder draws from the record stream)
     torch = _torch.torch()
-    dev = _torch.resolve_device(device)
-    dt = _torch.resolve_dtype(dtype)
-    (gen_seed,) = protocol.seed_streams(seed, 1)
-    gen = torch.Generator(device=dev).manual_seed(gen_seed)
-    eng = DeepLinearEngine(sc, torch.as_tensor(W_star, dtype=dt, device=dev), meth, M=n, B=B,
-                           noise_std=noise, weights=init_w)
-    state = eng.init(gen)
+    dev = _torch.resolve_device(opts.device)
+    dt = _torch.resolve_dtype(opts.dtype)
+    eng = DeepLinearEngine(sc, torch.as_tensor(W_star, dtype=dt, device=dev), cfg.method, M=n,
+                           B=B, noise_std=cfg.noise_std, weights=init_w)
+    streams = Streams.derive(eng, opts.seed)
     edges = np.array([sc.init_std[i] * math.sqrt(dims[i])
                       * float(rmt.rectangular_bulk_edge(dims[i + 1] / dims[i]))
                       for i in range(L)])
-    recorder = _Recorder(eng, state, T, lay, k_top, spec_mode, iters, rec, shp, edges[lay],
-                         gen, lambda: protocol.record_meta(
-                             "deep_linear", seed=seed, dtype=dt, device=dev, start=start,
-                             steps=T, method=meth, depth=L, N=int(N), D=D, P=P, layers=lay,
-                             M=n or None, B=B or None, noise_std=noise, lr_eff=sc.lr_eff))
-
-    # ---- the run: losses[t] is the loss after t updates, filled by the steps
-    losses = recorder.losses
-
-    def step(state: DeepLinearState, t: int) -> DeepLinearState:
-        state = eng.step(state, eng.sample(state, gen))
-        losses[t] = state.loss
-        return state
-
-    check = protocol.Divergence(
-        "deep linear student", f"lower lr (now {lr:g}; lr_eff * sharpness must stay below 2)"
-    ).check(lambda lo, t: losses[lo:t + 1], float(losses[0]), opts.factor, "loss",
-            record=lambda j: recorder.run(j + 1, None))
-    state = protocol.drive(state, step, T, np.union1d(rec, shp), observe=recorder.snapshot,
-                           check=check, options=opts)
-    return recorder.run(T + 1, state)
+    recorder = _Recorder(eng, lay, cfg.top_k, cfg.spectra, cfg.power_iters, rec, shp,
+                         edges[lay], streams.record, lambda: protocol.record_meta(
+                             "deep_linear", seed=opts.seed, dtype=dt, device=dev, start=start,
+                             steps=T, method=cfg.method, depth=L, N=int(cfg.N), D=D, P=P,
+                             layers=lay, M=n or None, B=B or None, noise_std=cfg.noise_std,
+                             lr_eff=sc.lr_eff))
+    return run(eng, recorder, steps=T, options=opts, checkpoints=np.union1d(rec, shp),
+               streams=streams)
 
 
 class _Recorder:
-    """The losses of every step (on the device) and the checkpoints of a deep-linear run
-    (top singular values of the recorded layers at ``rec``, Gauss-Newton sharpness at
-    ``shp``; host float64), and the :class:`DeepLinearRun` of those taken so far.
+    """The checkpoints of a deep-linear run (top singular values of the recorded layers at
+    ``rec``, Gauss-Newton sharpness at ``shp``; host float64) and its
+    :class:`DeepLinearRun`, with the loss of every step (the loop's history).
 
-    It draws from the run's ``generator``: the sharpness's power-iteration start when
-    built, each subspace layer's start block at its first checkpoint (that order keeps
-    recorded runs)."""
+    It draws from the run's ``record`` generator (the continuation of the init's stream):
+    the sharpness's power-iteration start at its first checkpoint, then each subspace
+    layer's start block at that layer's first record (that order keeps recorded runs);
+    never from the batches' generator."""
 
-    def __init__(self, eng: DeepLinearEngine, state0: DeepLinearState, steps: int,
-                 layers: list[int], top_k: int, spectra: str, power_iters: int,
-                 rec: np.ndarray, shp: np.ndarray, edges: np.ndarray, generator: Any,
-                 meta: Any) -> None:
-        torch = _torch.torch()
+    def __init__(self, eng: DeepLinearEngine, layers: list[int], top_k: int, spectra: str,
+                 power_iters: int, rec: np.ndarray, shp: np.ndarray, edges: np.ndarray,
+                 generator: Any, meta: Any) -> None:
         self.kw = eng.kw  # the run's dtype and device (the teacher's)
         self.eng, self.gen, self.meta = eng, generator, meta
         self.layers, self.k, self.spectra, self.iters = layers, top_k, spectra, power_iters
         self.rec_set, self.shp_set = set(rec.tolist()), set(shp.tolist())
         self.edges = edges
-        P, D = eng.Ws.shape
-        self.pi_vec = torch.randn(P, D, generator=generator, **self.kw)
+        self.pi_vec: Any = None  # the power iteration's iterate, drawn at the first checkpoint
         self.blocks: dict[int, Any] = {}  # subspace iteration's block of each layer
-        self.losses = torch.empty(steps + 1, **self.kw)
-        self.losses[0] = state0.loss
         self.steps: list[int] = []
         self.svals: list[list[np.ndarray]] = [[] for _ in layers]
         self.sharp_steps: list[int] = []
@@ -336,6 +289,9 @@ class _Recorder:
 
     def snapshot(self, state: DeepLinearState, step: int) -> None:
         """Record checkpoint ``step``: the spectra and/or the sharpness it is scheduled for."""
+        if self.pi_vec is None:
+            P, D = self.eng.Ws.shape
+            self.pi_vec = _torch.torch().randn(P, D, generator=self.gen, **self.kw)
         if step in self.rec_set:
             for j, li in enumerate(self.layers):
                 self.svals[j].append(_torch.to_numpy(self._top_sv(state.weights[li], li),
@@ -346,12 +302,14 @@ class _Recorder:
             self.sharp.append(float(lam))
             self.sharp_steps.append(step)
 
-    def run(self, upto: int, final: DeepLinearState | None) -> DeepLinearRun:
-        """The record of the losses ``[0, upto)`` and the checkpoints so far (``final``: the
-        last state, whose weights are kept; ``None`` for a diverged run)."""
-        loss_np = _torch.to_numpy(self.losses[:upto], np.float64)
+    def finish(self, outcome: Outcome[DeepLinearState]) -> DeepLinearRun:
+        """The record: the losses up to the end (or the first bad step, its loss kept when
+        finite), the checkpoints so far, the last state's weights (none if diverged)."""
+        final = outcome.state
+        upto = outcome.steps + 1 if outcome.diverged is None else outcome.diverged + 1
+        loss_np = _torch.to_numpy(outcome.history["loss"][:upto], np.float64)
         if final is None:  # up to the first bad step, its loss kept when finite
-            # trimming the partial record, not a test: scan_check named the step
+            # trimming the partial record, not a test: the loop named the step
             loss_np = loss_np[np.isfinite(loss_np)]
         n = len(self.steps)
         return DeepLinearRun(

@@ -19,7 +19,9 @@ from numpy.typing import ArrayLike
 from specdyn import _torch
 from specdyn import _validate as v
 from specdyn.measure.spectra import decompose
+from specdyn.sim.divergence import Divergence, Watch
 from specdyn.sim.linear_student import METHODS, StudentData
+from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout
 
 __all__ = ["DEEP_PARAMETERIZATIONS", "DeepLinearEngine", "DeepLinearScaling", "DeepLinearState",
            "scaling"]
@@ -94,7 +96,7 @@ class DeepLinearState:
     data: StudentData | None = None
 
 
-class DeepLinearEngine:
+class DeepLinearEngine(Engine[DeepLinearState, "tuple[Tensor, Tensor] | None"]):
     """A deep linear student under one parameterisation: the protocol's pair.
 
     :meth:`init` (generator) draws the initial weights and then the data set (that
@@ -125,13 +127,15 @@ class DeepLinearEngine:
 
     Notes
     -----
-    The generators of :meth:`init` and :meth:`sample` are ``torch.Generator`` on the
-    teacher's device (the run's one generator: both, and the recorder, draw from it).
+    The generators are ``torch.Generator`` on the teacher's device: :meth:`init` draws
+    from the run's stream 0, which the recorder continues (its power-iteration and
+    subspace starts, the order of the recorded runs), and :meth:`sample` from stream 1 of
+    its own, so recording never changes the batches. A run watches the loss against its
+    start.
     """
 
-    #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
-    #: divergence factor the driver uses for it.
-    defaults: ClassVar[str] = "deep_linear"
+    defaults: ClassVar[EngineDefaults] = EngineDefaults(check_every=20)
+    streams: ClassVar[StreamLayout] = StreamLayout(init=0, record=0, batch=1)
 
     @v.constrained(method=v.Choice(*METHODS), M=v.Int(0), B=v.Int(0), noise_std=v.NONNEGATIVE)
     def __init__(self, scaling: DeepLinearScaling, teacher: Tensor, method: str, *,
@@ -145,6 +149,16 @@ class DeepLinearEngine:
         self.ctot = float(np.prod(scaling.multipliers))
         P, D = teacher.shape
         self.eye_d, self.eye_p = t.eye(D, **self.kw), t.eye(P, **self.kw)
+
+    def generator(self, role: str, seed: DerivedSeed) -> Any:
+        """A ``torch.Generator`` on the teacher's device."""
+        return self.t.Generator(device=self.Ws.device).manual_seed(seed)
+
+    def divergence(self, state0: DeepLinearState) -> Divergence[DeepLinearState]:
+        """The loss against its start."""
+        return Divergence("deep linear student", f"lower lr (lr_eff now {self.sc.lr_eff:g}; "
+                          "lr_eff * sharpness must stay below 2)", None,
+                          (Watch("loss", lambda s: s.loss, scale=float(state0.loss)),))
 
     def init(self, generator: Any) -> DeepLinearState:
         """Initial weights (entries ``N(0, init_std_l^2)``, or the engine's ``weights`` in

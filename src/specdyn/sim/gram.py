@@ -21,11 +21,13 @@ from scipy.integrate import solve_ivp
 from specdyn import _validate as v
 from specdyn._torch import to_numpy
 from specdyn.measure.spectra import decompose, symmetric_eigenvalues
-from specdyn.sim.protocol import DerivedSeed
+from specdyn.sim.divergence import Divergence, Watch, dt_advice
+from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout
 
-__all__ = ["GramEngine", "GramState", "Grams", "Stats", "initial_grams", "loss_from_grams",
-           "make_gd_step", "solve_flow_diagonal", "solve_flow_full", "spectrum",
-           "teacher_diagonals", "weight_chunks", "weight_generator"]
+__all__ = ["GramEngine", "GramState", "GramWork", "Grams", "Stats", "initial_grams",
+           "loss_divergence", "loss_from_grams", "make_gd_step", "solve_flow_diagonal",
+           "solve_flow_full", "spectrum", "teacher_diagonals", "watched_loss", "weight_chunks",
+           "weight_generator"]
 
 Grams = tuple[np.ndarray, np.ndarray, np.ndarray]  # (Gw, Ga, Gwa)
 
@@ -88,8 +90,40 @@ def initial_grams(N: int | None, D: int, P: int, sigma_w: float, sigma_a: float,
     return gw / N, ga / N, gwa / N
 
 
+@dataclass(frozen=True, eq=False)
+class GramWork:
+    """The scratch buffers of one Gram step (``g``, ``sg``, ``t2``, ``t5``, ``w``: ``D x P``;
+    ``t1``, ``v``: ``D x D``; ``t4``, ``u``: ``P x P``), allocated once by
+    :meth:`GramEngine.init` and handed from each state to the next: fresh megabyte-sized
+    tensors each step cost page faults. Contents are undefined between steps: no part of
+    a state's value."""
+
+    g: Any
+    sg: Any
+    t1: Any
+    v: Any
+    t2: Any
+    t5: Any
+    w: Any
+    t4: Any
+    u: Any
+
+    @classmethod
+    def like(cls, c_mat: Any) -> GramWork:
+        """Buffers for Grams of ``c_mat``'s sizes (``D x P``), dtype and device."""
+        from specdyn._torch import torch
+
+        t = torch()
+        D, P = c_mat.shape
+        opts = {"dtype": c_mat.dtype, "device": c_mat.device}
+        dp, dd, pp = (lambda: t.empty(D, P, **opts)), (lambda: t.empty(D, D, **opts)), \
+            (lambda: t.empty(P, P, **opts))
+        return cls(g=dp(), sg=dp(), t1=dd(), v=dd(), t2=dp(), t5=dp(), w=dp(), t4=pp(), u=pp())
+
+
 def make_gd_step(sigma: Any, c_mat: Any, gamma0: float, dt: float) -> Callable[..., tuple]:
-    """The exact Gram-space GD step as a function ``(Gw, Ga, Gwa) -> (Gw', Ga', Gwa')``.
+    """The exact Gram-space GD step as a pure function ``(Gw, Ga, Gwa, work) ->
+    (Gw', Ga', Gwa')``.
 
     ``sigma`` is the ``D x D`` input covariance, or a length-``D`` vector when the
     Grams and ``C`` are expressed in the eigenbasis of ``Sigma`` (then
@@ -101,9 +135,9 @@ def make_gd_step(sigma: Any, c_mat: Any, gamma0: float, dt: float) -> Callable[.
         Gwa' = Gwa + c (Gw G + G Ga)       + c^2 G Gwa^T G
 
     The symmetric updates are written ``Gw' = Gw + V + V^T`` with
-    ``V = c G Gwa^T + (c^2/2) G Ga G^T`` (and likewise for ``Ga``). The step
-    updates its arguments in place and writes every product into buffers
-    allocated once (fresh megabyte-sized tensors each step cost page faults).
+    ``V = c G Gwa^T + (c^2/2) G Ga G^T`` (and likewise for ``Ga``). The step leaves
+    its Grams as they were and returns new ones; its products go into ``work``
+    (:class:`GramWork`, the state's scratch buffers).
     """
     from specdyn._torch import torch
 
@@ -111,16 +145,12 @@ def make_gd_step(sigma: Any, c_mat: Any, gamma0: float, dt: float) -> Callable[.
     c = dt / gamma0
     half_c2 = 0.5 * c * c
     inv_g = 1.0 / gamma0
-    D, P = c_mat.shape
-    opts = {"dtype": c_mat.dtype, "device": c_mat.device}
-    g, sg = t.empty(D, P, **opts), t.empty(D, P, **opts)
-    t1, v = t.empty(D, D, **opts), t.empty(D, D, **opts)
-    t2, t5, w = t.empty(D, P, **opts), t.empty(D, P, **opts), t.empty(D, P, **opts)
-    t4, u = t.empty(P, P, **opts), t.empty(P, P, **opts)
     diagonal = sigma.dim() == 1
     sigma_col = sigma.reshape(-1, 1)
 
-    def step(gw: Any, ga: Any, gwa: Any) -> tuple[Any, Any, Any]:
+    def step(gw: Any, ga: Any, gwa: Any, work: GramWork) -> tuple[Any, Any, Any]:
+        g, sg, t1, v, t2, t5, w, t4, u = (work.g, work.sg, work.t1, work.v, work.t2, work.t5,
+                                           work.w, work.t4, work.u)
         if diagonal:
             t.mul(gwa, sigma_col, out=sg)  # Sigma Gwa in Sigma's eigenbasis
         else:
@@ -142,12 +172,29 @@ def make_gd_step(sigma: Any, c_mat: Any, gamma0: float, dt: float) -> Callable[.
     return step
 
 
+def watched_loss(loss: Any, weights: Any) -> Any:
+    """The loss, or NaN when a weight is not finite (a NaN ``Gw`` can hide behind a finite
+    loss): the per-step entry of the linear engines' divergence history, on the device
+    (no host sync)."""
+    # one reduction, no weight-sized temporary: a NaN or infinite entry makes the sum NaN
+    # or infinite, 0 * it NaN; a finite sum gives 0 * sum = +-0, and loss + +-0 is the
+    # loss bit for bit. (A sum of finite weights that overflows, entries ~1e308 / count,
+    # also reads NaN: weights that size are far past any loss limit.)
+    return loss + 0.0 * weights.sum()
+
+
+def loss_divergence(dt: float, start: float, value: Callable[[Any], Any]) -> Divergence[Any]:
+    """What both linear engines watch: the training loss ``value(state)``
+    (:func:`watched_loss`) against ``divergence_factor`` times its ``start``."""
+    return Divergence("training", dt_advice(dt), dt, (Watch("loss", value, scale=start),))
+
+
 @dataclass(frozen=True)
 class GramState:
     """The state of a Gram-space run, a value: ``Gw`` (``D x D``), ``Ga`` (``P x P``) and
     ``Gwa`` (``D x P``) as device tensors in the eigenbasis of ``Sigma`` (see
     :class:`GramEngine`). It has no ``loss`` field: :meth:`GramEngine.loss` computes
-    it on demand (one host sync), at the driver's checks."""
+    it on demand (one host sync)."""
 
     Gw: Any
     Ga: Any
@@ -155,9 +202,11 @@ class GramState:
     #: the float64 host draw of :meth:`GramEngine.init` (its first checkpoint is the draw
     #: itself, not the device copy's round trip); ``None`` for the states after it
     start: Grams | None = field(default=None, compare=False, repr=False)
+    #: the step's scratch buffers (:class:`GramWork`), no part of the value
+    work: GramWork | None = field(default=None, compare=False, repr=False)
 
 
-class GramEngine:
+class GramEngine(Engine[GramState, None]):
     """Exact full-batch GD of the Grams: the protocol's ``init``/``step`` pair.
 
     The state is a :class:`GramState`: torch tensors expressed in the eigenbasis
@@ -165,15 +214,16 @@ class GramEngine:
     ``Gw -> U^T Gw U``, ``Gwa -> U^T Gwa``, ``C -> U^T C``; ``Sigma Gwa`` becomes a
     row scaling). :meth:`init` (generator) draws the initial weights of width ``N``
     (scales ``sigma_w``, ``sigma_a``; ``N = None``: the infinite-width Grams, no draw)
-    from a CPU ``torch.Generator`` (:func:`weight_generator`) and gives their Grams;
-    :meth:`step` returns a new state (the old one stays valid; its
-    temporaries are buffers allocated once); :meth:`to_host` maps a state back
-    to float64 host Grams in the original basis.
+    from a CPU ``torch.Generator`` (:func:`weight_generator`) and gives their Grams, with
+    the step's scratch buffers (:class:`GramWork`) in the state; :meth:`step` returns a
+    new state and leaves the given one as it was; :meth:`to_host` maps a state back to
+    float64 host Grams in the original basis. The run loop re-symmetrises the Grams at
+    each check (:meth:`settle`). It watches the training loss against its start.
     """
 
-    #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
-    #: divergence factor the driver uses for it.
-    defaults: ClassVar[str] = "linear"
+    defaults: ClassVar[EngineDefaults] = EngineDefaults(check_every=100)
+    # the data stream 0 and the weights stream 1, shared with the two-layer engines
+    streams: ClassVar[StreamLayout] = StreamLayout(data=0, init=1)
 
     @v.constrained(gamma0=v.POSITIVE, dt=v.POSITIVE, N=v.Int(1, optional=True),
                    sigma_w=v.NONNEGATIVE, sigma_a=v.NONNEGATIVE)
@@ -184,6 +234,7 @@ class GramEngine:
 
         self.t = torch()
         self.N, self.sigma_w, self.sigma_a = N, sigma_w, sigma_a
+        self.stats, self.gamma0, self.dt = stats, gamma0, dt
         self.dtype, self.device = resolve_dtype(dtype), resolve_device(device)
         evals, U, _ = decompose(stats.sigma, vectors=True, increasing=True)
         self.U = U
@@ -206,11 +257,23 @@ class GramEngine:
         grams = initial_grams(self.N, D, P, self.sigma_w, self.sigma_a, generator)
         U = self.U
         return GramState(self._dev(U.T @ grams[0] @ U), self._dev(grams[1]),
-                         self._dev(U.T @ grams[2]), start=grams)
+                         self._dev(U.T @ grams[2]), start=grams, work=GramWork.like(self._neg_c))
 
-    def step(self, state: GramState, batch: Any = None) -> GramState:
+    def step(self, state: GramState, batch: None = None) -> GramState:
         """One exact GD step (full batch: ``batch`` is unused)."""
-        return GramState(*self._step(state.Gw, state.Ga, state.Gwa))
+        work = state.work if state.work is not None else GramWork.like(self._neg_c)
+        gw, ga, gwa = self._step(state.Gw, state.Ga, state.Gwa, work)
+        return GramState(gw, ga, gwa, work=work)
+
+    def divergence(self, state0: GramState) -> Divergence[GramState]:
+        """The training loss (NaN when a Gram is not finite), against its start."""
+        gwa0 = (state0.start if state0.start is not None else self.to_host(state0))[2]
+        return loss_divergence(self.dt, loss_from_grams(self.stats, gwa0, self.gamma0),
+                               lambda s: watched_loss(self.loss_tensor(s), s.Gw))
+
+    def settle(self, state: GramState) -> GramState:
+        """The state re-symmetrised (:meth:`symmetrize`), kept by the loop after a check."""
+        return self.symmetrize(state)
 
     def loss(self, state: GramState) -> float:
         """The training loss of ``state`` (one host sync)."""
@@ -218,7 +281,7 @@ class GramEngine:
 
     def loss_tensor(self, state: GramState) -> Any:
         """The training loss of ``state``, a 0-d tensor on the device (no host sync; cheap
-        enough to run every step: the driver's divergence history)."""
+        enough to run every step: the loop's divergence history)."""
         b = (state.Gwa * self._inv_g).reshape(-1)
         r = self.t.addcmul(self._neg_c, self._half_evals, state.Gwa, value=self._inv_g)
         return self.t.dot(r.reshape(-1), b) + self._half_syy
@@ -227,12 +290,17 @@ class GramEngine:
     def symmetrize(state: GramState) -> GramState:
         """``Gw``, ``Ga`` made exactly symmetric (removes the roundoff of the products)."""
         gw, ga = state.Gw, state.Ga
-        return GramState(0.5 * (gw + gw.T), 0.5 * (ga + ga.T), state.Gwa)
+        return GramState(0.5 * (gw + gw.T), 0.5 * (ga + ga.T), state.Gwa, work=state.work)
 
     def to_host(self, state: GramState) -> Grams:
         """Float64 host Grams in the original basis."""
         gw, ga, gwa = (to_numpy(x, np.float64) for x in (state.Gw, state.Ga, state.Gwa))
         return self.U @ gw @ self.U.T, ga.copy(), self.U @ gwa
+
+    def host(self, state: GramState) -> tuple[Grams, float | None]:
+        """A checkpoint's float64 host Grams (the draw itself at the first state) and its
+        loss (``None``: computed from the Grams)."""
+        return (state.start if state.start is not None else self.to_host(state)), None
 
 
 def loss_from_grams(stats: Stats, gwa: np.ndarray, gamma0: float) -> float:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -46,29 +46,25 @@ from specdyn import _validate as v
 from specdyn._torch import resolve_device, resolve_dtype, to_numpy
 from specdyn._torch import torch as _torch
 from specdyn.models.activations import Activation, get_activation
-from specdyn.schedule import Schedule, ScheduleLike
+from specdyn.schedule import Schedule
 from specdyn.sim import protocol
+from specdyn.sim.loop import run
 from specdyn.sim.particles import (
-    COMMON,
     Block,
+    GivenNoise,
     NoiseSource,
+    ParticleConfig,
     ParticleEngine,
     ParticleState,
-    blowup_check,
-    check_init_scale,
-    fill_history,
     initial_particles,
     make_data,
-    noise_fn,
     target_values,
 )
+from specdyn.sim.protocol import Outcome, Streams
 
 Target = Callable[[np.ndarray], ArrayLike]
 
-__all__ = [
-    "LangevinRun",
-    "mean_field_langevin",
-]
+__all__ = ["LangevinConfig", "LangevinRun", "mean_field_langevin"]
 
 
 @dataclass(frozen=True)
@@ -109,79 +105,44 @@ class LangevinRun(protocol.Record):
 
 
 
-@v.constrained(N=v.SIZE, **COMMON)
-def mean_field_langevin(
-    activation: str | Activation,
-    target: Target,
-    N: int,
-    D: int,
-    M: int | None = None,
-    *,
-    dt: float = 0.05,
-    temperature: float = 0.02,
-    weight_decay: float = 0.05,
-    steps: int = 1000,
-    seed: int | None = None,
-    noise: NoiseSource = None,
-    checkpoints: ScheduleLike = None,
-    init: str | ArrayLike = "gaussian",
-    init_scale: tuple[float, float] = (1.0, 1.0),
-    population_size: int = 4096,
-    label_noise: float = 0.0,
-    data: tuple[ArrayLike, ArrayLike] | None = None,
-    dtype: Any = None,
-    device: Any = None,
-    progress: bool | None = None,
-    options: protocol.RunOptions | None = None,
-) -> LangevinRun:
+@dataclass(frozen=True, kw_only=True)
+@v.constrained_fields(N=v.SIZE)
+class LangevinConfig(ParticleConfig):
+    """How :func:`mean_field_langevin` runs: :class:`~specdyn.sim.particles.ParticleConfig`
+    's fields and the number of particles ``N`` (``>= 1``)."""
+
+    N: int
+
+
+def mean_field_langevin(activation: str | Activation, target: Target, N: int, D: int,
+                        M: int | None = None, *, noise: NoiseSource = None,
+                        init: str | ArrayLike = "gaussian",
+                        data: tuple[ArrayLike, ArrayLike] | None = None,
+                        **options: Any) -> LangevinRun:
     """Noisy GD of ``N`` particles in the mean-field (muP) scaling.
 
     Parameters
     ----------
-    activation
-        A name of :data:`specdyn.models.activations.ACTIVATIONS` or an ``Activation``.
+    activation, N, D, M
+        The activation, the number of particles, the input dimension and the training-set
+        size (``None``: the population; :class:`LangevinConfig`).
     target
         ``f*``: a callable mapping a numpy ``(M, D)`` array to ``(M,)`` (e.g. a
         :class:`specdyn.data.hermite.HermiteTarget` or an :class:`AtomTeacher`).
-    N, D
-        Number of particles (>= 1) and input dimension (>= 1).
-    M
-        Training-set size; ``None`` for the population, approximated by a fixed
-        sample of ``population_size`` inputs drawn once.
-    dt
-        Flow time per step (> 0); time ``t = step * dt``. The per-particle
-        learning rate of the network loss is ``dt * N``.
-    temperature
-        ``tau >= 0``: noise ``sqrt(2 tau dt) xi`` per step (0 is plain GD).
-    weight_decay
-        ``lambda' >= 0`` of the penalty ``(lambda'/2) ||theta||^2``.
-    steps, seed
-        Number of steps (>= 0) and the seed (default 0) of three independent streams:
-        data, initial particles and noise (so the data do not depend on ``N``).
     noise
         Standard normal increments ``xi`` (unscaled): ``None`` draws them; a
         callable ``noise(step) -> (N, D+1)``; or an array ``(steps, N, D+1)``.
         Passing the same increments to two systems couples them synchronously.
-    checkpoints
-        A :class:`~specdyn.schedule.Schedule` (``None``: ``Schedule.even(11)``,
-        11 evenly spaced steps, first and last included), an int count of
-        log-spaced steps, or explicit step numbers in ``[0, steps]``.
-    init, init_scale
-        ``"gaussian"``: ``a ~ N(0, s_a^2)``, ``w ~ N(0, s_w^2 I_D / D)`` with
-        ``(s_a, s_w) = init_scale``; or an explicit ``(N, D+1)`` array.
-    label_noise
-        Standard deviation of Gaussian noise added to the labels.
+    init
+        ``"gaussian"`` (drawn with ``init_scale``) or an explicit ``(N, D+1)`` array.
     data
         Optional explicit ``(x, y)`` training data (overrides ``M``, ``target``
         is then only checked for its dimension).
-    dtype, device
-        Torch dtype (float64 default) and device (CUDA when present).
-    progress
-        Show a progress bar (default off).
-    options
-        The run's :class:`~specdyn.sim.protocol.RunOptions` (seed, dtype, device,
-        progress, checkpoints, and the divergence check's ``check_every`` and
-        ``divergence_factor``), instead of the shorthand keywords (not both).
+    **options
+        The other fields of :class:`LangevinConfig` (``dt``, ``temperature``,
+        ``weight_decay``, ``steps``, ``init_scale``, ``population_size``,
+        ``label_noise``), the run options' shorthands (``checkpoints``, ``seed``,
+        ``dtype``, ``device``, ``progress``) or ``options``.
 
     Returns
     -------
@@ -193,21 +154,20 @@ def mean_field_langevin(
         On bad input, before any work.
     DivergenceError
         When a parameter becomes non-finite or its size exceeds ``1e6`` (the
-        particle engine's :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`), or the loss
-        stops being finite (checked by the driver, the final state's too; the message
+        particle engine's :class:`~specdyn.sim.options.EngineDefaults`), or the loss
+        stops being finite (checked by the loop, the final state's too; the message
         gives the step and a suggestion; ``.record`` holds the checkpoints taken before it).
     """
     torch = _torch()
-    act = get_activation(activation)
-    check_init_scale(init_scale)
-    opts = protocol.run_options("particles", options, seed=seed, dtype=dtype, device=device,
-                                progress=progress, checkpoints=checkpoints)
-    seed, dtype, device = opts.seed, opts.dtype, opts.device
+    cfg = LangevinConfig.of({"activation": activation, "N": N, "D": D, "M": M, **options},
+                            entry="mean_field_langevin")
+    act = get_activation(cfg.activation)
+    opts, steps, layout = cfg.options, cfg.steps, ParticleEngine.streams
     ckpt = opts.schedule(steps, Schedule.even(11))
     start = time.perf_counter()
-    s_data, s_init, s_noise = protocol.seed_streams(seed, 3)
     if data is None:
-        x_np, y_np = make_data(target, D, M, population_size, label_noise, s_data)
+        x_np, y_np = make_data(target, D, M, cfg.population_size, cfg.label_noise,
+                               layout.seed(opts.seed, "data"))
     else:
         x_np = v.real_array("data[0]", data[0])
         y_np = v.real_array("data[1]", data[1])
@@ -216,54 +176,42 @@ def mean_field_langevin(
                              f"{y_np.shape}")
         target_values(target, x_np[:2])
         M = x_np.shape[0]
+    particles0 = None
     if not isinstance(init, str):  # particles of the caller's, checked before any work
-        particles0 = initial_particles(init, N, D, init_scale, s_init)
+        particles0 = initial_particles(init, N, D, cfg.init_scale, layout.seed(opts.seed,
+                                                                                "init"))
     else:
         v.choice("init", init, ("gaussian",))
-    dev = resolve_device(device)
-    tdtype = resolve_dtype(dtype)
-    gen = torch.Generator(device=dev).manual_seed(s_noise)
-    draw = noise_fn(noise, N, D, steps, gen, tdtype, dev)
-
+    dev = resolve_device(opts.device)
+    tdtype = resolve_dtype(opts.dtype)
     x = torch.as_tensor(x_np, dtype=tdtype, device=dev)
     y = torch.as_tensor(y_np, dtype=tdtype, device=dev)
-    engine = ParticleEngine(act, x, y, [Block(1, N)], dt, temperature, weight_decay,
-                            init_scale=init_scale)
-    state = (engine.init(np.random.default_rng(s_init)) if isinstance(init, str)
-             else engine.state_of(particles0))
-    # ---- the run: loss[k] (data term) and theta_max[k] after k steps, filled by the steps
-    loss = torch.empty(steps + 1, dtype=tdtype, device=dev)
-    theta_max = torch.empty(steps + 1, dtype=tdtype, device=dev)
-    theta_max[0] = state.theta.abs().max()
-    if steps == 0:  # no update fills the loss of the only state
-        loss[0] = engine.loss(state)
-    recorder = _Recorder(ckpt, dt, weight_decay, loss, x_np, y_np, lambda: protocol.record_meta(
-        "mean_field_langevin", seed=seed, dtype=tdtype, device=dev, start=start,
-        steps=steps, activation=act.name, N=N, D=D, M=M,
-        population_size=population_size if M is None else None, dt=dt,
-        temperature=temperature, weight_decay=weight_decay, label_noise=label_noise,
-        init_scale=tuple(init_scale)))
-    use_noise = temperature > 0
-
-    def step(st: ParticleState, k: int) -> ParticleState:
-        new = engine.step(st, draw(k - 1) if use_noise else None)
-        fill_history(engine, new, k, steps, loss, theta_max)
-        return new
-
-    protocol.drive(state, step, steps, ckpt, observe=recorder.snapshot,
-                   check=blowup_check(theta_max, loss, steps, dt, opts.factor), options=opts,
-                   desc="langevin", partial=recorder.partial)
-    return recorder.run(steps + 1)
+    engine = ParticleEngine(act, x, y, [Block(1, N)], cfg.dt, cfg.temperature, cfg.weight_decay,
+                            init_scale=cfg.init_scale)
+    streams = Streams.derive(engine, opts.seed)
+    if noise is not None:
+        streams = replace(streams, batch=GivenNoise(noise, (N, D + 1), steps, tdtype, dev))
+    recorder = _Recorder(ckpt, cfg.dt, cfg.weight_decay, (N, D + 1), x_np, y_np,
+                         lambda: protocol.record_meta(
+                             "mean_field_langevin", seed=opts.seed, dtype=tdtype, device=dev,
+                             start=start, steps=steps, activation=act.name, N=N, D=D, M=M,
+                             population_size=cfg.population_size if M is None else None,
+                             dt=cfg.dt, temperature=cfg.temperature,
+                             weight_decay=cfg.weight_decay, label_noise=cfg.label_noise,
+                             init_scale=tuple(cfg.init_scale)))
+    return run(engine, recorder, steps=steps, options=opts, checkpoints=ckpt, streams=streams,
+               start=None if particles0 is None else engine.state_of(particles0),
+               desc="langevin")
 
 
 class _Recorder:
     """The checkpoints of a Langevin run (particles and weight-decay penalty, host float64)
-    and the :class:`LangevinRun` of those taken so far, with the data-term ``loss`` (a
-    device tensor the steps fill)."""
+    and its :class:`LangevinRun`, with the data-term loss of every step (the loop's
+    history)."""
 
-    def __init__(self, ckpt: np.ndarray, dt: float, weight_decay: float, loss: Any,
-                 x_np: np.ndarray, y_np: np.ndarray, meta: Any) -> None:
-        self.ckpt, self.dt, self.weight_decay, self.loss = ckpt, dt, weight_decay, loss
+    def __init__(self, ckpt: np.ndarray, dt: float, weight_decay: float,
+                 shape: tuple[int, int], x_np: np.ndarray, y_np: np.ndarray, meta: Any) -> None:
+        self.ckpt, self.dt, self.weight_decay, self.shape = ckpt, dt, weight_decay, shape
         self.x_np, self.y_np, self.meta = x_np, y_np, meta
         self.saved: list[np.ndarray] = []
         self.penalty: list[float] = []
@@ -274,14 +222,14 @@ class _Recorder:
         self.saved.append(to_numpy(th, np.float64))
         self.penalty.append(0.5 * self.weight_decay * float((th * th).sum(1).mean()))
 
-    def run(self, upto: int) -> LangevinRun:
-        """The record of the checkpoints so far and the loss ``[0, upto)``."""
+    def finish(self, outcome: Outcome[ParticleState]) -> LangevinRun:
+        """The record: the checkpoints so far and the loss of every step (of a diverged run,
+        up to its last checkpoint)."""
         done = self.ckpt[:len(self.saved)]
-        return LangevinRun(steps=done, times=done * self.dt, particles=np.stack(self.saved),
-                           loss=to_numpy(self.loss[:upto], np.float64),
+        upto = outcome.steps + 1 if outcome.diverged is None else \
+            int(done[-1]) if len(done) else 0
+        particles = np.stack(self.saved) if self.saved else np.zeros((0, *self.shape))
+        return LangevinRun(steps=done, times=done * self.dt, particles=particles,
+                           loss=to_numpy(outcome.history["loss"][:upto], np.float64),
                            penalty=np.asarray(self.penalty), x=self.x_np, y=self.y_np,
                            meta=self.meta())
-
-    def partial(self) -> LangevinRun | None:
-        """The record of a diverged run: up to its last checkpoint (``None`` before any)."""
-        return self.run(int(self.ckpt[len(self.saved) - 1])) if self.saved else None

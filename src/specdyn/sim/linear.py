@@ -19,7 +19,6 @@ Two engines:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -28,14 +27,16 @@ import numpy as np
 from specdyn import _validate as v
 from specdyn._torch import to_numpy
 from specdyn.data.teacher import PowerLawTeacher
-from specdyn.schedule import ScheduleLike
 from specdyn.settings import AlignedSetting, PowerLawSetting, Setting
 from specdyn.sim import gram as _gram
 from specdyn.sim import protocol
-from specdyn.sim.protocol import DerivedSeed
-from specdyn.sim.trajectory import Trajectory
+from specdyn.sim.config import SimConfig
+from specdyn.sim.divergence import Divergence
+from specdyn.sim.loop import run
+from specdyn.sim.protocol import Engine, EngineDefaults, Outcome, StreamLayout
+from specdyn.sim.trajectory import Trajectory, TrajectoryRows
 
-__all__ = ["WeightEngine", "WeightState", "setting_dim", "train_linear"]
+__all__ = ["LinearConfig", "WeightEngine", "WeightState", "setting_dim", "train_linear"]
 
 _FLOW_RTOL = 1e-10
 
@@ -62,32 +63,15 @@ def setting_dim(setting: Setting, teacher: PowerLawTeacher | None) -> int:
     return D
 
 
-@v.constrained(N=v.Int(1, optional=True), M=v.Int(1, optional=True), steps=v.SIZE,
-               dt=v.POSITIVE, method=v.Choice("gd", "flow"), engine=v.Choice("gram", "weights"),
-               seed=v.Int(0, optional=True))
-def train_linear(
-    setting: Setting,
-    N: int | None,
-    M: int | None,
-    steps: int,
-    dt: float = 1.0,
-    method: str = "gd",
-    engine: str = "gram",
-    checkpoints: ScheduleLike = None,
-    seed: int | None = None,
-    dtype: Any = None,
-    device: Any = None,
-    teacher: PowerLawTeacher | None = None,
-    progress: bool | None = None,
-    options: protocol.RunOptions | None = None,
-) -> Trajectory:
-    """Train the two-layer linear network and record spectra at checkpoints.
+@dataclass(frozen=True, kw_only=True)
+@v.constrained_fields(N=v.Int(1, optional=True), M=v.Int(1, optional=True), steps=v.SIZE,
+                      dt=v.POSITIVE, method=v.Choice("gd", "flow"),
+                      engine=v.Choice("gram", "weights"))
+class LinearConfig(SimConfig):
+    """How :func:`train_linear` trains the two-layer linear network: every parameter, once.
 
-    Parameters
+    Attributes
     ----------
-    setting
-        The system (``lambda_k``, ``mu_k``, ``sigma_w``, ``sigma_a``, ``gamma0``);
-        a ``PowerLawSetting`` needs ``D`` set unless a ``teacher`` is given.
     N
         Width, or ``None`` for infinite width (Grams start at ``sigma_w^2 I``,
         ``sigma_a^2 I``, ``0``).
@@ -107,32 +91,54 @@ def train_linear(
         needs many steps at late times: the flow is stiff). The flow is always
         float64 on the CPU.
     engine
-        ``"gram"`` (exact Gram-space update, cost O(D^3) a step) or ``"weights"``
-        (weight-space torch GD with hand-written gradients; needs finite ``N``;
-        with finite ``M`` it uses the data matrix each step, with ``M = None``
-        the population gradient ``G = Lambda Theta - Lambda W^T A/(gamma0 N)``).
-    checkpoints
-        A :class:`~specdyn.schedule.Schedule`, ``None`` (0 and 60
-        log-spaced steps), an int count of log-spaced steps, or explicit integer
-        steps in ``[0, steps]``. GD always runs all ``steps`` (checked for
-        divergence to the end); the flow is evaluated at the checkpoint times.
-    seed
-        Seeds the data sample and the initial weights (independent streams);
-        the same seed gives the same data and weights in both engines (default 0).
-    dtype, device
-        Torch dtype (default float64) and device (default CUDA if present) of
-        the GD loop. Spectra are always computed in float64 on the host.
+        ``"gram"`` (:class:`~specdyn.sim.gram.GramEngine`, the exact Gram-space update,
+        cost O(D^3) a step) or ``"weights"`` (:class:`WeightEngine`, weight-space torch
+        GD with hand-written gradients; needs finite ``N``; with finite ``M`` it uses the
+        data matrix each step, with ``M = None`` the population gradient
+        ``G = Lambda Theta - Lambda W^T A/(gamma0 N)``).
+    options
+        The run's options (:class:`~specdyn.sim.config.SimConfig`); ``checkpoints``
+        ``None`` is 0 and 60 log-spaced steps. GD always runs all ``steps`` (checked for
+        divergence to the end); the flow is evaluated at the checkpoint times. The seed
+        seeds the data sample and the initial weights (independent streams, the two-layer
+        engine's); ``dtype``, ``device`` are those of the GD loop (spectra are always
+        float64 on the host).
+    """
+
+    N: int | None
+    M: int | None
+    steps: int
+    dt: float = 1.0
+    method: str = "gd"
+    engine: str = "gram"
+
+    def __post_init__(self) -> None:
+        if self.engine == "weights" and self.N is None:
+            raise ValueError("N must be a finite width for engine='weights' (N=None needs "
+                             "'gram')")
+        if self.engine == "weights" and self.method == "flow":
+            raise ValueError("method='flow' is only available with engine='gram'")
+
+
+def train_linear(setting: Setting, N: int | None, M: int | None, steps: int, *,
+                 teacher: PowerLawTeacher | None = None, **options: Any) -> Trajectory:
+    """Train the two-layer linear network and record spectra at checkpoints.
+
+    Parameters
+    ----------
+    setting
+        The system (``lambda_k``, ``mu_k``, ``sigma_w``, ``sigma_a``, ``gamma0``);
+        a ``PowerLawSetting`` needs ``D`` set unless a ``teacher`` is given.
+    N, M, steps
+        Width, samples and steps (:class:`LinearConfig`).
     teacher
         Data model (default ``PowerLawTeacher(setting)``: aligned, ``P = D``).
         Its ``lambda_k``, ``mu_k`` and bases define the data; the setting supplies
         ``sigma_w``, ``sigma_a`` and ``gamma0``. Its ``D`` must match the setting's.
-    progress
-        Show a progress bar (default off; for runs of ``PROGRESS_MIN_STEPS`` = 500 steps
-        or more).
-    options
-        The run's :class:`~specdyn.sim.protocol.RunOptions` (seed, dtype, device,
-        progress, checkpoints, and the divergence check's ``check_every`` and
-        ``divergence_factor``), instead of the shorthand keywords above (not both).
+    **options
+        The other fields of :class:`LinearConfig` (``dt``, ``method``, ``engine``), the
+        run options' shorthands (``checkpoints``, ``seed``, ``dtype``, ``device``,
+        ``progress``) or ``options``.
 
     Returns
     -------
@@ -149,141 +155,74 @@ def train_linear(
         The run diverged; the message and ``.step`` name the first bad step,
         ``.record`` holds the checkpoints recorded before it.
     """
+    cfg = LinearConfig.of({"N": N, "M": M, "steps": steps, **options}, entry="train_linear")
     D = setting_dim(setting, teacher)
-    if engine == "weights" and N is None:
-        raise ValueError("N must be a finite width for engine='weights' (N=None needs 'gram')")
-    if engine == "weights" and method == "flow":
-        raise ValueError("method='flow' is only available with engine='gram'")
-    opts = protocol.run_options("linear", options, seed=seed, dtype=dtype, device=device,
-                                progress=progress, checkpoints=checkpoints)
-    seed, dtype, device = opts.seed, opts.dtype, opts.device
-    ck = opts.schedule(steps)
     if teacher is None:
         teacher = PowerLawTeacher(setting if isinstance(setting, AlignedSetting)
                                   else setting.with_D(D))
-    from specdyn._torch import resolve_device, resolve_dtype
-
-    tdtype = resolve_dtype(dtype)
-    tdevice = resolve_device(device)
-
     start = time.perf_counter()
-    data_seed, weight_seed = protocol.seed_streams(seed, 2)
-    P = teacher.P
-    if M is None:
+    opts, layout = cfg.options, _gram.GramEngine.streams
+    if cfg.M is None:
         sigma, c = teacher.population()
         stats = _gram.Stats.build(sigma, c, teacher.output_second_moment())
         xy = None
     else:
-        x, y = teacher.sample(M, data_seed)
-        stats = _gram.Stats.build(x.T @ x / M, x.T @ y / M, y.T @ y / M)
+        x, y = teacher.sample(cfg.M, layout.seed(opts.seed, "data"))
+        stats = _gram.Stats.build(x.T @ x / cfg.M, x.T @ y / cfg.M, y.T @ y / cfg.M)
         xy = (x, y)
-    run = _Run(setting, teacher, stats, ck, dt)
-    if method == "flow":
-        diagonal = _flow(run, N, weight_seed)
-        extra: dict[str, Any] = {"flow_solver": "Radau (per mode)" if diagonal else "DOP853",
-                                 "rtol": _FLOW_RTOL}
-        tdtype, tdevice = "float64", "cpu"
+    s = setting
+    engine: _gram.GramEngine | WeightEngine
+    if cfg.engine == "gram":
+        engine = _gram.GramEngine(stats, s.gamma0, cfg.dt, opts.dtype, opts.device, N=cfg.N,
+                                  sigma_w=s.sigma_w, sigma_a=s.sigma_a)
     else:
-        extra = {}
+        assert cfg.N is not None
+        engine = WeightEngine(stats, s.gamma0, cfg.dt, xy, opts.dtype, opts.device, N=cfg.N,
+                              sigma_w=s.sigma_w, sigma_a=s.sigma_a)
+    extra: dict[str, Any] = {}
+    if cfg.method == "flow":
+        extra = {"flow_solver": None, "rtol": _FLOW_RTOL}
+    recorder = _Recorder(engine, setting, teacher, stats, cfg.dt, lambda: protocol.record_meta(
+        cfg.engine, seed=opts.seed, dtype="float64" if cfg.method == "flow" else engine.dtype,
+        device="cpu" if cfg.method == "flow" else engine.device, start=start, steps=steps,
+        method=cfg.method, N=cfg.N, M=cfg.M, D=D, P=teacher.P, dt=cfg.dt,
+        setting=setting.to_dict(), teacher=teacher.to_dict(), **extra))
+    ck = opts.schedule(cfg.steps)
+    if cfg.method == "flow":
+        diagonal = _flow(recorder, cfg.N, ck, layout.seed(opts.seed, "init"))
+        extra["flow_solver"] = "Radau (per mode)" if diagonal else "DOP853"
+        return recorder.rows.trajectory()
+    return run(engine, recorder, steps=cfg.steps, options=opts, checkpoints=ck,
+               desc=f"{cfg.engine} GD")
 
-    def meta() -> dict[str, Any]:
-        return protocol.record_meta(
-            engine, seed=seed, dtype=tdtype, device=tdevice, start=start, steps=steps,
-            method=method, N=N, M=M, D=D, P=P, dt=dt, setting=setting.to_dict(),
-            teacher=teacher.to_dict(), **extra)
 
-    def partial() -> Trajectory | None:  # the record of a diverged run (the driver sets it)
-        return run.trajectory(meta()) if run.rows else None
+class _Recorder:
+    """The checkpoints of a linear run (float64 host measurements: the spectrum, the
+    teacher-basis diagonals and the loss), from either engine's host Grams."""
 
-    if method == "gd":
-        if engine == "gram":
-            _gram_gd(run, N, steps, weight_seed, tdtype, tdevice, opts, partial)
-        else:
-            assert N is not None
-            _weights_gd(run, N, steps, xy, weight_seed, tdtype, tdevice, opts, partial)
-    return run.trajectory(meta())
-
-
-class _Run:
-    """Checkpoint recorder shared by the engines (float64 host measurements)."""
-
-    def __init__(self, setting: Setting, teacher: PowerLawTeacher, stats: _gram.Stats,
-                 ck: np.ndarray, dt: float) -> None:
-        self.setting, self.teacher, self.stats, self.ck, self.dt = setting, teacher, stats, ck, dt
-        self.gamma0 = setting.gamma0
-        self.identity = teacher.rotation is None
-        self.rows: list[tuple[int, float, np.ndarray, tuple[np.ndarray, ...]]] = []
+    def __init__(self, engine: _gram.GramEngine | WeightEngine, setting: Setting,
+                 teacher: PowerLawTeacher, stats: _gram.Stats, dt: float, meta: Any) -> None:
+        self.engine, self.setting, self.teacher, self.stats = engine, setting, teacher, stats
+        self.gamma0, self.identity = setting.gamma0, teacher.rotation is None
+        self.rows = TrajectoryRows(dt, ("preact",), meta)
 
     def record(self, step: int, gw: np.ndarray, ga: np.ndarray, gwa: np.ndarray,
                loss: float | None = None) -> None:
+        """One checkpoint of host Grams (loss ``None``: computed from them)."""
         if loss is None:
             loss = _gram.loss_from_grams(self.stats, gwa, self.gamma0)
         diag = _gram.teacher_diagonals(gw, ga, gwa, self.teacher.basis_x, self.teacher.basis_y,
                                        self.identity)
-        self.rows.append((step, loss, _gram.spectrum(self.stats, gw), diag))
+        self.rows.add(step, loss, {"preact": _gram.spectrum(self.stats, gw)}, diag)
 
-    def trajectory(self, meta: dict[str, Any]) -> Trajectory:
-        steps = np.array([r[0] for r in self.rows], dtype=np.int64)
-        return Trajectory(
-            times=steps * self.dt,
-            steps=steps,
-            loss=np.array([r[1] for r in self.rows]),
-            series={"preact": np.stack([r[2] for r in self.rows])},
-            diagonals={name: np.stack([r[3][i] for r in self.rows])
-                       for i, name in enumerate(("xi", "eta", "zeta"))},
-            meta=meta,
-        )
+    def snapshot(self, state: Any, step: int) -> None:
+        """Record checkpoint ``step`` of the loop."""
+        grams, loss = self.engine.host(state)
+        self.record(step, *grams, loss=loss)
 
-
-def _loss_check(run: _Run, history: Any, start: float, factor: float
-                ) -> Callable[[Any, int], Any]:
-    """The driver's ``check`` of both engines: the first of the losses ``history`` (entry
-    ``k``: the loss after ``k`` steps, NaN when the weights are not finite, filled by the
-    steps on the device) that is not finite or above ``factor`` times ``start``."""
-    return protocol.Divergence("training", protocol.dt_advice(run.dt), run.dt).check(
-        lambda lo, k: history[lo:k + 1], start, factor, "loss")
-
-
-def _watched_loss(loss: Any, weights: Any) -> Any:
-    """The loss, or NaN when a weight is not finite (a NaN ``Gw`` can hide behind a finite
-    loss): the per-step entry of the divergence history, on the device (no host sync)."""
-    # one reduction, no weight-sized temporary: a NaN or infinite entry makes the sum NaN
-    # or infinite, 0 * it NaN; a finite sum gives 0 * sum = +-0, and loss + +-0 is the
-    # loss bit for bit. (A sum of finite weights that overflows, entries ~1e308 / count,
-    # also reads NaN: weights that size are far past any loss limit.)
-    return loss + 0.0 * weights.sum()
-
-
-def _gram_gd(run: _Run, N: int | None, steps: int, weight_seed: DerivedSeed, tdtype: Any,
-             tdevice: Any, opts: protocol.RunOptions, partial: Callable[[], Any]) -> None:
-    s = run.setting
-    eng = _gram.GramEngine(run.stats, run.gamma0, run.dt, tdtype, tdevice, N=N,
-                           sigma_w=s.sigma_w, sigma_a=s.sigma_a)
-    t = eng.t
-    state0 = eng.init(_gram.weight_generator(weight_seed))
-    grams0 = state0.start
-    assert grams0 is not None
-    history = t.empty(steps + 1, dtype=tdtype, device=tdevice)
-    history[0] = _watched_loss(eng.loss_tensor(state0), state0.Gw)
-    scan = _loss_check(run, history, _gram.loss_from_grams(run.stats, grams0[2], run.gamma0),
-                       opts.factor)
-
-    def step(state: _gram.GramState, k: int) -> _gram.GramState:
-        new = eng.step(state)
-        history[k] = _watched_loss(eng.loss_tensor(new), new.Gw)
-        return new
-
-    def check(state: _gram.GramState, k: int) -> _gram.GramState:
-        scan(state, k)
-        # each checked state is re-symmetrised (removes the roundoff of the products)
-        return eng.symmetrize(state) if k > 0 else state
-
-    def observe(state: _gram.GramState, k: int) -> None:
-        # checkpoint 0 is the float64 draw itself, not its device copy
-        run.record(k, *(grams0 if k == 0 else eng.to_host(state)))
-
-    protocol.drive(state0, step, steps, run.ck, observe=observe, check=check, options=opts,
-                   partial=partial, desc="gram GD")
+    def finish(self, outcome: Outcome[Any]) -> Trajectory:
+        """The checkpoints taken (all of them, or those before a divergence)."""
+        return self.rows.trajectory()
 
 
 @dataclass(frozen=True)
@@ -298,7 +237,7 @@ class WeightState:
     loss: Any
 
 
-class WeightEngine:
+class WeightEngine(Engine[WeightState, None]):
     """Weight-space full-batch GD of the two-layer linear network (hand-written gradients).
 
     The reference the Gram engine is tested against. The state is a
@@ -313,9 +252,8 @@ class WeightEngine:
     (:func:`~specdyn.sim.gram.weight_generator`: the Gram engine's draw).
     """
 
-    #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
-    #: divergence factor the driver uses for it.
-    defaults: ClassVar[str] = "linear"
+    defaults: ClassVar[EngineDefaults] = _gram.GramEngine.defaults  # the Gram engine's
+    streams: ClassVar[StreamLayout] = _gram.GramEngine.streams  # the same data and weights
 
     @v.constrained(gamma0=v.POSITIVE, dt=v.POSITIVE, N=v.SIZE, sigma_w=v.NONNEGATIVE,
                    sigma_a=v.NONNEGATIVE)
@@ -327,7 +265,7 @@ class WeightEngine:
         t = self.t = torch()
         self.N, self.sigma_w, self.sigma_a = N, sigma_w, sigma_a
         self.dtype, self.device = resolve_dtype(dtype), resolve_device(device)
-        self.gamma0, self.c = gamma0, dt / gamma0
+        self.gamma0, self.dt, self.c = gamma0, dt, dt / gamma0
         if xy is not None:
             self.X = t.as_tensor(xy[0], dtype=self.dtype, device=self.device)
             self.Y = t.as_tensor(xy[1], dtype=self.dtype, device=self.device)
@@ -363,6 +301,15 @@ class WeightEngine:
         W2 = W.add(A @ G.T, alpha=self.c)  # W' = W + c A G^T (the old A)
         return WeightState(W2, A2, *self._grad_and_loss(W2, A2))
 
+    def divergence(self, state0: WeightState) -> Divergence[WeightState]:
+        """The training loss (NaN when a weight is not finite), against its start."""
+        return _gram.loss_divergence(self.dt, float(state0.loss),
+                                     lambda s: _gram.watched_loss(s.loss, s.W))
+
+    def host(self, state: WeightState) -> tuple[_gram.Grams, float | None]:
+        """A checkpoint's float64 host Grams and its loss."""
+        return self.grams(state), float(state.loss)
+
     def grams(self, state: WeightState) -> _gram.Grams:
         """Float64 host ``(Gw, Ga, Gwa)``."""
         W, A = state.W, state.A
@@ -371,32 +318,10 @@ class WeightEngine:
         return to_numpy(Wd.T @ Wd) / N, to_numpy(Ad.T @ Ad) / N, to_numpy(Wd.T @ Ad) / N
 
 
-def _weights_gd(run: _Run, N: int, steps: int, xy: tuple[np.ndarray, np.ndarray] | None,
-                weight_seed: DerivedSeed, tdtype: Any, tdevice: Any, opts: protocol.RunOptions,
-                partial: Callable[[], Any]) -> None:
-    s = run.setting
-    eng = WeightEngine(run.stats, run.gamma0, run.dt, xy, tdtype, tdevice, N=N,
-                       sigma_w=s.sigma_w, sigma_a=s.sigma_a)
-    t = eng.t
-    state0 = eng.init(_gram.weight_generator(weight_seed))
-    history = t.empty(steps + 1, dtype=eng.dtype, device=eng.device)
-    history[0] = _watched_loss(state0.loss, state0.W)
-    scan = _loss_check(run, history, float(state0.loss), opts.factor)
-
-    def step(state: WeightState, k: int) -> WeightState:
-        new = eng.step(state)
-        history[k] = _watched_loss(new.loss, new.W)
-        return new
-
-    def observe(state: WeightState, k: int) -> None:
-        run.record(k, *eng.grams(state), loss=float(state.loss))
-
-    protocol.drive(state0, step, steps, run.ck, observe=observe, check=scan, options=opts,
-                   partial=partial, desc="weight GD")
-
-
-def _flow(run: _Run, N: int | None, weight_seed: DerivedSeed) -> bool:
-    """Gradient flow of the Grams; returns whether the per-mode (diagonal) path was used."""
+def _flow(run: _Recorder, N: int | None, ck: np.ndarray, weight_seed: protocol.DerivedSeed
+          ) -> bool:
+    """Gradient flow of the Grams, evaluated at the checkpoint times (an ODE solve, not a
+    loop of steps); returns whether the per-mode (diagonal) path was used."""
     s = run.setting
     D, P = run.stats.c.shape
     bx, by = run.teacher.basis_x, run.teacher.basis_y
@@ -409,7 +334,7 @@ def _flow(run: _Run, N: int | None, weight_seed: DerivedSeed) -> bool:
     c_off[np.arange(r), np.arange(r)] = 0.0
     off_c = np.abs(c_off).max() / max(np.abs(c_b).max(), 1e-300)
     diagonal = N is None and off_sig < 1e-12 and off_c < 1e-12
-    times = run.ck * run.dt
+    times = ck * run.rows.dt
     if diagonal:
         lam = np.diagonal(sig_b).copy()
         cdiag = np.zeros(D)
@@ -418,7 +343,7 @@ def _flow(run: _Run, N: int | None, weight_seed: DerivedSeed) -> bool:
         atol = 1e-14 * max(s.S, 1.0)
         states, _ = _gram.solve_flow_diagonal(lam, cdiag, run.gamma0, init, times,
                                               _FLOW_RTOL, atol)
-        for step, st in zip(run.ck, states, strict=True):
+        for step, st in zip(ck, states, strict=True):
             xi, eta, zeta = st
             gwa_b = np.zeros((D, P))
             gwa_b[np.arange(r), np.arange(r)] = xi[:r]
@@ -430,6 +355,6 @@ def _flow(run: _Run, N: int | None, weight_seed: DerivedSeed) -> bool:
                                      _gram.weight_generator(weight_seed))
         states3, _ = _gram.solve_flow_full(run.stats, run.gamma0, grams0, times, _FLOW_RTOL,
                                            1e-14 * max(s.S, 1.0))
-        for step, g in zip(run.ck, states3, strict=True):
+        for step, g in zip(ck, states3, strict=True):
             run.record(int(step), *g)
     return diagonal

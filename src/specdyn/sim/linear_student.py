@@ -22,7 +22,7 @@ Methods
 ``replicas`` independent students (own init and data stream) run side by side
 (batched tensors), so that mean-square quantities can be averaged. A run whose
 mean squared error exceeds ``divergence_factor`` times its start (or stops
-being finite) raises :class:`~specdyn.sim.protocol.DivergenceError`, whose
+being finite) raises :class:`~specdyn.sim.divergence.DivergenceError`, whose
 ``record`` holds the run up to the first bad step (its squared error kept
 when finite).
 """
@@ -39,26 +39,19 @@ from numpy.typing import ArrayLike
 from specdyn import _torch
 from specdyn import _validate as v
 from specdyn.measure.spectra import decompose, device_eigenvalues
-from specdyn.schedule import Schedule, ScheduleLike
+from specdyn.schedule import Schedule
 from specdyn.sim import protocol
+from specdyn.sim.config import SimConfig
+from specdyn.sim.divergence import Divergence, Watch
+from specdyn.sim.loop import run
+from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, Outcome, StreamLayout
 
-__all__ = ["METHODS", "LinearStudentEngine", "LinearStudentRun", "LinearStudentState",
-           "StudentData", "rank_one_teacher", "train_linear_student"]
+__all__ = ["METHODS", "LinearStudentConfig", "LinearStudentEngine", "LinearStudentRun",
+           "LinearStudentState", "StudentConfig", "StudentData", "rank_one_teacher",
+           "teacher_matrix", "train_linear_student"]
 
 #: training methods of the linear students (single-layer and deep)
 METHODS = ("population", "gd", "sgd", "online")
-
-
-def batch_size_for(method: str, M: int, B: int | None) -> int:
-    """The validated batch ``B`` of ``"sgd"`` (in ``[1, M]``) and ``"online"``; 0 otherwise."""
-    if method not in ("sgd", "online"):
-        return 0
-    if B is None:
-        raise ValueError(f"B (the batch size) must be given for method {method!r}")
-    b = v.positive_int("B", B)  # also checked where declared; batch_size_for is shared
-    if method == "sgd" and b > M:
-        raise ValueError(f"B must lie in [1, M={M}], got {B!r}")
-    return b
 
 
 @v.constrained(P=v.SIZE, D=v.SIZE, theta=v.NONNEGATIVE, seed=v.SEED)
@@ -122,12 +115,12 @@ class LinearStudentState:
     data: StudentData | None = None
 
 
-class LinearStudentEngine:
-    """Single-layer linear students under GD, SGD or online SGD: the protocol's pair.
+class LinearStudentEngine(Engine[LinearStudentState, "tuple[Tensor, Tensor] | None"]):
+    """Single-layer linear students under GD, SGD or online SGD: the protocol's triple.
 
-    :meth:`init` (generator) draws the initial weights and then the data set (that
-    order keeps recorded runs) and gives the first :class:`LinearStudentState`,
-    which carries the data set (the engine keeps no run data and no generator);
+    The first :class:`LinearStudentState` (from :meth:`init`) holds the weights drawn
+    from the generator, then the data set drawn after them (the order of the recorded
+    runs), which every later state carries (the engine keeps no run data, no generator);
     :meth:`sample` (state, generator) draws the batch of the next update (``None`` for
     ``"population"`` and ``"gd"``, which need none); :meth:`step` (state, batch)
     makes one update ``W <- W - lr * grad`` and returns a new state. ``R`` replicas run side by side
@@ -155,12 +148,14 @@ class LinearStudentEngine:
     Notes
     -----
     The generators of :meth:`init` and :meth:`sample` are ``torch.Generator`` on the
-    teacher's device (the run's one generator: both draw from it in turn).
+    teacher's device: one generator, the run's stream 0, drawn in turn (the batches
+    continue the init's draws, the order of the recorded runs). A run watches the
+    replicas' mean squared error against its start (factor ``1e8``).
     """
 
-    #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
-    #: divergence factor the driver uses for it.
-    defaults: ClassVar[str] = "linear_student"
+    defaults: ClassVar[EngineDefaults] = EngineDefaults(check_every=50,
+                                                        divergence_factor=1e8)
+    streams: ClassVar[StreamLayout] = StreamLayout(init=0, batch=0)
 
     @v.constrained(method=v.Choice(*METHODS), lr=v.POSITIVE, M=v.Int(0), B=v.Int(0),
                    noise_std=v.NONNEGATIVE, replicas=v.SIZE, sigma0=v.POSITIVE)
@@ -195,6 +190,16 @@ class LinearStudentEngine:
 
     def _sq_error(self, W: Tensor) -> Tensor:
         return ((W - self.Ws) ** 2).sum(dim=(1, 2))
+
+    def generator(self, role: str, seed: DerivedSeed) -> Any:
+        """A ``torch.Generator`` on the teacher's device."""
+        return self.t.Generator(device=self.Ws.device).manual_seed(seed)
+
+    def divergence(self, state0: LinearStudentState) -> Divergence[LinearStudentState]:
+        """The replicas' mean squared error against its start."""
+        return Divergence("linear student", f"lower lr (now {self.lr:g}) below the stability "
+                          "threshold", None, (Watch("mean squared error", lambda s: s.sq_error,
+                                                    scale=float(state0.sq_error.mean())),))
 
     def sample(self, state: LinearStudentState, generator: Any
                ) -> tuple[Tensor, Tensor] | None:
@@ -270,74 +275,107 @@ class LinearStudentRun(protocol.Record):
         return np.asarray(self.sq_error.mean(axis=1))
 
 
-@v.constrained(method=v.Choice(*METHODS), lr=v.POSITIVE, steps=v.SIZE, sigma0=v.POSITIVE,
-               M=v.Int(1, optional=True), B=v.Int(1, optional=True), noise_std=v.NONNEGATIVE,
-               replicas=v.SIZE, top_k=v.Int(1, optional=True), seed=v.Int(0, optional=True))
-def train_linear_student(
-    teacher: ArrayLike,
-    *,
-    method: str,
-    lr: float,
-    steps: int,
-    sigma0: float = 1.0,
-    M: int | None = None,
-    inputs: ArrayLike | None = None,
-    B: int | None = None,
-    noise_std: float = 0.0,
-    replicas: int = 1,
-    checkpoints: ScheduleLike = None,
-    top_k: int | None = 8,
-    overlaps: bool = True,
-    seed: int | None = None,
-    device: Any = None,
-    dtype: Any = None,
-    progress: bool | None = None,
-    options: protocol.RunOptions | None = None,
-) -> LinearStudentRun:
+@dataclass(frozen=True, kw_only=True)
+@v.constrained_fields(method=v.Choice(*METHODS), lr=v.POSITIVE, steps=v.SIZE,
+                      sigma0=v.POSITIVE, M=v.Int(1, optional=True), B=v.Int(1, optional=True),
+                      noise_std=v.NONNEGATIVE)
+class StudentConfig(SimConfig):
+    """What the linear students' configs share (:class:`LinearStudentConfig`,
+    :class:`~specdyn.sim.deep_linear.DeepLinearConfig`): the method, its data and rate.
+
+    Attributes
+    ----------
+    method
+        One of :data:`METHODS`: ``"population"`` (exact population gradient), ``"gd"``
+        (full batch on ``M`` samples), ``"sgd"`` (batch ``B`` in ``[1, M]``) or
+        ``"online"`` (a fresh batch of ``B`` every step).
+    lr
+        Step size ``> 0`` (the deep students' base rate ``eta0``).
+    steps
+        Number of updates, ``>= 1`` (all are run).
+    sigma0
+        Init scale ``> 0`` (each student's model says how it scales the draw).
+    M
+        Data-set size for ``"gd"`` and ``"sgd"`` (``>= 1``; ignored otherwise).
+    B
+        Batch size for ``"sgd"`` (in ``[1, M]``) and ``"online"`` (``>= 1``).
+    noise_std
+        Label noise standard deviation (``>= 0``).
+    """
+
+    method: str
+    lr: float
+    steps: int
+    sigma0: float = 1.0
+    M: int | None = None
+    B: int | None = None
+    noise_std: float = 0.0
+
+    def data_size(self, rows: int | None = None) -> int:
+        """The data set's size for ``"gd"``/``"sgd"``: the ``rows`` of given inputs (which
+        ``M``, if given, must match) or ``M`` (then required); 0 for the other methods."""
+        if self.method not in ("gd", "sgd"):
+            return 0
+        if rows is not None:
+            if self.M is not None and self.M != rows:
+                raise ValueError(f"M={self.M!r} disagrees with inputs ({rows} rows)")
+            return rows
+        if self.M is None:
+            raise ValueError(f"M must be given (an integer >= 1) for method {self.method!r}")
+        return self.M
+
+    def batch_size(self, M: int) -> int:
+        """The validated batch ``B`` of ``"sgd"`` (in ``[1, M]``) and ``"online"``; 0
+        otherwise."""
+        if self.method not in ("sgd", "online"):
+            return 0
+        if self.B is None:
+            raise ValueError(f"B (the batch size) must be given for method {self.method!r}")
+        if self.method == "sgd" and self.B > M:
+            raise ValueError(f"B must lie in [1, M={M}], got {self.B!r}")
+        return self.B
+
+
+@dataclass(frozen=True, kw_only=True)
+@v.constrained_fields(replicas=v.SIZE, top_k=v.Int(1, optional=True), overlaps=v.Bool())
+class LinearStudentConfig(StudentConfig):
+    """How :func:`train_linear_student` trains: :class:`StudentConfig` 's fields and these.
+
+    Attributes
+    ----------
+    replicas
+        Independent students run together (``>= 1``).
+    top_k
+        Number of singular values kept (``None``: all ``min(P, D)``).
+    overlaps
+        Also record singular-vector overlaps with the teacher (needs a full SVD).
+    options
+        The run's options (:class:`~specdyn.sim.config.SimConfig`); ``checkpoints``
+        (when to record spectra) ``None`` is ``Schedule.every(1)``, every step; the
+        divergence check's default: the mean squared error above ``1e8`` times its start,
+        checked every 50 steps.
+    """
+
+    replicas: int = 1
+    top_k: int | None = 8
+    overlaps: bool = True
+
+
+def train_linear_student(teacher: ArrayLike, *, inputs: ArrayLike | None = None,
+                         **options: Any) -> LinearStudentRun:
     """Train a single-layer linear student on ``teacher`` and record its spectrum.
 
     Parameters
     ----------
     teacher
         ``W*``, a ``P x D`` array (any rank).
-    method
-        One of :data:`METHODS` (module docstring).
-    lr
-        Step size, > 0.
-    steps
-        Number of updates, >= 1 (all are run).
-    sigma0
-        Init scale: ``W0`` entries ``N(0, sigma0^2 / D)`` (> 0).
-    M
-        Data-set size for ``"gd"`` and ``"sgd"`` (>= 1; ignored otherwise).
     inputs
         Optional fixed inputs ``X`` (``M x D``) for ``"gd"``/``"sgd"``, shared by
         all replicas (then ``M`` may be omitted); drawn from the seed otherwise.
-    B
-        Batch size for ``"sgd"`` (in ``[1, M]``) and ``"online"`` (>= 1).
-    noise_std
-        Label noise standard deviation (>= 0).
-    replicas
-        Independent students run together (>= 1).
-    checkpoints
-        When to record spectra: a :class:`~specdyn.schedule.Schedule`
-        (``None``: ``Schedule.every(1)``, every step), an int count of
-        log-spaced steps, or explicit steps.
-    top_k
-        Number of singular values kept (``None``: all ``min(P, D)``).
-    overlaps
-        Also record singular-vector overlaps with the teacher (needs a full SVD).
-    seed, device, dtype
-        Reproducibility and placement (seed 0, CUDA when present, float64 by default).
-    progress
-        Show a progress bar (default off).
-    options
-        The run's :class:`~specdyn.sim.protocol.RunOptions`: seed, dtype, device,
-        progress, checkpoints, and the only way to set the divergence check's
-        ``check_every`` and ``divergence_factor`` (``None``: this engine's
-        :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: divergence when the mean
-        squared error exceeds ``1e8`` times its start, checked every 50 steps);
-        instead of the shorthand keywords (not both).
+    **options
+        The fields of :class:`LinearStudentConfig` (``method``, ``lr``, ``steps``
+        required), the run options' shorthands (``checkpoints``, ``seed``, ``dtype``,
+        ``device``, ``progress``) or ``options``.
 
     Raises
     ------
@@ -345,63 +383,43 @@ def train_linear_student(
         ``.step`` is the first bad step, ``.record`` the run before it.
     """
     start = time.perf_counter()
+    cfg = LinearStudentConfig.of(options, entry="train_linear_student")
+    W_star = teacher_matrix(teacher)
+    P, D = W_star.shape
+    X_in = None
+    if inputs is not None and cfg.method in ("gd", "sgd"):
+        X_in = v.real_array("inputs", inputs)
+        if X_in.ndim != 2 or X_in.shape[1] != D:
+            raise ValueError(f"inputs must be an M x D={D} array, got shape {X_in.shape}")
+    n = cfg.data_size(None if X_in is None else X_in.shape[0])
+    B = cfg.batch_size(n)
+    k = min(P, D) if cfg.top_k is None else min(cfg.top_k, min(P, D))
+    opts = cfg.options
+    rec = opts.schedule(cfg.steps, Schedule.every(1))
+
+    # ---- setup: the engine, the recorder, then the run
+    torch = _torch.torch()
+    dev = _torch.resolve_device(opts.device)
+    dt = _torch.resolve_dtype(opts.dtype)
+    eng = LinearStudentEngine(torch.as_tensor(W_star, dtype=dt, device=dev), cfg.method, cfg.lr,
+                              M=n, B=B, noise_std=cfg.noise_std, replicas=cfg.replicas,
+                              sigma0=cfg.sigma0, inputs=None if X_in is None
+                              else torch.as_tensor(X_in, dtype=dt, device=dev))
+    recorder = _Recorder(k, _teacher_pair(W_star, dt, dev) if cfg.overlaps else None,
+                         cfg.overlaps, lambda: protocol.record_meta(
+                             "linear_student", seed=opts.seed, dtype=dt, device=dev,
+                             start=start, steps=cfg.steps, method=cfg.method, P=P, D=D,
+                             lr=cfg.lr, sigma0=cfg.sigma0, M=n or None, B=B or None,
+                             noise_std=cfg.noise_std, replicas=cfg.replicas))
+    return run(eng, recorder, steps=cfg.steps, options=opts, checkpoints=rec)
+
+
+def teacher_matrix(teacher: ArrayLike) -> np.ndarray:
+    """A linear student's teacher ``W*`` as a float64 ``P x D`` array (checked)."""
     W_star = v.real_array("teacher", teacher)
     if W_star.ndim != 2:
         raise ValueError(f"teacher must be a P x D matrix, got shape {W_star.shape}")
-    P, D = W_star.shape
-    meth, eta, T, s0, noise, R = method, lr, steps, sigma0, noise_std, replicas
-    n = 0
-    X_in = None
-    if meth in ("gd", "sgd"):
-        if inputs is not None:
-            X_in = v.real_array("inputs", inputs)
-            if X_in.ndim != 2 or X_in.shape[1] != D:
-                raise ValueError(f"inputs must be an M x D={D} array, got shape {X_in.shape}")
-            if M is not None and int(M) != X_in.shape[0]:
-                raise ValueError(f"M={M!r} disagrees with inputs ({X_in.shape[0]} rows)")
-            n = X_in.shape[0]
-        elif M is None:
-            raise ValueError(f"M must be given (an integer >= 1) for method {meth!r}")
-        else:
-            n = M
-    B = batch_size_for(meth, n, B)
-    k = min(P, D) if top_k is None else min(top_k, min(P, D))
-    opts = protocol.run_options("linear_student", options, seed=seed, dtype=dtype,
-                                device=device, progress=progress, checkpoints=checkpoints)
-    seed, dtype, device = opts.seed, opts.dtype, opts.device
-    rec = opts.schedule(T, Schedule.every(1))
-
-    # ---- setup: the engine, its first state, the recorder
-    torch = _torch.torch()
-    dev = _torch.resolve_device(device)
-    dt = _torch.resolve_dtype(dtype)
-    (gen_seed,) = protocol.seed_streams(seed, 1)
-    gen = torch.Generator(device=dev).manual_seed(gen_seed)
-    eng = LinearStudentEngine(torch.as_tensor(W_star, dtype=dt, device=dev), meth, eta, M=n,
-                              B=B, noise_std=noise, replicas=R, sigma0=s0,
-                              inputs=None if X_in is None
-                              else torch.as_tensor(X_in, dtype=dt, device=dev))
-    state = eng.init(gen)
-    recorder = _Recorder(state, T, k, _teacher_pair(W_star, dt, dev) if overlaps else None,
-                         overlaps, lambda: protocol.record_meta(
-                             "linear_student", seed=seed, dtype=dt, device=dev, start=start,
-                             steps=T, method=meth, P=P, D=D, lr=eta, sigma0=s0, M=n or None,
-                             B=B or None, noise_std=noise, replicas=R))
-
-    # ---- the run: errs[t] is the squared error after t updates, filled by the steps
-    errs = recorder.errs
-
-    def step(state: LinearStudentState, t: int) -> LinearStudentState:
-        state = eng.step(state, eng.sample(state, gen))
-        errs[t] = state.sq_error
-        return state
-
-    check = protocol.Divergence(
-        "linear student", f"lower lr (now {eta:g}) below the stability threshold").check(
-        lambda lo, t: errs[lo:t + 1].mean(dim=1), float(errs[0].mean()), opts.factor,
-        "mean squared error", record=lambda j: recorder.run(j + 1))
-    protocol.drive(state, step, T, rec, observe=recorder.snapshot, check=check, options=opts)
-    return recorder.run(T + 1)
+    return W_star
 
 
 def _teacher_pair(W_star: np.ndarray, dtype: Any, device: Any) -> tuple[Tensor, Tensor] | None:
@@ -416,18 +434,14 @@ def _teacher_pair(W_star: np.ndarray, dtype: Any, device: Any) -> tuple[Tensor, 
 
 
 class _Recorder:
-    """The squared errors of every step (on the device) and the checkpoints (replica 0's top
-    singular values and teacher overlaps, host float64) of a linear-student run, and the
-    :class:`LinearStudentRun` of those taken so far."""
+    """The checkpoints of a linear-student run (replica 0's top singular values and teacher
+    overlaps, host float64) and its :class:`LinearStudentRun`, with the squared errors of
+    every step (the loop's history of the watched quantity)."""
 
-    def __init__(self, state0: LinearStudentState, steps: int, k: int,
-                 pair: tuple[Tensor, Tensor] | None, overlaps: bool, meta: Any) -> None:
-        W = state0.W
-        self.errs = _torch.torch().empty(steps + 1, W.shape[0], dtype=W.dtype, device=W.device)
-        self.errs[0] = state0.sq_error
+    def __init__(self, k: int, pair: tuple[Tensor, Tensor] | None, overlaps: bool,
+                 meta: Any) -> None:
         self.k, self.pair, self.overlaps = k, pair, overlaps
         self.meta = meta
-        self.wide = W.shape[1] <= W.shape[2]  # P <= D
         self.steps: list[int] = []
         self.svals: list[np.ndarray] = []
         self.left: list[float] = []
@@ -436,7 +450,8 @@ class _Recorder:
     def snapshot(self, state: LinearStudentState, step: int) -> None:
         """Record checkpoint ``step``: replica 0's singular values (and overlaps)."""
         # eigen-decomposition of the smaller Gram matrix: about 3x faster than an SVD
-        w0, wide = state.W[0], self.wide
+        w0 = state.W[0]
+        wide = w0.shape[0] <= w0.shape[1]  # P <= D
         gram = w0 @ w0.T if wide else w0.T @ w0
         if self.overlaps:
             ev, vec, _ = decompose(gram, vectors=True, increasing=True)
@@ -455,9 +470,11 @@ class _Recorder:
         self.svals.append(_torch.to_numpy(sv.flip(0)[:self.k], np.float64))
         self.steps.append(step)
 
-    def run(self, upto: int) -> LinearStudentRun:
-        """The record of the squared errors ``[0, upto)`` and the checkpoints so far."""
-        sq = _torch.to_numpy(self.errs[:upto], np.float64)
+    def finish(self, outcome: Outcome[LinearStudentState]) -> LinearStudentRun:
+        """The record: the squared errors up to the end (or the first bad step) and the
+        checkpoints taken."""
+        upto = outcome.steps + 1 if outcome.diverged is None else outcome.diverged + 1
+        sq = _torch.to_numpy(outcome.history["mean squared error"][:upto], np.float64)
         if protocol.first_divergent(sq[-1]) is not None:  # a diverged run's first bad step
             sq = sq[:-1]
         return LinearStudentRun(

@@ -4,7 +4,10 @@ Shared by :func:`specdyn.sim.mean_field_langevin` and
 :func:`specdyn.sim.propagation_of_chaos` (see :mod:`specdyn.sim.langevin` for
 the model, the free energy and the update). A particle is a row
 ``[a, w_1, ..., w_D]``; :class:`ParticleEngine` steps all particles of all
-:class:`Block` s at once, with hand-written gradients.
+:class:`Block` s at once, with hand-written gradients, and draws their initial
+particles and Langevin noise itself (:meth:`ParticleEngine.init`,
+:meth:`ParticleEngine.sample`); :class:`ParticleConfig` holds what both entry
+points' configs share.
 """
 
 from __future__ import annotations
@@ -20,18 +23,68 @@ from specdyn import _validate as v
 from specdyn._torch import to_numpy
 from specdyn._torch import torch as _torch
 from specdyn.models.activations import ACTIVATIONS, Activation
-from specdyn.sim import protocol
-from specdyn.sim.protocol import DerivedSeed, first_divergent
+from specdyn.sim.config import SimConfig
+from specdyn.sim.divergence import Divergence, Watch, dt_advice
+from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout
 
-__all__ = ["Block", "ParticleEngine", "ParticleState"]
+__all__ = ["Block", "GivenNoise", "ParticleConfig", "ParticleEngine", "ParticleState"]
 
 Tensor = Any  # torch.Tensor (torch is imported lazily)
 NoiseSource = Callable[[int], Any] | np.ndarray | Any
 
-#: The declared constraints shared by the particle entry points (checked where declared).
-COMMON = {"dt": v.POSITIVE, "temperature": v.NONNEGATIVE, "weight_decay": v.NONNEGATIVE,
-          "steps": v.Int(0), "D": v.SIZE, "M": v.Int(1, optional=True),
-          "population_size": v.SIZE, "label_noise": v.NONNEGATIVE, "seed": v.Int(0, optional=True)}
+
+@dataclass(frozen=True, kw_only=True)
+@v.constrained_fields(dt=v.POSITIVE, temperature=v.NONNEGATIVE, weight_decay=v.NONNEGATIVE,
+                      steps=v.Int(0), D=v.SIZE, M=v.Int(1, optional=True),
+                      init_scale=v.Tuple(v.NONNEGATIVE, length=2), population_size=v.SIZE,
+                      label_noise=v.NONNEGATIVE)
+class ParticleConfig(SimConfig):
+    """What the particle runs' configs share (:class:`~specdyn.sim.langevin.LangevinConfig`,
+    :class:`~specdyn.sim.chaos.ChaosConfig`): the model, the data and the update.
+
+    Attributes
+    ----------
+    activation
+        A name of :data:`specdyn.models.activations.ACTIVATIONS` or an ``Activation``.
+    D
+        Input dimension (``>= 1``).
+    M
+        Training-set size; ``None`` for the population, approximated by a fixed
+        sample of ``population_size`` inputs drawn once.
+    dt
+        Flow time per step (``> 0``); time ``t = step * dt``. The per-particle
+        learning rate of the network loss is ``dt * N``.
+    temperature
+        ``tau >= 0``: noise ``sqrt(2 tau dt) xi`` per step (0 is plain GD).
+    weight_decay
+        ``lambda' >= 0`` of the penalty ``(lambda'/2) ||theta||^2``.
+    steps
+        Number of steps (``>= 0``).
+    init_scale
+        ``(s_a, s_w)``: the ``"gaussian"`` initial particles ``a ~ N(0, s_a^2)``,
+        ``w ~ N(0, s_w^2 I_D / D)``.
+    population_size
+        The size of the population's fixed Monte-Carlo sample (``M = None``).
+    label_noise
+        Standard deviation of Gaussian noise added to the labels.
+    options
+        The run's options (:class:`~specdyn.sim.config.SimConfig`): ``checkpoints``
+        ``None`` is ``Schedule.even(11)`` (11 evenly spaced steps, first and last
+        included); the seed's streams are the data, the initial particles and the noise
+        (so the data do not depend on ``N``); ``dtype`` float64 by default, ``device``
+        CUDA when present.
+    """
+
+    activation: str | Activation
+    D: int
+    M: int | None = None
+    dt: float = 0.05
+    temperature: float = 0.02
+    weight_decay: float = 0.05
+    steps: int = 1000
+    init_scale: tuple[float, float] = (1.0, 1.0)
+    population_size: int = 4096
+    label_noise: float = 0.0
 
 
 def as_host(a: Any) -> np.ndarray:
@@ -136,39 +189,60 @@ _CHAIN_FROM_VALUE = {"tanh": _tanh_chain, "tanh-shift": _tanh_chain}
 @dataclass(frozen=True)
 class ParticleState:
     """The state of a particle run, a value: ``theta`` (rows ``[a, w]``, all blocks
-    stacked) and ``loss_before``, each block's ``(R,)`` group losses of the particles
+    stacked), ``loss_before``, each block's ``(R,)`` group losses of the particles
     the update was made from (a by-product of the forward pass; ``None`` for the
-    state of :meth:`ParticleEngine.init`)."""
+    state of :meth:`ParticleEngine.init`), and the ``updates`` made so far."""
 
     theta: Tensor
     loss_before: list[Tensor] | None = None
+    updates: int = 0
 
 
 @dataclass(frozen=True)
 class Block:
     """``R`` groups of ``N`` consecutive particles; ``driver`` is the block (with
-    ``R == 1``) whose measure drives them, ``None`` when each group drives itself."""
+    ``R == 1``) whose measure drives them, ``None`` when each group drives itself;
+    ``follows`` is the block whose first ``R N`` particles and noise they start from and
+    share (the synchronous coupling), ``None`` when they draw their own."""
 
     R: int
     N: int
     driver: int | None = None
+    follows: int | None = None
 
 
-def fill_history(engine: ParticleEngine, state: ParticleState, k: int, steps: int, loss: Tensor,
-                 theta_max: Tensor) -> None:
-    """After update ``k`` (1-based) made ``state``: write ``loss[k - 1]`` (block 0's first
-    group loss before the update), ``theta_max[k]`` (max |theta| after it) and, after the
-    last update, ``loss[steps]`` (the final state's own) into the run's device histories
-    (the caller's buffers, no host sync). The entry points' step functions call it after
-    :meth:`ParticleEngine.step`, which writes nothing."""
-    assert state.loss_before is not None
-    loss[k - 1] = state.loss_before[0][0]
-    theta_max[k] = state.theta.abs().max()
-    if k == steps:  # no later update gives the last state's loss
-        loss[steps] = engine.loss(state)
+class GivenNoise:
+    """Noise increments of the caller's, as a particle run's batch "generator": a callable
+    ``noise(step) -> (rows, D+1)`` or an array ``(steps, rows, D+1)`` (checked here, before
+    any work), read at the index of the update."""
+
+    def __init__(self, noise: NoiseSource, shape: tuple[int, int], steps: int, dtype: Any,
+                 device: Any) -> None:
+        torch = _torch()
+        self.shape, self.kw = shape, {"dtype": dtype, "device": device}
+        self.fn: Callable[[int], Any] | None = noise if callable(noise) else None
+        self.arr: Any = None
+        if self.fn is None:
+            arr = torch.as_tensor(noise, **self.kw)
+            if tuple(arr.shape) != (steps, *shape):
+                raise ValueError(f"noise must be a callable or an array of shape (steps, N, "
+                                 f"d+1) = {(steps, *shape)}, got {tuple(arr.shape)}")
+            if not bool(torch.isfinite(arr).all()):  # a guard on input, not divergence
+                raise ValueError("noise must be finite")
+            self.arr = arr
+
+    def __call__(self, k: int) -> Tensor:
+        """The increments of update ``k + 1`` (0-based ``k``)."""
+        if self.fn is None:
+            return self.arr[k]
+        xi = _torch().as_tensor(self.fn(k), **self.kw)
+        if tuple(xi.shape) != self.shape:
+            raise ValueError(f"noise(step) must return shape {self.shape}, got "
+                             f"{tuple(xi.shape)}")
+        return xi
 
 
-class ParticleEngine:
+class ParticleEngine(Engine[ParticleState, "Tensor | None"]):
     """Particles in blocks of equal-size groups; one step costs one activation pass.
 
     The protocol's pair: :meth:`init` gives the :class:`ParticleState`,
@@ -179,16 +253,20 @@ class ParticleEngine:
     Groups of a block are stored consecutively, so their functions and
     gradients are batched contractions over an ``(M, R, N)`` view (no gather).
 
-    :meth:`init` (generator) draws every block's particles in order from a numpy
-    ``Generator`` (:func:`gaussian_particles` with the engine's ``init_scale``, the draw
-    of ``mean_field_langevin``); :meth:`state_of` is the state of particles given by
-    the caller (``propagation_of_chaos``, whose blocks share one draw and whose
-    reference comes from its own stream).
+    :meth:`init` (generator) draws the particles of every block that does not follow
+    another, in order, from a numpy ``Generator`` (:func:`gaussian_particles` with the
+    engine's ``init_scale``, the draw of ``mean_field_langevin``), or each from its own
+    when given one generator per such block (``propagation_of_chaos``: the reference and
+    the pool of copies); a following block starts as the first particles of the block it
+    follows. :meth:`sample` draws the noise likewise from device ``torch.Generator`` s
+    (or reads :class:`GivenNoise`); ``None`` at zero temperature. :meth:`state_of` is the
+    state of particles given by the caller. A run watches ``max |theta|`` against 1
+    (mean-field units) and block 0's loss for finiteness (the last state's too).
     """
 
-    #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
-    #: divergence factor the driver uses for it.
-    defaults: ClassVar[str] = "particles"
+    defaults: ClassVar[EngineDefaults] = EngineDefaults(check_every=50)
+    # mean_field_langevin's streams: data, initial particles, noise
+    streams: ClassVar[StreamLayout] = StreamLayout(data=0, init=1, batch=2)
 
     @v.constrained(dt=v.POSITIVE, temperature=v.NONNEGATIVE, weight_decay=v.NONNEGATIVE)
     def __init__(self, act: Activation, x: Tensor, y: Tensor, blocks: Sequence[Block],
@@ -213,15 +291,60 @@ class ParticleEngine:
         self.chain_from_value = (_CHAIN_FROM_VALUE.get(act.name)
                                  if registered is act else None)
 
-    def init(self, generator: np.random.Generator) -> ParticleState:
-        """The state of particles drawn from the numpy ``generator``, block by block
-        (:func:`gaussian_particles`)."""
+    def generator(self, role: str, seed: DerivedSeed) -> Any:
+        """numpy's ``Generator`` for the initial particles, a device ``torch.Generator`` for
+        the noise."""
+        if role == "init":
+            return np.random.default_rng(seed)
+        return _torch().Generator(device=self.x.device).manual_seed(seed)
+
+    def _by_block(self, generator: Any, draw: Callable[[int, Any], Any]) -> list[Any]:
+        """``draw(rows, gen)`` for each block that draws (one generator for all, or one each),
+        the first rows of its leader's for a following block; in block order."""
+        gens = iter(generator if isinstance(generator, tuple) else ())
+        out: list[Any] = []
+        for b in self.blocks:
+            rows = b.R * b.N
+            if b.follows is not None:
+                out.append(out[b.follows][:rows])
+            else:
+                out.append(draw(rows, next(gens) if isinstance(generator, tuple)
+                                else generator))
+        return out
+
+    def init(self, generator: Any) -> ParticleState:
+        """The state of particles drawn from the numpy ``generator`` (or one per drawing
+        block), block by block (:func:`gaussian_particles`)."""
         if self.init_scale is None:
             raise ValueError("init_scale must be given as (s_a, s_w) for init to draw the "
                              "particles; use state_of(particles) for particles of your own")
-        D = self.x.shape[1]
-        return self.state_of(np.concatenate([
-            gaussian_particles(b.R * b.N, D, self.init_scale, generator) for b in self.blocks]))
+        D, scale = self.x.shape[1], self.init_scale
+        return self.state_of(np.concatenate(self._by_block(
+            generator, lambda rows, g: gaussian_particles(rows, D, scale, g))))
+
+    def sample(self, state: ParticleState, generator: Any) -> Tensor | None:
+        """The noise increments ``xi`` of the next update (``None`` at zero temperature):
+        :class:`GivenNoise` read at ``state.updates``, or standard normals drawn like
+        :meth:`init` 's particles (one device generator, or one per drawing block)."""
+        if self.noise_scale == 0:
+            return None
+        if isinstance(generator, GivenNoise):
+            return generator(state.updates)
+        torch, shape = _torch(), self.x.shape[1] + 1
+        kw = {"dtype": self.x.dtype, "device": self.x.device}
+        parts = self._by_block(generator, lambda rows, g: torch.randn(
+            (rows, shape), generator=g, **kw))
+        return parts[0] if len(parts) == 1 else torch.cat(parts)
+
+    def divergence(self, state0: ParticleState) -> Divergence[ParticleState]:
+        """``max |theta|`` against 1 (parameters are O(1) in mean-field units), and block 0's
+        first group loss for finiteness (the loss of state ``j`` is known once update
+        ``j + 1`` is made, or the run has ended); the earlier bad one is reported."""
+        return Divergence("mean-field Langevin run", dt_advice(self.dt) + ESCAPE_ADVICE,
+                          self.dt, (
+                              Watch("max |theta|", lambda s: s.theta.abs().max(), scale=1.0,
+                                    scale_name=None),
+                              Watch("loss", _block0_loss_before, lag=1, final=self.loss)))
 
     def state_of(self, particles: Any) -> ParticleState:
         """The state of ``particles`` (rows ``[a, w]``, all blocks stacked), as a tensor of
@@ -280,59 +403,15 @@ class ParticleEngine:
         new = theta - self.dt * grad
         if xi is not None and self.noise_scale > 0:
             new = new + self.noise_scale * xi
-        return ParticleState(new, [0.5 * (r * r).mean(0) for r in res])
+        return ParticleState(new, [0.5 * (r * r).mean(0) for r in res], state.updates + 1)
+
+
+def _block0_loss_before(state: ParticleState) -> Tensor:
+    """Block 0's first group loss of the particles the update was made from."""
+    assert state.loss_before is not None  # a state made by step
+    return state.loss_before[0][0]
 
 
 #: what the particle runs' divergence error advises beyond a smaller dt
 ESCAPE_ADVICE = (" or increase weight_decay; a large temperature or an unbounded activation "
                  "(quadratic, relu) with a large target also makes particles escape")
-
-
-def blowup_check(theta_max: Tensor, loss: Tensor, steps: int, dt: float, factor: float
-                 ) -> Callable[[ParticleState, int], ParticleState]:
-    """The driver's ``check`` of the particle runs (histories filled by :func:`fill_history`):
-    the first of the states ``0..k`` whose max |theta| is non-finite or above ``factor``
-    (parameters are O(1) in mean-field units: scale 1), or whose loss is not finite (the
-    earlier of the two; the loss of state ``j`` is known once update ``j + 1`` is made, or
-    the run has ended)."""
-    limit = protocol.divergence_limit(1.0, factor)
-    says = protocol.Divergence("mean-field Langevin run", protocol.dt_advice(dt) + ESCAPE_ADVICE,
-                               dt)
-
-    def check(state: ParticleState, k: int) -> ParticleState:
-        j = first_divergent(theta_max[:k + 1], limit)
-        known = k + 1 if k == steps else k  # loss entries filled so far
-        i = first_divergent(loss[:known]) if known else None
-        if i is not None and (j is None or i < j):
-            raise says.error(i, protocol.watched("loss", float(loss[i]), factor))
-        if j is not None:
-            raise says.error(j, protocol.watched("max |theta|", float(theta_max[j]), factor,
-                                                 None))
-        return state
-    return check
-
-
-def noise_fn(noise: NoiseSource, N: int, d: int, steps: int, gen: Any, dtype: Any,
-              device: Any) -> Callable[[int], Tensor]:
-    torch = _torch()
-    shape = (N, d + 1)
-    if noise is None:
-        def draw(k: int) -> Tensor:
-            return torch.randn(shape, generator=gen, dtype=dtype, device=device)
-        return draw
-    if callable(noise):
-        def call(k: int) -> Tensor:
-            xi = noise(k)
-            xi = torch.as_tensor(xi, dtype=dtype, device=device)
-            if tuple(xi.shape) != shape:
-                raise ValueError(f"noise(step) must return shape {shape}, got {tuple(xi.shape)}")
-            return xi
-        return call
-    arr = torch.as_tensor(noise, dtype=dtype, device=device)
-    if tuple(arr.shape) != (steps, *shape):
-        raise ValueError(f"noise must be a callable or an array of shape (steps, N, d+1) = "
-                         f"{(steps, *shape)}, got {tuple(arr.shape)}")
-    if not bool(torch.isfinite(arr).all()):  # a guard on input, not divergence
-        raise ValueError("noise must be finite")
-    return lambda k: arr[k]
-

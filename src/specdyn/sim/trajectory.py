@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from specdyn.sim.protocol import Record
+
+__all__ = ["DIAGONALS", "Trajectory", "TrajectoryRows"]
+
+#: The teacher-basis diagonals every network engine records, in order.
+DIAGONALS = ("xi", "eta", "zeta")
 
 
 @dataclass(frozen=True)
@@ -92,3 +99,40 @@ class Trajectory(Record):
         df["step"] = df["step"].astype(np.int64)
         df["k"] = df["k"].astype(np.int64)
         return df
+
+
+class TrajectoryRows:
+    """The checkpoints of a network run as they are taken (float64 host arrays), and the
+    :class:`Trajectory` of those taken so far: the rows every network recorder keeps
+    (``train_linear``, ``train_two_layer``, ``train_deep_network``)."""
+
+    def __init__(self, dt: float, series: Sequence[str], meta: Callable[[], dict[str, Any]],
+                 diagonals: Sequence[str] = DIAGONALS) -> None:
+        self.dt, self.meta = dt, meta
+        self.steps: list[int] = []
+        self.loss: list[float] = []
+        self.series: dict[str, list[np.ndarray]] = {k: [] for k in series}
+        self.diagonals: dict[str, list[np.ndarray]] = {k: [] for k in diagonals}
+
+    def add(self, step: int, loss: float, series: dict[str, np.ndarray],
+            diagonals: Sequence[np.ndarray] = ()) -> None:
+        """One checkpoint: its step, loss, spectra (by name) and diagonals (in order)."""
+        self.steps.append(int(step))
+        self.loss.append(loss)
+        for name, arr in series.items():
+            self.series[name].append(arr)
+        for name, arr in zip(self.diagonals, diagonals, strict=False):
+            self.diagonals[name].append(arr)
+
+    def trajectory(self) -> Trajectory:
+        """The checkpoints recorded so far (none: empty arrays)."""
+        steps = np.asarray(self.steps, dtype=np.int64)
+        return Trajectory(times=steps * self.dt, steps=steps,
+                          loss=np.asarray(self.loss, dtype=np.float64),
+                          series={k: _stack(x) for k, x in self.series.items()},
+                          diagonals={k: _stack(x) for k, x in self.diagonals.items()},
+                          meta=self.meta())
+
+
+def _stack(rows: list[np.ndarray]) -> np.ndarray:
+    return np.stack(rows) if rows else np.zeros((0, 0))

@@ -1,26 +1,40 @@
 """The weight-space engine of a two-layer network with any activation (hand-written passes).
 
 Used by :func:`specdyn.sim.train_two_layer` (model, parameterisations and
-spectra are described there): :class:`TwoLayerEngine` holds the passes and
-passes of ``f(x) = s A^T phi(W x)`` and makes one GD/SGD update of a
+spectra are described there): :class:`TwoLayerEngine` holds the passes
+of ``f(x) = s A^T phi(W x)`` and makes one GD/SGD update of a
 :class:`TwoLayerState` (the weights, a value, and the scratch buffers of the
 passes, which belong to the state) with five matrix products and
-no autograd; :func:`init_weights` draws the initial weights from the linear
-engines' generator (:func:`~specdyn.sim.gram.weight_generator`).
+no autograd; :meth:`TwoLayerEngine.sample` draws each update's batch (the whole set,
+the next slice of a reshuffled epoch, or fresh samples); :func:`init_weights` draws the
+initial weights from the linear engines' generator
+(:func:`~specdyn.sim.gram.weight_generator`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+
+import numpy as np
 
 from specdyn import _validate as v
 from specdyn._torch import torch as _torch
 from specdyn.models.activations import ACTIVATIONS, Activation
 from specdyn.sim import gram as _gram
+from specdyn.sim.divergence import Divergence, Watch, dt_advice
 from specdyn.sim.parameterization import Parameterization
+from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout
 
-__all__ = ["TwoLayerEngine", "TwoLayerState", "init_weights"]
+if TYPE_CHECKING:
+    from specdyn.data.teacher import PowerLawTeacher
+
+__all__ = ["OPTIMIZERS", "Batch", "TwoLayerEngine", "TwoLayerState", "init_weights",
+           "network_divergence"]
+
+#: The two-layer engine's optimisers (see :func:`specdyn.sim.train_two_layer`).
+OPTIMIZERS = ("gd", "sgd", "online")
 
 Tensor = Any
 
@@ -60,6 +74,8 @@ class TwoLayerState:
     scratch buffers of the passes, allocated once by :meth:`TwoLayerEngine.init`
     and handed from each state to the next (not compared, not part of the value:
     a step reads only ``Wt``, ``At``, ``Ar`` of the given state and writes none).
+    ``updates`` and ``epoch`` say where an ``"sgd"`` run stands in its epoch (the
+    sampler's state, in the run's state: :meth:`TwoLayerEngine.sample` reads them).
     """
 
     Wt: Tensor
@@ -67,6 +83,10 @@ class TwoLayerState:
     Ar: Tensor
     loss_before: Tensor | None = None
     work: _Work | None = field(default=None, compare=False, repr=False)
+    #: updates made so far (the position in an ``"sgd"`` epoch)
+    updates: int = 0
+    #: the current ``"sgd"`` epoch: the samples ``(X, Y)`` reshuffled (``None`` otherwise)
+    epoch: tuple[Tensor, Tensor] | None = None
 
     @property
     def W(self) -> Tensor:
@@ -79,7 +99,33 @@ class TwoLayerState:
         return self.Ar
 
 
-class TwoLayerEngine:
+def network_divergence(dt: float, loss_scale: float, float32: bool,
+                       weights: Callable[[Any], Sequence[Tensor]]) -> Divergence[Any]:
+    """What a network trained on batches watches (:class:`TwoLayerEngine`,
+    :class:`~specdyn.sim.deep_network_engine.DeepNetworkEngine`): the batch loss
+    (``loss_before``) against ``loss_scale`` (the zero-output loss ``0.5 tr(Syy)``), and, at
+    each check, the ``weights(state)`` finite (a state's own loss is known only after the
+    next update)."""
+    hint = ", or use dtype=float64" if float32 else ""
+    return Divergence("training", dt_advice(dt) + hint, dt, (
+        Watch("batch loss", lambda s: s.loss_before, scale=loss_scale,
+              scale_name="the zero-output loss", lag=1),
+        # w - w is 0 where w is finite, NaN elsewhere: one reduction per matrix
+        Watch("weights", lambda s: sum((w - w).sum() for w in weights(s)), each_step=False,
+              says="the weights are not finite")))
+
+
+class Batch(NamedTuple):
+    """A batch of :class:`TwoLayerEngine`: inputs ``X`` (``B x D``), targets ``Y``
+    (``B x P``) and, for ``"sgd"``, the reshuffled epoch it was cut from (the next state
+    carries it)."""
+
+    X: Tensor
+    Y: Tensor
+    epoch: tuple[Tensor, Tensor] | None = None
+
+
+class TwoLayerEngine(Engine[TwoLayerState, Batch]):
     """The hand-written passes of a two-layer network (buffers preallocated, in the state).
 
     The protocol's pair: :meth:`init` gives the :class:`TwoLayerState` of initial
@@ -98,23 +144,31 @@ class TwoLayerEngine:
 
     The loss of the weights *before* the update comes free with the gradients
     (a 0-d tensor, no host sync): the new state keeps it as ``loss_before``, the
-    protocol's name for that convention.
+    protocol's name for that convention. A run watches that batch loss against
+    ``loss_scale`` (the zero-output loss ``0.5 tr(Syy)``) and, at each check, that the
+    weights are finite (the state's own loss is known only after the next update).
 
     :meth:`init` (generator) draws the initial weights (:func:`init_weights`, from a CPU
     ``torch.Generator``) of the engine's ``sizes`` ``(N, D, P)`` and ``init_scale``
     ``(sigma_w, sigma_a)`` in ``dtype`` on ``device``; :meth:`state_of` is the state of
-    weights given by the caller (tests, benchmarks).
+    weights given by the caller (tests, benchmarks). :meth:`sample` (state, generator)
+    draws the batch of the next update for the engine's ``optimizer`` from its ``data``
+    ``(X, Y)`` (the training set: the whole of it for ``"gd"``; the next slice of an
+    epoch reshuffled by a numpy generator for ``"sgd"``) or, for ``"online"``, ``B``
+    fresh samples of ``teacher`` drawn on the device.
     """
 
-    #: Its row of :data:`~specdyn.sim.protocol.ENGINE_DEFAULTS`: the check interval and
-    #: divergence factor the driver uses for it.
-    defaults: ClassVar[str] = "two_layer"
+    defaults: ClassVar[EngineDefaults] = EngineDefaults(check_every=256)
+    # data and weights: train_linear's streams 0 and 1; the batches: stream 2
+    streams: ClassVar[StreamLayout] = StreamLayout(data=0, init=1, batch=2)
 
-    @v.constrained(dt=v.POSITIVE, B=v.SIZE)
+    @v.constrained(dt=v.POSITIVE, B=v.SIZE, optimizer=v.Choice(*OPTIMIZERS))
     def __init__(self, act: Activation, par: Parameterization, dt: float, B: int,
                  compute: Any = None, *, sizes: tuple[int, int, int] | None = None,
                  init_scale: tuple[float, float] = (1.0, 1.0), dtype: Any = None,
-                 device: Any = None) -> None:
+                 device: Any = None, optimizer: str = "gd",
+                 data: tuple[Tensor, Tensor] | None = None,
+                 teacher: PowerLawTeacher | None = None, loss_scale: float = 1.0) -> None:
         self.t = _torch()
         self.act, self.par, self.dt, self.B = act, par, float(dt), int(B)
         self.s = float(par.output_scale)
@@ -122,6 +176,48 @@ class TwoLayerEngine:
         self.kind = self._kind(act)
         self.sizes, self.init_scale = sizes, init_scale
         self.dtype, self.device = dtype, device
+        self.optimizer, self.loss_scale = optimizer, loss_scale
+        # the data in the products' dtype (bf16 when asked)
+        self._data = None if data is None else tuple(
+            x.to(compute) if compute is not None else x for x in data)
+        self._online = None if teacher is None or optimizer != "online" else \
+            _OnlineSampler(teacher, self.B, dtype, device)
+
+    def generator(self, role: str, seed: DerivedSeed) -> Any:
+        """The weights' CPU ``torch.Generator`` (:func:`~specdyn.sim.gram.weight_generator`);
+        the batches': numpy's for ``"sgd"`` (the epochs' permutations), a device
+        ``torch.Generator`` for ``"online"``, none for ``"gd"``."""
+        if role != "batch":
+            return _gram.weight_generator(seed)
+        if self.optimizer == "sgd":
+            return np.random.default_rng(seed)
+        return self.t.Generator(device=self.device).manual_seed(seed) \
+            if self.optimizer == "online" else None
+
+    def sample(self, state: TwoLayerState, generator: Any) -> Batch:
+        """The batch of the update of ``state``, drawn from ``generator`` (see the class)."""
+        if self.optimizer == "online":
+            if self._online is None:
+                raise ValueError("optimizer='online' needs the teacher to draw from")
+            return Batch(*self._online.draw(generator))
+        if self._data is None:
+            raise ValueError("sample needs the engine's data (X, Y)")
+        X, Y = self._data
+        if self.optimizer == "gd":
+            return Batch(X, Y)
+        M, b = X.shape[0], self.B
+        pos = state.updates % -(-M // b)  # the batch's place in its epoch
+        epoch = state.epoch
+        if pos == 0 or epoch is None:  # a new epoch: one permutation of the samples
+            order = self.t.as_tensor(generator.permutation(M), device=X.device)
+            epoch = (X[order], Y[order])
+        lo = pos * b
+        return Batch(epoch[0][lo:lo + b], epoch[1][lo:lo + b], epoch)
+
+    def divergence(self, state0: TwoLayerState) -> Divergence[TwoLayerState]:
+        """The batch loss (``loss_before``) against ``loss_scale``, and the weights finite."""
+        return network_divergence(self.dt, self.loss_scale, state0.Wt.dtype == self.t.float32,
+                                  lambda s: (s.Wt, s.At))
 
     def init(self, generator: Any) -> TwoLayerState:
         """The state of initial weights drawn from ``generator`` (:func:`init_weights`)."""
@@ -217,15 +313,20 @@ class TwoLayerEngine:
         gWt.mul_(self.s / b)
         return loss * (0.5 / b), gWt, gAt
 
-    def step(self, state: TwoLayerState, batch: tuple[Tensor, Tensor]) -> TwoLayerState:
-        """One update on ``batch = (X, Y)``: the new state, holding the loss before it."""
-        loss, gWt, gAt = self.gradients(state, *batch)
+    def step(self, state: TwoLayerState, batch: Batch | tuple[Tensor, Tensor]
+             ) -> TwoLayerState:
+        """One update on ``batch = (X, Y)`` (a :class:`Batch`): the new state, holding the
+        loss before it."""
+        loss, gWt, gAt = self.gradients(state, batch[0], batch[1])
         if gWt.dtype != state.Wt.dtype:
             gWt, gAt = gWt.to(state.Wt.dtype), gAt.to(state.At.dtype)
         aw, aa = -self.dt * self.par.lr_w, -self.dt * self.par.lr_a
         # out of place (the state is a value); the same arithmetic as add_, so Ar == At^T
+        epoch = batch.epoch if isinstance(batch, Batch) and batch.epoch is not None \
+            else state.epoch
         return TwoLayerState(state.Wt.add(gWt, alpha=aw), state.At.add(gAt, alpha=aa),
-                             state.Ar.add(gAt.T, alpha=aa), loss, work=state.work)
+                             state.Ar.add(gAt.T, alpha=aa), loss, work=state.work,
+                             updates=state.updates + 1, epoch=epoch)
 
     def evaluate(self, state: TwoLayerState, X: Tensor, Y: Tensor, want_phi: bool
                  ) -> tuple[float, Tensor | None]:
@@ -254,3 +355,32 @@ def init_weights(N: int, D: int, P: int, sigma_w: float, sigma_a: float, par: Pa
             A.to(device=device, dtype=dtype).contiguous())
 
 
+
+
+class _OnlineSampler:
+    """Fresh ``(X, Y)`` batches of ``teacher``, drawn on the device (no host traffic) from
+    the caller's device generator."""
+
+    def __init__(self, teacher: PowerLawTeacher, batch: int, dtype: Any, device: Any) -> None:
+        t = _torch()
+        self.t = t
+        self.batch, self.dtype, self.device = batch, dtype, device
+        self.sqrt_lam = t.as_tensor(np.sqrt(teacher.lam), dtype=dtype, device=device)
+        self.rotate = None if teacher.rotation is None else \
+            t.as_tensor(np.array(teacher.basis_x.T), dtype=dtype, device=device)
+        self.theta = t.as_tensor(np.array(teacher.theta), dtype=dtype, device=device)
+        self.noise = teacher.noise_std
+        self.P = teacher.P
+
+    def draw(self, generator: Any) -> tuple[Tensor, Tensor]:
+        t = self.t
+        x = t.randn(self.batch, self.sqrt_lam.numel(), generator=generator, dtype=self.dtype,
+                    device=self.device)
+        x.mul_(self.sqrt_lam)
+        if self.rotate is not None:
+            x = x @ self.rotate
+        y = x @ self.theta
+        if self.noise > 0:
+            y.add_(t.randn(self.batch, self.P, generator=generator, dtype=self.dtype,
+                           device=self.device), alpha=self.noise)
+        return x, y
