@@ -44,7 +44,13 @@ import pandas as pd
 
 from specdyn import _validate as v
 from specdyn._torch import to_numpy
-from specdyn.measure.checkpoint import SUFFIXES, Skipped, load_tensors, state_tensors
+from specdyn.measure.checkpoint import (
+    SUFFIXES,
+    Skipped,
+    count_non_finite,
+    load_tensors,
+    state_tensors,
+)
 from specdyn.measure.exponents import PowerLawFit, fit_power_law
 from specdyn.measure.outliers import MPFit, OutlierReport, find_outliers, fit_mp_bulk
 from specdyn.measure.spectra import covariance_spectrum, weight_spectrum
@@ -292,7 +298,10 @@ def summarize_matrix(name: str, W: Any, *, center: bool = False, alpha: float = 
         return _skipped(name, shape, "fewer than 3 singular values", (rows, cols), tuple(notes))
     arr = arr.astype(np.float64)
     if not np.all(np.isfinite(arr)):
-        return _skipped(name, shape, "contains NaN or inf", (rows, cols), tuple(notes))
+        nan, inf = count_non_finite(arr)
+        kinds = ", ".join(f"{n} {what}" for n, what in ((nan, "NaN"), (inf, "inf")) if n)
+        return _skipped(name, shape, f"contains NaN or inf: {nan + inf} of {arr.size} entries "
+                        f"({kinds})", (rows, cols), tuple(notes))
     try:
         if center:
             eigs = covariance_spectrum(arr, center=True)
