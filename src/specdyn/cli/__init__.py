@@ -57,7 +57,20 @@ class Parser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {message}{_choice_hint(message)}\n")
+
+
+def _choice_hint(message: str) -> str:
+    """``" (did you mean 'table'?)"`` for argparse's "invalid choice: 'tabel' (choose from
+    ...)"; ``""`` for any other message."""
+    import re
+
+    m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if m is None:
+        return ""
+    from specdyn._validate import did_you_mean
+
+    return did_you_mean(m.group(1), [c.strip(" '\"") for c in m.group(2).split(",")])
 
 
 class CommandError(Exception):

@@ -322,7 +322,10 @@ def _reproduce_cmd(args: argparse.Namespace) -> int:
     names = args.names or runs.names()
     unknown = [n for n in names if n not in runs.names()]
     if unknown:  # fail on a bad name before any work starts
-        raise ValueError(f"unknown experiment {unknown[0]!r}; valid names: "
+        from specdyn._validate import did_you_mean
+
+        raise ValueError(f"unknown experiment {unknown[0]!r}"
+                         f"{did_you_mean(unknown[0], runs.names())}; valid names: "
                          f"{', '.join(runs.names())}")
     if args.config and len(names) != 1:
         raise ValueError("--config applies to exactly one experiment name")
