@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 
@@ -19,18 +20,30 @@ from specdyn.io import atomic_path  # noqa: E402
 
 
 def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = 4.8,
-               height: float = 3.6, wspace: float | None = None) -> tuple[Figure, list]:
+               height: float = 3.6, wspace: float | None = None,
+               rows_apart: bool = False) -> tuple[Figure, list]:
     """A figure with an ``nrows x ncols`` grid of axes, returned flat.
 
     ``wspace``: extra space between columns, as a fraction of the figure width
     (the layout's default 0.02); more keeps a colour bar's label apart from the
-    next panel's y label.
+    next panel's y label. ``rows_apart``: each row is its own sub-figure, so that the
+    decorations of one row (a colour bar, tick labels on the right) do not push the
+    panels of another apart (one layout grid aligns a column's margins: a colour bar
+    stood far from its panel because the panel below had labels on its right); add
+    colour bars with ``ax.figure.colorbar``.
     """
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows),
-                             constrained_layout=True, squeeze=False)
+    size = (width * ncols, height * nrows)
+    if rows_apart and nrows > 1:
+        fig = plt.figure(figsize=size, constrained_layout=True)
+        rows: Any = fig.subfigures(nrows, 1)
+        axes = [ax for row in rows for ax in np.atleast_1d(row.subplots(1, ncols))]
+    else:
+        fig, grid = plt.subplots(nrows, ncols, figsize=size, constrained_layout=True,
+                                 squeeze=False)
+        axes = list(grid.ravel())
     if wspace is not None:
         fig.get_layout_engine().set(wspace=wspace)  # type: ignore[call-arg, union-attr]
-    return fig, list(axes.ravel())
+    return fig, axes
 
 
 _LETTERED = re.compile(r"^\([a-z]\)")
@@ -41,10 +54,11 @@ SAVE_HOOKS: list[Callable[[Figure, Path], None]] = []
 
 
 def panels(fig: Figure) -> list:
-    """The panels of ``fig``: visible axes that are not colorbars or twins, in creation order."""
+    """The panels of ``fig``: visible axes that are not colorbars, twins or switched off (an
+    axes that only holds a legend), in creation order."""
     found: list = []
     for ax in fig.axes:
-        if not ax.get_visible() or ax.get_label() == "<colorbar>":
+        if not ax.get_visible() or ax.get_label() == "<colorbar>" or not ax.axison:
             continue
         if any(ax.get_position().bounds == p.get_position().bounds for p in found):
             continue  # a twin (twinx) of a panel already found
@@ -66,6 +80,102 @@ def letter_panels(fig: Figure) -> None:
         title = ax.get_title()
         if not _LETTERED.match(title):
             ax.title.set_text(f"({chr(ord('a') + i)}) {title}".rstrip())  # keeps the font
+
+
+def clear_of_lines(text: Any, offsets_px: Sequence[tuple[float, float]], *,
+                   within: Any = None, margin_px: float = 4.0) -> bool:
+    """Move ``text`` by the first of ``offsets_px`` (pixels from where it is, ``(0, 0)``
+    first if wanted) at which no drawn line or marker of its axes crosses it
+    (:func:`specdyn.plot.check.crossing_line`, its box included), it overlaps no other
+    text of its axes, and it stays inside ``within`` (a display-space ``Bbox``; default
+    its axes), all with ``margin_px`` to spare; where none does, it stays where it was.
+    True when it ends clear. Call it after a draw (``fig.canvas.draw()``): the layout
+    fixes the pixels."""
+    from specdyn.plot.check import crossing_line, text_extent
+
+    renderer = text.figure.canvas.get_renderer()
+    ax = text.axes
+    if within is None:
+        within = ax.get_window_extent(renderer).padded(-2)
+    others = [text_extent(t, renderer) for t in ax.texts
+              if t is not text and t.get_visible() and t.get_text().strip()]
+    tr = text.get_transform()
+    home = text.get_position()
+    x0, y0 = tr.transform(home)
+    for dx, dy in offsets_px:
+        text.set_position(tuple(tr.inverted().transform((x0 + dx, y0 + dy))))
+        box = text_extent(text, renderer)
+        if not (within.x0 <= box.x0 and box.x1 <= within.x1
+                and within.y0 <= box.y0 and box.y1 <= within.y1):
+            continue
+        if any(box.overlaps(o) for o in others):
+            continue
+        # a margin: saving re-runs the layout (panel letters), which may shift a few pixels
+        if crossing_line(text, renderer, slack=-margin_px) is None:
+            return True
+    text.set_position(home)
+    return False
+
+
+def spiral(max_px: float, step_px: float = 10.0, directions: int = 16
+           ) -> list[tuple[float, float]]:
+    """Offsets in pixels from ``(0, 0)`` outwards to ``max_px``: where to try a label."""
+    out = [(0.0, 0.0)]
+    for r in np.arange(step_px, max_px + 1e-9, step_px):
+        for a in np.linspace(0, 2 * np.pi, directions, endpoint=False):
+            out.append((float(r * np.cos(a)), float(r * np.sin(a))))
+    return out
+
+
+def label_off_lines(text: Any, *, max_px: float = 300.0) -> Any:
+    """Keep a label of a point (``text`` at the point) off every line of its axes: where a
+    line crosses it, move it to the nearest clear place within ``max_px`` and point at
+    the spot with a thin arrow (the label becomes an annotation). Returns the label
+    drawn. Call it after a draw."""
+    tr = text.get_transform()
+    anchor = text.get_position()
+    if not clear_of_lines(text, spiral(max_px)):
+        return text
+    if text.get_position() == anchor:
+        return text
+    ax = text.axes
+    box = text.get_bbox_patch()
+    label = ax.annotate(
+        text.get_text(), xy=anchor, xycoords=tr, xytext=text.get_position(), textcoords=tr,
+        ha=text.get_ha(), va=text.get_va(), fontsize=text.get_fontsize(),
+        zorder=text.get_zorder(), color=text.get_color(),
+        bbox=None if box is None else dict(boxstyle=box.get_boxstyle(),
+                                           fc=box.get_facecolor(), ec=box.get_edgecolor(),
+                                           lw=box.get_linewidth()),
+        arrowprops=dict(arrowstyle="-", color="0.15", lw=0.8, shrinkA=0, shrinkB=0))
+    text.remove()
+    return label
+
+
+def break_lines_under(texts: Sequence[Any], *, pad_px: float = 2.0) -> None:
+    """Interrupt every line of the texts' axes where it would pass under one of ``texts``
+    (its box included, ``pad_px`` around it), as contour labels interrupt their contour:
+    the number stays where it belongs and no line strikes it through. The lines' points
+    there become NaN, so draw densely sampled lines; call it after a draw (the layout fixes
+    the pixels)."""
+    from specdyn.plot.check import text_extent
+
+    by_axes: dict[int, tuple[Any, list[Any]]] = {}
+    for t in texts:
+        by_axes.setdefault(id(t.axes), (t.axes, []))[1].append(t)
+    for ax, group in by_axes.values():
+        renderer = ax.figure.canvas.get_renderer()
+        boxes = [text_extent(t, renderer).padded(pad_px) for t in group]
+        for line in ax.lines:
+            x = np.asarray(line.get_xdata(orig=False), dtype=np.float64)
+            y = np.asarray(line.get_ydata(orig=False), dtype=np.float64)
+            px = line.get_transform().transform(np.column_stack([x, y]))
+            under = np.zeros(len(x), dtype=bool)
+            for b in boxes:
+                under |= ((px[:, 0] >= b.x0) & (px[:, 0] <= b.x1)
+                          & (px[:, 1] >= b.y0) & (px[:, 1] <= b.y1))
+            if under.any():
+                line.set_data(x, np.where(under, np.nan, y))
 
 
 class _SparseMinorLabels(LogFormatterSciNotation):
