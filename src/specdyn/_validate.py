@@ -71,13 +71,13 @@ def integer(name: str, value: Any) -> int:
     return int(value)
 
 
-def did_you_mean(value: Any, allowed: Iterable[str]) -> str:
+def did_you_mean(value: Any, allowed: Iterable[Any]) -> str:
     """``" (did you mean 'gamma0_ratio'?)"`` for a misspelt name, the closest of
     ``allowed`` (:func:`difflib.get_close_matches`, case and ``-``/``_`` ignored);
     ``""`` when none is close."""
     import difflib
 
-    options = list(allowed)
+    options = [o for o in allowed if isinstance(o, str)]  # a None among them has no name
 
     def norm(x: str) -> str:
         return x.lower().replace("-", "_")

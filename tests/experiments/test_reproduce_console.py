@@ -2,15 +2,17 @@
 lines for every quick experiment, one plain line per experiment in a log, progress bars
 only on a terminal.
 
-The console of a whole quick reproduce is built from the session's shared quick runs
-(``quick_runs.py``, parameter ``all``) with the functions ``specdyn reproduce`` prints
-with (:func:`~specdyn.cli.reproduce.header_line`, ``progress_line``, ``closing_text``),
-at 80 columns, the width of a log (and of the narrowest terminal).
+Project history is found by :func:`specdyn.plot.check.history_mentions` (a commit hash:
+7 or more hex digits with a digit and a letter; an issue number: "issue 30", "#30"),
+which the figure check uses too. The console of a whole quick reproduce is built from
+the session's shared quick runs (``quick_runs.py``, parameter ``all``) with the
+functions ``specdyn reproduce`` prints with (:func:`~specdyn.cli.reproduce.header_line`,
+``progress_line``, ``closing_text``), at 80 columns, the narrowest terminal (a log,
+which has no width, is written at 100).
 """
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,24 +22,12 @@ from quick_runs import ALL, QuickRuns
 
 from specdyn import io
 from specdyn.cli.reproduce import closing_text, header_line, progress_line
+from specdyn.plot.check import history_mentions as history
 from specdyn.runs import builtin_names
 
-#: A commit hash: 7 or more hex digits with at least one digit and one letter.
-COMMIT = re.compile(r"\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
-#: An issue or pull-request number: "issue 30", "issues 30", "#30".
-ISSUE = re.compile(r"\bissues?\s+#?\d+|#\d+\b", re.IGNORECASE)
 #: The lines a quick reproduce of every experiment may print where every expected claim
 #: holds (the issue's "about 80"): 18 experiment lines, 2 a claim not held as expected.
 MAX_LINES = 80
-
-
-def history(text: str) -> list[str]:
-    """The commit hashes and issue numbers in ``text``, with a little of their context."""
-    found = []
-    for pattern in (COMMIT, ISSUE):
-        for m in pattern.finditer(text):
-            found.append(repr(text[max(0, m.start() - 30):m.end() + 10]))
-    return found
 
 
 def console(rows: list[dict[str, Any]], *, verbose: bool = False, width: int = 80) -> str:

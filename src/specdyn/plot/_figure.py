@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -80,102 +80,6 @@ def letter_panels(fig: Figure) -> None:
         title = ax.get_title()
         if not _LETTERED.match(title):
             ax.title.set_text(f"({chr(ord('a') + i)}) {title}".rstrip())  # keeps the font
-
-
-def clear_of_lines(text: Any, offsets_px: Sequence[tuple[float, float]], *,
-                   within: Any = None, margin_px: float = 4.0) -> bool:
-    """Move ``text`` by the first of ``offsets_px`` (pixels from where it is, ``(0, 0)``
-    first if wanted) at which no drawn line or marker of its axes crosses it
-    (:func:`specdyn.plot.check.crossing_line`, its box included), it overlaps no other
-    text of its axes, and it stays inside ``within`` (a display-space ``Bbox``; default
-    its axes), all with ``margin_px`` to spare; where none does, it stays where it was.
-    True when it ends clear. Call it after a draw (``fig.canvas.draw()``): the layout
-    fixes the pixels."""
-    from specdyn.plot.check import crossing_line, text_extent
-
-    renderer = text.figure.canvas.get_renderer()
-    ax = text.axes
-    if within is None:
-        within = ax.get_window_extent(renderer).padded(-2)
-    others = [text_extent(t, renderer) for t in ax.texts
-              if t is not text and t.get_visible() and t.get_text().strip()]
-    tr = text.get_transform()
-    home = text.get_position()
-    x0, y0 = tr.transform(home)
-    for dx, dy in offsets_px:
-        text.set_position(tuple(tr.inverted().transform((x0 + dx, y0 + dy))))
-        box = text_extent(text, renderer)
-        if not (within.x0 <= box.x0 and box.x1 <= within.x1
-                and within.y0 <= box.y0 and box.y1 <= within.y1):
-            continue
-        if any(box.overlaps(o) for o in others):
-            continue
-        # a margin: saving re-runs the layout (panel letters), which may shift a few pixels
-        if crossing_line(text, renderer, slack=-margin_px) is None:
-            return True
-    text.set_position(home)
-    return False
-
-
-def spiral(max_px: float, step_px: float = 10.0, directions: int = 16
-           ) -> list[tuple[float, float]]:
-    """Offsets in pixels from ``(0, 0)`` outwards to ``max_px``: where to try a label."""
-    out = [(0.0, 0.0)]
-    for r in np.arange(step_px, max_px + 1e-9, step_px):
-        for a in np.linspace(0, 2 * np.pi, directions, endpoint=False):
-            out.append((float(r * np.cos(a)), float(r * np.sin(a))))
-    return out
-
-
-def label_off_lines(text: Any, *, max_px: float = 300.0) -> Any:
-    """Keep a label of a point (``text`` at the point) off every line of its axes: where a
-    line crosses it, move it to the nearest clear place within ``max_px`` and point at
-    the spot with a thin arrow (the label becomes an annotation). Returns the label
-    drawn. Call it after a draw."""
-    tr = text.get_transform()
-    anchor = text.get_position()
-    if not clear_of_lines(text, spiral(max_px)):
-        return text
-    if text.get_position() == anchor:
-        return text
-    ax = text.axes
-    box = text.get_bbox_patch()
-    label = ax.annotate(
-        text.get_text(), xy=anchor, xycoords=tr, xytext=text.get_position(), textcoords=tr,
-        ha=text.get_ha(), va=text.get_va(), fontsize=text.get_fontsize(),
-        zorder=text.get_zorder(), color=text.get_color(),
-        bbox=None if box is None else dict(boxstyle=box.get_boxstyle(),
-                                           fc=box.get_facecolor(), ec=box.get_edgecolor(),
-                                           lw=box.get_linewidth()),
-        arrowprops=dict(arrowstyle="-", color="0.15", lw=0.8, shrinkA=0, shrinkB=0))
-    text.remove()
-    return label
-
-
-def break_lines_under(texts: Sequence[Any], *, pad_px: float = 2.0) -> None:
-    """Interrupt every line of the texts' axes where it would pass under one of ``texts``
-    (its box included, ``pad_px`` around it), as contour labels interrupt their contour:
-    the number stays where it belongs and no line strikes it through. The lines' points
-    there become NaN, so draw densely sampled lines; call it after a draw (the layout fixes
-    the pixels)."""
-    from specdyn.plot.check import text_extent
-
-    by_axes: dict[int, tuple[Any, list[Any]]] = {}
-    for t in texts:
-        by_axes.setdefault(id(t.axes), (t.axes, []))[1].append(t)
-    for ax, group in by_axes.values():
-        renderer = ax.figure.canvas.get_renderer()
-        boxes = [text_extent(t, renderer).padded(pad_px) for t in group]
-        for line in ax.lines:
-            x = np.asarray(line.get_xdata(orig=False), dtype=np.float64)
-            y = np.asarray(line.get_ydata(orig=False), dtype=np.float64)
-            px = line.get_transform().transform(np.column_stack([x, y]))
-            under = np.zeros(len(x), dtype=bool)
-            for b in boxes:
-                under |= ((px[:, 0] >= b.x0) & (px[:, 0] <= b.x1)
-                          & (px[:, 1] >= b.y0) & (px[:, 1] <= b.y1))
-            if under.any():
-                line.set_data(x, np.where(under, np.nan, y))
 
 
 class _SparseMinorLabels(LogFormatterSciNotation):

@@ -34,9 +34,9 @@ from matplotlib.text import Text
 from matplotlib.transforms import Bbox, BboxBase
 
 from specdyn.plot import _figure
+from specdyn.plot._placement import crossing_line
 
-__all__ = ["MAX_ASPECT", "crossing_line", "figure_problems", "history_mentions", "on_save",
-           "text_extent"]
+__all__ = ["MAX_ASPECT", "figure_problems", "history_mentions", "on_save"]
 
 #: Overlaps of at most this many pixels (at 100 dpi) in either direction are not counted:
 #: glyph boxes include the font's ascent and descent, which touch without ink meeting.
@@ -203,72 +203,6 @@ def _title_problems(fig: Figure) -> Iterator[str]:
         if _LETTER_ONLY.match(title):
             yield (f"panel at {tuple(round(float(b), 2) for b in ax.get_position().bounds)} "
                    f"has no title beyond its letter: {title!r}")
-
-
-def _segments_hit(xy: np.ndarray, box: Bbox) -> bool:
-    """Whether the polyline ``xy`` (display coordinates, NaN breaks it) enters ``box``:
-    Liang-Barsky clipping of every segment, at once."""
-    a, b = xy[:-1], xy[1:]
-    ok = np.all(np.isfinite(a), axis=1) & np.all(np.isfinite(b), axis=1)
-    a, b = a[ok], b[ok]
-    if a.size == 0:
-        return False
-    d = b - a
-    t0, t1 = np.zeros(len(a)), np.ones(len(a))
-    hit = np.ones(len(a), dtype=bool)
-    for pk, qk in ((-d[:, 0], a[:, 0] - box.x0), (d[:, 0], box.x1 - a[:, 0]),
-                   (-d[:, 1], a[:, 1] - box.y0), (d[:, 1], box.y1 - a[:, 1])):
-        par = pk == 0
-        hit &= ~(par & (qk < 0))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(par, 0.0, qk / np.where(par, 1.0, pk))
-        t0 = np.where(~par & (pk < 0), np.maximum(t0, t), t0)
-        t1 = np.where(~par & (pk > 0), np.minimum(t1, t), t1)
-    return bool(np.any(hit & (t0 <= t1)))
-
-
-def text_extent(text: Text, renderer: Any) -> Bbox:
-    """The drawn extent of a text, with its box (``bbox=``) if it has one (an annotation's
-    arrow left out)."""
-    # the text alone: an annotation's own extent takes in its arrow, which is no text
-    box = Text.get_window_extent(text, renderer)
-    patch = text.get_bbox_patch()
-    if patch is not None and patch.get_visible():
-        text.update_bbox_position_size(renderer)  # the box follows the text only at a draw
-        box = Bbox.union([box, patch.get_window_extent(renderer)])
-    return box
-
-
-def _opaque(alpha: float | None) -> bool:
-    return alpha is None or alpha > 0
-
-
-def crossing_line(text: Text, renderer: Any, slack: float = 0.0) -> Any:
-    """The first drawn line (or marker) of ``text``'s axes that crosses its extent (its box
-    included, ``slack`` pixels in from each side), or None: what a label must stay clear
-    of (``figure_problems`` reports it; figures move their labels with it)."""
-    ax = text.axes
-    if ax is None:
-        return None
-    box = text_extent(text, renderer)
-    box = Bbox.from_extents(box.x0 + slack, box.y0 + slack, box.x1 - slack, box.y1 - slack)
-    inside = ax.get_window_extent(renderer)
-    for line in ax.lines:
-        if not (line.get_visible() and _opaque(line.get_alpha())):
-            continue
-        clip = Bbox.intersection(box, inside) if line.get_clip_on() else box
-        if clip is None or clip.width <= 0 or clip.height <= 0:
-            continue
-        xy = line.get_transform().transform(np.column_stack(
-            [np.asarray(line.get_xdata(orig=False), dtype=np.float64),
-             np.asarray(line.get_ydata(orig=False), dtype=np.float64)]))
-        drawn = line.get_linestyle() not in ("None", "", " ")
-        marked = line.get_marker() not in ("None", "", " ", None)
-        if (drawn and _segments_hit(xy, clip)) or (marked and bool(np.any(
-                (xy[:, 0] >= clip.x0) & (xy[:, 0] <= clip.x1)
-                & (xy[:, 1] >= clip.y0) & (xy[:, 1] <= clip.y1)))):
-            return line
-    return None
 
 
 def _line_problems(fig: Figure, slack: float) -> Iterator[str]:

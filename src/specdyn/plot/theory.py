@@ -11,7 +11,8 @@ from matplotlib import colors
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from specdyn.plot._figure import label_off_lines, new_figure
+from specdyn.plot._figure import new_figure
+from specdyn.plot._placement import label_off_lines
 
 _BOUNDARY_STYLE: dict[str, dict[str, Any]] = {
     "k_learn": dict(color="white", ls="-", lw=1.6),

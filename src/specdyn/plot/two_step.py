@@ -16,7 +16,8 @@ from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
 from numpy.typing import ArrayLike
 
-from specdyn.plot._figure import break_lines_under, new_figure
+from specdyn.plot._figure import new_figure
+from specdyn.plot._placement import break_lines_under
 
 __all__ = ["Step1Update", "alignment_bars", "outlier_phase_grid"]
 
