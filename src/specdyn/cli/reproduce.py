@@ -398,7 +398,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run named experiments (all by default) into an output folder",
         description="Reproduce paper figures and related-work experiments. Each writes "
                     "NAME.png, NAME.pdf, NAME.parquet and a JSON record of its settings and "
-                    "claims; the run ends with a table of every claim, held or not.",
+                    "claims; the run ends with the claims not held and why, and a total "
+                    "(every claim with --verbose, and in OUT/claims.parquet).",
     )
     p.add_argument("names", nargs="*", metavar="NAME",
                    help="experiments to run (default: all). Built in: "
