@@ -145,15 +145,16 @@ def totals(rows: list[dict[str, Any]], *, full: bool = False) -> dict[str, int]:
     return out
 
 
-def total_line(rows: list[dict[str, Any]], *, full: bool = False) -> str:
+def total_line(rows: list[dict[str, Any]], *, full: bool = False,
+               revised: bool = True) -> str:
     """``claims: H held; N not held as expected (D disputed, Q quick size); F FAILED``, the
-    claims revised after a run and the experiments that crashed (sanity checks are
-    counted on their own line, :func:`sanity_lines`)."""
+    claims revised after a run (with ``revised``) and the experiments that crashed
+    (sanity checks are counted on their own line, :func:`sanity_lines`)."""
     t = totals(rows, full=full)
     text = (f"claims: {t['held']} held; {t['disputed'] + t['quick size']} not held as "
             f"expected ({t['disputed']} disputed, {t['quick size']} quick size); "
             f"{t['FAILED']} FAILED")
-    if t["revised"]:
+    if t["revised"] and revised:
         text += f"; {t['revised']} revised after a run"
     if t["crashed"]:
         text += f"; {t['crashed']} experiment(s) crashed"
@@ -288,7 +289,8 @@ def format_summary(rows: list[dict[str, Any]], *, full: bool = False,
             if block:
                 lines += block + [""]
     sanity = sanity_lines(rows, width, full=full, verbose=verbose)
-    lines += _wrap(total_line(rows, full=full), width, "", "  ") + sanity
+    # one line at 80 columns: the count of revised claims only with --verbose
+    lines += _wrap(total_line(rows, full=full, revised=verbose), width, "", "  ") + sanity
     return "\n".join(lines)
 
 
@@ -300,12 +302,13 @@ def header_line(n: int, out: Path, *, full: bool, threads: int) -> str:
 
 def closing_text(rows: list[dict[str, Any]], out: Path, *, wall: float, full: bool = False,
                  verbose: bool = False, width: int | None = None) -> str:
-    """Everything printed after the experiments' lines: the wall time, the summary
-    (:func:`format_summary`), where every claim is, and why the exit status is 1."""
+    """Everything printed after the experiments' lines: the summary
+    (:func:`format_summary`), the wall time and where every claim is, and why the exit
+    status is 1."""
     t = totals(rows, full=full)
-    lines = [f"[specdyn] {len(rows)} experiment(s) finished in {_fmt_time(wall)}", "",
-             format_summary(rows, full=full, verbose=verbose, width=width),
-             f"[specdyn] every claim: --verbose, or {out / 'claims.parquet'} (and claims.json)"]
+    lines = ["", format_summary(rows, full=full, verbose=verbose, width=width),
+             f"[specdyn] {len(rows)} experiment(s) in {_fmt_time(wall)}; every claim: "
+             f"--verbose, or {out / 'claims.parquet'} (and claims.json)"]
     if t["FAILED"] or t["crashed"]:
         lines.append(f"[specdyn] exit status 1: {t['FAILED']} claim(s) expected to hold "
                      f"FAILED, {t['crashed']} experiment(s) crashed")
