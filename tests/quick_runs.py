@@ -1,14 +1,16 @@
-"""One quick run of every registered experiment per test session, shared by four tests.
+"""One quick run of every registered experiment per test session, shared by the tests.
 
 Four tests check every registered experiment on the folder its quick default writes
-(``QUICK_RUN_TESTS``):
+(``QUICK_RUN_TESTS``), and two the console of all of them together:
 
 - ``test_experiments_claims.py::test_quick_experiment_claims_hold``: its claims hold;
 - ``test_claims_mutation_all.py``: its claims fail on wrong (constant, shuffled) tables;
 - ``test_wrong_models.py``: its claims fail on each plausible wrong model it registers;
 - ``test_experiments_figure_layout.py::test_experiment_figure_has_no_clutter``: every
   figure it saves passes :func:`specdyn.plot.check.figure_problems`, checked as it is
-  saved (the run is made under :func:`specdyn.plot.check.on_save`).
+  saved (the run is made under :func:`specdyn.plot.check.on_save`);
+- ``test_reproduce_console.py``: what ``specdyn reproduce`` prints for all the runs names
+  no commit and no issue, and fits in about 80 lines.
 
 They ask the fixture ``quick_run`` (``tests/conftest.py``) for the run instead of making
 their own: each experiment runs once, into ``quick-runs/NAME/NAME`` under the session's
@@ -16,16 +18,18 @@ temporary folder, and the four read that folder (never write it). Across pytest-
 workers the run is made under a lock (:func:`specdyn.runs.store.lock`, waited for): the
 first worker to ask runs it, another finds it finished and reads it, whatever ``--dist``.
 
-Order (``tests/conftest.py``): the quick-run tests are collected first, each experiment's
-four together, the slowest experiment first (``SLOWEST_FIRST``). pytest-xdist's default
-``--dist load`` hands each worker a chunk of consecutive tests first, so one worker takes
-an experiment's four tests (the first makes the run, the others read it) and the
-long runs start first; the many short tests after them are handed out as the workers
-free up, so that both end together. A group split between the workers costs the second
-a wait at the lock, never a second run. (``--dist loadgroup`` with ``xdist_group``
-marks would pin the groups, but pytest-xdist 3.8 does not see the marks under pytest
-9.2, pytest-xdist issue 1386, and it hands the other tests out one by one, so that a
-module's module-scoped fixture, the docs site or the wheel, is built on both workers.)
+Order (``tests/conftest.py``): the quick-run tests are collected first, each
+experiment's four together, the slowest experiment first (``SLOWEST_FIRST``), then those
+that read every experiment's run (parameter :data:`ALL`: the console of ``specdyn
+reproduce``). pytest-xdist's default ``--dist load`` hands each worker a chunk of
+consecutive tests first, so one worker takes an experiment's four tests (the first makes
+the run, the others read it) and the long runs start first; the many short tests after
+them are handed out as the workers free up, so that both end together. A group split
+between the workers costs the second a wait at the lock, never a second run. (``--dist
+loadgroup`` with ``xdist_group`` marks would pin the groups, but pytest-xdist 3.8 does
+not see the marks under pytest 9.2, pytest-xdist issue 1386, and it hands the other
+tests out one by one, so that a module's module-scoped fixture, the docs site or the
+wheel, is built on both workers.)
 """
 
 from __future__ import annotations
@@ -44,13 +48,21 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 #: The tests that read a shared quick run, as ``FILE::FUNCTION``, each parametrized by the
-#: experiment's name; the ``quick_run`` fixture fails a test not listed here.
+#: experiment's name (or by :data:`ALL`); the ``quick_run`` fixture fails a test not listed
+#: here.
 QUICK_RUN_TESTS = (
     "test_experiments_claims.py::test_quick_experiment_claims_hold",
     "test_claims_mutation_all.py::test_every_expected_claim_fails_on_constant_and_shuffled_tables",
     "test_experiments_figure_layout.py::test_experiment_figure_has_no_clutter",
     "test_wrong_models.py::test_every_wrong_model_fails_an_expected_claim",
+    "test_reproduce_console.py::test_quick_console_names_no_commit_or_issue",
+    "test_reproduce_console.py::test_quick_console_fits_80_lines",
 )
+
+#: The parameter of a quick-run test that reads every experiment's run (the console of a
+#: whole ``specdyn reproduce``): collected after every experiment's own tests, so that in a
+#: full session it finds the runs made.
+ALL = "all"
 
 #: Quick runs by wall time on a 2-core box (``pytest --durations``), longest first; only
 #: the order in which the tests are handed out depends on it. Those not named go after.
@@ -157,6 +169,8 @@ def order(items: list[pytest.Item]) -> None:
     def key(item: pytest.Item) -> tuple[int, int, int]:
         name = experiment_of(item.nodeid)
         if name is None:
+            return (2, 0, 0)
+        if name == ALL:
             return (1, 0, 0)
         return (0, rank.get(name, len(rank)), first[name])
 

@@ -2,6 +2,6 @@
 
 import sys
 
-from specdyn.cli import main
+from specdyn.cli import console
 
-sys.exit(main())
+sys.exit(console())

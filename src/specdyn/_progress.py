@@ -1,17 +1,34 @@
-"""Progress bars (tqdm), shown only where a run is long enough to want one."""
+"""Progress bars (tqdm) on a terminal only; nothing in a log file.
+
+A bar redraws itself with carriage returns: on a terminal that is one line that
+moves, in a file (``nohup``, ``> log``, a batch job's output) it is kilobytes of
+``\\r``-separated copies of the bar. So a bar is drawn only when stderr, where
+tqdm writes, is a terminal; ``specdyn reproduce`` prints one plain line per
+experiment instead, wherever its output goes.
+"""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
 T = TypeVar("T")
 
 
+def on_terminal() -> bool:
+    """Whether stderr (where the bars are drawn) is a terminal."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced by an object without it, or closed
+        return False
+
+
 def progress(items: Iterable[T], *, total: int | None = None, desc: str = "",
              enabled: bool = True) -> Iterator[T]:
-    """Wrap ``items`` in a tqdm bar on stderr when ``enabled``; else return them as they are."""
-    if not enabled:
+    """Wrap ``items`` in a tqdm bar on stderr when ``enabled`` and stderr is a terminal
+    (:func:`on_terminal`); else return them as they are."""
+    if not (enabled and on_terminal()):
         yield from items
         return
     from tqdm.auto import tqdm

@@ -71,12 +71,29 @@ def integer(name: str, value: Any) -> int:
     return int(value)
 
 
+def did_you_mean(value: Any, allowed: Iterable[Any]) -> str:
+    """``" (did you mean 'gamma0_ratio'?)"`` for a misspelt name, the closest of
+    ``allowed`` (:func:`difflib.get_close_matches`, case and ``-``/``_`` ignored);
+    ``""`` when none is close."""
+    import difflib
+
+    options = [o for o in allowed if isinstance(o, str)]  # a None among them has no name
+
+    def norm(x: str) -> str:
+        return x.lower().replace("-", "_")
+
+    by_norm = {norm(o): o for o in options}
+    close = difflib.get_close_matches(norm(str(value)), list(by_norm), n=1, cutoff=0.6)
+    return f" (did you mean {by_norm[close[0]]!r}?)" if close else ""
+
+
 def choice(name: str, value: Any, allowed: Iterable[str]) -> str:
     """Return ``value`` if it is one of ``allowed``; else raise listing the valid names."""
     options = list(allowed)
     if value not in options:
+        hint = did_you_mean(value, options) if isinstance(value, str) else ""
         raise ValueError(
-            f"{name} must be one of {', '.join(map(repr, options))}; got {show(value)}")
+            f"{name} must be one of {', '.join(map(repr, options))}; got {show(value)}{hint}")
     return str(value)
 
 

@@ -15,10 +15,13 @@ of the ``plotly`` package is embedded instead (about 5 MB). It shows
 3. per layer and kind, two panels: exponent (with its interval) and the
    number of outliers above the Marchenko-Pastur edge over steps; and the
    spectrum at chosen steps on log axes, with the power-law fit (dashed, over
-   its window) and the MP edge (dotted), one colour per step. Eigenvalues at or
-   below the rank tolerance (numerical zeros,
-   :func:`specdyn.measure.spectra.rank_tolerance`) are left off the log axis and
-   counted in a note under the figure; they stay in the tracker's tables.
+   its window) and the MP edge (dotted), one colour and one marker symbol per
+   step, the eigenvalues drawn above the lines. Eigenvalues at or below the rank
+   tolerance (numerical zeros, :func:`specdyn.measure.spectra.rank_tolerance`) are
+   left off the log axis and counted in a note under the figure; they stay in the
+   tracker's tables.
+
+Every log axis labels whole decades, at least two (:func:`log_axis`).
 """
 
 from __future__ import annotations
@@ -37,24 +40,38 @@ import pandas as pd
 from specdyn.measure.spectra import rank_tolerance
 from specdyn.runs.store import load_tracker
 
-__all__ = ["select_steps", "write_report"]
+__all__ = ["log_axis", "select_steps", "write_report"]
 
 _KINDS = ("weight", "activation")
 # Plotly's default qualitative palette (10 colours), reused for steps.
 _COLORS = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692",
            "#b6e880", "#ff97ff", "#fecb52")
-# Log axes labelled at 1, 2, 5 of each decade: over a decade or less Plotly otherwise
-# labels every digit, a crowded column of small numbers in the screenshot.
-_LOG_TICKS = "D2"
+#: One marker symbol a selected step (up to 10), open and filled in turn: spectra of
+#: nearby steps overlap, and colour alone did not tell them apart.
+_SYMBOLS = ("circle-open", "square", "diamond-open", "triangle-up", "x-thin-open", "cross",
+            "triangle-down-open", "star", "hexagon-open", "pentagon")
 
 
-def _log_dtick(lo: float, hi: float) -> str | int:
-    """Plotly's ``dtick`` for a log axis over ``[lo, hi]``: 1, 2, 5 per decade up to three
-    decades, then every decade, then every n-th, so that about 8 labels at most show."""
-    if not (lo > 0 and hi > lo):
-        return _LOG_TICKS
-    decades = math.log10(hi / lo)
-    return _LOG_TICKS if decades <= 3 else max(1, math.ceil(decades / 8))
+def log_axis(lo: float, hi: float) -> dict[str, Any]:
+    """Plotly settings of a log axis over ``[lo, hi]`` labelled at whole decades (10^n),
+    every decade (every n-th beyond 8), with unlabelled minor ticks at 2..9 between. The
+    range is the data's when it holds two decade ticks or more, else it widens to the
+    decades around the data, so that two are labelled. (An axis labelled at one decade
+    and a few small 2 and 5 ticks could not be read.)"""
+    if not (lo > 0 and hi >= lo and math.isfinite(hi)):
+        lo, hi = 1.0, 10.0
+    x0, x1 = math.log10(lo), math.log10(hi)
+    if math.floor(x1 + 1e-9) - math.ceil(x0 - 1e-9) + 1 >= 2:
+        pad = 0.03 * (x1 - x0)
+        x0, x1 = x0 - pad, x1 + pad
+    else:
+        x0, x1 = math.floor(x0 + 1e-9), math.ceil(x1 - 1e-9)
+        x1 = max(x1, x0 + 1)
+    return {"type": "log", "range": [x0, x1],
+            "dtick": max(1, math.ceil((x1 - x0) / 8)), "exponentformat": "power",
+            "minor": {"ticks": "outside", "ticklen": 3, "dtick": "D1", "showgrid": False}}
+
+
 _MAX_POINTS = 200  # per plotted spectrum: log-spaced ranks keep the file small
 _DIGITS = 5  # significant digits of every number in the page's figure data
 #: plotly.js's basic bundle (scatter is all the page draws), gzipped; see _assets/README.md
@@ -141,7 +158,9 @@ def _layer_figure(layer: str, kind: str, summ: pd.DataFrame, eig: pd.DataFrame,
         fig.add_scatter(x=x[ok], y=n_out, mode="lines+markers",
                         line={"shape": "hv", "color": _COLORS[1], "dash": "dot"},
                         name="outliers above MP edge", row=1, col=1, secondary_y=True)
-    fig.update_xaxes(type="log", title_text="step + 1", row=1, col=1, dtick=_LOG_TICKS)
+    fig.update_xaxes(title_text="step + 1", row=1, col=1,
+                     **log_axis(float(x.min()) if x.size else 1.0,
+                                float(x.max()) if x.size else 10.0))
     fig.update_yaxes(title_text="rank exponent a", row=1, col=1, secondary_y=False)
     # Whole numbers on the outlier axis, from 0 (an axis of all-zero counts stays 0..1).
     fig.update_yaxes(title_text="outliers (dotted)", row=1, col=1, secondary_y=True,
@@ -151,6 +170,8 @@ def _layer_figure(layer: str, kind: str, summ: pd.DataFrame, eig: pd.DataFrame,
     by_step = s.set_index("step")
     zeros: dict[int, tuple[int, int]] = {}
     shown: list[np.ndarray] = []
+    k_max = 10.0
+    points, lines = [], []  # the eigenvalues are added last: drawn above the lines
     for i, st in enumerate(steps):
         e = eig[eig["step"] == st].sort_values("rank")
         if e.empty:
@@ -167,29 +188,34 @@ def _layer_figure(layer: str, kind: str, summ: pd.DataFrame, eig: pd.DataFrame,
         if lam.size == 0:
             continue
         shown.append(lam)
+        k_max = max(k_max, float(k.max()))
         idx = _thin(k)
-        fig.add_scatter(x=k[idx], y=lam[idx], mode="markers", marker={"size": 4, "color": color},
-                        name=f"step {st}", legendgroup=f"s{st}", row=1, col=2)
+        points.append(dict(x=k[idx], y=lam[idx], mode="markers", name=f"step {st}",
+                           legendgroup=f"s{st}", opacity=0.85,
+                           marker={"size": 6, "color": color,
+                                   "symbol": _SYMBOLS[i % len(_SYMBOLS)],
+                                   "line": {"width": 1, "color": color}}))
         if st not in by_step.index:
             continue
         r = by_step.loc[st]
         if pd.notna(r.get("exponent")) and pd.notna(r.get("exponent_amplitude")):
             kk = np.geomspace(r["exponent_kmin"], r["exponent_kmax"], 20)
-            fig.add_scatter(x=kk, y=r["exponent_amplitude"] * kk ** -r["exponent"],
-                            mode="lines", line={"color": color, "dash": "dash"},
-                            name=f"fit a={r['exponent']:.2f} (step {st})", legendgroup=f"s{st}",
-                            showlegend=False, row=1, col=2)
+            lines.append(dict(x=kk, y=r["exponent_amplitude"] * kk ** -r["exponent"],
+                              mode="lines", line={"color": color, "dash": "dash", "width": 1},
+                              name=f"fit a={r['exponent']:.2f} (step {st})",
+                              legendgroup=f"s{st}", showlegend=False))
         if pd.notna(r.get("mp_edge")):
-            fig.add_scatter(x=[1, max(int(k.max()), 2)], y=[r["mp_edge"]] * 2, mode="lines",
-                            line={"color": color, "dash": "dot", "width": 1},
-                            name=f"MP edge (step {st})", legendgroup=f"s{st}", showlegend=False,
-                            row=1, col=2)
-    fig.update_xaxes(type="log", title_text="rank k", row=1, col=2, dtick=_LOG_TICKS)
+            lines.append(dict(x=[1, max(int(k.max()), 2)], y=[r["mp_edge"]] * 2, mode="lines",
+                              line={"color": color, "dash": "dot", "width": 1},
+                              name=f"MP edge (step {st})", legendgroup=f"s{st}",
+                              showlegend=False))
+    for trace in lines + points:
+        fig.add_scatter(**trace, row=1, col=2)
     lam_all = np.concatenate(shown) if shown else np.array([])
-    fig.update_yaxes(type="log", title_text="eigenvalue (dashed: fit, dotted: MP edge)",
-                     row=1, col=2, exponentformat="power",
-                     dtick=_log_dtick(float(lam_all.min()), float(lam_all.max()))
-                     if lam_all.size else _LOG_TICKS)
+    fig.update_xaxes(title_text="rank k", row=1, col=2, **log_axis(1.0, k_max))
+    fig.update_yaxes(title_text="eigenvalue (dashed: fit, dotted: MP edge)", row=1, col=2,
+                     **log_axis(float(lam_all.min()) if lam_all.size else 1.0,
+                                float(lam_all.max()) if lam_all.size else 10.0))
     fig.update_layout(height=330, margin={"l": 60, "r": 20, "t": 40, "b": 45},
                       legend={"font": {"size": 11}}, template="plotly_white",
                       font={"size": 12})
@@ -212,7 +238,9 @@ def _overview(summ: dict[str, pd.DataFrame]) -> Any:
                             name=f"{layer} ({kind})", line={"width": 1.5,
                                                             "color": _COLORS[j % 10]},
                             marker={"size": 5}, row=1, col=c)
-        fig.update_xaxes(type="log", title_text="step + 1", row=1, col=c, dtick=_LOG_TICKS)
+        steps1 = summ[kind]["step"].to_numpy() + 1
+        fig.update_xaxes(title_text="step + 1", row=1, col=c,
+                         **log_axis(float(steps1.min()), float(steps1.max())))
         fig.update_yaxes(title_text="rank exponent a", row=1, col=c)
     fig.update_layout(height=420, template="plotly_white", margin={"l": 60, "r": 20, "t": 40,
                                                                    "b": 45},

@@ -279,3 +279,9 @@ def test_diverging_run_is_one_line_exit_1(tmp_path: Path,
 def test_table_size() -> None:
     # the issue asks for at least 150 bad inputs, API and CLI together
     assert len(API) + len(CLI) + len(FILE_CASES) >= 150
+
+
+def test_a_misspelt_choice_gets_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_main(("analyze", "x.npy", "--format", "tabel"), capsys)
+    assert_one_line(err, "--format", code)
+    assert err.rstrip().endswith("(did you mean 'table'?)"), err

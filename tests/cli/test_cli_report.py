@@ -77,9 +77,10 @@ def test_overview_draws_a_layer_recorded_at_one_step(tmp_path) -> None:
     """Activations recorded at step 0 only (close() adds the last step's weights, no
     activations): the overview's activation panel shows them, as points, not an empty panel."""
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    # 8 outputs: a spectrum of 8 eigenvalues has an exponent (4 would be too few)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8))
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    X, y = torch.randn(64, 16), torch.randint(0, 4, (64,))
+    X, y = torch.randn(64, 16), torch.randint(0, 8, (64,))
     with SpectrumTracker(model, out=tmp_path / "run", n_boot=5, schedule=[0],
                          policy="block") as tr:
         for _ in range(5):

@@ -114,3 +114,34 @@ def test_the_vendored_bundle_matches_the_plotly_package() -> None:
     assert vendored[1] == get_plotlyjs_version().split(".")[0], (
         f"vendored plotly.js {vendored[0]} vs the plotly package's "
         f"{get_plotlyjs_version()}: refresh it (src/specdyn/_assets/README.md)")
+
+
+def test_log_axes_label_whole_decades_and_eigenvalues_lie_above_the_lines(
+        mlp_run: Path) -> None:
+    """The screenshot showed log axes labelled at one decade and small 2 and 5 ticks,
+    the markers of steps 0, 3 and 16 on top of each other, and the top eigenvalues under
+    the dotted MP-edge lines."""
+    page = write_report(mlp_run).read_text()
+    figs = _figures(page)
+    most = 0
+    for (kind, layer), spec in figs.items():
+        layout = spec["layout"]
+        for name, axis in layout.items():
+            if not (name.startswith(("xaxis", "yaxis")) and axis.get("type") == "log"):
+                continue
+            lo, hi = axis["range"]
+            # at least two whole decades labelled, every one of them up to 8
+            assert np.floor(hi) - np.ceil(lo) + 1 >= 2, (layer, kind, name, axis["range"])
+            assert axis["dtick"] == max(1, int(np.ceil((hi - lo) / 8))), (layer, name)
+            assert axis["exponentformat"] == "power"
+        traces = spec["data"]
+        steps = [t for t in traces if re.fullmatch(r"step \d+", t.get("name", ""))]
+        symbols = [t["marker"]["symbol"] for t in steps]
+        assert len(set(symbols)) == len(symbols) >= 1, (layer, kind, symbols)
+        most = max(most, len(symbols))
+        # the eigenvalues are drawn last, over the fits and MP edges of every step
+        first_point = traces.index(steps[0])
+        assert all(t.get("mode") == "markers" for t in traces[first_point:]), (layer, kind)
+        assert any("MP edge" in t.get("name", "") for t in traces[:first_point]) or \
+            kind == "activation", (layer, kind)
+    assert most >= 2  # a panel of several steps, each its own symbol

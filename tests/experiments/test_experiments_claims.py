@@ -38,17 +38,28 @@ def test_reproduce_counts_and_ends_with_the_claims_table(
     out = tmp_path / "o"
     assert main(["reproduce", "fig5", "fig6", "--out", str(out), "--threads", "1"]) == 0
     text = capsys.readouterr().out
-    assert "[1/2] fig5" in text and "[2/2] fig6" in text and "elapsed" in text
-    assert "1 thread(s)" in text
-    summary = text[text.index("experiment "):]
-    # fig6: 10 of 11 held, the Fig. 6 setting's 3alpha + beta plateau NOT HELD (disputed)
-    assert "fig5" in summary and "2/2" in summary and "10/11" in summary
-    assert "Region III plateau" in summary and "NOT HELD (disputed)" in summary
+    lines = text.splitlines()
+    # one line per experiment (a log: no "running" line, no carriage return)
+    assert [ln.split()[:2] for ln in lines if ln.startswith("[")] == [
+        ["[specdyn]", "2"], ["[1/2]", "fig5"], ["[2/2]", "fig6"], ["[specdyn]", "2"]]
+    assert "\r" not in text and "1 thread(s)" in text
+    assert "claims held 2/2" in lines[1] and "claims held 10/11" in lines[2]
+    # fig6: the Fig. 6 setting's 3alpha + beta plateau NOT HELD (disputed), with its reason
+    i = lines.index(next(ln for ln in lines if ln.startswith("Not held, as expected (1")))
+    assert lines[i + 1].startswith("  fig6: Region II plateau at 3alpha + beta")
+    assert lines[i + 2].startswith("      disputed: ")
+    assert "Region III plateau" not in text  # a held claim: only with --verbose
     df = pd.read_parquet(out / "claims.parquet")
     assert set(df["experiment"]) == {"fig5", "fig6"}
     assert (df["held"] | (df["disputed"] != "")).all()
     rec = io.read_json(out / "claims.json")
     assert [r["experiment"] for r in rec["experiments"]] == ["fig5", "fig6"]
+
+    # --verbose: every claim, held ones included, and each experiment's files
+    assert main(["reproduce", "fig6", "--out", str(out), "--threads", "1", "--verbose"]) == 0
+    text = capsys.readouterr().out
+    assert "Region III plateau" in text and "NOT HELD (disputed)" in text
+    assert "fig6.png" in text and "experiment " in text
 
     # results on the reproduce folder: one row per experiment with its claims
     assert main(["results", str(out)]) == 0
@@ -63,27 +74,57 @@ def test_reproduce_counts_and_ends_with_the_claims_table(
     assert max(len(ln) for ln in text.splitlines()) < 200
 
 
-def test_a_claim_not_held_is_shown(tmp_path: Path) -> None:
-    rows = [{"experiment": "x", "status": "finished", "wall_time_s": 3.0, "claims": [
+def _shown_rows() -> list[dict[str, Any]]:
+    return [{"experiment": "x", "status": "finished", "wall_time_s": 3.0, "claims": [
         {"name": "slope", "expected": "in [-1.2, -0.8]", "measured": -0.5, "held": False,
          "full_only": False, "note": "", "source": "own"},
         {"name": "count varies", "expected": "in [2, inf]", "measured": 1.0, "held": False,
          "full_only": True, "note": "one outlier at this width", "source": "abstract 2"},
         {"name": "final slope", "expected": "in [1.9, 2.1]", "measured": 1.68, "held": False,
          "full_only": False, "source": "core Sec. 3.3",
-         "disputed": "c1 != 1 for ReLU", "revised": "abc1234: 0.2 -> 0.35, after a miss"}]}]
+         "disputed": "c1 != 1 for ReLU", "revised": "abc1234: 0.2 -> 0.35, after a miss"},
+        {"name": "other slope", "expected": "in [1.9, 2.1]", "measured": 1.6, "held": False,
+         "full_only": False, "source": "core Sec. 3.3", "disputed": "c1 != 1 for ReLU"},
+        {"name": "identity", "expected": "in [0, 0]", "measured": 0.0, "held": True,
+         "source": "own", "sanity": True}]}]
+
+
+def test_a_claim_not_held_is_shown() -> None:
+    rows = _shown_rows()
     text = format_summary(rows, width=200)
-    assert "0/3" in text
-    assert "slope: measured -0.5, expected in [-1.2, -0.8] [own]" in text
+    lines = text.splitlines()
+    # a FAILED claim in full: numbers, source, why it was expected
+    assert "x: slope: measured -0.5, expected in [-1.2, -0.8] [own]" in text
     assert "FAILED: expected to hold" in text
-    assert "NOT HELD (quick size)" in text and "quick size: one outlier at this width" in text
-    assert "NOT HELD (disputed)" in text and "disputed: c1 != 1 for ReLU" in text
-    assert "revised: abc1234: 0.2 -> 0.35, after a miss" in text
-    assert "[core Sec. 3.3]" in text
-    assert text.splitlines()[-1] == ("claims: 0 held; 2 not held as expected (1 disputed, "
-                                     "1 quick size); 1 FAILED; 1 revised after a run")
+    # those not held as expected: one line each, their reason once (two share one)
+    assert "  x: count varies" in lines and "      quick size: one outlier at this width" in lines
+    assert "  x: final slope (revised)" in lines and "  x: other slope" in lines
+    assert text.count("disputed: c1 != 1 for ReLU") == 1
+    # the revision is project history: marked, never printed
+    assert "abc1234" not in text and "0.2 -> 0.35" not in text
+    assert "held" not in " ".join(ln for ln in lines if ln.startswith("  x: identity"))
+    assert lines[-2] == ("claims: 0 held; 3 not held as expected (2 disputed, "
+                         "1 quick size); 1 FAILED")
+    assert lines[-1] == ("sanity checks (hold for any correct run; not counted as claims): "
+                         "1 passed (listed with --verbose)")
     # at --full a full_only claim is expected to hold: its miss is a failure
     assert "2 FAILED" in format_summary(rows, full=True, width=200)
+    # --verbose: every claim with its numbers, and every sanity check
+    verbose = format_summary(rows, width=200, verbose=True)
+    assert "NOT HELD (quick size)" in verbose and "NOT HELD (disputed) (revised)" in verbose
+    assert "count varies: measured 1, expected in [2, inf] [abstract 2]" in verbose
+    assert "sanity ok" in verbose and "identity: measured 0, expected in [0, 0]" in verbose
+    assert "; 1 FAILED; 1 revised after a run" in verbose
+    assert "abc1234" not in verbose
+
+
+def test_a_failed_sanity_check_is_failed_and_shown() -> None:
+    rows = _shown_rows()
+    rows[0]["claims"][-1] = {**rows[0]["claims"][-1], "held": False, "measured": 1.0}
+    text = format_summary(rows, width=200)
+    assert "x: identity: measured 1, expected in [0, 0] [own]" in text
+    assert "FAILED: a sanity check" in text and "0 passed, 1 FAILED" in text
+    assert "; 2 FAILED" in text
 
 
 def test_the_claims_table_fits_a_narrow_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -96,14 +137,23 @@ def test_the_claims_table_fits_a_narrow_terminal(monkeypatch: pytest.MonkeyPatch
                   "revised": long},
                  {"name": "mode sequence", "expected": "4 -> 2 -> 1",
                   "measured": float("nan"), "held": False, "disputed": long,
-                  "source": "core Eq. (32)"}]},
+                  "source": "core Eq. (32)"},
+                 {"name": "a slope", "expected": "in [0, 1]", "measured": float("nan"),
+                  "held": False, "note": long, "source": "own"}]},
             {"experiment": "fig5", "status": "failed", "wall_time_s": 1.0, "claims": []}]
     monkeypatch.setenv("COLUMNS", "80")
-    text = format_summary(rows)
-    assert max(len(ln) for ln in text.splitlines()) <= 80
-    # a missing number says why, never a bare "nan" or "-"
-    assert "measured not finite" in text
-    assert not re.search(r"\bnan\b|measured -", text)
+    for verbose in (False, True):
+        text = format_summary(rows, verbose=verbose)
+        assert max(len(ln) for ln in text.splitlines()) <= 80
+        # a missing number says why, never a bare "nan" or "-"
+        assert "measured not finite" in text
+        assert not re.search(r"\bnan\b|measured -", text)
+        assert "crashed" in text
+    # one line for a claim not held as expected, cut where it is too long
+    short = format_summary(rows).splitlines()
+    expected = short[short.index(next(ln for ln in short if ln.startswith("Not held"))):]
+    assert sum(ln.startswith("  finite-size-theory: ") for ln in expected) == 2
+    assert any(ln.endswith("...") for ln in expected)
 
 
 @pytest.fixture()
@@ -148,8 +198,9 @@ def test_a_failed_claim_exits_1_with_its_reason_and_the_total(
                                    note="the slope of the fit"))
     assert main(args) == 1
     out = capsys.readouterr().out
-    summary = out[out.index("experiment "):out.index("[specdyn] claims table")]
+    summary = out[out.index("claims held 1/4"):out.rindex("[specdyn] 1 experiment(s) in")]
     assert max(len(ln) for ln in summary.splitlines()) <= 80  # the table; paths may be longer
+    assert "claims held 1/4, 1 FAILED" in out
     text = " ".join(out.split())
     assert "FAILED: expected to hold; the slope of the fit" in text
     assert "; 1 FAILED" in text and "exit status 1: 1 claim(s) expected to hold FAILED" in text
@@ -193,7 +244,8 @@ def test_a_crash_still_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["reproduce", "claims-probe", "--out", str(tmp_path / "o"),
                  "--threads", "1"]) == 1
     text = capsys.readouterr().out
-    assert "FAILED after" in text and "1 experiment(s) crashed" in text
+    assert "FAILED: RuntimeError: probe crash" in text and "1 experiment(s) crashed" in text
+    assert "crashed (no claims checked): claims-probe" in text
 
 
 def test_claim_needs_a_source_and_nan_is_never_held() -> None:

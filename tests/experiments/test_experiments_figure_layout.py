@@ -5,8 +5,10 @@ run, ``quick_runs.py``, shared with the quick-claims and mutation tests) went th
 :func:`specdyn.plot.check.figure_problems` on its way out of
 :func:`~specdyn.plot.save_figure`: overlapping text (tick labels, axis labels, titles,
 colour-bar labels, annotations, legend boxes; within and across panels), text off the
-figure, non-integer ticks on a colour bar of integer data, and panels titled with only
-their letter. The figures checked are those a user of ``specdyn reproduce`` gets.
+figure, text inside a panel that a line or a marker crosses, a band or hatched area no
+legend entry or text explains, non-integer ticks on a colour bar of integer data, panels
+titled with only their letter, a figure beyond 4 : 1, and a commit hash or an issue
+number in any text. The figures checked are those a user of ``specdyn reproduce`` gets.
 """
 
 from __future__ import annotations
@@ -119,3 +121,47 @@ def test_checker_finds_a_panel_titled_only_with_its_letter() -> None:
     ax.set_title("(b)")
     probs = figure_problems(fig)
     assert any("no title beyond its letter" in p for p in probs), probs
+
+
+def test_checker_finds_text_on_a_line_and_a_marker() -> None:
+    fig, (ax, bx) = _two_panels()
+    ax.text(1.5, 1.5, "on the line", ha="center", va="center")        # y = x passes here
+    ax.text(1.2, 1.8, "beside it", ha="center", va="center")          # clear of y = x
+    bx.plot([1.5], [1.2], "o", label="a point")
+    bx.text(1.5, 1.2, "on the point", ha="center", va="center")
+    probs = figure_problems(fig)
+    assert any("'on the line' is crossed by a line" in p for p in probs), probs
+    assert any("'on the point' is crossed by 'a point' (marker)" in p for p in probs), probs
+    assert not any("beside it" in p for p in probs), probs
+    # a label's box counts: the text clear of the line, its padded box not
+    fig, (ax, _) = _two_panels()
+    ax.text(1.5, 1.43, "IIIa", ha="center", va="center", bbox=dict(pad=6))
+    assert any("'IIIa' is crossed" in p for p in figure_problems(fig))
+
+
+def test_checker_finds_an_unexplained_band_or_hatch_and_accepts_a_named_one() -> None:
+    from matplotlib.patches import Rectangle
+
+    fig, (ax, bx) = _two_panels()
+    ax.axvspan(1.2, 1.4, color="0.9")
+    bx.fill_between([1, 2], [1, 1.5], [1.2, 1.9], alpha=0.3)
+    bx.add_patch(Rectangle((1.1, 1.6), 0.2, 0.2, fill=False, hatch="///"))
+    probs = figure_problems(fig)
+    assert sum("is explained by no legend entry or text" in p for p in probs) == 3, probs
+    fig, (ax, bx) = _two_panels()
+    ax.axvspan(1.2, 1.4, color="0.9", label="fit window")
+    ax.legend(loc="lower right")
+    bx.fill_between([1, 2], [1, 1.5], [1.2, 1.9], alpha=0.3, label="95 % band")
+    bx.text(1.05, 1.8, "95 % band", fontsize=8)
+    bx.bar([1.5], [1.0], width=0.1)  # a data bar is not a band
+    assert figure_problems(fig) == []
+
+
+def test_checker_finds_a_figure_beyond_4_to_1_and_project_history() -> None:
+    fig, axes = new_figure(5, 1, width=4.3, height=3.9)  # two-step-phase was 5.5 : 1
+    for i, ax in enumerate(axes):
+        ax.set_title(f"panel {i}")
+    axes[0].set_xlabel("t (revised in b6f669e, issue 30)")
+    probs = figure_problems(fig)
+    assert any("aspect 5.5 : 1, beyond 4 : 1" in p for p in probs), probs
+    assert sum("names project history" in p for p in probs) == 2, probs

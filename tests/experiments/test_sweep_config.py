@@ -205,3 +205,32 @@ def test_none_is_written_as_none_text_for_optional_numbers(tmp_path: Path) -> No
     path = _write(tmp_path, 'N = "nine"\n', "bad.toml")
     with pytest.raises(ValueError, match=r"line 1, key 'N'.*must be an integer"):
         load_config(path, SimulateConfig)
+
+
+@pytest.mark.parametrize("text, hint", [
+    # the case: a typo in a sweep axis
+    ('experiment = "simulate"\n[sweep]\nseeds = 2\n[sweep.axes]\ngama0_ratio = [1.0, 2.0]\n',
+     "no field 'gama0_ratio' to sweep (did you mean 'gamma0_ratio'?); its fields: "),
+    ('experiment = "simulate"\nsigmaw = 0.1\n[sweep]\nseeds = 2\n',
+     "unknown key 'sigmaw' for SimulateConfig (did you mean 'sigma_w'?); valid keys: "),
+    ('experiment = "simulate"\n[sweep]\nseed = 2\n',
+     "unknown key 'seed' in [sweep] (did you mean 'seeds'?); valid keys: "),
+])
+def test_a_misspelt_key_gets_did_you_mean(tmp_path: Path, text: str, hint: str) -> None:
+    with pytest.raises(ValueError) as err:
+        load_sweep(_write(tmp_path, text))
+    assert hint in str(err.value) and "line " in str(err.value)
+
+
+def test_did_you_mean_only_when_a_name_is_close(tmp_path: Path) -> None:
+    from specdyn.runs import get
+
+    # case and - / _ do not count
+    with pytest.raises(ValueError, match=r"unknown experiment 'Regime_Map' \(did you mean "
+                                         r"'regime-map'\?\)"):
+        get("Regime_Map")
+    with pytest.raises(ValueError) as err:
+        load_run(_write(tmp_path, 'experiment = "simulate"\nmomentum = 0.9\n'))
+    assert "unknown key 'momentum'" in str(err.value) and "did you mean" not in str(err.value)
+    with pytest.raises(ValueError, match=r"unknown experiment 'fig33' \(did you mean 'fig3'\?\)"):
+        get("fig33")

@@ -217,14 +217,27 @@ def test_fit_exponents_bad_input_names_the_argument() -> None:
         fit_exponents(np.r_[k[:7] ** -1.0, np.nan], 1, 8)
 
 
-def test_three_eigenvalues_fit_over_the_whole_spectrum() -> None:
-    """3 is the documented minimum: an exact power law on 3 ranks is recovered."""
+def test_three_eigenvalues_fit_over_a_given_window_and_five_over_a_chosen_one() -> None:
+    """3 ranks are the minimum of a window given by kmin and kmax: an exact power law on 3
+    ranks is recovered. Choosing a window needs MIN_WINDOW_RANKS = 5 (the plateau search's
+    candidates): with 4 eigenvalues (a 4 x 128 layer) the fit refuses, "too few
+    eigenvalues", where it fitted the whole spectrum."""
     from specdyn.measure import fit_power_law
+    from specdyn.measure.exponents import MIN_WINDOW_RANKS
 
-    fit = fit_power_law(np.arange(1, 4, dtype=np.float64) ** -1.5)
+    fit = fit_power_law(np.arange(1, 4, dtype=np.float64) ** -1.5, kmin=1, kmax=3)
     assert (fit.kmin, fit.kmax) == (1, 3)
     assert fit.exponent == pytest.approx(1.5, abs=1e-12)
     assert fit.short_window
+    assert MIN_WINDOW_RANKS == 5
+    for n in (3, 4):
+        with pytest.raises(ValueError, match=f"too few eigenvalues: {n} above"):
+            fit_power_law(np.arange(1, n + 1, dtype=np.float64) ** -1.5)
+    # numerical zeros do not count: 4 positive eigenvalues and 60 round-off zeros
+    with pytest.raises(ValueError, match="too few eigenvalues: 4 above"):
+        fit_power_law(np.concatenate([np.arange(1, 5.0) ** -1.5, np.full(60, 1e-18)]))
+    fit = fit_power_law(np.arange(1, 6, dtype=np.float64) ** -1.5)
+    assert (fit.kmin, fit.kmax) == (1, 5) and fit.exponent == pytest.approx(1.5, abs=1e-12)
 
 
 def test_short_window_is_flagged_and_its_interval_covers_nearby_windows() -> None:

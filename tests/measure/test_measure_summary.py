@@ -63,9 +63,26 @@ def test_summarize_spectrum_of_the_same_spectrum_gives_the_same_values() -> None
 
 
 def test_summarize_spectrum_reports_each_failed_step() -> None:
-    eigs = np.array([3.0, 2.0, 1.0])
-    s = summarize_spectrum(eigs, 0.5, n_samples=6.0, complete=False, n_boot=0)
-    assert ("outliers", "only the top 3 eigenvalues: no MP fit") in s.failed
+    eigs = np.array([6.0, 5.0, 4.0, 3.0, 2.0, 1.0])
+    s = summarize_spectrum(eigs, 0.5, n_samples=12.0, complete=False, n_boot=0)
+    assert ("outliers", "only the top 6 eigenvalues: no MP fit") in s.failed
     assert s.mp is None and s.outliers is None and s.values()["n_outliers"] is None
     off = summarize_spectrum(eigs, 0.5, n_samples=6.0, fit=False, outliers=False)
     assert off.failed == () and all(off.values()[c] is None for c in SUMMARY_COLUMNS[:-1])
+
+
+def test_a_spectrum_of_four_eigenvalues_is_too_short_to_summarise() -> None:
+    """A 4 x 128 layer (4 eigenvalues of W^T W / rows above the numerical zeros) got an
+    exponent fitted on 4 points and "bulk + >= 1 outliers (cap reached)": now no exponent,
+    no MP bulk, and the verdict says why."""
+    from specdyn.measure.summary import summarize_matrix
+
+    W = np.random.default_rng(0).standard_normal((4, 128))
+    s = summarize_matrix("head", W)
+    assert s.status == "measured" and s.verdict == "too few eigenvalues (4)"
+    assert s.fit is None and s.mp is None and s.outliers is None
+    assert [st for st, _ in s.failed] == ["exponent", "outliers"]
+    assert all("too few eigenvalues: 4 above the rank tolerance" in why for _, why in s.failed)
+    assert s.eigs is not None and s.eigs.size == 4  # the spectrum itself is kept
+    # five are enough
+    assert summarize_matrix("w", np.random.default_rng(0).standard_normal((5, 128))).fit

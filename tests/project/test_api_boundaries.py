@@ -65,6 +65,8 @@ ALLOWED = {
     ("tests/cli/test_cli_cancel.py", "specdyn.runs.registry._REGISTRY"),
     # ... and the wrong-model judge on a toy experiment registered for one test (removed after)
     ("tests/experiments/test_wrong_models.py", "specdyn.runs.registry._REGISTRY"),
+    # bars only on a terminal: the one progress helper, tested with a fake terminal
+    ("tests/experiments/test_reproduce_console.py", "specdyn._progress"),
     # accuracy of the fast Tracy-Widom tail against the Fredholm determinant
     ("tests/measure/test_measure_outliers.py", "specdyn.measure.outliers._tw1_sf"),
     ("tests/measure/test_measure_outliers.py", "specdyn.measure.outliers._tw1_sf_deconvolved"),

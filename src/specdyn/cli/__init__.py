@@ -32,11 +32,12 @@ from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import Any, NoReturn
 
-from specdyn._cancel import Cancelled, clear, raise_if_cancelled, request
+from specdyn._cancel import Cancelled, clear, exit_on_signal, finish, request
 from specdyn._version import __version__
 from specdyn.cli._args import check_output
 
-__all__ = ["CommandError", "build_parser", "check_output", "main"]  # Cancelled: specdyn._cancel
+# Cancelled: specdyn._cancel
+__all__ = ["CommandError", "build_parser", "check_output", "console", "main"]
 
 _COMMANDS = [
     "specdyn.cli.theory",
@@ -56,7 +57,20 @@ class Parser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {message}{_choice_hint(message)}\n")
+
+
+def _choice_hint(message: str) -> str:
+    """``" (did you mean 'table'?)"`` for argparse's "invalid choice: 'tabel' (choose from
+    ...)"; ``""`` for any other message."""
+    import re
+
+    m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if m is None:
+        return ""
+    from specdyn._validate import did_you_mean
+
+    return did_you_mean(m.group(1), [c.strip(" '\"") for c in m.group(2).split(",")])
 
 
 class CommandError(Exception):
@@ -72,9 +86,10 @@ CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 @contextlib.contextmanager
-def cancel_handlers() -> Iterator[None]:
+def cancel_handlers(*, restore: bool = True) -> Iterator[None]:
     """SIGINT and SIGTERM raise :class:`Cancelled` inside the block, whatever the process
-    inherited (SIGINT ignored under ``&``/``nohup``); the previous handlers come back after.
+    inherited (SIGINT ignored under ``&``/``nohup``); the previous handlers come back after
+    (``restore=False``: they stay, with the cancel state, for a process that exits next).
 
     A :class:`Cancelled` raised where Python can only print it (a weakref or ``__del__``
     callback) is not printed: the cancel is noted, and the command stops at its next
@@ -91,10 +106,11 @@ def cancel_handlers() -> Iterator[None]:
     try:
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        sys.unraisablehook = hook
-        clear()
+        if restore:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            sys.unraisablehook = hook
+            clear()
 
 
 def _quiet_cancel(hook: Callable[[Any], object], unraisable: Any) -> None:
@@ -116,8 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script and of ``python -m specdyn``."""
+def main(argv: Sequence[str] | None = None, *, exiting: bool = False) -> int:
+    """Entry point of ``python -m specdyn`` and the console script (:func:`console`).
+
+    ``exiting``: the process ends when this returns; a signal after the command's work is
+    done is then ignored until it has (see :func:`specdyn._cancel.exit_on_signal`).
+    """
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:  # name the subcommand, as argparse does for every other error
@@ -128,26 +148,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     prog = f"specdyn {args.command}"
+    code = 1
     try:
-        with cancel_handlers():
+        with cancel_handlers(restore=not exiting):
             code = int(args.func(args) or 0)
-            raise_if_cancelled()  # a cancel that a callback swallowed on the way
+            # a cancel that a callback swallowed on the way still counts; from here on the
+            # command is done, and a signal no longer turns its status into 130 or 143
+            finish()
             return code
     except (ValueError, TypeError) as err:  # bad input found by the library: one line
         print(f"{prog}: error: {_one_line(err)}", file=sys.stderr)
-        return 2
+        code = 2
     except CommandError as err:
         print(f"{prog}: error: {_one_line(err)}", file=sys.stderr)
-        return 1
+        code = 1
     except BrokenPipeError:  # e.g. `specdyn theory | head`: the reader left, not an error
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return 0
+        code = 0
     except KeyboardInterrupt as err:  # Ctrl-C, SIGINT or SIGTERM (see Cancelled)
         signum = err.signum if isinstance(err, Cancelled) else signal.SIGINT
+        code = 128 + signum
+        finish(raise_pending=False)  # cancelled once: a second signal does not interrupt this
         print(f"{prog}: interrupted by {signal.Signals(signum).name} (finished results are "
               "kept)", file=sys.stderr)
-        return 128 + signum
+    finally:
+        if exiting:
+            exit_on_signal(code)
+    return code
+
+
+def console() -> int:
+    """The ``specdyn`` console script: :func:`main` for a process that exits right after."""
+    return main(exiting=True)
 
 
 def _one_line(err: BaseException) -> str:
@@ -155,4 +188,4 @@ def _one_line(err: BaseException) -> str:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(console())

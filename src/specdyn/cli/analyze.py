@@ -208,7 +208,7 @@ def _json_records(summaries: list[LayerSummary]) -> list[dict[str, Any]]:
 
 def _analyze(args: argparse.Namespace) -> int:
     from specdyn import io
-    from specdyn.measure.checkpoint import load_tensors
+    from specdyn.measure.checkpoint import load_tensors, non_finite_tensors
     from specdyn.measure.summary import has_matrix, summaries_frame, summarize_tensors
 
     top, alpha = args.top, args.alpha  # checked by their argparse types
@@ -227,6 +227,14 @@ def _analyze(args: argparse.Namespace) -> int:
         return _fail("PATH", f"{args.path} holds no tensor with 2 or more axes to analyse "
                      f"({len(tensors)} entr{'y' if len(tensors) == 1 else 'ies'}: "
                      f"{', '.join(list(tensors)[:5])}{', ...' if len(tensors) > 5 else ''})")
+    bad = non_finite_tensors(tensors)
+    if bad:  # bad input, found before any work: named with its counts
+        listed = "; ".join(b.describe() for b in bad[:3])
+        more = f"; and {len(bad) - 3} more tensor(s)" if len(bad) > 3 else ""
+        return _fail("PATH", f"{args.path}: {'tensor' if len(bad) == 1 else 'tensors'} "
+                     f"{listed}{more}; a spectrum needs finite values "
+                     "(specdyn.measure.analyze lists such tensors as skipped and measures "
+                     "the others)")
     summaries = summarize_tensors(tensors, center=args.center, alpha=alpha)
     n_ok = sum(s.status == "measured" for s in summaries)
     if args.format == "json":

@@ -35,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SUFFIXES", "Skipped", "load_tensors", "state_tensors"]
+__all__ = ["SUFFIXES", "NonFinite", "Skipped", "count_non_finite", "load_tensors",
+           "non_finite_tensors", "state_tensors"]
 
 SUFFIXES = (".npy", ".npz", ".pt", ".pth", ".bin", ".ckpt", ".safetensors")
 # Where checkpoints keep the model state (first match wins).
@@ -50,6 +51,59 @@ class Skipped:
     """A checkpoint entry that is not a model weight, with the reason."""
 
     reason: str
+
+
+@dataclass(frozen=True)
+class NonFinite:
+    """The non-finite entries of a tensor: how many NaN, how many +-inf, of ``size``."""
+
+    name: str
+    shape: tuple[int, ...]
+    nan: int
+    inf: int
+    size: int
+
+    @property
+    def count(self) -> int:
+        """NaN and inf entries together."""
+        return self.nan + self.inf
+
+    def describe(self) -> str:
+        """``'w' (64x32): 3 of 2048 entries are not finite (2 NaN, 1 inf)``."""
+        shape = "x".join(map(str, self.shape)) or "scalar"
+        kinds = ", ".join(f"{n} {what}" for n, what in ((self.nan, "NaN"), (self.inf, "inf"))
+                          if n)
+        return (f"{self.name!r} ({shape}): {self.count} of {self.size} entries "
+                f"{'is' if self.count == 1 else 'are'} not finite ({kinds})")
+
+
+def count_non_finite(x: Any) -> tuple[int, int]:
+    """(NaN entries, +-inf entries) of an array or a torch tensor; (0, 0) for anything that
+    is not a floating-point (or complex) array."""
+    if _is_tensor(x) and not isinstance(x, np.ndarray):
+        if not (x.dtype.is_floating_point or x.dtype.is_complex):
+            return 0, 0
+        t = x.detach()
+        return int(t.isnan().sum()), int(t.isinf().sum())
+    a = np.asarray(x) if isinstance(x, np.ndarray) else None
+    if a is None or not (np.issubdtype(a.dtype, np.floating)
+                         or np.issubdtype(a.dtype, np.complexfloating)):
+        return 0, 0
+    return int(np.isnan(a).sum()), int(np.isinf(a).sum())
+
+
+def non_finite_tensors(tensors: Mapping[str, Any]) -> list[NonFinite]:
+    """The tensors with 2 or more axes (the ones a spectrum is computed of) that hold a NaN
+    or an inf, with their counts, in order."""
+    out = []
+    for name, x in tensors.items():
+        if isinstance(x, Skipped) or len(getattr(x, "shape", ())) < 2:
+            continue
+        nan, inf = count_non_finite(x)
+        if nan or inf:
+            shape = tuple(int(n) for n in x.shape)
+            out.append(NonFinite(name, shape, nan, inf, int(np.prod(shape))))
+    return out
 
 
 def _is_tensor(x: Any) -> bool:

@@ -58,6 +58,10 @@ __all__ = [
 
 # A window shorter than this (decades of rank) gets the "short window" flag.
 MIN_DECADES = 1.0
+#: The fewest ranks an automatic window spans (the plateau search's candidate ranges need
+#: this many): ``fit_power_law`` chooses no window in a spectrum with fewer positive
+#: eigenvalues (numerical zeros left out), and ``summarize_spectrum`` fits no exponent.
+MIN_WINDOW_RANKS = 5
 
 
 class LocalExponent(NamedTuple):
@@ -377,7 +381,8 @@ def _auto_window(lam: np.ndarray, tol: float, window: float) -> tuple[int, int]:
     span = lg[None, :] - lg[:, None]
     npts = grid[None, :] - grid[:, None] + 1
     min_span = min(0.5, 0.5 * (lg[-1] - lg[0]))
-    valid = np.triu(np.ones((G, G), dtype=bool), 1) & (span >= min_span) & (npts >= 5)
+    valid = np.triu(np.ones((G, G), dtype=bool), 1) & (span >= min_span) & (
+        npts >= MIN_WINDOW_RANKS)
     if not valid.any():
         return 1, K
     ok = valid & (half <= tol * np.maximum(1.0, np.abs(mid)))
@@ -407,7 +412,9 @@ def fit_power_law(eigs: ArrayLike, kmin: int | None = None, kmax: int | None = N
         Window of ranks (1-based, inclusive). Either left ``None`` is chosen
         from the plateau of ``local_exponent``: the longest log-rank range on
         which the local exponent stays within ``plateau_tol`` (relative to
-        ``max(1, |a|)``) of its median.
+        ``max(1, |a|)``) of its median. Choosing needs ``MIN_WINDOW_RANKS`` (5)
+        eigenvalues above the rank tolerance: with fewer, a ``ValueError`` says
+        "too few eigenvalues" (given ``kmin`` and ``kmax``, 3 ranks suffice).
     n_boot
         Bootstrap resamples for the interval (0 gives ``ci = (a, a)``).
     seed
@@ -427,7 +434,12 @@ def fit_power_law(eigs: ArrayLike, kmin: int | None = None, kmax: int | None = N
     tol = v.positive("plateau_tol", plateau_tol)
     if kmin is None or kmax is None:
         # Round-off "zeros" of a rank-deficient matrix are not part of any power law.
-        k_eff = max(3, int(np.sum(lam > rank_tolerance(lam[0], K))))
+        n_pos = int(np.sum(lam > rank_tolerance(lam[0], K)))
+        if n_pos < MIN_WINDOW_RANKS:
+            raise ValueError(f"too few eigenvalues: {n_pos} above the rank tolerance, an "
+                             f"automatic window needs at least {MIN_WINDOW_RANKS}; pass kmin "
+                             "and kmax to fit fewer")
+        k_eff = n_pos
         auto_lo, auto_hi = _auto_window(lam[:k_eff], tol, window)
         kmin = auto_lo if kmin is None else kmin
         kmax = auto_hi if kmax is None else kmax

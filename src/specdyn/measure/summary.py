@@ -29,6 +29,11 @@ Verdict (``layer_verdict``), in this order:
 3. ``"bulk + k outliers"``: an MP bulk with ``k`` significant outliers
    (``"bulk + >= k outliers (cap reached)"`` when the test stopped at its cap).
 4. ``"unclear: no MP bulk, no power law over a decade"`` otherwise.
+
+A spectrum with fewer than ``MIN_WINDOW_RANKS`` (5) eigenvalues above the rank
+tolerance (a 4 x 128 layer has 4) is too short for either: no exponent (the fit's
+automatic window needs 5 ranks), no MP bulk (its outlier test would stop at a cap of
+one or two), and the verdict ``"too few eigenvalues (4)"``.
 """
 
 from __future__ import annotations
@@ -44,16 +49,23 @@ import pandas as pd
 
 from specdyn import _validate as v
 from specdyn._torch import to_numpy
-from specdyn.measure.checkpoint import SUFFIXES, Skipped, load_tensors, state_tensors
-from specdyn.measure.exponents import PowerLawFit, fit_power_law
+from specdyn.measure.checkpoint import (
+    SUFFIXES,
+    Skipped,
+    count_non_finite,
+    load_tensors,
+    state_tensors,
+)
+from specdyn.measure.exponents import MIN_WINDOW_RANKS, PowerLawFit, fit_power_law
 from specdyn.measure.outliers import MPFit, OutlierReport, find_outliers, fit_mp_bulk
-from specdyn.measure.spectra import covariance_spectrum, weight_spectrum
+from specdyn.measure.spectra import covariance_spectrum, rank_tolerance, weight_spectrum
 
 __all__ = [
     "SUFFIXES",
     "SUMMARY_COLUMNS",
     "VERDICT_MP",
     "VERDICT_POWER_LAW",
+    "VERDICT_TOO_FEW",
     "VERDICT_UNCLEAR",
     "LayerSummary",
     "analyze",
@@ -70,6 +82,8 @@ __all__ = [
 VERDICT_MP = "consistent with MP bulk (no power law)"
 VERDICT_POWER_LAW = "power law"
 VERDICT_UNCLEAR = "unclear: no MP bulk, no power law over a decade"
+#: The verdict of a spectrum too short to summarise: ``f"{VERDICT_TOO_FEW} (n)"``.
+VERDICT_TOO_FEW = "too few eigenvalues"
 # A power law needs at least this weighted R^2 over its (>= one decade) window.
 MIN_R2 = 0.9
 
@@ -234,6 +248,14 @@ def summarize_spectrum(eigs: np.ndarray, ratio: float, *, n_samples: float,
     out_notes = list(notes)
     failed: list[tuple[str, str]] = []
     pl = mp = rep = None
+    n_pos = int(np.sum(eigs > rank_tolerance(float(eigs[0]), eigs.size))) if eigs.size else 0
+    if n_pos < MIN_WINDOW_RANKS and (fit or outliers):
+        why = (f"too few eigenvalues: {n_pos} above the rank tolerance, a summary needs at "
+               f"least {MIN_WINDOW_RANKS}")
+        steps = [st for st, asked in (("exponent", fit), ("outliers", outliers)) if asked]
+        return LayerSummary(name, shape, "measured", matrix_shape=matrix_shape, eigs=eigs,
+                            verdict=f"{VERDICT_TOO_FEW} ({n_pos})",
+                            notes=(*out_notes, why), failed=tuple((st, why) for st in steps))
     if fit:
         try:
             pl = fit_power_law(eigs, n_boot=n_boot)
@@ -292,7 +314,10 @@ def summarize_matrix(name: str, W: Any, *, center: bool = False, alpha: float = 
         return _skipped(name, shape, "fewer than 3 singular values", (rows, cols), tuple(notes))
     arr = arr.astype(np.float64)
     if not np.all(np.isfinite(arr)):
-        return _skipped(name, shape, "contains NaN or inf", (rows, cols), tuple(notes))
+        nan, inf = count_non_finite(arr)
+        kinds = ", ".join(f"{n} {what}" for n, what in ((nan, "NaN"), (inf, "inf")) if n)
+        return _skipped(name, shape, f"contains NaN or inf: {nan + inf} of {arr.size} entries "
+                        f"({kinds})", (rows, cols), tuple(notes))
     try:
         if center:
             eigs = covariance_spectrum(arr, center=True)

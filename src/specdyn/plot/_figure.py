@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 
@@ -19,18 +20,30 @@ from specdyn.io import atomic_path  # noqa: E402
 
 
 def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = 4.8,
-               height: float = 3.6, wspace: float | None = None) -> tuple[Figure, list]:
+               height: float = 3.6, wspace: float | None = None,
+               rows_apart: bool = False) -> tuple[Figure, list]:
     """A figure with an ``nrows x ncols`` grid of axes, returned flat.
 
     ``wspace``: extra space between columns, as a fraction of the figure width
     (the layout's default 0.02); more keeps a colour bar's label apart from the
-    next panel's y label.
+    next panel's y label. ``rows_apart``: each row is its own sub-figure, so that the
+    decorations of one row (a colour bar, tick labels on the right) do not push the
+    panels of another apart (one layout grid aligns a column's margins: a colour bar
+    stood far from its panel because the panel below had labels on its right); add
+    colour bars with ``ax.figure.colorbar``.
     """
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows),
-                             constrained_layout=True, squeeze=False)
+    size = (width * ncols, height * nrows)
+    if rows_apart and nrows > 1:
+        fig = plt.figure(figsize=size, constrained_layout=True)
+        rows: Any = fig.subfigures(nrows, 1)
+        axes = [ax for row in rows for ax in np.atleast_1d(row.subplots(1, ncols))]
+    else:
+        fig, grid = plt.subplots(nrows, ncols, figsize=size, constrained_layout=True,
+                                 squeeze=False)
+        axes = list(grid.ravel())
     if wspace is not None:
         fig.get_layout_engine().set(wspace=wspace)  # type: ignore[call-arg, union-attr]
-    return fig, list(axes.ravel())
+    return fig, axes
 
 
 _LETTERED = re.compile(r"^\([a-z]\)")
@@ -41,10 +54,11 @@ SAVE_HOOKS: list[Callable[[Figure, Path], None]] = []
 
 
 def panels(fig: Figure) -> list:
-    """The panels of ``fig``: visible axes that are not colorbars or twins, in creation order."""
+    """The panels of ``fig``: visible axes that are not colorbars, twins or switched off (an
+    axes that only holds a legend), in creation order."""
     found: list = []
     for ax in fig.axes:
-        if not ax.get_visible() or ax.get_label() == "<colorbar>":
+        if not ax.get_visible() or ax.get_label() == "<colorbar>" or not ax.axison:
             continue
         if any(ax.get_position().bounds == p.get_position().bounds for p in found):
             continue  # a twin (twinx) of a panel already found

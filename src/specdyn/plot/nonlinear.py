@@ -10,6 +10,9 @@ from matplotlib.figure import Figure
 
 from specdyn.plot._figure import new_figure
 
+#: The size of every title of the figure (panels and, by the caller, the figure's).
+TITLE_SIZE = 10
+
 
 def plot_spectra_and_slopes(
     spectra: Mapping[str, tuple[np.ndarray, np.ndarray]],
@@ -36,12 +39,16 @@ def plot_spectra_and_slopes(
         Exponents of the data; guide lines of slope ``alpha`` (anchored on the
         initial spectrum) and ``alpha + beta`` (anchored on the final one).
     k_range
-        ``(kmin, kmax)``, 1-based, shaded in the spectrum panels.
+        ``(kmin, kmax)``, 1-based, shaded in the spectrum panels (the fit window of the
+        slopes, named in their legends).
     effective
         Optional ``name -> slope (n,)`` of a second theory curve (dotted), e.g. the
         linear theory at an effective ``gamma0``; labelled ``effective_label``.
     note
-        A line under the slope panel's title (e.g. the final slopes against ``alpha + beta``).
+        One line under the slope panel's title (e.g. the final slopes against
+        ``alpha + beta``).
+
+    Every title is :data:`TITLE_SIZE` points (the caller's ``suptitle`` too).
     """
     names = list(spectra)
     fig, axes = new_figure(len(names) + 1, 1, width=4.4, height=3.6)
@@ -64,10 +71,11 @@ def plot_spectra_and_slopes(
                   label=rf"slope $\alpha$ = {alpha:g}")
         ax.loglog(kk, e1 * 2.0 * (kk / kmin) ** -(alpha + beta), color="crimson", ls=":",
                   lw=1.5, label=rf"slope $\alpha+\beta$ = {alpha + beta:g}")
-        ax.axvspan(kmin, kmax, color="0.9", zorder=0)
+        ax.axvspan(kmin, kmax, color="0.9", zorder=0,
+                   label=f"fit window of (c): $k \\in [{kmin}, {kmax}]$")
         ax.set_xlabel("rank $k$")
         ax.set_ylabel(ylabel)
-        ax.set_title(name)
+        ax.set_title(name, fontsize=TITLE_SIZE)
         ax.legend(fontsize=8, loc="lower left")
         fig.colorbar(cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax, label="time $t$")
     ax = axes[-1]
@@ -88,8 +96,7 @@ def plot_spectra_and_slopes(
     ax.set_xlabel("time $t$")
     ax.set_ylabel(f"fitted slope over $k \\in [{kmin}, {kmax}]$")
     # the note under the title: clear of every curve
-    ax.set_title("slope of the spectrum" + (f"\n{note}" if note else ""),
-                 fontsize=9 if note else None)
+    ax.set_title("slope of the spectrum" + (f"\n{note}" if note else ""), fontsize=TITLE_SIZE)
     # below the whole figure (the layout makes room): under the panel it hid the x label
     handles, labels = ax.get_legend_handles_labels()
     ncol = len(labels) // max(len(slopes), 1)
@@ -99,6 +106,6 @@ def plot_spectra_and_slopes(
         handles, labels = [handles[i] for i in order], [labels[i] for i in order]
     else:
         ncol = min(len(labels), 3)
-    fig.legend(handles, labels, fontsize=7, loc="outside lower center", ncol=ncol,
-               title="(c) slope of the spectrum", title_fontsize=7)
+    fig.legend(handles, labels, fontsize=8, loc="outside lower center", ncol=ncol,
+               title="(c) slope of the spectrum", title_fontsize=8)
     return fig

@@ -12,6 +12,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from specdyn.plot._figure import new_figure
+from specdyn.plot._placement import label_off_lines
 
 _BOUNDARY_STYLE: dict[str, dict[str, Any]] = {
     "k_learn": dict(color="white", ls="-", lw=1.6),
@@ -38,7 +39,8 @@ def _exponent_map(fig: Figure, ax: Axes, k: np.ndarray, t: np.ndarray, aeff: np.
         ok = np.isfinite(kb) & (kb >= k.min()) & (kb <= k.max())
         if ok.any():
             ax.plot(t[ok], kb[ok], label=name, **_BOUNDARY_STYLE.get(name, {}))
-    # region labels sit in an opaque box above the lines, so no line strikes them through
+    # region labels sit in an opaque box; fig3 moves one that a line crosses off it
+    # (label_off_lines), pointing at its region
     for tt, kk, text in marks:
         ax.text(tt, kk, text, ha="center", va="center", fontsize=8, zorder=6, bbox=_LABEL_BOX)
     ax.set_xscale("log")
@@ -47,7 +49,7 @@ def _exponent_map(fig: Figure, ax: Axes, k: np.ndarray, t: np.ndarray, aeff: np.
     ax.set_xlabel("training time t")
     ax.set_ylabel("mode k")
     ax.set_title(title, fontsize=9, pad=8)  # clear of a log axis's top tick label
-    fig.colorbar(mesh, ax=ax, label=r"$\alpha_{\rm eff}(k,t)$", extend=extend)
+    ax.figure.colorbar(mesh, ax=ax, label=r"$\alpha_{\rm eff}(k,t)$", extend=extend)
 
 
 def fig3(panels: Sequence[Mapping], slices: Mapping) -> Figure:
@@ -62,7 +64,9 @@ def fig3(panels: Sequence[Mapping], slices: Mapping) -> Figure:
     """
     n = len(panels) + 1
     ncols = 2 if n == 4 else n
-    fig, axes = new_figure(ncols=ncols, nrows=(n + ncols - 1) // ncols, width=5.2, height=4.2)
+    # rows apart: panel (d)'s plateau names on its right pushed (b)'s colour bar away
+    fig, axes = new_figure(ncols=ncols, nrows=(n + ncols - 1) // ncols, width=5.2, height=4.2,
+                           rows_apart=True)
     # the colour scale ends just above the largest plateau: the transient overshoot
     # between Regions I and II (up to ~9) would otherwise wash the plateaus out
     lo = min(float(np.min(p["alpha_eff"])) for p in panels)
@@ -96,9 +100,13 @@ def fig3(panels: Sequence[Mapping], slices: Mapping) -> Figure:
     ax.set_ylabel(r"$\alpha_{\rm eff}(k,t)$")
     ax.set_title(slices["title"], fontsize=9)
     sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
-    fig.colorbar(sm, ax=ax, label="training time t")
+    ax.figure.colorbar(sm, ax=ax, label="training time t")
     for extra in axes[n:]:
         extra.set_visible(False)
+    fig.canvas.draw()  # the layout fixes the pixels: then a label on a line moves off it
+    for ax in axes[:len(panels)]:
+        for text in list(ax.texts):
+            label_off_lines(text)
     return fig
 
 

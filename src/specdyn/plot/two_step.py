@@ -5,24 +5,34 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import matplotlib
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.collections import QuadMesh
 from matplotlib.colors import BoundaryNorm
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
 from numpy.typing import ArrayLike
 
 from specdyn.plot._figure import new_figure
+from specdyn.plot._placement import break_lines_under
 
 __all__ = ["Step1Update", "alignment_bars", "outlier_phase_grid"]
 
 
+#: What the count maps draw beside the counts, named in their legend.
+_HATCH = "///"
+_HATCH_LABEL = "hatched: a cell near a line\n(left out of the agreement)"
+_LINE_LABEL = "dashed: $\\alpha_2 = k\\,(1/2 - \\alpha_1)$,\nwhere the floor steps"
+
+
 def _count_panel(ax: Axes, a1: np.ndarray, a2: np.ndarray, counts: np.ndarray, vmax: int,
                  title: str, near: np.ndarray | None = None) -> QuadMesh:
-    """One integer map on the (alpha1, alpha2) grid, with the value written in each cell."""
-    cmap = "viridis"
+    """One integer map on the (alpha1, alpha2) grid, with the value written in each cell
+    (on a small box of the cell's colour, so that hatching never runs through it)."""
+    cmap = matplotlib.colormaps["viridis"]
     norm = BoundaryNorm(np.arange(-0.5, vmax + 1.5), 256)
     im = ax.pcolormesh(_edges(a1), _edges(a2), counts.T, cmap=cmap, norm=norm,
                        shading="flat")
@@ -31,12 +41,13 @@ def _count_panel(ax: Axes, a1: np.ndarray, a2: np.ndarray, counts: np.ndarray, v
             val = counts[i, j]
             if np.isnan(val):
                 continue
-            txt = f"{val:.0f}" if float(val).is_integer() else f"{val:.1f}"
-            light = val < 0.6 * vmax
-            ax.text(x, y, txt, ha="center", va="center", fontsize=8,
-                    color="white" if light else "black")
             if near is not None and near[i, j]:
                 ax.add_patch(_hatch(x, y, a1, a2))
+            txt = f"{val:.0f}" if float(val).is_integer() else f"{val:.1f}"
+            light = val < 0.6 * vmax
+            ax.text(x, y, txt, ha="center", va="center", fontsize=8, zorder=4,
+                    color="white" if light else "black",
+                    bbox=dict(boxstyle="square,pad=0.1", fc=cmap(norm(val)), ec="none"))
     _lines(ax, vmax)
     ax.set_xlim(_edges(a1)[0], _edges(a1)[-1])
     ax.set_ylim(_edges(a2)[0], _edges(a2)[-1])
@@ -54,19 +65,39 @@ def _edges(c: np.ndarray) -> np.ndarray:
     return np.concatenate([[2 * c[0] - mid[0]], mid, [2 * c[-1] - mid[-1]]])
 
 
-def _hatch(x: float, y: float, a1: np.ndarray, a2: np.ndarray) -> Rectangle:
+def _cell(x: float, y: float, a1: np.ndarray, a2: np.ndarray
+          ) -> tuple[float, float, float, float]:
+    """``(x0, y0, width, height)`` of the grid cell centred at ``(x, y)``."""
     e1, e2 = _edges(a1), _edges(a2)
     i = int(np.searchsorted(e1, x)) - 1
     j = int(np.searchsorted(e2, y)) - 1
-    return Rectangle((e1[i], e2[j]), e1[i + 1] - e1[i], e2[j + 1] - e2[j], fill=False,
-                     hatch="///", edgecolor="0.85", linewidth=0)
+    return e1[i], e2[j], e1[i + 1] - e1[i], e2[j + 1] - e2[j]
+
+
+def _hatch(x: float, y: float, a1: np.ndarray, a2: np.ndarray) -> Rectangle:
+    x0, y0, w, h = _cell(x, y, a1, a2)
+    return Rectangle((x0, y0), w, h, fill=False, hatch=_HATCH, edgecolor="0.85", linewidth=0,
+                     label=_HATCH_LABEL)
 
 
 def _lines(ax: Axes, kmax: int) -> None:
     """The lines alpha2 = k (1/2 - alpha1) where floor(alpha2 / (1/2 - alpha1)) steps."""
-    x = np.linspace(0.0, 0.5, 400)
+    x = np.linspace(0.0, 0.5, 2000)  # dense: break_lines_under cuts gaps at the numbers
     for k in range(1, max(kmax, 1) + 2):
-        ax.plot(x, k * (0.5 - x), color="white", lw=0.8, ls="--", alpha=0.8)
+        ax.plot(x, k * (0.5 - x), color="white", lw=0.8, ls="--", alpha=0.8,
+                label=_LINE_LABEL if k == 1 else "_")
+
+
+def _map_legend(ax: Axes, vmax: int) -> None:
+    """The legend of the count maps' hatching and dashed lines, in a switched-off axes."""
+    cmap = matplotlib.colormaps["viridis"]
+    handles = [Patch(facecolor=cmap(0.3), edgecolor="0.85", hatch=_HATCH, lw=0,
+                     label=_HATCH_LABEL),
+               Line2D([], [], color="white", lw=0.8, ls="--", label=_LINE_LABEL)]
+    ax.axis("off")
+    leg = ax.legend(handles=handles, loc="center", fontsize=9, frameon=True,
+                    title="panels (a)-(c)", title_fontsize=9, handlelength=3)
+    leg.get_frame().set_facecolor("0.55")  # the white dashes and hatching stay visible
 
 
 def outlier_phase_grid(alpha1: ArrayLike, alpha2: ArrayLike,
@@ -100,8 +131,10 @@ def outlier_phase_grid(alpha1: ArrayLike, alpha2: ArrayLike,
         panel draws ``s2/s1`` against the rank-one claim's bound and ``s1`` (the spike)
         against the BBP threshold a ``W1`` outlier needs.
 
-    Panels: measured; ``floor(alpha2 / (1/2 - alpha1))`` (abstract);
-    ``1 + floor(...)`` (with the step-1 spike). Dashed lines: ``alpha2 = k (1/2 - alpha1)``.
+    Panels, three a row: measured; ``floor(alpha2 / (1/2 - alpha1))`` (abstract);
+    ``1 + floor(...)`` (with the step-1 spike); then the step-2 and step-1 panels. The
+    hatching and the dashed lines ``alpha2 = k (1/2 - alpha1)`` of the maps are named
+    in a legend (in a free slot of the grid, else under it).
     """
     a1 = np.asarray(alpha1, dtype=np.float64)
     a2 = np.asarray(alpha2, dtype=np.float64)
@@ -110,25 +143,40 @@ def outlier_phase_grid(alpha1: ArrayLike, alpha2: ArrayLike,
     abstract = np.floor(A2 / (0.5 - A1))
     total = 1 + abstract
     vmax = int(max(np.nanmax(measured), np.max(total)))
-    fig, axes = new_figure(3 + (step2 is not None) + (step1 is not None), 1, width=4.3,
-                           height=3.9)
-    im = _count_panel(axes[0], a1, a2, measured, vmax, "measured outliers of $W_2$", near_line)
-    _count_panel(axes[1], a1, a2, abstract, vmax,
-                 r"abstract: $\lfloor \alpha_2 / (1/2 - \alpha_1) \rfloor$", near_line)
-    _count_panel(axes[2], a1, a2, total, vmax,
-                 r"with step-1 spike: $1 + \lfloor \alpha_2 / (1/2 - \alpha_1) \rfloor$",
-                 near_line)
+    n = 3 + (step2 is not None) + (step1 is not None)
+    rows = -(-n // 3)
+    fig, axes = new_figure(3, rows, width=4.3, height=3.9)
+    maps = [_count_panel(axes[0], a1, a2, measured, vmax, "measured outliers of $W_2$",
+                         near_line),
+            _count_panel(axes[1], a1, a2, abstract, vmax,
+                         r"abstract: $\lfloor \alpha_2 / (1/2 - \alpha_1) \rfloor$", near_line),
+            _count_panel(axes[2], a1, a2, total, vmax,
+                         r"with step-1 spike: $1 + \lfloor \alpha_2 / (1/2 - \alpha_1) "
+                         r"\rfloor$", near_line)]
     # ticks on the counts, not on the half-integer boundaries of the norm's bins
-    fig.colorbar(im, ax=axes[:3], label="number of outliers", shrink=0.85,
+    fig.colorbar(maps[0], ax=axes[:3], label="number of outliers", shrink=0.85, pad=0.015,
                  ticks=MaxNLocator(integer=True))
     if step2 is not None:
         _step2_panel(axes[3], abstract, np.asarray(step2, dtype=np.float64),
                      None if step2_bbp is None else np.asarray(step2_bbp, dtype=np.float64),
                      rise)
     if step1 is not None:
-        _step1_panel(axes[-1], step1)
+        _step1_panel(axes[n - 1], step1)
+    for extra in axes[n + 1:]:
+        extra.set_visible(False)
+    if n < len(axes):
+        _map_legend(axes[n], vmax)
+    else:
+        cmap = matplotlib.colormaps["viridis"]
+        fig.legend(handles=[Patch(facecolor=cmap(0.3), edgecolor="0.85", hatch=_HATCH, lw=0,
+                                  label=_HATCH_LABEL),
+                            Line2D([], [], color="white", lw=0.8, ls="--", label=_LINE_LABEL)],
+                   loc="outside lower center", ncol=2, fontsize=9,
+                   facecolor="0.55")
     if title:
         fig.suptitle(title, fontsize=10)
+    fig.canvas.draw()  # the layout fixes the pixels: then the lines give way to the numbers
+    break_lines_under([t for ax in axes[:3] for t in ax.texts])
     return fig
 
 

@@ -45,6 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
+from specdyn._validate import did_you_mean
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
@@ -93,8 +95,8 @@ def build_config(cls: type[T], data: Mapping[str, Any], where: Callable[[str | N
     for name in data:
         if name not in fields:
             raise ValueError(
-                f"{where(name)}: unknown key {name!r} for {cls.__name__}; "
-                f"valid keys: {', '.join(fields)}"
+                f"{where(name)}: unknown key {name!r} for {cls.__name__}"
+                f"{did_you_mean(name, fields)}; valid keys: {', '.join(fields)}"
             )
     kwargs = {k: _coerce(k, val, hints[k], where(k)) for k, val in data.items()}
     try:
@@ -356,7 +358,8 @@ def config_from_toml(tf: TomlFile, cls: type[T], *, experiment: str | None = Non
     for key, value in data.items():
         if isinstance(value, dict):
             raise ValueError(
-                f"{tf.where(key)}: a table [{key}] is not a config field; "
+                f"{tf.where(key)}: a table [{key}] is not a config field"
+                f"{did_you_mean(key, RESERVED_KEYS[:2])}; "
                 f"valid keys: {', '.join(RESERVED_KEYS[:2])} and the fields of {cls.__name__}"
             )
     return build_config(cls, data, lambda key: tf.where(key) if key else str(tf.path))

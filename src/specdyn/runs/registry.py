@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from specdyn._validate import did_you_mean
 from specdyn.runs.claims import Claim
 
 
@@ -183,7 +184,8 @@ def get(name: str) -> Experiment:
     """The experiment called ``name``; a ``ValueError`` lists the valid names otherwise."""
     _load_plugins()
     if name not in _REGISTRY:
-        raise ValueError(f"unknown experiment {name!r}; valid names: {', '.join(names())}")
+        raise ValueError(f"unknown experiment {name!r}{did_you_mean(name, names())}; "
+                         f"valid names: {', '.join(names())}")
     return _REGISTRY[name]
 
 

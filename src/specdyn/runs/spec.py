@@ -38,6 +38,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from specdyn._validate import did_you_mean
 from specdyn.ranges import is_range, parse_range, range_values
 from specdyn.runs.config import (
     RESERVED_KEYS,
@@ -158,8 +159,8 @@ def load_sweep(path: str | os.PathLike[str]) -> SweepSpec:
     allowed = ("axes", "seeds", "executor", "workers", "address")
     for key in sweep:
         if key not in allowed:
-            raise ValueError(f"{tf.where('sweep', key)}: unknown key {key!r} in [sweep]; "
-                             f"valid keys: {', '.join(allowed)}")
+            raise ValueError(f"{tf.where('sweep', key)}: unknown key {key!r} in [sweep]"
+                             f"{did_you_mean(key, allowed)}; valid keys: {', '.join(allowed)}")
     axes = sweep.get("axes", {})
     if not isinstance(axes, dict):
         raise ValueError(f"{tf.where('sweep', 'axes')}: 'axes' must be a table of field = values")
@@ -262,16 +263,16 @@ def _build_spec(exp: Any, base: dict[str, Any], raw_axes: Mapping[str, Any], raw
     types_ = field_types(cls)
     for key in base:
         if key not in types_:
-            raise ValueError(f"{where(key)}: unknown key {key!r} for {cls.__name__}; "
-                             f"valid keys: {', '.join(types_)}")
+            raise ValueError(f"{where(key)}: unknown key {key!r} for {cls.__name__}"
+                             f"{did_you_mean(key, types_)}; valid keys: {', '.join(types_)}")
     axes: list[Axis] = []
     for name, raw in raw_axes.items():
         loc = where("axes", name)
         if name == "seed":
             raise ValueError(f"{loc}: sweep seeds with [sweep] seeds = [...], not an axis")
         if name not in types_:
-            raise ValueError(f"{loc}: experiment {exp.name!r} has no field {name!r} to sweep; "
-                             f"its fields: {', '.join(types_)}")
+            raise ValueError(f"{loc}: experiment {exp.name!r} has no field {name!r} to sweep"
+                             f"{did_you_mean(name, types_)}; its fields: {', '.join(types_)}")
         if name in base:
             raise ValueError(f"{loc}: {name!r} is both an axis and a fixed field "
                              f"({where(name)}); keep one")

@@ -31,7 +31,7 @@ from specdyn.experiments.nonlinear_figures.claims import fig4_claims_of
 from specdyn.experiments.nonlinear_figures.config import Fig4Config, full_fig4
 from specdyn.measure.exponents import fit_exponents
 from specdyn.plot import save_figure
-from specdyn.plot.nonlinear import plot_spectra_and_slopes
+from specdyn.plot.nonlinear import TITLE_SIZE, plot_spectra_and_slopes
 from specdyn.runs.registry import ExperimentResult, Measured, register
 from specdyn.settings import PowerLawSetting
 from specdyn.sim.trajectory import Trajectory
@@ -118,16 +118,14 @@ def run_fig4(cfg: Fig4Config, out_dir: Path) -> ExperimentResult:
     fig = plot_spectra_and_slopes(spectra_plot, slopes_plot, alpha=cfg.alpha, beta=cfg.beta,
                                   k_range=(cfg.kmin, cfg.kmax), effective=effective,
                                   effective_label=r"effective theory ($\gamma_0/c_1$)",
-                                  note=f"final, feature learning:\nsimulation "
-                                       f"{fl['slope_final']:.2f}, linear theory "
-                                       f"{fl['linear_theory_slope_final']:.2f}, "
-                                       f"$\\alpha+\\beta$ = {cfg.alpha + cfg.beta:g}")
+                                  note=f"final (FL): simulation {fl['slope_final']:.2f}, "
+                                       f"linear theory {fl['linear_theory_slope_final']:.2f}")
     fig.suptitle(f"{cfg.activation} student, {cfg.parameterization}, D = P = {cfg.D}, "
                  f"N = {cfg.N}, M = {cfg.M}, GD dt = {cfg.dt:g}, {cfg.dtype}\n"
                  f"$c_1 = E[\\phi'(h)]$ = first Hermite coefficient of the activation "
                  f"({cfg.activation}: $c_1$ = {c1:.3g}): the slope of its linear part; the "
                  f"linear theory at $\\gamma_0/c_1$ is the linear network closest to it",
-                 fontsize=9)
+                 fontsize=TITLE_SIZE)
     slopes_df = pd.concat(slope_rows, ignore_index=True)
     figures = save_figure(fig, out_dir / "fig4")
     tables = [io.write_table(pd.concat(frames, ignore_index=True), out_dir / "fig4.parquet"),

@@ -50,7 +50,7 @@ def run_phase(cfg: PhaseConfig, out_dir: Path) -> ExperimentResult:
     step2, bbp = (np.array([[cells.loc[(x, y), col] for y in a2] for x in a1], dtype=np.float64)
                   for col in ("step2", "bbp"))
     title = (f"N = {cfg.N}, D = {cfg.D}, M = {cfg.M}, target {cfg.target}, "
-             f"{'reused' if cfg.reuse_batch else 'fresh'} batch, {cfg.seeds} seed(s); "
+             f"{'reused' if cfg.reuse_batch else 'fresh'} batch, {cfg.seeds} seed(s)\n"
              f"{agree['cells_away']} cells away from lines (gap >= {cfg.line_margin:g}): "
              f"agree with abstract {agree['agree_abstract']:.0%}, "
              f"with 1+floor {agree['agree_total']:.0%}, either {agree['agree_either']:.0%}")
