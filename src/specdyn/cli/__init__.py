@@ -44,6 +44,7 @@ _COMMANDS = [
     "specdyn.cli.sweep",
     "specdyn.cli.analyze",
     "specdyn.cli.report",
+    "specdyn.cli.data",
 ]
 
 
