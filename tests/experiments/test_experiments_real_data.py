@@ -213,6 +213,13 @@ def test_study_refuses_bad_arguments_before_any_work() -> None:
             study(X, Y, **kwargs)
     with pytest.raises(ValueError, match="^sigma_w"):
         Regime(0.0, 1.0)
+    # a target with nothing along the top input mode: gamma0 = ratio S / theta_1 is undefined
+    rng = np.random.default_rng(0)
+    q, _ = np.linalg.qr(rng.standard_normal((200, 6)))
+    q, _ = np.linalg.qr(q - q.mean(axis=0))
+    Xo = q * np.arange(6, 0, -1)
+    with pytest.raises(ValueError, match=r"^Y: the target has no component along the top"):
+        study(Xo, Xo[:, 1:3], kmax=4)
 
 
 def test_study_tables_are_tidy_and_finite() -> None:

@@ -447,6 +447,10 @@ def study(X: Any, Y: Any, *, kmin: int = 2, kmax: int | None = None,
                 "offdiagonal_share": dec.offdiagonal_share()}
     out: dict[str, tuple[Regime, dict[str, ModelStudy]]] = {}
     theta1 = float(np.sqrt(dec.mu[0]))
+    if not dec.mu[0] > 1e-12 * float(np.max(dec.mu[:kmax])):  # roundoff, not a target
+        raise ValueError(f"Y: the target has no component along the top input mode (mu_1 = "
+                         f"{dec.mu[0]:.3g}, against {float(np.max(dec.mu[:kmax])):.3g} at "
+                         "the largest), so gamma0 = ratio * S / theta_1 is undefined")
     for name, reg in regs.items():
         S = reg.sigma_w**2 + reg.sigma_a**2
         s = aligned_setting(dec, reg.sigma_w, reg.sigma_a, reg.gamma0_ratio * S / theta1)
