@@ -33,6 +33,7 @@ REST = {
     "sweep": ["{tmp}/sweep.toml"],
     "analyze": ["{tmp}/w.npy", "--plot"],
     "report": ["{tmp}"],
+    "data": ["{tmp}/w.npy", "{tmp}/w.npy"],
 }
 #: Outputs that no command writes to disk (printed on stdout only).
 STDOUT_ONLY = {"theory", "regime", "results"}

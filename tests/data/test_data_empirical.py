@@ -80,8 +80,8 @@ def test_data_teacher_population_is_the_data_set() -> None:
     np.testing.assert_allclose(sigma, np.diag(dec.lam), atol=1e-12)
     np.testing.assert_allclose(c, dec.coeffs, atol=1e-12)
     x, y = t.sample(64)
-    np.testing.assert_allclose(x, X @ dec.U)
-    np.testing.assert_array_equal(y, Y)
+    np.testing.assert_allclose(x, (X - X.mean(axis=0)) @ dec.U)
+    np.testing.assert_array_equal(y, Y - Y.mean(axis=0))  # centred, as decompose saw them
     with pytest.raises(ValueError, match="^M must be <= 64"):
         t.sample(65)
 
@@ -101,3 +101,44 @@ def test_bad_data_is_refused_with_one_line(X: np.ndarray, Y: np.ndarray, name: s
 def test_bad_rtol() -> None:
     with pytest.raises(ValueError, match="^rtol"):
         decompose(np.eye(3), np.eye(3), rtol=1.0)
+
+
+def test_decompose_centres_the_data() -> None:
+    """A mean offset is no mode: the decomposition of X + 3 (and Y - 1) is that of X, Y.
+    Uncentred, the offset became a top mode lambda_1 = 450 and hid the misalignment."""
+    k = np.arange(1, 13, dtype=float)
+    X, Y, _ = exact_data(k**-1.0, k**-0.5, M=300, seed=5, rotate_teacher=True)
+    a, b = decompose(X, Y), decompose(X + 3.0, Y - 1.0)
+    np.testing.assert_allclose(b.lam, a.lam, rtol=1e-9)
+    np.testing.assert_allclose(b.mu, a.mu, rtol=1e-7)
+    assert b.total_misalignment == pytest.approx(a.total_misalignment, rel=1e-7)
+    np.testing.assert_allclose(b.x_mean, X.mean(axis=0) + 3.0, atol=1e-12)
+    np.testing.assert_allclose(b.project(X + 3.0), a.project(X), atol=1e-9)
+    assert b.lam[0] < 2.0  # the offset's 9 D would be the top eigenvalue uncentred
+
+
+def test_output_overlap_is_zero_for_an_aligned_teacher_and_not_for_a_rotated_one() -> None:
+    k = np.arange(1, 21, dtype=float)
+    X, Y, _ = exact_data(k**-1.2, 0.7 * k**-0.4, M=400, seed=0)
+    aligned = decompose(X, Y)
+    assert aligned.output_overlap() < 1e-10 and aligned.offdiagonal_share() < 1e-12
+    assert aligned.mode_overlap(10).shape == (10,)
+    X, Y, _ = exact_data(k**-1.2, 0.7 * k**-0.4, M=400, seed=0, rotate_teacher=True)
+    rotated = decompose(X, Y)
+    # random unit rows in 20 dimensions: |cos| about 1/sqrt(20) = 0.22 on average
+    assert 0.1 < rotated.output_overlap(10) < 0.5
+    assert rotated.offdiagonal_share() > 0.1
+    with pytest.raises(ValueError, match=r"^kmax must be in \[2, 20\]"):
+        rotated.output_overlap(21)
+
+
+def test_output_overlap_is_the_rms_cosine_of_the_target_rows() -> None:
+    """Oracle: the cosines computed directly from the target rows (``U^T C``)."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((500, 6)) * np.arange(6, 0, -1)
+    Y = X @ rng.standard_normal((6, 4))
+    dec = decompose(X, Y)
+    c = dec.coeffs[:5]
+    cos = [c[i] @ c[j] / np.linalg.norm(c[i]) / np.linalg.norm(c[j])
+           for i in range(5) for j in range(5) if i != j]
+    assert dec.output_overlap(5) == pytest.approx(np.sqrt(np.mean(np.square(cos))), rel=1e-12)

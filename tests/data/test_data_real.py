@@ -88,3 +88,42 @@ def test_text_ngrams_shape_and_power_law_spectrum(offline: None) -> None:
 def test_bad_arguments_name_themselves(fn, kwargs: dict, name: str) -> None:
     with pytest.raises(ValueError, match=rf"^{name}\b"):
         fn(**kwargs)
+
+
+def test_blurred_target_and_its_decaying_strengths(offline: None) -> None:
+    """A low-pass target keeps the top modes and damps the high ones: mu_k decays faster
+    than for the shifted patch (beta well above the shift's)."""
+    from specdyn.data import decompose
+    from specdyn.measure import data_exponents
+
+    b = image_patches(patch=8, M=600, seed=0, target="blur", blur=1.0)
+    s = image_patches(patch=8, M=600, seed=0)
+    np.testing.assert_array_equal(b.X, s.X)  # the same inputs, another target
+    assert b.params["target"] == "blur" and "blurred by a Gaussian of 1 px" in b.preprocessing
+    beta_b = data_exponents(*(lambda d: (d.lam, d.mu))(decompose(b.X, b.Y)), 2, 16).beta
+    beta_s = data_exponents(*(lambda d: (d.lam, d.mu))(decompose(s.X, s.Y)), 2, 16).beta
+    assert beta_b > beta_s + 0.4
+    with pytest.raises(ValueError, match="^target"):
+        image_patches(patch=4, M=10, target="sharpen")
+    with pytest.raises(ValueError, match="^blur"):
+        image_patches(patch=4, M=10, target="blur", blur=0.0)
+
+
+def test_text_with_a_character_target(offline: None) -> None:
+    t = text_ngrams(2, 32, chars=8)
+    assert t.Y is not None and t.Y.shape == (t.M, 8) and t.P == 8
+    np.testing.assert_allclose(t.Y.mean(axis=0), 0.0, atol=1e-12)
+    with pytest.raises(ValueError, match="^chars"):
+        text_ngrams(2, 32, chars=0)
+
+
+def test_split_is_a_seeded_partition() -> None:
+    d = digits(M=100, seed=0)
+    tr, ho = d.split(0.2, seed=1)
+    assert (tr.M, ho.M) == (80, 20) and ho.params["part"] == "held-out"
+    rows = {tuple(r) for r in np.vstack([tr.X, ho.X]).round(12)}
+    assert rows == {tuple(r) for r in d.X.round(12)}
+    tr2, _ = d.split(0.2, seed=1)
+    np.testing.assert_array_equal(tr.X, tr2.X)
+    with pytest.raises(ValueError, match="^heldout"):
+        d.split(0.999)

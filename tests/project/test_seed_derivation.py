@@ -40,12 +40,13 @@ ALLOWED: dict[str, str] = {
     "specdyn/data/hermite.py:random_direction": "public random_direction(D, seed)",
     "specdyn/data/real.py:image_patches": "public image_patches(..., seed): documented draw",
     "specdyn/data/real.py:digits": "public digits(M, seed): documented permutation",
+    "specdyn/data/real.py:split": "public RealData.split(heldout, seed): documented permutation",
     # measurement estimators: a randomized sketch or bootstrap takes the caller's seed (or
     # a fixed one) as part of the estimator, not a run's randomness
     # (spectra.py as a whole: its randomized solvers' fixed or given sketch seeds, in
     # functions that the spectral core's rework renames)
     "specdyn/measure/spectra.py:*": "the randomized solvers' sketch seeds (fixed or given)",
-    "specdyn/measure/exponents.py:fit_power_law": "the bootstrap's seed, the caller's",
+    "specdyn/measure/exponents.py:_fit_window": "fit_power_law's bootstrap seed, the caller's",
     "specdyn/measure/atoms.py:function_distance": "the probe inputs' seed, the caller's",
 }
 

@@ -45,6 +45,7 @@ _COMMANDS = [
     "specdyn.cli.sweep",
     "specdyn.cli.analyze",
     "specdyn.cli.report",
+    "specdyn.cli.data",
 ]
 
 

@@ -1,8 +1,10 @@
 """Teachers and input distributions: samplers and population statistics; real data sets
-(:mod:`specdyn.data.real`) and their decomposition for the aligned theory
+(:mod:`specdyn.data.real`), a user's ``(X, Y)`` from files and its checks
+(:mod:`specdyn.data.files`), and their decomposition for the theory
 (:mod:`specdyn.data.empirical`)."""
 
 from specdyn.data.empirical import DataDecomposition, DataTeacher, aligned_setting, decompose
+from specdyn.data.files import MIN_SAMPLES, check_xy, load_xy
 from specdyn.data.hermite import (
     HermiteTarget,
     gaussian_expectation,
@@ -15,12 +17,14 @@ from specdyn.data.real import RealData, digits, image_patches, text_ngrams
 from specdyn.data.teacher import PowerLawTeacher
 
 __all__ = [
+    "MIN_SAMPLES",
     "DataDecomposition",
     "DataTeacher",
     "HermiteTarget",
     "PowerLawTeacher",
     "RealData",
     "aligned_setting",
+    "check_xy",
     "decompose",
     "digits",
     "gaussian_expectation",
@@ -28,6 +32,7 @@ __all__ = [
     "hermite_coefficients",
     "hermite_eval",
     "image_patches",
+    "load_xy",
     "random_direction",
     "text_ngrams",
 ]

@@ -2,7 +2,9 @@
 
 Spectra (``covariance_spectrum``, ``weight_spectrum``,
 ``CovarianceAccumulator``), power-law exponents (``local_exponent``,
-``two_point_exponent``, ``fit_power_law``, ``fit_broken_power_law``), random-matrix baselines and
+``two_point_exponent``, ``fit_power_law``, ``fit_broken_power_law``; a data set's
+``data_exponents`` and a network's per-mode ``mode_exponents``, one estimator in mode
+order), random-matrix baselines and
 outlier tests (``fit_mp_bulk``, ``find_outliers``; the random-matrix formulas
 live in :mod:`specdyn.theory.rmt`), alignment of eigenvectors with given
 directions, ``SpectrumTracker`` for any torch model (``TrackerConfig``; module types of your
@@ -37,6 +39,7 @@ from specdyn.measure.atoms import (
     top_clusters_function,
 )
 from specdyn.measure.checkpoint import Skipped, load_tensors, state_tensors
+from specdyn.measure.data_spectra import DataExponents, data_exponents, mode_exponents
 from specdyn.measure.exponents import (
     BrokenPowerLawFit,
     LocalExponent,
@@ -87,6 +90,7 @@ __all__ = [
     "AtomClusters",
     "BrokenPowerLawFit",
     "CovarianceAccumulator",
+    "DataExponents",
     "LayerSummary",
     "LayerType",
     "LocalExponent",
@@ -100,6 +104,7 @@ __all__ = [
     "WeightMatrix",
     "analyze",
     "cluster_directions",
+    "data_exponents",
     "covariance_alignment",
     "covariance_spectrum",
     "find_outliers",
@@ -115,6 +120,7 @@ __all__ = [
     "load_tensors",
     "local_exponent",
     "loglog_fit",
+    "mode_exponents",
     "mix_particles",
     "moment_tensors",
     "network_hermite_coefficients",

@@ -23,6 +23,13 @@ Log-log slopes
     for a quantity against a size (error against width ``N``, distance
     against samples ``M``); the rank fits above are the same line fit,
     weighted.
+Mode order
+    ``fit_power_law(values, kmin, kmax, sort=False)`` and ``fit_exponents(...,
+    sort=False)`` fit the values in the order given (a per-mode quantity such as
+    ``lambda_k mu_k`` or ``rho_k(t)`` indexed by the input mode ``k``), with the
+    same weights and interval: the one estimator of a data set's exponents and
+    of a network's per-mode ones (:mod:`specdyn.measure.data_spectra`). Sorting
+    first would turn a quantity that is not monotone in ``k`` into another one.
 Short windows
     A window spanning less than ``MIN_DECADES`` (one decade of rank) pins
     the exponent down poorly whatever its bootstrap says: ``fit_power_law``
@@ -222,11 +229,12 @@ def _wls(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float, flo
 
 
 def fit_exponents(spectra: ArrayLike, kmin: int, kmax: int, *,
-                  weights: str = "log-rank") -> np.ndarray:
+                  weights: str = "log-rank", sort: bool = True) -> np.ndarray:
     """Rank exponent of every row of ``spectra`` over the ranks ``kmin..kmax``.
 
     The row-wise estimator behind :func:`fit_power_law` (without the bootstrap):
-    least squares of ``log lambda_k`` on ``log k``, each row sorted decreasing.
+    least squares of ``log lambda_k`` on ``log k``, each row sorted decreasing
+    (unless ``sort=False``).
 
     Parameters
     ----------
@@ -238,6 +246,9 @@ def fit_exponents(spectra: ArrayLike, kmin: int, kmax: int, *,
     weights
         ``"log-rank"`` (``1/k``, every decade of rank counts the same; as
         :func:`fit_power_law`) or ``"uniform"``.
+    sort
+        ``True``: each row sorted decreasing first (spectra by rank); ``False``:
+        the values in the order given (per-mode quantities, mode order).
 
     Returns
     -------
@@ -253,7 +264,7 @@ def fit_exponents(spectra: ArrayLike, kmin: int, kmax: int, *,
     if k_hi > K:
         raise ValueError(f"kmax must be <= {K} (the number of ranks), got {k_hi}")
     v.choice("weights", weights, ("log-rank", "uniform"))
-    lam = -np.sort(-arr, axis=-1)[..., k_lo - 1:k_hi]
+    lam = (-np.sort(-arr, axis=-1) if sort else arr)[..., k_lo - 1:k_hi]
     if not np.all(lam > 0):
         raise ValueError(f"spectra must be > 0 on the ranks {k_lo}..{k_hi} (log-log fit)")
     k = np.arange(k_lo, k_hi + 1, dtype=np.float64)
@@ -401,13 +412,13 @@ def _auto_window(lam: np.ndarray, tol: float, window: float) -> tuple[int, int]:
 
 def fit_power_law(eigs: ArrayLike, kmin: int | None = None, kmax: int | None = None, *,
                   n_boot: int = 200, seed: int = 0, plateau_tol: float = 0.1,
-                  window: float = 0.5) -> PowerLawFit:
+                  window: float = 0.5, sort: bool = True) -> PowerLawFit:
     """Fit ``lambda_k = C k^-a`` by weighted least squares in log-log coordinates.
 
     Parameters
     ----------
     eigs
-        Eigenvalues (any order).
+        Eigenvalues (any order), or with ``sort=False`` values in mode order.
     kmin, kmax
         Window of ranks (1-based, inclusive). Either left ``None`` is chosen
         from the plateau of ``local_exponent``: the longest log-rank range on
@@ -415,6 +426,7 @@ def fit_power_law(eigs: ArrayLike, kmin: int | None = None, kmax: int | None = N
         ``max(1, |a|)``) of its median. Choosing needs ``MIN_WINDOW_RANKS`` (5)
         eigenvalues above the rank tolerance: with fewer, a ``ValueError`` says
         "too few eigenvalues" (given ``kmin`` and ``kmax``, 3 ranks suffice).
+        Required with ``sort=False``.
     n_boot
         Bootstrap resamples for the interval (0 gives ``ci = (a, a)``).
     seed
@@ -422,11 +434,17 @@ def fit_power_law(eigs: ArrayLike, kmin: int | None = None, kmax: int | None = N
     plateau_tol, window
         Plateau tolerance and the ``local_exponent`` window (decades) for the
         automatic window.
+    sort
+        ``True``: sort decreasing and drop zeros first (a spectrum by rank).
+        ``False``: fit ``eigs[kmin-1:kmax]`` against ``k`` as given (mode order,
+        see the module docstring); every value in the window must be > 0.
 
     Returns
     -------
     PowerLawFit
     """
+    if not sort:
+        return _fit_in_mode_order(eigs, kmin, kmax, n_boot, seed)
     lam = _spectrum(eigs)
     K = lam.size
     nb = v.positive_int("n_boot", n_boot, minimum=0)
@@ -449,6 +467,57 @@ def fit_power_law(eigs: ArrayLike, kmin: int | None = None, kmax: int | None = N
         raise ValueError(f"kmax must be <= {K} (the number of positive eigenvalues), got {k_hi}")
     if k_hi - k_lo + 1 < 3:
         raise ValueError(f"the window kmin..kmax must hold at least 3 ranks, got {k_lo}..{k_hi}")
+    a, c, r2, lo_ci, hi_ci = _fit_window(lam, k_lo, k_hi, nb, sd)
+    short = bool(np.log10(k_hi / k_lo) < MIN_DECADES - 1e-12)
+    if short:
+        # windows reaching into round-off "zeros" would measure noise, not the spectrum
+        k_res = max(k_hi, int(np.sum(lam > rank_tolerance(lam[0], K))))
+        spread = _window_spread(lam[:k_res], k_lo, k_hi)
+        lo_ci, hi_ci = min(lo_ci, float(spread.min())), max(hi_ci, float(spread.max()))
+    return _power_law_fit(a, c, r2, lo_ci, hi_ci, k_lo, k_hi, short)
+
+
+def _power_law_fit(a: float, c: float, r2: float, lo_ci: float, hi_ci: float, k_lo: int,
+                   k_hi: int, short: bool) -> PowerLawFit:
+    dens = 1.0 + 1.0 / a if a != 0 else np.inf
+    return PowerLawFit(exponent=a, ci_low=lo_ci, ci_high=hi_ci, r2=r2, kmin=k_lo, kmax=k_hi,
+                       density_exponent=float(dens), amplitude=float(np.exp(c)),
+                       n_points=int(k_hi - k_lo + 1), short_window=short)
+
+
+def _fit_in_mode_order(values: ArrayLike, kmin: int | None, kmax: int | None, n_boot: int,
+                       seed: int) -> PowerLawFit:
+    """:func:`fit_power_law` with ``sort=False``: the values as given, in mode order."""
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"eigs must be a 1-D array of per-mode values, got shape {arr.shape}")
+    arr = v.real_array("eigs", arr)
+    if kmin is None or kmax is None:
+        raise ValueError("kmin and kmax must be given with sort=False (mode order has no "
+                         "automatic window)")
+    nb = v.positive_int("n_boot", n_boot, minimum=0)
+    sd = v.positive_int("seed", seed, minimum=0)
+    k_lo = v.positive_int("kmin", kmin)
+    k_hi = v.positive_int("kmax", kmax)
+    if k_hi > arr.size:
+        raise ValueError(f"kmax must be <= {arr.size} (the number of modes), got {k_hi}")
+    if k_hi - k_lo + 1 < 3:
+        raise ValueError(f"the window kmin..kmax must hold at least 3 modes, got {k_lo}..{k_hi}")
+    if not np.all(arr[k_lo - 1:k_hi] > 0):
+        raise ValueError(f"eigs must be > 0 on the modes {k_lo}..{k_hi} (log-log fit), got "
+                         f"{float(arr[k_lo - 1:k_hi].min()):g}")
+    a, c, r2, lo_ci, hi_ci = _fit_window(arr, k_lo, k_hi, nb, sd)
+    short = bool(np.log10(k_hi / k_lo) < MIN_DECADES - 1e-12)
+    if short:  # the one-decade windows around it, as far as the values stay positive
+        pos = int(np.argmin(arr > 0)) if not np.all(arr > 0) else arr.size
+        spread = _window_spread(arr[:max(pos, k_hi)], k_lo, k_hi)
+        lo_ci, hi_ci = min(lo_ci, float(spread.min())), max(hi_ci, float(spread.max()))
+    return _power_law_fit(a, c, r2, lo_ci, hi_ci, k_lo, k_hi, short)
+
+
+def _fit_window(lam: np.ndarray, k_lo: int, k_hi: int, nb: int, sd: int
+                ) -> tuple[float, float, float, float, float]:
+    """Weighted fit of ``lam[k_lo-1:k_hi]`` against ``k``: ``(a, c, r2, ci_low, ci_high)``."""
     k = np.arange(k_lo, k_hi + 1, dtype=np.float64)
     x, y, w = np.log(k), np.log(lam[k_lo - 1:k_hi]), 1.0 / k
     s, c, r2 = _wls(x, y, w)
@@ -469,16 +538,7 @@ def fit_power_law(eigs: ArrayLike, kmin: int | None = None, kmax: int | None = N
         boots = -(yb * (w * dx)[None, :]).sum(axis=1) / (w * dx * dx).sum()
         lo_ci, hi_ci = (float(q) for q in np.quantile(boots, [0.025, 0.975]))
         lo_ci, hi_ci = min(lo_ci, a), max(hi_ci, a)
-    short = bool(np.log10(k_hi / k_lo) < MIN_DECADES - 1e-12)
-    if short:
-        # windows reaching into round-off "zeros" would measure noise, not the spectrum
-        k_res = max(k_hi, int(np.sum(lam > rank_tolerance(lam[0], K))))
-        spread = _window_spread(lam[:k_res], k_lo, k_hi)
-        lo_ci, hi_ci = min(lo_ci, float(spread.min())), max(hi_ci, float(spread.max()))
-    dens = 1.0 + 1.0 / a if a != 0 else np.inf
-    return PowerLawFit(exponent=a, ci_low=lo_ci, ci_high=hi_ci, r2=r2, kmin=k_lo, kmax=k_hi,
-                       density_exponent=float(dens), amplitude=float(np.exp(c)),
-                       n_points=int(k.size), short_window=short)
+    return a, c, r2, lo_ci, hi_ci
 
 
 def _window_spread(lam: np.ndarray, k_lo: int, k_hi: int) -> np.ndarray:

@@ -58,9 +58,11 @@ from specdyn.theory.linear import (
     xi,
     zeta,
 )
+from specdyn.theory.reference import ReferenceFlow, exact_reference  # flow on data
 
 __all__ = [
     "FiniteSizeMoments",
+    "ReferenceFlow",
     "RegimeReport",
     "alpha_eff",
     "alpha_eff_first_layer",
@@ -69,6 +71,7 @@ __all__ = [
     "feature_boundary",
     "delta_eta",
     "effective_setting",
+    "exact_reference",
     "eta",
     "finite_size_moments",
     "k1",

@@ -1,15 +1,21 @@
-"""``real-data``: the core paper's theory on real data's own spectra (issue 32).
+"""``real-data``: the core paper's theory on real data's own spectra, and your own data.
 
-Image patches and digits (and the spectrum of character bigrams) against linear and ReLU
-networks trained on them. One module a concern, imported in this order (each imports
-only those above it):
+Image patches (shifted and blurred targets), digits and text against linear, ReLU and
+SGD-trained networks, beside the aligned theory and the exact reference; the same study
+of any ``(X, Y)`` behind ``specdyn data``. One module a concern, imported in this order
+(each imports only those above it):
 
-- ``config``: the two regimes (``REGIMES``), the config dataclass (``RealDataConfig``),
-  its declared constraints, ``--full`` size and the tests' ``tiny`` size;
-- ``claims``: the tolerances, the readings of the tables (``series``,
-  ``aligned_error``, ``all_error``) and the claims, pure functions of the tables and
-  the config;
-- ``run``: the registered run (``@register``): training, tables, figures and summary.
+- ``data_study``: the study of one ``(X, Y)`` (:func:`study`: checks, decomposition,
+  exponents, misalignment, the theory, the exact reference, a stable step, optional
+  training; tables, summary, figure, files); ``compare``: a trained network beside the
+  theory and the reference per mode (:func:`compare_modes`);
+- ``config``: the regimes, the config dataclass (``RealDataConfig``), its declared
+  constraints, ``--full`` size and the tests' ``tiny`` size;
+- ``tasks``: the seven data sets and their studies; ``networks``: the ReLU student's lazy
+  runs and the SGD MLP and CNN (their first layer through ``SpectrumTracker``);
+- ``claims``: the tolerances, the readings of the tables and the claims, pure functions of
+  the tables and the config; ``wrong_models``: the wrong answers they must catch;
+- ``run``: the registered run (``@register``): tables, figures and summary.
 
 Importing this package imports ``run``, which registers ``real-data``.
 """
@@ -17,7 +23,14 @@ Importing this package imports ``run``, which registers ``real-data``.
 from __future__ import annotations
 
 from specdyn.experiments.real_data import run  # noqa: F401  (registers real-data)
+from specdyn.experiments.real_data.compare import compare_modes
+from specdyn.experiments.real_data.data_study import (
+    REGIMES,
+    DataStudy,
+    ModelStudy,
+    Regime,
+    study,
+)
 
-# Nothing is exported: the experiment is used by name through specdyn.runs, its config
-# and claims from their modules.
-__all__: list[str] = []
+# The experiment is used by name through specdyn.runs; the study of your own data from here.
+__all__ = ["REGIMES", "DataStudy", "ModelStudy", "Regime", "compare_modes", "study"]
