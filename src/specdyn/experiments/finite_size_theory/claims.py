@@ -201,6 +201,7 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
                disputed=STD_DISPUTED, revised=STD_REVISED),
         within("std of log rho_k within 3 sampling SE (fraction of valid cells)", std_frac,
                std_min, 1.0, source=OWN,
+               rule="in [fraction_min(cells, std_exceed_probability(seeds)), 1]",
                note=f"|std_theory/std_sim - 1| <= 3/sqrt(2 (seeds - 1)) = {RESID_SE * std_se:.3f}"
                     f" at {len(d)} cells; an exact theory misses it at a cell with probability "
                     f"{std_exceed_probability(seeds):.2%} ({seeds} seeds) and at more than "
@@ -215,12 +216,14 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
                revised=MEAN_REVISED),
         within("where bias > 5 SE: |bias - shift| in SE", summary["bias_cells_max_se"], 0.0,
                max_resid_tolerance(len(big), seeds), source=OWN,
+               rule="in [0, max_resid_tolerance(cells, seeds)]",
                note=f"max over {len(big)} cells ({seeds} seeds); an exact theory's max of "
                     f"{len(big)} Student-t residuals exceeds the bound with probability "
                     f"{FALSE_ALARM:g} (cells taken independent)",
                revised=f"{BIG_SE_REVISED}; {VALID_REVISED}"),
         within("corrected residual within 3 SE elsewhere (fraction of cells)", frac,
                resid_min, 1.0, source=OWN,
+               rule="in [fraction_min(cells, resid_exceed_probability(seeds)), 1]",
                note=f"{len(small)} cells; max {summary['resid_max_se']:.2f} SE; an exact theory "
                     f"leaves |bias - shift| > 3 SE at a cell with probability "
                     f"{resid_exceed_probability(seeds):.2%} (Student t, {seeds} seeds) and at "

@@ -20,13 +20,15 @@ from specdyn.experiments.mean_field.config import AtomsConfig, BudgetConfig, Cha
 from specdyn.experiments.mean_field.readings import (
     INIT_EARLY,
     INIT_END,
+    cluster_coefficients,
     init_spread,
     odd_activation,
     orbit_changes,
     part_trend,
+    share_near,
     uniform_growth,
 )
-from specdyn.measure.atoms import AtomClusters, cluster_directions
+from specdyn.measure.atoms import cluster_directions
 from specdyn.runs.claims import OWN, Claim, loglog_slope, within
 from specdyn.theory.mean_field import lasso_atom_coefficients, lasso_threshold_coefficients
 
@@ -119,6 +121,10 @@ SYMMETRY_TOL = 1e-10
 #: Relative rms change of ``f`` that counts as "changed" off the symmetry orbit: four
 #: orders above SYMMETRY_TOL, far from rounding.
 OFF_ORBIT_MIN = 1e-6
+#: The two orbit checks are identities of the activation (ReLU's positive homogeneity, an odd
+#: activation's sign flip), true of any particles, trained or not: sanity checks.
+ORBIT_SANITY = ("claims -> sanity checks (issue 40): identities of the activation, true of "
+                "untrained random particles too (a wrong model passes them)")
 
 
 _SYM_SOURCE = ('abstract 3: "two admissible parameter measures induce the same network function '
@@ -127,31 +133,6 @@ _SYM_SOURCE = ('abstract 3: "two admissible parameter measures induce the same n
 _S_STAR_SOURCE = ('abstract 3: "supported on at most S* atoms modulo finite-rank realization '
                   'symmetry, with S* bounded by an explicit coefficient-threshold number"; own')
 _THRESHOLD_COEF = "S* threshold: active atoms' a|w| - thresholded lasso's (largest)"
-
-
-def cluster_coefficients(p: np.ndarray, clusters: AtomClusters, u: np.ndarray,
-                         s: int) -> np.ndarray:
-    """Per direction ``u[i]`` (ReLU): the effective coefficient ``sum a |w| / N`` of the
-    cluster, among the ``s`` heaviest of ``clusters``, whose centre is nearest it (empty
-    when there is no cluster). ReLU's realisation symmetry leaves only this identified."""
-    heavy = clusters.centers[:s]
-    if not len(heavy):
-        return np.zeros(0)
-    match = np.argmax(heavy @ u.T, axis=0)
-    eff = p[:, 0] * np.linalg.norm(p[:, 1:], axis=1)
-    return np.array([eff[clusters.labels == j].sum() / len(p) for j in match])
-
-
-def share_near(p: np.ndarray, u: np.ndarray, threshold_deg: float, odd: bool) -> float:
-    """The ``|a|``-share of the particles ``p`` whose direction is within ``threshold_deg``
-    of one of the directions ``u`` (of ``+-u`` for an odd activation); NaN without mass."""
-    dirs = p[:, 1:] / np.maximum(np.linalg.norm(p[:, 1:], axis=1, keepdims=True), 1e-300)
-    near = np.zeros(len(p), bool)
-    for uk in u:
-        sim = dirs @ uk
-        near |= (np.abs(sim) if odd else sim) >= np.cos(np.radians(threshold_deg))
-    total = float(np.abs(p[:, 0]).sum())
-    return float(np.abs(p[near, 0]).sum()) / total if total > 0 else float("nan")
 
 
 def _particles(df: pd.DataFrame, cfg: AtomsConfig, what: str) -> np.ndarray:
@@ -340,16 +321,18 @@ def atoms_claims(df: pd.DataFrame, cfg: AtomsConfig,
         on, off, how = moved
         claims += [
             within("identifiability: f moved along the realisation symmetry (relative rms "
-                   "change)", on, 0.0, SYMMETRY_TOL, source=_SYM_SOURCE,
-                   partner=coef_name if relu else "",
+                   "change)", on, 0.0, SYMMETRY_TOL, source=_SYM_SOURCE, sanity=True,
+                   revised=ORBIT_SANITY,
                    note=f"own check of the 'if' direction on the learned measure: {how}; "
-                        f"exact, so the tolerance is float rounding"),
+                        f"exact, so the tolerance is float rounding; an identity of the "
+                        f"activation, true of any particles"),
             within("identifiability: the same move of a alone, off the orbit (relative rms "
-                   "change)", off, OFF_ORBIT_MIN, np.inf, source=_SYM_SOURCE,
-                   partner=coef_name if relu else "",
+                   "change)", off, OFF_ORBIT_MIN, np.inf, source=_SYM_SOURCE, sanity=True,
+                   revised=ORBIT_SANITY,
                    note="the active components change, so f must: a change far above "
-                        f"rounding (>= {OFF_ORBIT_MIN:g}); the 'only if' direction on "
-                        "learned measures is the coefficient claim"),
+                        f"rounding (>= {OFF_ORBIT_MIN:g}), true of any particles with f != 0; "
+                        "the 'only if' direction on learned measures is the coefficient "
+                        "claim"),
         ]
     if weak is not None:
         claims += threshold_claims(weak, cfg)

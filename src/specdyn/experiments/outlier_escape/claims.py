@@ -142,8 +142,14 @@ def bbp_claims_of(cfg: BBPEscapeConfig, folder: Path) -> list[Claim]:
 
 
 # Claim tolerances of ``trainability`` (fixed before any run).
-#: Smallest fraction of single-layer cells whose status matches the exact theory.
-THEORY_AGREEMENT_MIN = 0.8
+#: Smallest fraction of single-layer cells whose status matches the exact theory. Seeds 1-3
+#: (not the judged seed 0) missed 1, 0 and 0 of the 60 quick cells; 0.95 allows 3 misses,
+#: while a status boundary one lr step off moves 4 cells and a missing divergence 6-7.
+THEORY_AGREEMENT_MIN = 0.95
+AGREEMENT_REVISED = ("issue 40: >= 0.8 -> >= 0.95, after the quick (0.983) and --full (1.0) "
+                     "runs: 0.8 let a boundary one lr step off (0.933) and a learner that "
+                     "never diverges (0.88-0.9) pass; 0.95 from seeds 1-3 (1, 0, 0 of 60 cells "
+                     "missed)")
 #: Fewest two-layer rows (one init variance) that converge past the naive
 #: ``2 / sharpness`` line up to a boundary, and not beyond it.
 CATAPULT_MIN = 1
@@ -201,7 +207,8 @@ def trainability_claims(table: pd.DataFrame, tol: float) -> list[Claim]:
                       '(or learning rate) and initial weight variance"; own',
                note="converged / stalled / diverged against the exact trainability boundary "
                     "(own: related-notes sec. 1, trainability [D]) "
-                    f"over {len(single)} cells"),
+                    f"over {len(single)} cells; tolerance from seeds 1-3 (1, 0, 0 cells "
+                    "missed of 60)", revised=AGREEMENT_REVISED),
         within("two layers: rows converging up to a boundary beyond 2/sharpness",
                float(catapult), CATAPULT_MIN, np.inf,
                source="Lewkowycz et al. 2020 (the catapult phase)",
@@ -320,14 +327,19 @@ def lr_transfer_claims(raw: pd.DataFrame, eraw: pd.DataFrame,
                NTK_EXTRA_SHIFT_MIN, np.inf, source=muptp,
                revised="cfae051: added beside 'NTK: best lr moves >= 2' when that claim was "
                        "made full_only after the first quick run; the quick run measured "
-                       "exactly this bound (NTK 1, muP 0)",
+                       "exactly this bound (NTK 1, muP 0); issue 40: expected -> disputed, "
+                       "after the --full run (data 49cb59a) measured 0, FAILED, and quick seed "
+                       "3 measured 0 (seeds 0-2: 1)",
+               disputed="the NTK best lr moved 0 grid steps more than muP's at --full (16x "
+                        "widths) and on one quick seed of four (1 step on the others): the "
+                        "width dependence the seed expects under NTK is not resolved on this "
+                        "grid at these widths (reason written after those runs)",
                note="the best lr moves with width under NTK, not under muP"),
         within("NTK: best lr moves across widths (grid steps)", ntk, NTK_SHIFT_MIN, np.inf,
                source=muptp, full_only=span < 16,
-               disputed="NOT HELD at --full too (16x widths; the CPU --full run of data commit "
-                        "49cb59a): the NTK best lr moved 0 grid steps, so the seed's 'NTK lr does "
-                        "not transfer' is not seen at the widths run (reason written after that "
-                        "run)",
+               disputed="NOT HELD at --full too (16x widths, the CPU --full run): the NTK "
+                        "best lr moved 0 grid steps, so the seed's 'NTK lr does not transfer' is "
+                        "not seen at the widths run (reason written after that run)",
                revised="cfae051: expected at the quick size -> full_only, after the quick run "
                        "measured 1 grid step over its 8x widths; then disputed after the "
                        "--full run measured 0",

@@ -30,6 +30,11 @@ from specdyn.experiments.outlier_escape.config import (
     full_trainability,
     parse_escape_runs,
 )
+from specdyn.experiments.outlier_escape.wrong import (
+    BBP_WRONG,
+    LR_TRANSFER_WRONG,
+    TRAINABILITY_WRONG,
+)
 from specdyn.measure.outliers import find_outliers
 from specdyn.plot import outlier_escape as oplot
 from specdyn.plot import save_figure
@@ -60,6 +65,7 @@ def _run_or_partial(train: Any, *args: Any, **kwargs: Any) -> tuple[Any, int | N
 
 @register("bbp-escape", "outlier escape (BBP crossing) of a linear student under population GD",
           BBPEscapeConfig, full=full_bbp_escape, claims=bbp_claims_of,
+          wrong_models=BBP_WRONG,
           measured={"bbp-escape.parquet": Measured(("value", "flagged"), by=("quantity",),
                                                    where={"source": ("measured",)})})
 def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
@@ -138,7 +144,7 @@ _BOUNDARY = RunOptions(divergence_factor=DIVERGENCE_FACTOR)
 
 @register("trainability", "(learning rate, init variance) phase diagrams: single and two-layer",
           TrainabilityConfig, full=full_trainability,
-          claims=trainability_claims_of,
+          claims=trainability_claims_of, wrong_models=TRAINABILITY_WRONG,
           measured={"trainability.parquet": Measured(
               ("rel_error", "max_loss_ratio", "sharpness_init", "sharpness_final", "naive_lr",
                "naive_lr_final"), by=("model",))})
@@ -240,6 +246,7 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
 
 @register("lr-transfer", "loss vs learning rate across widths, muP vs NTK; escape time vs width",
           LRTransferConfig, full=full_lr_transfer, claims=lr_transfer_claims_of,
+          wrong_models=LR_TRANSFER_WRONG,
           measured={"lr-transfer.parquet": Measured(("loss",)),
                     "lr-transfer_escape.parquet": Measured(("escape_step",
                                                             "max_top_over_edge"))})
