@@ -30,6 +30,8 @@ from specdyn.experiments.outlier_escape.config import (
     full_trainability,
     parse_escape_runs,
 )
+from specdyn.experiments.outlier_escape.stochastic import TABLE as STOCHASTIC_TABLE
+from specdyn.experiments.outlier_escape.stochastic import stochastic_table
 from specdyn.experiments.outlier_escape.wrong import (
     BBP_WRONG,
     LR_TRANSFER_WRONG,
@@ -67,7 +69,9 @@ def _run_or_partial(train: Any, *args: Any, **kwargs: Any) -> tuple[Any, int | N
           BBPEscapeConfig, full=full_bbp_escape, claims=bbp_claims_of,
           wrong_models=BBP_WRONG,
           measured={"bbp-escape.parquet": Measured(("value", "flagged"), by=("quantity",),
-                                                   where={"source": ("measured",)})})
+                                                   where={"source": ("measured",)}),
+                    "bbp-escape_stochastic.parquet": Measured(("value", "flagged"),
+                                                              by=("run", "quantity"))})
 def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
     c = cfg.P / cfg.D
     W_star, _, _ = rank_one_teacher(cfg.P, cfg.D, cfg.theta, seed=cfg.seed)
@@ -111,7 +115,8 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
              "value": path.right_overlap2[i]},
         ]
     df = pd.DataFrame(rows)
-    tables = [io.write_table(df, out_dir / "bbp-escape.parquet")]
+    tables = [io.write_table(df, out_dir / "bbp-escape.parquet"),
+              io.write_table(stochastic_table(cfg), out_dir / STOCHASTIC_TABLE)]
     fig = oplot.plot_bbp_escape(
         run.steps, run.singular_values[:, :k], theory_steps=fine_t,
         bulk_edge=fine.bulk_edge, outlier=fine.singular_value, detected=fine.detected,

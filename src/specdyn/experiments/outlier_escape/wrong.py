@@ -63,6 +63,28 @@ def _bbp_outlier_high(cfg: Any, folder: Path) -> None:
     edit_table(folder, "bbp-escape.parquet", high)
 
 
+def _sgd_bulk_as_population(cfg: Any, folder: Path) -> None:
+    """The SGD run's bulk shrinks as population GD's does, (1 - lr)^t: SGD's noise and
+    slower mean-square decay left out (its singular values below the top one rescaled)."""
+    def shrink(df: pd.DataFrame) -> pd.DataFrame:
+        rows = (df["run"] == "sgd") & df["quantity"].str.match(r"sv[2-9]")
+        df.loc[rows, "value"] *= (1.0 - cfg.sgd_lr) ** df.loc[rows, "step"]
+        return df
+
+    edit_table(folder, "bbp-escape_stochastic.parquet", shrink)
+
+
+def _nonlinear_high(cfg: Any, folder: Path) -> None:
+    """The nonlinear layer's top singular value 10 % above the run's once flagged."""
+    def high(df: pd.DataFrame) -> pd.DataFrame:
+        rows = ((df["run"] == "nonlinear") & (df["quantity"] == "sv1")
+                & (df["flagged"] > 0))
+        df.loc[rows, "value"] *= 1.1
+        return df
+
+    edit_table(folder, "bbp-escape_stochastic.parquet", high)
+
+
 BBP_WRONG = (
     WrongModel("escape 30 % late", "the outlier leaves the bulk 30 % later than the run's "
                "(every measured row at step s is the run's at s / 1.3: a crossing time read "
@@ -74,6 +96,15 @@ BBP_WRONG = (
     WrongModel("outlier 10 % high", "the top singular value 10 % above the run's once it "
                "is flagged (a location formula 10 % off)", _bbp_outlier_high,
                catches=("top singular value / BBP outlier path - 1, once clear",)),
+    WrongModel("SGD bulk as population GD's", "the SGD run's bulk shrinks as (1 - lr)^t, as "
+               "under population GD (SGD's noise and slower mean-square decay left out)",
+               _sgd_bulk_as_population,
+               catches=("SGD: top bulk singular value / its second-moment edge - 1, every step "
+                        "(largest |.|)",)),
+    WrongModel("nonlinear outlier 10 % high", "the nonlinear layer's top singular value 10 % "
+               "above the run's once flagged (its spike strength off: e.g. mu1 of another "
+               "activation)", _nonlinear_high,
+               catches=("nonlinear layer: outlier location",)),
 )
 
 # --------------------------------------------------------------------------
