@@ -30,7 +30,8 @@ FULL_SEEDS = 256
 MEAN_TOL = 0.25
 MEAN_DISPUTED = ("a bias selected at > 5 SE is itself known only to <= 20 %, so an exact "
                  "theory misses a 25 % band in ~21 % of such cells at the threshold; the "
-                 "3 SE form below is the statistical claim")
+                 "3 SE form below is the statistical claim (reason written after the quick "
+                 "run missed the band)")
 #: Activations whose c1 = E[phi'(h)] drifts as training grows the preactivations (tanh
 #: saturates): the fixed-c1 effective theory is predicted to break down for them (measured
 #: drift 47 % / 15 %, feature learning / lazy, when this was fixed).
@@ -83,7 +84,7 @@ STD_DISPUTED = ("at --full (256 seeds, derived seeds) the largest cell is 0.170 
                 "0.1-0.2, but +0.54 at 0.2-0.3 and +0.85 at 0.3-0.35 (4 of 78 cells beyond "
                 "3 SE): beyond ratio 0.2 the theory's std is high by 2.5-4 %, so 15 % at "
                 "every cell up to the validity ratio 0.35 is not expected; the 3 SE fraction "
-                "below is the statistical claim")
+                "below is the statistical claim (reason written after that run)")
 MEAN_REVISED = ("ddfe221: expected at 64 seeds -> full_only (>= 256 seeds), after the quick "
                 "run missed it; 4a4bc87: -> reported as worded, disputed (a 5 SE bias is "
                 "itself known to 20 %); " + VALID_REVISED)

@@ -92,7 +92,8 @@ def chaos_claims(df: pd.DataFrame) -> list[Claim]:
                     "uniform in time means it levels off",
                disputed="no plateau within reach: at the quick sizes N x W2^2 still grows "
                         "about linearly to t = 20 (3.6 at t = 10, 8.0 at t = 20; the --full "
-                        "horizon), though the 1/N rate holds at every checkpoint"),
+                        "horizon), though the 1/N rate holds at every checkpoint (reason "
+                        "written after the quick runs measured it)"),
     ]
 
 
@@ -435,7 +436,8 @@ def budget_claims(df: pd.DataFrame) -> list[Claim]:
                     "to its K heaviest |a|-weighted direction clusters)",
                disputed="at temperature 0.02 the Langevin limit exp(-dF/dmu / lambda) has a "
                         "density, not atoms: the residual levels off at ~0.12-0.14 of f for "
-                        "K = 3..8; S* atoms is a low-temperature statement (sparse-atoms)"),
+                        "K = 3..8; S* atoms is a low-temperature statement (sparse-atoms; "
+                        "reason written after the quick run measured it)"),
         within("sparse residual falls with K (Spearman)", part_trend(df, "K-cluster residual"),
                -1.0, -TREND_MIN, source=_BUDGET_SPLIT,
                note="K-cluster residual of the learned measure against K",

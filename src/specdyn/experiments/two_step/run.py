@@ -12,7 +12,7 @@ import numpy as np
 from specdyn import io
 from specdyn.experiments.two_step.claims import (
     phase_claims_of,
-    rank_one_ratio_bound,
+    rank_one_tolerance,
     reuse_claims_of,
     step1_spike_detectable,
 )
@@ -61,7 +61,7 @@ def run_phase(cfg: PhaseConfig, out_dir: Path) -> ExperimentResult:
                   "resolve the step-2 spikes (first ones at N = 1200, alpha1 >= 0.28); run --full")
     step1 = tsplot.Step1Update(
         df["alpha1"].to_numpy(), df["s1_dW1"].to_numpy(), df["s2_dW1"].to_numpy(),
-        df["count_W1"].to_numpy(), bound=rank_one_ratio_bound(cfg)[0],
+        df["count_W1"].to_numpy(), bound=rank_one_tolerance(cfg),
         threshold=step1_spike_detectable(cfg, float(a1[0]))[1])
     fig = tsplot.outlier_phase_grid(a1, a2, measured, near, title=title,
                                     step2=step2, step2_bbp=bbp,
