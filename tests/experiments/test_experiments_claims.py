@@ -314,7 +314,8 @@ def test_claim_texts_carry_no_commits_or_issue_numbers(quick_run: QuickRuns,
 
 def test_a_changed_claim_is_told_from_the_record() -> None:
     """The definition the record test compares: the tolerance (its rule where it depends on
-    the size), the source, sanity and disputed; not the measured value or the note."""
+    the size), sanity and disputed; not the measured value, the note or the source's
+    wording."""
     base = within("x", 0.5, 0.0, 1.0, source="own", note="a", key="k").to_dict()
     assert definition(base) == definition(within("x", 0.7, 0.0, 1.0, source="own",
                                                  note="b").to_dict())

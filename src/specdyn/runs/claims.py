@@ -153,8 +153,9 @@ def claim_key(claim: Mapping[str, Any] | Claim) -> str:
 
 
 def definition(claim: Mapping[str, Any] | Claim) -> dict[str, Any]:
-    """What defines a claim, whatever the size it ran at: its source, its tolerance (the
-    ``rule``, else ``expected``), whether it is a sanity check and whether it is disputed.
+    """What defines a claim, whatever the size it ran at: its tolerance (the ``rule``, else
+    ``expected``), whether it is a sanity check and whether it is disputed (not its source's
+    wording, its note or its measured value).
 
     A claim whose definition differs from the ``--full`` record's copy changed after that
     run: it must say so in ``revised`` (``tests/experiments/test_experiments_claims.py``),
@@ -162,8 +163,7 @@ def definition(claim: Mapping[str, Any] | Claim) -> dict[str, Any]:
     --from``). Records written before ``rule`` existed read ``expected``.
     """
     d = claim.to_dict() if isinstance(claim, Claim) else claim
-    return {"source": str(d.get("source") or ""),
-            "tolerance": str(d.get("rule") or d.get("expected") or ""),
+    return {"tolerance": str(d.get("rule") or d.get("expected") or ""),
             "sanity": bool(d.get("sanity", False)), "disputed": bool(d.get("disputed"))}
 
 

@@ -132,7 +132,9 @@ def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config) -> 
                source="core Sec. 3.1, Fig. 2(b)",
                note="(peak - value at t = 0) of the two-point exponent log(rho_1/rho_2)/log 2 "
                     "over the checkpoints, simulation over theory: the transient's height; "
-                    f"band from the spread of other seeds ({PEAK_SEEDS})"),
+                    f"band from the spread of other seeds ({PEAK_SEEDS}); a curve shuffled in "
+                    "time keeps its peak: its partner, the peak's time, does not",
+               partner="k = 1 exponent: peak checkpoint, simulation - theory"),
         within("k = 1 exponent: peak checkpoint, simulation - theory", shift,
                -PEAK_CHECKPOINTS, PEAK_CHECKPOINTS, source="core Sec. 3.1, Fig. 2(b)",
                note="index of the checkpoint where the simulated two-point exponent peaks less "

@@ -31,7 +31,7 @@ from specdyn.experiments.outlier_escape.config import (
     parse_escape_runs,
 )
 from specdyn.experiments.outlier_escape.stochastic import TABLE as STOCHASTIC_TABLE
-from specdyn.experiments.outlier_escape.stochastic import stochastic_table
+from specdyn.experiments.outlier_escape.stochastic import stochastic_panels, stochastic_table
 from specdyn.experiments.outlier_escape.wrong import (
     BBP_WRONG,
     LR_TRANSFER_WRONG,
@@ -115,8 +115,9 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
              "value": path.right_overlap2[i]},
         ]
     df = pd.DataFrame(rows)
+    stoch = stochastic_table(cfg)
     tables = [io.write_table(df, out_dir / "bbp-escape.parquet"),
-              io.write_table(stochastic_table(cfg), out_dir / STOCHASTIC_TABLE)]
+              io.write_table(stoch, out_dir / STOCHASTIC_TABLE)]
     fig = oplot.plot_bbp_escape(
         run.steps, run.singular_values[:, :k], theory_steps=fine_t,
         bulk_edge=fine.bulk_edge, outlier=fine.singular_value, detected=fine.detected,
@@ -124,6 +125,8 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
         right_overlap2=run.right_overlap2, theory_left2=fine.left_overlap2,
         theory_right2=fine.right_overlap2)
     figures = save_figure(fig, out_dir / "bbp-escape")
+    figures += save_figure(oplot.plot_stochastic_escape(stochastic_panels(stoch, cfg)),
+                           out_dir / "bbp-escape_stochastic")
     summary = {
         "t_star": t_star,
         "escape_step_theory": oe.bbp_escape_step(cfg.theta, cfg.sigma0, c, cfg.lr),

@@ -90,3 +90,30 @@ def nonlinear_run(cfg: BBPEscapeConfig) -> list[dict[str, Any]]:
 def stochastic_table(cfg: BBPEscapeConfig) -> pd.DataFrame:
     """Both runs' rows, one long table (:data:`TABLE`)."""
     return pd.DataFrame(sgd_run(cfg) + nonlinear_run(cfg))
+
+
+def stochastic_panels(df: pd.DataFrame, cfg: BBPEscapeConfig) -> list[dict[str, Any]]:
+    """What the figure draws of the two runs' claims: measured and predicted, per run
+    (:func:`specdyn.plot.outlier_escape.plot_stochastic_escape`)."""
+    from specdyn.experiments.outlier_escape.readings import nonlinear_reading, sgd_reading
+    from specdyn.theory import outlier_escape as oe
+
+    panels = []
+    for reading, title, ref in (
+            (sgd_reading(df, cfg), f"online SGD, batch {cfg.sgd_B}, label noise "
+             f"{cfg.sgd_noise:g}: the bulk SGD keeps", "population GD's bulk edge"),
+            (nonlinear_reading(df, cfg), f"{cfg.nonlinear_activation} layer, online SGD: "
+             "the accumulated rank-one spike", None)):
+        m = reading.measured
+        hit = reading.steps[m["flagged"].to_numpy() > 0]
+        ref_edge = None
+        if ref is not None:
+            ref_edge = oe.population_gd_path(cfg.sgd_theta, cfg.sigma0, cfg.sgd_P / cfg.sgd_D,
+                                             cfg.sgd_lr, reading.steps).bulk_edge
+        panels.append({"title": title, "steps": reading.steps, "sv1": m["sv1"].to_numpy(),
+                       "sv2": m["sv2"].to_numpy(), "edge": reading.edge,
+                       "outlier": reading.outlier, "detected": reading.outlier > reading.edge,
+                       "crossing": reading.crossing,
+                       "flagged": float(hit[0]) if ref is None and hit.size else None,
+                       "ref_edge": ref_edge, "ref_label": ref})
+    return panels

@@ -411,7 +411,9 @@ def fig6_claims(df: pd.DataFrame, cfg: FirstLayerConfig) -> list[Claim]:
         note=f"max alpha_eff over the Region II cells at least the midpoint {mid:g} of alpha + "
              f"beta and 3alpha + beta (and at most the plateau's tolerance above it): the "
              f"region steepens toward its exponent, though at sigma_w = 0.1 it does not "
-             f"reach the plateau (claim below)"))
+             f"reach the plateau (claim below); a shuffled grid keeps a high cell in the "
+             f"region: its partner, the share of the region above alpha + beta, does not",
+        partner="Region II rises above alpha + beta (share of its widest k-extent)"))
     claims.append(within(
         "Region II plateau at 3alpha + beta (max alpha_eff in Region II)", peak,
         exps["II"] - tol, exps["II"] + tol, source="core Eq. (113), Fig. 6",
