@@ -71,8 +71,10 @@ class BBPEscapeConfig:
 
 def full_bbp_escape() -> BBPEscapeConfig:
     """The ``--full`` size of ``bbp-escape``."""
+    # SGD: D and B doubled together keep the stationary bulk sqrt(v D) of the quick size
+    # (v = lr s^2 / (2B - lr (B + D + 1))), so the outlier clears it as at the quick size
     return BBPEscapeConfig(P=1500, D=3000, theta=0.0005, lr=0.02, sgd_P=600, sgd_D=1200,
-                           nonlinear_N=1000, nonlinear_D=1000, nonlinear_B=1000)
+                           sgd_B=128, nonlinear_N=1000, nonlinear_D=1000, nonlinear_B=1000)
 
 
 # --------------------------------------------------------------------------
