@@ -127,7 +127,6 @@ OFF_ORBIT_MIN = 1e-6
 ORBIT_SANITY = ("claims -> sanity checks (issue 40): identities of the activation, true of "
                 "untrained random particles too (a wrong model passes them)")
 
-
 _SYM_SOURCE = ('abstract 3: "two admissible parameter measures induce the same network function '
                'in L2 exactly when their active components agree modulo the finite-rank '
                'realization symmetry"')
@@ -364,13 +363,13 @@ INIT_DECAY_REVISED = ("issue 40: <= 0.15 -> <= 0.2, after seed 3 of the quick si
 #: judged seed 0) measured -0.82 to -1.27 (seed 2: -1.274); +- 0.3 around -1 (a rate
 #: N^(-1/2), the wrong model, measures -0.65).
 BUDGET_SLOPE_TOL = 0.3
-BUDGET_SLOPE_REVISED = ("issue 40: -1 +- 0.2 -> -1 +- 0.3, after seed 2 of the quick size "
-                        "measured -1.274 (seeds 1-8: -0.82 to -1.27; seed 0 -1.15, --full "
-                        "-0.91)")
+BUDGET_SLOPE_REVISED = ("issue 40: -1 +- 0.2 -> -1 +- 0.3, after quick seed 2 measured -1.274 "
+                        "(seeds 1-8: -0.82 to -1.27; seed 0 -1.15, --full -0.91)")
 #: The statistical part's fall with M is a single seed's test error on one test set: seeds 3
 #: and 4 measured a Spearman of -0.1, the --full run -0.75.
 STATISTICAL_REVISED = ("issue 40: expected -> disputed, after quick seeds 3 and 4 measured "
-                       "-0.1 and the --full run -0.75 (seeds 1, 2, 5, 6: -1; 7, 8: -0.9)")
+                       "-0.1 (seeds 1, 2, 5, 6: -1; 7, 8: -0.9) and the --full runs -0.75 (data "
+                       "49cb59a) and -0.89 (data 20a0987)")
 _INIT_DECAY = "init forgotten: spread over init scales at t_end / at the budget time"
 _TAIL_SOURCE = ('abstract 3: "with a target-dependent Hermite/Barron tail replacing any '
                 'initialization-only residual"; own')
@@ -437,9 +436,10 @@ def budget_claims(df: pd.DataFrame) -> list[Claim]:
                -1.0, -TREND_MIN, source=_BUDGET_SPLIT,
                note="test error after the budget on M samples minus the population run's",
                disputed="one seed's test error on one test set: the five M values fall in "
-                        "order on six of eight other quick seeds, but not on two (-0.1) nor "
-                        "at --full (-0.75); the part's size against M would need seeds "
-                        "(reason written after those runs)", revised=STATISTICAL_REVISED),
+                        "order on six of eight other quick seeds, but not on two (-0.1), and "
+                        "one of two --full runs missed it (-0.75, the other -0.89); the part's "
+                        "size against M would need seeds (reason written after those runs)",
+               revised=STATISTICAL_REVISED),
         within("optimisation part falls with t (Spearman)", part_trend(df, "optimisation"),
                -1.0, -TREND_MIN, source=_BUDGET_SPLIT,
                note="E(t) - E(t_end) along the population run"),
