@@ -199,6 +199,7 @@ def wrong_rows(folder: Path, names: list[str]) -> list[dict[str, Any]]:
     rows = []
     for name in names:
         if not get(name).wrong_models or not (folder / name / "record.json").exists():
+            rows.append({"experiment": name, "model": "", "what": "", "caught": None})
             continue
         with tempfile.TemporaryDirectory(prefix="claims-doc-wrong-") as tmp:
             for v in wrongmod.judge_all(folder / name, scratch=tmp):
@@ -220,6 +221,9 @@ def _wrong_table(rows: list[dict[str, Any]]) -> list[str]:
            "| experiment | wrong model | claims that fail: run -> wrong model (expected) |",
            "|---|---|---|"]
     for r in rows:
+        if r["caught"] is None:
+            out.append(f"| {r['experiment']} | **none registered** (or no quick folder) | |")
+            continue
         caught = "; ".join(f"{c['name']}: {fmt_measured(c['real'])} -> "
                            f"{fmt_measured(c['wrong'])} ({c['expected']})"
                            for c in r["caught"]) or "**NOT CAUGHT**"

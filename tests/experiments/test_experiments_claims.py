@@ -417,7 +417,8 @@ def test_claims_doc_matches_by_key_marks_old_definitions_and_lists_wrong_models(
     wrong = [{"experiment": "fig5", "model": "noise", "what": "noise before the last time",
               "caught": [{"name": "band", "real": 0.5, "wrong": 2.0,
                           "expected": "in [0, 0.5]"}]},
-             {"experiment": "fig5", "model": "x1.01", "what": "1 % high", "caught": []}]
+             {"experiment": "fig5", "model": "x1.01", "what": "1 % high", "caught": []},
+             {"experiment": "fig6", "model": "", "what": "", "caught": None}]
     page = doc.render(quick, full, wrong, {"fig5": "not rechecked: why"})
     rows = {ln.split(" | ")[0][2:]: ln for ln in page.splitlines() if ln.startswith("| ")}
     assert "1.99, held" in rows["t = 1e+07: exponent"]  # the record's name differs, its key not
@@ -427,6 +428,7 @@ def test_claims_doc_matches_by_key_marks_old_definitions_and_lists_wrong_models(
     table = page.split("## What each experiment would catch", 1)[1].split("## ", 1)[0]
     assert "| fig5 | noise: noise before the last time | band: 0.5 -> 2 (in [0, 0.5]) |" in table
     assert "| fig5 | x1.01: 1 % high | **NOT CAUGHT** |" in table
+    assert "| fig6 | **none registered** (or no quick folder) | |" in table
     fc = _script("benchmarks/full_claims.py")
     assert fc.stale_claims("fig5", quick["experiments"][0]["claims"], full) == ["band", "new"]
 
