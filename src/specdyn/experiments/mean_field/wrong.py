@@ -13,6 +13,7 @@ import pandas as pd
 from specdyn.experiments.mean_field.readings import INIT_EARLY, INIT_END
 from specdyn.runs.registry import WrongModel
 from specdyn.runs.wrong import edit_table
+from specdyn.sim.protocol import derive_seed
 
 #: The seed of the wrong models' own draws (untrained particles): fixed, not the run's.
 _WRONG_SEED = 20261205
@@ -63,7 +64,7 @@ CHAOS_WRONG = (
 def _untrained(cfg: Any, folder: Path) -> None:
     """Both final-particle tables replaced by untrained particles, drawn as the engine draws
     its initial ones: a ~ N(0, 1), w ~ N(0, I_D / D)."""
-    rng = np.random.default_rng(_WRONG_SEED)
+    rng = np.random.default_rng(derive_seed(_WRONG_SEED, "untrained particles"))
 
     def fresh(df: pd.DataFrame) -> pd.DataFrame:
         d = sum(c.startswith("w") and c[1:].isdigit() for c in df.columns)

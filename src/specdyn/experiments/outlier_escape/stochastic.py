@@ -25,6 +25,7 @@ import pandas as pd
 from specdyn.data.hermite import HermiteTarget
 from specdyn.experiments.outlier_escape.config import BBPEscapeConfig
 from specdyn.measure.outliers import find_outliers
+from specdyn.measure.spectra import decompose
 from specdyn.models import get_activation
 from specdyn.sim import TwoStepEngine, rank_one_teacher, train_linear_student
 from specdyn.sim.protocol import derive_seed
@@ -75,7 +76,8 @@ def nonlinear_run(cfg: BBPEscapeConfig) -> list[dict[str, Any]]:
                                    "value": float(np.linalg.norm(a)), "flagged": 0}]
     for step in range(cfg.nonlinear_steps + 1):
         W = state.W.detach().cpu().numpy()
-        u, sv, vt = np.linalg.svd(W, full_matrices=False)
+        dec = decompose(W, singular=True, vectors=True)
+        sv, u, vt = np.asarray(dec.values), np.asarray(dec.vectors), np.asarray(dec.right).T
         # the Tracy-Widom test as the population run applies it to its P x D student
         flagged = find_outliers(sv ** 2 / cfg.nonlinear_N, cfg.nonlinear_D / cfg.nonlinear_N,
                                 alpha=cfg.alpha).n_outliers

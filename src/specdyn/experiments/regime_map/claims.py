@@ -81,8 +81,10 @@ def regime_map_claims(points: pd.DataFrame, cfg: RegimeMapConfig) -> list[Claim]
               note=not_measured + "'the internal representation changes substantially from "
                    "its initial value': the largest R_k of each of the "
                    f"{len(r_fl)} feature-learning cells, smallest over them, above 1 (the "
-                   "learned part exceeds the initial one at the strongest mode)",
-              revised=FEATURE_R_REVISED),
+                   "learned part exceeds the initial one at the strongest mode); a table "
+                   "constant at its median meets it: its partner, the lazy cells' R, does not",
+              revised=FEATURE_R_REVISED,
+              partner="lazy cells: learned part below the initial part (largest R_k)"),
         Claim("max lazy / min feature-learning exponent change", "in [0, 1) (strictly below 1)",
               ratio, bool(0.0 <= ratio < 1.0), source="core Sec. 3.2.4",
               note="simulation: every lazy cell (Eq. 33) changes its exponent less than every "

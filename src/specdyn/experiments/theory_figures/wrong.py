@@ -19,6 +19,7 @@ import pandas as pd
 from specdyn import theory
 from specdyn.runs.registry import WrongModel
 from specdyn.runs.wrong import edit_table
+from specdyn.sim.protocol import derive_seed
 
 
 def _shift_k(k: np.ndarray, values: np.ndarray, decades: float) -> np.ndarray:
@@ -78,7 +79,7 @@ FIG3_WRONG = (
 
 
 def _fig5_noise(cfg: Any, folder: Path) -> None:
-    rng = np.random.default_rng(20261205)
+    rng = np.random.default_rng(derive_seed(20261205, "fig5 noise"))  # the wrong model's own
 
     def noisy(df: pd.DataFrame) -> pd.DataFrame:
         early = df["t"] < df["t"].max()
