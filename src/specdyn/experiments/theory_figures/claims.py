@@ -240,13 +240,13 @@ def fig3_claims(df: pd.DataFrame, cfg: Fig3Config) -> list[Claim]:
                            "core Eq. (193)"))
         derived = crossing_offsets(s)
         for b, kb, found, source in checks:
-            off = float(np.log10(found / kb))
+            off_inf = float(np.log10(found / kb))
             claims.append(within(
                 f"({name}) {b} = {kb:.3g}: alpha_eff(t = inf) changes regime there (decades "
-                f"off the derived crossing)", abs(off - derived[b]), 0.0, BOUNDARY_TOL,
+                f"off the derived crossing)", abs(off_inf - derived[b]), 0.0, BOUNDARY_TOL,
                 source=source,
                 note=f"largest k where alpha_eff(k, inf) is past halfway between the two "
-                     f"exponents {b} separates: {found:.3g} ({off:+.3f} decade), against the "
+                     f"exponents {b} separates: {found:.3g} ({off_inf:+.3f} decade), against the "
                      f"offset derived from Eq. (15) ({derived[b]:+.3f})",
                 revised=K_L_REVISED if b == "k_l" else BOUNDARY_REVISED,
                 key=f"({name}) {b}"))
