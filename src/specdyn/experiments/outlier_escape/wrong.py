@@ -99,8 +99,8 @@ BBP_WRONG = (
     WrongModel("SGD bulk as population GD's", "the SGD run's bulk shrinks as (1 - lr)^t, as "
                "under population GD (SGD's noise and slower mean-square decay left out)",
                _sgd_bulk_as_population,
-               catches=("SGD: top bulk singular value / its second-moment edge - 1, every step "
-                        "(largest |.|)",)),
+               catches=("SGD: top bulk singular value / its second-moment edge - 1, every "
+                        "checkpoint (largest |.|)",)),
     WrongModel("nonlinear outlier 10 % high", "the nonlinear layer's top singular value 10 % "
                "above the run's once flagged (its spike strength off: e.g. mu1 of another "
                "activation)", _nonlinear_high,
