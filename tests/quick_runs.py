@@ -1,11 +1,13 @@
 """One quick run of every registered experiment per test session, shared by the tests.
 
-Four tests check every registered experiment on the folder its quick default writes
+Five tests check every registered experiment on the folder its quick default writes
 (``QUICK_RUN_TESTS``), and two the console of all of them together:
 
 - ``test_experiments_claims.py::test_quick_experiment_claims_hold``: its claims hold;
 - ``test_claims_mutation_all.py``: its claims fail on wrong (constant, shuffled) tables;
 - ``test_wrong_models.py``: its claims fail on each plausible wrong model it registers;
+- ``test_experiments_claims.py::test_claim_texts_carry_no_commits_or_issue_numbers``: the
+  texts the console prints of its claims carry no commit hashes or issue numbers;
 - ``test_experiments_figure_layout.py::test_experiment_figure_has_no_clutter``: every
   figure it saves passes :func:`specdyn.plot.check.figure_problems`, checked as it is
   saved (the run is made under :func:`specdyn.plot.check.on_save`);
@@ -14,15 +16,15 @@ Four tests check every registered experiment on the folder its quick default wri
 
 They ask the fixture ``quick_run`` (``tests/conftest.py``) for the run instead of making
 their own: each experiment runs once, into ``quick-runs/NAME/NAME`` under the session's
-temporary folder, and the four read that folder (never write it). Across pytest-xdist
+temporary folder, and the five read that folder (never write it). Across pytest-xdist
 workers the run is made under a lock (:func:`specdyn.runs.store.lock`, waited for): the
 first worker to ask runs it, another finds it finished and reads it, whatever ``--dist``.
 
 Order (``tests/conftest.py``): the quick-run tests are collected first, each
-experiment's four together, the slowest experiment first (``SLOWEST_FIRST``), then those
+experiment's five together, the slowest experiment first (``SLOWEST_FIRST``), then those
 that read every experiment's run (parameter :data:`ALL`: the console of ``specdyn
 reproduce``). pytest-xdist's default ``--dist load`` hands each worker a chunk of
-consecutive tests first, so one worker takes an experiment's four tests (the first makes
+consecutive tests first, so one worker takes an experiment's five tests (the first makes
 the run, the others read it) and the long runs start first; the many short tests after
 them are handed out as the workers free up, so that both end together. A group split
 between the workers costs the second a wait at the lock, never a second run. (``--dist
@@ -55,6 +57,7 @@ QUICK_RUN_TESTS = (
     "test_claims_mutation_all.py::test_every_expected_claim_fails_on_constant_and_shuffled_tables",
     "test_experiments_figure_layout.py::test_experiment_figure_has_no_clutter",
     "test_wrong_models.py::test_every_wrong_model_fails_an_expected_claim",
+    "test_experiments_claims.py::test_claim_texts_carry_no_commits_or_issue_numbers",
     "test_reproduce_console.py::test_quick_console_names_no_commit_or_issue",
     "test_reproduce_console.py::test_quick_console_fits_80_lines",
 )

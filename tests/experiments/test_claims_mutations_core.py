@@ -261,9 +261,13 @@ def test_regime_map_claims_fail_on_wrong_tables() -> None:
     regime = np.array(["lazy"] * 6 + ["intermediate"] * 4 + ["feature-learning"] * 6)
     theory_change = np.r_[np.linspace(0.0, 0.05, 6), np.linspace(0.1, 0.6, 4),
                           np.linspace(0.8, 2.0, 6)]
+    learned = np.r_[np.linspace(0.01, 0.5, 6), np.linspace(1.0, 5.0, 4),
+                    np.linspace(20.0, 200.0, 6)]  # R_k: below 1 lazy, >> 1 feature learning
     points = pd.DataFrame({"regime": regime, "delta_alpha": theory_change + 0.02,
-                           "delta_alpha_theory": theory_change})
+                           "delta_alpha_theory": theory_change, "R_max": learned})
     assert_passes(regime_map_claims(points, cfg))
+    assert_fails(regime_map_claims(points.assign(R_max=learned[::-1]), cfg),
+                 "the lazy cells learn most")
     swapped = points.assign(regime=points["regime"].map(
         {"lazy": "feature-learning", "feature-learning": "lazy", "intermediate": "intermediate"}))
     assert_fails(regime_map_claims(swapped, cfg), "regime labels swapped")

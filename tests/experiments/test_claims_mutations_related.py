@@ -514,12 +514,20 @@ def test_budget_claims_hold_on_falling_parts() -> None:
 
 
 @pytest.mark.parametrize(("part", "value"), [
-    ("statistical", 5.0 / np.array([800.0, 400, 200, 100, 50])),  # rises with M
     ("optimisation", np.full(8, 0.1)),  # no optimisation progress
     ("particle", np.full(5, 0.01)),  # no 1/N rate
 ])
 def test_budget_claims_fail_on_wrong_parts(part: str, value: np.ndarray) -> None:
     assert _failed(budget_claims(_budget_table(**{part: value}))), part
+
+
+def test_budget_statistical_fall_is_disputed_and_still_measured() -> None:
+    # disputed since two quick seeds and the --full run did not see it (STATISTICAL_REVISED)
+    name = "statistical part falls with M (Spearman)"
+    rising = {c.name: c for c in budget_claims(_budget_table(
+        statistical=5.0 / np.array([800.0, 400, 200, 100, 50])))}[name]
+    assert rising.disputed and rising.revised and not rising.held
+    assert {c.name: c for c in budget_claims(_budget_table())}[name].held
 
 
 def test_budget_falls_with_k_is_disputed_and_still_measured() -> None:

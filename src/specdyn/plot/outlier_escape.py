@@ -68,6 +68,46 @@ def plot_bbp_escape(steps: np.ndarray, singular_values: np.ndarray, *, theory_st
     return fig
 
 
+def plot_stochastic_escape(runs: Sequence[Mapping[str, object]]) -> Figure:
+    """The escape beyond population GD of a linear layer, one panel per run (bbp-escape's SGD
+    and nonlinear claims): measured top and second singular values against the predicted
+    bulk edge and outlier path, a reference edge (``ref_edge``, e.g. population GD's), and
+    vertical lines at the predicted crossing and the first Tracy-Widom flag.
+
+    Each run is a mapping with ``title, steps, sv1, sv2, edge, outlier, detected`` (arrays),
+    ``crossing`` (float, NaN: none), optional ``flagged`` (first flagged step or None) and
+    ``ref_edge, ref_label`` (array and its label, or None).
+    """
+    fig, axes = new_figure(len(runs), 1, width=4.6, height=3.6)
+    for ax, r in zip(np.atleast_1d(axes), runs, strict=True):
+        t = np.asarray(r["steps"], dtype=float)
+        det = np.asarray(r["detected"], dtype=bool)
+        ax.plot(t, np.asarray(r["sv1"], dtype=float), "C0", lw=1.2, label="measured top")
+        ax.plot(t, np.asarray(r["sv2"], dtype=float), color="0.55", lw=0.9,
+                label="measured second (bulk)")
+        ax.plot(t, np.asarray(r["edge"], dtype=float), "k--", lw=1, label="predicted bulk edge")
+        ax.plot(t[det], np.asarray(r["outlier"], dtype=float)[det], "C3:", lw=1.6,
+                label="predicted outlier")
+        if r.get("ref_edge") is not None:
+            ax.plot(t, np.asarray(r["ref_edge"], dtype=float), color="C4", ls="-.", lw=0.9,
+                    label=str(r["ref_label"]))
+        crossing = float(r["crossing"])  # type: ignore[arg-type]
+        if np.isfinite(crossing):
+            ax.axvline(crossing, color="C3", lw=0.8, label="predicted crossing")
+        if r.get("flagged") is not None:
+            ax.axvline(float(r["flagged"]), color="C1", lw=0.8, ls="-.",  # type: ignore[arg-type]
+                       label="first flagged (TW test)")
+        shown = np.concatenate([np.asarray(r["sv1"], dtype=float),
+                                np.asarray(r["edge"], dtype=float)])
+        if np.nanmax(shown) > 10 * np.nanmin(shown) or r.get("ref_edge") is not None:
+            ax.set_yscale("log")  # a bulk shrinking by orders of magnitude
+        ax.set_xlabel("step t")
+        ax.set_ylabel("singular value")
+        ax.set_title(str(r["title"]), fontsize=9)
+        ax.legend(fontsize=7)
+    return fig
+
+
 def _status_mesh(ax, x: np.ndarray, y: np.ndarray, status: np.ndarray) -> None:
     codes = np.vectorize(STATUS_CODES.__getitem__)(status).astype(float)
     cmap = ListedColormap(_STATUS_COLOURS)

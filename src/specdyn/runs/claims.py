@@ -77,6 +77,11 @@ class Claim:
         code, not the science, so it is printed as a sanity check under the claims and
         never counted as a held claim (:func:`verdict` reads ``sanity``; one that fails
         is ``FAILED``: an identity that fails is a bug).
+    rule
+        The tolerance as written in code, where ``expected`` carries a number computed from
+        the config or the data (``"in [1/sqrt(D), inf]"`` for ``"in [0.0316, inf]"``): what
+        stays the same at every size, compared with the ``--full`` record's copy
+        (:func:`definition`). Empty: ``expected`` is the rule (it does not depend on the size).
     """
 
     name: str
@@ -92,6 +97,7 @@ class Claim:
     partner: str = ""
     key: str = ""
     sanity: bool = False
+    rule: str = ""
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -144,6 +150,21 @@ def claim_key(claim: Mapping[str, Any] | Claim) -> str:
     if isinstance(claim, Claim):
         return claim.key
     return str(claim.get("key") or claim["name"])
+
+
+def definition(claim: Mapping[str, Any] | Claim) -> dict[str, Any]:
+    """What defines a claim, whatever the size it ran at: its tolerance (the ``rule``, else
+    ``expected``), whether it is a sanity check and whether it is disputed (not its source's
+    wording, its note or its measured value).
+
+    A claim whose definition differs from the ``--full`` record's copy changed after that
+    run: it must say so in ``revised`` (``tests/experiments/test_experiments_claims.py``),
+    and the record is checked again by the current code (``benchmarks/full_claims.py
+    --from``). Records written before ``rule`` existed read ``expected``.
+    """
+    d = claim.to_dict() if isinstance(claim, Claim) else claim
+    return {"tolerance": str(d.get("rule") or d.get("expected") or ""),
+            "sanity": bool(d.get("sanity", False)), "disputed": bool(d.get("disputed"))}
 
 
 def held_count(claims: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
@@ -229,10 +250,11 @@ def loglog_slope(x: Any, y: Any) -> float:
 
 def within(name: str, measured: float, lo: float, hi: float, *, source: str, note: str = "",
            full_only: bool = False, disputed: str = "", revised: str = "",
-           partner: str = "", key: str = "", sanity: bool = False) -> Claim:
+           partner: str = "", key: str = "", sanity: bool = False, rule: str = "") -> Claim:
     """A claim that ``measured`` lies in the closed interval ``[lo, hi]``.
 
-    ``lo`` and ``hi`` are the claim's tolerance, fixed before the run. A NaN
+    ``lo`` and ``hi`` are the claim's tolerance, fixed before the run (``rule``: how, where
+    they are computed from the config or the data, :attr:`Claim.rule`). A NaN
     measurement is NOT HELD, with the reason added to the note.
     """
     m = float(measured)
@@ -243,7 +265,7 @@ def within(name: str, measured: float, lo: float, hi: float, *, source: str, not
             f"measured value is {m} (not held)"
     return Claim(name, f"in [{lo:g}, {hi:g}]", m, held, source=source, note=note,
                  full_only=full_only, disputed=disputed, revised=revised, partner=partner,
-                 key=key, sanity=sanity)
+                 key=key, sanity=sanity, rule=rule)
 
 
 def rank_correlation(x: Any, y: Any) -> float:

@@ -60,6 +60,7 @@ __all__ = [
     "online_sgd_contraction",
     "online_sgd_critical_lr",
     "online_sgd_noise_edge",
+    "online_sgd_path",
     "online_sgd_sq_error",
     "online_sgd_stationary_variance",
     "population_gd_path",
@@ -289,6 +290,43 @@ def online_sgd_sq_error(lr: float, B: int, P: int, D: int, noise_std: float,
         rt = np.power(rho, tt)
         geo = tt if rho == 1.0 else -np.expm1(tt * np.log(rho)) / (1.0 - rho)
         return rt * e0 + q * geo
+
+
+def online_sgd_path(theta: float, sigma0: float, P: int, D: int, lr: float, B: int,
+                    noise_std: float, t: ArrayLike) -> OutlierPath:
+    """Bulk edge, outlier location and overlaps of ``W_t`` under online SGD: population
+    GD's path (:func:`population_gd_path`) with SGD's bulk.
+
+    The mean of ``W_t`` is population GD's, ``b_t W* + a_t W0`` (a fresh batch is unbiased);
+    the rest, ``W_t - b_t W*``, is taken as an i.i.d. matrix whose per-entry second moment
+    follows the exact mean-square recursion, ``m_t = rho^t sigma0^2 / D + v (1 - rho^t)``
+    (:func:`online_sgd_contraction` ``rho``, :func:`online_sgd_stationary_variance` ``v``):
+    the init part decays at ``rho`` (slower than population GD's ``(1 - lr)^2``) and label
+    noise keeps a bulk of variance ``v``. The rectangular spike of strength ``b_t theta /
+    sqrt(m_t D)`` on that bulk gives the outlier and the overlaps; its edge is
+    ``sqrt(m_t D) (1 + sqrt c)``. Approximate as :func:`online_sgd_noise_edge` is (the rows
+    share the input products): for ``lr`` well below ``lr_c``. ``a``, ``b`` are the mean's.
+    """
+    th, s0, _, lr = _check_common(theta, sigma0, 1.0, lr)
+    p, d, bb = v.positive_int("P", P), v.positive_int("D", D), v.positive_int("B", B)
+    s = v.nonnegative("noise_std", noise_std)
+    tt = v.real_array("t", t, lo=0.0)
+    rho = _contraction(lr, bb, d)
+    var = online_sgd_stationary_variance(lr, bb, d, s)
+    if not (rho < 1.0 and np.isfinite(var)):
+        raise ValueError(f"lr = {lr:g} is not below the online-SGD threshold "
+                         f"lr_c = {online_sgd_critical_lr(bb, d):g} (B = {bb}, D = {d})")
+    c = p / d
+    decay = np.power(rho, tt)
+    scale = np.sqrt((decay * s0 * s0 / d + var * (1.0 - decay)) * d)
+    a = _a_t(lr, tt)
+    b = 1.0 - a
+    strength = np.abs(b) * th / scale
+    spike = rmt.rectangular_spike(strength, c)
+    edge = scale * float(rmt.rectangular_bulk_edge(c))
+    return OutlierPath(tt, a, b, edge, strength, np.asarray(spike.detected),
+                       scale * np.asarray(spike.singular_value),
+                       np.asarray(spike.left_overlap2), np.asarray(spike.right_overlap2))
 
 
 # --------------------------------------------------------------------------

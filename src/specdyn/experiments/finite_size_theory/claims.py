@@ -30,7 +30,8 @@ FULL_SEEDS = 256
 MEAN_TOL = 0.25
 MEAN_DISPUTED = ("a bias selected at > 5 SE is itself known only to <= 20 %, so an exact "
                  "theory misses a 25 % band in ~21 % of such cells at the threshold; the "
-                 "3 SE form below is the statistical claim")
+                 "3 SE form below is the statistical claim (reason written after the quick "
+                 "run missed the band)")
 #: Activations whose c1 = E[phi'(h)] drifts as training grows the preactivations (tanh
 #: saturates): the fixed-c1 effective theory is predicted to break down for them (measured
 #: drift 47 % / 15 %, feature learning / lazy, when this was fixed).
@@ -83,7 +84,7 @@ STD_DISPUTED = ("at --full (256 seeds, derived seeds) the largest cell is 0.170 
                 "0.1-0.2, but +0.54 at 0.2-0.3 and +0.85 at 0.3-0.35 (4 of 78 cells beyond "
                 "3 SE): beyond ratio 0.2 the theory's std is high by 2.5-4 %, so 15 % at "
                 "every cell up to the validity ratio 0.35 is not expected; the 3 SE fraction "
-                "below is the statistical claim")
+                "below is the statistical claim (reason written after that run)")
 MEAN_REVISED = ("ddfe221: expected at 64 seeds -> full_only (>= 256 seeds), after the quick "
                 "run missed it; 4a4bc87: -> reported as worded, disputed (a 5 SE bias is "
                 "itself known to 20 %); " + VALID_REVISED)
@@ -95,6 +96,11 @@ BREAKS_REVISED = ("a0aea6a: within slope_tol of the effective theory, as for eve
                   "passes, -> |dev| at the last time less the max |dev| over the first half "
                   ">= slope_tol (the breakdown grows as c1 drifts); changed after the mutation "
                   "test, having seen the quick run's slopes")
+
+
+#: The effective-theory tolerance (the config's slope_tol), changed after runs had shown it.
+EFFECTIVE_REVISED = ("issue 40: slope_tol 0.1 -> 0.2, after quick seeds 2, 5, 6 and 8 measured "
+                     "0.118-0.172 (ReLU and GELU feature learning; seed 0 0.089, --full 0.089)")
 
 
 def std_exceed_probability(seeds: int, k: float = RESID_SE) -> float:
@@ -201,6 +207,7 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
                disputed=STD_DISPUTED, revised=STD_REVISED),
         within("std of log rho_k within 3 sampling SE (fraction of valid cells)", std_frac,
                std_min, 1.0, source=OWN,
+               rule="in [fraction_min(cells, std_exceed_probability(seeds)), 1]",
                note=f"|std_theory/std_sim - 1| <= 3/sqrt(2 (seeds - 1)) = {RESID_SE * std_se:.3f}"
                     f" at {len(d)} cells; an exact theory misses it at a cell with probability "
                     f"{std_exceed_probability(seeds):.2%} ({seeds} seeds) and at more than "
@@ -215,12 +222,14 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
                revised=MEAN_REVISED),
         within("where bias > 5 SE: |bias - shift| in SE", summary["bias_cells_max_se"], 0.0,
                max_resid_tolerance(len(big), seeds), source=OWN,
+               rule="in [0, max_resid_tolerance(cells, seeds)]",
                note=f"max over {len(big)} cells ({seeds} seeds); an exact theory's max of "
                     f"{len(big)} Student-t residuals exceeds the bound with probability "
                     f"{FALSE_ALARM:g} (cells taken independent)",
                revised=f"{BIG_SE_REVISED}; {VALID_REVISED}"),
         within("corrected residual within 3 SE elsewhere (fraction of cells)", frac,
                resid_min, 1.0, source=OWN,
+               rule="in [fraction_min(cells, resid_exceed_probability(seeds)), 1]",
                note=f"{len(small)} cells; max {summary['resid_max_se']:.2f} SE; an exact theory "
                     f"leaves |bias - shift| > 3 SE at a cell with probability "
                     f"{resid_exceed_probability(seeds):.2%} (Student t, {seeds} seeds) and at "
@@ -270,10 +279,20 @@ def effective_claims(eff: pd.DataFrame, cfg: FiniteSizeConfig) -> list[Claim]:
                                       f"preactivations and the departure from the fixed-c1 "
                                       f"theory grows: |slope - effective| at the last recorded "
                                       f"time exceeds every one of the first half of the times "
-                                      f"by slope_tol; {why}", revised=BREAKS_REVISED))
+                                      f"by slope_tol; {why}",
+                                 revised=f"{BREAKS_REVISED}; issue 40: slope_tol 0.1 -> 0.2 "
+                                         "(the effective claims' tolerance, from seeds 1-8)"))
         else:
+            lazy = regime != "feature-learning"  # a lazy slope hardly moves: a constant passes
             claims.append(within(f"{act} {regime}: |slope - effective theory| at every t",
-                                 float(dev[i]), 0.0, cfg.slope_tol, source=OWN, note=why))
+                                 float(dev[i]), 0.0, cfg.slope_tol, source=OWN,
+                                 note=f"{why}; tolerance slope_tol from seeds 1-8 "
+                                      "(0.052-0.172)" + ("; a constant slope meets it: its "
+                                                         "partner is the feature-learning run's"
+                                                         if lazy else ""),
+                                 revised=EFFECTIVE_REVISED,
+                                 partner=(f"{act} feature-learning: |slope - effective theory| "
+                                          "at every t") if lazy else ""))
     return claims
 
 

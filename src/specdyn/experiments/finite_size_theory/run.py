@@ -25,6 +25,7 @@ from specdyn.experiments.finite_size_theory.claims import (
     finite_size_theory_claims_of,
 )
 from specdyn.experiments.finite_size_theory.config import FiniteSizeConfig, full_finite_size_theory
+from specdyn.experiments.finite_size_theory.wrong import FINITE_SIZE_THEORY_WRONG
 from specdyn.experiments.nonlinear_figures.config import Fig4Config
 from specdyn.experiments.nonlinear_figures.run import theory_slopes
 from specdyn.measure.exponents import fit_exponents
@@ -104,6 +105,7 @@ def _effective(cfg: FiniteSizeConfig) -> tuple[pd.DataFrame, dict[str, Any]]:
 @register("finite-size-theory", "Finite-N and finite-M corrections to log rho_k: theory vs "
           "the Gram engine; effective theory of nonlinear students", FiniteSizeConfig,
           full=full_finite_size_theory, claims=finite_size_theory_claims_of,
+          wrong_models=FINITE_SIZE_THEORY_WRONG,
           measured={"finite-size-theory.parquet": Measured(("bias_sim", "se_sim", "std_sim")),
                     "finite-size-theory_effective.parquet": Measured(
                         ("slope_sim", "c1_end"), by=("activation", "regime"))})

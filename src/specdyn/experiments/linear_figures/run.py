@@ -30,6 +30,7 @@ from specdyn.experiments.linear_figures.config import (
     full_fig2,
     full_finite_size,
 )
+from specdyn.experiments.linear_figures.wrong import FIG2_WRONG, FINITE_SIZE_WRONG
 from specdyn.measure.exponents import loglog_fit, two_point_exponent
 from specdyn.plot import linear as lplot
 from specdyn.plot import save_figure
@@ -41,7 +42,7 @@ from specdyn.sim.protocol import derive_seed
 
 
 @register("fig2", "Fig. 2: finite-width linear network vs the exact spectrum dynamics",
-          Fig2Config, full=full_fig2, claims=fig2_claims_of,
+          Fig2Config, full=full_fig2, claims=fig2_claims_of, wrong_models=FIG2_WRONG,
           measured={"fig2.parquet": Measured(("rho_sim",)),
                     "fig2_alpha.parquet": Measured(
                         ("alpha_eff",), where={"source": ("simulation-local-k1-2",)})})
@@ -121,6 +122,7 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
 
 @register("finite-size", "agreement of finite-N / finite-M linear networks with the theory",
           FiniteSizeConfig, full=full_finite_size, claims=finite_size_claims_of,
+          wrong_models=FINITE_SIZE_WRONG,
           measured={"finite-size.parquet": Measured(("median_abs_log", "max_abs_log"),
                                                     by=("axis",))})
 def run_finite_size(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:

@@ -2,8 +2,9 @@
 
 The growth of ``N x W2^2`` over a propagation-of-chaos run, the realisation-symmetry
 moves of a sparse-atoms measure (and the activations whose particles are identified up
-to sign), and the trends and spreads of the error-budget parts, with the names the
-error-budget table's ``init scale`` rows carry.
+to sign), its atoms' effective coefficients and the mass near a direction, and the trends
+and spreads of the error-budget parts, with the names the error-budget table's ``init
+scale`` rows carry.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from specdyn.measure.atoms import AtomClusters
 from specdyn.runs.claims import rank_correlation
 
 #: Knobs of the ``init scale`` rows: the test error at the budget's time and at ``t_end``.
@@ -94,3 +96,28 @@ def init_spread(df: pd.DataFrame, knob: str) -> float:
     if v.size < 2 or not np.all(np.isfinite(v)) or not v.mean() > 0:
         return float("nan")
     return float(np.ptp(v) / v.mean())
+
+
+def cluster_coefficients(p: np.ndarray, clusters: AtomClusters, u: np.ndarray,
+                         s: int) -> np.ndarray:
+    """Per direction ``u[i]`` (ReLU): the effective coefficient ``sum a |w| / N`` of the
+    cluster, among the ``s`` heaviest of ``clusters``, whose centre is nearest it (empty
+    when there is no cluster). ReLU's realisation symmetry leaves only this identified."""
+    heavy = clusters.centers[:s]
+    if not len(heavy):
+        return np.zeros(0)
+    match = np.argmax(heavy @ u.T, axis=0)
+    eff = p[:, 0] * np.linalg.norm(p[:, 1:], axis=1)
+    return np.array([eff[clusters.labels == j].sum() / len(p) for j in match])
+
+
+def share_near(p: np.ndarray, u: np.ndarray, threshold_deg: float, odd: bool) -> float:
+    """The ``|a|``-share of the particles ``p`` whose direction is within ``threshold_deg``
+    of one of the directions ``u`` (of ``+-u`` for an odd activation); NaN without mass."""
+    dirs = p[:, 1:] / np.maximum(np.linalg.norm(p[:, 1:], axis=1, keepdims=True), 1e-300)
+    near = np.zeros(len(p), bool)
+    for uk in u:
+        sim = dirs @ uk
+        near |= (np.abs(sim) if odd else sim) >= np.cos(np.radians(threshold_deg))
+    total = float(np.abs(p[:, 0]).sum())
+    return float(np.abs(p[near, 0]).sum()) / total if total > 0 else float("nan")

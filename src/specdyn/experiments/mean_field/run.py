@@ -37,6 +37,7 @@ from specdyn.experiments.mean_field.readings import (
     odd_activation,
     uniform_growth,
 )
+from specdyn.experiments.mean_field.wrong import ATOMS_WRONG, BUDGET_WRONG, CHAOS_WRONG
 from specdyn.measure.atoms import cluster_directions
 from specdyn.measure.exponents import loglog_fit
 from specdyn.plot import mean_field as mplot
@@ -52,7 +53,7 @@ _MEASURED_PARTS = ("statistical", "optimisation", "particle", "K-cluster residua
 
 @register("propagation-of-chaos",
           "mean-field Langevin: coupled particle distance against N, slope about -1",
-          ChaosConfig, full=full_chaos, claims=chaos_claims_of,
+          ChaosConfig, full=full_chaos, claims=chaos_claims_of, wrong_models=CHAOS_WRONG,
           measured={"propagation-of-chaos.parquet": Measured(
               ("sq_distance", "w2_distance", "function_gap"))})
 def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
@@ -103,7 +104,7 @@ def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
 
 @register("sparse-atoms",
           "mean-field Langevin: particles concentrate on the atoms of a two-atom teacher",
-          AtomsConfig, full=full_atoms, claims=atoms_claims_of,
+          AtomsConfig, full=full_atoms, claims=atoms_claims_of, wrong_models=ATOMS_WRONG,
           measured={"sparse-atoms.parquet": Measured(("a",)),
                     "sparse-atoms_weak.parquet": Measured(("a",))})
 def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
@@ -160,7 +161,7 @@ def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
 
 @register("error-budget",
           "mean-field Langevin: statistical, optimisation, particle and sparse-residual errors",
-          BudgetConfig, full=full_budget, claims=budget_claims_of,
+          BudgetConfig, full=full_budget, claims=budget_claims_of, wrong_models=BUDGET_WRONG,
           measured={"error-budget.parquet": Measured(("value",), by=("part",),
                                                      where={"part": _MEASURED_PARTS})})
 def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:

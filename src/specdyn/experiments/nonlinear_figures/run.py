@@ -29,6 +29,7 @@ import pandas as pd
 from specdyn import io, theory
 from specdyn.experiments.nonlinear_figures.claims import fig4_claims_of
 from specdyn.experiments.nonlinear_figures.config import Fig4Config, full_fig4
+from specdyn.experiments.nonlinear_figures.wrong import FIG4_WRONG
 from specdyn.measure.exponents import fit_exponents
 from specdyn.plot import save_figure
 from specdyn.plot.nonlinear import TITLE_SIZE, plot_spectra_and_slopes
@@ -49,6 +50,7 @@ def theory_slopes(s: PowerLawSetting, times: np.ndarray, kmin: int, kmax: int) -
 
 @register("fig4", "Fig. 4: slope of a ReLU student's preactivation spectrum, "
           "feature-learning vs lazy", Fig4Config, full=full_fig4, claims=fig4_claims_of,
+          wrong_models=FIG4_WRONG,
           measured={"fig4_slopes.parquet": Measured(("slope_sim",), by=("regime",)),
                     "fig4.parquet": Measured(("value",), by=("regime", "quantity"))})
 def run_fig4(cfg: Fig4Config, out_dir: Path) -> ExperimentResult:

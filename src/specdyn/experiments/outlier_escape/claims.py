@@ -9,6 +9,7 @@ tables (the ``*_claims_of`` functions read those from a run's folder, for the re
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -131,9 +132,103 @@ def bbp_claims(df: pd.DataFrame, cfg: BBPEscapeConfig) -> list[Claim]:
     ]
 
 
+#: SGD and nonlinear runs (:mod:`~.stochastic`), tolerances from seeds 1-3 (not the judged
+#: seed 0) of the quick size (every other step recorded). SGD's top bulk singular value
+#: against the edge of its second-moment recursion, every recorded step: 0.031, 0.035, 0.029
+#: (population GD's edge, the wrong model, is off by a factor 30 late).
+SGD_BULK_TOL = 0.08
+#: Top singular value against the predicted outlier once clear, SGD and nonlinear: SGD
+#: 0.031, 0.018, 0.011; nonlinear 0.022, 0.038, 0.033.
+STOCHASTIC_LOCATION_TOL = 0.06
+#: Squared overlaps against the prediction once clear: SGD 0.046, 0.043, 0.086; nonlinear
+#: (right with beta, left with a) 0.044, 0.100, 0.010.
+STOCHASTIC_OVERLAP_TOL = 0.15
+#: The nonlinear layer's first Tracy-Widom flag against the predicted crossing step: seeds
+#: 1-3 0, 0.11, 0.22 (detection needs the outlier a fluctuation beyond the edge, which
+#: near the threshold grows as (theta - c^(1/4))^2: a few steps; recorded every 2 steps).
+NONLINEAR_LAG_MAX = 0.4
+_SGD_BULK = ("SGD: top bulk singular value / its second-moment edge - 1, every checkpoint "
+             "(largest |.|)")
+_SGD_SOURCE = ('abstract 1: "driven by stochastic gradient descent (SGD) updates that '
+               'reshape the spectral bulk while amplifying signal strength"; own')
+_NONLINEAR_SOURCE = ('abstract 1: "extend our formalism beyond the linear regime to '
+                     'nonlinear and stochastic settings"; own')
+
+
+def stochastic_claims(df: pd.DataFrame, cfg: BBPEscapeConfig) -> list[Claim]:
+    """The SGD and nonlinear claims of ``bbp-escape``, on ``bbp-escape_stochastic.parquet``
+    (:mod:`~specdyn.experiments.outlier_escape.readings` has the predictions)."""
+    from specdyn.experiments.outlier_escape.readings import nonlinear_reading, sgd_reading
+
+    sgd, nl = sgd_reading(df, cfg), nonlinear_reading(df, cfg)
+
+    def worst(x: np.ndarray) -> float:
+        x = np.abs(np.asarray(x, dtype=float))
+        return float(x.max()) if x.size and np.all(np.isfinite(x)) else float("nan")
+
+    def location(r: Any) -> float:
+        cl = r.clear(CLEAR_FACTOR)
+        return worst(r.measured["sv1"].to_numpy()[cl] / r.outlier[cl] - 1.0)
+
+    def overlaps(r: Any) -> float:
+        cl = r.clear(CLEAR_FACTOR)
+        return max(worst(r.measured["left_overlap2"].to_numpy()[cl] - r.left2[cl]),
+                   worst(r.measured["right_overlap2"].to_numpy()[cl] - r.right2[cl]))
+
+    flags = nl.measured["flagged"].to_numpy()
+    hit = nl.steps[flags > 0]
+    lag = float(hit[0] / nl.crossing - 1.0) if hit.size and nl.crossing > 0 else float("nan")
+    sgd_note = (f"online SGD, batch {cfg.sgd_B}, label noise {cfg.sgd_noise:g}, lr "
+                f"{cfg.sgd_lr:g}, P x D = {cfg.sgd_P} x {cfg.sgd_D}: the init part decays at "
+                "the mean-square rate rho = 1 - 2 lr + lr^2 (1 + (D + 1)/B), not (1 - lr)^2, "
+                "and label noise keeps a bulk of variance lr s^2 / (2B - lr (B + D + 1)) "
+                "(theory.outlier_escape.online_sgd_path)")
+    nl_note = (f"online SGD on the first layer of N^(-1/2) a^T {cfg.nonlinear_activation}"
+               f"(W x), N = {cfg.nonlinear_N}, D = {cfg.nonlinear_D}, a fresh batch of "
+               f"{cfg.nonlinear_B} He1 samples a step: the updates' rank-one parts lr mu1 a "
+               "g^T add up to a spike of strength lr |mu1| ||a|| sqrt(t^2 + t D / B) on W0's "
+               "bulk (experiments.outlier_escape.readings)")
+    return [
+        within(_SGD_BULK, worst(sgd.measured["sv2"].to_numpy() / sgd.edge - 1.0), 0.0,
+               SGD_BULK_TOL, source=_SGD_SOURCE,
+               note=f"{sgd_note}; the second singular value against sqrt(m_t D)(1 + sqrt c) at "
+                    f"every recorded step; tolerance from seeds 1-3 (0.029-0.035)"),
+        within("SGD: top singular value / outlier path on the SGD bulk - 1, once clear",
+               location(sgd), 0.0, STOCHASTIC_LOCATION_TOL, source=_SGD_SOURCE,
+               partner=_SGD_BULK,
+               note=f"{sgd_note}; max over the steps where the predicted outlier exceeds "
+                    f"{CLEAR_FACTOR:g} x the edge; tolerance from seeds 1-3 (0.011-0.031); the "
+                    "late path is flat, so a constant series passes: its partner is the bulk"),
+        within("SGD: squared overlaps - rectangular-spike prediction on the SGD bulk, once "
+               "clear (largest)", overlaps(sgd), 0.0, STOCHASTIC_OVERLAP_TOL,
+               source=_SGD_SOURCE, partner=_SGD_BULK,
+               note=f"{sgd_note}; left with u, right with v, the same steps; tolerance from "
+                    "seeds 1-3 (0.043-0.086)"),
+        within(f"{cfg.nonlinear_activation} layer: first flagged step / predicted BBP "
+               "crossing - 1", lag, 0.0, NONLINEAR_LAG_MAX, source=_NONLINEAR_SOURCE,
+               key="nonlinear layer: escape step / predicted crossing - 1",
+               note=f"{nl_note}; Tracy-Widom test at level {cfg.alpha:g} on W's spectrum, "
+                    f"against the first step with theta_t > c^(1/4) ({nl.crossing:g}); "
+                    "tolerance from seeds 1-3 (0, 0.11, 0.22)"),
+        within(f"{cfg.nonlinear_activation} layer: top singular value / accumulated-spike "
+               "path - 1, once clear", location(nl), 0.0, STOCHASTIC_LOCATION_TOL,
+               source=_NONLINEAR_SOURCE, key="nonlinear layer: outlier location",
+               note=f"{nl_note}; tolerance from seeds 1-3 (0.022-0.038)"),
+        within(f"{cfg.nonlinear_activation} layer: squared overlaps - prediction, once clear "
+               "(largest)", overlaps(nl), 0.0, STOCHASTIC_OVERLAP_TOL,
+               source=_NONLINEAR_SOURCE, key="nonlinear layer: overlaps",
+               note=f"{nl_note}; left with a / ||a||, right with beta (the spike's direction "
+                    "t beta + xi_t); tolerance from seeds 1-3 (0.010-0.100)"),
+    ]
+
+
 def bbp_claims_of(cfg: BBPEscapeConfig, folder: Path) -> list[Claim]:
-    """The claims of ``bbp-escape`` on the table in a run's ``folder`` (for the registry)."""
-    return bbp_claims(pd.read_parquet(folder / "bbp-escape.parquet"), cfg)
+    """The claims of ``bbp-escape`` on the tables in a run's ``folder`` (for the registry):
+    population GD's, then the SGD and nonlinear runs' (a folder written before those were
+    recorded has only the first)."""
+    claims = bbp_claims(pd.read_parquet(folder / "bbp-escape.parquet"), cfg)
+    extra = folder / "bbp-escape_stochastic.parquet"
+    return claims + (stochastic_claims(pd.read_parquet(extra), cfg) if extra.exists() else [])
 
 
 # --------------------------------------------------------------------------
@@ -142,8 +237,14 @@ def bbp_claims_of(cfg: BBPEscapeConfig, folder: Path) -> list[Claim]:
 
 
 # Claim tolerances of ``trainability`` (fixed before any run).
-#: Smallest fraction of single-layer cells whose status matches the exact theory.
-THEORY_AGREEMENT_MIN = 0.8
+#: Smallest fraction of single-layer cells whose status matches the exact theory. Seeds 1-3
+#: (not the judged seed 0) missed 1, 0 and 0 of the 60 quick cells; 0.95 allows 3 misses,
+#: while a status boundary one lr step off moves 4 cells and a missing divergence 6-7.
+THEORY_AGREEMENT_MIN = 0.95
+AGREEMENT_REVISED = ("issue 40: >= 0.8 -> >= 0.95, after the quick (0.983) and --full (1.0) "
+                     "runs: 0.8 let a boundary one lr step off (0.933) and a learner that "
+                     "never diverges (0.88-0.9) pass; 0.95 from seeds 1-3 (1, 0, 0 of 60 cells "
+                     "missed)")
 #: Fewest two-layer rows (one init variance) that converge past the naive
 #: ``2 / sharpness`` line up to a boundary, and not beyond it.
 CATAPULT_MIN = 1
@@ -201,7 +302,8 @@ def trainability_claims(table: pd.DataFrame, tol: float) -> list[Claim]:
                       '(or learning rate) and initial weight variance"; own',
                note="converged / stalled / diverged against the exact trainability boundary "
                     "(own: related-notes sec. 1, trainability [D]) "
-                    f"over {len(single)} cells"),
+                    f"over {len(single)} cells; tolerance from seeds 1-3 (1, 0, 0 cells "
+                    "missed of 60)", revised=AGREEMENT_REVISED),
         within("two layers: rows converging up to a boundary beyond 2/sharpness",
                float(catapult), CATAPULT_MIN, np.inf,
                source="Lewkowycz et al. 2020 (the catapult phase)",
@@ -320,14 +422,19 @@ def lr_transfer_claims(raw: pd.DataFrame, eraw: pd.DataFrame,
                NTK_EXTRA_SHIFT_MIN, np.inf, source=muptp,
                revised="cfae051: added beside 'NTK: best lr moves >= 2' when that claim was "
                        "made full_only after the first quick run; the quick run measured "
-                       "exactly this bound (NTK 1, muP 0)",
+                       "exactly this bound (NTK 1, muP 0); issue 40: expected -> disputed, "
+                       "after the --full run (data 49cb59a) measured 0, FAILED, and quick seed "
+                       "3 measured 0 (seeds 0-2: 1)",
+               disputed="the NTK best lr moved 0 grid steps more than muP's at --full (16x "
+                        "widths) and on one quick seed of four (1 step on the others): the "
+                        "width dependence the seed expects under NTK is not resolved on this "
+                        "grid at these widths (reason written after those runs)",
                note="the best lr moves with width under NTK, not under muP"),
         within("NTK: best lr moves across widths (grid steps)", ntk, NTK_SHIFT_MIN, np.inf,
                source=muptp, full_only=span < 16,
-               disputed="NOT HELD at --full too (16x widths; the CPU --full run of data commit "
-                        "49cb59a): the NTK best lr moved 0 grid steps, so the seed's 'NTK lr does "
-                        "not transfer' is not seen at the widths run (reason written after that "
-                        "run)",
+               disputed="NOT HELD at --full too (16x widths, the CPU --full run): the NTK "
+                        "best lr moved 0 grid steps, so the seed's 'NTK lr does not transfer' is "
+                        "not seen at the widths run (reason written after that run)",
                revised="cfae051: expected at the quick size -> full_only, after the quick run "
                        "measured 1 grid step over its 8x widths; then disputed after the "
                        "--full run measured 0",

@@ -23,10 +23,20 @@ from specdyn import _validate as v
 @v.constrained_fields(P=v.Int(3), D=v.Int(3), theta=v.POSITIVE, sigma0=v.POSITIVE,
                       lr=v.Real(0.0, 1.0, lo_open=True, hi_open=True),
                       horizon=v.Real(1.0, 100.0, lo_open=True),
-                      alpha=v.Real(0.0, 1.0, lo_open=True, hi_open=True), top_k=v.SIZE,
-                      seed=v.SEED)
+                      alpha=v.Real(0.0, 1.0, lo_open=True, hi_open=True), top_k=v.Int(2),
+                      sgd_P=v.Int(3), sgd_D=v.Int(3), sgd_theta=v.POSITIVE,
+                      sgd_lr=v.Real(0.0, 1.0, lo_open=True, hi_open=True), sgd_B=v.SIZE,
+                      sgd_noise=v.NONNEGATIVE, sgd_steps=v.SIZE, nonlinear_N=v.Int(3),
+                      nonlinear_D=v.Int(3), nonlinear_B=v.SIZE,
+                      nonlinear_lr=v.POSITIVE, nonlinear_steps=v.SIZE,
+                      nonlinear_activation=v.Choice("tanh", "relu"), seed=v.SEED)
 class BBPEscapeConfig:
-    """Population GD, rank-one ``P x D`` teacher. Defaults: quick (~20 s); ``--full``: P = 1500."""
+    """Population GD, rank-one ``P x D`` teacher; beside it the same escape under online SGD
+    (``sgd_*``: a linear student, batch ``sgd_B``, label noise ``sgd_noise``) and through a
+    nonlinear layer (``nonlinear_*``: online SGD on the first layer of ``f(x) = N^(-1/2) a^T
+    phi(W x)``, a fresh batch of ``nonlinear_B`` samples of a He1 teacher each step).
+    Defaults: quick (~25 s); ``--full``: P = 1500.
+    """
 
     P: int = 300
     D: int = 600
@@ -36,12 +46,35 @@ class BBPEscapeConfig:
     horizon: float = 1.6
     alpha: float = 0.01
     top_k: int = 6
+    sgd_P: int = 300
+    sgd_D: int = 600
+    sgd_theta: float = 1.0
+    sgd_lr: float = 0.05
+    sgd_B: int = 64
+    sgd_noise: float = 1.0
+    sgd_steps: int = 80
+    nonlinear_N: int = 400
+    nonlinear_D: int = 400
+    nonlinear_B: int = 400
+    nonlinear_lr: float = 0.1
+    nonlinear_steps: int = 40
+    nonlinear_activation: str = "tanh"
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        # online SGD has a stationary noise bulk only below lr_c = 2B / (B + D + 1)
+        lr_c = 2.0 * self.sgd_B / (self.sgd_B + self.sgd_D + 1.0)
+        if not self.sgd_lr < lr_c:
+            raise ValueError(f"sgd_lr must be below 2 sgd_B / (sgd_B + sgd_D + 1) = {lr_c:.4g} "
+                             f"(online SGD diverges in mean square there), got {self.sgd_lr:g}")
 
 
 def full_bbp_escape() -> BBPEscapeConfig:
     """The ``--full`` size of ``bbp-escape``."""
-    return BBPEscapeConfig(P=1500, D=3000, theta=0.0005, lr=0.02)
+    # SGD: D and B doubled together keep the stationary bulk sqrt(v D) of the quick size
+    # (v = lr s^2 / (2B - lr (B + D + 1))), so the outlier clears it as at the quick size
+    return BBPEscapeConfig(P=1500, D=3000, theta=0.0005, lr=0.02, sgd_P=600, sgd_D=1200,
+                           sgd_B=128, nonlinear_N=1000, nonlinear_D=1000, nonlinear_B=1000)
 
 
 # --------------------------------------------------------------------------

@@ -30,6 +30,13 @@ from specdyn.experiments.outlier_escape.config import (
     full_trainability,
     parse_escape_runs,
 )
+from specdyn.experiments.outlier_escape.stochastic import TABLE as STOCHASTIC_TABLE
+from specdyn.experiments.outlier_escape.stochastic import stochastic_panels, stochastic_table
+from specdyn.experiments.outlier_escape.wrong import (
+    BBP_WRONG,
+    LR_TRANSFER_WRONG,
+    TRAINABILITY_WRONG,
+)
 from specdyn.measure.outliers import find_outliers
 from specdyn.plot import outlier_escape as oplot
 from specdyn.plot import save_figure
@@ -60,8 +67,11 @@ def _run_or_partial(train: Any, *args: Any, **kwargs: Any) -> tuple[Any, int | N
 
 @register("bbp-escape", "outlier escape (BBP crossing) of a linear student under population GD",
           BBPEscapeConfig, full=full_bbp_escape, claims=bbp_claims_of,
+          wrong_models=BBP_WRONG,
           measured={"bbp-escape.parquet": Measured(("value", "flagged"), by=("quantity",),
-                                                   where={"source": ("measured",)})})
+                                                   where={"source": ("measured",)}),
+                    "bbp-escape_stochastic.parquet": Measured(("value", "flagged"),
+                                                              by=("run", "quantity"))})
 def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
     c = cfg.P / cfg.D
     W_star, _, _ = rank_one_teacher(cfg.P, cfg.D, cfg.theta, seed=cfg.seed)
@@ -105,7 +115,9 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
              "value": path.right_overlap2[i]},
         ]
     df = pd.DataFrame(rows)
-    tables = [io.write_table(df, out_dir / "bbp-escape.parquet")]
+    stoch = stochastic_table(cfg)
+    tables = [io.write_table(df, out_dir / "bbp-escape.parquet"),
+              io.write_table(stoch, out_dir / STOCHASTIC_TABLE)]
     fig = oplot.plot_bbp_escape(
         run.steps, run.singular_values[:, :k], theory_steps=fine_t,
         bulk_edge=fine.bulk_edge, outlier=fine.singular_value, detected=fine.detected,
@@ -113,6 +125,8 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
         right_overlap2=run.right_overlap2, theory_left2=fine.left_overlap2,
         theory_right2=fine.right_overlap2)
     figures = save_figure(fig, out_dir / "bbp-escape")
+    figures += save_figure(oplot.plot_stochastic_escape(stochastic_panels(stoch, cfg)),
+                           out_dir / "bbp-escape_stochastic")
     summary = {
         "t_star": t_star,
         "escape_step_theory": oe.bbp_escape_step(cfg.theta, cfg.sigma0, c, cfg.lr),
@@ -138,7 +152,7 @@ _BOUNDARY = RunOptions(divergence_factor=DIVERGENCE_FACTOR)
 
 @register("trainability", "(learning rate, init variance) phase diagrams: single and two-layer",
           TrainabilityConfig, full=full_trainability,
-          claims=trainability_claims_of,
+          claims=trainability_claims_of, wrong_models=TRAINABILITY_WRONG,
           measured={"trainability.parquet": Measured(
               ("rel_error", "max_loss_ratio", "sharpness_init", "sharpness_final", "naive_lr",
                "naive_lr_final"), by=("model",))})
@@ -240,6 +254,7 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
 
 @register("lr-transfer", "loss vs learning rate across widths, muP vs NTK; escape time vs width",
           LRTransferConfig, full=full_lr_transfer, claims=lr_transfer_claims_of,
+          wrong_models=LR_TRANSFER_WRONG,
           measured={"lr-transfer.parquet": Measured(("loss",)),
                     "lr-transfer_escape.parquet": Measured(("escape_step",
                                                             "max_top_over_edge"))})

@@ -36,8 +36,9 @@ import numpy as np
 import pandas as pd
 
 from specdyn import io, runs
-from specdyn.experiments.regime_map.claims import regime_map_claims_of
+from specdyn.experiments.regime_map.claims import learned_ratio, regime_map_claims_of
 from specdyn.experiments.regime_map.config import RegimeMapConfig, full_regime_map
+from specdyn.experiments.regime_map.wrong import REGIME_MAP_WRONG
 from specdyn.runs.registry import ExperimentResult, Measured, register
 from specdyn.settings import PowerLawSetting
 from specdyn.theory.boundaries import feature_boundary, lazy_boundary
@@ -60,8 +61,8 @@ def theory_labels(cfg: RegimeMapConfig, ratios: np.ndarray, gammas: np.ndarray) 
 @register("regime-map", "lazy vs feature-learning regime over (sigma_w/sigma_a, "
           "gamma0 theta0/S): theory's classification beside the exponent change measured "
           "in simulation", RegimeMapConfig, full=full_regime_map,
-          claims=regime_map_claims_of,
-          measured={"regime-map.parquet": Measured(("delta_alpha",))})
+          claims=regime_map_claims_of, wrong_models=REGIME_MAP_WRONG,
+          measured={"regime-map.parquet": Measured(("delta_alpha", "R_max"))})
 def run_regime_map(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
     """Sweep ``simulate`` over the grid, then draw the three panels."""
     from specdyn.plot import new_figure, save_figure
@@ -89,6 +90,8 @@ def run_regime_map(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
                            f"tracebacks in {sweep_dir / store.RUNS}")
     rec = runs.load_records(sweep_dir)
     rec = rec[rec["run_id"].isin([p.run_id for p in spec.points])]
+    ratios_r = [learned_ratio(pd.read_parquet(store.data_path(sweep_dir, rid)))
+                for rid in rec["run_id"]]
     points = pd.DataFrame({
         "sigma_ratio": rec["sigma_w"] / cfg.sigma_a,
         "gamma_ratio": rec["gamma0_ratio"],
@@ -96,6 +99,8 @@ def run_regime_map(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
         "delta_alpha": rec["summary.delta_alpha"],
         "delta_alpha_theory": rec["summary.delta_alpha_theory"],
         "final_loss": rec["summary.final_loss"],
+        "R_max": [r[0] for r in ratios_r],
+        "R_max_theory": [r[1] for r in ratios_r],
         "run_id": rec["run_id"],
     }).sort_values(["sigma_ratio", "gamma_ratio"]).reset_index(drop=True)
     table = io.write_table(points, out_dir / "regime-map.parquet")

@@ -30,11 +30,13 @@ import pandas as pd
 from specdyn import io
 from specdyn.experiments.simulate.claims import simulate_claims_of
 from specdyn.experiments.simulate.config import SimulateConfig, full_simulate
+from specdyn.experiments.simulate.wrong import SIMULATE_WRONG
 from specdyn.runs.registry import ExperimentResult, Measured, register
 
 
 @register("simulate", "two-layer linear network on a power-law setting, beside the exact "
           "theory", SimulateConfig, full=full_simulate, claims=simulate_claims_of,
+          wrong_models=SIMULATE_WRONG,
           measured={"simulate.parquet": Measured(
               ("value",), by=("quantity",), where={"quantity": ("preact", "alpha_fit")})})
 def run_simulate(cfg: SimulateConfig, out_dir: Path) -> ExperimentResult:

@@ -108,6 +108,71 @@ def boundary_offsets(k: np.ndarray, t: np.ndarray, aeff: np.ndarray, s: PowerLaw
     return {name: np.asarray(v) for name, v in out.items()}
 
 
+def crossing_offsets(s: PowerLawSetting) -> dict[str, float]:
+    """Where ``alpha_eff`` passes halfway between the two exponents a boundary separates,
+    relative to the boundary, in decades of ``k``: derived from Eq. (15)'s asymptotic forms.
+
+    * ``k_cross`` (``R_k = 1``, and ``k_u``, its ``t = inf`` limit): 0. There the initial
+      part ``sigma_w^2 lambda_k`` (exponent ``alpha``) and the learned part (``3 alpha +
+      beta``) are equal, which puts their weighted exponent exactly halfway.
+    * ``k_learn`` (learned fraction ``l_k = 0.9``): ``log10(ln 10 / x_h) / alpha``. With
+      ``u << 1`` Eq. (15) gives ``xi_k = gamma0 theta_k (1 - e^(-x))``, ``x = lambda_k S t /
+      gamma0^2`` (``x = ln 10`` at ``k_learn``), so the learned part goes as
+      ``k^(-(alpha + beta)) (1 - e^(-x))^2`` and ``alpha_eff = alpha + beta + alpha
+      2 x e^(-x) / (1 - e^(-x))``: halfway at ``2 x_h = e^(x_h) - 1``, ``x_h = 1.2564``, and
+      ``x`` goes as ``k^(-alpha)`` (+0.263 decade at ``alpha = 1``).
+    * ``k_layer`` (``u_k = 1``, and ``k_l``, its ``t = inf`` limit): ``(2 / beta)
+      log10(2 / sqrt 3)``. With ``l = 1`` the learned part goes as ``lambda_k (sqrt(1 + 4
+      u^2) - 1)``, ``u`` as ``k^(-beta/2)``, whose exponent is ``alpha + beta/2 (1 +
+      1/sqrt(1 + 4 u^2))``: halfway between ``alpha + beta`` and ``alpha + beta/2`` at
+      ``u = sqrt(3)/2`` (+0.125 decade at ``beta = 1``).
+    """
+    from scipy.optimize import brentq
+
+    x_h = brentq(lambda x: np.expm1(x) - 2.0 * x, 0.5, 3.0)
+    return {"k_cross": 0.0, "k_u": 0.0,
+            "k_learn": float(np.log10(np.log(10.0) / x_h) / s.alpha),
+            "k_layer": float(2.0 / s.beta * np.log10(2.0 / np.sqrt(3.0))),
+            "k_l": float(2.0 / s.beta * np.log10(2.0 / np.sqrt(3.0)))}
+
+
+def cross_front(k: np.ndarray, t: np.ndarray, rho: np.ndarray, s: PowerLawSetting
+                ) -> np.ndarray:
+    """Where the learned part equals the initial one, against Eq. (112)'s ``k_cross(t)`` of
+    the first layer, at every time, in decades.
+
+    ``rho[i, j]`` is the spectrum at ``t[i]`` (``t[0] = 0``) and mode ``k[j]``; at each
+    ``t_i > 0`` the largest ``k`` with ``R_k = rho_k(t_i) / rho_k(0) - 1 >= 1`` (Eq. 16: the
+    learned part at least the initial one) against ``k_cross(t_i)`` (``k2(t)`` before
+    ``t*``, ``k1`` after), where that lies :data:`BOUNDARY_MARGIN` decades inside the grid
+    and ``t_i`` that far from ``t*`` (where ``k1`` and ``k2`` meet in a crossover).
+    ``log10(measured / k_cross)``; NaN at a time where no mode reaches ``R = 1`` or the
+    spectrum is not positive and finite (a wrong table).
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = rho / rho[0] - 1.0
+    ts = theory.t_star(s)
+    lo, hi = np.log10(k[0]) + BOUNDARY_MARGIN, np.log10(k[-1]) - BOUNDARY_MARGIN
+    out = []
+    for i in np.nonzero(t > 0)[0]:
+        b = float(theory.k_cross_first_layer(s, t[i]))
+        if not (lo <= np.log10(b) <= hi
+                and abs(np.log10(t[i] / ts)) >= BOUNDARY_MARGIN):
+            continue
+        ok = np.all(np.isfinite(r[i])) and np.all(rho[i] > 0)
+        found = last_k(k, r[i] >= 1.0) if ok else float("nan")
+        out.append(float(np.log10(found / b)))
+    return np.asarray(out)
+
+
+def smallest_growth(rho: np.ndarray) -> float:
+    """The smallest step of ``rho[i, j]`` from one time to the next (rows in time order),
+    relative to the mode's initial value: negative where a mode's spectrum falls."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        steps = np.diff(rho, axis=0) / rho[0]
+    return float(np.min(steps)) if steps.size and np.all(np.isfinite(steps)) else float("nan")
+
+
 def sequence_modes(s: PowerLawSetting, k: np.ndarray) -> dict[str, float]:
     """The modes fig3 follows over time (Eq. 32), keyed by the region they end in.
 

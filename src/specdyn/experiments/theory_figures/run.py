@@ -33,6 +33,7 @@ from specdyn.experiments.theory_figures.readings import (
     sequence_modes,
     sinh_x,
 )
+from specdyn.experiments.theory_figures.wrong import FIG3_WRONG, FIG5_WRONG, FIG6_WRONG
 from specdyn.plot import save_figure
 from specdyn.plot import theory as tplot
 from specdyn.runs.registry import ExperimentResult, Measured, register
@@ -109,7 +110,7 @@ def fig3_table(cfg: Fig3Config) -> pd.DataFrame:
 
 @register("fig3", "alpha_eff over the (k, t) plane with k_learn, k_cross, k_layer (Fig. 3): "
           "deep feature learning, the Fig. 2 setting, lazy", Fig3Config, full=full_fig3,
-          claims=fig3_claims_of,
+          claims=fig3_claims_of, wrong_models=FIG3_WRONG,
           measured={"fig3.parquet": Measured(("value",), by=("panel", "quantity"))})
 def run_fig3(cfg: Fig3Config, out_dir: Path) -> ExperimentResult:
     """Exponent maps of three settings, the four plateaus labelled, and slices at fixed times."""
@@ -164,6 +165,7 @@ def run_fig3(cfg: Fig3Config, out_dir: Path) -> ExperimentResult:
 
 @register("fig5", "rho_k(t) with the second layer frozen, coloured by time (Fig. 5)",
           FirstLayerConfig, full=full_first_layer, claims=fig5_claims_of,
+          wrong_models=FIG5_WRONG,
           measured={"fig5.parquet": Measured(("value",), by=("quantity",))})
 def run_fig5(cfg: FirstLayerConfig, out_dir: Path) -> ExperimentResult:
     """First-layer-only spectra (Eq. 84) at log-spaced times."""
@@ -190,6 +192,7 @@ def run_fig5(cfg: FirstLayerConfig, out_dir: Path) -> ExperimentResult:
 
 @register("fig6", "the three first-layer regions with k_learn, k1, k2 (Fig. 6)",
           FirstLayerConfig, full=full_first_layer, claims=fig6_claims_of,
+          wrong_models=FIG6_WRONG,
           measured={"fig6.parquet": Measured(("value",), by=("quantity",))})
 def run_fig6(cfg: FirstLayerConfig, out_dir: Path) -> ExperimentResult:
     """Region labels of Eq. (113) over the (k, t) plane, with the exact alpha_eff beside them."""

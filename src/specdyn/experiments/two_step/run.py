@@ -12,13 +12,14 @@ import numpy as np
 from specdyn import io
 from specdyn.experiments.two_step.claims import (
     phase_claims_of,
-    rank_one_ratio_bound,
+    rank_one_tolerance,
     reuse_claims_of,
     step1_spike_detectable,
 )
 from specdyn.experiments.two_step.config import PhaseConfig, ReuseConfig, full_phase, full_reuse
 from specdyn.experiments.two_step.readings import phase_agreement, phase_cells, step2_rise
 from specdyn.experiments.two_step.tables import phase_table, reuse_table
+from specdyn.experiments.two_step.wrong import PHASE_WRONG, REUSE_WRONG
 from specdyn.plot import save_figure
 from specdyn.plot import two_step as tsplot
 from specdyn.runs.registry import ExperimentResult, Measured, register
@@ -26,7 +27,7 @@ from specdyn.runs.registry import ExperimentResult, Measured, register
 
 @register("two-step-phase",
           "outlier count of W2 over (alpha1, alpha2) beside floor(alpha2/(1/2-alpha1)) and 1+floor",
-          PhaseConfig, full=full_phase, claims=phase_claims_of,
+          PhaseConfig, full=full_phase, claims=phase_claims_of, wrong_models=PHASE_WRONG,
           measured={"two-step-phase.parquet": Measured(
               ("count_W1", "count_W2", "count_W2_identified", "count_W2_step2", "s1_W2",
                "s2_W2", "threshold_W2", "edge_W2", "mp_edge_W2", "strength_a1",
@@ -60,7 +61,7 @@ def run_phase(cfg: PhaseConfig, out_dir: Path) -> ExperimentResult:
                   "resolve the step-2 spikes (first ones at N = 1200, alpha1 >= 0.28); run --full")
     step1 = tsplot.Step1Update(
         df["alpha1"].to_numpy(), df["s1_dW1"].to_numpy(), df["s2_dW1"].to_numpy(),
-        df["count_W1"].to_numpy(), bound=rank_one_ratio_bound(cfg)[0],
+        df["count_W1"].to_numpy(), bound=rank_one_tolerance(cfg),
         threshold=step1_spike_detectable(cfg, float(a1[0]))[1])
     fig = tsplot.outlier_phase_grid(a1, a2, measured, near, title=title,
                                     step2=step2, step2_bbp=bbp,
@@ -71,7 +72,7 @@ def run_phase(cfg: PhaseConfig, out_dir: Path) -> ExperimentResult:
 
 @register("batch-reuse",
           "target alignment of W2's outliers after two GD steps: fresh vs reused batch",
-          ReuseConfig, full=full_reuse, claims=reuse_claims_of,
+          ReuseConfig, full=full_reuse, claims=reuse_claims_of, wrong_models=REUSE_WRONG,
           measured={"batch-reuse.parquet": Measured(
               ("count_W2", "max_overlap", "max_overlap_identified", "overlap_top"))})
 def run_reuse(cfg: ReuseConfig, out_dir: Path) -> ExperimentResult:

@@ -1,0 +1,124 @@
+"""The linear figures' wrong models: what fig2 and finite-size would have written under a
+plausible mistake (:class:`~specdyn.runs.WrongModel`), built from a run's own tables.
+
+Each rewrites a scratch copy of a finished folder (:func:`specdyn.runs.wrong.edit_table`)
+into the wrong model's output, keeping the tables consistent with one another (fig2's
+two-point exponent is computed again from the rewritten spectrum, as the run computes it);
+``tests/experiments/test_wrong_models.py`` checks that an expected claim fails on each.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from specdyn.experiments.linear_figures.claims import LOCAL_RANKS
+from specdyn.measure.exponents import two_point_exponent
+from specdyn.runs.registry import WrongModel
+from specdyn.runs.wrong import edit_table
+
+#: fig2's simulated two-point exponent rows, computed from ``fig2.parquet``'s ``rho_sim``.
+_SIM_ALPHA = "simulation-local-k1-2"
+
+
+def _fig2_spectra(folder: Path, change: Any) -> None:
+    """Rewrite fig2's simulated spectrum ``rho_sim[t, k]`` (a ``(times, D)`` array, times
+    increasing) by ``change(t, rho)``, then its two-point exponent rows from it."""
+    def spectra(df: pd.DataFrame) -> pd.DataFrame:
+        wide = df.pivot(index="t", columns="k", values="rho_sim").sort_index()
+        new = change(wide.index.to_numpy(dtype=float), wide.to_numpy(dtype=float))
+        long = pd.DataFrame(new, index=wide.index, columns=wide.columns).stack()
+        key = pd.MultiIndex.from_arrays([df["t"], df["k"]])
+        return df.assign(rho_sim=long.reindex(key).to_numpy())
+
+    edit_table(folder, "fig2.parquet", spectra)
+    sp = pd.read_parquet(folder / "fig2.parquet")
+    wide = sp.pivot(index="t", columns="k", values="rho_sim").sort_index()
+    alpha_at = dict(zip(wide.index.to_numpy(dtype=float),
+                        two_point_exponent(wide.to_numpy(dtype=float), LOCAL_RANKS),
+                        strict=True))
+
+    def alpha(df: pd.DataFrame) -> pd.DataFrame:
+        sim = df["source"] == _SIM_ALPHA
+        df.loc[sim, "alpha_eff"] = df.loc[sim, "t"].map(alpha_at).to_numpy()
+        return df
+
+    edit_table(folder, "fig2_alpha.parquet", alpha)
+
+
+def _scaled(factor: float) -> Any:
+    def change(t: np.ndarray, rho: np.ndarray) -> np.ndarray:
+        return rho * factor
+    return change
+
+
+def _low_transient(keep: float) -> Any:
+    """Rank 1 moved so that the two-point exponent keeps only ``keep`` of its change since
+    ``t = 0``: ``a'(t) = a(0) + keep (a(t) - a(0))``, rank 2 and above unchanged."""
+    def change(t: np.ndarray, rho: np.ndarray) -> np.ndarray:
+        a = np.log(rho[:, 0] / rho[:, 1])
+        out = rho.copy()
+        out[:, 0] = rho[:, 1] * np.exp(a[0] + keep * (a - a[0]))
+        return out
+    return change
+
+
+def _slowed(factor: float) -> Any:
+    """The run at ``t`` shows what the real one showed at ``t / factor``: every rank's
+    ``log rho`` interpolated at ``t / factor`` (linear in ``t`` below the first positive
+    checkpoint, in ``log t`` above it)."""
+    def change(t: np.ndarray, rho: np.ndarray) -> np.ndarray:
+        pos = t > 0
+        lt, lr = np.log(t[pos]), np.log(rho[pos])
+        out = rho.copy()
+        for i, ti in enumerate(t):
+            if ti <= 0:
+                continue
+            want = ti / factor
+            if want >= t[pos][0]:
+                w = np.log(want)
+                out[i] = np.exp([np.interp(w, lt, lr[:, j]) for j in range(rho.shape[1])])
+            else:  # between t = 0 and the first positive checkpoint
+                f = want / t[pos][0]
+                out[i] = np.exp((1 - f) * np.log(rho[0]) + f * lr[0])
+        return out
+    return change
+
+
+FIG2_WRONG = (
+    WrongModel("sim x1.25", "every simulated eigenvalue 1.25 times too large (a scale error "
+               "of the spectrum's normalisation)",
+               lambda cfg, folder: _fig2_spectra(folder, _scaled(1.25)),
+               catches=("every checkpoint: median |log rho_sim/rho_theory|",)),
+    WrongModel("transient 30 % low", "the k = 1 exponent's transient 30 % lower than the "
+               "simulation's (rank 1 moved, the two-point exponent keeps 0.7 of its change)",
+               lambda cfg, folder: _fig2_spectra(folder, _low_transient(0.7)),
+               catches=("k = 1 exponent: rise to its peak, simulation / theory",)),
+    WrongModel("half speed", "the network learns at half the speed (a time unit off by 2: "
+               "t = 2 x step x dt): the spectrum at t is the real one's at t / 2",
+               lambda cfg, folder: _fig2_spectra(folder, _slowed(2.0)),
+               catches=("k = 1 exponent: peak checkpoint, simulation - theory",)),
+)
+
+
+def _finite_size(change: Any) -> Any:
+    """A wrong model rewriting finite-size's error by ``change(size, error)``."""
+    def apply(cfg: Any, folder: Path) -> None:
+        edit_table(folder, "finite-size.parquet", lambda df: df.assign(
+            median_abs_log=change(df["size"].to_numpy(dtype=float),
+                                  df["median_abs_log"].to_numpy(dtype=float))))
+    return apply
+
+
+FINITE_SIZE_WRONG = (
+    WrongModel("rate 1/size", "the error falls as 1/size, not 1/sqrt(size) (fluctuations "
+               "taken as a mean's over size draws squared)",
+               _finite_size(lambda n, e: e * np.sqrt(n.min() / n))),
+    WrongModel("error floor", "a size-independent error floor the size of the largest "
+               "size's error (a theory off by a fixed amount, e.g. a few % in sigma_w)",
+               _finite_size(lambda n, e: e + e.min()),
+               catches=("error slope against N, upper half of the sizes",)),
+)
