@@ -23,6 +23,7 @@ from specdyn._torch import to_numpy
 from specdyn.measure.spectra import decompose, symmetric_eigenvalues
 from specdyn.sim.divergence import Divergence, Watch, dt_advice
 from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout
+from specdyn.theory.reference import gram_flow_rhs
 
 __all__ = ["GramEngine", "GramState", "GramWork", "Grams", "Stats", "initial_grams",
            "loss_divergence", "loss_from_grams", "make_gd_step", "solve_flow_diagonal",
@@ -343,34 +344,12 @@ def teacher_diagonals(gw: np.ndarray, ga: np.ndarray, gwa: np.ndarray, bx: np.nd
 # --------------------------------------------------------------------- gradient flow
 
 
-def flow_rhs_full(stats: Stats, gamma0: float, D: int, P: int) -> Callable[[float, np.ndarray],
-                                                                          np.ndarray]:
-    """Right-hand side of the Gram gradient flow on the flattened ``(Gw, Ga, Gwa)``."""
-    inv_g = 1.0 / gamma0
-    nw, na = D * D, P * P
-
-    def rhs(_t: float, y: np.ndarray) -> np.ndarray:
-        gw = y[:nw].reshape(D, D)
-        ga = y[nw:nw + na].reshape(P, P)
-        gwa = y[nw + na:].reshape(D, P)
-        g = stats.c - stats.sigma @ gwa * inv_g
-        t1 = g @ gwa.T
-        t4 = g.T @ gwa
-        out = np.empty_like(y)
-        out[:nw] = (inv_g * (t1 + t1.T)).ravel()
-        out[nw:nw + na] = (inv_g * (t4 + t4.T)).ravel()
-        out[nw + na:] = (inv_g * (gw @ g + g @ ga)).ravel()
-        return out
-
-    return rhs
-
-
 def solve_flow_full(stats: Stats, gamma0: float, grams: Grams, times: np.ndarray,
                     rtol: float, atol: float) -> tuple[list[Grams], int]:
     """Integrate the full-matrix Gram flow (explicit DOP853) to each of ``times``."""
     gw, ga, gwa = grams
     D, P = gwa.shape
-    rhs = flow_rhs_full(stats, gamma0, D, P)
+    rhs = gram_flow_rhs(stats.sigma, stats.c, gamma0)
     y = np.concatenate([gw.ravel(), ga.ravel(), gwa.ravel()])
     out: list[Grams] = []
     nfev, t_prev = 0, 0.0

@@ -35,7 +35,9 @@ the Bogacki-Shampine pair (``RK23``, the default) took 8.5 s at ``rtol = 1e-6`` 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -130,6 +132,56 @@ def _reduced(c: np.ndarray) -> np.ndarray:
     return c @ u[:, :r]
 
 
+def gram_flow_rhs(sigma: Any, c: np.ndarray,
+                  gamma0: float) -> Callable[[float, np.ndarray], np.ndarray]:
+    """Right-hand side of the Gram gradient flow on the flattened ``(Gw, Ga, Gwa)``.
+
+    The infinite-width two-layer linear network's flow in Gram space (mean-field
+    scaling), for any input covariance and target cross-covariance: with
+    ``g = C - Sigma Gwa / gamma0``, ``dGw/dt = (g Gwa^T + Gwa g^T) / gamma0``,
+    ``dGa/dt = (g^T Gwa + Gwa^T g) / gamma0``, ``dGwa/dt = (Gw g + g Ga) / gamma0``.
+    The one home of these equations: :func:`exact_reference` integrates them in the
+    eigenbasis of ``Sigma``, the Gram engine (:mod:`specdyn.sim.gram`) on a sample's
+    statistics.
+
+    Parameters
+    ----------
+    sigma
+        ``Sigma``: ``D x D`` (dense or sparse), or its diagonal (1-D) where ``Sigma`` is
+        diagonal in the basis of ``c``.
+    c
+        ``D x P``: the input-target cross-covariance ``C`` in the same basis.
+    gamma0
+        The feature-learning strength, > 0.
+
+    Returns
+    -------
+    callable
+        ``rhs(t, y)`` for :func:`scipy.integrate.solve_ivp`, ``y`` of size
+        ``D^2 + P^2 + D P``.
+    """
+    D, P = c.shape
+    inv_g = 1.0 / gamma0
+    nw, na = D * D, P * P
+    diagonal = isinstance(sigma, np.ndarray) and sigma.ndim == 1
+
+    def rhs(_t: float, y: np.ndarray) -> np.ndarray:
+        gw = y[:nw].reshape(D, D)
+        ga = y[nw:nw + na].reshape(P, P)
+        gwa = y[nw + na:].reshape(D, P)
+        sg = sigma[:, None] * gwa if diagonal else sigma @ gwa
+        g = c - sg * inv_g
+        t1 = g @ gwa.T
+        t4 = g.T @ gwa
+        out = np.empty_like(y)
+        out[:nw] = (inv_g * (t1 + t1.T)).ravel()
+        out[nw:nw + na] = (inv_g * (t4 + t4.T)).ravel()
+        out[nw + na:] = (inv_g * (gw @ g + g @ ga)).ravel()
+        return out
+
+    return rhs
+
+
 def exact_reference(s: AlignedSetting, coeffs: ArrayLike, t: ArrayLike, *,
                     rtol: float = 1e-7, method: str = "RK23") -> ReferenceFlow:
     """The infinite-width two-layer linear network trained by gradient flow on the data.
@@ -169,20 +221,10 @@ def exact_reference(s: AlignedSetting, coeffs: ArrayLike, t: ArrayLike, *,
     inv_g = 1.0 / s.gamma0
     sw2, sa2 = s.sigma_w**2, s.sigma_a**2
     nw, na = D * D, r * r
+    rhs = gram_flow_rhs(lam, c, s.gamma0)  # Sigma is diagonal in this basis
 
     def unpack(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return y[:nw].reshape(D, D), y[nw:nw + na].reshape(r, r), y[nw + na:].reshape(D, r)
-
-    def rhs(_t: float, y: np.ndarray) -> np.ndarray:
-        gw, ga, gwa = unpack(y)
-        g = c - lam[:, None] * gwa * inv_g  # Sigma is diagonal in this basis
-        t1 = g @ gwa.T
-        t4 = g.T @ gwa
-        out = np.empty_like(y)
-        out[:nw] = (inv_g * (t1 + t1.T)).ravel()
-        out[nw:nw + na] = (inv_g * (t4 + t4.T)).ravel()
-        out[nw + na:] = (inv_g * (gw @ g + g @ ga)).ravel()
-        return out
 
     y0 = np.concatenate([(sw2 * np.eye(D)).ravel(), (sa2 * np.eye(r)).ravel(), np.zeros(D * r)])
     order = np.argsort(tt, kind="stable")
