@@ -22,12 +22,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from specdyn._torch import to_numpy
 from specdyn.data.hermite import HermiteTarget
 from specdyn.experiments.outlier_escape.config import BBPEscapeConfig
 from specdyn.measure.outliers import find_outliers
 from specdyn.measure.spectra import decompose
 from specdyn.models import get_activation
-from specdyn.sim import TwoStepEngine, rank_one_teacher, train_linear_student
+from specdyn.sim import (
+    Outcome,
+    RunOptions,
+    Streams,
+    TwoStepEngine,
+    TwoStepState,
+    rank_one_teacher,
+    run,
+    train_linear_student,
+)
 from specdyn.sim.protocol import derive_seed
 
 #: The table of the two runs.
@@ -63,7 +73,8 @@ def sgd_run(cfg: BBPEscapeConfig) -> list[dict[str, Any]]:
 
 
 def nonlinear_run(cfg: BBPEscapeConfig) -> list[dict[str, Any]]:
-    """Online SGD through a nonlinear layer: its rows of the table."""
+    """Online SGD through a nonlinear layer: its rows of the table (the run driven by
+    :func:`specdyn.sim.run`, one generator for the first draw and the batches)."""
     import torch
 
     rng = np.random.default_rng(derive_seed(cfg.seed, "nonlinear"))
@@ -73,27 +84,42 @@ def nonlinear_run(cfg: BBPEscapeConfig) -> list[dict[str, Any]]:
                            (cfg.nonlinear_lr,) * cfg.nonlinear_steps, N=cfg.nonlinear_N,
                            D=cfg.nonlinear_D, M=cfg.nonlinear_B, target=target,
                            dtype=torch.float64)
-    state = engine.init(rng)
-    a = state.a.detach().cpu().numpy()
-    beta = np.asarray(target.direction)
-    rows: list[dict[str, Any]] = [{"run": "nonlinear", "step": 0, "quantity": "a_norm",
-                                   "value": float(np.linalg.norm(a)), "flagged": 0}]
-    for step in range(cfg.nonlinear_steps + 1):
-        if step % RECORD_EVERY and step < cfg.nonlinear_steps:
-            state = engine.step(state, engine.sample(state, rng))
-            continue
-        W = state.W.detach().cpu().numpy()
-        dec = decompose(W, singular=True, vectors=True)
+    steps = cfg.nonlinear_steps
+    checkpoints = sorted({*range(0, steps + 1, RECORD_EVERY), steps})
+    return run(engine, _SpikeRecorder(cfg, np.asarray(target.direction)), steps=steps,
+               options=RunOptions(seed=cfg.seed), checkpoints=checkpoints,
+               streams=Streams(init=rng, batch=rng))
+
+
+class _SpikeRecorder:
+    """The nonlinear run's rows at each checkpoint: the first layer's singular values,
+    the Tracy-Widom count and the top pair's overlaps with ``a`` and the direction."""
+
+    def __init__(self, cfg: BBPEscapeConfig, beta: np.ndarray) -> None:
+        self.cfg, self.beta = cfg, beta
+        self.a: np.ndarray | None = None
+        self.rows: list[dict[str, Any]] = []
+
+    def snapshot(self, state: TwoStepState, step: int) -> None:
+        """Record checkpoint ``step`` (the output weights ``a`` at the first)."""
+        cfg = self.cfg
+        if self.a is None:
+            self.a = to_numpy(state.a, np.float64)
+            self.rows.append({"run": "nonlinear", "step": 0, "quantity": "a_norm",
+                              "value": float(np.linalg.norm(self.a)), "flagged": 0})
+        a = self.a
+        dec = decompose(to_numpy(state.W, np.float64), singular=True, vectors=True)
         sv, u, vt = np.asarray(dec.values), np.asarray(dec.vectors), np.asarray(dec.right).T
         # the Tracy-Widom test as the population run applies it to its P x D student
         flagged = find_outliers(sv ** 2 / cfg.nonlinear_N, cfg.nonlinear_D / cfg.nonlinear_N,
                                 alpha=cfg.alpha).n_outliers
-        rows += _rows("nonlinear", step, sv, cfg.top_k, int(flagged),
-                      left_overlap2=(u[:, 0] @ a) ** 2 / (a @ a),
-                      right_overlap2=(vt[0] @ beta) ** 2)
-        if step < cfg.nonlinear_steps:
-            state = engine.step(state, engine.sample(state, rng))
-    return rows
+        self.rows += _rows("nonlinear", step, sv, cfg.top_k, int(flagged),
+                           left_overlap2=(u[:, 0] @ a) ** 2 / (a @ a),
+                           right_overlap2=(vt[0] @ self.beta) ** 2)
+
+    def finish(self, outcome: Outcome[TwoStepState]) -> list[dict[str, Any]]:
+        """The rows recorded."""
+        return self.rows
 
 
 def stochastic_table(cfg: BBPEscapeConfig) -> pd.DataFrame:
