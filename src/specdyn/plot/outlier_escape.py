@@ -101,10 +101,15 @@ def plot_stochastic_escape(runs: Sequence[Mapping[str, object]]) -> Figure:
                                 np.asarray(r["edge"], dtype=float)])
         if np.nanmax(shown) > 10 * np.nanmin(shown) or r.get("ref_edge") is not None:
             ax.set_yscale("log")  # a bulk shrinking by orders of magnitude
+        loc = "best"
+        if r.get("ref_edge") is not None:
+            # room below the falling reference edge, so that the legend sits under it
+            ax.set_ylim(bottom=float(np.nanmin(np.asarray(r["ref_edge"], dtype=float))) / 8)
+            loc = "lower left"
         ax.set_xlabel("step t")
         ax.set_ylabel("singular value")
         ax.set_title(str(r["title"]), fontsize=9)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc=loc)
     return fig
 
 

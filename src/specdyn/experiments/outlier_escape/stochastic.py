@@ -136,7 +136,7 @@ def stochastic_panels(df: pd.DataFrame, cfg: BBPEscapeConfig) -> list[dict[str, 
     panels = []
     for reading, title, ref in (
             (sgd_reading(df, cfg), f"online SGD, batch {cfg.sgd_B}, label noise "
-             f"{cfg.sgd_noise:g}: the bulk SGD keeps", "population GD's bulk edge"),
+             f"{cfg.sgd_noise:g}: SGD keeps a bulk", "population GD's bulk edge"),
             (nonlinear_reading(df, cfg), f"{cfg.nonlinear_activation} layer, online SGD: "
              "the accumulated rank-one spike", None)):
         m = reading.measured
