@@ -497,7 +497,7 @@ def _budget_table(**override: np.ndarray) -> pd.DataFrame:
              "sparse residual": (K, 0.05 * 0.5**K),
              "K-cluster residual": (K, np.r_[1.0, 0.3, 0.04, 0.02, 0.01, 0.005, 0.0, 0.0, 0.0])}
     rows = [{"part": "init scale", "knob": knob, "x": sc, "value": val}
-            for knob, vals in (("init scale at the budget time", (0.38, 0.36, 0.28)),
+            for knob, vals in (("init scale at t_early", (0.38, 0.36, 0.28)),
                                ("init scale at t_end", (0.33, 0.33, 0.32)))
             for sc, val in zip((0.25, 1.0, 4.0), vals, strict=True)]
     for part, (x, value) in parts.items():
@@ -543,7 +543,7 @@ def test_budget_falls_with_k_is_disputed_and_still_measured() -> None:
 def test_budget_init_claims_fail_where_the_init_is_remembered() -> None:
     df = _budget_table()
     end = (df.part == "init scale") & (df.knob == "init scale at t_end")
-    df.loc[end, "value"] = [0.38, 0.36, 0.28]  # the budget time's spread kept to t_end
+    df.loc[end, "value"] = [0.38, 0.36, 0.28]  # t_early's spread kept to t_end
     held = {c.name: c.held for c in budget_claims(df)}
     assert not any(v for k, v in held.items() if k.startswith("init forgotten")), held
 

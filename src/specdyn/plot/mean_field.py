@@ -237,7 +237,7 @@ def _init_scale_panel(ax: Axes, curves: Mapping[str, tuple[np.ndarray, np.ndarra
         ax.fill_between([x.min(), x.max()], mid - half, mid + half, color="C3", alpha=0.15,
                         lw=0, label=f"claim band: spread <= {bound:g} of the mean")
         ax.plot([], [], " ", label=f"t_end spread {spread:.3f} (<= {bound:g})")
-        ax.plot([], [], " ", label=f"/ budget-time spread: {ratio:.3f} (<= {ratio_bound:g})")
+        ax.plot([], [], " ", label=f"/ t_early spread: {ratio:.3f} (<= {ratio_bound:g})")
     ax.set_xscale("log")
     _log_ticks(ax, x)
     ax.set_xlabel("init scale s of (a_0, w_0)")
@@ -263,10 +263,10 @@ def plot_error_budget(parts: Mapping[str, tuple[np.ndarray, np.ndarray]], total:
     axes, negative ones as open markers. ``total`` is the test error of the
     population run at the budget's time (dotted line in each panel); ``plateau``
     the test error at the end of the long run. ``init_scale`` (label -> (init scales,
-    test error), the budget's time first, ``t_end`` last) adds a panel for the "no
+    test error), ``t_early`` first, ``t_end`` last) adds a panel for the "no
     initialization-only residual" claim: ``init_claim`` is ``((spread, bound), (ratio,
     bound))`` of the ``t_end`` spread ``(max - min) / mean`` and of its ratio to the spread
-    at the budget's time; the band drawn around the ``t_end`` points is as tall as the
+    at ``t_early``; the band drawn around the ``t_end`` points is as tall as the
     spread bound allows.
     """
     if init_scale is None:

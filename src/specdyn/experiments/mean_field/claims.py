@@ -350,14 +350,19 @@ SPARSE_RESIDUAL_MAX = 0.1
 BUDGET_S_STAR = 2
 #: No initialization-only residual (abstract 3, fourth result): the spread (max - min) / mean
 #: over ``init_scales`` of the test error at ``t_end`` is at most INIT_END_SPREAD_MAX, and at
-#: most INIT_DECAY_MAX of the same spread at the budget's time. Fixed from a pilot run
+#: most INIT_DECAY_MAX of the same spread at ``t_early`` (the quick budget's time, 10, at
+#: both sizes; until the --full run below it was each size's budget time). Fixed from a pilot run
 #: (quick config, seeds 1 and 2, before the claims were written): end spreads 0.024 and
 #: 0.035, ratios 0.088 and 0.087. The ratio's bound was 0.15 until seed 3 measured 0.158
 #: (seeds 1-8, not the judged seed 0: 0.019-0.158): 0.2 is 1.3 times the largest; an init
 #: never forgotten gives 1.
 INIT_END_SPREAD_MAX, INIT_DECAY_MAX = 0.07, 0.2
 INIT_DECAY_REVISED = ("issue 40: <= 0.15 -> <= 0.2, after seed 3 of the quick size measured "
-                      "0.158 (seeds 1-8: 0.019-0.158; seed 0 0.059)")
+                      "0.158 (seeds 1-8: 0.019-0.158; seed 0 0.059); then the early spread "
+                      "read at t_early = 10 at both sizes instead of each size's budget time, "
+                      "after the --full run (data 20a0987) measured 1.14: at --full's budget "
+                      "time (50) the init was already forgotten (spread 0.0067, at t_end "
+                      "0.0077), so the ratio compared two noise-level spreads")
 #: error-budget's particle part: one function gap per N (2 replicas), so its slope against N
 #: spreads more than the coupled distances of propagation-of-chaos: seeds 1-8 (not the
 #: judged seed 0) measured -0.82 to -1.27 (seed 2: -1.274); +- 0.3 around -1 (a rate
@@ -370,7 +375,7 @@ BUDGET_SLOPE_REVISED = ("issue 40: -1 +- 0.2 -> -1 +- 0.3, after quick seed 2 me
 STATISTICAL_REVISED = ("issue 40: expected -> disputed, after quick seeds 3 and 4 measured "
                        "-0.1 (seeds 1, 2, 5, 6: -1; 7, 8: -0.9) and the --full runs -0.75 (data "
                        "49cb59a) and -0.89 (data 20a0987)")
-_INIT_DECAY = "init forgotten: spread over init scales at t_end / at the budget time"
+_INIT_DECAY = "init forgotten: spread over init scales at t_end / at t_early"
 _TAIL_SOURCE = ('abstract 3: "with a target-dependent Hermite/Barron tail replacing any '
                 'initialization-only residual"; own')
 
@@ -387,15 +392,15 @@ _BUDGET_SPLIT = ('abstract 3: "the total feature-learning-error decomposition in
                  'optimization, propagation-of-chaos, and sparse-residual components"')
 
 
-def budget_figure_readings(df: pd.DataFrame, budget_time: float,
+def budget_figure_readings(df: pd.DataFrame, t_early: float,
                            t_end: float) -> dict[str, Any]:
     """What the error-budget figure draws of its init-scale claims, read off its table:
-    ``init_scale`` (label -> (init scales, test error)) at the budget's time and at
+    ``init_scale`` (label -> (init scales, test error)) at ``t_early`` and at
     ``t_end``, and ``init_claim`` ((measured, bound) of the t_end spread and of the spread
     ratio, the claims' own :func:`init_spread` and tolerances)."""
     rows = df[df["part"] == "init scale"]
     curves = {}
-    for knob, label in ((INIT_EARLY, f"at the budget time t = {budget_time:g}"),
+    for knob, label in ((INIT_EARLY, f"at t_early = {t_early:g}"),
                         (INIT_END, f"at t_end = {t_end:g}")):
         r = rows[rows["knob"] == knob].sort_values("x")
         curves[label] = (r["x"].to_numpy(float), r["value"].to_numpy(float))
@@ -420,7 +425,7 @@ def budget_claims(df: pd.DataFrame) -> list[Claim]:
       default temperature, see the claim), and falls with ``K``;
     * no initialization-only residual (own reading of abstract 3's fourth result): the
       test error at ``t_end`` hardly depends on the init scale (``INIT_END_SPREAD_MAX``),
-      though it did at the budget's time (``INIT_DECAY_MAX``, the partner).
+      though it did at ``t_early`` (``INIT_DECAY_MAX``, the partner).
     """
     needed = {"part", "x", "value"}
     if not needed <= set(df.columns):
@@ -478,8 +483,9 @@ def budget_claims(df: pd.DataFrame) -> list[Claim]:
                     "from a pilot run (seeds 1, 2: 0.024, 0.035)"),
         within(_INIT_DECAY, end / early if early > 0 else float("nan"), 0.0, INIT_DECAY_MAX,
                source=_TAIL_SOURCE,
-               note="the init scale mattered at the budget's time and is forgotten by t_end; "
-                    "tolerance from seeds 1-8 (0.019-0.158)", revised=INIT_DECAY_REVISED),
+               note="the init scale mattered at t_early (10 at both sizes) and is forgotten "
+                    "by t_end; tolerance from seeds 1-8 (0.019-0.158)",
+               revised=INIT_DECAY_REVISED, key="init spread decay"),
     ]
 
 

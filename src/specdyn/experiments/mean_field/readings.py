@@ -15,8 +15,9 @@ import pandas as pd
 from specdyn.measure.atoms import AtomClusters
 from specdyn.runs.claims import rank_correlation
 
-#: Knobs of the ``init scale`` rows: the test error at the budget's time and at ``t_end``.
-INIT_EARLY, INIT_END = "init scale at the budget time", "init scale at t_end"
+#: Knobs of the ``init scale`` rows: the test error at ``t_early`` (``init_early_steps``)
+#: and at ``t_end``.
+INIT_EARLY, INIT_END = "init scale at t_early", "init scale at t_end"
 #: Positive rescalings ``c`` of the symmetry check: log-uniform in ``[1/RESCALE, RESCALE]``,
 #: one per particle, from a fixed generator (not the run's data).
 RESCALE, RESCALE_SEED = 2.0, 20261204

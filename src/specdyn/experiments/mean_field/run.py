@@ -180,7 +180,7 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
       coefficients (plus the truncation beyond the stored degree), and, for the
       learned measure, ``mean_test (f - f_K)^2`` with ``f_K`` the network
       restricted to its ``K`` heaviest |a|-weighted direction clusters;
-    * init scale: ``E`` at the budget's time and at ``t_end`` of runs on ``init_M``
+    * init scale: ``E`` at ``t_early`` (``init_early_steps``) and at ``t_end`` of runs on ``init_M``
       samples from each of ``init_scales`` (same samples, init draws and noise, scaled).
     """
     from specdyn import Schedule
@@ -247,7 +247,8 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
              for K, r in zip(Ks, kres, strict=True)]
     for scale in cfg.init_scales:  # the same samples and noise from each init scale
         run = mean_field_langevin(cfg.activation, target, cfg.N, cfg.D, cfg.init_M, steps=long,
-                                  checkpoints=[cfg.steps, long], init_scale=(scale, scale),
+                                  checkpoints=[cfg.init_early_steps, long],
+                                  init_scale=(scale, scale),
                                   **common)
         rows += [{"part": "init scale", "knob": knob, "x": float(scale),
                   "value": test_error(q)}
@@ -258,7 +259,7 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
     fig = mplot.plot_error_budget(parts, e_pop, target.coeffs[:cfg.hermite_degree + 1], learned,
                                   np.arange(long + 1) * cfg.dt, pop.loss, plateau=e_end,
                                   budget_time=cfg.steps * cfg.dt,
-                                  **budget_figure_readings(df, cfg.steps * cfg.dt,
+                                  **budget_figure_readings(df, cfg.init_early_steps * cfg.dt,
                                                            long * cfg.dt))
     figures = save_figure(fig, out_dir / "error-budget")
     table = io.write_table(df, out_dir / "error-budget.parquet")

@@ -112,7 +112,7 @@ def _budget_part(part: str, change: Any) -> Any:
 
 def _init_kept(cfg: Any, folder: Path) -> None:
     """The init scale is never forgotten: the t_end test error of each init scale is its
-    error at the budget's time."""
+    error at t_early."""
     def kept(df: pd.DataFrame) -> pd.DataFrame:
         init = df["part"] == "init scale"
         early = df[init & (df["knob"] == INIT_EARLY)].set_index("x")["value"]
@@ -129,7 +129,7 @@ BUDGET_WRONG = (
                             lambda r: r["value"] * np.sqrt(r["x"] / r["x"].min())),
                catches=("particle part: slope against N",)),
     WrongModel("init never forgotten", "an initialisation-only residual: the test error at "
-               "t_end of each init scale stays what it was at the budget's time", _init_kept,
+               "t_end of each init scale stays what it was at t_early", _init_kept,
                catches=("init forgotten: spread of the t_end test error over init scales "
                         "((max - min) / mean)",)),
     WrongModel("optimisation stalls", "the optimisation error stops falling after the first "
