@@ -146,7 +146,7 @@ def full_atoms() -> AtomsConfig:
                       K_max=v.SIZE, hermite_degree=v.SIZE, seed=v.SEED,
                       init_scales=v.Tuple(v.POSITIVE, min_len=2,
                                           why="two init scales at least, to compare"),
-                      init_M=v.SIZE, init_early_steps=v.SIZE)
+                      init_M=v.SIZE, init_early_steps=v.Int(1, optional=True))
 class BudgetConfig:
     """Error parts against M, t, N and K (quick defaults, ~30 s on one core).
 
@@ -156,9 +156,10 @@ class BudgetConfig:
 
     ``init_scales``: initial scales ``s_a = s_w`` of runs on ``init_M`` samples to
     ``t_end`` (the "no initialization-only residual" claims); their early test error is
-    read after ``init_early_steps`` steps, ``t_early = init_early_steps dt``: the quick
-    budget's time, kept at ``--full`` (where the budget's time, 50, is late enough that the
-    init is already forgotten: the claim would compare two noise-level spreads).
+    read after ``init_early_steps`` steps, ``t_early = init_early_steps dt`` (``None``: the
+    budget's ``steps``). ``--full`` keeps the quick budget's time, 200 steps (t = 10): its
+    own budget time, 50, is late enough that the init is already forgotten, and the claim
+    would compare two noise-level spreads.
     """
 
     activation: str = "gelu"
@@ -182,11 +183,16 @@ class BudgetConfig:
     seed: int = 0
     init_scales: tuple[float, ...] = (0.25, 1.0, 4.0)
     init_M: int = 400
-    init_early_steps: int = 200
+    init_early_steps: int | None = None
+
+    @property
+    def early_steps(self) -> int:
+        """The step of ``t_early``: ``init_early_steps``, or the budget's ``steps``."""
+        return self.steps if self.init_early_steps is None else self.init_early_steps
 
     def __post_init__(self) -> None:
         long = self.long_factor * self.steps
-        if not self.init_early_steps < long:
+        if self.init_early_steps is not None and not self.init_early_steps < long:
             raise ValueError(f"init_early_steps must be below t_end's step long_factor x "
                              f"steps = {long}, got {self.init_early_steps}")
 
@@ -198,4 +204,5 @@ def full_budget() -> BudgetConfig:
                         M_values=(50, 100, 200, 400, 800, 1600, 3200),
                         population_size=8192, M_test=20000, chaos_M=400,
                         chaos_N_values=(25, 50, 100, 200, 400, 800), chaos_reference_N=8000,
-                        chaos_steps=400)  # init_M stays 400: three more runs to t_end
+                        chaos_steps=400,  # init_M stays 400: three more runs to t_end
+                        init_early_steps=200)  # the quick budget's time, t = 10

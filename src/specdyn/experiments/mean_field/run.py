@@ -247,7 +247,7 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
              for K, r in zip(Ks, kres, strict=True)]
     for scale in cfg.init_scales:  # the same samples and noise from each init scale
         run = mean_field_langevin(cfg.activation, target, cfg.N, cfg.D, cfg.init_M, steps=long,
-                                  checkpoints=[cfg.init_early_steps, long],
+                                  checkpoints=[cfg.early_steps, long],
                                   init_scale=(scale, scale),
                                   **common)
         rows += [{"part": "init scale", "knob": knob, "x": float(scale),
@@ -259,7 +259,7 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
     fig = mplot.plot_error_budget(parts, e_pop, target.coeffs[:cfg.hermite_degree + 1], learned,
                                   np.arange(long + 1) * cfg.dt, pop.loss, plateau=e_end,
                                   budget_time=cfg.steps * cfg.dt,
-                                  **budget_figure_readings(df, cfg.init_early_steps * cfg.dt,
+                                  **budget_figure_readings(df, cfg.early_steps * cfg.dt,
                                                            long * cfg.dt))
     figures = save_figure(fig, out_dir / "error-budget")
     table = io.write_table(df, out_dir / "error-budget.parquet")
