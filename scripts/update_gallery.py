@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from specdyn.runs.claims import mark, md_cell
+
 ROOT = Path(__file__).resolve().parents[1]
 GALLERY = ROOT / "docs" / "gallery"
 PAGE = ROOT / "docs" / "gallery.md"
@@ -133,13 +135,15 @@ def _claims_table(claims: list[dict[str, Any]]) -> list[str]:
     """Markdown table of an experiment's claims as the figure's run measured them."""
     if not claims:
         return []
-    rows = ["| claim | measured | expected | held |", "|---|---|---|---|"]
+    rows = ["| claim | measured | expected | verdict |", "|---|---|---|---|"]
     for c in claims:
         m = c.get("measured")
         m = f"{m:.4g}" if isinstance(m, float) else ("-" if m is None else str(m))
-        held = "yes" if c.get("held") else ("no (expected at `--full`)" if c.get("full_only")
-                                            else "**no**")
-        rows.append(f"| {c['name']} | {m} | {c['expected']} | {held} |")
+        # the console's and docs/claims.md's words: held, sanity ok (a sanity check, not
+        # counted as a claim), NOT HELD (disputed / quick size), FAILED
+        said = mark(c)
+        said = said if said.startswith(("held", "sanity")) else f"**{said}**"
+        rows.append(f"| {md_cell(c['name'])} | {m} | {c['expected']} | {said} |")
     return rows + [""]
 
 
