@@ -391,7 +391,7 @@ def _doc_rows(name: str) -> set[tuple[str, str, str]]:
     rows = set()
     for line in section.splitlines():
         if line.startswith("| ") and not line.startswith(("| claim |", "|---")):
-            cells = [x.strip().replace("\\|", "|")
+            cells = [x.strip().replace("\\|", "|").replace("\\*", "*")
                      for x in re.split(r"(?<!\\)\|", line)[1:-1]]
             rows.add((cells[0], cells[1], cells[2]))
     return rows

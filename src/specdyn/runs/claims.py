@@ -230,8 +230,9 @@ def fmt_measured(x: Any) -> str:
 
 
 def md_cell(text: Any) -> str:
-    """``text`` for one cell of a markdown table: ``|`` escaped, on one line."""
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """``text`` for one cell of a markdown table: ``|`` and ``*`` escaped (a ``t*`` pair
+    would start emphasis), on one line."""
+    return str(text).replace("|", "\\|").replace("*", "\\*").replace("\n", " ")
 
 
 def loglog_slope(x: Any, y: Any) -> float:
