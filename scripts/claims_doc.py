@@ -224,11 +224,11 @@ def _wrong_table(rows: list[dict[str, Any]]) -> list[str]:
         if r["caught"] is None:
             out.append(f"| {r['experiment']} | **none registered** (or no quick folder) | |")
             continue
-        caught = "; ".join(f"{c['name']}: {fmt_measured(c['real'])} -> "
-                           f"{fmt_measured(c['wrong'])} ({c['expected']})"
-                           for c in r["caught"]) or "**NOT CAUGHT**"
+        caught = md_cell("; ".join(f"{c['name']}: {fmt_measured(c['real'])} -> "
+                                   f"{fmt_measured(c['wrong'])} ({c['expected']})"
+                                   for c in r["caught"])) or "**NOT CAUGHT**"
         out.append(f"| {r['experiment']} | {md_cell(r['model'])}: {md_cell(r['what'])} "
-                   f"| {md_cell(caught)} |")
+                   f"| {caught} |")
     out.append("")
     return out
 
