@@ -77,11 +77,11 @@ def test_the_wrong_models_rewrite_what_they_say(tiny_run: tuple[Path, list],
     the lazy run stands in for feature learning, the reference is the aligned theory."""
     import shutil
 
-    from specdyn.experiments.real_data.wrong_models import WRONG_MODELS
+    from specdyn.experiments.real_data.wrong import REAL_DATA_WRONG
 
     folder, _ = tiny_run
     real = read_tables(folder)["dynamics"]
-    models = {m.name: m for m in WRONG_MODELS}
+    models = {m.name: m for m in REAL_DATA_WRONG}
     copies = {}
     for name, m in models.items():
         dst = tmp_path / name.replace(" ", "-")

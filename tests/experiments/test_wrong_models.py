@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from quick_runs import QuickRuns
 
@@ -53,8 +54,6 @@ def test_every_wrong_model_fails_an_expected_claim(
 def test_judge_reports_the_claims_that_catch_a_wrong_model(tmp_path: Path) -> None:
     """The machinery on a toy experiment: a model that moves the number out of the band is
     caught by name, one that leaves it inside is not; sanity checks never catch."""
-    import pandas as pd
-
     from specdyn import io
 
     def claims(cfg: Any, folder: Path) -> list[Claim]:
@@ -64,8 +63,8 @@ def test_judge_reports_the_claims_that_catch_a_wrong_model(tmp_path: Path) -> No
                 within("finite", x, -1e300, 1e300, source="own", sanity=True)]
 
     def scale(f: float) -> WrongModel:
-        return WrongModel(f"x{f}", f"x times {f}", lambda cfg, folder: wrongmod.edit_table(
-            folder, "t.parquet", lambda df: df.assign(x=df.x * f)), catches=("mean-x",))
+        return WrongModel(f"x{f}", f"x times {f}", wrongmod.table_edit(
+            "t.parquet", lambda df: df.assign(x=df.x * f)), catches=("mean-x",))
 
     from dataclasses import dataclass
 
@@ -94,3 +93,15 @@ def test_judge_reports_the_claims_that_catch_a_wrong_model(tmp_path: Path) -> No
         register("x", "x", Cfg, wrong_models=[scale(2.0), scale(2.0)])
     with pytest.raises(ValueError, match="what"):
         WrongModel("x", " ", lambda cfg, folder: None)
+
+
+def test_table_edit_rewrites_each_named_table_and_only_those(tmp_path: Path) -> None:
+    for name in ("a.parquet", "b.parquet", "c.parquet"):
+        pd.DataFrame({"x": [1.0, 2.0]}).to_parquet(tmp_path / name)
+    wrongmod.table_edit(("a.parquet", "b.parquet"), lambda df: df.assign(x=-df.x))(None, tmp_path)
+    wrongmod.table_edit("c.parquet", lambda df: df.assign(x=df.x + 1))(None, tmp_path)
+    got = {n: pd.read_parquet(tmp_path / n).x.tolist() for n in ("a.parquet", "b.parquet",
+                                                                "c.parquet")}
+    assert got == {"a.parquet": [-1.0, -2.0], "b.parquet": [-1.0, -2.0], "c.parquet": [2.0, 3.0]}
+    with pytest.raises(TypeError, match="must return a DataFrame"):
+        wrongmod.table_edit("a.parquet", lambda df: None)(None, tmp_path)

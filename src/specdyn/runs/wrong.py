@@ -32,7 +32,8 @@ from specdyn.runs.config import config_from_dict
 from specdyn.runs.registry import WrongModel, get
 from specdyn.runs.run import recheck_claims
 
-__all__ = ["Caught", "WrongVerdict", "edit_table", "judge", "judge_all", "expected_claims"]
+__all__ = ["Caught", "WrongVerdict", "edit_table", "expected_claims", "judge", "judge_all",
+           "table_edit"]
 
 
 def edit_table(folder: Path, table: str, change: Callable[[pd.DataFrame], pd.DataFrame]) -> None:
@@ -48,6 +49,23 @@ def edit_table(folder: Path, table: str, change: Callable[[pd.DataFrame], pd.Dat
         raise TypeError(f"edit_table({table!r}): change must return a DataFrame, "
                         f"got {type(out).__name__}")
     out.to_parquet(path)
+
+
+def table_edit(tables: str | tuple[str, ...],
+               change: Callable[[pd.DataFrame], pd.DataFrame]) -> Callable[[Any, Path], None]:
+    """A :class:`~specdyn.runs.registry.WrongModel`'s ``apply`` that rewrites each of
+    ``tables`` by ``change`` (:func:`edit_table`), for a wrong model that needs nothing but
+    the table itself (not the config, not another table)::
+
+        WrongModel("change x0.75", "...", table_edit(
+            "regime-map.parquet", lambda df: df.assign(delta_alpha=0.75 * df["delta_alpha"])))
+    """
+    names = (tables,) if isinstance(tables, str) else tuple(tables)
+
+    def apply(cfg: Any, folder: Path) -> None:
+        for name in names:
+            edit_table(folder, name, change)
+    return apply
 
 
 def expected_claims(claims: list[Claim]) -> list[Claim]:

@@ -8,19 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from specdyn.runs.registry import WrongModel
-from specdyn.runs.wrong import edit_table
+from specdyn.runs.wrong import edit_table, table_edit
 
-
-def _no_shift(cfg: Any, folder: Path) -> None:
-    """The infinite-size theory: no finite-N, finite-M shift of log rho_k at all."""
-    edit_table(folder, "finite-size-theory.parquet", lambda df: df.assign(shift_theory=0.0))
-
-
-def _std_scaled(cfg: Any, folder: Path) -> None:
-    """The predicted std of log rho_k 25 % too large (a factor sqrt(2) in a variance half
-    lost: e.g. a real Wishart's fluctuations for a complex one's)."""
-    edit_table(folder, "finite-size-theory.parquet",
-               lambda df: df.assign(std_theory=1.25 * df["std_theory"]))
+_TABLE = "finite-size-theory.parquet"
 
 
 def _plain_linear(cfg: Any, folder: Path) -> None:
@@ -34,9 +24,10 @@ def _plain_linear(cfg: Any, folder: Path) -> None:
 
 FINITE_SIZE_THEORY_WRONG = (
     WrongModel("no finite-size shift", "the infinite-size theory: no finite-N or finite-M "
-               "shift of log rho_k", _no_shift,
+               "shift of log rho_k", table_edit(_TABLE, lambda df: df.assign(shift_theory=0.0)),
                catches=("where bias > 5 SE: |bias - shift| in SE",)),
-    WrongModel("std x1.25", "the predicted std of log rho_k 25 % too large", _std_scaled,
+    WrongModel("std x1.25", "the predicted std of log rho_k 25 % too large",
+               table_edit(_TABLE, lambda df: df.assign(std_theory=1.25 * df["std_theory"])),
                catches=("std of log rho_k within 3 sampling SE (fraction of valid cells)",)),
     WrongModel("plain linear theory", "the nonlinear students against the plain linear "
                "theory (c1 = E[phi'(h)] not folded into gamma0)", _plain_linear),

@@ -18,7 +18,7 @@ import pandas as pd
 from specdyn.experiments.linear_figures.claims import LOCAL_RANKS
 from specdyn.measure.exponents import two_point_exponent
 from specdyn.runs.registry import WrongModel
-from specdyn.runs.wrong import edit_table
+from specdyn.runs.wrong import edit_table, table_edit
 
 #: fig2's simulated two-point exponent rows, computed from ``fig2.parquet``'s ``rho_sim``.
 _SIM_ALPHA = "simulation-local-k1-2"
@@ -106,11 +106,9 @@ FIG2_WRONG = (
 
 def _finite_size(change: Any) -> Any:
     """A wrong model rewriting finite-size's error by ``change(size, error)``."""
-    def apply(cfg: Any, folder: Path) -> None:
-        edit_table(folder, "finite-size.parquet", lambda df: df.assign(
-            median_abs_log=change(df["size"].to_numpy(dtype=float),
-                                  df["median_abs_log"].to_numpy(dtype=float))))
-    return apply
+    return table_edit("finite-size.parquet", lambda df: df.assign(
+        median_abs_log=change(df["size"].to_numpy(dtype=float),
+                              df["median_abs_log"].to_numpy(dtype=float))))
 
 
 FINITE_SIZE_WRONG = (

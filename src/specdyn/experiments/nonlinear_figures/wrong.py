@@ -10,13 +10,7 @@ from typing import Any
 import pandas as pd
 
 from specdyn.runs.registry import WrongModel
-from specdyn.runs.wrong import edit_table
-
-
-def _plain_linear(cfg: Any, folder: Path) -> None:
-    """The student's slope is the plain linear theory's at gamma0 (c1 = E[phi'] ignored)."""
-    edit_table(folder, "fig4_slopes.parquet",
-               lambda df: df.assign(slope_sim=df["slope_linear_theory"]))
+from specdyn.runs.wrong import edit_table, table_edit
 
 
 def _never_learns(cfg: Any, folder: Path) -> None:
@@ -41,7 +35,9 @@ def _never_learns(cfg: Any, folder: Path) -> None:
 
 FIG4_WRONG = (
     WrongModel("plain linear theory", "the ReLU student follows the linear theory at the "
-               "paper's gamma0 (its linear part c1 = 1/2 ignored)", _plain_linear,
+               "paper's gamma0 (its linear part c1 = 1/2 ignored)",
+               table_edit("fig4_slopes.parquet",
+                          lambda df: df.assign(slope_sim=df["slope_linear_theory"])),
                catches=("feature-learning: max |sim - linear theory at gamma0/c1|",)),
     WrongModel("never learns", "the feature-learning student never leaves its "
                "initialisation (its slope and spectrum stay at t = 0)", _never_learns,

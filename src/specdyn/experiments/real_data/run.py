@@ -50,7 +50,7 @@ from specdyn.experiments.real_data.claims import (
     real_data_claims_of,
 )
 from specdyn.experiments.real_data.config import VALIDATION_TASKS, RealDataConfig, full_real_data
-from specdyn.experiments.real_data.wrong_models import WRONG_MODELS
+from specdyn.experiments.real_data.wrong import REAL_DATA_WRONG
 from specdyn.runs.registry import ExperimentResult, Measured, register
 
 #: What the networks measured (the theory and the exact reference are computed from the
@@ -76,7 +76,7 @@ def _summary_of(st: Any, text: str) -> dict[str, Any]:
                     TABLES["tasks"]: Measured(("error",)),
                     TABLES["widths"]: Measured(("value",), by=("regime", "N", "quantity"),
                                                where={"quantity": ("rho_sim",)})},
-          wrong_models=WRONG_MODELS)
+          wrong_models=REAL_DATA_WRONG)
 def run_real_data(cfg: RealDataConfig, out_dir: Path) -> ExperimentResult:
     """Study every task, train the ReLU and SGD networks, write tables and figures."""
     from specdyn.experiments.real_data import networks, tasks

@@ -3,38 +3,30 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import pandas as pd
 
 from specdyn.runs.registry import WrongModel
-from specdyn.runs.wrong import edit_table
+from specdyn.runs.wrong import table_edit
 
 
-def _scaled(cfg: Any, folder: Path) -> None:
-    edit_table(folder, "regime-map.parquet",
-               lambda df: df.assign(delta_alpha=0.75 * df["delta_alpha"]))
-
-
-def _gamma_step_low(cfg: Any, folder: Path) -> None:
+def _gamma_step_low(df: pd.DataFrame) -> pd.DataFrame:
     """Each cell shows the simulated change of the cell one gamma0 step below it (the
     lowest keeps its own): gamma0 theta0 / S off by one grid factor (5.6 at the quick
     grid), e.g. gamma0 not rescaled by theta0 / S."""
-    def shift(df: pd.DataFrame) -> pd.DataFrame:
-        df = df.sort_values(["sigma_ratio", "gamma_ratio"]).copy()
-        low = df.groupby("sigma_ratio")["delta_alpha"].shift(1)
-        df["delta_alpha"] = low.fillna(df["delta_alpha"])
-        return df
-
-    edit_table(folder, "regime-map.parquet", shift)
+    df = df.sort_values(["sigma_ratio", "gamma_ratio"]).copy()
+    low = df.groupby("sigma_ratio")["delta_alpha"].shift(1)
+    df["delta_alpha"] = low.fillna(df["delta_alpha"])
+    return df
 
 
 REGIME_MAP_WRONG = (
     WrongModel("change x0.75", "every simulated exponent change 25 % too small (a scale "
-               "error of the fitted exponent)", _scaled,
+               "error of the fitted exponent)",
+               table_edit("regime-map.parquet",
+                          lambda df: df.assign(delta_alpha=0.75 * df["delta_alpha"])),
                catches=("max |simulation - theory| exponent change",)),
     WrongModel("gamma0 one step low", "each cell simulated at the next smaller gamma0 "
                "theta0 / S of the grid (a factor 5.6: gamma0 not rescaled by theta0 / S)",
-               _gamma_step_low, catches=("max |simulation - theory| exponent change",)),
+               table_edit("regime-map.parquet", _gamma_step_low),
+               catches=("max |simulation - theory| exponent change",)),
 )

@@ -18,7 +18,7 @@ import pandas as pd
 
 from specdyn import theory
 from specdyn.runs.registry import WrongModel
-from specdyn.runs.wrong import edit_table
+from specdyn.runs.wrong import edit_table, table_edit
 from specdyn.sim.protocol import derive_seed
 
 
@@ -112,18 +112,16 @@ def _fig6_grid(change: Callable[[Any, np.ndarray, np.ndarray, np.ndarray], np.nd
     return apply
 
 
-def _fig6_capped(cfg: Any, folder: Path) -> None:
-    def cap(df: pd.DataFrame) -> pd.DataFrame:
-        sel = (df["quantity"] == "alpha_eff_first_layer") & (df["region"] == "II")
-        df.loc[sel, "value"] = np.minimum(df.loc[sel, "value"], 2.6)
-        return df
-
-    edit_table(folder, "fig6.parquet", cap)
+def _fig6_capped(df: pd.DataFrame) -> pd.DataFrame:
+    sel = (df["quantity"] == "alpha_eff_first_layer") & (df["region"] == "II")
+    df.loc[sel, "value"] = np.minimum(df.loc[sel, "value"], 2.6)
+    return df
 
 
 FIG6_WRONG = (
     WrongModel("Region II capped at 2.6", "Region II's local exponent capped at 2.6 (the "
-               "paper: 3 alpha + beta = 4)", _fig6_capped,
+               "paper: 3 alpha + beta = 4)",
+               table_edit("fig6.parquet", _fig6_capped),
                catches=("Region II: peak alpha_eff nearer 3alpha + beta than alpha + beta",)),
     WrongModel("k shifted 0.3 decade", "the exponent map shifted 0.3 decade up in k (every "
                "boundary a factor 2 too high)",

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from specdyn.runs.registry import WrongModel
-from specdyn.runs.wrong import edit_table
+from specdyn.runs.wrong import edit_table, table_edit
 
 #: The quantities a network measured (the rest are theory or reference).
 SIM = ("rho_sim", "spectrum_sim", "rho_train", "rho_heldout", "spectrum_train",
@@ -70,18 +70,11 @@ def _replaced(df: pd.DataFrame, task: str, src: str, dst: str,
     return df
 
 
-def _lazy_as_fl(cfg: Any, folder: Path) -> None:
-    def change(df: pd.DataFrame) -> pd.DataFrame:
-        for task, regimes in FL_RUNS.items():
-            for reg in regimes:
-                df = _replaced(df, task, "lazy", reg)
-        return df
-
-    edit_table(folder, "real-data.parquet", change)
-
-
-def _iiib_as_iiia(cfg: Any, folder: Path) -> None:
-    edit_table(folder, "real-data.parquet", lambda df: _replaced(df, "blur", "IIIb", "IIIa"))
+def _lazy_as_fl(df: pd.DataFrame) -> pd.DataFrame:
+    for task, regimes in FL_RUNS.items():
+        for reg in regimes:
+            df = _replaced(df, task, "lazy", reg)
+    return df
 
 
 def _aligned_as_reference(cfg: Any, folder: Path) -> None:
@@ -98,13 +91,14 @@ def _aligned_as_reference(cfg: Any, folder: Path) -> None:
     edit_table(folder, "real-data_tasks.parquet", lambda df: df.assign(error=0.0))
 
 
-WRONG_MODELS = [
+REAL_DATA_WRONG = (
     WrongModel("never learns", "every network's spectra and per-mode rho stay at their "
                "step-0 values (a run that does not train)", _never_learns,
                catches=("net-vs-reference/patches/feature-learning", "blur-end/IIIa",
                         "blur-end/IIIb", "patches-transient", "mlp-rise")),
     WrongModel("lazy as feature learning", "the lazy run of each task fed as its "
-               "feature-learning run (Regions IIIa and IIIb included)", _lazy_as_fl,
+               "feature-learning run (Regions IIIa and IIIb included)",
+               table_edit("real-data.parquet", _lazy_as_fl),
                catches=("net-vs-reference/blur/IIIb", "blur-end/IIIa", "blur-end/IIIb",
                         "blur-transient-height")),
     WrongModel("aligned theory as exact reference", "the aligned per-mode theory fed as the "
@@ -112,5 +106,7 @@ WRONG_MODELS = [
                catches=("overlap-orders-error", "net-vs-reference/digits/feature-learning",
                         "digits-miss-is-misalignment")),
     WrongModel("IIIb fed as IIIa", "the blurred target's Region IIIb run fed as its IIIa run "
-               "(an end exponent beta/2 too low)", _iiib_as_iiia, catches=("blur-end/IIIa",)),
-]
+               "(an end exponent beta/2 too low)",
+               table_edit("real-data.parquet", lambda df: _replaced(df, "blur", "IIIb", "IIIa")),
+               catches=("blur-end/IIIa",)),
+)
