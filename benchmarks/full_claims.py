@@ -75,9 +75,6 @@ NOT_RECHECKED: dict[str, str] = {
     "fig4": "its three folders (ReLU, GELU, tanh) are on the GPU machine that made them, not "
             "here: checked again with --from when they are (or rerun: bash "
             "benchmarks/gpu_fig4.sh); its t = 0 slope became a sanity check since",
-    "real-data": "its --full run of today's claims crashed (the MLP diverged at SGD step "
-                 "2019 at net_lr 0.02, since lowered); the rerun was not finished at the "
-                 "session's end",
 }
 
 

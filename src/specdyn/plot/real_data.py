@@ -17,8 +17,8 @@ from matplotlib.figure import Figure
 from specdyn.plot._figure import new_figure
 from specdyn.runs.claims import rank_correlation
 
-__all__ = ["data_figure", "glance_figure", "lazy_drift", "networks_figure", "real_data_figure",
-           "wide"]
+__all__ = ["data_figure", "drift_slopes", "glance_figure", "lazy_drift", "networks_figure",
+           "real_data_figure", "wide"]
 
 _TASK_COLOURS = {"patches": "tab:blue", "blur": "tab:purple", "blur2": "tab:pink",
                  "digits": "tab:orange", "text": "tab:green", "aligned": "tab:gray",
@@ -288,27 +288,77 @@ def lazy_drift(widths: pd.DataFrame, kmax: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["regime", "N", "drift_sim", "drift_theory"])
 
 
+def drift_slopes(widths: pd.DataFrame, kmax: int) -> pd.DataFrame:
+    """The lazy width series (``regime == "lazy"``) compared at equal times: per checkpoint
+    ``t > 0`` up to the one where the smallest width's drift ``|a(t) - a(0)|`` peaks, the
+    log-log slope over the widths of that drift (columns ``t, slope``; NaN where a drift is
+    0 or not finite). A finite-width effect falls as ``1/N`` (slope -1) at every such time.
+
+    Past the smallest width's peak its exponent turns back toward ``a(0)`` (the drift is a
+    transient whose size and time both grow as the width falls), so widths are not
+    compared there; a maximum over the run would compare one width's peak with another's
+    value at the end.
+    """
+    from specdyn.runs.claims import loglog_slope
+
+    lazy = widths[widths.regime == "lazy"]
+    curves: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for N, g in lazy.groupby("N"):
+        t, v = wide(g, "rho_sim")
+        a = _exponents(v, kmax)
+        curves[int(N)] = (np.asarray(t, dtype=float), np.abs(a - a[0]) if a.size else a)
+    if len(curves) < 2:
+        return pd.DataFrame({"t": [], "slope": []})
+    Ns = sorted(curves)
+    t, first = curves[Ns[0]]
+    if not all(np.array_equal(curves[N][0], t) for N in Ns) or not first.size:
+        return pd.DataFrame({"t": [np.nan], "slope": [np.nan]})  # unequal checkpoints
+    peak = int(np.nanargmax(first)) if np.isfinite(first).any() else 0
+    rows = [(float(t[i]), loglog_slope(Ns, [curves[N][1][i] for N in Ns]))
+            for i in range(len(t)) if 0 < t[i] <= t[peak]]
+    return pd.DataFrame(rows or [(np.nan, np.nan)], columns=["t", "slope"])
+
+
 def _drift_panel(ax: Any, tables: dict[str, pd.DataFrame], kmax: int) -> None:
-    dr = lazy_drift(tables["widths"], kmax)
-    lazy = dr[dr.regime == "lazy"]
-    if not lazy.empty:
-        ax.loglog(lazy.N, lazy.drift_sim, "s-", color="tab:blue", ms=4, mfc="none",
-                  label=r"ReLU, $\gamma_0 = 0.05\,S/\theta_1$")
-        ax.loglog(lazy.N, np.maximum(lazy.drift_theory, 1e-4), ":", color="tab:blue",
-                  label="its effective theory")
-        n0, d0 = float(lazy.N.iloc[0]), float(lazy.drift_sim.iloc[0])
-        nn = np.geomspace(float(lazy.N.min()), float(lazy.N.max()), 10)
-        ax.loglog(nn, d0 * (nn / n0) ** -1.0, "--", color="grey", lw=0.8,
-                  label=r"$\propto 1/N$")
-    for r in dr[dr.regime == "lazy-paper"].itertuples():
-        ax.loglog([r.N], [max(r.drift_sim, 1e-4)], "D", color="tab:cyan", ms=5, mfc="none",
-                  label=r"ReLU, paper's $\gamma_0 = 0.5\,S/\theta_0$")
-        ax.loglog([r.N], [max(r.drift_theory, 1e-4)], "*", color="tab:cyan", ms=7,
-                  label="its effective theory")
-    ax.set_xlabel("ReLU width N")
-    ax.set_ylabel(r"exponent drift max$_t$ |a(t) - a(0)|")
-    ax.set_title("lazy ReLU: the drift is finite width", fontsize=9)
-    ax.legend(fontsize=6)
+    """The lazy ReLU's exponent drift |a(t) - a(0)| over time, per width (blue) and at the
+    paper's gamma0 (cyan), beside the effective theory's; shaded: the times the claim
+    compares the widths at (up to the smallest width's peak), with its worst slope."""
+    w = tables["widths"]
+    lazy = w[w.regime == "lazy"]
+    Ns = sorted(int(n) for n in lazy.N.unique())
+    blues = ("#9ecae1", "#4292c6", "#08519c", "#08306b")
+    t_end = float(lazy.t.max()) if len(lazy) else 1.0  # each regime against its own t_end
+    for i, N in enumerate(Ns):
+        t, v = wide(lazy[lazy.N == N], "rho_sim")
+        a = _exponents(v, kmax)
+        keep = t > 0
+        ax.loglog(t[keep] / t_end, np.maximum(np.abs(a - a[0])[keep], 1e-4), "-",
+                  color=blues[min(i, len(blues) - 1)], lw=1.3,
+                  label=rf"ReLU N = {N}, $\gamma_0 = 0.05\,S/\theta_1$")
+    if Ns:
+        t, v = wide(lazy[lazy.N == Ns[0]], "rho_theory")
+        a = _exponents(v, kmax)
+        keep = t > 0
+        ax.loglog(t[keep] / t_end, np.maximum(np.abs(a - a[0])[keep], 1e-4), ":",
+                  color="tab:blue", label="its effective theory (any N)")
+    paper = w[w.regime == "lazy-paper"]
+    for q, style, label in (("rho_sim", "--", r"ReLU, paper's $\gamma_0 = 0.5\,S/\theta_0$"),
+                            ("rho_theory", ":", "its effective theory")):
+        t, v = wide(paper, q)
+        if t.size:
+            a = _exponents(v, kmax)
+            keep = t > 0
+            ax.loglog(t[keep] / t[-1], np.maximum(np.abs(a - a[0])[keep], 1e-4), style,
+                      color="tab:cyan", lw=1.0, label=label)
+    sl = drift_slopes(w, kmax).dropna()
+    if len(sl):
+        ax.axvspan(float(sl.t.min()) / t_end, float(sl.t.max()) / t_end, color="0.9",
+                   zorder=0, label=f"widths compared: worst slope {sl.slope.max():.2f} "
+                                   "(1/N: -1)")
+    ax.set_xlabel(r"$t / t_{end}$")
+    ax.set_ylabel(f"exponent drift |a(t) - a(0)|, modes 2..{kmax}")
+    ax.set_title("lazy ReLU: at equal times the drift falls as 1/N", fontsize=9)
+    ax.legend(fontsize=5, loc="lower center", ncol=2, framealpha=0.9)
 
 
 # ---------------------------------------------------------------------------- networks
