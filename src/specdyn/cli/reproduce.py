@@ -32,13 +32,19 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-def default_threads() -> int:
-    """Threads for torch and BLAS: the cores left free by the current load, at least 1.
+def default_threads(*, full: bool = False) -> int:
+    """Threads for torch and BLAS when ``--threads`` is not given.
 
-    ``os.cpu_count()`` minus the 1-minute load average, rounded. On a shared
-    machine more threads than free cores make OpenMP and BLAS workers spin
-    against each other (measured in ``benchmarks/reproduce.py``).
+    Quick sizes: 1. Their matrices are small, and a second thread costs more in waking
+    and handing over than it saves: on an idle 2-core machine the whole quick run took
+    3:33 at two threads and 2:10 at one (BENCHMARKS.md, "`specdyn reproduce`").
+    ``--full``: the cores the current load leaves free (``os.cpu_count()`` minus the
+    1-minute load average, rounded), at least 1: its large products gain from a second
+    core, and more threads than free cores make OpenMP and BLAS workers spin against
+    each other on a shared machine (``benchmarks/reproduce.py``).
     """
+    if not full:
+        return 1
     cores = os.cpu_count() or 1
     try:
         load = os.getloadavg()[0]
@@ -346,7 +352,7 @@ def _reproduce_cmd(args: argparse.Namespace) -> int:
         configs[name] = (cfgmod.load_config(args.config, exp.config_cls, experiment=name)
                          if args.config
                          else exp.config(args.full))
-    threads = args.threads or default_threads()
+    threads = args.threads or default_threads(full=args.full)
     limit_threads(threads)
     out = Path(args.out)
     n = len(names)
@@ -412,8 +418,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="output folder (default ./specdyn-out)")
     p.add_argument("--config", default=None, help="TOML file with the experiment's config")
     p.add_argument("--threads", type=positive_int, default=None,
-                   help="torch and BLAS threads (default: the cores the load leaves free, "
-                        ">= 1)")
+                   help="torch and BLAS threads, >= 1 (default: 1 at quick sizes; with "
+                        "--full the cores the load leaves free)")
     p.add_argument("--print-config", action="store_true",
                    help="print the config (TOML) that would be used, and exit")
     p.add_argument("--verbose", action="store_true",
