@@ -288,16 +288,17 @@ def lazy_drift(widths: pd.DataFrame, kmax: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["regime", "N", "drift_sim", "drift_theory"])
 
 
-def drift_slopes(widths: pd.DataFrame, kmax: int) -> pd.DataFrame:
+def drift_slopes(widths: pd.DataFrame, kmax: int, *, min_share: float = 0.25) -> pd.DataFrame:
     """The lazy width series (``regime == "lazy"``) compared at equal times: per checkpoint
     ``t > 0`` up to the one where the smallest width's drift ``|a(t) - a(0)|`` peaks, the
     log-log slope over the widths of that drift (columns ``t, slope``; NaN where a drift is
     0 or not finite). A finite-width effect falls as ``1/N`` (slope -1) at every such time.
 
     Past the smallest width's peak its exponent turns back toward ``a(0)`` (the drift is a
-    transient whose size and time both grow as the width falls), so widths are not
-    compared there; a maximum over the run would compare one width's peak with another's
-    value at the end.
+    transient whose size grows and whose time shortens as the width falls), so widths are
+    not compared there; a maximum over the run would compare one width's peak with
+    another's value at the end. A window of fewer than ``min_share`` of the positive
+    checkpoints (a peak at the run's start: no growing drift to compare) gives one NaN row.
     """
     from specdyn.runs.claims import loglog_slope
 
@@ -316,6 +317,8 @@ def drift_slopes(widths: pd.DataFrame, kmax: int) -> pd.DataFrame:
     peak = int(np.nanargmax(first)) if np.isfinite(first).any() else 0
     rows = [(float(t[i]), loglog_slope(Ns, [curves[N][1][i] for N in Ns]))
             for i in range(len(t)) if 0 < t[i] <= t[peak]]
+    if len(rows) < min_share * np.count_nonzero(t > 0):
+        rows = []
     return pd.DataFrame(rows or [(np.nan, np.nan)], columns=["t", "slope"])
 
 
