@@ -35,9 +35,12 @@ if TYPE_CHECKING:
 def default_threads(*, full: bool = False) -> int:
     """Threads for torch and BLAS when ``--threads`` is not given.
 
-    Quick sizes: 1. Their matrices are small, and a second thread costs more in waking
-    and handing over than it saves: on an idle 2-core machine the whole quick run took
-    3:33 at two threads and 2:10 at one (BENCHMARKS.md, "`specdyn reproduce`").
+    Quick sizes: 1. Their matrices are small, and under the ``OMP_WAIT_POLICY=PASSIVE``
+    that :func:`~specdyn._threads.limit_threads` sets (idle threads sleep rather than spin
+    against other jobs) a second thread costs more in waking than it saves: on an idle
+    2-core machine the whole quick run took 3:33 at two threads and 2:10 at one (fig4:
+    22.2 s at two, 10.8 s at two with ``ACTIVE``, 11.5 s at one; BENCHMARKS.md,
+    "`specdyn reproduce`").
     ``--full``: the cores the current load leaves free (``os.cpu_count()`` minus the
     1-minute load average, rounded), at least 1: its large products gain from a second
     core, and more threads than free cores make OpenMP and BLAS workers spin against
