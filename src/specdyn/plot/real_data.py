@@ -281,11 +281,17 @@ def lazy_drift(widths: pd.DataFrame, kmax: int) -> pd.DataFrame:
     for (reg, N), g in widths.groupby(["regime", "N"], sort=False):
         out: dict[str, Any] = {"regime": reg, "N": int(N)}
         for q in ("rho_sim", "rho_theory"):
-            _, v = wide(g, q)
-            a = _exponents(v, kmax)
-            out[f"drift_{q[4:]}"] = float(np.max(np.abs(a - a[0]))) if a.size else np.nan
+            d = _drift(g, q, kmax)[1]
+            out[f"drift_{q[4:]}"] = float(np.max(d)) if d.size else np.nan
         rows.append(out)
     return pd.DataFrame(rows, columns=["regime", "N", "drift_sim", "drift_theory"])
+
+
+def _drift(df: pd.DataFrame, q: str, kmax: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(t, |a(t) - a(0)|)``: one run's exponent drift over modes ``2..kmax`` of ``q``."""
+    t, v = wide(df, q)
+    a = _exponents(v, kmax)
+    return np.asarray(t, dtype=float), np.abs(a - a[0]) if a.size else a
 
 
 def drift_slopes(widths: pd.DataFrame, kmax: int, *, min_share: float = 0.25) -> pd.DataFrame:
@@ -305,9 +311,7 @@ def drift_slopes(widths: pd.DataFrame, kmax: int, *, min_share: float = 0.25) ->
     lazy = widths[widths.regime == "lazy"]
     curves: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for N, g in lazy.groupby("N"):
-        t, v = wide(g, "rho_sim")
-        a = _exponents(v, kmax)
-        curves[int(N)] = (np.asarray(t, dtype=float), np.abs(a - a[0]) if a.size else a)
+        curves[int(N)] = _drift(g, "rho_sim", kmax)
     if len(curves) < 2:
         return pd.DataFrame({"t": [], "slope": []})
     Ns = sorted(curves)
@@ -331,28 +335,25 @@ def _drift_panel(ax: Any, tables: dict[str, pd.DataFrame], kmax: int) -> None:
     Ns = sorted(int(n) for n in lazy.N.unique())
     blues = ("#9ecae1", "#4292c6", "#08519c", "#08306b")
     t_end = float(lazy.t.max()) if len(lazy) else 1.0  # each regime against its own t_end
-    for i, N in enumerate(Ns):
-        t, v = wide(lazy[lazy.N == N], "rho_sim")
-        a = _exponents(v, kmax)
-        keep = t > 0
-        ax.loglog(t[keep] / t_end, np.maximum(np.abs(a - a[0])[keep], 1e-4), "-",
-                  color=blues[min(i, len(blues) - 1)], lw=1.3,
-                  label=rf"ReLU N = {N}, $\gamma_0 = 0.05\,S/\theta_1$")
-    if Ns:
-        t, v = wide(lazy[lazy.N == Ns[0]], "rho_theory")
-        a = _exponents(v, kmax)
-        keep = t > 0
-        ax.loglog(t[keep] / t_end, np.maximum(np.abs(a - a[0])[keep], 1e-4), ":",
-                  color="tab:blue", label="its effective theory (any N)")
-    paper = w[w.regime == "lazy-paper"]
-    for q, style, label in (("rho_sim", "--", r"ReLU, paper's $\gamma_0 = 0.5\,S/\theta_0$"),
-                            ("rho_theory", ":", "its effective theory")):
-        t, v = wide(paper, q)
+
+    def curve(df: pd.DataFrame, q: str, end: float | None, style: str, **kw: Any) -> None:
+        t, d = _drift(df, q, kmax)
         if t.size:
-            a = _exponents(v, kmax)
             keep = t > 0
-            ax.loglog(t[keep] / t[-1], np.maximum(np.abs(a - a[0])[keep], 1e-4), style,
-                      color="tab:cyan", lw=1.0, label=label)
+            ax.loglog(t[keep] / (t[-1] if end is None else end), np.maximum(d[keep], 1e-4),
+                      style, **kw)
+
+    for i, N in enumerate(Ns):
+        curve(lazy[lazy.N == N], "rho_sim", t_end, "-", color=blues[min(i, len(blues) - 1)],
+              lw=1.3, label=rf"ReLU N = {N}, $\gamma_0 = 0.05\,S/\theta_1$")
+    if Ns:
+        curve(lazy[lazy.N == Ns[0]], "rho_theory", t_end, ":", color="tab:blue",
+              label="its effective theory (any N)")
+    paper = w[w.regime == "lazy-paper"]
+    curve(paper, "rho_sim", None, "--", color="tab:cyan", lw=1.0,
+          label=r"ReLU, paper's $\gamma_0 = 0.5\,S/\theta_0$")
+    curve(paper, "rho_theory", None, ":", color="tab:cyan", lw=1.0,
+          label="its effective theory")
     sl = drift_slopes(w, kmax).dropna()
     if len(sl):
         ax.axvspan(float(sl.t.min()) / t_end, float(sl.t.max()) / t_end, color="0.9",
