@@ -12,7 +12,9 @@ Each rewrites a scratch copy of a finished run's tables (:class:`specdyn.runs.Wr
   per-mode theory on every task (what a reference that ignores the misalignment would
   give; the tasks' theory error becomes 0);
 - ``IIIb fed as IIIa``: the blurred target's Region IIIa run replaced by its IIIb run (an
-  end exponent off by beta/2).
+  end exponent off by beta/2);
+- ``width ignored``: every lazy ReLU run of the width series given the smallest width's
+  values (the width never reaching the student: each run at the same ``N``).
 """
 
 from __future__ import annotations
@@ -77,6 +79,17 @@ def _lazy_as_fl(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _width_ignored(df: pd.DataFrame) -> pd.DataFrame:
+    """Each lazy run's ``rho_sim`` replaced by the smallest width's, row for row (same
+    steps and modes: the widths share their checkpoints)."""
+    sim = (df.regime == "lazy") & (df.quantity == "rho_sim")
+    keys = ["step", "k"]
+    smallest = df[sim & (df.N == df.loc[sim, "N"].min())].set_index(keys).value
+    idx = pd.MultiIndex.from_frame(df.loc[sim, keys])
+    df.loc[sim, "value"] = smallest.reindex(idx).to_numpy()
+    return df
+
+
 def _aligned_as_reference(cfg: Any, folder: Path) -> None:
     def change(df: pd.DataFrame) -> pd.DataFrame:
         keys = ["task", "student", "regime", "step", "k"]
@@ -109,4 +122,8 @@ REAL_DATA_WRONG = (
                "(an end exponent beta/2 too low)",
                table_edit("real-data.parquet", lambda df: _replaced(df, "blur", "IIIb", "IIIa")),
                catches=("blur-end/IIIa",)),
+    WrongModel("width ignored", "every run of the lazy ReLU width series at the smallest "
+               "width (the width never reaching the student)",
+               table_edit("real-data_widths.parquet", _width_ignored),
+               catches=("relu-lazy-drift-width",)),
 )
