@@ -13,6 +13,7 @@ which has no width, is written at 100).
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -85,7 +86,8 @@ def test_quick_console_fits_80_lines(quick_run: QuickRuns, name: str) -> None:
     # 80 columns, but for the header and the last line, which name the output folder
     assert max(len(ln) for ln in lines[1:-1]) <= 80, text
     # one line per experiment, every not-held claim named, the total last but two
-    assert sum(ln.startswith("[") and "claims held" in ln for ln in lines) == len(rows)
+    assert sum(re.match(r"\[\s*\d+/\d+\] ", ln) is not None and " held" in ln
+               for ln in lines) == len(rows)
     assert any(ln.startswith("claims: ") for ln in lines)
 
 
@@ -131,5 +133,21 @@ def test_reproduce_in_a_log_prints_one_plain_line_per_experiment(
     assert res.returncode == 0, text
     assert "\r" not in text and "it/s" not in text, text
     lines = text.splitlines()
-    assert [ln.split()[0] for ln in lines if ln.startswith("[") and "claims held" in ln] == [
+    assert [ln.split()[0] for ln in lines if ln.startswith("[") and " held" in ln] == [
         "[1/2]", "[2/2]"], text
+
+
+def test_each_line_reads_held_and_not_held_as_expected_and_cut_reasons_say_where() -> None:
+    """A newcomer took ``claims held 19/23`` for four failures: the line says what the
+    four are; a reason cut for the width says where to read it whole."""
+    from specdyn.cli.reproduce import CUT, not_held_lines, progress_line
+
+    claims = [{"name": f"c{i}", "held": True} for i in range(3)] + [
+        {"name": "d", "held": False, "disputed": "theory at the premise: " + "x " * 80},
+        {"name": "s", "held": True, "sanity": True}]
+    row = {"experiment": "probe", "status": "finished", "wall_time_s": 1.0, "claims": claims}
+    assert progress_line(1, 1, row).endswith("  3 held, 1 not held as expected")
+    bad = {**row, "claims": [*claims, {"name": "f", "held": False}]}
+    assert progress_line(1, 1, bad).endswith("  3 held, 1 not held as expected, 1 FAILED")
+    lines = not_held_lines([row], 80)
+    assert lines[-1].endswith(CUT) and len(lines[-1]) <= 80

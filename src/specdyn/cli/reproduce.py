@@ -1,8 +1,8 @@
 """``specdyn reproduce``: run named experiments (paper figures and related works).
 
 What a person reads (about 80 lines for every quick experiment): one line per
-experiment as it finishes (``[k/n] name  wall  claims held h/n``; on a terminal the
-running one is named until then, and its own progress bars show below), then the
+experiment as it finishes (``[k/n] name  wall  19 held, 4 not held as expected``; on a
+terminal the running one is named until then, and its own progress bars show below), then the
 claims that FAILED and the experiments that crashed, in full; the claims not held
 as expected (disputed, or not shown at the quick size), one line each with its
 reason, each distinct reason once; the count of sanity checks; the total.
@@ -72,7 +72,8 @@ def claims_frame(rows: list[dict[str, Any]], *, full: bool = False) -> pd.DataFr
     from specdyn.runs.claims import fmt_measured, verdict
 
     cols = ["experiment", "status", "wall_time_s", "claim", "source", "expected", "measured",
-            "held", "verdict", "full_only", "disputed", "revised", "note"]
+            "held", "verdict", "full_only", "disputed", "revised", "revised_how", "aspect",
+            "note"]
     out = []
     for r in rows:
         claims = r.get("claims") or [None]
@@ -88,6 +89,8 @@ def claims_frame(rows: list[dict[str, Any]], *, full: bool = False) -> pd.DataFr
                         "full_only": None if c is None else bool(c.get("full_only", False)),
                         "disputed": None if c is None else c.get("disputed", ""),
                         "revised": None if c is None else c.get("revised", ""),
+                        "revised_how": None if c is None else c.get("revised_how", ""),
+                        "aspect": None if c is None else c.get("aspect", ""),
                         "note": None if c is None else c.get("note", "")})
     return pd.DataFrame(out, columns=cols)
 
@@ -103,12 +106,16 @@ def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
                          break_on_hyphens=False) or [first.rstrip()]
 
 
-def _clip(text: str, width: int) -> str:
+#: What a reason cut for width ends with: where to read it whole.
+CUT = "... (whole: --verbose)"
+
+
+def _clip(text: str, width: int, cut: str = "...") -> str:
     """``text`` on one line of at most ``width`` characters (its indent kept, its other
-    white space runs made one space), ``...`` where it was cut."""
+    white space runs made one space), ending with ``cut`` where it was cut."""
     indent = text[:len(text) - len(text.lstrip(" "))]
     text = indent + " ".join(text.split())
-    return text if len(text) <= width else text[:max(width - 3, 0)].rstrip() + "..."
+    return text if len(text) <= width else text[:max(width - len(cut), 0)].rstrip() + cut
 
 
 def _claim_text(c: dict[str, Any]) -> str:
@@ -143,14 +150,19 @@ def claim_lines(claims: list[dict[str, Any]], width: int, *, full: bool = False)
 
 
 def totals(rows: list[dict[str, Any]], *, full: bool = False) -> dict[str, int]:
-    """Claims per verdict (:data:`~specdyn.runs.claims.VERDICTS`), revised ones and crashed
-    experiments of a reproduce run."""
-    from specdyn.runs.claims import VERDICTS, verdict
+    """Claims per verdict (:data:`~specdyn.runs.claims.VERDICTS`), the claims revised after
+    their number was seen (``revised``) and which way (``looser``, ``tighter``,
+    ``restated``; sanity checks left out of these), and crashed experiments of a
+    reproduce run."""
+    from specdyn.runs.claims import REVISED_HOW, VERDICTS, verdict
 
     claims = [c for r in rows for c in r.get("claims") or []]
     out = {v: sum(verdict(c, full=full) == v for c in claims)
            for v in VERDICTS}
-    out["revised"] = sum(bool(c.get("revised")) for c in claims)
+    revised = [c for c in claims if c.get("revised") and not c.get("sanity")]
+    out["revised"] = len(revised)
+    for how in REVISED_HOW:
+        out[how] = sum(c.get("revised_how") == how for c in revised)
     out["crashed"] = sum(r["status"] != "finished" for r in rows)
     return out
 
@@ -158,14 +170,19 @@ def totals(rows: list[dict[str, Any]], *, full: bool = False) -> dict[str, int]:
 def total_line(rows: list[dict[str, Any]], *, full: bool = False,
                revised: bool = True) -> str:
     """``claims: H held; N not held as expected (D disputed, Q quick size); F FAILED``, the
-    claims revised after a run (with ``revised``) and the experiments that crashed
-    (sanity checks are counted on their own line, :func:`sanity_lines`)."""
+    claims revised after their number was seen and which way (with ``revised``) and the
+    experiments that crashed (sanity checks are counted on their own line,
+    :func:`sanity_lines`)."""
+    from specdyn.runs.claims import REVISED_HOW
+
     t = totals(rows, full=full)
     text = (f"claims: {t['held']} held; {t['disputed'] + t['quick size']} not held as "
             f"expected ({t['disputed']} disputed, {t['quick size']} quick size); "
             f"{t['FAILED']} FAILED")
     if t["revised"] and revised:
-        text += f"; {t['revised']} revised after a run"
+        ways = ", ".join(f"{t[how]} {how}" for how in REVISED_HOW if t[how])
+        text += (f"; {t['revised']} revised after their number was seen"
+                 + (f" ({ways})" if ways else ""))
     if t["crashed"]:
         text += f"; {t['crashed']} experiment(s) crashed"
     return text
@@ -203,7 +220,8 @@ def not_held_lines(rows: list[dict[str, Any]], width: int, *,
     """The claims not held as expected (disputed, or quick size at the quick size): one
     line each (experiment and name), and under them their reason on one line, each
     distinct reason once (claims that share it are listed together above it). Lines are
-    cut to ``width`` with ``...``; ``--verbose`` and ``claims.json`` have them in full."""
+    cut to ``width``, a reason with :data:`CUT` (``--verbose`` and ``claims.json`` have it
+    whole)."""
     from specdyn.runs.claims import reason, verdict
 
     expected = [(e, c) for e, c in _claims_of(rows, sanity=False)
@@ -218,7 +236,7 @@ def not_held_lines(rows: list[dict[str, Any]], width: int, *,
                    "and in claims.json):", width)]
     for why, names in groups.items():
         lines += [_clip(f"  {n}", width) for n in names]
-        lines.append(_clip(f"      {why}", width))
+        lines.append(_clip(f"      {why}", width, CUT))
     return lines
 
 
@@ -246,8 +264,9 @@ def sanity_lines(rows: list[dict[str, Any]], width: int, *, full: bool = False,
 
 
 def progress_line(i: int, n: int, row: dict[str, Any], *, full: bool = False) -> str:
-    """The one line of an experiment that finished or crashed: ``[i/n] name  wall  claims``."""
-    from specdyn.runs.claims import held_count, verdict
+    """The one line of an experiment that finished or crashed: ``[i/n] name  wall  claims``
+    (``19 held, 4 not held as expected``: :func:`~specdyn.runs.claims.verdict_counts`)."""
+    from specdyn.runs.claims import verdict_counts
 
     head = f"[{i:>{len(str(n))}}/{n}] {row['experiment']:<21} {_fmt_time(row['wall_time_s']):>6}"
     if row["status"] != "finished":
@@ -255,10 +274,7 @@ def progress_line(i: int, n: int, row: dict[str, Any], *, full: bool = False) ->
     claims = row.get("claims") or []
     if not claims:
         return f"{head}  no claims declared"
-    held, n_claims = held_count(claims)
-    failed = sum(verdict(c, full=full) == "FAILED" for c in claims)
-    return (f"{head}  claims held {held}/{n_claims}"
-            + (f", {failed} FAILED" if failed else ""))
+    return f"{head}  {verdict_counts(claims, full=full)}"
 
 
 def format_summary(rows: list[dict[str, Any]], *, full: bool = False,
@@ -273,19 +289,18 @@ def format_summary(rows: list[dict[str, Any]], *, full: bool = False,
     every claim of each (:func:`claim_lines`) instead of the one-line list, and every
     sanity check.
     """
-    from specdyn.runs.claims import held_count, is_sanity
+    from specdyn.runs.claims import is_sanity, verdict_counts
 
     width = max(40, width or shutil.get_terminal_size((100, 24)).columns)
     lines: list[str] = []
     if verbose:
-        lines += [f"{'experiment':<22} {'status':<8} {'wall':>7}  claims held"]
+        lines += [f"{'experiment':<21} {'status':<8} {'wall':>7}  claims"]
         for r in rows:
             claims = r.get("claims") or []
-            held, n_claims = held_count(claims)
             crashed = "(crashed: no claims checked)"
-            lines.append(f"{r['experiment']:<22} {r['status']:<8} "
+            lines.append(f"{r['experiment']:<21} {r['status']:<8} "
                          f"{_fmt_time(r['wall_time_s']):>7}  "
-                         + (f"{held}/{n_claims}" if claims else
+                         + (verdict_counts(claims, full=full) if claims else
                             crashed if r["status"] != "finished" else "none declared"))
         for r in rows:
             real = [c for c in r.get("claims") or [] if not is_sanity(c)]

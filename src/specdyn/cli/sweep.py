@@ -39,7 +39,7 @@ def _run_cmd(args: argparse.Namespace) -> int:
         print(f"  {key} = {value}")
     if res.claims:  # as `reproduce` shows them: held or not, and why not
         claims = [c.to_dict() for c in res.claims]
-        print(f"claims held {_claims_cell(claims)}:")
+        print(f"claims: {_claims_cell(claims)}:")
         print("\n".join(claim_lines(claims, max(40, shutil.get_terminal_size().columns))))
     return 0
 
@@ -80,12 +80,11 @@ def _sweep_cmd(args: argparse.Namespace) -> int:
 
 
 def _claims_cell(claims: list[dict[str, Any]] | None) -> str:
-    from specdyn.runs.claims import held_count
+    from specdyn.runs.claims import verdict_counts
 
     if not claims:
         return "-"
-    held, n = held_count(claims)
-    return f"{held}/{n}"
+    return verdict_counts(claims)
 
 
 def _not_held(claims: list[dict[str, Any]] | None) -> str:
@@ -107,8 +106,8 @@ def results_table(path: Path) -> pd.DataFrame:
 
     ``path`` is a sweep folder (a sweep's points without a record yet are listed
     as ``pending``), an experiment folder, or the output folder of ``specdyn
-    reproduce`` (one row per experiment: status, wall time, claims held /
-    declared and the claims not held with their numbers; an attempt that failed
+    reproduce`` (one row per experiment: status, wall time, the claims held and not held
+    as expected, and the claims not held with their numbers; an attempt that failed
     beside a kept earlier result is listed too).
     """
     import pandas as pd
@@ -130,7 +129,7 @@ def results_table(path: Path) -> pd.DataFrame:
             err = rec.get("error")
             rows.append({"experiment": store.experiment_name(f), "status": rec.get("status"),
                          "wall_time_s": rec.get("wall_time_s"),
-                         "claims_held": _claims_cell(claims), "not_held": _not_held(claims),
+                         "claims": _claims_cell(claims), "not_held": _not_held(claims),
                          "error": err.strip().splitlines()[-1] if err else None})
         return pd.DataFrame(rows)
 

@@ -201,6 +201,24 @@ def held_count(claims: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
     return sum(bool(c.get("held")) for c in real), len(real)
 
 
+def verdict_counts(claims: Sequence[Mapping[str, Any]], *, full: bool = False) -> str:
+    """A run's claims as a reader should read them: ``"19 held, 4 not held as expected"``,
+    with ``", 1 FAILED"`` when a claim expected to hold did not (sanity checks left out).
+
+    Not ``"held 19/23"``: four claims the project expects not to hold (disputed, or not
+    shown at the quick size) are not failures, and a fraction reads as if they were.
+    """
+    real = [c for c in claims if not c.get("sanity")]
+    counts = {v: sum(verdict(c, full=full) == v for c in real) for v in VERDICTS}
+    text = f"{counts['held']} held"
+    expected = counts["disputed"] + counts["quick size"]
+    if expected:
+        text += f", {expected} not held as expected"
+    if counts["FAILED"]:
+        text += f", {counts['FAILED']} FAILED"
+    return text
+
+
 def verdict(claim: Mapping[str, Any], *, full: bool = False) -> str:
     """``held``, ``sanity``, ``disputed``, ``quick size`` or ``FAILED``, of a claim's record.
 
