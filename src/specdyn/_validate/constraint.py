@@ -136,7 +136,8 @@ class Constraint:
         raise ValueError(f"{name} must be {self._instance_words()}; got {show(value)}{hint}")
 
     def _instance_words(self) -> str:
-        kinds = " or ".join(f"a {t.__name__}" for t in self.types)
+        kinds = " or ".join(("an " if t.__name__[0] in "AEIOUaeiou" else "a ") + t.__name__
+                            for t in self.types)
         if not self.choices:
             return kinds
         return f"one of {', '.join(map(repr, self.choices))} or {kinds}"

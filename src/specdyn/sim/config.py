@@ -26,6 +26,7 @@ C = TypeVar("C", bound="SimConfig")
 
 
 @dataclass(frozen=True, kw_only=True)
+@v.constrained_fields(options=v.Instance(RunOptions))
 class SimConfig:
     """What every entry point's config holds besides its own fields: the run's options.
 

@@ -8,6 +8,7 @@ weights, their prefix products, their loss and the run's data set).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from specdyn.measure.spectra import decompose
 from specdyn.sim.divergence import Divergence, Watch
 from specdyn.sim.linear_student import METHODS, StudentData
 from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout
+from specdyn.sim.registry import engine as register_engine
 
 __all__ = ["DEEP_PARAMETERIZATIONS", "DeepLinearEngine", "DeepLinearScaling", "DeepLinearState",
            "scaling"]
@@ -96,6 +98,17 @@ class DeepLinearState:
     data: StudentData | None = None
 
 
+def _example(method: str) -> Any:
+    """A depth-3 muP student of a rank-one 3 x 4 teacher (float64, CPU): the examples."""
+    import torch
+
+    T = torch.zeros(3, 4, dtype=torch.float64)
+    T[0, 0] = 2.0
+    sc = scaling("mup", depth=3, N=6, D=4, P=3, lr=0.05)
+    return (sc, T, method), {"M": 15, "B": 5, "noise_std": 0.1}
+
+
+@register_engine(examples={m: functools.partial(_example, m) for m in METHODS})
 class DeepLinearEngine(Engine[DeepLinearState, "tuple[Tensor, Tensor] | None"]):
     """A deep linear student under one parameterisation: the protocol's pair.
 

@@ -29,9 +29,9 @@ when finite).
 
 from __future__ import annotations
 
-import time
+import functools
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -43,8 +43,18 @@ from specdyn.schedule import Schedule
 from specdyn.sim import protocol
 from specdyn.sim.config import SimConfig
 from specdyn.sim.divergence import Divergence, Watch
+from specdyn.sim.inputs import RunInputs, Setup
 from specdyn.sim.loop import run
+from specdyn.sim.options import RunOptions
 from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, Outcome, StreamLayout
+from specdyn.sim.recording import Observable, Recorded, SpectrumRecorder
+from specdyn.sim.registry import engine as register_engine
+from specdyn.sim.registry import entry_point
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from specdyn.sim.options import RunKeywords
 
 __all__ = ["METHODS", "LinearStudentConfig", "LinearStudentEngine", "LinearStudentRun",
            "LinearStudentState", "StudentConfig", "StudentData", "rank_one_teacher",
@@ -115,6 +125,19 @@ class LinearStudentState:
     data: StudentData | None = None
 
 
+def _example_teacher() -> Any:
+    """A 2 x 5 teacher (float64, CPU): the students' engine examples."""
+    import torch
+
+    return torch.randn(2, 5, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+
+
+def _engine_example(method: str) -> Any:
+    return (_example_teacher(), method, 0.2), {"M": 20, "B": 4, "noise_std": 0.1,
+                                               "replicas": 3, "sigma0": 1.0}
+
+
+@register_engine(examples={m: functools.partial(_engine_example, m) for m in METHODS})
 class LinearStudentEngine(Engine[LinearStudentState, "tuple[Tensor, Tensor] | None"]):
     """Single-layer linear students under GD, SGD or online SGD: the protocol's triple.
 
@@ -361,29 +384,43 @@ class LinearStudentConfig(StudentConfig):
     overlaps: bool = True
 
 
-def train_linear_student(teacher: ArrayLike, *, inputs: ArrayLike | None = None,
-                         **options: Any) -> LinearStudentRun:
+def _example() -> Any:
+    return (np.eye(3, 4),), {"method": "sgd", "lr": 0.1, "steps": 40, "M": 10, "B": 2,
+                             "device": "cpu"}
+
+
+@entry_point(LinearStudentConfig, example=_example)
+def train_linear_student(teacher: ArrayLike, *, method: str, lr: float, steps: int,
+                         sigma0: float = 1.0, M: int | None = None, B: int | None = None,
+                         noise_std: float = 0.0, replicas: int = 1, top_k: int | None = 8,
+                         overlaps: bool = True, inputs: ArrayLike | None = None,
+                         options: RunOptions | None = None,
+                         **shorthands: Unpack[RunKeywords]) -> LinearStudentRun:
     """Train a single-layer linear student on ``teacher`` and record its spectrum.
 
     Parameters
     ----------
     teacher
         ``W*``, a ``P x D`` array (any rank).
+    method, lr, steps, sigma0, M, B, noise_std, replicas, top_k, overlaps
+        The training and what is recorded (:class:`LinearStudentConfig`, where each is
+        documented).
     inputs
         Optional fixed inputs ``X`` (``M x D``) for ``"gd"``/``"sgd"``, shared by
         all replicas (then ``M`` may be omitted); drawn from the seed otherwise.
-    **options
-        The fields of :class:`LinearStudentConfig` (``method``, ``lr``, ``steps``
-        required), the run options' shorthands (``checkpoints``, ``seed``, ``dtype``,
-        ``device``, ``progress``) or ``options``.
+    options, **shorthands
+        The run's :class:`~specdyn.sim.options.RunOptions`, or its fields ``checkpoints``,
+        ``seed``, ``dtype``, ``device``, ``progress`` as keywords (not both ways).
 
     Raises
     ------
     DivergenceError
         ``.step`` is the first bad step, ``.record`` the run before it.
     """
-    start = time.perf_counter()
-    cfg = LinearStudentConfig.of(options, entry="train_linear_student")
+    cfg = LinearStudentConfig.of({"method": method, "lr": lr, "steps": steps, "sigma0": sigma0,
+                                  "M": M, "B": B, "noise_std": noise_std, "replicas": replicas,
+                                  "top_k": top_k, "overlaps": overlaps, "options": options,
+                                  **shorthands}, entry="train_linear_student")
     W_star = teacher_matrix(teacher)
     P, D = W_star.shape
     X_in = None
@@ -392,26 +429,30 @@ def train_linear_student(teacher: ArrayLike, *, inputs: ArrayLike | None = None,
         if X_in.ndim != 2 or X_in.shape[1] != D:
             raise ValueError(f"inputs must be an M x D={D} array, got shape {X_in.shape}")
     n = cfg.data_size(None if X_in is None else X_in.shape[0])
-    B = cfg.batch_size(n)
+    batch = cfg.batch_size(n)
     k = min(P, D) if cfg.top_k is None else min(cfg.top_k, min(P, D))
-    opts = cfg.options
-    rec = opts.schedule(cfg.steps, Schedule.every(1))
 
-    # ---- setup: the engine, the recorder, then the run
-    torch = _torch.torch()
-    dev = _torch.resolve_device(opts.device)
-    dt = _torch.resolve_dtype(opts.dtype)
-    eng = LinearStudentEngine(torch.as_tensor(W_star, dtype=dt, device=dev), cfg.method, cfg.lr,
-                              M=n, B=B, noise_std=cfg.noise_std, replicas=cfg.replicas,
-                              sigma0=cfg.sigma0, inputs=None if X_in is None
-                              else torch.as_tensor(X_in, dtype=dt, device=dev))
-    recorder = _Recorder(k, _teacher_pair(W_star, dt, dev) if cfg.overlaps else None,
-                         cfg.overlaps, lambda: protocol.record_meta(
-                             "linear_student", seed=opts.seed, dtype=dt, device=dev,
-                             start=start, steps=cfg.steps, method=cfg.method, P=P, D=D,
-                             lr=cfg.lr, sigma0=cfg.sigma0, M=n or None, B=B or None,
-                             noise_std=cfg.noise_std, replicas=cfg.replicas))
-    return run(eng, recorder, steps=cfg.steps, options=opts, checkpoints=rec)
+    def build(given: RunInputs) -> tuple[LinearStudentEngine,
+                                         SpectrumRecorder[LinearStudentState,
+                                                          LinearStudentRun]]:
+        torch, dt, dev = _torch.torch(), given.dtype, given.device
+        eng = LinearStudentEngine(torch.as_tensor(W_star, dtype=dt, device=dev), cfg.method,
+                                  cfg.lr, M=n, B=batch, noise_std=cfg.noise_std,
+                                  replicas=cfg.replicas, sigma0=cfg.sigma0,
+                                  inputs=None if X_in is None
+                                  else torch.as_tensor(X_in, dtype=dt, device=dev))
+        pair = _teacher_pair(W_star, dt, dev) if cfg.overlaps else None
+        return eng, SpectrumRecorder(
+            {"svd": Observable(lambda st: st.W[0], lambda w0: _top_svd(w0, k, pair,
+                                                                      cfg.overlaps))},
+            record=lambda rec, outcome: _student_run(rec, outcome, k),
+            meta={"method": cfg.method, "P": P, "D": D, "lr": cfg.lr, "sigma0": cfg.sigma0,
+                  "M": n or None, "B": batch or None, "noise_std": cfg.noise_std,
+                  "replicas": cfg.replicas})
+
+    return run(Setup("linear_student", LinearStudentEngine.streams, build), steps=cfg.steps,
+               options=cfg.options,
+               checkpoints=cfg.options.schedule(cfg.steps, Schedule.every(1)))
 
 
 def teacher_matrix(teacher: ArrayLike) -> np.ndarray:
@@ -433,56 +474,43 @@ def _teacher_pair(W_star: np.ndarray, dtype: Any, device: Any) -> tuple[Tensor, 
             torch.as_tensor(vv[:, 0], dtype=dtype, device=device))
 
 
-class _Recorder:
-    """The checkpoints of a linear-student run (replica 0's top singular values and teacher
-    overlaps, host float64) and its :class:`LinearStudentRun`, with the squared errors of
-    every step (the loop's history of the watched quantity)."""
+def _top_svd(w0: Tensor, k: int, pair: tuple[Tensor, Tensor] | None,
+             overlaps: bool) -> dict[str, Any]:
+    """The top ``k`` singular values of ``w0`` (host float64) and, with ``overlaps``, the
+    squared overlaps of its top singular vectors with the teacher's ``pair``."""
+    # eigen-decomposition of the smaller Gram matrix: about 3x faster than an SVD
+    wide = w0.shape[0] <= w0.shape[1]  # P <= D
+    gram = w0 @ w0.T if wide else w0.T @ w0
+    out: dict[str, Any] = {}
+    if overlaps:
+        ev, vec, _ = decompose(gram, vectors=True, increasing=True)
+        top = vec[:, -1]
+        sv = ev.clamp_min(0).sqrt()
+        other = (w0.T @ top if wide else w0 @ top) / sv[-1].clamp_min(1e-300)
+        left, right = (top, other) if wide else (other, top)
+        nan = float("nan")
+        out["left_overlap2"] = nan if pair is None else float((left @ pair[0]) ** 2)
+        out["right_overlap2"] = nan if pair is None else float((right @ pair[1]) ** 2)
+    else:
+        sv = device_eigenvalues(gram).sqrt().flip(0)  # increasing, as eigh's
+    return {"singular_values": _torch.to_numpy(sv.flip(0)[:k], np.float64), **out}
 
-    def __init__(self, k: int, pair: tuple[Tensor, Tensor] | None, overlaps: bool,
-                 meta: Any) -> None:
-        self.k, self.pair, self.overlaps = k, pair, overlaps
-        self.meta = meta
-        self.steps: list[int] = []
-        self.svals: list[np.ndarray] = []
-        self.left: list[float] = []
-        self.right: list[float] = []
 
-    def snapshot(self, state: LinearStudentState, step: int) -> None:
-        """Record checkpoint ``step``: replica 0's singular values (and overlaps)."""
-        # eigen-decomposition of the smaller Gram matrix: about 3x faster than an SVD
-        w0 = state.W[0]
-        wide = w0.shape[0] <= w0.shape[1]  # P <= D
-        gram = w0 @ w0.T if wide else w0.T @ w0
-        if self.overlaps:
-            ev, vec, _ = decompose(gram, vectors=True, increasing=True)
-            top = vec[:, -1]
-            sv = ev.clamp_min(0).sqrt()
-            other = (w0.T @ top if wide else w0 @ top) / sv[-1].clamp_min(1e-300)
-            left, right = (top, other) if wide else (other, top)
-            if self.pair is not None:
-                self.left.append(float((left @ self.pair[0]) ** 2))
-                self.right.append(float((right @ self.pair[1]) ** 2))
-            else:
-                self.left.append(float("nan"))
-                self.right.append(float("nan"))
-        else:
-            sv = device_eigenvalues(gram).sqrt().flip(0)  # increasing, as eigh's
-        self.svals.append(_torch.to_numpy(sv.flip(0)[:self.k], np.float64))
-        self.steps.append(step)
-
-    def finish(self, outcome: Outcome[LinearStudentState]) -> LinearStudentRun:
-        """The record: the squared errors up to the end (or the first bad step) and the
-        checkpoints taken."""
-        upto = outcome.steps + 1 if outcome.diverged is None else outcome.diverged + 1
-        sq = _torch.to_numpy(outcome.history["mean squared error"][:upto], np.float64)
-        if protocol.first_divergent(sq[-1]) is not None:  # a diverged run's first bad step
-            sq = sq[:-1]
-        return LinearStudentRun(
-            sq_error=sq,
-            steps=np.asarray(self.steps, dtype=np.int64),
-            singular_values=np.array(self.svals, dtype=np.float64).reshape(len(self.steps),
-                                                                           self.k),
-            left_overlap2=np.asarray(self.left, dtype=np.float64),
-            right_overlap2=np.asarray(self.right, dtype=np.float64),
-            meta=self.meta(),
-        )
+def _student_run(rec: Recorded, outcome: Outcome[LinearStudentState], k: int
+                 ) -> LinearStudentRun:
+    """The record: the squared errors up to the end (or the first bad step: the loop's
+    history of the watched quantity) and the checkpoints taken."""
+    upto = outcome.steps + 1 if outcome.diverged is None else outcome.diverged + 1
+    sq = _torch.to_numpy(outcome.history["mean squared error"][:upto], np.float64)
+    if protocol.first_divergent(sq[-1]) is not None:  # a diverged run's first bad step
+        sq = sq[:-1]
+    n = len(rec.steps)
+    return LinearStudentRun(
+        sq_error=sq,
+        steps=np.asarray(rec.steps, dtype=np.int64),
+        singular_values=np.array(rec.values.get("singular_values", []),
+                                 dtype=np.float64).reshape(n, k),
+        left_overlap2=np.asarray(rec.values.get("left_overlap2", []), dtype=np.float64),
+        right_overlap2=np.asarray(rec.values.get("right_overlap2", []), dtype=np.float64),
+        meta=rec.meta,
+    )

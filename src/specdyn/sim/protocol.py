@@ -319,6 +319,10 @@ class Outcome(Generic[StateT]):
         How many entries of each history are filled.
     diverged
         The first bad step, or ``None``.
+    meta
+        The fixed keys of the record's metadata (:data:`META_KEYS`: the run's name, seed,
+        steps, dtype, device and wall time so far), made by the loop; a recorder adds its
+        own after them.
     """
 
     state: StateT | None
@@ -326,6 +330,7 @@ class Outcome(Generic[StateT]):
     history: dict[str, Any] = field(default_factory=dict)
     known: dict[str, int] = field(default_factory=dict)
     diverged: int | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 class Recorder(Protocol[StateT, RecordT]):
