@@ -133,6 +133,7 @@ class TwoStepEngine(Engine[TwoStepState, "tuple[Tensor, Tensor]"]):
     # W0, a and the batches from stream 0 in turn; the target's direction: stream 1
     streams: ClassVar[StreamLayout] = StreamLayout(init=0, batch=0, data=1)
 
+    @v.constrained(lrs=v.Tuple(v.NONNEGATIVE, min_len=1), N=v.SIZE, D=v.SIZE, M=v.SIZE)
     def __init__(self, act: Activation, lrs: tuple[float, ...], *, N: int, D: int, M: int,
                  target: HermiteTarget, dtype: Any = None, device: Any = None,
                  memo: dict[Any, Any] | None = None, data: TwoStepData | None = None) -> None:
