@@ -17,7 +17,7 @@ from specdyn._torch import torch as _torch
 from specdyn.models.activations import Activation
 from specdyn.sim.divergence import Divergence
 from specdyn.sim.gram import weight_generator
-from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout
+from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout, derive_seed
 from specdyn.sim.registry import engine as register_engine
 from specdyn.sim.two_layer_engine import network_divergence
 
@@ -50,7 +50,7 @@ def _example() -> Any:
     from specdyn.models.activations import ACTIVATIONS
 
     t = _torch()
-    g = t.Generator().manual_seed(3)
+    g = t.Generator().manual_seed(derive_seed(3))
     X, Y = t.randn(9, 4, generator=g, dtype=t.float64), t.randn(9, 2, generator=g,
                                                                 dtype=t.float64)
     scales = LayerScales(init_std=(1.0, 1.0, 1 / 9), multipliers=(1.0, 6 ** -0.5, 1.0),

@@ -22,7 +22,7 @@ from specdyn import _validate as v
 from specdyn._torch import to_numpy
 from specdyn.measure.spectra import decompose, symmetric_eigenvalues
 from specdyn.sim.divergence import Divergence, Watch, dt_advice
-from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout
+from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout, derive_seed
 from specdyn.sim.registry import engine as register_engine
 from specdyn.sim.trajectory import DIAGONALS
 from specdyn.theory.reference import gram_flow_rhs
@@ -197,7 +197,7 @@ def loss_divergence(dt: float, start: float, value: Callable[[Any], Any]) -> Div
 
 def example_data() -> tuple[np.ndarray, np.ndarray]:
     """12 Gaussian samples ``(X, Y)`` (``D = 3``, ``P = 2``): the linear engines' examples."""
-    g = np.random.default_rng(0)
+    g = np.random.default_rng(derive_seed(0))
     return g.standard_normal((12, 3)), g.standard_normal((12, 2))
 
 

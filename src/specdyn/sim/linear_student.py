@@ -129,7 +129,8 @@ def _example_teacher() -> Any:
     """A 2 x 5 teacher (float64, CPU): the students' engine examples."""
     import torch
 
-    return torch.randn(2, 5, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    g = torch.Generator().manual_seed(protocol.derive_seed(2))
+    return torch.randn(2, 5, generator=g, dtype=torch.float64)
 
 
 def _engine_example(method: str) -> Any:

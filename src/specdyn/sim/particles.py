@@ -25,7 +25,7 @@ from specdyn._torch import torch as _torch
 from specdyn.models.activations import ACTIVATIONS, Activation
 from specdyn.sim.config import SimConfig
 from specdyn.sim.divergence import Divergence, Watch, dt_advice
-from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout
+from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout, derive_seed
 from specdyn.sim.registry import engine as register_engine
 
 __all__ = ["Block", "GivenNoise", "ParticleConfig", "ParticleEngine", "ParticleState",
@@ -245,7 +245,8 @@ def _example() -> Any:
     """Three blocks (a population, two groups of two, two particles it drives) of tanh
     particles on 12 samples (float64, CPU): the engine's example."""
     torch = _torch()
-    X = torch.randn(12, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    g = torch.Generator().manual_seed(derive_seed(0))
+    X = torch.randn(12, 3, generator=g, dtype=torch.float64)
     blocks = [Block(1, 6), Block(2, 2), Block(1, 2, driver=0)]
     return (ACTIVATIONS["tanh"], X, torch.tanh(X[:, 0]), blocks, 0.1, 0.01, 0.05), {
         "init_scale": (1.0, 1.0)}

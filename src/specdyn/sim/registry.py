@@ -90,15 +90,12 @@ def engine(*, examples: Mapping[str, Callable[[], Call]]) -> Callable[[E], E]:
 
 
 def entry_points() -> tuple[EntryPoint, ...]:
-    """Every registered entry point (importing :mod:`specdyn.sim` registers the built-in
-    ones), in registration order."""
-    import specdyn.sim  # noqa: F401 - registers the built-in ones
-
+    """Every registered entry point, in registration order (importing :mod:`specdyn.sim`
+    registers the built-in ones)."""
     return tuple(_ENTRY_POINTS.values())
 
 
 def engines() -> tuple[EngineEntry, ...]:
-    """Every registered engine class, in registration order."""
-    import specdyn.sim  # noqa: F401 - registers the built-in ones
-
+    """Every registered engine class, in registration order (importing :mod:`specdyn.sim`
+    registers the built-in ones)."""
     return tuple(_ENGINES.values())

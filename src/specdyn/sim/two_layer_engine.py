@@ -25,7 +25,7 @@ from specdyn.models.activations import ACTIVATIONS, Activation
 from specdyn.sim import gram as _gram
 from specdyn.sim.divergence import Divergence, Watch, dt_advice
 from specdyn.sim.parameterization import Parameterization
-from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout
+from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout, derive_seed
 from specdyn.sim.registry import engine as register_engine
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ def _example(act: str, optimizer: str = "gd", B: int = 6) -> Any:
     from specdyn.sim.parameterization import get_parameterization
 
     t = _torch()
-    g = t.Generator().manual_seed(1)
+    g = t.Generator().manual_seed(derive_seed(1))
     X = t.randn(6, 4, generator=g, dtype=t.float64)
     Y = t.randn(6, 3, generator=g, dtype=t.float64)
     return (ACTIVATIONS[act], get_parameterization("mup", 10, 2.0), 0.3, B), {

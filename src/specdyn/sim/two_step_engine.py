@@ -21,7 +21,13 @@ from specdyn import _validate as v
 from specdyn.data.hermite import HermiteTarget, random_direction
 from specdyn.models.activations import Activation
 from specdyn.sim.divergence import Divergence, Watch
-from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout
+from specdyn.sim.protocol import (
+    DerivedSeed,
+    Engine,
+    EngineDefaults,
+    StreamLayout,
+    seed_streams,
+)
 from specdyn.sim.registry import engine as register_engine
 
 __all__ = ["TwoStepData", "TwoStepEngine", "TwoStepGradient", "TwoStepState", "draw_data",
@@ -292,8 +298,8 @@ def draw_data(D: int, M: int, N: int, *, target: HermiteTarget | str = "He1",
     second seed stream), so a run is the same on every device; then moved once to
     ``device`` in ``dtype`` (defaults as :func:`gd_steps`).
     """
-    layout = TwoStepEngine.streams  # the weights and batches: "init"; the direction: "data"
-    data_seed, target_seed = layout.seed(seed, "init"), layout.seed(seed, "data")
+    # the engine's streams (TwoStepEngine.streams): the weights and batches 0, the direction 1
+    data_seed, target_seed = seed_streams(seed, 2)
     tgt = resolve_target(target, D, target_seed)
     dev = _torch.resolve_device(device)
     dt = _torch.resolve_dtype(dtype)
