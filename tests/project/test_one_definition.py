@@ -232,7 +232,9 @@ def test_divergence_defaults_live_with_their_engines() -> None:
     # the common factor is DIVERGENCE_FACTOR at divergence.py's module level; each check
     # interval (and linear_student's factor) is in its engine's class body, and nowhere else
     # (no entry point, experiment or loop writes one down)
-    assert _sites(_divergence_number) == _expected("divergence_number", {
+    sites = _sites(_divergence_number)
+    assert "specdyn/sim/divergence.py:<module>" in sites
+    assert sites <= _expected("divergence_number", {
         "specdyn/sim/divergence.py:<module>",
         *(f"specdyn/sim/{m}.py:<module>" for m in _engine_modules())})
 
