@@ -101,6 +101,12 @@ from specdyn.sim.two_step import (
     gd_steps_row,
     one_step_spike_strength,
 )
+from specdyn.sim.weight_decay import (
+    WeightDecayConfig,
+    WeightDecayEngine,
+    WeightDecayState,
+    train_weight_decay,
+)
 
 __all__ = [
     "Block",
@@ -162,6 +168,9 @@ __all__ = [
     "TwoStepGradient",
     "TwoStepResult",
     "TwoStepState",
+    "WeightDecayConfig",
+    "WeightDecayEngine",
+    "WeightDecayState",
     "WeightEngine",
     "WeightState",
     "activation_mu1",
@@ -193,4 +202,5 @@ __all__ = [
     "train_linear",
     "train_linear_student",
     "train_two_layer",
+    "train_weight_decay",
 ]

@@ -30,10 +30,11 @@ from specdyn.theory.reference import gram_flow_rhs
 if TYPE_CHECKING:
     from specdyn.data.teacher import PowerLawTeacher
 
-__all__ = ["GramEngine", "GramState", "GramWork", "Grams", "Stats", "initial_grams",
-           "loss_divergence", "loss_from_grams", "make_gd_step", "solve_flow_diagonal",
-           "solve_flow_full", "spectrum", "teacher_diagonals", "watched_loss", "weight_chunks",
-           "weight_generator"]
+__all__ = ["GramEngine", "GramState", "GramWork", "Grams", "Stats", "example_data",
+           "example_stats", "initial_grams", "loss_divergence", "loss_from_grams",
+           "make_gd_step", "solve_flow_diagonal", "solve_flow_full", "spectrum",
+           "teacher_diagonals", "watched_loss", "weight_chunks", "weight_generator",
+           "weight_grams"]
 
 Grams = tuple[np.ndarray, np.ndarray, np.ndarray]  # (Gw, Ga, Gwa)
 
@@ -78,6 +79,17 @@ def weight_chunks(N: int, D: int, P: int, sigma_w: float, sigma_a: float,
         rows = min(_WEIGHT_CHUNK, N - start)
         z = t.randn(rows, D + P, generator=gen, dtype=t.float64)
         yield sigma_w * z[:, :D], sigma_a * z[:, D:]
+
+
+def weight_grams(W: Any, A: Any) -> Grams:
+    """Float64 host ``(Gw, Ga, Gwa) = (W^T W, A^T A, W^T A) / N`` of the weights ``W``
+    (``N x D``), ``A`` (``N x P``): the Grams of a weight-space state, products on the CPU."""
+    from specdyn._torch import torch
+
+    t = torch()
+    N = W.shape[0]
+    Wd, Ad = W.to("cpu", t.float64), A.to("cpu", t.float64)
+    return to_numpy(Wd.T @ Wd) / N, to_numpy(Ad.T @ Ad) / N, to_numpy(Wd.T @ Ad) / N
 
 
 def initial_grams(N: int | None, D: int, P: int, sigma_w: float, sigma_a: float,

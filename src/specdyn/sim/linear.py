@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from specdyn import _validate as v
-from specdyn._torch import to_numpy
 from specdyn.data.teacher import PowerLawTeacher
 from specdyn.settings import Setting
 from specdyn.sim import gram as _gram
@@ -303,10 +302,7 @@ class WeightEngine(Engine[WeightState, None]):
 
     def grams(self, state: WeightState) -> _gram.Grams:
         """Float64 host ``(Gw, Ga, Gwa)``."""
-        W, A = state.W, state.A
-        N = W.shape[0]
-        Wd, Ad = W.to("cpu", self.t.float64), A.to("cpu", self.t.float64)
-        return to_numpy(Wd.T @ Wd) / N, to_numpy(Ad.T @ Ad) / N, to_numpy(Wd.T @ Ad) / N
+        return _gram.weight_grams(state.W, state.A)
 
 
 def _flow(cfg: LinearConfig, system: System, ck: np.ndarray) -> Trajectory:
