@@ -182,14 +182,7 @@ def propagation_of_chaos(activation: str | Activation, target: Target, N_values:
     :class:`ChaosRun` of the checkpoints taken before the divergence (reference loss up to
     the last of them).
     """
-    cfg = ChaosConfig.of({"activation": activation, "N_values": N_values, "D": D, "M": M,
-                          "dt": dt, "temperature": temperature, "weight_decay": weight_decay,
-                          "steps": steps, "init_scale": init_scale,
-                          "population_size": population_size, "label_noise": label_noise,
-                          "reference_N": reference_N, "replicas": replicas,
-                          "keep_reference": keep_reference, "keep_systems": keep_systems,
-                          "w2": w2, "options": options, **shorthands},
-                         entry="propagation_of_chaos")
+    cfg = ChaosConfig.of_call(locals(), entry="propagation_of_chaos")
     act = get_activation(cfg.activation)
     Ns = sorted(set(cfg.N_values))
     ckpt = cfg.options.schedule(cfg.steps, Schedule.even(11))

@@ -225,12 +225,7 @@ def train_deep_linear(teacher: ArrayLike, *, depth: int, N: int, parameterizatio
         start; ``.step`` is the first bad step, ``.record`` a :class:`DeepLinearRun`
         of the steps before it (``weights`` empty).
     """
-    cfg = DeepLinearConfig.of({
-        "depth": depth, "N": N, "parameterization": parameterization, "lr": lr, "steps": steps,
-        "method": method, "sigma0": sigma0, "M": M, "B": B, "noise_std": noise_std,
-        "gamma0": gamma0, "layers": layers, "top_k": top_k, "spectra": spectra,
-        "sharpness": sharpness, "power_iters": power_iters, "options": options,
-        **shorthands}, entry="train_deep_linear")
+    cfg = DeepLinearConfig.of_call(locals(), entry="train_deep_linear")
     W_star = teacher_matrix(teacher)
     P, D = W_star.shape
     sc = scaling(cfg.parameterization, depth=cfg.depth, N=cfg.N, D=D, P=P, lr=cfg.lr,

@@ -146,9 +146,7 @@ def train_deep_network(setting: Setting, activation: str | Activation = "relu", 
         on the training set; uncentred, decreasing, ``min(M, N)`` values), and the
         training loss; :func:`preactivation_exponents` fits their exponents.
     """
-    cfg = DeepNetworkConfig.of({"activation": activation, "depth": depth, "N": N, "M": M,
-                                "steps": steps, "dt": dt, "parameterization": parameterization,
-                                "options": options, **shorthands}, entry="train_deep_network")
+    cfg = DeepNetworkConfig.of_call(locals(), entry="train_deep_network")
     system = System.of(setting, teacher)
     act = get_activation(cfg.activation)
     par = get_parameterization(cfg.parameterization, cfg.N, setting.gamma0)

@@ -178,11 +178,7 @@ label_noise
         stops being finite (checked by the loop, the final state's too; the message
         gives the step and a suggestion; ``.record`` holds the checkpoints taken before it).
     """
-    cfg = LangevinConfig.of({"activation": activation, "N": N, "D": D, "M": M, "dt": dt,
-                             "temperature": temperature, "weight_decay": weight_decay,
-                             "steps": steps, "init_scale": init_scale,
-                             "population_size": population_size, "label_noise": label_noise,
-                             "options": options, **shorthands}, entry="mean_field_langevin")
+    cfg = LangevinConfig.of_call(locals(), entry="mean_field_langevin")
     act = get_activation(cfg.activation)
     ckpt = cfg.options.schedule(cfg.steps, Schedule.even(11))
     given = None

@@ -152,9 +152,7 @@ def train_linear(setting: Setting, N: int | None, M: int | None, steps: int, *,
         The run diverged; the message and ``.step`` name the first bad step,
         ``.record`` holds the checkpoints recorded before it.
     """
-    cfg = LinearConfig.of({"N": N, "M": M, "steps": steps, "dt": dt, "method": method,
-                           "engine": engine, "options": options, **shorthands},
-                          entry="train_linear")
+    cfg = LinearConfig.of_call(locals(), entry="train_linear")
     system = System.of(setting, teacher)
     ck = cfg.options.schedule(cfg.steps)
     if cfg.method == "flow":

@@ -418,10 +418,7 @@ def train_linear_student(teacher: ArrayLike, *, method: str, lr: float, steps: i
     DivergenceError
         ``.step`` is the first bad step, ``.record`` the run before it.
     """
-    cfg = LinearStudentConfig.of({"method": method, "lr": lr, "steps": steps, "sigma0": sigma0,
-                                  "M": M, "B": B, "noise_std": noise_std, "replicas": replicas,
-                                  "top_k": top_k, "overlaps": overlaps, "options": options,
-                                  **shorthands}, entry="train_linear_student")
+    cfg = LinearStudentConfig.of_call(locals(), entry="train_linear_student")
     W_star = teacher_matrix(teacher)
     P, D = W_star.shape
     X_in = None

@@ -213,11 +213,7 @@ def train_two_layer(setting: Setting, activation: str | Activation = "relu", *, 
         step, ``.record`` the trajectory recorded before it.
     """
     t = _torch()
-    cfg = TwoLayerConfig.of({"activation": activation, "N": N, "M": M, "steps": steps,
-                             "dt": dt, "parameterization": parameterization,
-                             "optimizer": optimizer, "B": B, "record": record,
-                             "precision": precision, "options": options, **shorthands},
-                            entry="train_two_layer")
+    cfg = TwoLayerConfig.of_call(locals(), entry="train_two_layer")
     system = System.of(setting, teacher)
     act = get_activation(cfg.activation)
     par = get_parameterization(cfg.parameterization, cfg.N, setting.gamma0)

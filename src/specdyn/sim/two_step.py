@@ -243,9 +243,7 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
         If the weights stop being finite (``.step`` is 1 or 2, the message has a
         suggestion; no partial record).
     """
-    cfg = TwoStepConfig.of({"D": D, "M": M, "N": N, "activation": activation, "target": target,
-                            "reuse_batch": reuse_batch, "losses": losses, "options": options,
-                            **shorthands}, entry="gd_steps")
+    cfg = TwoStepConfig.of_call(locals(), entry="gd_steps")
     (lr1, lr2), (al1, al2) = _resolve_steps(N, lrs, alphas)
     return next(_row_runs(cfg, (lr1, al1), [(lr2, al2)], data))
 
@@ -279,9 +277,7 @@ def gd_steps_row(D: int, M: int, N: int, alpha1: float, alpha2: Sequence[float],
         time holds one. The first result's ``meta["wall_time_s"]`` includes the
         row's shared work (draw, step 1, ``G2``).
     """
-    cfg = TwoStepConfig.of({"D": D, "M": M, "N": N, "activation": activation, "target": target,
-                            "reuse_batch": reuse_batch, "losses": losses, "options": options,
-                            **shorthands}, entry="gd_steps_row")
+    cfg = TwoStepConfig.of_call(locals(), entry="gd_steps_row")
     second = [_resolve_steps(N, None, (alpha1, a2)) for a2 in alpha2]
     (lr1, _), (al1, _) = second[0]
     return _row_runs(cfg, (lr1, al1), [(lrs[1], als[1]) for lrs, als in second], data)

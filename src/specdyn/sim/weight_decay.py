@@ -165,9 +165,7 @@ def train_weight_decay(setting: Setting, N: int, M: int, steps: int, *, dt: floa
         :func:`~specdyn.sim.train_linear`'s record: ``series["preact"]``, the diagonals
         ``xi``, ``eta``, ``zeta`` and the training loss (without the penalty).
     """
-    cfg = WeightDecayConfig.of({"N": N, "M": M, "steps": steps, "dt": dt,
-                                "weight_decay": weight_decay, "options": options,
-                                **shorthands}, entry="train_weight_decay")
+    cfg = WeightDecayConfig.of_call(locals(), entry="train_weight_decay")
     system = System.of(setting, teacher)
 
     def build(inputs: RunInputs) -> tuple[WeightDecayEngine,
