@@ -2,7 +2,7 @@
 
 Every entry point that trains a network on a power-law teacher
 (:func:`~specdyn.sim.train_linear`, :func:`~specdyn.sim.train_two_layer`,
-:func:`~specdyn.sim.train_deep_network`, :func:`~specdyn.sim.train_linear_weight_decay`)
+:func:`~specdyn.sim.train_deep_network`, :func:`~specdyn.sim.train_weight_decay`)
 takes a setting (``sigma_w``, ``sigma_a``, ``gamma0``, the spectra) and optionally a
 teacher; :class:`System` checks them against each other once and draws the run's data
 from its data stream (:meth:`~specdyn.sim.inputs.RunInputs.seed_of`), the same numbers
