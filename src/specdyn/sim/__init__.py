@@ -44,12 +44,14 @@ from specdyn.sim.langevin import LangevinConfig, LangevinRun, mean_field_langevi
 from specdyn.sim.linear import LinearConfig, WeightEngine, WeightState, train_linear
 from specdyn.sim.linear_student import (
     LinearStudentConfig,
-    LinearStudentEngine,
     LinearStudentRun,
-    LinearStudentState,
-    StudentData,
     rank_one_teacher,
     train_linear_student,
+)
+from specdyn.sim.linear_student_engine import (
+    LinearStudentEngine,
+    LinearStudentState,
+    StudentData,
 )
 from specdyn.sim.loop import run
 from specdyn.sim.options import RunKeywords

@@ -21,7 +21,7 @@ from specdyn import _torch
 from specdyn import _validate as v
 from specdyn.measure.spectra import decompose
 from specdyn.sim.divergence import Divergence, Watch
-from specdyn.sim.linear_student import METHODS, StudentData
+from specdyn.sim.linear_student_engine import METHODS, StudentData
 from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout
 from specdyn.sim.registry import engine as register_engine
 
@@ -129,7 +129,7 @@ class DeepLinearEngine(Engine[DeepLinearState, "tuple[Tensor, Tensor] | None"]):
     teacher
         ``W*`` (``P x D`` tensor; its dtype and device are the run's).
     method
-        One of :data:`~specdyn.sim.linear_student.METHODS`.
+        One of :data:`~specdyn.sim.linear_student_engine.METHODS`.
     M, B, noise_std
         Data-set size (``"gd"``, ``"sgd"``), batch size (``"sgd"``, ``"online"``),
         label noise.
