@@ -161,8 +161,8 @@ label_noise
         Optional explicit ``(x, y)`` training data (overrides ``M``, ``target``
         is then only checked for its dimension).
     options, **shorthands
-        The run's :class:`~specdyn.sim.options.RunOptions`, or its fields ``checkpoints``,
-        ``seed``, ``dtype``, ``device``, ``progress`` as keywords (not both ways).
+        The run's options: a :class:`~specdyn.sim.options.RunOptions`, or its fields as
+        keywords (:class:`~specdyn.sim.options.RunKeywords`).
 
     Returns
     -------

@@ -153,11 +153,11 @@ def train_weight_decay(setting: Setting, N: int, M: int, steps: int, *, dt: floa
     ----------
     setting, teacher
         The system, as for :func:`~specdyn.sim.train_linear`.
+    options, **shorthands
+        The run's options: a :class:`~specdyn.sim.options.RunOptions`, or its fields as
+        keywords (:class:`~specdyn.sim.options.RunKeywords`).
     N, M, steps, dt, weight_decay
         :class:`WeightDecayConfig`, where each is documented.
-    options, **shorthands
-        The run's :class:`~specdyn.sim.options.RunOptions`, or its fields ``checkpoints``,
-        ``seed``, ``dtype``, ``device``, ``progress`` as keywords (not both ways).
 
     Returns
     -------
