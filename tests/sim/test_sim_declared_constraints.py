@@ -26,10 +26,8 @@ import torch
 
 from specdyn import _validate as v
 from specdyn import sim
-from specdyn.models.activations import get_activation
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import gram
-from specdyn.sim.options import SHORTHANDS
 from specdyn.sim.parameterization import get_parameterization
 
 S = PowerLawSetting.paper(0.1, 2.0, D=6)
@@ -46,25 +44,9 @@ def _stats() -> gram.Stats:
     return gram.Stats.build(np.eye(3), np.eye(3, 2), np.eye(2))
 
 
-# a valid call of each constrained callable: (callable, args, kwargs); made lazily
-BASE: dict[str, Callable[[], tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]]] = {
-    "train_linear": lambda: (sim.train_linear, (S, 8, 8, 400), {"progress": False, **CPU}),
-    "train_two_layer": lambda: (sim.train_two_layer, (S,),
-                                {"N": 8, "M": 8, "steps": 400, "progress": False, **CPU}),
-    "train_linear_student": lambda: (sim.train_linear_student, (W_STAR,),
-                                     {"method": "sgd", "lr": 0.1, "steps": 400, "M": 10, "B": 2,
-                                      **CPU}),
-    "train_deep_linear": lambda: (sim.train_deep_linear, (W_STAR,),
-                                  {"depth": 2, "N": 4, "parameterization": "mup", "lr": 0.1,
-                                   "steps": 400, "method": "gd", "M": 10, **CPU}),
-    "mean_field_langevin": lambda: (sim.mean_field_langevin, ("tanh", _tanh1, 4, 2, 10),
-                                    {"steps": 400, **CPU}),
-    "propagation_of_chaos": lambda: (sim.propagation_of_chaos, ("tanh", _tanh1, [2], 2, 10),
-                                     {"steps": 400, "reference_N": 16, **CPU}),
-    "train_deep_network": lambda: (sim.train_deep_network, (S,),
-                                   {"depth": 2, "N": 8, "M": 8, "steps": 400, **CPU}),
-    "gd_steps": lambda: (sim.gd_steps, (40, 40, 40), {"alphas": (0.1, 0.1), **CPU}),
-    "gd_steps_row": lambda: (sim.gd_steps_row, (40, 40, 40, 0.1, (0.1, 0.2)), CPU),
+#: A valid call of each constrained callable that is neither a registered entry point nor a
+#: registered engine (those come from the registries, below): (callable, args, kwargs).
+HELPERS: dict[str, Callable[[], tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]]] = {
     "scaling": lambda: (sim.scaling, ("mup",), {"depth": 2, "N": 4, "D": 3, "P": 2, "lr": 0.1}),
     "escape_step": lambda: (sim.escape_step, ([0, 1], [1.0, 2.0], 1.0), {}),
     "rank_one_teacher": lambda: (sim.rank_one_teacher, (3, 4, 1.0), {}),
@@ -73,51 +55,48 @@ BASE: dict[str, Callable[[], tuple[Callable[..., Any], tuple[Any, ...], dict[str
     "init_weights": lambda: (sim.init_weights, (4, 3, 2, 1.0, 1.0,
                                                 get_parameterization("mup", 4, 1.0),
                                                 torch.Generator(), torch.float64, "cpu"), {}),
-    "GramEngine": lambda: (sim.GramEngine, (_stats(), 1.0, 0.1),
-                           {"N": 4, "sigma_w": 1.0, "sigma_a": 1.0, **CPU}),
-    "WeightEngine": lambda: (sim.WeightEngine, (_stats(), 1.0, 0.1, None),
-                             {"N": 4, "sigma_w": 1.0, "sigma_a": 1.0, **CPU}),
-    "DeepNetworkEngine": lambda: (sim.DeepNetworkEngine, (
-        get_activation("tanh"), sim.LayerScales((1.0, 1.0), (1.0, 1.0), (1.0, 1.0)), 0.1,
-        (3, 4, 2), (torch.zeros(5, 3, **F64), torch.zeros(5, 2, **F64))), {}),
     "layer_scales": lambda: (sim.layer_scales, (get_parameterization("mup", 4, 1.0),),
                              {"depth": 2, "N": 4, "sigma_w": 1.0, "sigma_a": 1.0}),
-    "TwoLayerEngine": lambda: (sim.TwoLayerEngine, (get_activation("relu"),
-                                                    get_parameterization("mup", 4, 1.0), 1.0, 4),
-                               {}),
-    "LinearStudentEngine": lambda: (sim.LinearStudentEngine,
-                                    (torch.as_tensor(W_STAR, **F64), "gd", 0.1),
-                                    {"M": 4, "sigma0": 1.0}),
-    "DeepLinearEngine": lambda: (sim.DeepLinearEngine,
-                                 (sim.scaling("mup", depth=2, N=4, D=4, P=3, lr=0.1),
-                                  torch.as_tensor(W_STAR, **F64), "population"),
-                                 {}),
+    "get_parameterization": lambda: (get_parameterization, ("mup", 4, 1.0), {}),
     # dataclasses declaring their fields (constrained_fields): the options of every run,
     # and the setting shared with the theory
     "RunOptions": lambda: (sim.RunOptions, (), {"seed": 3, "check_every": 5}),
     "PowerLawSetting": lambda: (PowerLawSetting, (1.0, 1.0, 0.5, 1.0, 1.0), {"D": 4}),
-    "ParticleEngine": lambda: (sim.ParticleEngine,
-                               (get_activation("tanh"), torch.zeros(5, 2, **F64),
-                                torch.zeros(5, **F64), [sim.Block(1, 3)], 0.1, 0.0, 0.0), {}),
 }
 
 
-#: Each entry point's config: where its parameters are declared.
-CONFIGS: dict[Callable[..., Any], type] = {
-    sim.train_linear: sim.LinearConfig, sim.train_two_layer: sim.TwoLayerConfig,
-    sim.train_deep_network: sim.DeepNetworkConfig,
-    sim.train_linear_student: sim.LinearStudentConfig,
-    sim.train_deep_linear: sim.DeepLinearConfig, sim.mean_field_langevin: sim.LangevinConfig,
-    sim.propagation_of_chaos: sim.ChaosConfig, sim.gd_steps: sim.TwoStepConfig,
-    sim.gd_steps_row: sim.TwoStepConfig}
+def _entry(e: sim.EntryPoint) -> Callable[[], tuple[Callable[..., Any], tuple[Any, ...],
+                                                     dict[str, Any]]]:
+    def make() -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+        args, kwargs = e.example()
+        # steps long enough that a bad value getting through would be noticed
+        return e.function, args, {**kwargs, **({"steps": 400} if "steps" in kwargs else {})}
+    return make
+
+
+def _engine(e: sim.EngineEntry) -> Callable[[], tuple[Callable[..., Any], tuple[Any, ...],
+                                                      dict[str, Any]]]:
+    def make() -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+        args, kwargs = next(iter(e.examples.values()))()
+        return e.cls, args, kwargs
+    return make
+
+
+#: every constrained callable: the registered entry points and engines, and the helpers
+BASE = {**{e.name: _entry(e) for e in sim.entry_points()},
+        **{e.cls.__name__: _engine(e) for e in sim.engines()}, **HELPERS}
+
+#: Each entry point's config: where its parameters are declared (from the registry).
+CONFIGS: dict[Callable[..., Any], type] = {e.function: e.config for e in sim.entry_points()}
 
 
 def _rules(fn: Callable[..., Any]) -> dict[str, v.Constraint]:
     """The declared constraints of a callable: its own, or (an entry point) its config's and
-    the run options' (the shorthand ``seed``)."""
+    the run options' (the shorthand ``seed``; ``options`` may be left ``None``)."""
     rules = v.constraints_of(fn)
     if fn in CONFIGS:  # the shorthand seed: None is "not given" (RunOptions' default)
-        rules = {**v.constraints_of(CONFIGS[fn]), **rules, "seed": v.Int(0, optional=True)}
+        rules = {**v.constraints_of(CONFIGS[fn]), **rules, "seed": v.Int(0, optional=True),
+                 "options": v.Instance(sim.RunOptions, optional=True)}
     return rules
 
 
@@ -165,52 +144,68 @@ def test_defaults_and_the_base_calls_satisfy_the_declarations(key: str) -> None:
     fn, args, kwargs = BASE[key]()
     rules = _rules(fn)
     assert rules, f"{key} declares no constraints"
-    if fn in CONFIGS:  # the call's config: its fields hold the given and default values
-        bound = inspect.signature(fn).bind(*args, **kwargs)
-        given = {k: x for k, x in bound.arguments.items() if k != "options"}
-        given.update(bound.arguments.get("options", {}))
-        fields = {f.name for f in dataclasses.fields(CONFIGS[fn])}
-        cfg = CONFIGS[fn].of({k: x for k, x in given.items() if k in fields
-                              or k in SHORTHANDS}, entry=key)
-        values = {**vars(cfg), "seed": cfg.options.seed, **given}
-    else:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
-        bound.apply_defaults()
-        values = dict(bound.arguments)
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    bound.apply_defaults()
+    values = dict(bound.arguments)
+    values.update(values.pop("shorthands", {}))  # an entry point's run-option keywords
+    if fn in CONFIGS:
+        values.setdefault("seed", None)
     for name, rule in rules.items():
         rule.check(name, values[name])
 
 
-def test_every_public_entry_point_and_engine_declares_its_constraints() -> None:
+def test_every_public_entry_point_and_engine_is_registered_and_declares_its_constraints(
+        ) -> None:
+    # the registries are the lists: every public engine class and every public function
+    # that runs an engine is registered, with its config declaring its fields
     public = [getattr(sim, n) for n in sim.__all__]
-    entry = [f for f in public if inspect.isfunction(f)
-             and (f.__name__.startswith("train_") or f.__name__ in (
-                 "gd_steps", "gd_steps_row", "mean_field_langevin", "propagation_of_chaos"))]
-    engines = [c for c in public if inspect.isclass(c) and c.__name__.endswith("Engine")
-               and c is not sim.Engine]  # the protocol itself, not an engine
-    # every entry point is config -> engine, recorder -> run: its config declares its fields
-    assert set(entry) == set(CONFIGS) and all(v.constraints_of(c) for c in CONFIGS.values())
-    undeclared = [x.__name__ for x in engines if not v.constraints_of(x)]
-    # TwoStepEngine takes only an activation, a tensor and the step-size pair, checked by
-    # gd_steps (_resolve_steps): it has no scalar parameter to declare
-    assert undeclared == ["TwoStepEngine"]
-    assert len(entry) == 9 and len(engines) == 8
+    engines = {c for c in public if inspect.isclass(c) and sim.Engine in c.__mro__
+               and c is not sim.Engine}
+    assert engines == {e.cls for e in sim.engines()}
+    for e in sim.entry_points():
+        assert getattr(sim, e.name) is e.function and e.name in sim.__all__
+        assert issubclass(e.config, sim.SimConfig) and v.constraints_of(e.config)
+        # every field of the config is declared (a free one explicitly, v.Free)
+        fields = {f.name for f in dataclasses.fields(e.config)}
+        assert fields == set(v.constraints_of(e.config)), e.name
+    undeclared = [e.cls.__name__ for e in sim.engines() if not v.constraints_of(e.cls)]
+    assert undeclared == []
+
+
+@pytest.mark.parametrize("entry", sim.entry_points(), ids=lambda e: e.name)
+def test_every_config_field_is_a_visible_parameter_with_its_default(entry: Any) -> None:
+    # an editor and help() show every option: each field of the config is a named
+    # parameter of the entry point, with the config's default (required where it has none)
+    params = inspect.signature(entry.function).parameters
+    for f in dataclasses.fields(entry.config):
+        if f.name == "options":
+            assert params["options"].default is None
+            continue
+        assert f.name in params, (entry.name, f.name)
+        default = params[f.name].default
+        if f.default is dataclasses.MISSING:
+            assert default is inspect.Parameter.empty, (entry.name, f.name)
+        else:
+            assert default == f.default, (entry.name, f.name, default, f.default)
+    kinds = [p.kind for p in params.values()]
+    assert kinds.count(inspect.Parameter.VAR_KEYWORD) == 1  # the run options' shorthands
+    assert "Unpack[RunKeywords]" in str(params["shorthands"].annotation)
 
 
 def test_an_unknown_or_missing_parameter_is_one_line_naming_it() -> None:
-    # the config's own check of the keywords (before any work): a typo is not swallowed
+    # the config's own check of the keywords (before any work): a typo is not swallowed;
+    # a missing one is Python's own error, naming it (the signature shows every parameter)
     with pytest.raises(ValueError, match=r"^stepz is not a parameter of train_two_layer "):
-        sim.train_two_layer(S, N=8, M=8, stepz=3)
-    with pytest.raises(ValueError, match=r"^steps must be given to train_two_layer: an "
-                                         r"integer in \[1, inf\]"):
-        sim.train_two_layer(S, N=8, M=8)
+        sim.train_two_layer(S, N=8, M=8, steps=3, stepz=3)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"missing a required argument: 'steps'"):
+        sim.train_two_layer(S, N=8, M=8)  # type: ignore[call-arg]
 
 
 def test_generated_cases_outnumber_the_old_hand_tables() -> None:
     # the hand-written bad-input cases of tests/sim counted 85 before the declarations
     # (pytest.raises(ValueError) blocks and table rows of the entry points and schedules;
     # they stay, for cross-parameter rules and message texts): the generated ones must
-    # not be fewer (issue 27, item 4)
+    # not be fewer
     assert len(CASES) >= 85
     assert {k for k, _, _ in CASES} == set(BASE)
 

@@ -25,26 +25,17 @@ import numpy as np
 import pytest
 import torch
 
-from specdyn.data import HermiteTarget
 from specdyn.models.activations import get_activation
 from specdyn.sim import (
     Block,
-    DeepLinearEngine,
-    DeepNetworkEngine,
     Engine,
     EngineDefaults,
-    GramEngine,
-    LinearStudentEngine,
     ParticleEngine,
     RunOptions,
     StreamLayout,
     Streams,
     TwoLayerEngine,
-    TwoStepEngine,
-    WeightEngine,
-    gram,
-    layer_scales,
-    scaling,
+    engines,
 )
 from specdyn.sim.divergence import Divergence
 from specdyn.sim.parameterization import get_parameterization
@@ -56,106 +47,22 @@ def _gen(seed: int = 0) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
-def _stats(D: int = 3, P: int = 2) -> tuple[gram.Stats, np.ndarray, np.ndarray]:
-    g = np.random.default_rng(0)
-    X, Y = g.standard_normal((12, D)), g.standard_normal((12, P))
-    return gram.Stats.build(X.T @ X / 12, X.T @ Y / 12, Y.T @ Y / 12), X, Y
-
-
-def _gram() -> tuple[Any, Any, Any]:
-    stats, _, _ = _stats()
-    eng = GramEngine(stats, 1.0, 0.05, device="cpu", N=8, sigma_w=0.5, sigma_a=1.0)
-    return eng, eng.init(_gen(1)), None
-
-
-def _weight(population: bool) -> Callable[[], tuple[Any, Any, Any]]:
+def _make(entry: Any, call: Callable[[], Any]) -> Callable[[], tuple[Any, Any, Any]]:
+    """An engine of a registered example, its first state and the batch of its first update,
+    from generators derived from one seed (the engine's own kinds and streams)."""
     def make() -> tuple[Any, Any, Any]:
-        stats, X, Y = _stats()
-        eng = WeightEngine(stats, 1.0, 0.05, None if population else (X, Y), device="cpu",
-                           N=8, sigma_w=0.5, sigma_a=1.0)
-        return eng, eng.init(_gen(1)), None
+        args, kwargs = call()
+        eng = entry.cls(*args, **kwargs)
+        gens = Streams.derive(eng, 3)
+        state = eng.init(gens.init)
+        return eng, state, eng.sample(state, gens.batch)
     return make
 
 
-def _two_layer(act: str) -> Callable[[], tuple[Any, Any, Any]]:
-    def make() -> tuple[Any, Any, Any]:
-        g = _gen(1)
-        par = get_parameterization("mup", 10, 2.0)
-        W, A = torch.randn(10, 4, generator=g, **F64), torch.randn(10, 3, generator=g, **F64)
-        X, Y = torch.randn(6, 4, generator=g, **F64), torch.randn(6, 3, generator=g, **F64)
-        eng = TwoLayerEngine(get_activation(act), par, dt=0.3, B=6, sizes=(10, 4, 3),
-                             init_scale=(1.0, 1.0), **F64)
-        # a state of given weights (state_of) and of drawn ones (init): both step purely
-        return eng, eng.state_of(W, A) if act == "relu" else eng.init(g), (X, Y)
-    return make
-
-
-def _student(method: str) -> Callable[[], tuple[Any, Any, Any]]:
-    def make() -> tuple[Any, Any, Any]:
-        Ws = torch.randn(2, 5, generator=_gen(2), **F64)
-        eng = LinearStudentEngine(Ws, method, 0.2, M=20, B=4, noise_std=0.1, replicas=3,
-                                  sigma0=1.0)
-        g = _gen(4)
-        st = eng.init(g)
-        return eng, st, eng.sample(st, g)
-    return make
-
-
-def _deep(method: str) -> Callable[[], tuple[Any, Any, Any]]:
-    def make() -> tuple[Any, Any, Any]:
-        T = np.zeros((3, 4))
-        T[0, 0] = 2.0
-        sc = scaling("mup", depth=3, N=6, D=4, P=3, lr=0.05)
-        eng = DeepLinearEngine(sc, torch.as_tensor(T, **F64), method, M=15, B=5,
-                               noise_std=0.1)
-        g = _gen(2)
-        st = eng.init(g)
-        return eng, st, eng.sample(st, g)
-    return make
-
-
-def _deep_network() -> tuple[Any, Any, Any]:
-    g = _gen(3)
-    X, Y = torch.randn(9, 4, generator=g, **F64), torch.randn(9, 2, generator=g, **F64)
-    sc = layer_scales(get_parameterization("mup", 6, 1.5), depth=2, N=6, sigma_w=1.0,
-                      sigma_a=1.0)
-    eng = DeepNetworkEngine(get_activation("tanh"), sc, 0.2, (4, 6, 6, 2), (X, Y))
-    st = eng.init(_gen(1))
-    return eng, st, eng.sample(st, None)
-
-
-def _particles() -> tuple[Any, Any, Any]:
-    g = _gen(0)
-    X = torch.randn(12, 3, generator=g, **F64)
-    Y = torch.tanh(X[:, 0])
-    blocks = [Block(1, 6), Block(2, 2), Block(1, 2, driver=0)]
-    eng = ParticleEngine(get_activation("tanh"), X, Y, blocks, 0.1, 0.01, 0.05,
-                         init_scale=(1.0, 1.0))
-    st = eng.init(np.random.default_rng(0))
-    return eng, st, torch.randn(12, 4, generator=g, **F64)
-
-
-def _two_step() -> tuple[Any, Any, Any]:
-    tgt = HermiteTarget.named("He2+He3", D=3, seed=0)
-    eng = TwoStepEngine(get_activation("tanh-shift"), (0.5, 1.0), N=4, D=3, M=7, target=tgt,
-                        **F64)
-    g = np.random.default_rng(3)  # gd_steps' generator kind: numpy's
-    st = eng.init(g)
-    return eng, st, eng.sample(st, g)
-
-
+#: every registered engine, in each of its examples (from the registry: no list to edit)
 ENGINES: dict[str, Callable[[], tuple[Any, Any, Any]]] = {
-    "gram": _gram,
-    "weight-population": _weight(True),
-    "weight-data": _weight(False),
-    "two-layer-relu": _two_layer("relu"),
-    "two-layer-tanh": _two_layer("tanh"),
-    **{f"student-{m}": _student(m) for m in ("population", "gd", "sgd", "online")},
-    **{f"deep-{m}": _deep(m) for m in ("population", "gd", "sgd", "online")},
-    "deep-network": _deep_network,
-    "particles": _particles,
-    "two-step": _two_step,
-}
+    f"{e.cls.__name__}-{name}": _make(e, call) for e in engines() for name, call in
+    e.examples.items()}
 
 
 def _value(state: Any) -> dict[str, Any]:
@@ -184,12 +91,11 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def test_the_engine_table_names_every_public_engine() -> None:
+def test_the_registry_holds_every_public_engine() -> None:
     import specdyn.sim as sim
 
     public = {n for n in sim.__all__ if n.endswith("Engine")} - {"Engine"}
-    made = {type(make()[0]).__name__ for make in ENGINES.values()}
-    assert made == public
+    assert {e.cls.__name__ for e in engines()} == public
 
 
 @pytest.mark.parametrize("name", list(ENGINES))
@@ -243,11 +149,12 @@ def test_every_engine_init_takes_a_generator_and_is_a_function_of_it(name: str) 
     assert params == ["generator"], f"{name}: init{tuple(params)}"
     assert not any(isinstance(x, (torch.Generator, np.random.Generator))
                    for x in vars(eng).values()), f"{name} holds a generator"
-    # each engine's generator kind is the one it has always drawn with: numpy's for the
-    # particles (mean_field_langevin's default_rng) and the two steps (gd_steps'),
-    # torch's for the others
-    make = (np.random.default_rng if isinstance(eng, (ParticleEngine, TwoStepEngine))
-            else _gen)
+    # each engine's generator kind is the one it has always drawn with (its own
+    # ``generator``): numpy's for the particles and the two steps, torch's for the others
+
+    def make(seed: int) -> Any:
+        return eng.generator("init", seed)
+
     one, two, other = eng.init(make(5)), eng.init(make(5)), eng.init(make(6))
     assert _same(_value(one), _value(two)), f"{name}: equal generators, different states"
     assert not _same(_value(one), _value(other)), f"{name}: init ignores its generator"

@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from specdyn import Schedule
-from specdyn.models import AtomTeacher
 from specdyn.models.activations import get_activation
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import (
@@ -21,6 +20,7 @@ from specdyn.sim import (
     ParticleEngine,
     Record,
     derive_seed,
+    entry_points,
     gd_steps,
     gram,
     mean_field_langevin,
@@ -109,32 +109,25 @@ def test_all_steps_run_whatever_the_checkpoints() -> None:
 
 
 def test_every_record_is_a_record_with_the_fixed_metadata_keys() -> None:
-    W = np.eye(3)
-    teacher = AtomTeacher("tanh", [[1.0, 1.0, 0.0]])
-    records = [
-        train_linear(S, 16, 16, 5, checkpoints=2, progress=False, device="cpu"),
-        train_linear(S, 16, 16, 5, engine="weights", progress=False, device="cpu"),
-        train_linear(S, None, None, 5, method="flow", progress=False),
-        train_two_layer(S, "tanh", N=8, M=8, steps=3, progress=False, device="cpu"),
-        train_linear_student(W, method="population", lr=0.1, steps=3, device="cpu"),
-        train_deep_linear(W, depth=2, N=4, parameterization="mup", lr=0.1, steps=3,
-                          device="cpu"),
-        mean_field_langevin("tanh", teacher, 4, 2, 8, steps=3, device="cpu"),
-        propagation_of_chaos("tanh", teacher, [2], 2, 8, steps=3, reference_N=8,
-                             device="cpu"),
-        gd_steps(4, 4, 4, alphas=(0.1, 0.1), device="cpu"),
-    ]
+    # every registered entry point's example (and train_linear's flow, which solves an ODE
+    # instead of running the loop): a Record whose meta starts with the loop's fixed keys
+    records = {}
+    for e in entry_points():
+        args, kwargs = e.example()
+        out = e.function(*args, **kwargs)
+        records[e.name] = next(iter(out)) if e.name == "gd_steps_row" else out
+    records["flow"] = train_linear(S, None, None, 5, method="flow", progress=False)
     fixed = ["engine", "seed", "steps", "dtype", "device", "wall_time_s"]
     assert list(META_KEYS) == fixed
-    engines = set()
-    for rec in records:
-        assert isinstance(rec, Record), type(rec)
+    for name, rec in records.items():
+        assert isinstance(rec, Record), (name, type(rec))
         meta = rec.meta
-        assert list(meta)[:6] == fixed
-        assert meta["dtype"] == "float64" and meta["wall_time_s"] >= 0
-        engines.add(meta["engine"])
-    # one name per engine: train_linear's Gram GD and its gradient flow share "gram"
-    assert len(engines) == len(records) - 1
+        assert list(meta)[:6] == fixed, name
+        assert meta["dtype"] == "float64" and meta["wall_time_s"] >= 0, name
+    # the run's name: train_linear's Gram GD and its gradient flow share "gram"; a row of
+    # gd_steps is gd_steps'
+    assert records["flow"].meta["engine"] == records["train_linear"].meta["engine"] == "gram"
+    assert records["gd_steps_row"].meta["engine"] == records["gd_steps"].meta["engine"]
 
 
 def test_a_record_refuses_meta_without_the_fixed_keys() -> None:

@@ -4,7 +4,7 @@ and off.
 Oracle: the same run made twice through the one loop (:func:`specdyn.sim.loop.run`), once
 with its entry point's own recorder, every recording option on (spectra at every step,
 subspace iterations, sharpness, overlaps, kept particles, W2 distances...), and once with a
-recorder that records nothing, from generators derived afresh from the same seed: the last
+recorder that records nothing, built afresh from the same seed (fresh generators): the last
 state (every value field, bit for bit) and the history of every watched quantity must be
 the same. The entry point is called as a user calls it; the test swaps the module's ``run``
 for one that makes both runs (the former deep-linear recorder drew its subspace starts
@@ -18,7 +18,7 @@ the schedule moves its states by roundoff only (bounded here), never the recorde
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -29,8 +29,11 @@ from specdyn import Schedule
 from specdyn.models import AtomTeacher
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import (
+    EntryPoint,
+    GramState,
     Outcome,
-    Streams,
+    Setup,
+    entry_points,
     gd_steps,
     loop,
     mean_field_langevin,
@@ -42,7 +45,6 @@ from specdyn.sim import (
     train_linear_student,
     train_two_layer,
 )
-from specdyn.sim.two_step_engine import TwoStepData
 
 S = PowerLawSetting.paper(0.1, 2.0, D=8)
 CPU: dict[str, Any] = {"device": "cpu"}
@@ -125,33 +127,50 @@ def _same(a: Any, b: Any) -> bool:
 def _twice(module: str, call: Callable[[], Any], monkeypatch: pytest.MonkeyPatch
            ) -> list[tuple[Outcome[Any], int]]:
     """Make the entry point's run with its recorder, then with no recorder and with no
-    checkpoint, each from fresh generators of the same seed: ``(outcome, snapshots)``."""
+    checkpoint, each built afresh by its setup (fresh inputs: fresh generators of the same
+    seed): ``(outcome, snapshots)``."""
     import importlib
 
     mod = importlib.import_module(f"specdyn.sim.{module}")
     real = loop.run
     seen: list[tuple[Outcome[Any], int]] = []
 
-    def fresh(engine: Any, kw: dict[str, Any]) -> Streams | None:
-        given = kw.get("streams")
-        if given is None or isinstance(given.init, TwoStepData):  # derived in run / a replay
-            return given
-        layout = getattr(mod, "STREAMS", None)  # propagation_of_chaos' layout
-        return Streams.derive(engine, kw["options"].seed, layout)
+    def both(setup: Setup[Any, Any, Any], recorder: None = None, **kw: Any) -> Any:
+        assert isinstance(setup, Setup) and recorder is None
+        keep: list[_Keep] = []
 
-    def both(engine: Any, recorder: Any, **kw: Any) -> Any:
-        keep = _Keep(recorder)
-        result = real(engine, keep, **kw)
-        seen.append((keep.outcome, keep.snapshots))
+        def keeping(inputs: Any) -> Any:
+            engine, inner = setup.build(inputs)
+            keep.append(_Keep(inner))
+            return engine, keep[-1]
+
+        def bare(inputs: Any) -> Any:
+            return setup.build(inputs)[0], _Nothing()
+
+        result = real(Setup(setup.name, setup.streams, keeping), **kw)
+        seen.append((keep[0].outcome, keep[0].snapshots))
         for ck in (kw.get("checkpoints"), np.zeros(0, dtype=np.int64)):
-            out = real(engine, _Nothing(), **{**kw, "checkpoints": ck,
-                                               "streams": fresh(engine, kw)})
+            out = real(Setup(setup.name, setup.streams, bare), **{**kw, "checkpoints": ck})
             seen.append((out, 0))
         return result
 
     monkeypatch.setattr(mod, "run", both)
     call()
     return seen
+
+
+def _example_call(entry: EntryPoint) -> Callable[[], Any]:
+    def call() -> Any:
+        args, kwargs = entry.example()
+        out = entry.function(*args, **{**kwargs, "checkpoints": EVERY})
+        return list(out) if isinstance(out, Iterator) else out  # a row: every cell
+    return call
+
+
+# every registered entry point too, through its example (recording at every step): a new
+# engine is covered as soon as it is registered
+RUNS.update({f"example-{e.name}": (e.function.__module__.rsplit(".", 1)[1], _example_call(e))
+             for e in entry_points()})
 
 
 @pytest.mark.parametrize("name", list(RUNS))
@@ -166,7 +185,7 @@ def test_recording_on_and_off_take_bit_identical_steps(name: str,
     for key, n in on.known.items():  # the entries filled (a lagged one ends one short)
         assert _same(on.history[key][:n], off.history[key][:n]), f"{name}: {key} history"
     # no checkpoint at all: the same run, but for the Gram engine's settle at each check
-    if name == "gram":
+    if isinstance(on.state, GramState):
         a, b = (torch.cat([x.reshape(-1) for x in _value(o.state)]) for o in (on, bare))
         assert not torch.equal(a, b)  # the checks at checkpoints do re-symmetrise ...
         assert float((a - b).abs().max() / a.abs().max()) < 1e-13  # ... by roundoff only

@@ -15,7 +15,17 @@ import numpy as np
 import pytest
 import torch
 
-from specdyn.sim import DivergenceError, Engine, EngineDefaults, Outcome, RunOptions, run
+from specdyn.sim import (
+    DivergenceError,
+    Engine,
+    EngineDefaults,
+    Outcome,
+    RunInputs,
+    RunOptions,
+    Setup,
+    derive_seed,
+    run,
+)
 from specdyn.sim.divergence import Divergence, Watch
 from specdyn.sim.protocol import StreamLayout, Streams
 
@@ -180,3 +190,27 @@ def test_zero_steps_record_and_check_the_first_state() -> None:
     assert [e[0] for e in log] == ["init", "snap", "finish"]
     np.testing.assert_array_equal(out.history["before"].numpy(), [6.0])
     assert math.isfinite(float(out.history["before"][0]))
+
+
+def test_run_applies_the_options_dtype_and_device_to_the_engine_it_builds() -> None:
+    # the loop resolves the inputs once and hands them to the setup's build: a user's engine
+    # built there gets the run's dtype and device; an engine built before the run cannot,
+    # so a dtype or device asked for it is refused, not ignored
+    seen: list[RunInputs] = []
+
+    def build(inputs: RunInputs) -> tuple[Any, Any]:
+        seen.append(inputs)
+        eng = Toy([1.0] * 4, [])
+        return eng, Log([])
+
+    out = run(Setup("toy", Toy.streams, build), steps=3,
+              options=RunOptions(seed=5, dtype="float32", device="cpu"))
+    (inputs,) = seen
+    assert (inputs.seed, inputs.dtype, str(inputs.device)) == (5, torch.float32, "cpu")
+    assert out.meta["dtype"] == "float32" and out.meta["engine"] == "toy"
+    assert inputs.seed_of("batch") == derive_seed(5, 1)  # Toy's batch stream
+    with pytest.raises(ValueError, match="^dtype and device are applied where run builds"):
+        run(Toy([1.0], []), Log([]), steps=1, options=RunOptions(dtype="float32"))
+    # and the run's generators are one set: a recorder continues the loop's streams
+    eng = Toy([1.0], [])
+    assert inputs.generators(eng) is inputs.generators(eng)

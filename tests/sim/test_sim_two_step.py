@@ -166,10 +166,10 @@ def test_divergence_is_reported_with_the_step() -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "name"), [
-    (dict(alphas=(0.5, 0.1)), "alpha1"),
-    (dict(alphas=(-0.1, 0.1)), "alpha1"),
-    (dict(alphas=(0.1, 0.55)), "alpha2"),
-    (dict(lrs=(1.0, 0.0)), "lr2"),
+    (dict(alphas=(0.5, 0.1)), r"^alphas\[0\] "),
+    (dict(alphas=(-0.1, 0.1)), r"^alphas\[0\] "),
+    (dict(alphas=(0.1, 0.55)), r"^alphas\[1\] "),
+    (dict(lrs=(1.0, 0.0)), r"^lrs\[1\] "),
     (dict(lrs=(1.0, 1.0), alphas=(0.1, 0.1)), "lrs"),
     (dict(), "lrs"),
 ])
@@ -186,7 +186,7 @@ def test_bad_sizes(name: str) -> None:
 
 
 def test_bad_target() -> None:
-    with pytest.raises(ValueError, match="name"):
+    with pytest.raises(ValueError, match="^target must be one of 'He1'"):
         gd_steps(4, 4, 4, alphas=(0.1, 0.1), target="He7")
     with pytest.raises(ValueError, match="dimension"):
         gd_steps(4, 4, 4, alphas=(0.1, 0.1), target=HermiteTarget([0, 1], direction=np.ones(3)))

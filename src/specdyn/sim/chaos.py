@@ -11,23 +11,31 @@ of :mod:`specdyn.sim.langevin`; the engine is
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from specdyn import _validate as v
-from specdyn._torch import resolve_device, resolve_dtype, to_numpy
+from specdyn._torch import to_numpy
 from specdyn._torch import torch as _torch
 from specdyn.measure.transport import wasserstein2_squared
 from specdyn.models.activations import Activation, get_activation
 from specdyn.schedule import Schedule
+from specdyn.sim.inputs import RunInputs, Setup
 from specdyn.sim.langevin import Target
 from specdyn.sim.loop import run
+from specdyn.sim.options import RunOptions
 from specdyn.sim.particles import Block, ParticleConfig, ParticleEngine, ParticleState, make_data
-from specdyn.sim.protocol import Outcome, Record, StreamLayout, Streams, record_meta
+from specdyn.sim.protocol import Outcome, Record, StreamLayout
+from specdyn.sim.recording import Recorded, SpectrumRecorder
+from specdyn.sim.registry import entry_point
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from specdyn.sim.options import RunKeywords
 
 __all__ = ["ChaosConfig", "ChaosRun", "propagation_of_chaos"]
 
@@ -124,8 +132,24 @@ class ChaosConfig(ParticleConfig):
     w2: bool = False
 
 
+def _tanh1(x: np.ndarray) -> np.ndarray:
+    return np.tanh(x[:, 0])
+
+
+def _example() -> Any:
+    return ("tanh", _tanh1, [2], 2, 10), {"steps": 40, "reference_N": 16, "device": "cpu"}
+
+
+@entry_point(ChaosConfig, example=_example)
 def propagation_of_chaos(activation: str | Activation, target: Target, N_values: Sequence[int],
-                         D: int, M: int | None = 400, **options: Any) -> ChaosRun:
+                         D: int, M: int | None = 400, *, dt: float = 0.05,
+                         temperature: float = 0.02, weight_decay: float = 0.05,
+                         steps: int = 200, init_scale: tuple[float, float] = (1.0, 1.0),
+                         population_size: int = 4096, label_noise: float = 0.0,
+                         reference_N: int = 8000, replicas: int = 1,
+                         keep_reference: bool = False, keep_systems: bool = False,
+                         w2: bool = False, options: RunOptions | None = None,
+                         **shorthands: Unpack[RunKeywords]) -> ChaosRun:
     """Distance of ``N``-particle systems to their mean-field copies (synchronous coupling).
 
     Three kinds of particles move together on the same data:
@@ -149,114 +173,105 @@ def propagation_of_chaos(activation: str | Activation, target: Target, N_values:
     the ``O(1/N)`` chaos term, a floor of order ``1/reference_N`` from the
     reference's own fluctuation; keep ``max(N_values) <= reference_N / 8``.
 
-    The parameters are the fields of :class:`ChaosConfig` (``activation``, ``N_values``,
-    ``D``, ``M`` as positions, the others as keywords), the run options' shorthands
-    (``checkpoints``, ``seed``, ``dtype``, ``device``, ``progress``) or ``options``;
-    ``target`` is that of :func:`specdyn.sim.mean_field_langevin`. Returns a
-    :class:`ChaosRun`; raises :class:`~specdyn.sim.divergence.DivergenceError` as
-    it does, its ``record`` the :class:`ChaosRun` of the checkpoints taken before
-    the divergence (reference loss up to the last of them).
+    The parameters are the fields of :class:`ChaosConfig`, where each is documented
+    (``activation``, ``N_values``, ``D``, ``M`` as positions, the others as keywords),
+    and the run's options (``options``, or its fields ``checkpoints``, ``seed``,
+    ``dtype``, ``device``, ``progress`` as keywords); ``target`` is that of
+    :func:`specdyn.sim.mean_field_langevin`. Returns a :class:`ChaosRun`; raises
+    :class:`~specdyn.sim.divergence.DivergenceError` as it does, its ``record`` the
+    :class:`ChaosRun` of the checkpoints taken before the divergence (reference loss up to
+    the last of them).
     """
-    torch = _torch()
-    cfg = ChaosConfig.of({"activation": activation, "N_values": N_values, "D": D, "M": M,
-                          **options}, entry="propagation_of_chaos")
+    cfg = ChaosConfig.of_call(locals(), entry="propagation_of_chaos")
     act = get_activation(cfg.activation)
     Ns = sorted(set(cfg.N_values))
-    opts, steps = cfg.options, cfg.steps
-    ckpt = opts.schedule(steps, Schedule.even(11))
-    start = time.perf_counter()
-    x_np, y_np = make_data(target, D, M, cfg.population_size, cfg.label_noise,
-                           STREAMS.seed(opts.seed, "data"))
+    ckpt = cfg.options.schedule(cfg.steps, Schedule.even(11))
     n_max = max(Ns) * cfg.replicas  # size of the pool of copies
-    dev = resolve_device(opts.device)
-    tdtype = resolve_dtype(opts.dtype)
-
     # block 0: reference; block 1: the pool of copies (driven by block 0); block 2+i:
     # R_i = n_max / N_i self-driven systems of N_i particles, replica j starting from (and
     # sharing the noise of) copies j N_i .. (j+1) N_i - 1
     reps = [n_max // N for N in Ns]
     blocks = [Block(1, cfg.reference_N), Block(1, n_max, driver=0),
               *(Block(R, N, follows=1) for R, N in zip(reps, Ns, strict=True))]
-    x = torch.as_tensor(x_np, dtype=tdtype, device=dev)
-    y = torch.as_tensor(y_np, dtype=tdtype, device=dev)
-    engine = ParticleEngine(act, x, y, blocks, cfg.dt, cfg.temperature, cfg.weight_decay,
-                            init_scale=cfg.init_scale)
-    recorder = _Recorder(engine, Ns, reps, D, ckpt, cfg.dt, cfg.w2, cfg.keep_reference,
-                         cfg.keep_systems, x_np, y_np, lambda: record_meta(
-                             "propagation_of_chaos", seed=opts.seed, dtype=tdtype, device=dev,
-                             start=start, steps=steps, activation=act.name, D=D, M=M,
-                             dt=cfg.dt, temperature=cfg.temperature,
-                             weight_decay=cfg.weight_decay, reference_N=cfg.reference_N,
-                             replicas=reps,
-                             population_size=cfg.population_size if M is None else None,
-                             label_noise=cfg.label_noise))
-    return run(engine, recorder, steps=steps, options=opts, checkpoints=ckpt,
-               streams=Streams.derive(engine, opts.seed, STREAMS), desc="chaos")
+
+    def build(inputs: RunInputs) -> tuple[ParticleEngine,
+                                          SpectrumRecorder[ParticleState, ChaosRun]]:
+        torch, tdtype, dev = _torch(), inputs.dtype, inputs.device
+        x_np, y_np = make_data(target, D, M, cfg.population_size, cfg.label_noise,
+                               inputs.seed_of("data"))
+        engine = ParticleEngine(act, torch.as_tensor(x_np, dtype=tdtype, device=dev),
+                                torch.as_tensor(y_np, dtype=tdtype, device=dev), blocks, cfg.dt,
+                                cfg.temperature, cfg.weight_decay, init_scale=cfg.init_scale)
+        coupling = _Coupling(engine, Ns, reps, D, cfg.w2, cfg.keep_reference,
+                             cfg.keep_systems)
+        return engine, SpectrumRecorder(
+            {"coupling": coupling},
+            record=lambda rec, outcome: coupling.run(rec, outcome, ckpt, cfg.dt, x_np, y_np),
+            meta={"activation": act.name, "D": D, "M": M, "dt": cfg.dt,
+                  "temperature": cfg.temperature, "weight_decay": cfg.weight_decay,
+                  "reference_N": cfg.reference_N, "replicas": reps,
+                  "population_size": cfg.population_size if M is None else None,
+                  "label_noise": cfg.label_noise})
+
+    return run(Setup("propagation_of_chaos", STREAMS, build), steps=cfg.steps,
+               options=cfg.options, checkpoints=ckpt, desc="chaos")
 
 
-class _Recorder:
-    """The checkpoints of a coupling run (per system size: paired squared distance, exact
-    ``W2^2`` when asked, function gap; the kept particles) and the :class:`ChaosRun` of those
-    taken so far, with the reference loss ``ref_loss`` (a device tensor the steps fill)."""
+class _Coupling:
+    """What a coupling run records at a checkpoint (per system size: the paired squared
+    distance, the exact ``W2^2`` when asked, the function gap; the kept particles), and the
+    :class:`ChaosRun` of those recorded."""
 
     def __init__(self, engine: ParticleEngine, Ns: list[int], reps: list[int], D: int,
-                 ckpt: np.ndarray, dt: float, w2: bool, keep_reference: bool,
-                 keep_systems: bool, x_np: np.ndarray, y_np: np.ndarray, meta: Any) -> None:
+                 w2: bool, keep_reference: bool, keep_systems: bool) -> None:
         self.engine, self.Ns, self.reps, self.D = engine, Ns, reps, D
-        self.ckpt, self.dt, self.w2 = ckpt, dt, w2
-        self.keep_reference, self.keep_systems = keep_reference, keep_systems
-        self.x_np, self.y_np, self.meta = x_np, y_np, meta
-        self.dist = np.zeros((len(Ns), len(ckpt)))
-        self.w2d = np.zeros((len(Ns), len(ckpt)))
-        self.gap = np.zeros((len(Ns), len(ckpt)))
-        self.ref_saved: list[np.ndarray] = []
-        self.sys_saved: list[list[np.ndarray]] = [[] for _ in Ns]
-        self.want = {int(s): j for j, s in enumerate(ckpt)}
-        self.done = 0  # checkpoints recorded so far
+        self.w2, self.keep_reference, self.keep_systems = w2, keep_reference, keep_systems
         self.ref_rows, self.copy_rows = engine.rows(0), engine.rows(1)
 
-    def snapshot(self, st: ParticleState, k: int) -> None:
-        """Record checkpoint ``k``: each system's distances to its copies, the kept states."""
+    def __call__(self, st: ParticleState) -> dict[str, Any]:
+        """One checkpoint: each system's distances to its copies, the kept states."""
         engine, D, th = self.engine, self.D, st.theta
-        j = self.want[k]
-        self.done = j + 1
         fs = engine.functions(st)
         copies = th[self.copy_rows]
+        K = len(self.Ns)
+        dist, w2d, gap = np.zeros(K), np.zeros(K), np.zeros(K)
+        out: dict[str, Any] = {}
         for i, (R, N) in enumerate(zip(self.reps, self.Ns, strict=True)):
             diff = th[engine.rows(2 + i)] - copies[:R * N]
             # mean over replicas of (1/N) sum_i ||.||^2 == mean over all R N particles
-            self.dist[i, j] = float((diff * diff).sum(1).mean())
-            self.gap[i, j] = float((fs[2 + i] - fs[0]).pow(2).mean())
+            dist[i] = float((diff * diff).sum(1).mean())
+            gap[i] = float((fs[2 + i] - fs[0]).pow(2).mean())
             if self.w2:  # exact W2^2 per replica (optimal assignment), averaged
                 sys_r = to_numpy(th[engine.rows(2 + i)]).reshape(R, N, D + 1)
                 cop_r = to_numpy(copies[:R * N]).reshape(R, N, D + 1)
-                self.w2d[i, j] = sum(wasserstein2_squared(a, b, method="assignment")
-                                     for a, b in zip(sys_r, cop_r, strict=True)) / R
+                w2d[i] = sum(wasserstein2_squared(a, b, method="assignment")
+                             for a, b in zip(sys_r, cop_r, strict=True)) / R
+            if self.keep_systems:
+                out[f"system{i}"] = to_numpy(th[engine.rows(2 + i)][:N], np.float64)
         if self.keep_reference:
-            self.ref_saved.append(to_numpy(th[self.ref_rows], np.float64))
-        if self.keep_systems:
-            for i, N in enumerate(self.Ns):
-                self.sys_saved[i].append(to_numpy(th[engine.rows(2 + i)][:N], np.float64))
+            out["reference"] = to_numpy(th[self.ref_rows], np.float64)
+        return {"distance": dist, "w2": w2d, "gap": gap, **out}
 
-    def finish(self, outcome: Outcome[ParticleState]) -> ChaosRun:
+    def run(self, rec: Recorded, outcome: Outcome[ParticleState], ckpt: np.ndarray, dt: float,
+            x_np: np.ndarray, y_np: np.ndarray) -> ChaosRun:
         """The record of the checkpoints so far, with the reference loss of every step (of a
         diverged run, up to its last checkpoint)."""
-        j, ckpt = self.done, self.ckpt
+        j, K, D = len(rec.steps), len(self.Ns), self.D
         upto = outcome.steps + 1 if outcome.diverged is None else int(ckpt[j - 1]) if j else 0
-        rows = self.engine.blocks[0].N, self.D + 1
+        ref_n = self.engine.blocks[0].N
 
-        def kept(states: list[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
-            return np.stack(states) if states else np.zeros((0, *shape))
+        def per_size(name: str) -> np.ndarray:
+            return rec.array(name, (0, K)).T
 
-        return ChaosRun(N=np.asarray(self.Ns), steps=ckpt[:j], times=ckpt[:j] * self.dt,
-                        sq_distance=self.dist[:, :j],
-                        w2_distance=self.w2d[:, :j] if self.w2 else None,
-                        function_gap=self.gap[:, :j],
+        return ChaosRun(N=np.asarray(self.Ns), steps=ckpt[:j], times=ckpt[:j] * dt,
+                        sq_distance=per_size("distance"),
+                        w2_distance=per_size("w2") if self.w2 else None,
+                        function_gap=per_size("gap"),
                         reference_loss=to_numpy(outcome.history["loss"][:upto], np.float64),
-                        reference_N=self.engine.blocks[0].N,
-                        reference_particles=kept(self.ref_saved, rows) if self.keep_reference
-                        else None,
-                        system_particles=[kept(s, (N, self.D + 1)) for s, N in
-                                          zip(self.sys_saved, self.Ns, strict=True)]
+                        reference_N=ref_n,
+                        reference_particles=rec.array("reference", (0, ref_n, D + 1))
+                        if self.keep_reference else None,
+                        system_particles=[rec.array(f"system{i}", (0, N, D + 1))
+                                          for i, N in enumerate(self.Ns)]
                         if self.keep_systems else None,
-                        x=self.x_np, y=self.y_np, meta=self.meta())
+                        x=x_np, y=y_np, meta=rec.meta)

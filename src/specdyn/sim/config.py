@@ -8,12 +8,14 @@ work with one line naming it; the config's docstring is where each parameter is
 documented, once. :meth:`SimConfig.of` is the one way keywords become a config: the
 config's fields, plus the :class:`~specdyn.sim.options.RunOptions` shorthands
 (``seed``, ``dtype``, ``device``, ``progress``, ``checkpoints``) and ``options``,
-merged into the config's ``options`` (:func:`~specdyn.sim.options.run_options`).
+merged into the config's ``options`` (:func:`~specdyn.sim.options.run_options`);
+:meth:`SimConfig.of_call` reads them from an entry point's ``locals()``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -26,6 +28,7 @@ C = TypeVar("C", bound="SimConfig")
 
 
 @dataclass(frozen=True, kw_only=True)
+@v.constrained_fields(options=v.Instance(RunOptions))
 class SimConfig:
     """What every entry point's config holds besides its own fields: the run's options.
 
@@ -63,3 +66,13 @@ class SimConfig:
         options = run_options(given.get("options"),
                               **{k: given[k] for k in SHORTHANDS if k in given})
         return cls(**own, options=options)
+
+    @classmethod
+    def of_call(cls: type[C], call: Mapping[str, Any], *, entry: str) -> C:
+        """The config of an entry point's call, given its ``locals()`` at its first line: its
+        parameters named after the config's fields (and ``options``), and its run-option
+        keywords (``shorthands``, where an unknown name lands: refused by :meth:`of`); its
+        other parameters (its system: a setting, a teacher) are not the config's."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        return cls.of({**{k: x for k, x in call.items() if k in fields},
+                       **call.get("shorthands", {})}, entry=entry)

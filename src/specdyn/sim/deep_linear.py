@@ -39,10 +39,9 @@ Hessian's top eigenvalue at an interpolating minimum.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -59,10 +58,19 @@ from specdyn.sim.deep_linear_engine import (
     DeepLinearState,
     scaling,
 )
+from specdyn.sim.inputs import RunInputs, Setup
 from specdyn.sim.linear_student import StudentConfig, teacher_matrix
 from specdyn.sim.loop import run
-from specdyn.sim.protocol import Outcome, Streams
+from specdyn.sim.options import RunOptions
+from specdyn.sim.protocol import Outcome
+from specdyn.sim.recording import Observable, Recorded, SpectrumRecorder
+from specdyn.sim.registry import entry_point
 from specdyn.theory import rmt
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from specdyn.sim.options import RunKeywords
 
 __all__ = ["DeepLinearConfig", "DeepLinearRun", "escape_step", "train_deep_linear"]
 
@@ -125,8 +133,10 @@ def escape_step(steps: ArrayLike, top_singular_value: ArrayLike, edge: float,
 
 @dataclass(frozen=True, kw_only=True)
 @v.constrained_fields(depth=v.SIZE, N=v.SIZE, parameterization=v.Choice(*DEEP_PARAMETERIZATIONS),
-                      gamma0=v.POSITIVE, top_k=v.SIZE,
-                      spectra=v.Choice("auto", "exact", "subspace"), power_iters=v.SIZE)
+                      gamma0=v.POSITIVE, layers=v.Tuple(v.Int(0), optional=True),
+                      top_k=v.SIZE, spectra=v.Choice("auto", "exact", "subspace"),
+                      sharpness=v.Free("a schedule (as checkpoints), or None"),
+                      power_iters=v.SIZE)
 class DeepLinearConfig(StudentConfig):
     """How :func:`train_deep_linear` trains: :class:`~specdyn.sim.linear_student.StudentConfig`
     's fields (``method`` default ``"population"``; ``lr`` is the base rate ``eta0``, the
@@ -175,21 +185,38 @@ class DeepLinearConfig(StudentConfig):
     power_iters: int = 60
 
 
-def train_deep_linear(teacher: ArrayLike, *, init: Sequence[ArrayLike] | None = None,
-                      **options: Any) -> DeepLinearRun:
+def _example() -> Any:
+    return (np.eye(3, 4),), {"depth": 2, "N": 4, "parameterization": "mup", "lr": 0.1,
+                             "steps": 40, "method": "gd", "M": 10, "device": "cpu"}
+
+
+@entry_point(DeepLinearConfig, example=_example)
+def train_deep_linear(teacher: ArrayLike, *, depth: int, N: int, parameterization: str,
+                      lr: float, steps: int, method: str = "population", sigma0: float = 1.0,
+                      M: int | None = None, B: int | None = None, noise_std: float = 0.0,
+                      gamma0: float = 1.0, layers: Sequence[int] | None = None, top_k: int = 4,
+                      spectra: str = "auto", sharpness: ScheduleLike = None,
+                      power_iters: int = 60, init: Sequence[ArrayLike] | None = None,
+                      options: RunOptions | None = None,
+                      **shorthands: Unpack[RunKeywords]) -> DeepLinearRun:
     """Train a deep linear student on ``teacher`` (``P x D``) and record spectra.
 
     Parameters
     ----------
     teacher
         ``W*``, a ``P x D`` array.
+    depth, N, parameterization, lr, steps, method, sigma0, M, B, noise_std, gamma0
+        The student and its training (:class:`DeepLinearConfig`, where each is
+        documented).
+    layers, top_k, spectra, sharpness, power_iters
+        What is recorded, and how (:class:`DeepLinearConfig`).
     init
         Optional initial weights (one array per layer, shapes ``dims[l+1] x dims[l]``)
         replacing the random init (the scaling's multipliers and rates still apply).
-    **options
-        The fields of :class:`DeepLinearConfig` (``depth``, ``N``, ``parameterization``,
-        ``lr``, ``steps`` required), the run options' shorthands (``checkpoints``,
-        ``seed``, ``dtype``, ``device``, ``progress``) or ``options``.
+    options, **shorthands
+        The run's :class:`~specdyn.sim.options.RunOptions`, or its fields ``checkpoints``
+        (when to record singular values; ``None``: never), ``seed``, ``dtype``, ``device``,
+        ``progress`` as keywords (not both ways).
 
     Raises
     ------
@@ -198,15 +225,14 @@ def train_deep_linear(teacher: ArrayLike, *, init: Sequence[ArrayLike] | None = 
         start; ``.step`` is the first bad step, ``.record`` a :class:`DeepLinearRun`
         of the steps before it (``weights`` empty).
     """
-    start = time.perf_counter()
-    cfg = DeepLinearConfig.of(options, entry="train_deep_linear")
+    cfg = DeepLinearConfig.of_call(locals(), entry="train_deep_linear")
     W_star = teacher_matrix(teacher)
     P, D = W_star.shape
     sc = scaling(cfg.parameterization, depth=cfg.depth, N=cfg.N, D=D, P=P, lr=cfg.lr,
                  sigma0=cfg.sigma0, gamma0=cfg.gamma0)
     L, T, opts = len(sc.multipliers), cfg.steps, cfg.options
     n = cfg.data_size()
-    B = cfg.batch_size(n)
+    batch = cfg.batch_size(n)
     lay = list(range(L)) if cfg.layers is None else [int(x) for x in cfg.layers]
     for li in lay:
         if not 0 <= li < L:
@@ -225,53 +251,75 @@ def train_deep_linear(teacher: ArrayLike, *, init: Sequence[ArrayLike] | None = 
             if a.shape != (dims[i + 1], dims[i]):
                 raise ValueError(f"init[{i}] must have shape {(dims[i + 1], dims[i])}, "
                                  f"got {a.shape}")
-
-    # ---- setup: the engine, its streams (the recorder draws from the record stream)
-    torch = _torch.torch()
-    dev = _torch.resolve_device(opts.device)
-    dt = _torch.resolve_dtype(opts.dtype)
-    eng = DeepLinearEngine(sc, torch.as_tensor(W_star, dtype=dt, device=dev), cfg.method, M=n,
-                           B=B, noise_std=cfg.noise_std, weights=init_w)
-    streams = Streams.derive(eng, opts.seed)
     edges = np.array([sc.init_std[i] * math.sqrt(dims[i])
                       * float(rmt.rectangular_bulk_edge(dims[i + 1] / dims[i]))
                       for i in range(L)])
-    recorder = _Recorder(eng, lay, cfg.top_k, cfg.spectra, cfg.power_iters, rec, shp,
-                         edges[lay], streams.record, lambda: protocol.record_meta(
-                             "deep_linear", seed=opts.seed, dtype=dt, device=dev, start=start,
-                             steps=T, method=cfg.method, depth=L, N=int(cfg.N), D=D, P=P,
-                             layers=lay, M=n or None, B=B or None, noise_std=cfg.noise_std,
-                             lr_eff=sc.lr_eff))
-    return run(eng, recorder, steps=T, options=opts, checkpoints=np.union1d(rec, shp),
-               streams=streams)
+
+    def build(given: RunInputs) -> tuple[DeepLinearEngine,
+                                         SpectrumRecorder[DeepLinearState, DeepLinearRun]]:
+        torch = _torch.torch()
+        eng = DeepLinearEngine(sc, torch.as_tensor(W_star, dtype=given.dtype,
+                                                   device=given.device),
+                               cfg.method, M=n, B=batch, noise_std=cfg.noise_std,
+                               weights=init_w)
+        draws = _RecordDraws(given.generators(eng).record, eng)
+        top = _TopSingularValues(draws, lay, cfg.top_k, cfg.spectra)
+        return eng, SpectrumRecorder({
+            "singular_values": Observable(lambda st: st.weights, top, when=set(rec.tolist())),
+            "sharpness": Observable(lambda st: st, lambda st: draws.sharpness(
+                st, cfg.power_iters), when=set(shp.tolist()))},
+            record=lambda recorded, outcome: _deep_run(recorded, outcome, eng, edges[lay],
+                                                       cfg.top_k, rec, len(lay)),
+            meta={"method": cfg.method, "depth": L, "N": int(cfg.N), "D": D, "P": P,
+                  "layers": lay, "M": n or None, "B": batch or None,
+                  "noise_std": cfg.noise_std, "lr_eff": sc.lr_eff})
+
+    return run(Setup("deep_linear", DeepLinearEngine.streams, build), steps=T, options=opts,
+               checkpoints=np.union1d(rec, shp))
 
 
-class _Recorder:
-    """The checkpoints of a deep-linear run (top singular values of the recorded layers at
-    ``rec``, Gauss-Newton sharpness at ``shp``; host float64) and its
-    :class:`DeepLinearRun`, with the loss of every step (the loop's history).
+class _RecordDraws:
+    """The draws of a deep-linear run's ``record`` generator (the continuation of the init's
+    stream), in the recorded order: the sharpness's power-iteration start first, then each
+    subspace layer's start block at that layer's first record; never the batches'. Holds
+    the power iteration's iterate (warm-started from record to record)."""
 
-    It draws from the run's ``record`` generator (the continuation of the init's stream):
-    the sharpness's power-iteration start at its first checkpoint, then each subspace
-    layer's start block at that layer's first record (that order keeps recorded runs);
-    never from the batches' generator."""
+    def __init__(self, generator: Any, eng: DeepLinearEngine) -> None:
+        self.gen, self.eng, self.kw = generator, eng, eng.kw
+        self.pi_vec: Any = None  # drawn at the first record of either kind
 
-    def __init__(self, eng: DeepLinearEngine, layers: list[int], top_k: int, spectra: str,
-                 power_iters: int, rec: np.ndarray, shp: np.ndarray, edges: np.ndarray,
-                 generator: Any, meta: Any) -> None:
-        self.kw = eng.kw  # the run's dtype and device (the teacher's)
-        self.eng, self.gen, self.meta = eng, generator, meta
-        self.layers, self.k, self.spectra, self.iters = layers, top_k, spectra, power_iters
-        self.rec_set, self.shp_set = set(rec.tolist()), set(shp.tolist())
-        self.edges = edges
-        self.pi_vec: Any = None  # the power iteration's iterate, drawn at the first checkpoint
+    def start(self) -> None:
+        """Draw the power iteration's start (once, before any other draw)."""
+        if self.pi_vec is None:
+            P, D = self.eng.Ws.shape
+            self.pi_vec = _torch.torch().randn(P, D, generator=self.gen, **self.kw)
+
+    def block(self, rows: int, cols: int) -> Any:
+        """A ``rows x cols`` standard normal start block (after the power iteration's)."""
+        self.start()
+        return _torch.torch().randn(rows, cols, generator=self.gen, **self.kw)
+
+    def sharpness(self, state: DeepLinearState, iters: int) -> float:
+        """The Gauss-Newton top eigenvalue of ``state`` (warm-started power iteration)."""
+        self.start()
+        lam, self.pi_vec = self.eng.sharpness(state, self.pi_vec, iters)
+        return float(lam)
+
+
+class _TopSingularValues:
+    """The top ``k`` singular values of the recorded layers' weights (host float64), one
+    name per layer (``sv<j>``): exact (the smaller Gram) or by warm-started subspace
+    iteration (8 sweeps on ``k + 4`` vectors), as ``spectra`` says."""
+
+    def __init__(self, draws: _RecordDraws, layers: list[int], k: int, spectra: str) -> None:
+        self.draws, self.layers, self.k, self.spectra = draws, layers, k, spectra
         self.blocks: dict[int, Any] = {}  # subspace iteration's block of each layer
-        self.steps: list[int] = []
-        self.svals: list[list[np.ndarray]] = [[] for _ in layers]
-        self.sharp_steps: list[int] = []
-        self.sharp: list[float] = []
 
-    def _top_sv(self, Wl: Any, li: int) -> Any:
+    def __call__(self, weights: tuple[Any, ...]) -> dict[str, np.ndarray]:
+        return {f"sv{j}": _torch.to_numpy(self.top(weights[li], li), np.float64)
+                for j, li in enumerate(self.layers)}
+
+    def top(self, Wl: Any, li: int) -> Any:
         """The top ``k`` singular values of layer ``li``'s weight ``Wl`` (device tensor)."""
         small = min(Wl.shape)
         if self.spectra == "exact" or (self.spectra == "auto" and small <= 256):
@@ -280,48 +328,37 @@ class _Recorder:
         torch = _torch.torch()
         b = min(self.k + 4, small)
         if li not in self.blocks:
-            self.blocks[li] = torch.randn(Wl.shape[1], b, generator=self.gen, **self.kw)
+            self.blocks[li] = self.draws.block(Wl.shape[1], b)
         Q = torch.linalg.qr(self.blocks[li]).Q
         for _ in range(8):
             Q = torch.linalg.qr(Wl.T @ (Wl @ Q)).Q
         self.blocks[li] = Q
         return decompose(Wl @ Q, singular=True, top=self.k).values
 
-    def snapshot(self, state: DeepLinearState, step: int) -> None:
-        """Record checkpoint ``step``: the spectra and/or the sharpness it is scheduled for."""
-        if self.pi_vec is None:
-            P, D = self.eng.Ws.shape
-            self.pi_vec = _torch.torch().randn(P, D, generator=self.gen, **self.kw)
-        if step in self.rec_set:
-            for j, li in enumerate(self.layers):
-                self.svals[j].append(_torch.to_numpy(self._top_sv(state.weights[li], li),
-                                                     np.float64))
-            self.steps.append(step)
-        if step in self.shp_set:
-            lam, self.pi_vec = self.eng.sharpness(state, self.pi_vec, self.iters)
-            self.sharp.append(float(lam))
-            self.sharp_steps.append(step)
 
-    def finish(self, outcome: Outcome[DeepLinearState]) -> DeepLinearRun:
-        """The record: the losses up to the end (or the first bad step, its loss kept when
-        finite), the checkpoints so far, the last state's weights (none if diverged)."""
-        final = outcome.state
-        upto = outcome.steps + 1 if outcome.diverged is None else outcome.diverged + 1
-        loss_np = _torch.to_numpy(outcome.history["loss"][:upto], np.float64)
-        if final is None:  # up to the first bad step, its loss kept when finite
-            # trimming the partial record, not a test: the loop named the step
-            loss_np = loss_np[np.isfinite(loss_np)]
-        n = len(self.steps)
-        return DeepLinearRun(
-            loss=loss_np,
-            steps=np.asarray(self.steps, dtype=np.int64),
-            singular_values=[np.array(s, dtype=np.float64).reshape(n, -1)
-                             if n else np.zeros((0, self.k)) for s in self.svals],
-            bulk_edge=self.edges,
-            sharpness_steps=np.asarray(self.sharp_steps, dtype=np.int64),
-            sharpness=np.asarray(self.sharp, dtype=np.float64),
-            scaling=self.eng.sc,
-            weights=[_torch.to_numpy(w, np.float64) for w in final.weights] if final
-            else [],
-            meta=self.meta(),
-        )
+def _deep_run(recorded: Recorded, outcome: Outcome[DeepLinearState], eng: DeepLinearEngine,
+              edges: np.ndarray, k: int, rec: np.ndarray, n_layers: int) -> DeepLinearRun:
+    """The record: the losses up to the end (or the first bad step, its loss kept when
+    finite), the checkpoints so far, the last state's weights (none if diverged)."""
+    final = outcome.state
+    upto = outcome.steps + 1 if outcome.diverged is None else outcome.diverged + 1
+    loss_np = _torch.to_numpy(outcome.history["loss"][:upto], np.float64)
+    if final is None:  # up to the first bad step, its loss kept when finite
+        # trimming the partial record, not a test: the loop named the step
+        loss_np = loss_np[np.isfinite(loss_np)]
+    wanted = set(rec.tolist())
+    steps = [s for s in recorded.steps if s in wanted]
+    n = len(steps)
+    return DeepLinearRun(
+        loss=loss_np,
+        steps=np.asarray(steps, dtype=np.int64),
+        singular_values=[np.array(recorded.values.get(f"sv{j}", []),
+                                  dtype=np.float64).reshape(n, -1)
+                         if n else np.zeros((0, k)) for j in range(n_layers)],
+        bulk_edge=edges,
+        sharpness_steps=np.asarray(recorded.at.get("sharpness", []), dtype=np.int64),
+        sharpness=np.asarray(recorded.values.get("sharpness", []), dtype=np.float64),
+        scaling=eng.sc,
+        weights=[_torch.to_numpy(w, np.float64) for w in final.weights] if final else [],
+        meta=recorded.meta,
+    )

@@ -8,6 +8,7 @@ weights, their prefix products, their loss and the run's data set).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,8 +21,9 @@ from specdyn import _torch
 from specdyn import _validate as v
 from specdyn.measure.spectra import decompose
 from specdyn.sim.divergence import Divergence, Watch
-from specdyn.sim.linear_student import METHODS, StudentData
+from specdyn.sim.linear_student_engine import METHODS, StudentData
 from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout
+from specdyn.sim.registry import engine as register_engine
 
 __all__ = ["DEEP_PARAMETERIZATIONS", "DeepLinearEngine", "DeepLinearScaling", "DeepLinearState",
            "scaling"]
@@ -96,6 +98,17 @@ class DeepLinearState:
     data: StudentData | None = None
 
 
+def _example(method: str) -> Any:
+    """A depth-3 muP student of a rank-one 3 x 4 teacher (float64, CPU): the examples."""
+    import torch
+
+    T = torch.zeros(3, 4, dtype=torch.float64)
+    T[0, 0] = 2.0
+    sc = scaling("mup", depth=3, N=6, D=4, P=3, lr=0.05)
+    return (sc, T, method), {"M": 15, "B": 5, "noise_std": 0.1}
+
+
+@register_engine(examples={m: functools.partial(_example, m) for m in METHODS})
 class DeepLinearEngine(Engine[DeepLinearState, "tuple[Tensor, Tensor] | None"]):
     """A deep linear student under one parameterisation: the protocol's pair.
 
@@ -116,7 +129,7 @@ class DeepLinearEngine(Engine[DeepLinearState, "tuple[Tensor, Tensor] | None"]):
     teacher
         ``W*`` (``P x D`` tensor; its dtype and device are the run's).
     method
-        One of :data:`~specdyn.sim.linear_student.METHODS`.
+        One of :data:`~specdyn.sim.linear_student_engine.METHODS`.
     M, B, noise_std
         Data-set size (``"gd"``, ``"sgd"``), batch size (``"sgd"``, ``"online"``),
         label noise.

@@ -23,28 +23,33 @@ measurement, each hidden layer's preactivation exponent over training, is
 
 from __future__ import annotations
 
+import functools
 import math
-import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from specdyn import _validate as v
-from specdyn._torch import resolve_device, resolve_dtype
 from specdyn.data.teacher import PowerLawTeacher
 from specdyn.measure.exponents import fit_power_law
-from specdyn.measure.spectra import gram_eigenvalues
-from specdyn.models.activations import Activation, get_activation
-from specdyn.settings import AlignedSetting, Setting
-from specdyn.sim import protocol
+from specdyn.models.activations import ACTIVATIONS, Activation, get_activation
+from specdyn.settings import Setting
 from specdyn.sim.config import SimConfig
 from specdyn.sim.deep_network_engine import DeepNetworkEngine, DeepNetworkState, LayerScales
-from specdyn.sim.linear import setting_dim
+from specdyn.sim.inputs import RunInputs, Setup
 from specdyn.sim.loop import run
+from specdyn.sim.options import RunOptions
 from specdyn.sim.parameterization import PARAMETERIZATIONS, Parameterization, get_parameterization
-from specdyn.sim.protocol import Outcome
-from specdyn.sim.trajectory import Trajectory, TrajectoryRows
+from specdyn.sim.recording import Observable, PerState, SpectrumRecorder, gram_spectrum_of
+from specdyn.sim.registry import entry_point
+from specdyn.sim.system import SETTING, TEACHER, System
+from specdyn.sim.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from specdyn.sim.options import RunKeywords
 
 __all__ = ["DeepNetworkConfig", "layer_scales", "preactivation_exponents", "train_deep_network"]
 
@@ -66,7 +71,9 @@ def layer_scales(par: Parameterization, *, depth: int, N: int, sigma_w: float,
 
 
 @dataclass(frozen=True, kw_only=True)
-@v.constrained_fields(depth=v.SIZE, N=v.SIZE, M=v.SIZE, steps=v.SIZE, dt=v.POSITIVE)
+@v.constrained_fields(activation=v.Instance(Activation, names=ACTIVATIONS), depth=v.SIZE,
+                      N=v.SIZE, M=v.SIZE, steps=v.SIZE, dt=v.POSITIVE,
+                      parameterization=v.Instance(Parameterization, names=PARAMETERIZATIONS))
 class DeepNetworkConfig(SimConfig):
     """How :func:`train_deep_network` trains: every parameter, once.
 
@@ -100,8 +107,21 @@ class DeepNetworkConfig(SimConfig):
     parameterization: str | Parameterization = "mean-field"
 
 
-def train_deep_network(setting: Setting, activation: str | Activation = "relu", *,
-                       teacher: PowerLawTeacher | None = None, **options: Any) -> Trajectory:
+def _example() -> Any:
+    from specdyn.settings import PowerLawSetting
+
+    return (PowerLawSetting.paper(0.1, 2.0, D=6),), {"depth": 2, "N": 8, "M": 8, "steps": 40,
+                                                     "device": "cpu"}
+
+
+@entry_point(DeepNetworkConfig, example=_example)
+@v.constrained(setting=SETTING, teacher=TEACHER)
+def train_deep_network(setting: Setting, activation: str | Activation = "relu", *, depth: int,
+                       N: int, M: int, steps: int, dt: float = 1.0,
+                       parameterization: str | Parameterization = "mean-field",
+                       teacher: PowerLawTeacher | None = None,
+                       options: RunOptions | None = None,
+                       **shorthands: Unpack[RunKeywords]) -> Trajectory:
     """Train a deep network on a power-law teacher; record each hidden layer's spectrum.
 
     Parameters
@@ -109,13 +129,14 @@ def train_deep_network(setting: Setting, activation: str | Activation = "relu", 
     setting
         The system (spectra, ``sigma_w``, ``sigma_a``, ``gamma0``), as for
         :func:`specdyn.sim.train_two_layer`.
-    activation
-        The activation (:class:`DeepNetworkConfig`).
+    activation, depth, N, M, steps, dt, parameterization
+        The network and its training (:class:`DeepNetworkConfig`, where each is
+        documented).
     teacher
         The data; default ``PowerLawTeacher(setting)``.
-    **options
-        The fields of :class:`DeepNetworkConfig` (``depth``, ``N``, ``M``, ``steps``
-        required), the run options' shorthands or ``options``.
+    options, **shorthands
+        The run's options: a :class:`~specdyn.sim.options.RunOptions`, or its fields as
+        keywords (:class:`~specdyn.sim.options.RunKeywords`).
 
     Returns
     -------
@@ -125,51 +146,40 @@ def train_deep_network(setting: Setting, activation: str | Activation = "relu", 
         on the training set; uncentred, decreasing, ``min(M, N)`` values), and the
         training loss; :func:`preactivation_exponents` fits their exponents.
     """
-    cfg = DeepNetworkConfig.of({"activation": activation, **options},
-                               entry="train_deep_network")
-    opts, N, M = cfg.options, cfg.N, cfg.M
-    D = setting_dim(setting, teacher)
+    cfg = DeepNetworkConfig.of_call(locals(), entry="train_deep_network")
+    system = System.of(setting, teacher)
     act = get_activation(cfg.activation)
-    par = get_parameterization(cfg.parameterization, N, setting.gamma0)
-    scales = layer_scales(par, depth=cfg.depth, N=N, sigma_w=setting.sigma_w,
+    par = get_parameterization(cfg.parameterization, cfg.N, setting.gamma0)
+    scales = layer_scales(par, depth=cfg.depth, N=cfg.N, sigma_w=setting.sigma_w,
                           sigma_a=setting.sigma_a)
-    if teacher is None:
-        teacher = PowerLawTeacher(setting if isinstance(setting, AlignedSetting)
-                                  else setting.with_D(D))
-    start = time.perf_counter()
-    dtype, dev = resolve_dtype(opts.dtype), resolve_device(opts.device)
-    X, Y = teacher.sample_torch(M, seed=DeepNetworkEngine.streams.seed(opts.seed, "data"),
-                                dtype=dtype, device=dev)
-    eng = DeepNetworkEngine(act, scales, cfg.dt, (D, *[N] * cfg.depth, teacher.P), (X, Y),
-                            loss_scale=0.5 * float((Y * Y).sum()) / M)
-    names = [f"preact{l + 1}" for l in range(cfg.depth)]
-    rows = TrajectoryRows(cfg.dt, names, lambda: protocol.record_meta(
-        "deep_network", seed=opts.seed, dtype=dtype, device=dev, start=start,
-        steps=cfg.steps, activation=act.name, parameterization=asdict(par),
-        layer_scales=asdict(scales), depth=cfg.depth, N=N, M=M, D=D, P=teacher.P, dt=cfg.dt,
-        setting=setting.to_dict(), teacher=teacher.to_dict()), diagonals=())
-    return run(eng, _Recorder(eng, rows, names), steps=cfg.steps, options=opts,
-               desc="deep network")
+
+    def build(inputs: RunInputs) -> tuple[DeepNetworkEngine,
+                                          SpectrumRecorder[DeepNetworkState, Trajectory]]:
+        X, Y = system.sample_torch(cfg.M, inputs)  # train_two_layer's data stream
+        eng = DeepNetworkEngine(act, scales, cfg.dt,
+                                (system.D, *[cfg.N] * cfg.depth, system.P), (X, Y),
+                                loss_scale=0.5 * float((Y * Y).sum()) / cfg.M)
+        forward: PerState[DeepNetworkState, Any] = PerState(
+            lambda st: eng.forward(st.weights, X))
+        spectrum = gram_spectrum_of(lambda z: z.shape[0] * z.shape[1])
+
+        def loss(st: DeepNetworkState) -> float:
+            return 0.5 * float(((forward(st)[1] - Y) ** 2).double().sum()) / X.shape[0]
+
+        layers = {f"preact{l + 1}": Observable(functools.partial(_layer, forward, l), spectrum)
+                  for l in range(cfg.depth)}
+        return eng, SpectrumRecorder({"loss": loss, **layers}, dt=eng.dt, meta={
+            "activation": act.name, "parameterization": asdict(par),
+            "layer_scales": asdict(scales), "depth": cfg.depth, "N": cfg.N, "M": cfg.M,
+            "dt": cfg.dt, **system.meta()})
+
+    return run(Setup("deep_network", DeepNetworkEngine.streams, build), steps=cfg.steps,
+               options=cfg.options, desc="deep network")
 
 
-class _Recorder:
-    """Each hidden layer's preactivation spectrum and the loss at the checkpoints."""
-
-    def __init__(self, eng: DeepNetworkEngine, rows: TrajectoryRows, names: list[str]) -> None:
-        self.eng, self.rows, self.names = eng, rows, names
-
-    def snapshot(self, state: DeepNetworkState, step: int) -> None:
-        """Record checkpoint ``step``."""
-        X, Y = self.eng.data
-        z, f = self.eng.forward(state.weights, X)
-        loss = 0.5 * float(((f - Y) ** 2).double().sum()) / X.shape[0]
-        self.rows.add(step, loss, {name: gram_eigenvalues(
-            zl.T, divisor=zl.shape[0] * zl.shape[1], symmetrize=True)
-            for name, zl in zip(self.names, z, strict=True)})
-
-    def finish(self, outcome: Outcome[DeepNetworkState]) -> Trajectory:
-        """The checkpoints taken."""
-        return self.rows.trajectory()
+def _layer(forward: PerState[DeepNetworkState, Any], l: int, state: DeepNetworkState) -> Any:
+    """The preactivations of hidden layer ``l`` (0-based) of ``state``."""
+    return forward(state)[0][l]
 
 
 @v.constrained(kmin=v.SIZE, kmax=v.SIZE)

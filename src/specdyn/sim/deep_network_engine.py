@@ -17,7 +17,8 @@ from specdyn._torch import torch as _torch
 from specdyn.models.activations import Activation
 from specdyn.sim.divergence import Divergence
 from specdyn.sim.gram import weight_generator
-from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout
+from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout, derive_seed
+from specdyn.sim.registry import engine as register_engine
 from specdyn.sim.two_layer_engine import network_divergence
 
 __all__ = ["DeepNetworkEngine", "DeepNetworkState", "LayerScales"]
@@ -43,6 +44,21 @@ class DeepNetworkState:
     loss_before: Tensor | None = None
 
 
+def _example() -> Any:
+    """Two tanh hidden layers of width 6 under muP (``gamma0 = 1.5``) on 9 samples (``D = 4``,
+    ``P = 2``, float64, CPU)."""
+    from specdyn.models.activations import ACTIVATIONS
+
+    t = _torch()
+    g = t.Generator().manual_seed(derive_seed(3))
+    X, Y = t.randn(9, 4, generator=g, dtype=t.float64), t.randn(9, 2, generator=g,
+                                                                dtype=t.float64)
+    scales = LayerScales(init_std=(1.0, 1.0, 1 / 9), multipliers=(1.0, 6 ** -0.5, 1.0),
+                         lrs=(6.0, 6.0, 1 / 13.5))
+    return (ACTIVATIONS["tanh"], scales, 0.2, (4, 6, 6, 2), (X, Y)), {}
+
+
+@register_engine(examples={"gd": _example})
 class DeepNetworkEngine(Engine[DeepNetworkState, "tuple[Tensor, Tensor]"]):
     """Full-batch GD of the deep network on ``data = (X, Y)``: the protocol's triple.
 

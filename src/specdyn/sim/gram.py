@@ -1,6 +1,6 @@
 """Gram-space engine of the two-layer linear network (used by :mod:`specdyn.sim.linear`).
 
-Notation (``../../../shared/design.md``): ``f(x) = A^T W x / (gamma0 N)``, ``W`` is
+Notation (the design notes of ``docs/concepts.md``): ``f(x) = A^T W x / (gamma0 N)``, ``W`` is
 ``N x D``, ``A`` is ``N x P``; ``Gw = W^T W/N``, ``Ga = A^T A/N``, ``Gwa = W^T A/N``;
 data statistics ``Sigma = X^T X/M`` (``D x D``), ``C = X^T Y/M`` (``D x P``),
 ``Syy = Y^T Y/M`` (``P x P``). With learning rate ``nu = N`` and step ``dt``,
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,13 +22,19 @@ from specdyn import _validate as v
 from specdyn._torch import to_numpy
 from specdyn.measure.spectra import decompose, symmetric_eigenvalues
 from specdyn.sim.divergence import Divergence, Watch, dt_advice
-from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout
+from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout, derive_seed
+from specdyn.sim.registry import engine as register_engine
+from specdyn.sim.trajectory import DIAGONALS
 from specdyn.theory.reference import gram_flow_rhs
 
-__all__ = ["GramEngine", "GramState", "GramWork", "Grams", "Stats", "initial_grams",
-           "loss_divergence", "loss_from_grams", "make_gd_step", "solve_flow_diagonal",
-           "solve_flow_full", "spectrum", "teacher_diagonals", "watched_loss", "weight_chunks",
-           "weight_generator"]
+if TYPE_CHECKING:
+    from specdyn.data.teacher import PowerLawTeacher
+
+__all__ = ["GramEngine", "GramState", "GramWork", "Grams", "Stats", "example_data",
+           "example_stats", "initial_grams", "loss_divergence", "loss_from_grams",
+           "make_gd_step", "solve_flow_diagonal", "solve_flow_full", "spectrum",
+           "teacher_diagonals", "watched_loss", "weight_chunks", "weight_generator",
+           "weight_grams"]
 
 Grams = tuple[np.ndarray, np.ndarray, np.ndarray]  # (Gw, Ga, Gwa)
 
@@ -73,6 +79,17 @@ def weight_chunks(N: int, D: int, P: int, sigma_w: float, sigma_a: float,
         rows = min(_WEIGHT_CHUNK, N - start)
         z = t.randn(rows, D + P, generator=gen, dtype=t.float64)
         yield sigma_w * z[:, :D], sigma_a * z[:, D:]
+
+
+def weight_grams(W: Any, A: Any) -> Grams:
+    """Float64 host ``(Gw, Ga, Gwa) = (W^T W, A^T A, W^T A) / N`` of the weights ``W``
+    (``N x D``), ``A`` (``N x P``): the Grams of a weight-space state, products on the CPU."""
+    from specdyn._torch import torch
+
+    t = torch()
+    N = W.shape[0]
+    Wd, Ad = W.to("cpu", t.float64), A.to("cpu", t.float64)
+    return to_numpy(Wd.T @ Wd) / N, to_numpy(Ad.T @ Ad) / N, to_numpy(Wd.T @ Ad) / N
 
 
 def initial_grams(N: int | None, D: int, P: int, sigma_w: float, sigma_a: float,
@@ -190,6 +207,18 @@ def loss_divergence(dt: float, start: float, value: Callable[[Any], Any]) -> Div
     return Divergence("training", dt_advice(dt), dt, (Watch("loss", value, scale=start),))
 
 
+def example_data() -> tuple[np.ndarray, np.ndarray]:
+    """12 Gaussian samples ``(X, Y)`` (``D = 3``, ``P = 2``): the linear engines' examples."""
+    g = np.random.default_rng(derive_seed(0))
+    return g.standard_normal((12, 3)), g.standard_normal((12, 2))
+
+
+def example_stats() -> Stats:
+    """The statistics of :func:`example_data`."""
+    X, Y = example_data()
+    return Stats.build(X.T @ X / 12, X.T @ Y / 12, Y.T @ Y / 12)
+
+
 @dataclass(frozen=True)
 class GramState:
     """The state of a Gram-space run, a value: ``Gw`` (``D x D``), ``Ga`` (``P x P``) and
@@ -207,6 +236,8 @@ class GramState:
     work: GramWork | None = field(default=None, compare=False, repr=False)
 
 
+@register_engine(examples={"gd": lambda: ((example_stats(), 1.0, 0.05), {
+    "device": "cpu", "N": 8, "sigma_w": 0.5, "sigma_a": 1.0})})
 class GramEngine(Engine[GramState, None]):
     """Exact full-batch GD of the Grams: the protocol's ``init``/``step`` pair.
 
@@ -323,12 +354,15 @@ def spectrum(stats: Stats, gw: np.ndarray) -> np.ndarray:
     return symmetric_eigenvalues(m, symmetrize=True, zero_below_rank=True)
 
 
-def teacher_diagonals(gw: np.ndarray, ga: np.ndarray, gwa: np.ndarray, bx: np.ndarray,
-                      by: np.ndarray, identity: bool) -> tuple[np.ndarray, ...]:
-    """``(xi, eta, zeta)``: diagonals of ``Bx^T Gwa By``, ``Bx^T Gw Bx``, ``By^T Ga By``,
-    each of length ``D`` (zero-padded or truncated on the output side)."""
+def teacher_diagonals(grams: Grams, teacher: PowerLawTeacher) -> dict[str, np.ndarray]:
+    """The teacher-basis diagonals by name (:data:`~specdyn.sim.trajectory.DIAGONALS`):
+    ``xi``, ``eta``, ``zeta``, the diagonals of ``Bx^T Gwa By``, ``Bx^T Gw Bx``,
+    ``By^T Ga By`` (``Bx``, ``By``: the teacher's bases), each of length ``D``
+    (zero-padded or truncated on the output side)."""
+    gw, ga, gwa = grams
+    bx, by = teacher.basis_x, teacher.basis_y
     D, P = gwa.shape
-    if identity:
+    if teacher.rotation is None:
         xi_r, eta, zeta_r = np.diagonal(gwa), np.diagonal(gw), np.diagonal(ga)
     else:
         xi_r = np.einsum("ik,ik->k", bx[:, : min(D, P)], (gwa @ by)[:, : min(D, P)])
@@ -338,7 +372,7 @@ def teacher_diagonals(gw: np.ndarray, ga: np.ndarray, gwa: np.ndarray, bx: np.nd
     r = min(D, P)
     xi[:r] = xi_r[:r]
     zeta[:r] = zeta_r[:r]
-    return xi, np.array(eta, dtype=np.float64), zeta
+    return dict(zip(DIAGONALS, (xi, np.array(eta, dtype=np.float64), zeta), strict=True))
 
 
 # --------------------------------------------------------------------- gradient flow

@@ -34,21 +34,22 @@ Gradients are written by hand (no autograd) in
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from specdyn import _validate as v
-from specdyn._torch import resolve_device, resolve_dtype, to_numpy
+from specdyn._torch import to_numpy
 from specdyn._torch import torch as _torch
 from specdyn.models.activations import Activation, get_activation
 from specdyn.schedule import Schedule
 from specdyn.sim import protocol
+from specdyn.sim.inputs import RunInputs, Setup
 from specdyn.sim.loop import run
+from specdyn.sim.options import RunOptions
 from specdyn.sim.particles import (
     Block,
     GivenNoise,
@@ -56,11 +57,18 @@ from specdyn.sim.particles import (
     ParticleConfig,
     ParticleEngine,
     ParticleState,
-    initial_particles,
+    given_particles,
     make_data,
     target_values,
 )
-from specdyn.sim.protocol import Outcome, Streams
+from specdyn.sim.protocol import Outcome
+from specdyn.sim.recording import Recorded, SpectrumRecorder
+from specdyn.sim.registry import entry_point
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from specdyn.sim.options import RunKeywords
 
 Target = Callable[[np.ndarray], ArrayLike]
 
@@ -114,18 +122,32 @@ class LangevinConfig(ParticleConfig):
     N: int
 
 
+def _tanh1(x: np.ndarray) -> np.ndarray:
+    return np.tanh(x[:, 0])
+
+
+def _example() -> Any:
+    return ("tanh", _tanh1, 4, 2, 10), {"steps": 40, "device": "cpu"}
+
+
+@entry_point(LangevinConfig, example=_example)
 def mean_field_langevin(activation: str | Activation, target: Target, N: int, D: int,
-                        M: int | None = None, *, noise: NoiseSource = None,
-                        init: str | ArrayLike = "gaussian",
+                        M: int | None = None, *, dt: float = 0.05, temperature: float = 0.02,
+                        weight_decay: float = 0.05, steps: int = 1000,
+                        init_scale: tuple[float, float] = (1.0, 1.0),
+                        population_size: int = 4096, label_noise: float = 0.0,
+                        noise: NoiseSource = None, init: str | ArrayLike = "gaussian",
                         data: tuple[ArrayLike, ArrayLike] | None = None,
-                        **options: Any) -> LangevinRun:
+                        options: RunOptions | None = None,
+                        **shorthands: Unpack[RunKeywords]) -> LangevinRun:
     """Noisy GD of ``N`` particles in the mean-field (muP) scaling.
 
     Parameters
     ----------
-    activation, N, D, M
-        The activation, the number of particles, the input dimension and the training-set
-        size (``None``: the population; :class:`LangevinConfig`).
+    activation, N, D, M, dt, temperature, weight_decay, steps, init_scale, population_size, \
+label_noise
+        The model, its sizes and the update (:class:`LangevinConfig`, where each is
+        documented; ``M`` ``None``: the population).
     target
         ``f*``: a callable mapping a numpy ``(M, D)`` array to ``(M,)`` (e.g. a
         :class:`specdyn.data.hermite.HermiteTarget` or an :class:`AtomTeacher`).
@@ -138,11 +160,9 @@ def mean_field_langevin(activation: str | Activation, target: Target, N: int, D:
     data
         Optional explicit ``(x, y)`` training data (overrides ``M``, ``target``
         is then only checked for its dimension).
-    **options
-        The other fields of :class:`LangevinConfig` (``dt``, ``temperature``,
-        ``weight_decay``, ``steps``, ``init_scale``, ``population_size``,
-        ``label_noise``), the run options' shorthands (``checkpoints``, ``seed``,
-        ``dtype``, ``device``, ``progress``) or ``options``.
+    options, **shorthands
+        The run's options: a :class:`~specdyn.sim.options.RunOptions`, or its fields as
+        keywords (:class:`~specdyn.sim.options.RunKeywords`).
 
     Returns
     -------
@@ -158,78 +178,60 @@ def mean_field_langevin(activation: str | Activation, target: Target, N: int, D:
         stops being finite (checked by the loop, the final state's too; the message
         gives the step and a suggestion; ``.record`` holds the checkpoints taken before it).
     """
-    torch = _torch()
-    cfg = LangevinConfig.of({"activation": activation, "N": N, "D": D, "M": M, **options},
-                            entry="mean_field_langevin")
+    cfg = LangevinConfig.of_call(locals(), entry="mean_field_langevin")
     act = get_activation(cfg.activation)
-    opts, steps, layout = cfg.options, cfg.steps, ParticleEngine.streams
-    ckpt = opts.schedule(steps, Schedule.even(11))
-    start = time.perf_counter()
-    if data is None:
-        x_np, y_np = make_data(target, D, M, cfg.population_size, cfg.label_noise,
-                               layout.seed(opts.seed, "data"))
-    else:
+    ckpt = cfg.options.schedule(cfg.steps, Schedule.even(11))
+    given = None
+    if data is not None:
         x_np = v.real_array("data[0]", data[0])
         y_np = v.real_array("data[1]", data[1])
         if x_np.ndim != 2 or x_np.shape[1] != D or y_np.shape != (x_np.shape[0],):
             raise ValueError(f"data must be (x (M, D={D}), y (M,)), got {x_np.shape}, "
                              f"{y_np.shape}")
         target_values(target, x_np[:2])
-        M = x_np.shape[0]
+        given, M = (x_np, y_np), x_np.shape[0]
     particles0 = None
     if not isinstance(init, str):  # particles of the caller's, checked before any work
-        particles0 = initial_particles(init, N, D, cfg.init_scale, layout.seed(opts.seed,
-                                                                                "init"))
+        particles0 = given_particles(init, N, D)
     else:
         v.choice("init", init, ("gaussian",))
-    dev = resolve_device(opts.device)
-    tdtype = resolve_dtype(opts.dtype)
-    x = torch.as_tensor(x_np, dtype=tdtype, device=dev)
-    y = torch.as_tensor(y_np, dtype=tdtype, device=dev)
-    engine = ParticleEngine(act, x, y, [Block(1, N)], cfg.dt, cfg.temperature, cfg.weight_decay,
-                            init_scale=cfg.init_scale)
-    streams = Streams.derive(engine, opts.seed)
-    if noise is not None:
-        streams = replace(streams, batch=GivenNoise(noise, (N, D + 1), steps, tdtype, dev))
-    recorder = _Recorder(ckpt, cfg.dt, cfg.weight_decay, (N, D + 1), x_np, y_np,
-                         lambda: protocol.record_meta(
-                             "mean_field_langevin", seed=opts.seed, dtype=tdtype, device=dev,
-                             start=start, steps=steps, activation=act.name, N=N, D=D, M=M,
-                             population_size=cfg.population_size if M is None else None,
-                             dt=cfg.dt, temperature=cfg.temperature,
-                             weight_decay=cfg.weight_decay, label_noise=cfg.label_noise,
-                             init_scale=tuple(cfg.init_scale)))
-    return run(engine, recorder, steps=steps, options=opts, checkpoints=ckpt, streams=streams,
-               start=None if particles0 is None else engine.state_of(particles0),
-               desc="langevin")
+
+    def build(inputs: RunInputs) -> tuple[ParticleEngine,
+                                          SpectrumRecorder[ParticleState, LangevinRun]]:
+        torch, tdtype, dev = _torch(), inputs.dtype, inputs.device
+        x_np, y_np = given if given is not None else make_data(
+            target, D, M, cfg.population_size, cfg.label_noise, inputs.seed_of("data"))
+        engine = ParticleEngine(
+            act, torch.as_tensor(x_np, dtype=tdtype, device=dev),
+            torch.as_tensor(y_np, dtype=tdtype, device=dev), [Block(1, N)], cfg.dt,
+            cfg.temperature, cfg.weight_decay, init_scale=cfg.init_scale, particles=particles0,
+            noise=None if noise is None else GivenNoise(noise, (N, D + 1), cfg.steps, tdtype,
+                                                        dev))
+        return engine, SpectrumRecorder({
+            "particles": lambda st: to_numpy(st.theta, np.float64),
+            "penalty": lambda st: 0.5 * cfg.weight_decay * float(
+                (st.theta * st.theta).sum(1).mean())},
+            record=lambda rec, outcome: _langevin_run(rec, outcome, ckpt, cfg.dt, (N, D + 1),
+                                                      x_np, y_np),
+            meta={"activation": act.name, "N": N, "D": D, "M": M,
+                  "population_size": cfg.population_size if M is None else None,
+                  "dt": cfg.dt, "temperature": cfg.temperature,
+                  "weight_decay": cfg.weight_decay, "label_noise": cfg.label_noise,
+                  "init_scale": tuple(cfg.init_scale)})
+
+    return run(Setup("mean_field_langevin", ParticleEngine.streams, build), steps=cfg.steps,
+               options=cfg.options, checkpoints=ckpt, desc="langevin")
 
 
-class _Recorder:
-    """The checkpoints of a Langevin run (particles and weight-decay penalty, host float64)
-    and its :class:`LangevinRun`, with the data-term loss of every step (the loop's
-    history)."""
-
-    def __init__(self, ckpt: np.ndarray, dt: float, weight_decay: float,
-                 shape: tuple[int, int], x_np: np.ndarray, y_np: np.ndarray, meta: Any) -> None:
-        self.ckpt, self.dt, self.weight_decay, self.shape = ckpt, dt, weight_decay, shape
-        self.x_np, self.y_np, self.meta = x_np, y_np, meta
-        self.saved: list[np.ndarray] = []
-        self.penalty: list[float] = []
-
-    def snapshot(self, st: ParticleState, k: int) -> None:
-        """Record checkpoint ``k``: the particles and the penalty."""
-        th = st.theta
-        self.saved.append(to_numpy(th, np.float64))
-        self.penalty.append(0.5 * self.weight_decay * float((th * th).sum(1).mean()))
-
-    def finish(self, outcome: Outcome[ParticleState]) -> LangevinRun:
-        """The record: the checkpoints so far and the loss of every step (of a diverged run,
-        up to its last checkpoint)."""
-        done = self.ckpt[:len(self.saved)]
-        upto = outcome.steps + 1 if outcome.diverged is None else \
-            int(done[-1]) if len(done) else 0
-        particles = np.stack(self.saved) if self.saved else np.zeros((0, *self.shape))
-        return LangevinRun(steps=done, times=done * self.dt, particles=particles,
-                           loss=to_numpy(outcome.history["loss"][:upto], np.float64),
-                           penalty=np.asarray(self.penalty), x=self.x_np, y=self.y_np,
-                           meta=self.meta())
+def _langevin_run(rec: Recorded, outcome: Outcome[ParticleState], ckpt: np.ndarray, dt: float,
+                  shape: tuple[int, int], x_np: np.ndarray, y_np: np.ndarray) -> LangevinRun:
+    """The record: the checkpoints so far and the loss of every step (of a diverged run, up
+    to its last checkpoint)."""
+    done = ckpt[:len(rec.steps)]
+    upto = outcome.steps + 1 if outcome.diverged is None else \
+        int(done[-1]) if len(done) else 0
+    return LangevinRun(steps=done, times=done * dt, particles=rec.array("particles",
+                                                                        (0, *shape)),
+                       loss=to_numpy(outcome.history["loss"][:upto], np.float64),
+                       penalty=np.asarray(rec.values.get("penalty", [])), x=x_np, y=y_np,
+                       meta=rec.meta)

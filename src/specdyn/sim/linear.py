@@ -18,49 +18,35 @@ Two engines:
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from specdyn import _validate as v
-from specdyn._torch import to_numpy
 from specdyn.data.teacher import PowerLawTeacher
-from specdyn.settings import AlignedSetting, PowerLawSetting, Setting
+from specdyn.settings import Setting
 from specdyn.sim import gram as _gram
-from specdyn.sim import protocol
 from specdyn.sim.config import SimConfig
 from specdyn.sim.divergence import Divergence
+from specdyn.sim.inputs import RunInputs, Setup
 from specdyn.sim.loop import run
+from specdyn.sim.options import RunOptions
 from specdyn.sim.protocol import Engine, EngineDefaults, Outcome, StreamLayout
-from specdyn.sim.trajectory import Trajectory, TrajectoryRows
+from specdyn.sim.recording import Observable, PerState, SpectrumRecorder, low_rank_eigenvalues
+from specdyn.sim.registry import engine as register_engine
+from specdyn.sim.registry import entry_point
+from specdyn.sim.system import SETTING, TEACHER, System
+from specdyn.sim.trajectory import Trajectory
 
-__all__ = ["LinearConfig", "WeightEngine", "WeightState", "setting_dim", "train_linear"]
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from specdyn.sim.options import RunKeywords
+
+__all__ = ["LinearConfig", "WeightEngine", "WeightState", "linear_recorder", "train_linear"]
 
 _FLOW_RTOL = 1e-10
-
-
-def setting_dim(setting: Setting, teacher: PowerLawTeacher | None) -> int:
-    """The number of modes ``D`` of a run, checking the setting against the teacher."""
-    if isinstance(setting, AlignedSetting):
-        D = setting.D
-    elif isinstance(setting, PowerLawSetting):
-        if setting.D is None:
-            if teacher is None:
-                raise ValueError("setting.D must be set (or a teacher given) to simulate")
-            D = teacher.D
-        else:
-            D = setting.D
-    else:
-        raise ValueError(f"setting must be a PowerLawSetting or AlignedSetting, "
-                         f"got {type(setting).__name__}")
-    if teacher is not None:
-        if not isinstance(teacher, PowerLawTeacher):
-            raise ValueError(f"teacher must be a PowerLawTeacher, got {type(teacher).__name__}")
-        if teacher.D != D:
-            raise ValueError(f"teacher.D = {teacher.D} does not match the setting's D = {D}")
-    return D
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,8 +106,19 @@ class LinearConfig(SimConfig):
             raise ValueError("method='flow' is only available with engine='gram'")
 
 
+def _example() -> Any:
+    from specdyn.settings import PowerLawSetting
+
+    return (PowerLawSetting.paper(0.1, 2.0, D=6), 8, 8, 40), {"progress": False,
+                                                              "device": "cpu"}
+
+
+@entry_point(LinearConfig, example=_example)
+@v.constrained(setting=SETTING, teacher=TEACHER)
 def train_linear(setting: Setting, N: int | None, M: int | None, steps: int, *,
-                 teacher: PowerLawTeacher | None = None, **options: Any) -> Trajectory:
+                 teacher: PowerLawTeacher | None = None, dt: float = 1.0, method: str = "gd",
+                 engine: str = "gram", options: RunOptions | None = None,
+                 **shorthands: Unpack[RunKeywords]) -> Trajectory:
     """Train the two-layer linear network and record spectra at checkpoints.
 
     Parameters
@@ -129,16 +126,16 @@ def train_linear(setting: Setting, N: int | None, M: int | None, steps: int, *,
     setting
         The system (``lambda_k``, ``mu_k``, ``sigma_w``, ``sigma_a``, ``gamma0``);
         a ``PowerLawSetting`` needs ``D`` set unless a ``teacher`` is given.
-    N, M, steps
-        Width, samples and steps (:class:`LinearConfig`).
+    N, M, steps, dt, method, engine
+        Width, samples, steps, step size, GD or flow, and the engine
+        (:class:`LinearConfig`, where each is documented).
     teacher
         Data model (default ``PowerLawTeacher(setting)``: aligned, ``P = D``).
         Its ``lambda_k``, ``mu_k`` and bases define the data; the setting supplies
         ``sigma_w``, ``sigma_a`` and ``gamma0``. Its ``D`` must match the setting's.
-    **options
-        The other fields of :class:`LinearConfig` (``dt``, ``method``, ``engine``), the
-        run options' shorthands (``checkpoints``, ``seed``, ``dtype``, ``device``,
-        ``progress``) or ``options``.
+    options, **shorthands
+        The run's options: a :class:`~specdyn.sim.options.RunOptions`, or its fields as
+        keywords (:class:`~specdyn.sim.options.RunKeywords`).
 
     Returns
     -------
@@ -155,74 +152,57 @@ def train_linear(setting: Setting, N: int | None, M: int | None, steps: int, *,
         The run diverged; the message and ``.step`` name the first bad step,
         ``.record`` holds the checkpoints recorded before it.
     """
-    cfg = LinearConfig.of({"N": N, "M": M, "steps": steps, **options}, entry="train_linear")
-    D = setting_dim(setting, teacher)
-    if teacher is None:
-        teacher = PowerLawTeacher(setting if isinstance(setting, AlignedSetting)
-                                  else setting.with_D(D))
-    start = time.perf_counter()
-    opts, layout = cfg.options, _gram.GramEngine.streams
-    if cfg.M is None:
-        sigma, c = teacher.population()
-        stats = _gram.Stats.build(sigma, c, teacher.output_second_moment())
-        xy = None
-    else:
-        x, y = teacher.sample(cfg.M, layout.seed(opts.seed, "data"))
-        stats = _gram.Stats.build(x.T @ x / cfg.M, x.T @ y / cfg.M, y.T @ y / cfg.M)
-        xy = (x, y)
-    s = setting
-    engine: _gram.GramEngine | WeightEngine
-    if cfg.engine == "gram":
-        engine = _gram.GramEngine(stats, s.gamma0, cfg.dt, opts.dtype, opts.device, N=cfg.N,
-                                  sigma_w=s.sigma_w, sigma_a=s.sigma_a)
-    else:
-        assert cfg.N is not None
-        engine = WeightEngine(stats, s.gamma0, cfg.dt, xy, opts.dtype, opts.device, N=cfg.N,
-                              sigma_w=s.sigma_w, sigma_a=s.sigma_a)
-    extra: dict[str, Any] = {}
+    cfg = LinearConfig.of_call(locals(), entry="train_linear")
+    system = System.of(setting, teacher)
+    ck = cfg.options.schedule(cfg.steps)
     if cfg.method == "flow":
-        extra = {"flow_solver": None, "rtol": _FLOW_RTOL}
-    recorder = _Recorder(engine, setting, teacher, stats, cfg.dt, lambda: protocol.record_meta(
-        cfg.engine, seed=opts.seed, dtype="float64" if cfg.method == "flow" else engine.dtype,
-        device="cpu" if cfg.method == "flow" else engine.device, start=start, steps=steps,
-        method=cfg.method, N=cfg.N, M=cfg.M, D=D, P=teacher.P, dt=cfg.dt,
-        setting=setting.to_dict(), teacher=teacher.to_dict(), **extra))
-    ck = opts.schedule(cfg.steps)
-    if cfg.method == "flow":
-        diagonal = _flow(recorder, cfg.N, ck, layout.seed(opts.seed, "init"))
-        extra["flow_solver"] = "Radau (per mode)" if diagonal else "DOP853"
-        return recorder.rows.trajectory()
-    return run(engine, recorder, steps=cfg.steps, options=opts, checkpoints=ck,
-               desc=f"{cfg.engine} GD")
+        return _flow(cfg, system, ck)
+
+    def build(inputs: RunInputs) -> tuple[Engine[Any, None], SpectrumRecorder[Any, Trajectory]]:
+        data = None if cfg.M is None else system.sample(cfg.M, inputs)
+        stats, s = system.stats(data), system.setting
+        eng: _gram.GramEngine | WeightEngine
+        if cfg.engine == "gram":
+            eng = _gram.GramEngine(stats, s.gamma0, cfg.dt, inputs.dtype, inputs.device,
+                                   N=cfg.N, sigma_w=s.sigma_w, sigma_a=s.sigma_a)
+        else:
+            assert cfg.N is not None
+            eng = WeightEngine(stats, s.gamma0, cfg.dt, data, inputs.dtype, inputs.device,
+                               N=cfg.N, sigma_w=s.sigma_w, sigma_a=s.sigma_a)
+        return eng, linear_recorder(PerState(eng.host), stats, system, dt=eng.dt,
+                                    meta=_meta(cfg, system))
+
+    return run(Setup(cfg.engine, _gram.GramEngine.streams, build), steps=cfg.steps,
+               options=cfg.options, checkpoints=ck, desc=f"{cfg.engine} GD")
 
 
-class _Recorder:
-    """The checkpoints of a linear run (float64 host measurements: the spectrum, the
-    teacher-basis diagonals and the loss), from either engine's host Grams."""
+def _meta(cfg: LinearConfig, system: System) -> dict[str, Any]:
+    return {"method": cfg.method, "N": cfg.N, "M": cfg.M, "dt": cfg.dt, **system.meta()}
 
-    def __init__(self, engine: _gram.GramEngine | WeightEngine, setting: Setting,
-                 teacher: PowerLawTeacher, stats: _gram.Stats, dt: float, meta: Any) -> None:
-        self.engine, self.setting, self.teacher, self.stats = engine, setting, teacher, stats
-        self.gamma0, self.identity = setting.gamma0, teacher.rotation is None
-        self.rows = TrajectoryRows(dt, ("preact",), meta)
 
-    def record(self, step: int, gw: np.ndarray, ga: np.ndarray, gwa: np.ndarray,
-               loss: float | None = None) -> None:
-        """One checkpoint of host Grams (loss ``None``: computed from them)."""
-        if loss is None:
-            loss = _gram.loss_from_grams(self.stats, gwa, self.gamma0)
-        diag = _gram.teacher_diagonals(gw, ga, gwa, self.teacher.basis_x, self.teacher.basis_y,
-                                       self.identity)
-        self.rows.add(step, loss, {"preact": _gram.spectrum(self.stats, gw)}, diag)
+def linear_recorder(grams: Any, stats: _gram.Stats, system: System, *, dt: float,
+                    meta: dict[str, Any]) -> SpectrumRecorder[Any, Trajectory]:
+    """The recorder of a two-layer linear run, from a state's float64 host Grams.
 
-    def snapshot(self, state: Any, step: int) -> None:
-        """Record checkpoint ``step`` of the loop."""
-        grams, loss = self.engine.host(state)
-        self.record(step, *grams, loss=loss)
+    ``grams(state) -> ((Gw, Ga, Gwa), loss)`` (``loss`` ``None``: computed from the Grams);
+    records ``"preact"`` (eigenvalues of ``Sigma^(1/2) Gw Sigma^(1/2)``, those at or below
+    the rank tolerance set to 0), the teacher-basis diagonals ``xi``, ``eta``, ``zeta``
+    and the loss: the :class:`~specdyn.sim.trajectory.Trajectory` of
+    :func:`train_linear`, and of any engine of the same network whose state gives its
+    Grams.
+    """
+    teacher, gamma0 = system.teacher, system.setting.gamma0
 
-    def finish(self, outcome: Outcome[Any]) -> Trajectory:
-        """The checkpoints taken (all of them, or those before a divergence)."""
-        return self.rows.trajectory()
+    def loss(state: Any) -> float:
+        (_, _, gwa), value = grams(state)
+        return _gram.loss_from_grams(stats, gwa, gamma0) if value is None else value
+
+    return SpectrumRecorder({
+        "loss": loss,
+        "preact": Observable(lambda st: stats.sigma_half @ grams(st)[0][0] @ stats.sigma_half,
+                             low_rank_eigenvalues),
+        "diagonals": lambda st: _gram.teacher_diagonals(grams(st)[0], teacher),
+    }, dt=dt, meta=meta)
 
 
 @dataclass(frozen=True)
@@ -237,6 +217,14 @@ class WeightState:
     loss: Any
 
 
+def _engine_example(population: bool) -> Any:
+    """A width-8 network on 12 samples (``D = 3``, ``P = 2``) or their population (CPU)."""
+    return (_gram.example_stats(), 1.0, 0.05, None if population else _gram.example_data()), {
+        "device": "cpu", "N": 8, "sigma_w": 0.5, "sigma_a": 1.0}
+
+
+@register_engine(examples={"population": lambda: _engine_example(True),
+                           "data": lambda: _engine_example(False)})
 class WeightEngine(Engine[WeightState, None]):
     """Weight-space full-batch GD of the two-layer linear network (hand-written gradients).
 
@@ -312,21 +300,20 @@ class WeightEngine(Engine[WeightState, None]):
 
     def grams(self, state: WeightState) -> _gram.Grams:
         """Float64 host ``(Gw, Ga, Gwa)``."""
-        W, A = state.W, state.A
-        N = W.shape[0]
-        Wd, Ad = W.to("cpu", self.t.float64), A.to("cpu", self.t.float64)
-        return to_numpy(Wd.T @ Wd) / N, to_numpy(Ad.T @ Ad) / N, to_numpy(Wd.T @ Ad) / N
+        return _gram.weight_grams(state.W, state.A)
 
 
-def _flow(run: _Recorder, N: int | None, ck: np.ndarray, weight_seed: protocol.DerivedSeed
-          ) -> bool:
+def _flow(cfg: LinearConfig, system: System, ck: np.ndarray) -> Trajectory:
     """Gradient flow of the Grams, evaluated at the checkpoint times (an ODE solve, not a
-    loop of steps); returns whether the per-mode (diagonal) path was used."""
-    s = run.setting
-    D, P = run.stats.c.shape
-    bx, by = run.teacher.basis_x, run.teacher.basis_y
-    sig_b = bx.T @ run.stats.sigma @ bx
-    c_b = bx.T @ run.stats.c @ by
+    loop of steps), float64 on the host: the per-mode (diagonal) path when the problem is
+    diagonal in the teacher basis, the full Gram ODE otherwise."""
+    inputs = RunInputs.of(cfg.options, _gram.GramEngine.streams)  # checked, then unused
+    stats = system.stats(None if cfg.M is None else system.sample(cfg.M, inputs))
+    s, N, teacher = system.setting, cfg.N, system.teacher
+    D, P = stats.c.shape
+    bx, by = teacher.basis_x, teacher.basis_y
+    sig_b = bx.T @ stats.sigma @ bx
+    c_b = bx.T @ stats.c @ by
     r = min(D, P)
     scale = max(np.abs(sig_b).max(), 1e-300)
     off_sig = np.abs(sig_b - np.diag(np.diagonal(sig_b))).max() / scale
@@ -334,27 +321,33 @@ def _flow(run: _Recorder, N: int | None, ck: np.ndarray, weight_seed: protocol.D
     c_off[np.arange(r), np.arange(r)] = 0.0
     off_c = np.abs(c_off).max() / max(np.abs(c_b).max(), 1e-300)
     diagonal = N is None and off_sig < 1e-12 and off_c < 1e-12
-    times = ck * run.rows.dt
+    times = ck * cfg.dt
+    recorder = linear_recorder(lambda host: host, stats, system, dt=cfg.dt, meta={
+        **_meta(cfg, system), "flow_solver": "Radau (per mode)" if diagonal else "DOP853",
+        "rtol": _FLOW_RTOL})
     if diagonal:
         lam = np.diagonal(sig_b).copy()
         cdiag = np.zeros(D)
         cdiag[:r] = np.diagonal(c_b)[:r]
         init = (np.zeros(D), np.full(D, s.sigma_w**2), np.full(D, s.sigma_a**2))
         atol = 1e-14 * max(s.S, 1.0)
-        states, _ = _gram.solve_flow_diagonal(lam, cdiag, run.gamma0, init, times,
-                                              _FLOW_RTOL, atol)
+        states, _ = _gram.solve_flow_diagonal(lam, cdiag, s.gamma0, init, times, _FLOW_RTOL,
+                                              atol)
         for step, st in zip(ck, states, strict=True):
             xi, eta, zeta = st
             gwa_b = np.zeros((D, P))
             gwa_b[np.arange(r), np.arange(r)] = xi[:r]
             ga_b = s.sigma_a**2 * np.eye(P)
             ga_b[np.arange(r), np.arange(r)] = zeta[:r]
-            run.record(int(step), bx @ np.diag(eta) @ bx.T, by @ ga_b @ by.T, bx @ gwa_b @ by.T)
+            recorder.snapshot(((bx @ np.diag(eta) @ bx.T, by @ ga_b @ by.T, bx @ gwa_b @ by.T),
+                               None), int(step))
     else:
         grams0 = _gram.initial_grams(N, D, P, s.sigma_w, s.sigma_a,
-                                     _gram.weight_generator(weight_seed))
-        states3, _ = _gram.solve_flow_full(run.stats, run.gamma0, grams0, times, _FLOW_RTOL,
+                                     _gram.weight_generator(inputs.seed_of("init")))
+        states3, _ = _gram.solve_flow_full(stats, s.gamma0, grams0, times, _FLOW_RTOL,
                                            1e-14 * max(s.S, 1.0))
         for step, g in zip(ck, states3, strict=True):
-            run.record(int(step), *g)
-    return diagonal
+            recorder.snapshot((g, None), int(step))
+    meta = RunInputs(inputs.seed, "float64", "cpu", inputs.streams, inputs.start).meta(
+        cfg.engine, cfg.steps)
+    return recorder.finish(Outcome(None, cfg.steps, meta=meta))

@@ -29,9 +29,8 @@ when finite).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -42,16 +41,23 @@ from specdyn.measure.spectra import decompose, device_eigenvalues
 from specdyn.schedule import Schedule
 from specdyn.sim import protocol
 from specdyn.sim.config import SimConfig
-from specdyn.sim.divergence import Divergence, Watch
+from specdyn.sim.inputs import RunInputs, Setup
+from specdyn.sim.linear_student_engine import METHODS, LinearStudentEngine, LinearStudentState
 from specdyn.sim.loop import run
-from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, Outcome, StreamLayout
+from specdyn.sim.options import RunOptions
+from specdyn.sim.protocol import Outcome
+from specdyn.sim.recording import Observable, Recorded, SpectrumRecorder
+from specdyn.sim.registry import entry_point
 
-__all__ = ["METHODS", "LinearStudentConfig", "LinearStudentEngine", "LinearStudentRun",
-           "LinearStudentState", "StudentConfig", "StudentData", "rank_one_teacher",
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from specdyn.sim.options import RunKeywords
+
+__all__ = ["LinearStudentConfig", "LinearStudentRun", "StudentConfig", "rank_one_teacher",
            "teacher_matrix", "train_linear_student"]
 
-#: training methods of the linear students (single-layer and deep)
-METHODS = ("population", "gd", "sgd", "online")
+Tensor = Any
 
 
 @v.constrained(P=v.SIZE, D=v.SIZE, theta=v.NONNEGATIVE, seed=v.SEED)
@@ -66,179 +72,6 @@ def rank_one_teacher(P: int, D: int, theta: float, seed: int = 0
     w = rng.standard_normal(m)
     w /= np.linalg.norm(w)
     return th * np.outer(u, w), u, w
-
-
-Tensor = Any
-
-
-@dataclass(frozen=True)
-class StudentData:
-    """The fixed data set of a ``"gd"``/``"sgd"`` run (device tensors, never modified).
-
-    Attributes
-    ----------
-    X, Y
-        Inputs ``(..., M, D)`` and labels ``(..., M, P)`` (leading axis: replicas, for
-        :class:`LinearStudentEngine`; none for the deep engine).
-    Sig, C
-        ``X^T X / M`` and ``Y^T X / M`` for ``"gd"`` (``None`` for ``"sgd"``).
-    sig_half
-        Symmetric square root of ``Sig`` (the deep engine's sharpness; else ``None``).
-    """
-
-    X: Tensor
-    Y: Tensor
-    Sig: Tensor | None = None
-    C: Tensor | None = None
-    sig_half: Tensor | None = None
-
-
-@dataclass(frozen=True)
-class LinearStudentState:
-    """The state of a linear-student run, a value (never updated in place).
-
-    Attributes
-    ----------
-    W
-        ``(R, P, D)`` weights of the ``R`` replicas.
-    sq_error
-        ``(R,)`` ``||W - W*||_F^2`` of each replica (0-d reductions on the device, no
-        host sync): the protocol's ``loss`` of these weights, under its own name.
-    data
-        The data set of ``"gd"``/``"sgd"`` (drawn by :meth:`LinearStudentEngine.init`
-        after the weights), carried unchanged from state to state; ``None`` for
-        ``"population"`` and ``"online"``.
-    """
-
-    W: Tensor
-    sq_error: Tensor
-    data: StudentData | None = None
-
-
-class LinearStudentEngine(Engine[LinearStudentState, "tuple[Tensor, Tensor] | None"]):
-    """Single-layer linear students under GD, SGD or online SGD: the protocol's triple.
-
-    The first :class:`LinearStudentState` (from :meth:`init`) holds the weights drawn
-    from the generator, then the data set drawn after them (the order of the recorded
-    runs), which every later state carries (the engine keeps no run data, no generator);
-    :meth:`sample` (state, generator) draws the batch of the next update (``None`` for
-    ``"population"`` and ``"gd"``, which need none); :meth:`step` (state, batch)
-    makes one update ``W <- W - lr * grad`` and returns a new state. ``R`` replicas run side by side
-    (batched tensors), each with its own data. Sizes and the method are those of
-    :func:`train_linear_student`, which validates them.
-
-    Parameters
-    ----------
-    teacher
-        ``W*`` (``P x D`` tensor; its dtype and device are the run's).
-    method
-        One of :data:`METHODS`.
-    lr
-        Step size.
-    M, B
-        Data-set size (``"gd"``, ``"sgd"``) and batch size (``"sgd"``, ``"online"``).
-    noise_std, replicas
-        Label noise and the number ``R`` of students.
-    sigma0
-        Initial weight scale: entries ``N(0, sigma0^2 / D)``.
-    inputs
-        The data set's inputs (``M x D``, shared by the replicas) for ``"gd"``/``"sgd"``,
-        or ``None`` to draw them in :meth:`init`.
-
-    Notes
-    -----
-    The generators of :meth:`init` and :meth:`sample` are ``torch.Generator`` on the
-    teacher's device: one generator, the run's stream 0, drawn in turn (the batches
-    continue the init's draws, the order of the recorded runs). A run watches the
-    replicas' mean squared error against its start (factor ``1e8``).
-    """
-
-    defaults: ClassVar[EngineDefaults] = EngineDefaults(check_every=50,
-                                                        divergence_factor=1e8)
-    streams: ClassVar[StreamLayout] = StreamLayout(init=0, batch=0)
-
-    @v.constrained(method=v.Choice(*METHODS), lr=v.POSITIVE, M=v.Int(0), B=v.Int(0),
-                   noise_std=v.NONNEGATIVE, replicas=v.SIZE, sigma0=v.POSITIVE)
-    def __init__(self, teacher: Tensor, method: str, lr: float, *, M: int = 0, B: int = 0,
-                 noise_std: float = 0.0, replicas: int = 1, sigma0: float = 1.0,
-                 inputs: Tensor | None = None) -> None:
-        self.t = _torch.torch()
-        self.Ws, self.method, self.lr = teacher, method, lr
-        self.M, self.B, self.noise, self.R = M, B, noise_std, replicas
-        self.sigma0, self.inputs = sigma0, inputs
-        self.kw = {"dtype": teacher.dtype, "device": teacher.device}
-
-    def init(self, generator: Any) -> LinearStudentState:
-        """Initial weights (entries ``N(0, sigma0^2 / D)``), then the data set of
-        ``"gd"``/``"sgd"`` (the engine's ``inputs``, or drawn), from ``generator``."""
-        t, R, n, gen = self.t, self.R, self.M, generator
-        P, D = self.Ws.shape
-        W = t.randn(R, P, D, generator=gen, **self.kw) * (self.sigma0 / np.sqrt(D))
-        data = None
-        if self.method in ("gd", "sgd"):
-            if self.inputs is None:
-                X = t.randn(R, n, D, generator=gen, **self.kw)
-            else:
-                X = self.inputs.expand(R, n, D).contiguous()
-            Y = X @ self.Ws.T + self.noise * t.randn(R, n, P, generator=gen, **self.kw)
-            if self.method == "gd":
-                data = StudentData(X, Y, X.transpose(1, 2) @ X / n,  # R x D x D
-                                   Y.transpose(1, 2) @ X / n)  # R x P x D
-            else:
-                data = StudentData(X, Y)
-        return LinearStudentState(W, self._sq_error(W), data)
-
-    def _sq_error(self, W: Tensor) -> Tensor:
-        return ((W - self.Ws) ** 2).sum(dim=(1, 2))
-
-    def generator(self, role: str, seed: DerivedSeed) -> Any:
-        """A ``torch.Generator`` on the teacher's device."""
-        return self.t.Generator(device=self.Ws.device).manual_seed(seed)
-
-    def divergence(self, state0: LinearStudentState) -> Divergence[LinearStudentState]:
-        """The replicas' mean squared error against its start."""
-        return Divergence("linear student", f"lower lr (now {self.lr:g}) below the stability "
-                          "threshold", None, (Watch("mean squared error", lambda s: s.sq_error,
-                                                    scale=float(state0.sq_error.mean())),))
-
-    def sample(self, state: LinearStudentState, generator: Any
-               ) -> tuple[Tensor, Tensor] | None:
-        """The batch ``(x, y)`` (``R x B x D``, ``R x B x P``) of the update of ``state``,
-        from ``generator``: fresh samples (``"online"``) or ``B`` distinct rows of each
-        replica's data (``"sgd"``, from ``state.data``)."""
-        t, R, B, gen = self.t, self.R, self.B, generator
-        P, D = self.Ws.shape
-        if self.method == "online":
-            xb = t.randn(R, B, D, generator=gen, **self.kw)
-            yb = xb @ self.Ws.T
-            if self.noise > 0:
-                yb = yb + self.noise * t.randn(R, B, P, generator=gen, **self.kw)
-            return xb, yb
-        if self.method == "sgd":
-            assert state.data is not None
-            idx = t.argsort(t.rand(R, self.M, generator=gen, device=self.Ws.device),
-                            dim=1)[:, :B]
-            return (t.gather(state.data.X, 1, idx[..., None].expand(R, B, D)),
-                    t.gather(state.data.Y, 1, idx[..., None].expand(R, B, P)))
-        return None
-
-    def step(self, state: LinearStudentState, batch: tuple[Tensor, Tensor] | None = None
-             ) -> LinearStudentState:
-        """One update on ``batch`` (from :meth:`sample`; ``None`` for the full-batch methods)."""
-        W = state.W
-        if self.method == "population":
-            G = W - self.Ws
-        elif self.method == "gd":
-            assert state.data is not None
-            G = W @ state.data.Sig - state.data.C
-        else:
-            if batch is None:
-                raise ValueError(f"method {self.method!r} needs a batch "
-                                 "(engine.sample(state, generator))")
-            xb, yb = batch
-            G = (xb @ W.transpose(1, 2) - yb).transpose(1, 2) @ xb / self.B
-        W = W - self.lr * G
-        return LinearStudentState(W, self._sq_error(W), state.data)
 
 
 @dataclass(frozen=True)
@@ -361,29 +194,40 @@ class LinearStudentConfig(StudentConfig):
     overlaps: bool = True
 
 
-def train_linear_student(teacher: ArrayLike, *, inputs: ArrayLike | None = None,
-                         **options: Any) -> LinearStudentRun:
+def _example() -> Any:
+    return (np.eye(3, 4),), {"method": "sgd", "lr": 0.1, "steps": 40, "M": 10, "B": 2,
+                             "device": "cpu"}
+
+
+@entry_point(LinearStudentConfig, example=_example)
+def train_linear_student(teacher: ArrayLike, *, method: str, lr: float, steps: int,
+                         sigma0: float = 1.0, M: int | None = None, B: int | None = None,
+                         noise_std: float = 0.0, replicas: int = 1, top_k: int | None = 8,
+                         overlaps: bool = True, inputs: ArrayLike | None = None,
+                         options: RunOptions | None = None,
+                         **shorthands: Unpack[RunKeywords]) -> LinearStudentRun:
     """Train a single-layer linear student on ``teacher`` and record its spectrum.
 
     Parameters
     ----------
     teacher
         ``W*``, a ``P x D`` array (any rank).
+    method, lr, steps, sigma0, M, B, noise_std, replicas, top_k, overlaps
+        The training and what is recorded (:class:`LinearStudentConfig`, where each is
+        documented).
     inputs
         Optional fixed inputs ``X`` (``M x D``) for ``"gd"``/``"sgd"``, shared by
         all replicas (then ``M`` may be omitted); drawn from the seed otherwise.
-    **options
-        The fields of :class:`LinearStudentConfig` (``method``, ``lr``, ``steps``
-        required), the run options' shorthands (``checkpoints``, ``seed``, ``dtype``,
-        ``device``, ``progress``) or ``options``.
+    options, **shorthands
+        The run's options: a :class:`~specdyn.sim.options.RunOptions`, or its fields as
+        keywords (:class:`~specdyn.sim.options.RunKeywords`).
 
     Raises
     ------
     DivergenceError
         ``.step`` is the first bad step, ``.record`` the run before it.
     """
-    start = time.perf_counter()
-    cfg = LinearStudentConfig.of(options, entry="train_linear_student")
+    cfg = LinearStudentConfig.of_call(locals(), entry="train_linear_student")
     W_star = teacher_matrix(teacher)
     P, D = W_star.shape
     X_in = None
@@ -392,26 +236,30 @@ def train_linear_student(teacher: ArrayLike, *, inputs: ArrayLike | None = None,
         if X_in.ndim != 2 or X_in.shape[1] != D:
             raise ValueError(f"inputs must be an M x D={D} array, got shape {X_in.shape}")
     n = cfg.data_size(None if X_in is None else X_in.shape[0])
-    B = cfg.batch_size(n)
+    batch = cfg.batch_size(n)
     k = min(P, D) if cfg.top_k is None else min(cfg.top_k, min(P, D))
-    opts = cfg.options
-    rec = opts.schedule(cfg.steps, Schedule.every(1))
 
-    # ---- setup: the engine, the recorder, then the run
-    torch = _torch.torch()
-    dev = _torch.resolve_device(opts.device)
-    dt = _torch.resolve_dtype(opts.dtype)
-    eng = LinearStudentEngine(torch.as_tensor(W_star, dtype=dt, device=dev), cfg.method, cfg.lr,
-                              M=n, B=B, noise_std=cfg.noise_std, replicas=cfg.replicas,
-                              sigma0=cfg.sigma0, inputs=None if X_in is None
-                              else torch.as_tensor(X_in, dtype=dt, device=dev))
-    recorder = _Recorder(k, _teacher_pair(W_star, dt, dev) if cfg.overlaps else None,
-                         cfg.overlaps, lambda: protocol.record_meta(
-                             "linear_student", seed=opts.seed, dtype=dt, device=dev,
-                             start=start, steps=cfg.steps, method=cfg.method, P=P, D=D,
-                             lr=cfg.lr, sigma0=cfg.sigma0, M=n or None, B=B or None,
-                             noise_std=cfg.noise_std, replicas=cfg.replicas))
-    return run(eng, recorder, steps=cfg.steps, options=opts, checkpoints=rec)
+    def build(given: RunInputs) -> tuple[LinearStudentEngine,
+                                         SpectrumRecorder[LinearStudentState,
+                                                          LinearStudentRun]]:
+        torch, dt, dev = _torch.torch(), given.dtype, given.device
+        eng = LinearStudentEngine(torch.as_tensor(W_star, dtype=dt, device=dev), cfg.method,
+                                  cfg.lr, M=n, B=batch, noise_std=cfg.noise_std,
+                                  replicas=cfg.replicas, sigma0=cfg.sigma0,
+                                  inputs=None if X_in is None
+                                  else torch.as_tensor(X_in, dtype=dt, device=dev))
+        pair = _teacher_pair(W_star, dt, dev) if cfg.overlaps else None
+        return eng, SpectrumRecorder(
+            {"svd": Observable(lambda st: st.W[0], lambda w0: _top_svd(w0, k, pair,
+                                                                      cfg.overlaps))},
+            record=lambda rec, outcome: _student_run(rec, outcome, k),
+            meta={"method": cfg.method, "P": P, "D": D, "lr": cfg.lr, "sigma0": cfg.sigma0,
+                  "M": n or None, "B": batch or None, "noise_std": cfg.noise_std,
+                  "replicas": cfg.replicas})
+
+    return run(Setup("linear_student", LinearStudentEngine.streams, build), steps=cfg.steps,
+               options=cfg.options,
+               checkpoints=cfg.options.schedule(cfg.steps, Schedule.every(1)))
 
 
 def teacher_matrix(teacher: ArrayLike) -> np.ndarray:
@@ -433,56 +281,43 @@ def _teacher_pair(W_star: np.ndarray, dtype: Any, device: Any) -> tuple[Tensor, 
             torch.as_tensor(vv[:, 0], dtype=dtype, device=device))
 
 
-class _Recorder:
-    """The checkpoints of a linear-student run (replica 0's top singular values and teacher
-    overlaps, host float64) and its :class:`LinearStudentRun`, with the squared errors of
-    every step (the loop's history of the watched quantity)."""
+def _top_svd(w0: Tensor, k: int, pair: tuple[Tensor, Tensor] | None,
+             overlaps: bool) -> dict[str, Any]:
+    """The top ``k`` singular values of ``w0`` (host float64) and, with ``overlaps``, the
+    squared overlaps of its top singular vectors with the teacher's ``pair``."""
+    # eigen-decomposition of the smaller Gram matrix: about 3x faster than an SVD
+    wide = w0.shape[0] <= w0.shape[1]  # P <= D
+    gram = w0 @ w0.T if wide else w0.T @ w0
+    out: dict[str, Any] = {}
+    if overlaps:
+        ev, vec, _ = decompose(gram, vectors=True, increasing=True)
+        top = vec[:, -1]
+        sv = ev.clamp_min(0).sqrt()
+        other = (w0.T @ top if wide else w0 @ top) / sv[-1].clamp_min(1e-300)
+        left, right = (top, other) if wide else (other, top)
+        nan = float("nan")
+        out["left_overlap2"] = nan if pair is None else float((left @ pair[0]) ** 2)
+        out["right_overlap2"] = nan if pair is None else float((right @ pair[1]) ** 2)
+    else:
+        sv = device_eigenvalues(gram).sqrt().flip(0)  # increasing, as eigh's
+    return {"singular_values": _torch.to_numpy(sv.flip(0)[:k], np.float64), **out}
 
-    def __init__(self, k: int, pair: tuple[Tensor, Tensor] | None, overlaps: bool,
-                 meta: Any) -> None:
-        self.k, self.pair, self.overlaps = k, pair, overlaps
-        self.meta = meta
-        self.steps: list[int] = []
-        self.svals: list[np.ndarray] = []
-        self.left: list[float] = []
-        self.right: list[float] = []
 
-    def snapshot(self, state: LinearStudentState, step: int) -> None:
-        """Record checkpoint ``step``: replica 0's singular values (and overlaps)."""
-        # eigen-decomposition of the smaller Gram matrix: about 3x faster than an SVD
-        w0 = state.W[0]
-        wide = w0.shape[0] <= w0.shape[1]  # P <= D
-        gram = w0 @ w0.T if wide else w0.T @ w0
-        if self.overlaps:
-            ev, vec, _ = decompose(gram, vectors=True, increasing=True)
-            top = vec[:, -1]
-            sv = ev.clamp_min(0).sqrt()
-            other = (w0.T @ top if wide else w0 @ top) / sv[-1].clamp_min(1e-300)
-            left, right = (top, other) if wide else (other, top)
-            if self.pair is not None:
-                self.left.append(float((left @ self.pair[0]) ** 2))
-                self.right.append(float((right @ self.pair[1]) ** 2))
-            else:
-                self.left.append(float("nan"))
-                self.right.append(float("nan"))
-        else:
-            sv = device_eigenvalues(gram).sqrt().flip(0)  # increasing, as eigh's
-        self.svals.append(_torch.to_numpy(sv.flip(0)[:self.k], np.float64))
-        self.steps.append(step)
-
-    def finish(self, outcome: Outcome[LinearStudentState]) -> LinearStudentRun:
-        """The record: the squared errors up to the end (or the first bad step) and the
-        checkpoints taken."""
-        upto = outcome.steps + 1 if outcome.diverged is None else outcome.diverged + 1
-        sq = _torch.to_numpy(outcome.history["mean squared error"][:upto], np.float64)
-        if protocol.first_divergent(sq[-1]) is not None:  # a diverged run's first bad step
-            sq = sq[:-1]
-        return LinearStudentRun(
-            sq_error=sq,
-            steps=np.asarray(self.steps, dtype=np.int64),
-            singular_values=np.array(self.svals, dtype=np.float64).reshape(len(self.steps),
-                                                                           self.k),
-            left_overlap2=np.asarray(self.left, dtype=np.float64),
-            right_overlap2=np.asarray(self.right, dtype=np.float64),
-            meta=self.meta(),
-        )
+def _student_run(rec: Recorded, outcome: Outcome[LinearStudentState], k: int
+                 ) -> LinearStudentRun:
+    """The record: the squared errors up to the end (or the first bad step: the loop's
+    history of the watched quantity) and the checkpoints taken."""
+    upto = outcome.steps + 1 if outcome.diverged is None else outcome.diverged + 1
+    sq = _torch.to_numpy(outcome.history["mean squared error"][:upto], np.float64)
+    if protocol.first_divergent(sq[-1]) is not None:  # a diverged run's first bad step
+        sq = sq[:-1]
+    n = len(rec.steps)
+    return LinearStudentRun(
+        sq_error=sq,
+        steps=np.asarray(rec.steps, dtype=np.int64),
+        singular_values=np.array(rec.values.get("singular_values", []),
+                                 dtype=np.float64).reshape(n, k),
+        left_overlap2=np.asarray(rec.values.get("left_overlap2", []), dtype=np.float64),
+        right_overlap2=np.asarray(rec.values.get("right_overlap2", []), dtype=np.float64),
+        meta=rec.meta,
+    )

@@ -1,6 +1,8 @@
 """The one run loop: every engine of :mod:`specdyn.sim` runs through :func:`run`.
 
-``run(engine, recorder, steps=..., options=...)`` draws the engine's first state
+``run(setup, steps=..., options=...)`` resolves the run's inputs from its options (seed,
+dtype, device, every stream: :class:`~specdyn.sim.inputs.RunInputs`), builds the engine
+and recorder of the :class:`~specdyn.sim.inputs.Setup`, draws the engine's first state
 (:meth:`~specdyn.sim.protocol.Engine.init`, from the run's ``init`` generator), then for
 ``k = 1..steps`` samples the batch (:meth:`~specdyn.sim.protocol.Engine.sample`, from the
 ``batch`` generator) and steps (:meth:`~specdyn.sim.protocol.Engine.step`); after each
@@ -11,17 +13,20 @@ hands each checkpoint's state to the recorder. All ``steps`` are run whatever th
 checkpoints are. On divergence the :class:`~specdyn.sim.divergence.DivergenceError`
 carries the recorder's partial record. Generic over the engine's state and batch types:
 a type checker ties ``init``'s output to ``step``'s input and to the recorder's input.
+An engine built before the run (``run(engine, recorder, ...)``) runs too; its dtype and
+device are its own, so the options may not set them.
 """
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
 from specdyn._progress import progress as _progress
 from specdyn.sim.divergence import Divergence, DivergenceError, Watch, divergence_limit
 from specdyn.sim.divergence import first_divergent as _first_bad
+from specdyn.sim.inputs import RunInputs, Setup
 from specdyn.sim.options import RunOptions
 from specdyn.sim.protocol import PROGRESS_MIN_STEPS, Engine, Outcome, Recorder, Streams
 
@@ -32,30 +37,49 @@ BatchT = TypeVar("BatchT")
 RecordT = TypeVar("RecordT")
 
 
+@overload
+def run(engine: Setup[StateT, BatchT, RecordT], recorder: None = None, *, steps: int,
+        options: RunOptions, checkpoints: Any = None, streams: Streams | None = None,
+        start: StateT | None = None, desc: str = "") -> RecordT: ...
+
+
+@overload
 def run(engine: Engine[StateT, BatchT], recorder: Recorder[StateT, RecordT], *, steps: int,
         options: RunOptions, checkpoints: Any = None, streams: Streams | None = None,
-        start: StateT | None = None, desc: str = "") -> RecordT:
-    """Run ``steps`` updates of ``engine``, recording at the checkpoints: the one loop.
+        start: StateT | None = None, desc: str = "") -> RecordT: ...
+
+
+def run(engine: Any, recorder: Any = None, *, steps: int, options: RunOptions,
+        checkpoints: Any = None, streams: Streams | None = None, start: Any = None,
+        desc: str = "") -> Any:
+    """Run ``steps`` updates of an engine, recording at the checkpoints: the one loop.
 
     Parameters
     ----------
     engine
-        An :class:`~specdyn.sim.protocol.Engine`: ``init``, ``sample``, ``step``, what it
-        watches (``divergence``) and its defaults (check interval, divergence factor).
+        A :class:`~specdyn.sim.inputs.Setup` (its name, its streams, and ``build(inputs)
+        -> (engine, recorder)``, called with the inputs resolved from ``options``: the
+        engine gets the run's dtype, device and data stream), or an
+        :class:`~specdyn.sim.protocol.Engine` built before the run (then ``recorder`` is
+        its recorder, and ``options.dtype`` and ``options.device`` must be ``None``: they
+        cannot be applied to it).
     recorder
-        A :class:`~specdyn.sim.protocol.Recorder`: ``snapshot(state, step)`` at each
-        checkpoint, ``finish(outcome)`` for the record (partial on divergence).
+        With an engine: a :class:`~specdyn.sim.protocol.Recorder`
+        (``snapshot(state, step)`` at each checkpoint, ``finish(outcome)`` for the record,
+        partial on divergence); ``None`` with a setup.
     steps
         Updates to make (``>= 0``); all are run and checked.
     options
-        The run's :class:`~specdyn.sim.options.RunOptions` (seed, progress, the check's
-        ``check_every`` and ``divergence_factor``: ``None`` takes the engine's).
+        The run's :class:`~specdyn.sim.options.RunOptions` (seed, dtype, device, progress,
+        checkpoints, the check's ``check_every`` and ``divergence_factor``: ``None`` takes
+        the engine's).
     checkpoints
         The checkpoint steps (an array in ``[0, steps]``); ``None``:
         ``options.schedule(steps)``.
     streams
-        The run's generators; ``None``: :meth:`Streams.derive
-        <specdyn.sim.protocol.Streams.derive>` ``(engine, options.seed)``.
+        Generators of the caller's (a test, a replay); ``None``: the run's own, one per
+        role of the setup's stream layout (:meth:`RunInputs.generators
+        <specdyn.sim.inputs.RunInputs.generators>`).
     start
         A first state of the caller's (``engine.init`` is then not called).
     desc
@@ -64,19 +88,39 @@ def run(engine: Engine[StateT, BatchT], recorder: Recorder[StateT, RecordT], *, 
     Returns
     -------
     RecordT
-        ``recorder.finish(outcome)``.
+        ``recorder.finish(outcome)``; ``outcome.meta`` holds the record's fixed metadata.
 
     Raises
     ------
+    ValueError
+        A dtype or device asked for an engine built before the run; a bad dtype or device.
     DivergenceError
         The first bad step and, as ``.record``, the recorder's partial record.
     """
+    if isinstance(engine, Setup):
+        if recorder is not None:
+            raise ValueError("recorder must be None with a Setup (its build makes the "
+                             "recorder)")
+        inputs = RunInputs.of(options, engine.streams)
+        name = engine.name
+        engine, recorder = engine.build(inputs)
+    else:
+        if options.dtype is not None or options.device is not None:
+            raise ValueError("dtype and device are applied where run builds the engine: give "
+                             "run a Setup, or leave them None for an engine built before the "
+                             "run (its own are used)")
+        inputs, name = RunInputs(options.seed, None, None, engine.streams), \
+            type(engine).__name__
     opts = options.for_engine(engine.defaults)
-    gens = Streams.derive(engine, opts.seed) if streams is None else streams
+    gens = inputs.generators(engine) if streams is None else streams
     state = engine.init(gens.init) if start is None else start
     ck = set(int(c) for c in (opts.schedule(steps) if checkpoints is None else checkpoints))
     watcher = _Watcher(engine.divergence(state), state, steps, opts.factor)
     every = opts.every
+
+    def outcome(last: Any, diverged: int | None) -> Outcome[Any]:
+        return watcher.outcome(last, diverged, inputs.meta(name, steps))
+
     try:
         watcher.check(state, 0)
         if 0 in ck:
@@ -92,9 +136,9 @@ def run(engine: Engine[StateT, BatchT], recorder: Recorder[StateT, RecordT], *, 
                 recorder.snapshot(state, k)
     except DivergenceError as err:
         if err.record is None:
-            err.record = recorder.finish(watcher.outcome(None, err.step))
+            err.record = recorder.finish(outcome(None, err.step))
         raise
-    return recorder.finish(watcher.outcome(state, None))
+    return recorder.finish(outcome(state, None))
 
 
 class _Watcher:
@@ -181,6 +225,7 @@ class _Watcher:
             step, _, w, value = min(bad, key=lambda b: (b[0], b[1]))
             raise self.says.error(step, w.what(value, self.factor))
 
-    def outcome(self, state: Any, diverged: int | None) -> Outcome[Any]:
-        """What the recorder is given: the last state, the histories, the first bad step."""
-        return Outcome(state, self.steps, self.history(), self.known(), diverged)
+    def outcome(self, state: Any, diverged: int | None, meta: dict[str, Any]) -> Outcome[Any]:
+        """What the recorder is given: the last state, the histories, the first bad step
+        and the record's fixed metadata."""
+        return Outcome(state, self.steps, self.history(), self.known(), diverged, meta)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from specdyn import _validate as v
 from specdyn.schedule import Schedule, ScheduleLike
 from specdyn.sim.divergence import DIVERGENCE_FACTOR
 
-__all__ = ["SHORTHANDS", "EngineDefaults", "RunOptions", "run_options"]
+__all__ = ["SHORTHANDS", "EngineDefaults", "RunKeywords", "RunOptions", "run_options"]
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,14 @@ class EngineDefaults:
 
 
 @dataclass(frozen=True)
-@v.constrained_fields(seed=v.SEED, check_every=v.Int(1, optional=True),
+@v.constrained_fields(seed=v.SEED,
+                      dtype=v.Free("a torch dtype or its name ('float64', 'float32'); None: "
+                                   "float64 (checked where run resolves it)"),
+                      device=v.Free("a torch device or its name ('cpu', 'cuda'); None: CUDA "
+                                    "when present (checked where run resolves it)"),
+                      progress=v.Bool(), checkpoints=v.Free("a Schedule, an int count or "
+                                                            "explicit steps; None: the run's"),
+                      check_every=v.Int(1, optional=True),
                       divergence_factor=v.Real(1.0, math.inf, lo_open=True, hi_open=True,
                                                optional=True))
 class RunOptions:
@@ -96,8 +103,19 @@ class RunOptions:
         return self.divergence_factor
 
 
+class RunKeywords(TypedDict, total=False):
+    """The fields of :class:`RunOptions` every entry point also takes as keywords (its
+    ``**shorthands``): ``seed``, ``dtype``, ``device``, ``progress``, ``checkpoints``."""
+
+    seed: int
+    dtype: Any
+    device: Any
+    progress: bool
+    checkpoints: ScheduleLike
+
+
 #: The fields of :class:`RunOptions` an entry point also takes as keywords.
-SHORTHANDS = ("seed", "dtype", "device", "progress", "checkpoints")
+SHORTHANDS: tuple[str, ...] = tuple(RunKeywords.__annotations__)
 
 
 def run_options(options: RunOptions | None = None, **given: Any) -> RunOptions:

@@ -84,18 +84,19 @@ class Parameterization:
     lr_a: float
 
 
-def get_parameterization(name: str | Parameterization, N: int,
+@v.constrained(parameterization=v.Instance(Parameterization, names=PARAMETERIZATIONS),
+               N=v.SIZE, gamma0=v.POSITIVE)
+def get_parameterization(parameterization: str | Parameterization, N: int,
                          gamma0: float) -> Parameterization:
-    """The multipliers of parameterisation ``name`` at width ``N`` and output scale ``gamma0``.
+    """The multipliers of ``parameterization`` (a name) at width ``N`` and output scale
+    ``gamma0``.
 
     A :class:`Parameterization` instance passes through unchanged (for custom
     scalings). Unknown names raise a ``ValueError`` listing the valid ones.
     """
-    if isinstance(name, Parameterization):
-        return name
-    name = v.choice("parameterization", name, PARAMETERIZATIONS)
-    N = v.positive_int("N", N)
-    g = v.positive("gamma0", gamma0)
+    if isinstance(parameterization, Parameterization):
+        return parameterization
+    name, g = parameterization, gamma0
     if name == "mean-field":
         return Parameterization(name, 1.0 / (g * N), 1.0, 1.0, float(N), float(N))
     if name == "mup":

@@ -25,16 +25,19 @@ from specdyn._torch import torch as _torch
 from specdyn.models.activations import ACTIVATIONS, Activation
 from specdyn.sim.config import SimConfig
 from specdyn.sim.divergence import Divergence, Watch, dt_advice
-from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout
+from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout, derive_seed
+from specdyn.sim.registry import engine as register_engine
 
-__all__ = ["Block", "GivenNoise", "ParticleConfig", "ParticleEngine", "ParticleState"]
+__all__ = ["Block", "GivenNoise", "ParticleConfig", "ParticleEngine", "ParticleState",
+           "given_particles"]
 
 Tensor = Any  # torch.Tensor (torch is imported lazily)
 NoiseSource = Callable[[int], Any] | np.ndarray | Any
 
 
 @dataclass(frozen=True, kw_only=True)
-@v.constrained_fields(dt=v.POSITIVE, temperature=v.NONNEGATIVE, weight_decay=v.NONNEGATIVE,
+@v.constrained_fields(activation=v.Instance(Activation, names=ACTIVATIONS), dt=v.POSITIVE,
+                      temperature=v.NONNEGATIVE, weight_decay=v.NONNEGATIVE,
                       steps=v.Int(0), D=v.SIZE, M=v.Int(1, optional=True),
                       init_scale=v.Tuple(v.NONNEGATIVE, length=2), population_size=v.SIZE,
                       label_noise=v.NONNEGATIVE)
@@ -144,14 +147,18 @@ def make_data(target: Any, D: int, M: int | None, population_size: int, label_no
 def initial_particles(init: Any, N: int, D: int, init_scale: tuple[float, float],
                       seed: DerivedSeed) -> np.ndarray:
     """``init="gaussian"``: ``a ~ N(0, s_a^2)``, ``w ~ N(0, s_w^2 I_D / D)``; or an array."""
-    d = D
     if isinstance(init, str):
         v.choice("init", init, ("gaussian",))
         return gaussian_particles(N, D, init_scale, np.random.default_rng(seed))
+    return given_particles(init, N, D)
+
+
+def given_particles(init: Any, N: int, D: int) -> np.ndarray:
+    """Particles of the caller's, ``(N, D+1)``, checked: a float64 host copy."""
     theta = v.real_array("init", as_host(init))
-    if theta.shape != (N, d + 1):
+    if theta.shape != (N, D + 1):
         raise ValueError(f"init must be 'gaussian' or an array of shape (N, d+1) = "
-                         f"{(N, d + 1)}, got {theta.shape}")
+                         f"{(N, D + 1)}, got {theta.shape}")
     return theta.copy()
 
 
@@ -164,14 +171,6 @@ def gaussian_particles(N: int, D: int, init_scale: tuple[float, float],
     theta[:, 0] *= s_a
     theta[:, 1:] *= s_w / math.sqrt(D)
     return theta
-
-
-def check_init_scale(init_scale: tuple[float, float]) -> None:
-    """``init_scale`` must be a pair ``(s_a, s_w)`` of reals ``>= 0``."""
-    if len(init_scale) != 2:
-        raise ValueError(f"init_scale must be a pair (s_a, s_w), got {init_scale!r}")
-    v.nonnegative("init_scale[0]", init_scale[0])
-    v.nonnegative("init_scale[1]", init_scale[1])
 
 
 # --------------------------------------------------------------------------------------
@@ -242,6 +241,18 @@ class GivenNoise:
         return xi
 
 
+def _example() -> Any:
+    """Three blocks (a population, two groups of two, two particles it drives) of tanh
+    particles on 12 samples (float64, CPU): the engine's example."""
+    torch = _torch()
+    g = torch.Generator().manual_seed(derive_seed(0))
+    X = torch.randn(12, 3, generator=g, dtype=torch.float64)
+    blocks = [Block(1, 6), Block(2, 2), Block(1, 2, driver=0)]
+    return (ACTIVATIONS["tanh"], X, torch.tanh(X[:, 0]), blocks, 0.1, 0.01, 0.05), {
+        "init_scale": (1.0, 1.0)}
+
+
+@register_engine(examples={"langevin": _example})
 class ParticleEngine(Engine[ParticleState, "Tensor | None"]):
     """Particles in blocks of equal-size groups; one step costs one activation pass.
 
@@ -259,8 +270,9 @@ class ParticleEngine(Engine[ParticleState, "Tensor | None"]):
     when given one generator per such block (``propagation_of_chaos``: the reference and
     the pool of copies); a following block starts as the first particles of the block it
     follows. :meth:`sample` draws the noise likewise from device ``torch.Generator`` s
-    (or reads :class:`GivenNoise`); ``None`` at zero temperature. :meth:`state_of` is the
-    state of particles given by the caller. A run watches ``max |theta|`` against 1
+    (or reads the engine's ``noise``, a :class:`GivenNoise`); ``None`` at zero
+    temperature. :meth:`state_of` is the state of particles given by the caller; an engine
+    given ``particles`` starts from them. A run watches ``max |theta|`` against 1
     (mean-field units) and block 0's loss for finiteness (the last state's too).
     """
 
@@ -268,13 +280,13 @@ class ParticleEngine(Engine[ParticleState, "Tensor | None"]):
     # mean_field_langevin's streams: data, initial particles, noise
     streams: ClassVar[StreamLayout] = StreamLayout(data=0, init=1, batch=2)
 
-    @v.constrained(dt=v.POSITIVE, temperature=v.NONNEGATIVE, weight_decay=v.NONNEGATIVE)
+    @v.constrained(dt=v.POSITIVE, temperature=v.NONNEGATIVE, weight_decay=v.NONNEGATIVE,
+                   init_scale=v.Tuple(v.NONNEGATIVE, length=2, optional=True))
     def __init__(self, act: Activation, x: Tensor, y: Tensor, blocks: Sequence[Block],
                  dt: float, temperature: float, weight_decay: float, *,
-                 init_scale: tuple[float, float] | None = None) -> None:
-        if init_scale is not None:
-            check_init_scale(init_scale)
-        self.init_scale = init_scale
+                 init_scale: tuple[float, float] | None = None, particles: Any = None,
+                 noise: GivenNoise | None = None) -> None:
+        self.init_scale, self.particles, self.noise = init_scale, particles, noise
         self._einsum = _torch().einsum
         self.act = act
         self.x, self.y = x, y
@@ -314,7 +326,10 @@ class ParticleEngine(Engine[ParticleState, "Tensor | None"]):
 
     def init(self, generator: Any) -> ParticleState:
         """The state of particles drawn from the numpy ``generator`` (or one per drawing
-        block), block by block (:func:`gaussian_particles`)."""
+        block), block by block (:func:`gaussian_particles`); of the engine's ``particles``
+        when it was given some (the generator is then not drawn from)."""
+        if self.particles is not None:
+            return self.state_of(self.particles)
         if self.init_scale is None:
             raise ValueError("init_scale must be given as (s_a, s_w) for init to draw the "
                              "particles; use state_of(particles) for particles of your own")
@@ -324,12 +339,12 @@ class ParticleEngine(Engine[ParticleState, "Tensor | None"]):
 
     def sample(self, state: ParticleState, generator: Any) -> Tensor | None:
         """The noise increments ``xi`` of the next update (``None`` at zero temperature):
-        :class:`GivenNoise` read at ``state.updates``, or standard normals drawn like
+        the engine's :class:`GivenNoise` read at ``state.updates``, or standard normals drawn like
         :meth:`init` 's particles (one device generator, or one per drawing block)."""
         if self.noise_scale == 0:
             return None
-        if isinstance(generator, GivenNoise):
-            return generator(state.updates)
+        if self.noise is not None:
+            return self.noise(state.updates)
         torch, shape = _torch(), self.x.shape[1] + 1
         kw = {"dtype": self.x.dtype, "device": self.x.device}
         parts = self._by_block(generator, lambda rows, g: torch.randn(

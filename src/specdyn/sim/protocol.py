@@ -176,7 +176,8 @@ ROLES = ("init", "batch", "record")
 class StreamLayout:
     """Which stream of the run seed each random role of an engine draws from.
 
-    ``data`` (drawn by the entry point before the engine exists), ``init``
+    ``data`` (drawn by a setup's build before the engine exists, from
+    :meth:`RunInputs.seed_of <specdyn.sim.inputs.RunInputs.seed_of>`), ``init``
     (:meth:`Engine.init`), ``batch`` (:meth:`Engine.sample`: batches, noise) and
     ``record`` (a recorder's own draws, e.g. a power iteration's start), each a stream
     index of :func:`seed_streams` (or a tuple of them), ``None`` when the engine draws
@@ -212,9 +213,11 @@ class Streams:
     """The generators of one run, one per role: ``init``, ``batch``, ``record``.
 
     :meth:`derive` makes them from the run seed and the engine's :class:`StreamLayout`
-    (each by :meth:`Engine.generator`, of the kind the engine has always drawn with);
-    a caller holding generators of its own (a test, a hand-written loop) builds one
-    directly. A role drawing from several streams gets a tuple of generators.
+    (each by :meth:`Engine.generator`, of the kind the engine has always drawn with; the
+    loop makes a run's through :meth:`RunInputs.generators
+    <specdyn.sim.inputs.RunInputs.generators>`); a caller holding generators of its own (a
+    test, a hand-written loop) builds one directly. A role drawing from several streams
+    gets a tuple of generators.
     """
 
     init: Any = None
@@ -319,6 +322,10 @@ class Outcome(Generic[StateT]):
         How many entries of each history are filled.
     diverged
         The first bad step, or ``None``.
+    meta
+        The fixed keys of the record's metadata (:data:`META_KEYS`: the run's name, seed,
+        steps, dtype, device and wall time so far), made by the loop; a recorder adds its
+        own after them.
     """
 
     state: StateT | None
@@ -326,6 +333,7 @@ class Outcome(Generic[StateT]):
     history: dict[str, Any] = field(default_factory=dict)
     known: dict[str, int] = field(default_factory=dict)
     diverged: int | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 class Recorder(Protocol[StateT, RecordT]):

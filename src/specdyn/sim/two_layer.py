@@ -42,32 +42,49 @@ in the paper's Eq. (1)).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from specdyn import _validate as v
-from specdyn._torch import resolve_device, resolve_dtype, to_numpy
+from specdyn._torch import to_numpy
 from specdyn._torch import torch as _torch
 from specdyn.data.teacher import PowerLawTeacher
-from specdyn.measure.spectra import gram_eigenvalues, symmetric_eigenvalues
-from specdyn.models.activations import Activation, get_activation
-from specdyn.settings import AlignedSetting, Setting
+from specdyn.measure import gram_eigenvalues
+from specdyn.models.activations import ACTIVATIONS, Activation, get_activation
+from specdyn.settings import Setting
 from specdyn.sim import gram as _gram
-from specdyn.sim import protocol
 from specdyn.sim.config import SimConfig
-from specdyn.sim.linear import setting_dim
+from specdyn.sim.inputs import RunInputs, Setup
 from specdyn.sim.loop import run
-from specdyn.sim.parameterization import Parameterization, get_parameterization
-from specdyn.sim.protocol import Outcome
-from specdyn.sim.trajectory import Trajectory, TrajectoryRows
+from specdyn.sim.options import RunOptions
+from specdyn.sim.parameterization import (
+    PARAMETERIZATIONS,
+    Parameterization,
+    get_parameterization,
+)
+from specdyn.sim.recording import (
+    Observable,
+    PerState,
+    SpectrumRecorder,
+    eigenvalues,
+    gram_spectrum_of,
+    low_rank_eigenvalues,
+)
+from specdyn.sim.registry import entry_point
+from specdyn.sim.system import SETTING, TEACHER, System
+from specdyn.sim.trajectory import Trajectory
 from specdyn.sim.two_layer_engine import OPTIMIZERS, TwoLayerEngine, TwoLayerState
 
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from specdyn.sim.options import RunKeywords
+
 __all__ = ["OPTIMIZERS", "PRECISIONS", "RECORDS", "TwoLayerConfig", "postact_spectrum",
-           "train_two_layer"]
+           "train_two_layer", "two_layer_recorder"]
 
 RECORDS = ("preact", "postact", "weights")
 PRECISIONS = (None, "tf32", "bf16")
@@ -76,7 +93,9 @@ Tensor = Any
 
 
 @dataclass(frozen=True, kw_only=True)
-@v.constrained_fields(N=v.SIZE, M=v.SIZE, steps=v.SIZE, dt=v.POSITIVE,
+@v.constrained_fields(activation=v.Instance(Activation, names=ACTIVATIONS), N=v.SIZE,
+                      M=v.SIZE, steps=v.SIZE, dt=v.POSITIVE,
+                      parameterization=v.Instance(Parameterization, names=PARAMETERIZATIONS),
                       optimizer=v.Choice(*OPTIMIZERS), B=v.Int(1, optional=True),
                       record=v.Subset(*RECORDS), precision=v.Choice(*PRECISIONS))
 class TwoLayerConfig(SimConfig):
@@ -146,8 +165,22 @@ class TwoLayerConfig(SimConfig):
         return M if B is None else B
 
 
-def train_two_layer(setting: Setting, activation: str | Activation = "relu", *,
-                    teacher: PowerLawTeacher | None = None, **options: Any) -> Trajectory:
+def _example() -> Any:
+    from specdyn.settings import PowerLawSetting
+
+    return (PowerLawSetting.paper(0.1, 2.0, D=6),), {"N": 8, "M": 8, "steps": 40,
+                                                     "progress": False, "device": "cpu"}
+
+
+@entry_point(TwoLayerConfig, example=_example)
+@v.constrained(setting=SETTING, teacher=TEACHER)
+def train_two_layer(setting: Setting, activation: str | Activation = "relu", *, N: int, M: int,
+                    steps: int, dt: float = 1.0,
+                    parameterization: str | Parameterization = "mean-field",
+                    optimizer: str = "gd", B: int | None = None,
+                    record: Sequence[str] = RECORDS, precision: str | None = None,
+                    teacher: PowerLawTeacher | None = None, options: RunOptions | None = None,
+                    **shorthands: Unpack[RunKeywords]) -> Trajectory:
     """Train ``f(x) = s A^T phi(W x)`` on a power-law teacher and record spectra.
 
     Parameters
@@ -156,14 +189,14 @@ def train_two_layer(setting: Setting, activation: str | Activation = "relu", *,
         :class:`~specdyn.settings.PowerLawSetting` (with ``D``) or
         :class:`~specdyn.settings.AlignedSetting`: spectra, ``sigma_w``,
         ``sigma_a`` and ``gamma0``.
-    activation
-        The activation (:class:`TwoLayerConfig`).
+    activation, N, M, steps, dt, parameterization, optimizer, B, record, precision
+        The network, its sizes and its training (:class:`TwoLayerConfig`, where each is
+        documented).
     teacher
         The data; default ``PowerLawTeacher(setting)`` (``P = D``, coordinate bases).
-    **options
-        The fields of :class:`TwoLayerConfig` (``N``, ``M``, ``steps`` required), the run
-        options' shorthands (``checkpoints``, ``seed``, ``dtype``, ``device``,
-        ``progress``) or ``options``.
+    options, **shorthands
+        The run's options: a :class:`~specdyn.sim.options.RunOptions`, or its fields as
+        keywords (:class:`~specdyn.sim.options.RunKeywords`).
 
     Returns
     -------
@@ -180,97 +213,78 @@ def train_two_layer(setting: Setting, activation: str | Activation = "relu", *,
         step, ``.record`` the trajectory recorded before it.
     """
     t = _torch()
-    # ---- validation, before any work (the declared constraints, then these rules)
-    cfg = TwoLayerConfig.of({"activation": activation, **options}, entry="train_two_layer")
-    opts = cfg.options
-    D = setting_dim(setting, teacher)  # setting/teacher types and sizes
+    cfg = TwoLayerConfig.of_call(locals(), entry="train_two_layer")
+    system = System.of(setting, teacher)
     act = get_activation(cfg.activation)
-    N, M, steps, dt = cfg.N, cfg.M, cfg.steps, cfg.dt
-    par = get_parameterization(cfg.parameterization, N, setting.gamma0)
+    par = get_parameterization(cfg.parameterization, cfg.N, setting.gamma0)
     batch = cfg.batch_size()
-    dtype = resolve_dtype(opts.dtype)
-    if dtype not in (t.float32, t.float64):
-        raise ValueError(f"dtype must be float32 or float64, got {dtype}; use "
-                         "precision='bf16' for bfloat16 products")
-    dev = resolve_device(opts.device)
-    if cfg.precision is not None:
-        if dev.type != "cuda":
-            raise ValueError(f"precision={cfg.precision!r} needs a CUDA device, got {dev}")
-        if dtype != t.float32:
-            raise ValueError(f"precision={cfg.precision!r} needs dtype=float32")
-    ckpts = opts.schedule(steps)
-    if teacher is None:
-        teacher = PowerLawTeacher(setting if isinstance(setting, AlignedSetting)
-                                  else setting.with_D(D))
 
-    # ---- setup: the data (train_linear's stream), the engine, the recorder
-    start = time.perf_counter()
-    X, Y = teacher.sample_torch(M, seed=TwoLayerEngine.streams.seed(opts.seed, "data"),
-                                dtype=dtype, device=dev)
-    if cfg.optimizer == "online":
-        sigma_pop, c_pop = teacher.population()
-        stats = _gram.Stats.build(sigma_pop, c_pop, teacher.output_second_moment())
-    else:
-        xs, ys = to_numpy(X, np.float64), to_numpy(Y, np.float64)
-        stats = _gram.Stats.build(xs.T @ xs / M, xs.T @ ys / M, ys.T @ ys / M)
-    eng = TwoLayerEngine(act, par, dt, batch, t.bfloat16 if cfg.precision == "bf16" else None,
-                         sizes=(N, D, teacher.P), init_scale=(setting.sigma_w, setting.sigma_a),
-                         dtype=dtype, device=dev, optimizer=cfg.optimizer, data=(X, Y),
-                         teacher=teacher, loss_scale=0.5 * float(np.trace(stats.syy)))
-    rec = _Recorder(eng, stats, teacher, X, Y, par.output_scale * setting.gamma0 * N,
-                    cfg.record, dt, lambda: protocol.record_meta(
-                        "two_layer", seed=opts.seed, dtype=dtype, device=dev, start=start,
-                        steps=steps, activation=act.name, parameterization=asdict(par),
-                        optimizer=cfg.optimizer, B=batch, N=N, M=M, D=D, P=teacher.P, dt=dt,
-                        precision=cfg.precision, setting=setting.to_dict(),
-                        teacher=teacher.to_dict()))
+    def build(inputs: RunInputs) -> tuple[TwoLayerEngine, SpectrumRecorder[Any, Trajectory]]:
+        dtype, dev = inputs.dtype, inputs.device  # rules that link them, before any work
+        if dtype not in (t.float32, t.float64):
+            raise ValueError(f"dtype must be float32 or float64, got {dtype}; use "
+                             "precision='bf16' for bfloat16 products")
+        if cfg.precision is not None:
+            if dev.type != "cuda":
+                raise ValueError(f"precision={cfg.precision!r} needs a CUDA device, got {dev}")
+            if dtype != t.float32:
+                raise ValueError(f"precision={cfg.precision!r} needs dtype=float32")
+        X, Y = system.sample_torch(cfg.M, inputs)  # train_linear's data stream
+        stats = system.stats(None if cfg.optimizer == "online" else
+                             (to_numpy(X, np.float64), to_numpy(Y, np.float64)))
+        s = system.setting
+        eng = TwoLayerEngine(act, par, cfg.dt, batch,
+                             t.bfloat16 if cfg.precision == "bf16" else None,
+                             sizes=(cfg.N, system.D, system.P), init_scale=(s.sigma_w, s.sigma_a),
+                             dtype=dtype, device=dev, optimizer=cfg.optimizer, data=(X, Y),
+                             teacher=system.teacher, loss_scale=0.5 * float(np.trace(stats.syy)))
+        meta = {"activation": act.name, "parameterization": asdict(par),
+                "optimizer": cfg.optimizer, "B": batch, "N": cfg.N, "M": cfg.M, "dt": cfg.dt,
+                "precision": cfg.precision, **system.meta()}
+        return eng, two_layer_recorder(eng, stats, system, (X, Y),
+                                       par.output_scale * s.gamma0 * cfg.N, cfg.record, meta)
+
     old_prec = t.get_float32_matmul_precision()
     try:
         if cfg.precision == "tf32":
             t.set_float32_matmul_precision("high")
-        return run(eng, rec, steps=steps, options=opts, checkpoints=ckpts, desc="two-layer")
+        return run(Setup("two_layer", TwoLayerEngine.streams, build), steps=cfg.steps,
+                   options=cfg.options, checkpoints=cfg.options.schedule(cfg.steps),
+                   desc="two-layer")
     finally:
         t.set_float32_matmul_precision(old_prec)
 
 
-class _Recorder:
-    """The checkpoints of a two-layer run: loss, spectra and teacher-basis diagonals (float64
-    host arrays), and the :class:`Trajectory` of those taken so far."""
+def two_layer_recorder(eng: TwoLayerEngine, stats: _gram.Stats, system: System,
+                       data: tuple[Any, Any], a_mf: float, record: Sequence[str],
+                       meta: dict[str, Any]) -> SpectrumRecorder[TwoLayerState, Trajectory]:
+    """The recorder of a two-layer run: the loss on ``data``, the spectra of ``record`` and
+    the teacher-basis diagonals (``A`` in mean-field units, ``A_mf = a_mf A``), float64
+    host arrays (module docstring)."""
+    X, Y = data
+    want_phi = "postact" in record
 
-    def __init__(self, eng: TwoLayerEngine, stats: _gram.Stats, teacher: PowerLawTeacher,
-                 X: Tensor, Y: Tensor, a_mf: float, record: Sequence[str], dt: float,
-                 meta: Any) -> None:
-        self.eng, self.stats, self.X, self.Y = eng, stats, X, Y
-        self.a_mf, self.rec = a_mf, tuple(record)
-        self.bx, self.by, self.identity = teacher.basis_x, teacher.basis_y, \
-            teacher.rotation is None
-        self.rows = TrajectoryRows(dt, self.rec, meta)
+    def host(state: TwoLayerState) -> tuple[float, Any, _gram.Grams]:
+        loss, phi = eng.evaluate(state, X, Y, want_phi)
+        W64, N = state.W.double(), state.Wt.shape[1]
+        A64 = state.A.double() * a_mf  # A in mean-field units
+        return loss, phi, (to_numpy(W64.T @ W64 / N), to_numpy(A64.T @ A64 / N),
+                           to_numpy(W64.T @ A64 / N))
 
-    def snapshot(self, state: TwoLayerState, step: int) -> None:
-        """Record checkpoint ``step`` (``state`` after ``step`` updates)."""
-        eng, N = self.eng, state.Wt.shape[1]
-        loss, phi = eng.evaluate(state, self.X, self.Y, "postact" in self.rec)
-        W64 = state.W.double()
-        A64 = state.A.double() * self.a_mf  # A in mean-field units
-        gw = to_numpy(W64.T @ W64 / N)
-        ga = to_numpy(A64.T @ A64 / N)
-        gwa = to_numpy(W64.T @ A64 / N)
-        series = {}
-        if "preact" in self.rec:
-            series["preact"] = _gram.spectrum(self.stats, gw)
-        if "weights" in self.rec:
-            series["weights"] = symmetric_eigenvalues(gw, symmetrize=True)
-        if "postact" in self.rec and phi is not None:
-            series["postact"] = postact_spectrum(phi, N)
-        self.rows.add(step, loss, series, _gram.teacher_diagonals(gw, ga, gwa, self.bx,
-                                                                  self.by, self.identity))
-
-    def finish(self, outcome: Outcome[TwoLayerState]) -> Trajectory:
-        """The checkpoints taken (all of them, or those before a divergence)."""
-        return self.rows.trajectory()
+    view = PerState(host)
+    spectra: dict[str, Observable[TwoLayerState]] = {
+        "preact": Observable(lambda st: stats.sigma_half @ view(st)[2][0] @ stats.sigma_half,
+                             low_rank_eigenvalues),
+        "postact": Observable(lambda st: view(st)[1],
+                              gram_spectrum_of(lambda phi: phi.shape[0] * phi.shape[1])),
+        "weights": Observable(lambda st: view(st)[2][0], eigenvalues)}
+    return SpectrumRecorder({
+        "loss": lambda st: view(st)[0], **{name: spectra[name] for name in record},
+        "diagonals": lambda st: _gram.teacher_diagonals(view(st)[2], system.teacher)},
+        dt=eng.dt, meta=meta)
 
 
-def postact_spectrum(phi: Tensor, N: int) -> np.ndarray:
+def postact_spectrum(phi: Any, N: int) -> np.ndarray:
     """Nonzero eigenvalues of ``phi phi^T / (M N)`` via the smaller Gram, decreasing."""
     # phi^T's Gram is phi phi^T (on a tie, M == N, that one: the order of the products
     # is kept); float64, symmetrised, on phi's device

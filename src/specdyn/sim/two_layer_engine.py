@@ -25,7 +25,8 @@ from specdyn.models.activations import ACTIVATIONS, Activation
 from specdyn.sim import gram as _gram
 from specdyn.sim.divergence import Divergence, Watch, dt_advice
 from specdyn.sim.parameterization import Parameterization
-from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout
+from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout, derive_seed
+from specdyn.sim.registry import engine as register_engine
 
 if TYPE_CHECKING:
     from specdyn.data.teacher import PowerLawTeacher
@@ -125,6 +126,21 @@ class Batch(NamedTuple):
     epoch: tuple[Tensor, Tensor] | None = None
 
 
+def _example(act: str, optimizer: str = "gd", B: int = 6) -> Any:
+    """A width-10 muP network on 6 samples (``D = 4``, ``P = 3``, float64, CPU)."""
+    from specdyn.sim.parameterization import get_parameterization
+
+    t = _torch()
+    g = t.Generator().manual_seed(derive_seed(1))
+    X = t.randn(6, 4, generator=g, dtype=t.float64)
+    Y = t.randn(6, 3, generator=g, dtype=t.float64)
+    return (ACTIVATIONS[act], get_parameterization("mup", 10, 2.0), 0.3, B), {
+        "sizes": (10, 4, 3), "init_scale": (1.0, 1.0), "dtype": t.float64, "device": "cpu",
+        "optimizer": optimizer, "data": (X, Y)}
+
+
+@register_engine(examples={"relu": lambda: _example("relu"), "tanh": lambda: _example("tanh"),
+                           "sgd": lambda: _example("tanh", "sgd", 4)})
 class TwoLayerEngine(Engine[TwoLayerState, Batch]):
     """The hand-written passes of a two-layer network (buffers preallocated, in the state).
 

@@ -25,22 +25,24 @@ operator norm ``O(N^(alpha1 - 1/2))``; see :func:`one_step_spike_strength`.
 
 from __future__ import annotations
 
-import functools
 import math
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from specdyn import _torch
 from specdyn import _validate as v
-from specdyn.data.hermite import HermiteTarget, gaussian_expectation
-from specdyn.models.activations import Activation, get_activation
+from specdyn.data.hermite import NAMED_TARGETS, HermiteTarget, gaussian_expectation
+from specdyn.models.activations import ACTIVATIONS, Activation, get_activation
 from specdyn.sim.config import SimConfig
+from specdyn.sim.inputs import RunInputs, Setup
 from specdyn.sim.loop import run
-from specdyn.sim.protocol import Outcome, Record, Streams, record_meta, seed_streams
+from specdyn.sim.options import RunOptions
+from specdyn.sim.protocol import Outcome, Record
+from specdyn.sim.recording import Recorded, SpectrumRecorder
+from specdyn.sim.registry import entry_point
 from specdyn.sim.two_step_engine import (
     TwoStepData,
     TwoStepEngine,
@@ -49,6 +51,11 @@ from specdyn.sim.two_step_engine import (
     draw_data,
     resolve_target,
 )
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from specdyn.sim.options import RunKeywords
 
 __all__ = ["TwoStepConfig", "TwoStepData", "TwoStepEngine", "TwoStepGradient", "TwoStepResult",
            "TwoStepState", "activation_mu1", "draw_data", "gd_steps", "gd_steps_row",
@@ -132,28 +139,30 @@ def one_step_spike_strength(result: TwoStepResult, activation: str | Activation 
                  * np.linalg.norm(result.g[0]))
 
 
+#: A step-size exponent (the steps are ``N^alpha``), in ``[0, 1/2)``.
+_EXPONENT = v.Real(0.0, 0.5, hi_open=True)
+
+
 def _resolve_steps(N: int, lrs: tuple[float, float] | None,
                    alphas: tuple[float, float] | None) -> tuple[tuple[float, float],
                                                                 tuple[float, float]]:
+    """``((lr1, lr2), (alpha1, alpha2))`` of exactly one of the (declared, checked) pairs."""
     if (lrs is None) == (alphas is None):
         raise ValueError("give exactly one of lrs=(lr1, lr2) or alphas=(alpha1, alpha2)")
     if alphas is not None:
-        if len(alphas) != 2:
-            raise ValueError(f"alphas must be a pair (alpha1, alpha2), got {alphas!r}")
-        a1 = v.in_range("alpha1", alphas[0], 0.0, 0.5, hi_open=True)
-        a2 = v.in_range("alpha2", alphas[1], 0.0, 0.5, hi_open=True)
+        a1, a2 = alphas
         return (float(N) ** a1, float(N) ** a2), (a1, a2)
     assert lrs is not None
-    if len(lrs) != 2:
-        raise ValueError(f"lrs must be a pair (lr1, lr2), got {lrs!r}")
-    e1 = v.positive("lr1", lrs[0])
-    e2 = v.positive("lr2", lrs[1])
+    e1, e2 = lrs
     logn = math.log(N) if N > 1 else 1.0
     return (e1, e2), (math.log(e1) / logn, math.log(e2) / logn)
 
 
 @dataclass(frozen=True, kw_only=True)
-@v.constrained_fields(D=v.SIZE, M=v.SIZE, N=v.SIZE, reuse_batch=v.Bool(), losses=v.Bool())
+@v.constrained_fields(D=v.SIZE, M=v.SIZE, N=v.SIZE,
+                      activation=v.Instance(Activation, names=ACTIVATIONS),
+                      target=v.Instance(HermiteTarget, names=NAMED_TARGETS),
+                      reuse_batch=v.Bool(), losses=v.Bool())
 class TwoStepConfig(SimConfig):
     """How :func:`gd_steps` and :func:`gd_steps_row` run: every parameter but the step sizes.
 
@@ -190,17 +199,28 @@ class TwoStepConfig(SimConfig):
     losses: bool = True
 
 
+def _example() -> Any:
+    return (40, 40, 40), {"alphas": (0.1, 0.1), "device": "cpu"}
+
+
+@entry_point(TwoStepConfig, example=_example)
+@v.constrained(lrs=v.Tuple(v.POSITIVE, length=2, optional=True),
+               alphas=v.Tuple(_EXPONENT, length=2, optional=True))
 def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
-             alphas: tuple[float, float] | None = None, *, data: TwoStepData | None = None,
-             **options: Any) -> TwoStepResult:
+             alphas: tuple[float, float] | None = None, *,
+             activation: str | Activation = "tanh-shift", target: HermiteTarget | str = "He1",
+             reuse_batch: bool = False, losses: bool = True, data: TwoStepData | None = None,
+             options: RunOptions | None = None,
+             **shorthands: Unpack[RunKeywords]) -> TwoStepResult:
     """Two GD steps on the first layer of ``f(x) = N^(-1/2) a^T sigma(W x)``.
 
     See the module docstring for the model, the update and the scalings.
 
     Parameters
     ----------
-    D, M, N
-        Input dimension, batch size, width (:class:`TwoStepConfig`).
+    D, M, N, activation, target, reuse_batch, losses
+        Input dimension, batch size, width, the network and what is recorded
+        (:class:`TwoStepConfig`, where each is documented).
     lrs, alphas
         Exactly one: the step sizes ``(lr1, lr2)`` (> 0), or exponents
         ``(alpha1, alpha2)`` in ``[0, 1/2)`` giving ``lr_k = N^alpha_k``.
@@ -208,10 +228,9 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
         The draw of :func:`draw_data` for these sizes, ``target``, ``reuse_batch``,
         ``seed``, dtype and device (checked), used instead of drawing again: the
         same numbers, bit for bit, as without it.
-    **options
-        The other fields of :class:`TwoStepConfig` (``activation``, ``target``,
-        ``reuse_batch``, ``losses``), the run options' shorthands (``seed``, ``dtype``,
-        ``device``) or ``options``.
+    options, **shorthands
+        The run's :class:`~specdyn.sim.options.RunOptions`, or its fields ``seed``,
+        ``dtype``, ``device`` as keywords (not both ways).
 
     Returns
     -------
@@ -224,18 +243,23 @@ def gd_steps(D: int, M: int, N: int, lrs: tuple[float, float] | None = None,
         If the weights stop being finite (``.step`` is 1 or 2, the message has a
         suggestion; no partial record).
     """
-    cfg = TwoStepConfig.of({"D": D, "M": M, "N": N, **options}, entry="gd_steps")
+    cfg = TwoStepConfig.of_call(locals(), entry="gd_steps")
     (lr1, lr2), (al1, al2) = _resolve_steps(N, lrs, alphas)
     return next(_row_runs(cfg, (lr1, al1), [(lr2, al2)], data))
 
 
-#: A step-size exponent (the steps are ``N^alpha``), in ``[0, 1/2)``.
-_EXPONENT = v.Real(0.0, 0.5, hi_open=True)
+def _row_example() -> Any:
+    return (40, 40, 40, 0.1, (0.1, 0.2)), {"device": "cpu"}
 
 
+@entry_point(TwoStepConfig, example=_row_example)
 @v.constrained(alpha1=_EXPONENT, alpha2=v.Tuple(_EXPONENT, min_len=1))
 def gd_steps_row(D: int, M: int, N: int, alpha1: float, alpha2: Sequence[float], *,
-                 data: TwoStepData | None = None, **options: Any) -> Iterator[TwoStepResult]:
+                 activation: str | Activation = "tanh-shift",
+                 target: HermiteTarget | str = "He1", reuse_batch: bool = False,
+                 losses: bool = True, data: TwoStepData | None = None,
+                 options: RunOptions | None = None,
+                 **shorthands: Unpack[RunKeywords]) -> Iterator[TwoStepResult]:
     """``gd_steps(D, M, N, alphas=(alpha1, a2), ...)`` for each ``a2`` in ``alpha2``, in order.
 
     A row of a grid over ``(alpha1, alpha2)``: ``W1 = W0 + N^alpha1 G1`` and the
@@ -253,7 +277,7 @@ def gd_steps_row(D: int, M: int, N: int, alpha1: float, alpha2: Sequence[float],
         time holds one. The first result's ``meta["wall_time_s"]`` includes the
         row's shared work (draw, step 1, ``G2``).
     """
-    cfg = TwoStepConfig.of({"D": D, "M": M, "N": N, **options}, entry="gd_steps_row")
+    cfg = TwoStepConfig.of_call(locals(), entry="gd_steps_row")
     second = [_resolve_steps(N, None, (alpha1, a2)) for a2 in alpha2]
     (lr1, _), (al1, _) = second[0]
     return _row_runs(cfg, (lr1, al1), [(lrs[1], als[1]) for lrs, als in second], data)
@@ -264,97 +288,95 @@ def _row_runs(cfg: TwoStepConfig, first: tuple[float, float],
               ) -> Iterator[TwoStepResult]:
     """The runs of step sizes ``(lr1, lr2)`` for each ``(lr2, alpha2)`` in ``second``
     (``first = (lr1, alpha1)``): each cell one run of a :class:`TwoStepEngine` on the
-    row's draw, the cells sharing step 1 and the step-2 direction (the engines' ``memo``).
-    A generator, so its work starts at the first ``next``."""
-    start = time.perf_counter()
+    row's draw (made by the first cell's build, or given), the cells sharing step 1 and
+    the step-2 direction (the engines' ``memo``). A generator, so its work starts at the
+    first ``next``."""
     lr1, al1 = first
-    D, M, N, opts = cfg.D, cfg.M, cfg.N, cfg.options
     act = get_activation(cfg.activation)
-    if data is None:
-        data = draw_data(D, M, N, target=cfg.target, reuse_batch=cfg.reuse_batch,
-                         seed=opts.seed, dtype=opts.dtype, device=opts.device)
-    else:
-        _check_data(data, cfg)
-    memo: dict[Any, Any] = {}  # the row's shared work: step 1, the step-2 direction, W1, loss1
-    for j, (lr2, al2) in enumerate(second):
-        cell_start = start if j == 0 else time.perf_counter()
-        eng = TwoStepEngine(act, (lr1, lr2), N=N, D=D, M=M, target=data.tgt, dtype=data.dtype,
-                            device=data.device, memo=memo)
-        meta = functools.partial(
-            record_meta, "two_step", seed=opts.seed, dtype=data.dtype, device=data.device,
-            start=cell_start, steps=2, D=D, M=M, N=N, activation=act.name,
-            target=repr(data.tgt), information_exponent=data.tgt.information_exponent)
-        result = run(eng, _Recorder(eng, data, cfg, memo, (al1, al2), meta), steps=2,
-                     options=opts, checkpoints=np.arange(3),
-                     streams=Streams(init=data, batch=data))
+    # the row's shared work: its draw, step 1, the step-2 direction, W1, loss1
+    memo: dict[Any, Any] = {}
+    for lr2, al2 in second:
+        def build(inputs: RunInputs, lr2: float = lr2, al2: float = al2
+                  ) -> tuple[TwoStepEngine, SpectrumRecorder[TwoStepState, TwoStepResult]]:
+            if "data" not in memo:
+                memo["data"] = _row_data(cfg, data, inputs)
+            row: TwoStepData = memo["data"]
+            eng = TwoStepEngine(act, (lr1, lr2), N=cfg.N, D=cfg.D, M=cfg.M, target=row.tgt,
+                                dtype=row.dtype, device=row.device, memo=memo, data=row)
+            return eng, _two_step_recorder(eng, row, cfg, memo, (al1, al2), {
+                "D": cfg.D, "M": cfg.M, "N": cfg.N, "activation": act.name,
+                "target": repr(row.tgt), "information_exponent":
+                row.tgt.information_exponent})
+
+        result = run(Setup("two_step", TwoStepEngine.streams, build), steps=2,
+                     options=cfg.options, checkpoints=np.arange(3))
         assert result is not None  # None only for a diverged run, which raised
         yield result
 
 
-class _Recorder:
-    """The three states of a two-step cell and its :class:`TwoStepResult`: host copies of
-    the weights (``W0`` the draw itself, ``W1`` the row's, kept in ``memo``), the data
-    vectors and the losses on batch 1 (the passes that give them, once a row where
-    shared)."""
-
-    def __init__(self, eng: TwoStepEngine, data: TwoStepData, cfg: TwoStepConfig,
-                 memo: dict[Any, Any], alphas: tuple[float, float], meta: Any) -> None:
-        self.eng, self.data, self.cfg, self.memo, self.meta = eng, data, cfg, memo, meta
-        self.alphas = alphas
-        self.states: list[TwoStepState] = []
-        self.gs: list[np.ndarray] = []
-        self.Ws: list[np.ndarray] = []
-
-    def snapshot(self, state: TwoStepState, k: int) -> None:
-        """Record state ``k`` (0, 1, 2)."""
-        if state.g is not None:
-            self.gs.append(_torch.to_numpy(state.g, np.float64))
-        if k == 1 and "W1" not in self.memo:
-            self.memo["W1"] = _torch.to_numpy(state.W, np.float64)
-        self.Ws.append(self.data.W0_np if k == 0 else self.memo["W1"] if k == 1
-                       else _torch.to_numpy(state.W, np.float64))
-        self.states.append(state)
-
-    def finish(self, outcome: Outcome[TwoStepState]) -> TwoStepResult | None:
-        """The cell's result (``None`` for a diverged run: two steps or none)."""
-        if outcome.diverged is not None:
-            return None
-        # the losses on batch 1: the forward passes of the updates give those of W0 (and
-        # of W1 when step 2 reuses batch 1); one more pass each for the others (W1's once
-        # a row), skipped (NaN) unless asked for
-        s1, s2 = self.states[1], self.states[2]
-        assert s1.loss_before is not None and s2.loss_before is not None
-        X1, y1, losses = self.data.X1, self.data.y1, self.cfg.losses
-        if self.cfg.reuse_batch:
-            loss1 = float(s2.loss_before)
-        elif not losses:
-            loss1 = math.nan
-        else:
-            if "loss1" not in self.memo:
-                self.memo["loss1"] = self.eng.loss(s1, X1, y1)
-            loss1 = self.memo["loss1"]
-        loss2 = self.eng.loss(s2, X1, y1) if losses else math.nan
-        return TwoStepResult(W0=self.Ws[0], W1=self.Ws[1], W2=self.Ws[2], a=self.data.a_np,
-                             beta=self.data.beta, lrs=(self.eng.lrs[0], self.eng.lrs[1]),
-                             alphas=self.alphas,
-                             reuse_batch=bool(self.cfg.reuse_batch), g=np.stack(self.gs),
-                             loss=np.asarray([float(s1.loss_before), loss1, loss2]),
-                             meta=self.meta())
-
-
-def _check_data(data: TwoStepData, cfg: TwoStepConfig) -> None:
-    """``data`` must be the draw of these settings (else the run would silently differ)."""
+def _row_data(cfg: TwoStepConfig, data: TwoStepData | None, inputs: RunInputs) -> TwoStepData:
+    """The row's draw: ``data`` checked against the run (else the run would silently
+    differ), or drawn from the run's seed, dtype and device."""
+    if data is None:
+        return draw_data(cfg.D, cfg.M, cfg.N, target=cfg.target, reuse_batch=cfg.reuse_batch,
+                         seed=inputs.seed, dtype=inputs.dtype, device=inputs.device)
     if not isinstance(data, TwoStepData):
         raise ValueError(f"data must be a TwoStepData (draw_data), got {type(data).__name__}")
-    D, target, seed, opts = cfg.D, cfg.target, cfg.options.seed, cfg.options
-    want = {"D": D, "M": cfg.M, "N": cfg.N, "seed": seed,
-            "reuse_batch": bool(cfg.reuse_batch), "dtype": _torch.resolve_dtype(opts.dtype),
-            "device": _torch.resolve_device(opts.device)}
+    want = {"D": cfg.D, "M": cfg.M, "N": cfg.N, "seed": inputs.seed,
+            "reuse_batch": bool(cfg.reuse_batch), "dtype": inputs.dtype,
+            "device": inputs.device}
     got = {k: getattr(data, k) for k in want}
-    tgt = resolve_target(target, D, seed_streams(seed, 2)[1])
+    tgt = resolve_target(cfg.target, cfg.D, inputs.seed_of("data"))
     if repr(tgt) != repr(data.tgt) or not np.array_equal(np.asarray(tgt.direction), data.beta):
         got["target"], want["target"] = repr(data.tgt), repr(tgt)
     if got != want:
         bad = sorted(k for k in want if got[k] != want[k])
         raise ValueError(f"data was drawn for other settings: {', '.join(bad)} differ "
                          f"(data {[got[k] for k in bad]}, run {[want[k] for k in bad]})")
+    return data
+
+
+def _two_step_recorder(eng: TwoStepEngine, data: TwoStepData, cfg: TwoStepConfig,
+                       memo: dict[Any, Any], alphas: tuple[float, float], meta: dict[str, Any]
+                       ) -> SpectrumRecorder[TwoStepState, TwoStepResult]:
+    """The recorder of a two-step cell: host copies of the weights at the three states
+    (``W0`` the draw itself, ``W1`` the row's, kept in ``memo``), the data vectors, and the
+    states, from which the losses on batch 1 are made at the end (the passes that give
+    them, once a row where shared)."""
+    def weights(state: TwoStepState) -> np.ndarray:
+        if state.updates == 0:
+            return data.W0_np
+        if state.updates == 1 and "W1" not in memo:
+            memo["W1"] = _torch.to_numpy(state.W, np.float64)
+        return memo["W1"] if state.updates == 1 else _torch.to_numpy(state.W, np.float64)
+
+    def result(rec: Recorded, outcome: Outcome[TwoStepState]) -> TwoStepResult:
+        """The cell's result (``None`` for a diverged run: two steps or none)."""
+        if outcome.diverged is not None:
+            return None  # type: ignore[return-value]  # the error it rides on is raised
+        # the losses on batch 1: the forward passes of the updates give those of W0 (and
+        # of W1 when step 2 reuses batch 1); one more pass each for the others (W1's once
+        # a row), skipped (NaN) unless asked for
+        s1, s2 = rec.values["state"][1], rec.values["state"][2]
+        assert s1.loss_before is not None and s2.loss_before is not None
+        X1, y1, losses = data.X1, data.y1, cfg.losses
+        if cfg.reuse_batch:
+            loss1 = float(s2.loss_before)
+        elif not losses:
+            loss1 = math.nan
+        else:
+            if "loss1" not in memo:
+                memo["loss1"] = eng.loss(s1, X1, y1)
+            loss1 = memo["loss1"]
+        loss2 = eng.loss(s2, X1, y1) if losses else math.nan
+        W = rec.values["W"]
+        return TwoStepResult(W0=W[0], W1=W[1], W2=W[2], a=data.a_np, beta=data.beta,
+                             lrs=(eng.lrs[0], eng.lrs[1]), alphas=alphas,
+                             reuse_batch=bool(cfg.reuse_batch),
+                             g=np.stack([g for g in rec.values["g"] if g is not None]),
+                             loss=np.asarray([float(s1.loss_before), loss1, loss2]),
+                             meta=rec.meta)
+
+    return SpectrumRecorder({
+        "g": lambda st: None if st.g is None else _torch.to_numpy(st.g, np.float64),
+        "W": weights, "state": lambda st: st}, record=result, meta=meta)

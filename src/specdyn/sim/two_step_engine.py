@@ -21,7 +21,14 @@ from specdyn import _validate as v
 from specdyn.data.hermite import HermiteTarget, random_direction
 from specdyn.models.activations import Activation
 from specdyn.sim.divergence import Divergence, Watch
-from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout, seed_streams
+from specdyn.sim.protocol import (
+    DerivedSeed,
+    Engine,
+    EngineDefaults,
+    StreamLayout,
+    seed_streams,
+)
+from specdyn.sim.registry import engine as register_engine
 
 __all__ = ["TwoStepData", "TwoStepEngine", "TwoStepGradient", "TwoStepState", "draw_data",
            "resolve_target"]
@@ -76,6 +83,16 @@ class TwoStepGradient:
     loss_before: Tensor
 
 
+def _example() -> Any:
+    """A width-4 tanh-shift layer on a He2+He3 target (``D = 3``, float64, CPU)."""
+    from specdyn.models.activations import ACTIVATIONS
+
+    tgt = HermiteTarget.named("He2+He3", D=3, seed=0)
+    return (ACTIVATIONS["tanh-shift"], (0.5, 1.0)), {"N": 4, "D": 3, "M": 7, "target": tgt,
+                                                     "dtype": "float64", "device": "cpu"}
+
+
+@register_engine(examples={"two-step": _example})
 class TwoStepEngine(Engine[TwoStepState, "tuple[Tensor, Tensor]"]):
     """First-layer GD of ``f(x) = N^(-1/2) a^T sigma(W x)`` with ``a`` fixed: the protocol's pair.
 
@@ -93,7 +110,7 @@ class TwoStepEngine(Engine[TwoStepState, "tuple[Tensor, Tensor]"]):
     ``init``, ``sample`` (and ``sample`` again for a fresh second batch) draws ``W0``,
     ``a``, ``X1``, ``X2`` in the order of :func:`draw_data`, so a hand-written loop
     gives :func:`gd_steps`' numbers bit for bit (``tests/sim/test_sim_engines.py``);
-    a :class:`TwoStepData` in place of the generator replays that draw.
+    an engine given ``data`` (a :class:`TwoStepData`) replays that draw instead.
 
     Parameters
     ----------
@@ -113,36 +130,40 @@ class TwoStepEngine(Engine[TwoStepState, "tuple[Tensor, Tensor]"]):
         draw) share their first update and the second's direction through one dict, keyed
         by the update and its inputs: each is made by the first engine that needs it (the
         same operations, so the numbers are those made without it).
+    data
+        A draw made before (:func:`draw_data`), which :meth:`init` and :meth:`sample`
+        replay (their generators unused), or ``None``.
     """
 
     defaults: ClassVar[EngineDefaults] = EngineDefaults(check_every=1)
     # W0, a and the batches from stream 0 in turn; the target's direction: stream 1
     streams: ClassVar[StreamLayout] = StreamLayout(init=0, batch=0, data=1)
 
+    @v.constrained(lrs=v.Tuple(v.NONNEGATIVE, min_len=1), N=v.SIZE, D=v.SIZE, M=v.SIZE)
     def __init__(self, act: Activation, lrs: tuple[float, ...], *, N: int, D: int, M: int,
                  target: HermiteTarget, dtype: Any = None, device: Any = None,
-                 memo: dict[Any, Any] | None = None) -> None:
-        self.act, self.lrs, self.memo = act, tuple(lrs), memo
+                 memo: dict[Any, Any] | None = None, data: TwoStepData | None = None) -> None:
+        self.act, self.lrs, self.memo, self.data = act, tuple(lrs), memo, data
         self.N, self.D, self.M, self.target = N, D, M, target
         self.dtype, self.device = _torch.resolve_dtype(dtype), _torch.resolve_device(device)
         self.inv_sqrt_width = 1.0 / math.sqrt(N)
 
-    def init(self, generator: np.random.Generator | TwoStepData) -> TwoStepState:
+    def init(self, generator: np.random.Generator) -> TwoStepState:
         """The state of ``W0`` and then ``a`` drawn from the numpy ``generator`` (or those of
-        a :class:`TwoStepData`, the replay of a draw made before)."""
-        if isinstance(generator, TwoStepData):
-            return TwoStepState(generator.W0, generator.a)
+        the engine's ``data``, the replay of a draw made before)."""
+        if self.data is not None:
+            return TwoStepState(self.data.W0, self.data.a)
         W0, a = _draw_weights(self.N, self.D, generator)
         return TwoStepState(self._put(W0), self._put(a))
 
-    def sample(self, state: TwoStepState, generator: np.random.Generator | TwoStepData
+    def sample(self, state: TwoStepState, generator: np.random.Generator
                ) -> tuple[Tensor, Tensor]:
         """A batch ``(X, y)`` (``M x D``, ``M``) drawn from the numpy ``generator``
-        (whatever the state: the batches are i.i.d.), or a :class:`TwoStepData` 's batch of
+        (whatever the state: the batches are i.i.d.), or the engine's ``data``'s batch of
         update ``state.updates + 1``."""
-        if isinstance(generator, TwoStepData):
-            return (generator.X1, generator.y1) if state.updates == 0 else \
-                (generator.X2, generator.y2)
+        if self.data is not None:
+            return (self.data.X1, self.data.y1) if state.updates == 0 else \
+                (self.data.X2, self.data.y2)
         X, y = _draw_batch(self.M, self.D, self.target, generator)
         return self._put(X), self._put(y)
 
@@ -277,6 +298,7 @@ def draw_data(D: int, M: int, N: int, *, target: HermiteTarget | str = "He1",
     second seed stream), so a run is the same on every device; then moved once to
     ``device`` in ``dtype`` (defaults as :func:`gd_steps`).
     """
+    # the engine's streams (TwoStepEngine.streams): the weights and batches 0, the direction 1
     data_seed, target_seed = seed_streams(seed, 2)
     tgt = resolve_target(target, D, target_seed)
     dev = _torch.resolve_device(device)

@@ -1,158 +1,23 @@
-"""Checks applied where a value enters the library.
+"""Declared constraints: the allowed values of one parameter, stated once as data.
 
-Every public function validates its arguments once, here, and raises a
-``ValueError`` that names the argument and the allowed range before any work
-starts. Nothing downstream re-checks.
+A :class:`Constraint` checks a value (:meth:`Constraint.check`, the one-line
+``ValueError`` of :mod:`specdyn._validate.checks`) and names the values it refuses
+(:meth:`Constraint.bad_values`), from which the bad-input tests are generated. Build one
+with :func:`Int`, :func:`Real`, :func:`Choice`, :func:`Subset`, :func:`Tuple`,
+:func:`Pattern`, :func:`Bool`, :func:`Instance` or :func:`Free`.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
 
-
-def positive(name: str, value: Any) -> float:
-    """Return ``value`` as a float, or raise if it is not finite and > 0."""
-    x = _real_scalar(name, value)
-    if not x > 0:
-        raise ValueError(f"{name} must be > 0 (allowed range (0, inf)), got {show(value)}")
-    return x
-
-
-def nonnegative(name: str, value: Any) -> float:
-    """Return ``value`` as a float, or raise if it is not finite and >= 0."""
-    x = _real_scalar(name, value)
-    if not x >= 0:
-        raise ValueError(f"{name} must be >= 0 (allowed range [0, inf)), got {show(value)}")
-    return x
-
-
-def in_range(
-    name: str, value: Any, lo: float, hi: float, *, lo_open: bool = False, hi_open: bool = False
-) -> float:
-    """Return ``value`` as a float, or raise if it is outside [lo, hi] (ends as given)."""
-    x = _real_scalar(name, value)
-    ok_lo = x > lo if lo_open else x >= lo
-    ok_hi = x < hi if hi_open else x <= hi
-    if not (ok_lo and ok_hi):
-        left = "(" if lo_open else "["
-        right = ")" if hi_open else "]"
-        raise ValueError(f"{name} must lie in {left}{lo}, {hi}{right}, got {show(value)}")
-    return x
-
-
-def positive_int(name: str, value: Any, *, minimum: int = 1) -> int:
-    """Return ``value`` as an int, or raise if it is not an integer >= ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        if isinstance(value, (float, np.floating)) and float(value).is_integer():
-            value = int(value)
-        else:
-            raise ValueError(f"{name} must be an integer >= {minimum}, got {show(value)}")
-    if int(value) < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {show(value)}")
-    return int(value)
-
-
-def integer(name: str, value: Any) -> int:
-    """Return ``value`` as an int, or raise if it is not an integer (``bool`` and ``3.0`` refused).
-
-    For seeds, where any integer is allowed and a float is a mistake.
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer, got {show(value)}")
-    return int(value)
-
-
-def did_you_mean(value: Any, allowed: Iterable[Any]) -> str:
-    """``" (did you mean 'gamma0_ratio'?)"`` for a misspelt name, the closest of
-    ``allowed`` (:func:`difflib.get_close_matches`, case and ``-``/``_`` ignored);
-    ``""`` when none is close."""
-    import difflib
-
-    options = [o for o in allowed if isinstance(o, str)]  # a None among them has no name
-
-    def norm(x: str) -> str:
-        return x.lower().replace("-", "_")
-
-    by_norm = {norm(o): o for o in options}
-    close = difflib.get_close_matches(norm(str(value)), list(by_norm), n=1, cutoff=0.6)
-    return f" (did you mean {by_norm[close[0]]!r}?)" if close else ""
-
-
-def choice(name: str, value: Any, allowed: Iterable[str]) -> str:
-    """Return ``value`` if it is one of ``allowed``; else raise listing the valid names."""
-    options = list(allowed)
-    if value not in options:
-        hint = did_you_mean(value, options) if isinstance(value, str) else ""
-        raise ValueError(
-            f"{name} must be one of {', '.join(map(repr, options))}; got {show(value)}{hint}")
-    return str(value)
-
-
-def real_array(name: str, value: ArrayLike, *, lo: float | None = None,
-               allow_inf: bool = False, positive: bool = False) -> np.ndarray:
-    """Return ``value`` as a float64 array, checking reality, finiteness and a lower bound
-    (``lo``: every entry ``>= lo``; ``positive``: every entry ``> 0``)."""
-    arr = np.asarray(value)
-    if arr.size == 0:
-        raise ValueError(f"{name} must be non-empty")
-    if np.iscomplexobj(arr):
-        raise ValueError(f"{name} must be real, got a complex array")
-    if arr.dtype == object and any(x is None for x in arr.flat):  # astype would make it NaN
-        raise ValueError(f"{name} must be numeric, got None")
-    try:
-        arr = arr.astype(np.float64, copy=False)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{name} must be numeric: {err}") from None
-    if np.isnan(arr).any():
-        raise ValueError(f"{name} must not contain NaN")
-    if not allow_inf and np.isinf(arr).any():
-        raise ValueError(f"{name} must be finite")
-    if lo is not None and (arr < lo).any():
-        bad = arr[arr < lo].flat[0]
-        raise ValueError(f"{name} must be >= {lo} everywhere, got {show(bad)}")
-    if positive and (arr <= 0).any():
-        bad = arr[arr <= 0].flat[0]
-        raise ValueError(f"{name} must be > 0 everywhere (allowed range (0, inf)), "
-                         f"got {show(bad)}")
-    return arr
-
-
-def show(value: Any) -> str:
-    """``value`` for a message: plain numbers (``0.5``, not ``np.float64(0.5)``)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    return repr(value)
-
-
-def broadcastable(**arrays: np.ndarray) -> None:
-    """Raise a ``ValueError`` naming the arguments if they do not broadcast together."""
-    try:
-        np.broadcast_shapes(*(a.shape for a in arrays.values()))
-    except ValueError:
-        shapes = ", ".join(f"{k}{v.shape}" for k, v in arrays.items())
-        raise ValueError(f"arguments have shapes that do not broadcast: {shapes}") from None
-
-
-def _real_scalar(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a real number, got {show(value)}")
-    x = float(value)
-    if math.isnan(x) or math.isinf(x):
-        raise ValueError(f"{name} must be finite, got {show(value)}")
-    return x
-
-
-# ---------------------------------------------------------------------------- declared constraints
-
+from specdyn._validate.checks import choice, did_you_mean, in_range, nonnegative, positive, show
 
 _INF = math.inf
 
@@ -162,7 +27,7 @@ class Constraint:
     """The allowed values of one parameter, declared once; checks it and names its bad values.
 
     Build one with :func:`Int`, :func:`Real`, :func:`Choice`, :func:`Subset`,
-    :func:`Tuple`, :func:`Pattern` or :func:`Bool`, and
+    :func:`Tuple`, :func:`Pattern`, :func:`Bool`, :func:`Instance` or :func:`Free`, and
     attach them to a function with :func:`constrained` (or call :meth:`check`
     in a config's ``__post_init__``). :meth:`check` returns the value (ints as
     ``int``, reals as ``float``) or raises the one-line ``ValueError`` of the
@@ -177,11 +42,15 @@ class Constraint:
         (only ``int``: seeds), ``"real"`` (finite), ``"choice"`` (one of
         ``choices``), ``"subset"`` (a name or a sequence of names, each in ``choices``),
         ``"tuple"`` (a sequence of values, each allowed by ``item``; returned as a
-        tuple), ``"pattern"`` (a string matching ``pattern`` in full), ``"bool"``.
+        tuple), ``"pattern"`` (a string matching ``pattern`` in full), ``"bool"``,
+        ``"instance"`` (an instance of ``types`` or one of the names ``choices``) and
+        ``"free"`` (any value: a parameter whose values are free, said explicitly).
     lo, hi, lo_open, hi_open
         The range of ``"int"``/``"real"`` (``hi = inf`` for none); open or closed ends.
     choices
-        The allowed values of ``"choice"``/``"subset"``.
+        The allowed values of ``"choice"``/``"subset"``, the names of ``"instance"``.
+    types
+        ``"instance"`` only: the allowed classes.
     optional
         ``None`` is allowed too (and passed through).
     power_of_two
@@ -190,7 +59,8 @@ class Constraint:
         ``"tuple"`` only: the constraint of every entry, the allowed lengths, and
         whether the entries must increase strictly (a ``(lo, hi)`` range).
     pattern, what
-        ``"pattern"`` only: the regular expression, and what it means in words.
+        ``"pattern"`` only: the regular expression, and what it means in words;
+        ``"free"``: what the value is, in words.
     why
         Why the range is what it is (a size the method needs): added to the message.
     """
@@ -201,6 +71,7 @@ class Constraint:
     lo_open: bool = False
     hi_open: bool = False
     choices: tuple[Any, ...] = ()
+    types: tuple[type, ...] = ()
     optional: bool = False
     power_of_two: bool = False
     item: Constraint | None = None
@@ -223,6 +94,10 @@ class Constraint:
     def _check(self, name: str, value: Any) -> Any:
         if value is None and self.optional:
             return None
+        if self.kind == "free":
+            return value
+        if self.kind == "instance":
+            return self._instance(name, value)
         if self.kind == "tuple":
             return self._tuple(name, value)
         if self.kind == "pattern":
@@ -253,6 +128,19 @@ class Constraint:
             return positive(name, value) if self.lo_open else nonnegative(name, value)
         return in_range(name, value, self.lo, self.hi, lo_open=self.lo_open,
                         hi_open=self.hi_open)
+
+    def _instance(self, name: str, value: Any) -> Any:
+        if isinstance(value, self.types) or (isinstance(value, str) and value in self.choices):
+            return value
+        hint = did_you_mean(value, self.choices) if isinstance(value, str) else ""
+        raise ValueError(f"{name} must be {self._instance_words()}; got {show(value)}{hint}")
+
+    def _instance_words(self) -> str:
+        kinds = " or ".join(("an " if t.__name__[0] in "AEIOUaeiou" else "a ") + t.__name__
+                            for t in self.types)
+        if not self.choices:
+            return kinds
+        return f"one of {', '.join(map(repr, self.choices))} or {kinds}"
 
     def _tuple(self, name: str, value: Any) -> tuple[Any, ...]:
         assert self.item is not None
@@ -305,6 +193,10 @@ class Constraint:
             text = f"a string that reads {self.what}"
         elif self.kind == "bool":
             text = "true or false"
+        elif self.kind == "free":
+            text = self.what or "any value"
+        elif self.kind == "instance":
+            text = self._instance_words()
         elif self.kind in ("choice", "subset"):
             text = "one of " + ", ".join(map(repr, self.choices))
             text += " (or a sequence of them)" if self.kind == "subset" else ""
@@ -317,8 +209,10 @@ class Constraint:
 
     def example(self) -> Any:
         """One value this constraint allows (to build the bad tuples around a bad entry)."""
-        if self.kind in ("choice", "subset"):
+        if self.kind in ("choice", "subset") or (self.kind == "instance" and self.choices):
             return self.choices[0]
+        if self.kind in ("free", "instance"):
+            raise ValueError(f"{self.describe()}: no generated example")
         if self.kind == "bool":
             return True
         if self.kind == "tuple":
@@ -355,7 +249,11 @@ class Constraint:
 
     def bad_values(self) -> list[Any]:
         """Values this constraint refuses: just outside each bound, a wrong type, NaN/inf."""
+        if self.kind == "free":
+            return []  # free: nothing to refuse
         bad: list[Any] = [] if self.optional else [None]
+        if self.kind == "instance":
+            return bad + [b for b in (3, "not-a-choice") if b not in self.choices]
         if self.kind == "tuple":
             return bad + self._bad_tuples()
         if self.kind == "pattern":
@@ -409,13 +307,14 @@ def Subset(*choices: Any) -> Constraint:  # noqa: N802
 
 
 def Tuple(item: Constraint, *, min_len: int = 0, max_len: float = _INF,  # noqa: N802
-          length: int | None = None, increasing: bool = False, why: str = "") -> Constraint:
+          length: int | None = None, increasing: bool = False, optional: bool = False,
+          why: str = "") -> Constraint:
     """A sequence (not a string) of ``min_len..max_len`` values (or exactly ``length``),
     each allowed by ``item``, strictly increasing if asked; returned as a tuple."""
     if length is not None:
         min_len, max_len = length, length
     return Constraint("tuple", item=item, min_len=min_len, max_len=max_len,
-                      increasing=increasing, why=why)
+                      increasing=increasing, optional=optional, why=why)
 
 
 def Pattern(pattern: str, what: str) -> Constraint:  # noqa: N802
@@ -428,6 +327,19 @@ def Bool() -> Constraint:  # noqa: N802
     return Constraint("bool")
 
 
+def Instance(*types: type, names: Iterable[str] = (),  # noqa: N802
+             optional: bool = False) -> Constraint:
+    """An instance of one of ``types``, or one of the ``names`` (an activation: a name of
+    ``ACTIVATIONS`` or an ``Activation``); returned as given."""
+    return Constraint("instance", choices=tuple(names), types=tuple(types), optional=optional)
+
+
+def Free(what: str) -> Constraint:  # noqa: N802
+    """Any value: a parameter whose values are free (a callable, a schedule checked where it
+    is read), declared so, with ``what`` it is in words."""
+    return Constraint("free", what=what)
+
+
 POSITIVE = Real(0.0, lo_open=True)
 """A finite real ``> 0``."""
 NONNEGATIVE = Real(0.0)
@@ -436,89 +348,3 @@ SIZE = Int(1)
 """An integer ``>= 1`` (a size: ``D``, ``P``, ``N``, ``M``, ``B``, steps)."""
 SEED = Int(0)
 """An integer ``>= 0`` (a run seed)."""
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def constrained(**spec: Constraint) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """Declare the constraints of a function's parameters; they are checked on every call.
-
-    The wrapped function receives the checked values (:meth:`Constraint.check`),
-    before any of its own work; the declaration is kept as ``fn.__constraints__``
-    (a name -> :class:`Constraint` dict), from which the bad-input tests are made.
-    Cross-parameter rules (``B <= M``, ``precision`` needs CUDA) stay in the body.
-    """
-    def wrap(fn: Callable[P, R]) -> Callable[P, R]:
-        sig = inspect.signature(fn)
-        unknown = sorted(set(spec) - set(sig.parameters))
-        if unknown:
-            raise TypeError(f"{fn.__qualname__}: constraints for unknown parameters {unknown}")
-
-        @functools.wraps(fn)
-        def checked(*args: P.args, **kwargs: P.kwargs) -> R:
-            bound = sig.bind(*args, **kwargs)
-            for name, rule in spec.items():
-                if name in bound.arguments:
-                    bound.arguments[name] = rule.check(name, bound.arguments[name])
-                else:  # the default, checked too: a declaration that refuses it is a bug
-                    rule.check(name, sig.parameters[name].default)
-            return fn(*bound.args, **bound.kwargs)
-
-        checked.__constraints__ = dict(spec)  # type: ignore[attr-defined]
-        return checked
-
-    return wrap
-
-
-C = TypeVar("C", bound=type)
-
-
-def constrained_fields(**spec: Constraint) -> Callable[[C], C]:
-    """Declare the constraints of a dataclass's fields (a config, a setting).
-
-    Apply it *below* ``@dataclass(frozen=True)`` (so the generated ``__init__``
-    calls ``__post_init__``): every instance checks the declared fields first,
-    storing the normalised values (:meth:`Constraint.check`), then runs the
-    class's own ``__post_init__`` (cross-field rules; a class without one runs its
-    base's, so a subclass of a declared config keeps the base's checks). The
-    declaration is kept as ``cls.__constraints__``, from which the bad-input tests
-    are made, as for :func:`constrained`; :func:`constraints_of` merges those of the
-    bases (a subclass may redeclare a field, e.g. a larger minimum ``D``).
-    """
-    def wrap(cls: C) -> C:
-        # the class's annotated names, and its bases' (it may not be a dataclass yet)
-        fields = {n for base in cls.__mro__ for n in inspect.get_annotations(base)}
-        unknown = sorted(set(spec) - fields)
-        if unknown:
-            raise TypeError(f"{cls.__qualname__}: constraints for unknown fields {unknown}")
-        own = cls.__dict__.get("__post_init__")
-
-        def __post_init__(self: Any) -> None:  # noqa: N807
-            for name, rule in spec.items():
-                object.__setattr__(self, name, rule.check(name, getattr(self, name)))
-            if own is not None:
-                own(self)
-            else:
-                inherited = getattr(super(cls, self), "__post_init__", None)
-                if inherited is not None:
-                    inherited()
-
-        cls.__post_init__ = __post_init__  # type: ignore[attr-defined]
-        cls.__constraints__ = dict(spec)  # type: ignore[attr-defined]
-        return cls
-
-    return wrap
-
-
-def constraints_of(obj: Any) -> dict[str, Constraint]:
-    """The declared constraints of a function, of a class's ``__init__``, or of a
-    class's fields (:func:`constrained_fields`); empty if none."""
-    if isinstance(obj, type):
-        merged: dict[str, Constraint] = {}
-        for base in reversed(obj.__mro__):  # a subclass's declaration wins over its base's
-            merged.update(vars(base).get("__constraints__", {}))
-        if merged:
-            return merged
-        obj = vars(obj).get("__init__")
-    return dict(getattr(obj, "__constraints__", {}))
