@@ -44,8 +44,10 @@ def test_policy_is_validated_in_one_line() -> None:
         SpectrumTracker(_mlp(), precision="float16")
 
 
-def test_coalescing_never_waits_and_records_the_skipped_steps(tmp_path) -> None:
-    """A worker held at its first record: ten steps go on; waiting records are replaced."""
+def test_coalescing_never_waits_and_drops_only_later_steps(tmp_path, capsys) -> None:
+    """A worker held at its first record, no room for waiting copies (bound 0): thirty
+    steps go on; the first decade (steps 1 .. 9) stays queued, each later record replaces
+    the one waiting before it, and close() says so in one line."""
     release = threading.Event()
     held = threading.Event()
 
@@ -55,7 +57,7 @@ def test_coalescing_never_waits_and_records_the_skipped_steps(tmp_path) -> None:
 
     model = _mlp(1)
     tracker = SpectrumTracker(model, schedule=Schedule.every(1), out=tmp_path, n_boot=0,
-                              fit=False, on_record=slow)
+                              fit=False, on_record=slow, max_pending_bytes=0)
     x = torch.randn(32, 64)
     model(x)
     tracker.step()                     # step 0: the worker takes it, and is held
@@ -63,7 +65,7 @@ def test_coalescing_never_waits_and_records_the_skipped_steps(tmp_path) -> None:
     one = tracker.peak_pending_bytes   # the bytes of one record
 
     def train() -> None:
-        for _ in range(1, 10):
+        for _ in range(1, 30):
             model(x)
             tracker.step()
 
@@ -71,26 +73,30 @@ def test_coalescing_never_waits_and_records_the_skipped_steps(tmp_path) -> None:
     loop.start()
     loop.join(timeout=600)             # the worker is still held: step() must not wait for it
     assert not loop.is_alive(), "step() waited for the worker under policy='coalesce'"
-    assert tracker.peak_pending_bytes <= 2 * one   # one running, one waiting
+    # one running, the nine kept, the newest waiting
+    assert tracker.peak_pending_bytes == 11 * one
     release.set()
     tracker.close()
+    note = capsys.readouterr().err.strip().splitlines()
+    assert len(note) == 1 and note[0].startswith(
+        "SpectrumTracker: 19 of 30 scheduled records were coalesced into later ones "
+        "(steps 10 .. 28")
+    assert "policy='block'" in note[0] and "modules=" in note[0] and "sparser" in note[0]
     df = read_spectra(tmp_path)
-    recorded = sorted(int(s) for s in df[df.quantity != "record_coalesced"].step.unique())
-    assert recorded == [0, 9]          # the held one, then the last that fell due
-    co = df[df.quantity == "record_coalesced"]
-    assert sorted(co.step) == list(range(1, 9)) and set(co.value) == {9.0}
-    assert (co.layer == "*").all()
+    assert sorted(int(s) for s in df.step.unique()) == [*range(10), 29]
+    assert "record_coalesced" not in set(df.quantity)      # measured steps only
     rec = json.loads((tmp_path / "record.json").read_text())
-    assert rec["coalesced"] == [[s, 9] for s in range(1, 9)]
+    assert rec["coalesced"] == [[s, 29] for s in range(10, 29)]
+    assert tracker.coalesced == [(s, 29) for s in range(10, 29)]
     assert rec["config"]["policy"] == "coalesce"
     reasons = {s: why for s, layer, kind, why in tracker.skipped if kind == "record"}
-    assert sorted(reasons) == list(range(1, 9))
+    assert sorted(reasons) == list(range(10, 29))
     assert all("coalesced" in why for why in reasons.values())
-    # The report reads the measured rows only: no "*" layer, two recorded steps.
+    # The report reads the measured rows only: no "*" layer, eleven recorded steps.
     from specdyn.report import write_report
 
     page = write_report(tmp_path).read_text()
-    assert "id='weight-*'" not in page and "2 recorded steps (0 .. 9)" in page
+    assert "id='weight-*'" not in page and "11 recorded steps (0 .. 29)" in page
 
 
 def test_block_policy_records_every_step_behind_a_slow_worker() -> None:
@@ -373,9 +379,9 @@ def test_worker_measures_on_the_side_stream_and_cpu_copies_touch_no_cuda(
     seen: list[tuple[str, tuple[str, ...]]] = []
     measure = record_math.RecordMath.measure
 
-    def spy(self, job, cost, out):  # type: ignore[no-untyped-def]
+    def spy(self, job, cost, out, given=()):  # type: ignore[no-untyped-def]
         seen.append((threading.current_thread().name, tuple(fake.active)))
-        return measure(self, job, cost, out)
+        return measure(self, job, cost, out, given)
 
     def mark(job: hooks.Job) -> None:  # as if the copies were on cuda:0
         fake.log.append(("mark", threading.current_thread().name))

@@ -1,0 +1,65 @@
+"""A default SpectrumTracker keeps every scheduled step of a short log schedule.
+
+Oracle: the schedule itself (``Schedule.log(30).resolve(steps)``), the stopwatch
+(the first scheduled steps fall within a second of building the tracker, while
+the summary process is still starting), and what ``close()`` prints (nothing).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+
+from specdyn import Schedule
+from specdyn.measure import SpectrumTracker, read_spectra
+from specdyn.measure._tracker_queue import first_decade
+
+
+def test_a_default_tracker_keeps_every_step_of_a_30_step_log_schedule(tmp_path, capsys) -> None:
+    """An MLP on a teacher task, 600 steps of about a millisecond: the whole run is over
+    before the measurement of its first records is; nothing is coalesced."""
+    g = torch.Generator().manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(),
+                                torch.nn.Linear(64, 64), torch.nn.ReLU(),
+                                torch.nn.Linear(64, 8))
+    teacher = torch.randn(32, 8, generator=g)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    steps = 600
+    t0 = time.perf_counter()
+    tracker = SpectrumTracker(model, schedule=Schedule.log(30), steps=steps - 1, out=tmp_path)
+    first_steps = None
+    for it in range(steps):
+        x = torch.randn(128, 32, generator=g)
+        loss = ((model(x) - torch.tanh(x @ teacher)) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        tracker.step()
+        if it == 9:
+            first_steps = time.perf_counter() - t0
+    train_s = time.perf_counter() - t0
+    tracker.close()
+    scheduled = [int(s) for s in Schedule.log(30).resolve(steps - 1)]
+    assert len(scheduled) >= 25
+    assert first_steps is not None and first_steps < 1.0  # the case the test is about
+    df = read_spectra(tmp_path)
+    assert sorted(int(s) for s in df.step.unique()) == scheduled, (train_s, tracker.coalesced)
+    assert tracker.coalesced == [] and tracker.n_records == len(scheduled)
+    assert capsys.readouterr().err == ""                  # close() had nothing to say
+    # every record is whole: weights and activations of each layer at every step
+    per_step = df[df.quantity.isin(["weight_lambda_max", "activation_lambda_max"])].groupby(
+        "step").size()
+    assert set(per_step) == {6}
+
+
+def test_the_first_decade_is_ten_times_the_first_positive_step() -> None:
+    keep = first_decade(Schedule.per_decade(10).predicate())
+    assert [s for s in range(40) if keep(s)] == list(range(10))
+    keep = first_decade(Schedule.every(100).predicate())
+    assert keep(999) and not keep(1000)
+    keep = first_decade(Schedule.at([0]).predicate())      # no positive step: step 0 only
+    assert keep(0) and not keep(1)
+    keep = first_decade(lambda s: s in (0, 7, 700))
+    assert np.array_equal([keep(s) for s in (0, 69, 70)], [True, True, False])

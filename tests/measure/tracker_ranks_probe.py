@@ -1,0 +1,191 @@
+"""Two-process runs of a SpectrumTracker under torch.distributed (gloo, CPU), for the tests.
+
+python tests/measure/tracker_ranks_probe.py OUT [SCENARIO ...]
+
+Spawns two ranks (``torch.multiprocessing``) that run, in order, the scenarios named
+(default: all of them) and write what the tests compare under OUT:
+
+``ddp``
+    An MLP (float64) under DistributedDataParallel, a global batch of 96 rows a step
+    (48 a rank), SGD, 6 steps, ``SpectrumTracker(model, schedule=[0, 2, 5],
+    out=OUT/ddp)``; rank 0 saves the weights after every step (and before the first)
+    to ``OUT/ddp-weights.pt``; then the same training without a tracker, whose final
+    weights (``OUT/ddp-bare.pt``) must equal the tracked run's bit for bit.
+``fsdp``
+    Embedding, MultiheadAttention (Q/K/V rows and heads split) and two Linear layers
+    (odd widths: uneven shards) under ``fully_shard``, float64, 4 steps, schedule
+    ``[0, 1, 3]``, ``heads=True``, ``out=OUT/fsdp``; the full weights (gathered by
+    the probe, not by the tracker) after every step to ``OUT/fsdp-weights.pt``.
+``early``
+    No DDP: rank 1 stops after 4 steps and closes, rank 0 goes on to 8, schedule
+    ``every(1)`` then ``[0, 2]`` (``close()``'s final records at different steps).
+
+Each rank writes ``OUT/<scenario>-rank<r>.json`` with what it saw (its ``out``,
+its table's length, its record count). Batches depend only on the step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from specdyn import Schedule
+from specdyn.measure import SpectrumTracker
+
+GLOBAL_ROWS, D_IN, STEPS = 96, 24, 6
+
+
+def mlp() -> torch.nn.Sequential:
+    """The DDP scenario's model (float64), the same on every rank and in the tests."""
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(D_IN, 40), torch.nn.Tanh(),
+                               torch.nn.Linear(40, 40), torch.nn.Tanh(),
+                               torch.nn.Linear(40, 6)).double()
+
+
+def batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The global batch of ``step`` (rows 0..47 are rank 0's, 48..95 rank 1's)."""
+    g = torch.Generator().manual_seed(100 + step)
+    x = torch.randn(GLOBAL_ROWS, D_IN, generator=g, dtype=torch.float64) * 1.5 + 0.3
+    return x, torch.tanh(x[:, :6])
+
+
+class Attend(torch.nn.Module):
+    """The FSDP scenario's model: tokens -> embedding -> attention -> MLP."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = torch.nn.Embedding(50, 36)
+        self.attn = torch.nn.MultiheadAttention(36, 3, batch_first=True)
+        self.up = torch.nn.Linear(36, 37)
+        self.down = torch.nn.Linear(37, 5)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        h = self.emb(tokens)
+        h = self.attn(h, h, h, need_weights=False)[0]
+        return self.down(torch.tanh(self.up(h)))
+
+
+def attend() -> Attend:
+    torch.manual_seed(1)
+    return Attend().double()
+
+
+def tokens(step: int) -> torch.Tensor:
+    """The FSDP scenario's global batch: 8 sequences of 12 tokens (4 a rank)."""
+    return torch.randint(0, 50, (8, 12), generator=torch.Generator().manual_seed(200 + step))
+
+
+def _local(t: torch.Tensor, rank: int, world: int) -> torch.Tensor:
+    n = t.shape[0] // world
+    return t[rank * n:(rank + 1) * n]
+
+
+def _facts(out: Path, name: str, tr: SpectrumTracker, **more: Any) -> None:
+    (out / f"{name}-rank{tr.rank}.json").write_text(json.dumps(
+        {"out": None if tr.out is None else str(tr.out), "rows": len(tr.table()),
+         "n_records": tr.n_records, "world": tr.world, "coalesced": tr.coalesced, **more}))
+
+
+def ddp(out: Path, rank: int, world: int) -> None:
+    from torch.nn.parallel import DistributedDataParallel
+
+    for tracked in (True, False):
+        model = mlp()
+        net = DistributedDataParallel(model)
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        tr = (SpectrumTracker(model, schedule=[0, 2, 5], out=out / "ddp", n_boot=0,
+                              max_samples=GLOBAL_ROWS, precision="float64") if tracked
+              else None)
+        saved = [{k: v.clone() for k, v in model.state_dict().items()}]
+        for s in range(STEPS):
+            x, y = (_local(t, rank, world) for t in batch(s))
+            loss = ((net(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if tr is not None:
+                tr.step()
+            saved.append({k: v.clone() for k, v in model.state_dict().items()})
+        if tr is not None:
+            tr.close()
+            _facts(out, "ddp", tr)
+        if rank == 0:
+            torch.save(saved if tracked else saved[-1],
+                       out / ("ddp-weights.pt" if tracked else "ddp-bare.pt"))
+
+
+def fsdp(out: Path, rank: int, world: int) -> None:
+    from torch.distributed.fsdp import fully_shard
+
+    model = attend()
+    for m in (model.emb, model.attn, model.up, model.down):
+        fully_shard(m)
+    fully_shard(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    tr = SpectrumTracker(model, schedule=[0, 1, 3], out=out / "fsdp", n_boot=0, heads=True,
+                         max_samples=96, precision="float64")
+
+    def full() -> dict[str, torch.Tensor]:  # the probe's gather, for the tests' oracle
+        return {k: v.full_tensor().clone() for k, v in model.state_dict().items()}
+
+    saved = [full()]
+    for s in range(4):
+        tok = _local(tokens(s), rank, world)
+        loss = (model(tok) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        tr.step()
+        saved.append(full())
+    tr.close()
+    _facts(out, "fsdp", tr, sharded=[m.name for m in tr._ranks.sharded])
+    if rank == 0:
+        torch.save(saved, out / "fsdp-weights.pt")
+
+
+def early(out: Path, rank: int, world: int) -> None:
+    for name, schedule in (("early", Schedule.every(1)), ("early-final", [0, 2])):
+        model = mlp()
+        tr = SpectrumTracker(model, schedule=schedule, out=out / name, n_boot=0,
+                             max_samples=GLOBAL_ROWS)
+        for s in range(4 if rank == 1 else 8):
+            x, _ = (_local(t, rank, world) for t in batch(s))
+            model(x)
+            tr.step()
+        tr.close()   # rank 1 here while rank 0 still trains: it answers rank 0's records
+        _facts(out, name, tr, skipped=[list(k) for k in tr.skipped])
+
+
+SCENARIOS = {"ddp": ddp, "fsdp": fsdp, "early": early}
+
+
+def _rank(rank: int, world: int, port: int, out: str, names: list[str]) -> None:
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    try:
+        for name in names:
+            SCENARIOS[name](Path(out), rank, world)
+    finally:
+        dist.destroy_process_group()
+
+
+def main() -> None:
+    out = Path(sys.argv[1])
+    names = sys.argv[2:] or list(SCENARIOS)
+    out.mkdir(parents=True, exist_ok=True)
+    with socket.socket() as sock:  # a free port for the rendezvous
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    torch.multiprocessing.spawn(_rank, args=(2, port, str(out), names), nprocs=2)
+
+
+if __name__ == "__main__":
+    main()
