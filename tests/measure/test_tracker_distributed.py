@@ -173,3 +173,44 @@ def test_a_rank_closing_early_leaves_no_collective_waiting(runs) -> None:
     why = [k for k in _facts(runs, "early-final", 0)["skipped"] if k[2] == "record"]
     assert len(why) == 1 and "closed at different steps" in why[0][3]
     assert "rank 0 at step 7" in why[0][3] and "rank 1 at step 3" in why[0][3]
+
+
+def test_coalescing_is_agreed_by_the_ranks(runs) -> None:
+    """Rank 0's worker slowed, no room for waiting copies: both ranks drop the same
+    steps (else a collective would pair different records), none of the first decade."""
+    r0, r1 = _facts(runs, "slow", 0), _facts(runs, "slow", 1)
+    assert r0["coalesced"] == r1["coalesced"] and r0["n_records"] == r1["n_records"]
+    dropped = sorted(s for s, _ in r0["coalesced"])
+    assert dropped and min(dropped) >= 10
+    steps = sorted(read_spectra(runs / "slow").step.unique())
+    assert steps[:10] == list(range(10)) and steps[-1] == 29
+    assert sorted(steps + dropped) == list(range(30))
+    rec = json.loads((runs / "slow" / "record.json").read_text())
+    assert sorted(s for s, _ in rec["coalesced"]) == dropped
+
+
+def test_top_eigenvalues_of_wide_layers_by_reduced_subspace_iteration(runs) -> None:
+    """Layers above max_dense (20): the top 6 eigenvalues of every sharded weight and module
+    output, against numpy on the full weights and the global batch (randomized subspace
+    iteration, 4 power iterations: within 1 %, the bound the one-process path is held to)."""
+    w = torch.load(runs / "topk-weights.pt", weights_only=True)
+    model = probe.attend()
+    model.load_state_dict(w)
+    tr = SpectrumTracker(model, schedule=[0], background=False, n_boot=0, precision="float64")
+    with torch.no_grad():
+        model(probe.tokens(0))
+    tr.step()
+    full = tr.table()                                  # whole spectra, one process
+    tr.close(final=False)
+    df = read_spectra(runs / "topk")
+    checked = 0
+    for (layer, q), g in df[df.quantity.str.endswith("_eigenvalue")].groupby(
+            ["layer", "quantity"]):
+        ref = full[(full.layer == layer) & (full.quantity == q)].sort_values("rank").value
+        got = g.sort_values("rank").value.to_numpy()
+        assert got.size <= 6 and got.size >= 4, (layer, q)
+        assert got == pytest.approx(ref.to_numpy()[:got.size], rel=1e-2), (layer, q)
+        checked += 1
+    assert checked == 7 + 4                             # 7 weights, 4 module outputs
+    skipped = df[(df["rank"] == 0) & df.quantity.str.endswith("_mp_sigma2")]
+    assert set(skipped.layer) == {"down"}               # no MP fit of a top-k spectrum

@@ -19,6 +19,13 @@ Spawns two ranks (``torch.multiprocessing``) that run, in order, the scenarios n
 ``early``
     No DDP: rank 1 stops after 4 steps and closes, rank 0 goes on to 8, schedule
     ``every(1)`` then ``[0, 2]`` (``close()``'s final records at different steps).
+``slow``
+    Rank 0's worker slowed (an ``on_record`` callback, which runs on rank 0 only, sleeps
+    50 ms), ``max_pending_bytes=0``, ``every(1)`` over 30 steps: coalescing must be
+    agreed (the same steps dropped on both ranks, none of the first decade).
+``topk``
+    The FSDP model at ``max_dense=20``, ``top=6``: every sharded weight and every
+    module output wider than 20 through the reduced subspace iteration, one record.
 
 Each rank writes ``OUT/<scenario>-rank<r>.json`` with what it saw (its ``out``,
 its table's length, its record count). Batches depend only on the step.
@@ -164,7 +171,39 @@ def early(out: Path, rank: int, world: int) -> None:
         _facts(out, name, tr, skipped=[list(k) for k in tr.skipped])
 
 
-SCENARIOS = {"ddp": ddp, "fsdp": fsdp, "early": early}
+def slow(out: Path, rank: int, world: int) -> None:
+    import time
+
+    model = mlp()
+    tr = SpectrumTracker(model, schedule=Schedule.every(1), out=out / "slow", n_boot=0,
+                         fit=False, max_pending_bytes=0, on_record=lambda rows: time.sleep(0.05))
+    for s in range(30):
+        x, _ = (_local(t, rank, world) for t in batch(s))
+        model(x)
+        tr.step()
+    tr.close()
+    _facts(out, "slow", tr)
+
+
+def topk(out: Path, rank: int, world: int) -> None:
+    from torch.distributed.fsdp import fully_shard
+
+    model = attend()
+    for m in (model.emb, model.attn, model.up, model.down):
+        fully_shard(m)
+    fully_shard(model)
+    tr = SpectrumTracker(model, schedule=[0], out=out / "topk", n_boot=0, max_dense=20, top=6,
+                         max_samples=96)
+    with torch.no_grad():
+        model(_local(tokens(0), rank, world))
+    tr.step()
+    tr.close(final=False)
+    weights = {k: v.full_tensor().clone() for k, v in model.state_dict().items()}
+    if rank == 0:
+        torch.save(weights, out / "topk-weights.pt")
+
+
+SCENARIOS = {"ddp": ddp, "fsdp": fsdp, "early": early, "slow": slow, "topk": topk}
 
 
 def _rank(rank: int, world: int, port: int, out: str, names: list[str]) -> None:

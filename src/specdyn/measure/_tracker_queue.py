@@ -12,7 +12,8 @@ thread, which calls the tracker's ``handle(job)``. Its policy is
     drop a record on its own (the others would enter its collectives): ``submit``
     only queues, and the ranks agree at the start of each record which waiting
     records to skip (:meth:`waiting`, :meth:`take_through`); ``submit`` then waits
-    only while the copies exceed twice the bound (or two records).
+    only while the copies exceed twice the bound (or three records: one computed,
+    two waiting, so that a record can be skipped).
 ``"block"``
     Every record is kept; ``submit`` waits while the copies exceed the bound.
 """
@@ -109,7 +110,7 @@ class RecordQueue:
             else:
                 bound = self.max_pending_bytes
                 if self.policy == "coalesce":  # agreed: drops wait for the ranks' next record
-                    bound = max(2 * bound, 2 * job.nbytes)
+                    bound = max(2 * bound, 3 * job.nbytes)
                 while self.pending_bytes > 0 and self.pending_bytes + job.nbytes > bound:
                     self.cv.wait()
             self.pending_bytes += job.nbytes

@@ -162,7 +162,7 @@ class SpectrumTracker:
     peak_pending_bytes
         The largest backlog of queued copies so far, in bytes (at most
         ``max_pending_bytes``, or one record when a record alone is larger;
-        ``"coalesce"`` across ranks: twice that).
+        ``"coalesce"`` across ranks: twice that, or three records).
     coalesced
         ``(step, replaced_by)`` of each record the ``"coalesce"`` policy dropped.
     record_costs
