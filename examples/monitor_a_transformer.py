@@ -143,7 +143,7 @@ def main() -> None:
     last = int(df["step"].max())
     w = df[(df.step == last) & (df.quantity == "weight_exponent")]
     measured = df["step"].nunique()
-    print(f"\n{measured} measured steps of {measured + len(coalesced)} scheduled"
+    print(f"\n{measured} recorded steps of {measured + len(coalesced)} scheduled"
           + (f" ({len(coalesced)} coalesced while the measurement was behind)"
              if coalesced else "")
           + f", {len(df):,} rows; weights at step {last}:")
