@@ -28,7 +28,10 @@ Spawns two ranks (``torch.multiprocessing``) that run, in order, the scenarios n
     module output wider than 20 through the reduced subspace iteration, one record.
 
 Each rank writes ``OUT/<scenario>-rank<r>.json`` with what it saw (its ``out``,
-its table's length, its record count). Batches depend only on the step.
+its table's length, its record count). Batches depend only on the step. With
+``SPECDYN_RANKS_DEVICE=cuda`` each rank trains on its own GPU (nccl; the tracker's
+reductions stay on its gloo group), which ``benchmarks/gpu_tracker.sh`` runs when a
+machine with two GPUs or more is lent.
 """
 
 from __future__ import annotations
@@ -47,6 +50,15 @@ from specdyn import Schedule
 from specdyn.measure import SpectrumTracker
 
 GLOBAL_ROWS, D_IN, STEPS = 96, 24, 6
+DEVICE = os.environ.get("SPECDYN_RANKS_DEVICE", "cpu")
+
+
+def _dev() -> torch.device:
+    return torch.device(f"cuda:{torch.cuda.current_device()}" if DEVICE == "cuda" else "cpu")
+
+
+def _host(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    return {k: v.detach().cpu().clone() for k, v in state.items()}
 
 
 def mlp() -> torch.nn.Sequential:
@@ -92,7 +104,7 @@ def tokens(step: int) -> torch.Tensor:
 
 def _local(t: torch.Tensor, rank: int, world: int) -> torch.Tensor:
     n = t.shape[0] // world
-    return t[rank * n:(rank + 1) * n]
+    return t[rank * n:(rank + 1) * n].to(_dev())
 
 
 def _facts(out: Path, name: str, tr: SpectrumTracker, **more: Any) -> None:
@@ -105,13 +117,13 @@ def ddp(out: Path, rank: int, world: int) -> None:
     from torch.nn.parallel import DistributedDataParallel
 
     for tracked in (True, False):
-        model = mlp()
-        net = DistributedDataParallel(model)
+        model = mlp().to(_dev())
+        net = DistributedDataParallel(model, device_ids=[_dev()] if DEVICE == "cuda" else None)
         opt = torch.optim.SGD(net.parameters(), lr=0.1)
         tr = (SpectrumTracker(model, schedule=[0, 2, 5], out=out / "ddp", n_boot=0,
                               max_samples=GLOBAL_ROWS, precision="float64") if tracked
               else None)
-        saved = [{k: v.clone() for k, v in model.state_dict().items()}]
+        saved = [_host(model.state_dict())]
         for s in range(STEPS):
             x, y = (_local(t, rank, world) for t in batch(s))
             loss = ((net(x) - y) ** 2).mean()
@@ -120,7 +132,7 @@ def ddp(out: Path, rank: int, world: int) -> None:
             opt.step()
             if tr is not None:
                 tr.step()
-            saved.append({k: v.clone() for k, v in model.state_dict().items()})
+            saved.append(_host(model.state_dict()))
         if tr is not None:
             tr.close()
             _facts(out, "ddp", tr)
@@ -132,7 +144,7 @@ def ddp(out: Path, rank: int, world: int) -> None:
 def fsdp(out: Path, rank: int, world: int) -> None:
     from torch.distributed.fsdp import fully_shard
 
-    model = attend()
+    model = attend().to(_dev())
     for m in (model.emb, model.attn, model.up, model.down):
         fully_shard(m)
     fully_shard(model)
@@ -141,7 +153,7 @@ def fsdp(out: Path, rank: int, world: int) -> None:
                          max_samples=96, precision="float64")
 
     def full() -> dict[str, torch.Tensor]:  # the probe's gather, for the tests' oracle
-        return {k: v.full_tensor().clone() for k, v in model.state_dict().items()}
+        return _host({k: v.full_tensor() for k, v in model.state_dict().items()})
 
     saved = [full()]
     for s in range(4):
@@ -160,7 +172,7 @@ def fsdp(out: Path, rank: int, world: int) -> None:
 
 def early(out: Path, rank: int, world: int) -> None:
     for name, schedule in (("early", Schedule.every(1)), ("early-final", [0, 2])):
-        model = mlp()
+        model = mlp().to(_dev())
         tr = SpectrumTracker(model, schedule=schedule, out=out / name, n_boot=0,
                              max_samples=GLOBAL_ROWS)
         for s in range(4 if rank == 1 else 8):
@@ -174,7 +186,7 @@ def early(out: Path, rank: int, world: int) -> None:
 def slow(out: Path, rank: int, world: int) -> None:
     import time
 
-    model = mlp()
+    model = mlp().to(_dev())
     tr = SpectrumTracker(model, schedule=Schedule.every(1), out=out / "slow", n_boot=0,
                          fit=False, max_pending_bytes=0, on_record=lambda rows: time.sleep(0.05))
     for s in range(30):
@@ -188,7 +200,7 @@ def slow(out: Path, rank: int, world: int) -> None:
 def topk(out: Path, rank: int, world: int) -> None:
     from torch.distributed.fsdp import fully_shard
 
-    model = attend()
+    model = attend().to(_dev())
     for m in (model.emb, model.attn, model.up, model.down):
         fully_shard(m)
     fully_shard(model)
@@ -198,7 +210,7 @@ def topk(out: Path, rank: int, world: int) -> None:
         model(_local(tokens(0), rank, world))
     tr.step()
     tr.close(final=False)
-    weights = {k: v.full_tensor().clone() for k, v in model.state_dict().items()}
+    weights = _host({k: v.full_tensor() for k, v in model.state_dict().items()})
     if rank == 0:
         torch.save(weights, out / "topk-weights.pt")
 
@@ -208,7 +220,9 @@ SCENARIOS = {"ddp": ddp, "fsdp": fsdp, "early": early, "slow": slow, "topk": top
 
 def _rank(rank: int, world: int, port: int, out: str, names: list[str]) -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=world)
+    if DEVICE == "cuda":
+        torch.cuda.set_device(rank % torch.cuda.device_count())
+    dist.init_process_group("nccl" if DEVICE == "cuda" else "gloo", rank=rank, world_size=world)
     try:
         for name in names:
             SCENARIOS[name](Path(out), rank, world)
