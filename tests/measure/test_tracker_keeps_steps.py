@@ -63,3 +63,35 @@ def test_the_first_decade_is_ten_times_the_first_positive_step() -> None:
     assert keep(0) and not keep(1)
     keep = first_decade(lambda s: s in (0, 7, 700))
     assert np.array_equal([keep(s) for s in (0, 69, 70)], [True, True, False])
+
+
+def test_training_is_bit_identical_with_a_default_tracker(tmp_path) -> None:
+    """The same seed trains to the same bits with and without a (default) tracker: 400
+    SGD steps with momentum on digits-sized inputs, batches drawn from torch's global
+    generator (which the tracker must not touch), every loss compared."""
+    def run(tracked: bool) -> tuple[list[float], dict[str, torch.Tensor]]:
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(),
+                                    torch.nn.Linear(128, 10))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        X, y = torch.randn(512, 64), torch.randint(0, 10, (512,))
+        tr = SpectrumTracker(model, out=tmp_path / "run") if tracked else None
+        losses = []
+        for _ in range(400):
+            idx = torch.randint(0, 512, (64,))
+            loss = torch.nn.functional.cross_entropy(model(X[idx]), y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            if tr is not None:
+                tr.step()
+        if tr is not None:
+            tr.close()
+            # it measured every step of the default schedule, and close() the last, 399
+            assert tr.n_records == len(Schedule.per_decade(10).resolve(399)) and not tr.coalesced
+        return losses, {k: v.clone() for k, v in model.state_dict().items()}
+
+    bare, tracked = run(False), run(True)
+    assert bare[0] == tracked[0]
+    assert all(torch.equal(bare[1][k], tracked[1][k]) for k in bare[1])

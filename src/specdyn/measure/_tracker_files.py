@@ -131,6 +131,16 @@ def open_folder(out: Path, layers: dict[str, Any], overwrite: bool) -> int | Non
     return max((step_of(f) for f in files), default=None)
 
 
+def refuse_mixing(out: Path, existing: int | None, step: int) -> None:
+    """Refuse to write step ``step`` into a folder already holding rows up to ``existing``
+    (an earlier run's), unless the tracker resumed it."""
+    if existing is not None and step <= existing:
+        raise ValueError(
+            f"out={str(out)!r} already holds rows up to step {existing} of an earlier run: "
+            "call tracker.load_state_dict(saved_state) to continue it, pass overwrite=True to "
+            "replace it, or choose a new folder")
+
+
 def write_rows(out: Path, step: int, df: pd.DataFrame) -> Path:
     """Write one record's rows atomically."""
     return write_table(df, out / ROWS / f"step-{step:012d}.parquet")

@@ -138,6 +138,14 @@ class SideStreams:
             event.record(torch.cuda.current_stream(device))
             job.ready.append((device, event))
 
+    def wait(self, job: Job) -> None:
+        """Inside :meth:`use`: make the side streams wait for ``job``'s copies too (the
+        ranks' agreement replaced the job in use by a later one)."""
+        for device, event in job.ready:
+            stream = self._streams.get(device)
+            if stream is not None:
+                stream.wait_event(event)
+
     @contextmanager
     def use(self, job: Job) -> Iterator[None]:
         """Run the block's kernels on the side streams, after ``job``'s copies are done."""

@@ -141,12 +141,13 @@ class Ranks:
 
     # -- a round ------------------------------------------------------------------
     def round(self, job: Job | None, state: int, *, queue: RecordQueue | None,
-              keep: Any, coalesce: bool) -> Round:
+              keep: Any, coalesce: bool, switched: Any = None) -> Round:
         """Agree with the other ranks on this record and reduce its spectra.
 
         ``job``: this rank's record (``None`` with ``state=CLOSED``: answering the
         others' after ``close()``). Every rank calls it once per record and, once
-        closed, until :attr:`Round.all_closed`.
+        closed, until :attr:`Round.all_closed`. ``switched(job)`` is called when the
+        agreement replaces the job by a later one (before its copies are read).
         """
         coalesced: list[int] = []
         while True:
@@ -183,6 +184,8 @@ class Ranks:
                         coalesced += [*old.coalesced, old.step]
                     job = taken[-1]
                     job.coalesced = sorted(set(job.coalesced + coalesced))
+                    if switched is not None:
+                        switched(job)
                 continue
             return self._reduce(job, state, step, table, acts, coalesced)
 

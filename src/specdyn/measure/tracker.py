@@ -127,8 +127,7 @@ from specdyn.measure._tracker_shards import is_sharded
 from specdyn.measure.layers import tracked_layers
 from specdyn.measure.tracker_config import DEFAULT_SCHEDULE, POLICIES, TrackerConfig
 
-__all__ = ["POLICIES", "SpectrumTracker", "read_spectra",
-           "read_tracker_record"]
+__all__ = ["POLICIES", "SpectrumTracker", "read_spectra", "read_tracker_record"]
 
 _STATE_VERSION = 1
 
@@ -200,7 +199,7 @@ class SpectrumTracker:
         self.fit, self.outliers, self.background = cfg.fit, cfg.outliers, cfg.background
         self._options = Options(fit=cfg.fit, n_boot=cfg.n_boot, outliers=cfg.outliers,
                                 alpha=cfg.alpha, top=cfg.top, max_dense=cfg.max_dense)
-        self._callbacks = cfg.callbacks()
+        callbacks = cfg.callbacks()
         self.matrices, self.sites = tracked_layers(model, cfg.modules, weights=cfg.weights,
                                                    activations=cfg.activations, heads=cfg.heads)
         dist = ranks_for(cfg.distributed)
@@ -213,6 +212,7 @@ class SpectrumTracker:
         self.rank = 0 if self._ranks is None else self._ranks.rank
         self.world = 1 if self._ranks is None else self._ranks.world
         writer = self.rank == 0
+        self._callbacks = callbacks if writer else []
 
         self.current_step = 0
         self.skipped: list[tuple[int, str, str, str]] = []
@@ -331,11 +331,8 @@ class SpectrumTracker:
 
     def _record(self, s: int, unarmed: str, final: bool = False) -> None:
         """Copy the weights and what the hooks kept at step ``s`` and hand them over."""
-        if self._existing is not None and not self._resumed and s <= self._existing:
-            raise ValueError(
-                f"out={str(self.out)!r} already holds rows up to step {self._existing} of an "
-                "earlier run: call tracker.load_state_dict(saved_state) to continue it, pass "
-                "overwrite=True to replace it, or choose a new folder")
+        if self.out is not None and not self._resumed:
+            files.refuse_mixing(self.out, self._existing, s)
         t0 = time.perf_counter()
         ranks = self._ranks
         mats = self.matrices if ranks is None else ranks.replicated if ranks.writer else []
@@ -358,14 +355,10 @@ class SpectrumTracker:
         for old in self._queue.submit(job):  # the policy (module docstring)
             self.skipped.append((old, "*", "record", _COALESCED))
 
-    def _drain(self) -> None:
-        """Wait until the worker has nothing queued or running."""
-        if self._queue is not None:
-            self._queue.drain()
-
     def flush(self) -> None:
         """Wait until every queued measurement is written; raise a worker error, if any."""
-        self._drain()
+        if self._queue is not None:
+            self._queue.drain()
         self._raise_pending()
 
     def table(self) -> pd.DataFrame:
@@ -471,19 +464,18 @@ class SpectrumTracker:
                 if self._ranks is not None:  # agree with the other ranks, reduce their parts
                     r = self._ranks.round(job, FINAL if job.final else RECORD,
                                           queue=self._queue, keep=self._kept,
-                                          coalesce=self.config.policy == "coalesce")
+                                          coalesce=self.config.policy == "coalesce",
+                                          switched=self._streams.wait)
                     self.skipped += [(s, "*", "record", _COALESCED) for s in r.coalesced]
                     if r.job is None:  # close()'s record, dropped: the ranks disagree
                         self.skipped.extend(r.skipped)
                         return
                     job, given, more = r.job, r.spectra, r.skipped
                     cost["step"] = float(job.step)
-                    if not self._ranks.writer:
-                        self.coalesced += [(s, job.step) for s in job.coalesced]
-                        self.n_records += 1
-                        return
-                    job = dataclasses.replace(job, activations=[], factors={}, shards=[])
-                rows, skipped, helper_cpu = self._math.measure(job, cost, self.out, given)
+                here = job if self._ranks is None else dataclasses.replace(  # rank 0: the rest
+                    job, activations=[], factors={}, shards=[])
+                rows, skipped, helper_cpu = (self._math.measure(here, cost, self.out, given)
+                                             if self.rank == 0 else ([], [], 0.0))
             self.skipped.extend(more + skipped)
             self.measure_cpu_s += helper_cpu
         except FloatingPointError as err:
