@@ -44,10 +44,19 @@ def test_policy_is_validated_in_one_line() -> None:
         SpectrumTracker(_mlp(), precision="float16")
 
 
+def _one_record_bytes(model: torch.nn.Module, x: torch.Tensor) -> int:
+    """The bytes of one record's copies (a throwaway tracker's backlog after one record)."""
+    probe = SpectrumTracker(model, schedule=[0], n_boot=0, fit=False)
+    model(x)
+    probe.step()
+    probe.close(final=False)
+    return probe.peak_pending_bytes
+
+
 def test_coalescing_never_waits_and_drops_only_later_steps(tmp_path, capsys) -> None:
-    """A worker held at its first record, no room for waiting copies (bound 0): thirty
-    steps go on; the first decade (steps 1 .. 9) stays queued, each later record replaces
-    the one waiting before it, and close() says so in one line."""
+    """A worker held at its first record, room for eleven records' copies: thirty steps
+    go on; the first decade (steps 1 .. 9) stays queued, each later record replaces the
+    one waiting before it, and close() says so in one line."""
     release = threading.Event()
     held = threading.Event()
 
@@ -56,13 +65,14 @@ def test_coalescing_never_waits_and_drops_only_later_steps(tmp_path, capsys) -> 
         release.wait(timeout=600)
 
     model = _mlp(1)
-    tracker = SpectrumTracker(model, schedule=Schedule.every(1), out=tmp_path, n_boot=0,
-                              fit=False, on_record=slow, max_pending_bytes=0)
     x = torch.randn(32, 64)
+    one = _one_record_bytes(model, x)
+    tracker = SpectrumTracker(model, schedule=Schedule.every(1), out=tmp_path, n_boot=0,
+                              fit=False, on_record=slow, max_pending_bytes=int(11.5 * one))
     model(x)
     tracker.step()                     # step 0: the worker takes it, and is held
     assert held.wait(timeout=600)
-    one = tracker.peak_pending_bytes   # the bytes of one record
+    assert tracker.peak_pending_bytes == one
 
     def train() -> None:
         for _ in range(1, 30):
@@ -73,7 +83,7 @@ def test_coalescing_never_waits_and_drops_only_later_steps(tmp_path, capsys) -> 
     loop.start()
     loop.join(timeout=600)             # the worker is still held: step() must not wait for it
     assert not loop.is_alive(), "step() waited for the worker under policy='coalesce'"
-    # one running, the nine kept, the newest waiting
+    # one running, the nine kept, the newest waiting: within the bound
     assert tracker.peak_pending_bytes == 11 * one
     release.set()
     tracker.close()
@@ -97,6 +107,41 @@ def test_coalescing_never_waits_and_drops_only_later_steps(tmp_path, capsys) -> 
 
     page = write_report(tmp_path).read_text()
     assert "id='weight-*'" not in page and "11 recorded steps (0 .. 29)" in page
+
+
+def test_kept_records_beyond_the_bound_wait_instead_of_piling_up() -> None:
+    """Bound 0 (as a record larger than the bound): a worker held at step 0, step 1 waits
+    for it, and step 2's record, not droppable (the first decade), makes step() wait
+    rather than hold a third record's copies; released, every step is measured."""
+    release, held = threading.Event(), threading.Event()
+
+    def slow(rows) -> None:  # noqa: ANN001
+        if int(rows.step.iloc[0]) == 0:
+            held.set()
+            release.wait(timeout=600)
+
+    model = _mlp(3)
+    x = torch.randn(32, 64)
+    tracker = SpectrumTracker(model, schedule=Schedule.every(1), n_boot=0, fit=False,
+                              on_record=slow, max_pending_bytes=0)
+    done = []
+
+    def train() -> None:
+        for _ in range(5):
+            model(x)
+            tracker.step()
+            done.append(tracker.current_step)
+
+    loop = threading.Thread(target=train)
+    loop.start()
+    assert held.wait(timeout=600)
+    loop.join(timeout=2)
+    assert loop.is_alive() and done == [1, 2]      # steps 0, 1 queued; step 2 waits
+    assert tracker.peak_pending_bytes == 2 * _one_record_bytes(_mlp(3), x)
+    release.set()
+    loop.join(timeout=600)
+    tracker.close()
+    assert sorted(tracker.table().step.unique()) == [0, 1, 2, 3, 4] and not tracker.coalesced
 
 
 def test_block_policy_records_every_step_behind_a_slow_worker() -> None:

@@ -8,7 +8,9 @@ thread, which calls the tracker's ``handle(job)``. Its policy is
     Records queue while their copies fit in ``max_pending_bytes``; a record that
     falls due beyond that bound replaces the newest waiting ones (never a
     *kept* record: the first decade of the schedule, ``keep(step)``) until it
-    fits. ``submit`` never waits. Across ranks (``agreed=True``) a rank cannot
+    fits. ``submit`` waits only while the records waiting beyond the bound are
+    all kept ones (a record alone larger than the bound, as a large model's on a
+    GPU: one running and one waiting), so the copies held stay bounded. Across ranks (``agreed=True``) a rank cannot
     drop a record on its own (the others would enter its collectives): ``submit``
     only queues, and the ranks agree at the start of each record which waiting
     records to skip (:meth:`waiting`, :meth:`take_through`); ``submit`` then waits
@@ -107,6 +109,10 @@ class RecordQueue:
                     job.coalesced += old.coalesced + [old.step]
                     replaced.append(old.step)
                 job.coalesced.sort()
+                # kept records beyond the bound: wait for them rather than hold more copies
+                while (self.jobs and self.pending_bytes + job.nbytes > self.max_pending_bytes
+                       and all(self.keep(old.step) for old in self.jobs)):
+                    self.cv.wait()
             else:
                 bound = self.max_pending_bytes
                 if self.policy == "coalesce":  # agreed: drops wait for the ranks' next record

@@ -79,7 +79,8 @@ When the worker falls behind
     whenever the worker keeps up on average; beyond the bound a record that
     falls due replaces the newest waiting ones (their copies are dropped),
     except the first decade of the schedule (steps below ten times its first
-    positive step: 0 .. 9 for the default), which is always kept. Each
+    positive step: 0 .. 9 for the default), which is always kept (``step()``
+    waits for it only when its records alone exceed the bound). Each
     replaced step is listed in ``coalesced`` (``(step, replaced_by)``),
     ``skipped`` and ``record.json`` (``"coalesced"``); the table holds
     measured steps only; ``close()`` prints one line saying how many were
@@ -238,10 +239,9 @@ class SpectrumTracker:
             self._existing = files.open_folder(self.out, self.layer_table(), cfg.overwrite)
             self._write_record("running")
         self._streams = SideStreams()  # the worker's CUDA streams (none on a CPU)
-        # Fits and tests in the shared helper process (see specdyn.measure._summary_process),
+        # Fits and tests in the shared helper process (specdyn.measure._summary_process),
         # started now: its start-up (about a second) overlaps the first steps.
-        in_helper = (writer and self.background and cfg.summary_process
-                     and (self.fit or self.outliers))
+        in_helper = writer and self.background and cfg.summary_process and (cfg.fit or cfg.outliers)
         self._math = RecordMath(
             self.sites, max_dense=self.max_dense, top=self.top, precision=cfg.precision,
             options=self._options, in_helper=in_helper)

@@ -90,17 +90,17 @@ class TrackerConfig:
         computes inside ``step()``.
     policy
         What ``step()`` does when the worker falls behind: ``"coalesce"``
-        (default: never wait; records queue while their copies fit in
-        ``max_pending_bytes``, beyond it a due record replaces the newest waiting
-        ones, never one of the schedule's first decade; each replaced step is
-        listed as coalesced and ``close()`` says how many) or ``"block"`` (every
-        record is computed; wait while the queued copies exceed
-        ``max_pending_bytes``).
+        (default: records queue while their copies fit in ``max_pending_bytes``,
+        beyond it a due record replaces the newest waiting ones, never one of the
+        schedule's first decade, for which alone ``step()`` may wait; each
+        replaced step is listed as coalesced and ``close()`` says how many) or
+        ``"block"`` (every record is computed; wait while the queued copies
+        exceed ``max_pending_bytes``).
     max_pending_bytes
         Bound on the bytes of copies queued for the background thread (default
         256 MiB): ``"coalesce"`` replaces waiting records beyond it, ``"block"``
         waits (a single record larger than the bound is still queued, alone).
-        ``0``: one record in flight (``"coalesce"``: and the newest waiting one).
+        ``0``: one record computed and one waiting (``"block"``: none waiting).
     precision
         ``"auto"`` (float32 Grams and eigenvalues, float64 for the matrices
         whose summaries read eigenvalues float32 does not resolve) or
@@ -109,8 +109,9 @@ class TrackerConfig:
         With ``background``: compute the fits and tests (many small numpy and
         scipy calls, which hold the GIL and so slow a training step of many
         small torch calls) in one helper process shared by this process's
-        trackers (:mod:`specdyn.measure._summary_process`, started at the first
-        record); ``False`` computes them in the worker thread. Same rows.
+        trackers (:mod:`specdyn.measure._summary_process`, started when the
+        tracker is built; across ranks, on rank 0 only); ``False`` computes them
+        in the worker thread. Same rows.
     on_record
         A callable or list of callables ``f(rows)``, called (in the worker
         thread) with the DataFrame of each recorded step once it is written;
