@@ -10,12 +10,13 @@ thread, which calls the tracker's ``handle(job)``. Its policy is
     *kept* record: the first decade of the schedule, ``keep(step)``) until it
     fits. ``submit`` waits only while the records waiting beyond the bound are
     all kept ones (a record alone larger than the bound, as a large model's on a
-    GPU: one running and one waiting), so the copies held stay bounded. Across ranks (``agreed=True``) a rank cannot
-    drop a record on its own (the others would enter its collectives): ``submit``
-    only queues, and the ranks agree at the start of each record which waiting
-    records to skip (:meth:`waiting`, :meth:`take_through`); ``submit`` then waits
-    only while the copies exceed twice the bound (or three records: one computed,
-    two waiting, so that a record can be skipped).
+    GPU: one running and one waiting), so the copies held stay bounded. Across
+    ranks (``agreed=True``) a rank cannot drop a record on its own (the others
+    would enter its collectives): ``submit`` only queues, and the ranks agree at
+    the start of each record which waiting records to skip (:meth:`waiting`,
+    :meth:`take_through`); ``submit`` then waits only while the copies exceed
+    twice the bound (or three records: one computed, two waiting, so that a
+    record can be skipped).
 ``"block"``
     Every record is kept; ``submit`` waits while the copies exceed the bound.
 """
