@@ -187,6 +187,15 @@ def test_coalescing_is_agreed_by_the_ranks(runs) -> None:
     assert sorted(steps + dropped) == list(range(30))
     rec = json.loads((runs / "slow" / "record.json").read_text())
     assert sorted(s for s, _ in rec["coalesced"]) == dropped
+    # the same with rank 1 closed after 15 steps: it answers rank 0's later records,
+    # coalescing included (rank 0's agreement with a closed rank), and nobody hangs
+    df = read_spectra(runs / "slow-early")
+    steps = sorted(df.step.unique())
+    r0 = _facts(runs, "slow-early", 0)
+    assert steps[:10] == list(range(10)) and steps[-1] == 29
+    assert sorted(steps + [s for s, _ in r0["coalesced"]]) == list(range(30))
+    rows = df[(df.quantity == "activation_samples") & (df.layer == "0")].set_index("step")
+    assert all(v == (96.0 if s < 15 else 48.0) for s, v in rows.value.items())
 
 
 def test_top_eigenvalues_of_wide_layers_by_reduced_subspace_iteration(runs) -> None:

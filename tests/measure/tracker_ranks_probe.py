@@ -22,7 +22,8 @@ Spawns two ranks (``torch.multiprocessing``) that run, in order, the scenarios n
 ``slow``
     Rank 0's worker slowed (an ``on_record`` callback, which runs on rank 0 only, sleeps
     50 ms), ``max_pending_bytes=0``, ``every(1)`` over 30 steps: coalescing must be
-    agreed (the same steps dropped on both ranks, none of the first decade).
+    agreed (the same steps dropped on both ranks, none of the first decade); then
+    again with rank 1 closing after 15 steps (``slow-early``).
 ``topk``
     The FSDP model at ``max_dense=20``, ``top=6``: every sharded weight and every
     module output wider than 20 through the reduced subspace iteration, one record.
@@ -186,15 +187,17 @@ def early(out: Path, rank: int, world: int) -> None:
 def slow(out: Path, rank: int, world: int) -> None:
     import time
 
-    model = mlp().to(_dev())
-    tr = SpectrumTracker(model, schedule=Schedule.every(1), out=out / "slow", n_boot=0,
-                         fit=False, max_pending_bytes=0, on_record=lambda rows: time.sleep(0.05))
-    for s in range(30):
-        x, _ = (_local(t, rank, world) for t in batch(s))
-        model(x)
-        tr.step()
-    tr.close()
-    _facts(out, "slow", tr)
+    for name, last in (("slow", 30), ("slow-early", 30 if rank == 0 else 15)):
+        model = mlp().to(_dev())
+        tr = SpectrumTracker(model, schedule=Schedule.every(1), out=out / name, n_boot=0,
+                             fit=False, max_pending_bytes=0,
+                             on_record=lambda rows: time.sleep(0.05))
+        for s in range(last):
+            x, _ = (_local(t, rank, world) for t in batch(s))
+            model(x)
+            tr.step()
+        tr.close()
+        _facts(out, name, tr)
 
 
 def topk(out: Path, rank: int, world: int) -> None:

@@ -17,7 +17,9 @@ on its model (the same layers and settings: checked when it is built). Then:
 - Every rank enters the same collectives in the same order, whatever its own
   data: the hooks and the schedule are the same everywhere, a rank with no rows
   sends zeros, and the decisions taken from the header are the same on every
-  rank because every rank reads the same gathered table. Coalescing (a rank
+  rank because every rank reads the same gathered table and applies the same
+  rules (the policy and the schedule's first decade, checked equal when built),
+  a closed rank included. Coalescing (a rank
   cannot drop a record alone: the others would wait in its collectives) is
   agreed at the start of each record: when any rank's queued copies exceed
   ``max_pending_bytes`` and the record is not one of the first decade's, every
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,8 +93,10 @@ class Ranks:
     """
 
     def __init__(self, dist: Any, matrices: list[WeightMatrix], sites: list[ActivationSite],
-                 *, max_samples: int, max_dense: int, top: int | None, key: str) -> None:
+                 *, max_samples: int, max_dense: int, top: int | None, key: str,
+                 coalesce: bool, keep: Callable[[int], bool]) -> None:
         self.dist = dist
+        self.coalesce, self.keep = coalesce, keep  # the same on every rank (``key``)
         self.rank, self.world = int(dist.get_rank()), int(dist.get_world_size())
         self.writer = self.rank == 0
         self.group = dist.new_group(backend="gloo")
@@ -141,7 +146,7 @@ class Ranks:
 
     # -- a round ------------------------------------------------------------------
     def round(self, job: Job | None, state: int, *, queue: RecordQueue | None,
-              keep: Any, coalesce: bool, switched: Any = None) -> Round:
+              switched: Callable[[Job], None] | None = None) -> Round:
         """Agree with the other ranks on this record and reduce its spectra.
 
         ``job``: this rank's record (``None`` with ``state=CLOSED``: answering the
@@ -175,8 +180,8 @@ class Ranks:
                 continue  # the others drop theirs; offer this record again
             st_state, step = offers.pop()
             newest = table[active, 2]
-            if (coalesce and st_state == RECORD and not keep(step) and table[active, 3].any()
-                    and int(newest.min()) > step):
+            if (self.coalesce and st_state == RECORD and not self.keep(step)
+                    and table[active, 3].any() and int(newest.min()) > step):
                 target = int(newest.min())  # queued on every rank: skip to it
                 if state == RECORD and job is not None and queue is not None:
                     taken = queue.take_through(target)
@@ -194,8 +199,7 @@ class Ranks:
         rank has closed."""
         while True:
             try:
-                if self.round(None, CLOSED, queue=None, keep=lambda step: True,
-                              coalesce=False).all_closed:
+                if self.round(None, CLOSED, queue=None).all_closed:
                     return
             except (FloatingPointError, ValueError, RuntimeError):
                 return  # every rank read the same table: the active ones failed too

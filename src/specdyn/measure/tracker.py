@@ -206,7 +206,8 @@ class SpectrumTracker:
         dist = ranks_for(cfg.distributed)
         self._ranks = None if dist is None else Ranks(
             dist, self.matrices, self.sites, max_samples=cfg.max_samples,
-            max_dense=cfg.max_dense, top=cfg.top, key=cfg.key(model))
+            max_dense=cfg.max_dense, top=cfg.top, key=cfg.key(model),
+            coalesce=cfg.policy == "coalesce", keep=self._kept)
         if self._ranks is None and any(is_sharded(m.get()) for m in self.matrices):
             raise ValueError("the model's weights are sharded across ranks (DTensor): leave "
                              "distributed=None (or True) with torch.distributed initialised")
@@ -463,9 +464,7 @@ class SpectrumTracker:
                 given, more = [], []
                 if self._ranks is not None:  # agree with the other ranks, reduce their parts
                     r = self._ranks.round(job, FINAL if job.final else RECORD,
-                                          queue=self._queue, keep=self._kept,
-                                          coalesce=self.config.policy == "coalesce",
-                                          switched=self._streams.wait)
+                                          queue=self._queue, switched=self._streams.wait)
                     self.skipped += [(s, "*", "record", _COALESCED) for s in r.coalesced]
                     if r.job is None:  # close()'s record, dropped: the ranks disagree
                         self.skipped.extend(r.skipped)
