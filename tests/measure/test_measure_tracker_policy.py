@@ -53,10 +53,13 @@ def _one_record_bytes(model: torch.nn.Module, x: torch.Tensor) -> int:
     return probe.peak_pending_bytes
 
 
-def test_coalescing_never_waits_and_drops_only_later_steps(tmp_path, capsys) -> None:
-    """A worker held at its first record, room for eleven records' copies: thirty steps
-    go on; the first decade (steps 1 .. 9) stays queued, each later record replaces the
-    one waiting before it, and close() says so in one line."""
+@pytest.mark.parametrize("period", [1, 100])
+def test_coalescing_never_waits_and_drops_only_later_steps(tmp_path, capsys, period: int
+                                                           ) -> None:
+    """A worker held at its first record, room for eleven records' copies: thirty records
+    fall due (every ``period`` steps); the first decade (steps below ten times the first
+    positive one) stays queued, each later record replaces the one waiting before it, and
+    close() says so in one line."""
     release = threading.Event()
     held = threading.Event()
 
@@ -67,7 +70,7 @@ def test_coalescing_never_waits_and_drops_only_later_steps(tmp_path, capsys) -> 
     model = _mlp(1)
     x = torch.randn(32, 64)
     one = _one_record_bytes(model, x)
-    tracker = SpectrumTracker(model, schedule=Schedule.every(1), out=tmp_path, n_boot=0,
+    tracker = SpectrumTracker(model, schedule=Schedule.every(period), out=tmp_path, n_boot=0,
                               fit=False, on_record=slow, max_pending_bytes=int(11.5 * one))
     model(x)
     tracker.step()                     # step 0: the worker takes it, and is held
@@ -75,7 +78,7 @@ def test_coalescing_never_waits_and_drops_only_later_steps(tmp_path, capsys) -> 
     assert tracker.peak_pending_bytes == one
 
     def train() -> None:
-        for _ in range(1, 30):
+        for _ in range(1, 30 * period):
             model(x)
             tracker.step()
 
@@ -86,27 +89,32 @@ def test_coalescing_never_waits_and_drops_only_later_steps(tmp_path, capsys) -> 
     # one running, the nine kept, the newest waiting: within the bound
     assert tracker.peak_pending_bytes == 11 * one
     release.set()
+    tracker.flush()                    # then close()'s own record (period 100) queues alone
     tracker.close()
+    dropped = [period * s for s in range(10, 29)]
     note = capsys.readouterr().err.strip().splitlines()
+    total = 30 + (period > 1)          # close() records the last step, 30 period - 1
     assert len(note) == 1 and note[0].startswith(
-        "SpectrumTracker: 19 of 30 scheduled records were coalesced into later ones "
-        "(steps 10 .. 28")
+        f"SpectrumTracker: 19 of {total} scheduled records were coalesced into later ones "
+        f"(steps {dropped[0]} .. {dropped[-1]}")
     assert "policy='block'" in note[0] and "modules=" in note[0] and "sparser" in note[0]
     df = read_spectra(tmp_path)
-    assert sorted(int(s) for s in df.step.unique()) == [*range(10), 29]
+    kept = [period * s for s in [*range(10), 29]] + ([30 * period - 1] if period > 1 else [])
+    assert sorted(int(s) for s in df.step.unique()) == kept
     assert "record_coalesced" not in set(df.quantity)      # measured steps only
     rec = json.loads((tmp_path / "record.json").read_text())
-    assert rec["coalesced"] == [[s, 29] for s in range(10, 29)]
-    assert tracker.coalesced == [(s, 29) for s in range(10, 29)]
+    assert rec["coalesced"] == [[s, 29 * period] for s in dropped]
+    assert tracker.coalesced == [(s, 29 * period) for s in dropped]
     assert rec["config"]["policy"] == "coalesce"
     reasons = {s: why for s, layer, kind, why in tracker.skipped if kind == "record"}
-    assert sorted(reasons) == list(range(10, 29))
+    assert sorted(reasons) == dropped
     assert all("coalesced" in why for why in reasons.values())
-    # The report reads the measured rows only: no "*" layer, eleven recorded steps.
+    # The report reads the measured rows only: no "*" layer, the kept steps.
     from specdyn.report import write_report
 
     page = write_report(tmp_path).read_text()
-    assert "id='weight-*'" not in page and "11 recorded steps (0 .. 29)" in page
+    assert "id='weight-*'" not in page
+    assert f"{len(kept)} recorded steps (0 .. {kept[-1]})" in page
 
 
 def test_kept_records_beyond_the_bound_wait_instead_of_piling_up() -> None:
@@ -132,10 +140,14 @@ def test_kept_records_beyond_the_bound_wait_instead_of_piling_up() -> None:
             tracker.step()
             done.append(tracker.current_step)
 
-    loop = threading.Thread(target=train)
+    loop = threading.Thread(target=train, daemon=True)
     loop.start()
     assert held.wait(timeout=600)
-    loop.join(timeout=2)
+    for _ in range(6000):                          # steps 0 and 1 return (however loaded)
+        if len(done) >= 2:
+            break
+        loop.join(timeout=0.1)
+    loop.join(timeout=1)
     assert loop.is_alive() and done == [1, 2]      # steps 0, 1 queued; step 2 waits
     assert tracker.peak_pending_bytes == 2 * _one_record_bytes(_mlp(3), x)
     release.set()

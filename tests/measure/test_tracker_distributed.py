@@ -134,7 +134,7 @@ def test_fsdp_weight_spectra_from_the_shards_equal_the_full_weights(runs) -> Non
     weights = torch.load(runs / "fsdp-weights.pt", weights_only=True)
     df = read_spectra(runs / "fsdp")
     assert sorted(df.step.unique()) == [0, 1, 3]
-    sharded = _facts(runs, "fsdp", 0)["sharded"]
+    sharded = json.loads((runs / "fsdp" / "record.json").read_text())["ranks"]["sharded"]
     model = probe.attend()
     tr = SpectrumTracker(model, heads=True, background=False, n_boot=0)
     names = [m.name for m in tr.matrices]

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 import torch
 
 from specdyn import Schedule
 from specdyn.measure import SpectrumTracker, read_spectra
-from specdyn.measure._tracker_queue import first_decade
 
 
 def test_a_default_tracker_keeps_every_step_of_a_30_step_log_schedule(tmp_path, capsys) -> None:
@@ -52,17 +50,6 @@ def test_a_default_tracker_keeps_every_step_of_a_30_step_log_schedule(tmp_path, 
     per_step = df[df.quantity.isin(["weight_lambda_max", "activation_lambda_max"])].groupby(
         "step").size()
     assert set(per_step) == {6}
-
-
-def test_the_first_decade_is_ten_times_the_first_positive_step() -> None:
-    keep = first_decade(Schedule.per_decade(10).predicate())
-    assert [s for s in range(40) if keep(s)] == list(range(10))
-    keep = first_decade(Schedule.every(100).predicate())
-    assert keep(999) and not keep(1000)
-    keep = first_decade(Schedule.at([0]).predicate())      # no positive step: step 0 only
-    assert keep(0) and not keep(1)
-    keep = first_decade(lambda s: s in (0, 7, 700))
-    assert np.array_equal([keep(s) for s in (0, 69, 70)], [True, True, False])
 
 
 def test_training_is_bit_identical_with_a_default_tracker(tmp_path) -> None:

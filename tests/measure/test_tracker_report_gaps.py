@@ -17,7 +17,6 @@ import pytest
 import torch
 
 from specdyn import Schedule
-from specdyn._report_figures import gaps
 from specdyn.measure import SpectrumTracker, read_spectra
 from specdyn.report import write_report
 
@@ -53,11 +52,6 @@ def coalesced_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
             tr.flush()
     tr.close()
     return out
-
-
-def test_gaps_are_the_coalesced_stretches() -> None:
-    assert gaps([0, 1, 5, 9, 20], [2, 3, 4, 12, 15]) == [(2, 4), (12, 15)]
-    assert gaps([0, 9], []) == []
 
 
 def test_curves_over_steps_break_at_coalesced_steps(coalesced_run: Path) -> None:

@@ -91,7 +91,7 @@ def summed_spectra(items: list[Item], group: Any, writer: bool) -> list[np.ndarr
     import torch
     import torch.distributed as dist
 
-    from specdyn.measure import symmetric_eigenvalues
+    from specdyn.measure.spectra import symmetric_eigenvalues
 
     out: list[np.ndarray | None] = [None] * len(items)
     dense = [i for i, it in enumerate(items) if it.top is None]
@@ -118,7 +118,7 @@ def _top_summed(it: Item, group: Any) -> np.ndarray:
     import torch
     import torch.distributed as dist
 
-    from specdyn.measure import symmetric_eigenvalues
+    from specdyn.measure.spectra import symmetric_eigenvalues
 
     A = it.local.float()
     q = min(it.top + 10, it.p, it.keep)  # type: ignore[operator]

@@ -23,7 +23,7 @@ of the ``plotly`` package is embedded instead (about 5 MB). It shows
 
 Every log axis labels whole decades, at least two (:func:`log_axis`). Scheduled
 steps the tracker coalesced (not measured) are gaps in every curve over steps, under a
-grey band, never bridged by a line. The figures are made in :mod:`specdyn._report_figures`.
+grey band, never bridged by a line. The figures are made in :mod:`specdyn.report._figures`.
 """
 
 from __future__ import annotations
@@ -39,14 +39,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from specdyn._report_figures import KINDS, gaps, layer_figure, log_axis, overview
+from specdyn.report._figures import KINDS, gaps, layer_figure, log_axis, overview
 from specdyn.runs.store import load_tracker
 
 __all__ = ["log_axis", "select_steps", "write_report"]
 
 _DIGITS = 5  # significant digits of every number in the page's figure data
 #: plotly.js's basic bundle (scatter is all the page draws), gzipped; see _assets/README.md
-PLOTLY_BUNDLE = Path(__file__).resolve().parent / "_assets" / "plotly-basic.min.js.gz"
+PLOTLY_BUNDLE = Path(__file__).resolve().parents[1] / "_assets" / "plotly-basic.min.js.gz"
 
 
 def select_steps(steps: Any, count: int = 5) -> list[int]:
