@@ -120,10 +120,11 @@ class TrackerConfig:
         Replace rows already in ``out`` instead of refusing to mix runs.
     distributed
         ``None`` (default): rank-aware when ``torch.distributed`` is initialised
-        with more than one process (every rank builds the tracker; rank 0
-        writes; spectra over the global batch and of sharded weights:
-        :mod:`specdyn.measure._tracker_ranks`); ``True``: insist on it;
-        ``False``: this process alone (each rank its own tracker and ``out``).
+        with more than one process (every rank builds the tracker, at the same
+        point: building it is collective; rank 0 writes; spectra over the global
+        batch and of sharded weights: :mod:`specdyn.measure._tracker_ranks`);
+        ``True``: insist on it; ``False``: this process alone (a tracker on one
+        rank only, or each rank its own tracker and ``out``).
     """
 
     modules: Any = None
