@@ -17,13 +17,12 @@ streaming rows to ``OUT/rows/*.parquet``. Then ``write_report`` (the same as
 ``specdyn report OUT``) writes ``OUT/report.html``.
 
 Run:  python examples/monitor_a_transformer.py [--small] [--steps N] [--out DIR]
-``--small`` (or SPECDYN_EXAMPLES_SMALL=1) trains a few steps, for CI. A step of the small
-run (about 0.3 s on a CPU) is shorter than a record's measurement (42 spectra, fits
-and tests), so the small run records with ``policy="block"``: every scheduled step is
-recorded and training waits for the measurement. The full run keeps the default
-``policy="coalesce"`` (training never waits; a record that falls due while one is still
-waiting replaces it): the counts printed and the report's are of recorded steps only,
-and say how many scheduled ones were coalesced.
+``--small`` (or SPECDYN_EXAMPLES_SMALL=1) trains a few steps, for CI. Training never
+waits for the measurement (the default ``policy="coalesce"``): the copies of records
+that fall due while the worker is busy queue up to ``max_pending_bytes``, so every
+scheduled step is measured unless the measurement falls behind for good; then a record
+replaces the newest waiting ones (never the first decade), ``close()`` says how many,
+and the counts printed and the report's are of measured steps only.
 """
 
 from __future__ import annotations
@@ -128,11 +127,9 @@ def main() -> None:
     model = CharTransformer(len(chars)).to(device)
     print(f"model: {sum(p.numel() for p in model.parameters()):,} parameters on {device}")
 
-    # default schedule Schedule.per_decade(10); steps= adds the last step (index steps - 1).
-    # Small: every scheduled step recorded (training waits); full: training never waits.
+    # default schedule Schedule.per_decade(10); steps= adds the last step (index steps - 1)
     tracker = SpectrumTracker(model, out=args.out, steps=steps - 1, overwrite=True,
-                              max_samples=1024, n_boot=50,
-                              policy="block" if small else "coalesce")  # then .step() each update
+                              max_samples=1024, n_boot=50)  # then tracker.step() each update
     print(f"tracking {len(tracker.matrices)} weight matrices and {len(tracker.sites)} "
           "module outputs, e.g. " + ", ".join(m.name for m in tracker.matrices[2:6]))
     t0 = time.perf_counter()
@@ -141,17 +138,14 @@ def main() -> None:
     print(f"{steps} steps in {time.perf_counter() - t0:.1f} s; loss {np.mean(losses[:10]):.3f}"
           f" -> {np.mean(losses[-10:]):.3f} (log {len(chars)} = {np.log(len(chars)):.3f})")
 
-    df = read_spectra(args.out)
-    # rows of steps the "coalesce" policy dropped are markers, not measurements: the
-    # report (specdyn.report) counts recorded steps the same way
-    coalesced = df[df.quantity == "record_coalesced"]
-    df = df[df.quantity != "record_coalesced"]
+    df = read_spectra(args.out)  # measured steps only; the coalesced ones: record.json
+    coalesced = tracker.coalesced
     last = int(df["step"].max())
     w = df[(df.step == last) & (df.quantity == "weight_exponent")]
-    recorded = df["step"].nunique()
-    print(f"\n{recorded} recorded steps of {recorded + coalesced['step'].nunique()} scheduled"
-          + (f" ({coalesced['step'].nunique()} coalesced while the measurement was behind)"
-             if len(coalesced) else "")
+    measured = df["step"].nunique()
+    print(f"\n{measured} recorded steps of {measured + len(coalesced)} scheduled"
+          + (f" ({len(coalesced)} coalesced while the measurement was behind)"
+             if coalesced else "")
           + f", {len(df):,} rows; weights at step {last}:")
     print(w[["layer", "value", "verdict"]].rename(columns={"value": "exponent a"})
           .to_string(index=False, float_format="%.3f"))

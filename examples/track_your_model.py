@@ -59,8 +59,11 @@ def main() -> None:
     df = tracker.table()
     acc = (model(X).argmax(1) == y).float().mean().item()
     print(f"{steps} steps, final loss {loss.item():.3f}, training accuracy {acc:.3f}")
-    print(f"{len(df)} rows; columns {list(df.columns)}; recorded steps "
-          f"{sorted(int(s) for s in df.step.unique())}")
+    # the table holds measured steps only; a step the worker could not keep up with
+    # (coalesced) is listed in tracker.coalesced, and close() said so
+    measured = sorted(int(s) for s in df.step.unique())
+    print(f"{len(df)} rows; columns {list(df.columns)}; {len(measured)} measured steps of "
+          f"{len(measured) + len(tracker.coalesced)} scheduled: {measured}")
 
     for kind in ("activation", "weight"):
         ex = df[df.quantity == f"{kind}_exponent"].pivot(index="step", columns="layer",

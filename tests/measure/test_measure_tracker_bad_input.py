@@ -50,7 +50,7 @@ def test_nonfinite_activation_stops_the_loop_at_its_next_step_and_keeps_rows(tmp
     tr.flush()                                    # steps 0 and 1 are on disk
     model(torch.full((64, 24), float("inf")))    # the run diverges at step 2 ...
     tr.step()
-    tr._drain()                                   # (the worker has now seen it)
+    tr._queue.drain()                             # (the worker has now seen it)
     model(torch.randn(64, 24))
     # ... and the training loop hears of it at its next step, layer and step named.
     with pytest.raises(FloatingPointError, match=r"activations of layer '0' are not finite at "

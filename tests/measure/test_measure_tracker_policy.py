@@ -44,8 +44,22 @@ def test_policy_is_validated_in_one_line() -> None:
         SpectrumTracker(_mlp(), precision="float16")
 
 
-def test_coalescing_never_waits_and_records_the_skipped_steps(tmp_path) -> None:
-    """A worker held at its first record: ten steps go on; waiting records are replaced."""
+def _one_record_bytes(model: torch.nn.Module, x: torch.Tensor) -> int:
+    """The bytes of one record's copies (a throwaway tracker's backlog after one record)."""
+    probe = SpectrumTracker(model, schedule=[0], n_boot=0, fit=False)
+    model(x)
+    probe.step()
+    probe.close(final=False)
+    return probe.peak_pending_bytes
+
+
+@pytest.mark.parametrize("period", [1, 100])
+def test_coalescing_never_waits_and_drops_only_later_steps(tmp_path, capsys, period: int
+                                                           ) -> None:
+    """A worker held at its first record, room for eleven records' copies: thirty records
+    fall due (every ``period`` steps); the first decade (steps below ten times the first
+    positive one) stays queued, each later record replaces the one waiting before it, and
+    close() says so in one line."""
     release = threading.Event()
     held = threading.Event()
 
@@ -54,16 +68,17 @@ def test_coalescing_never_waits_and_records_the_skipped_steps(tmp_path) -> None:
         release.wait(timeout=600)
 
     model = _mlp(1)
-    tracker = SpectrumTracker(model, schedule=Schedule.every(1), out=tmp_path, n_boot=0,
-                              fit=False, on_record=slow)
     x = torch.randn(32, 64)
+    one = _one_record_bytes(model, x)
+    tracker = SpectrumTracker(model, schedule=Schedule.every(period), out=tmp_path, n_boot=0,
+                              fit=False, on_record=slow, max_pending_bytes=int(11.5 * one))
     model(x)
     tracker.step()                     # step 0: the worker takes it, and is held
     assert held.wait(timeout=600)
-    one = tracker.peak_pending_bytes   # the bytes of one record
+    assert tracker.peak_pending_bytes == one
 
     def train() -> None:
-        for _ in range(1, 10):
+        for _ in range(1, 30 * period):
             model(x)
             tracker.step()
 
@@ -71,26 +86,74 @@ def test_coalescing_never_waits_and_records_the_skipped_steps(tmp_path) -> None:
     loop.start()
     loop.join(timeout=600)             # the worker is still held: step() must not wait for it
     assert not loop.is_alive(), "step() waited for the worker under policy='coalesce'"
-    assert tracker.peak_pending_bytes <= 2 * one   # one running, one waiting
+    # one running, the nine kept, the newest waiting: within the bound
+    assert tracker.peak_pending_bytes == 11 * one
     release.set()
+    tracker.flush()                    # then close()'s own record (period 100) queues alone
     tracker.close()
+    dropped = [period * s for s in range(10, 29)]
+    note = capsys.readouterr().err.strip().splitlines()
+    total = 30 + (period > 1)          # close() records the last step, 30 period - 1
+    assert len(note) == 1 and note[0].startswith(
+        f"SpectrumTracker: 19 of {total} scheduled records were coalesced into later ones "
+        f"(steps {dropped[0]} .. {dropped[-1]}")
+    assert "policy='block'" in note[0] and "modules=" in note[0] and "sparser" in note[0]
     df = read_spectra(tmp_path)
-    recorded = sorted(int(s) for s in df[df.quantity != "record_coalesced"].step.unique())
-    assert recorded == [0, 9]          # the held one, then the last that fell due
-    co = df[df.quantity == "record_coalesced"]
-    assert sorted(co.step) == list(range(1, 9)) and set(co.value) == {9.0}
-    assert (co.layer == "*").all()
+    kept = [period * s for s in [*range(10), 29]] + ([30 * period - 1] if period > 1 else [])
+    assert sorted(int(s) for s in df.step.unique()) == kept
+    assert "record_coalesced" not in set(df.quantity)      # measured steps only
     rec = json.loads((tmp_path / "record.json").read_text())
-    assert rec["coalesced"] == [[s, 9] for s in range(1, 9)]
+    assert rec["coalesced"] == [[s, 29 * period] for s in dropped]
+    assert tracker.coalesced == [(s, 29 * period) for s in dropped]
     assert rec["config"]["policy"] == "coalesce"
     reasons = {s: why for s, layer, kind, why in tracker.skipped if kind == "record"}
-    assert sorted(reasons) == list(range(1, 9))
+    assert sorted(reasons) == dropped
     assert all("coalesced" in why for why in reasons.values())
-    # The report reads the measured rows only: no "*" layer, two recorded steps.
+    # The report reads the measured rows only: no "*" layer, the kept steps.
     from specdyn.report import write_report
 
     page = write_report(tmp_path).read_text()
-    assert "id='weight-*'" not in page and "2 recorded steps (0 .. 9)" in page
+    assert "id='weight-*'" not in page
+    assert f"{len(kept)} recorded steps (0 .. {kept[-1]})" in page
+
+
+def test_kept_records_beyond_the_bound_wait_instead_of_piling_up() -> None:
+    """Bound 0 (as a record larger than the bound): a worker held at step 0, step 1 waits
+    for it, and step 2's record, not droppable (the first decade), makes step() wait
+    rather than hold a third record's copies; released, every step is measured."""
+    release, held = threading.Event(), threading.Event()
+
+    def slow(rows) -> None:  # noqa: ANN001
+        if int(rows.step.iloc[0]) == 0:
+            held.set()
+            release.wait(timeout=600)
+
+    model = _mlp(3)
+    x = torch.randn(32, 64)
+    tracker = SpectrumTracker(model, schedule=Schedule.every(1), n_boot=0, fit=False,
+                              on_record=slow, max_pending_bytes=0)
+    done = []
+
+    def train() -> None:
+        for _ in range(5):
+            model(x)
+            tracker.step()
+            done.append(tracker.current_step)
+
+    loop = threading.Thread(target=train, daemon=True)
+    loop.start()
+    assert held.wait(timeout=600)
+    for _ in range(6000):                          # steps 0 and 1 return (however loaded)
+        if len(done) >= 2:
+            break
+        loop.join(timeout=0.1)
+    loop.join(timeout=1)
+    assert loop.is_alive() and done == [1, 2]      # steps 0, 1 queued; step 2 waits
+    assert tracker.peak_pending_bytes == 2 * _one_record_bytes(_mlp(3), x)
+    release.set()
+    loop.join(timeout=600)
+    tracker.close()
+    assert sorted(tracker.table().step.unique()) == [0, 1, 2, 3, 4] and not tracker.coalesced
 
 
 def test_block_policy_records_every_step_behind_a_slow_worker() -> None:
@@ -373,9 +436,9 @@ def test_worker_measures_on_the_side_stream_and_cpu_copies_touch_no_cuda(
     seen: list[tuple[str, tuple[str, ...]]] = []
     measure = record_math.RecordMath.measure
 
-    def spy(self, job, cost, out):  # type: ignore[no-untyped-def]
+    def spy(self, job, cost, out, given=()):  # type: ignore[no-untyped-def]
         seen.append((threading.current_thread().name, tuple(fake.active)))
-        return measure(self, job, cost, out)
+        return measure(self, job, cost, out, given)
 
     def mark(job: hooks.Job) -> None:  # as if the copies were on cuda:0
         fake.log.append(("mark", threading.current_thread().name))

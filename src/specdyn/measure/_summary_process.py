@@ -277,7 +277,10 @@ def main() -> None:
             reply: tuple[str, Any] = ("ok", (results, time.process_time() - c0))
         except Exception:  # noqa: BLE001 - reported to the training process
             reply = ("error", traceback.format_exc())
-        _send(stdout, reply)
+        try:
+            _send(stdout, reply)
+        except BrokenPipeError:  # the training process is gone: so is the question
+            return
 
 
 if __name__ == "__main__":

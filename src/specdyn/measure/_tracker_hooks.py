@@ -79,7 +79,9 @@ class Job:
     """One record's copies: ``(name, tensor)`` weights and ``(name, [chunks])`` outputs.
 
     ``coalesced`` lists the earlier records this one replaced before they
-    started (``policy="coalesce"``): their steps.
+    started (``policy="coalesce"``): their steps. Across ranks
+    (:mod:`specdyn.measure._tracker_ranks`): ``shards`` holds this rank's pieces of
+    the sharded weights, and ``final`` marks ``close()``'s unscheduled record.
     """
 
     step: int
@@ -92,6 +94,8 @@ class Job:
     #: ``(device, event)`` per CUDA device of the copies: recorded on the training thread's
     #: stream after the copies were queued (:meth:`SideStreams.mark`)
     ready: list[tuple[Any, Any]] = field(default_factory=list)
+    shards: list[Any] = field(default_factory=list)
+    final: bool = False
     nbytes: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -101,7 +105,7 @@ class Job:
     def tensors(self) -> list[Any]:
         """Every copy the job holds."""
         return ([W for _, W in self.weights] + [h for _, buf in self.activations for h in buf]
-                + list(self.factors.values()))
+                + list(self.factors.values()) + [p.local for p in self.shards])
 
 
 class SideStreams:
@@ -133,6 +137,14 @@ class SideStreams:
             event = torch.cuda.Event()
             event.record(torch.cuda.current_stream(device))
             job.ready.append((device, event))
+
+    def wait(self, job: Job) -> None:
+        """Inside :meth:`use`: make the side streams wait for ``job``'s copies too (the
+        ranks' agreement replaced the job in use by a later one)."""
+        for device, event in job.ready:
+            stream = self._streams.get(device)
+            if stream is not None:
+                stream.wait_event(event)
 
     @contextmanager
     def use(self, job: Job) -> Iterator[None]:

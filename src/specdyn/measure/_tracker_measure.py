@@ -6,13 +6,48 @@ first: :func:`~specdyn.measure.spectra.batched_gram_eigenvalues` and
 :func:`~specdyn.measure.spectra.linear_output_eigenvalues`), the top of the
 layers above ``max_dense``, the summaries (in the shared helper process or
 here: :mod:`specdyn.measure._summary_process`) and the a-posteriori precision
-rule with its memory of which matrices needed float64 (the policy is stated in
-:mod:`specdyn.measure.tracker`'s docstring, "Where the work happens").
+rule with its memory of which matrices needed float64.
+
+Precision (``precision="auto"``)
+    Float32 Grams and eigenvalues first, then a check *a posteriori*, matrix by
+    matrix, of what its summaries read: float32 eigenvalues are off by at most
+    about ``rank_tolerance(lambda_1, shape, float32)`` (``lambda_1 max(n, p)
+    eps32``), and the power-law fit's window, its window search (the fit redone
+    without the eigenvalues float32 does not resolve may not move the exponent
+    by more than a quarter of its interval) and the MP noise variance must be
+    resolved at that error (``_summary_process.float32_suffices``); a matrix
+    that fails is redone in float64, its summaries with it, and starts in
+    float64 at the next record (until its float64 spectrum shows float32 would
+    do at twice the float32 bound: a margin, so that a matrix at the rule's
+    boundary does not alternate); a matrix whose smaller side is below 128 is
+    done in float64 at once (its float64 Gram costs less than the check);
+    ``precision="float64"``: float64 throughout.
+Cheaper Grams
+    On a CPU a Gram is formed as its lower block triangle, what ``eigvalsh``
+    reads. The output of a ``Linear(d_in, d_out)`` or an ``Embedding``, whose
+    rank is at most ``d_in`` or its number of rows, is first projected on its
+    range when that bound is below half its smaller side, so a ``d_in +
+    10``-square Gram is diagonalised instead of a ``d_out``-square one. A
+    widening ``Linear`` (``d_in < d_out``; ``_tracker_hooks.takes_input``) is
+    cheaper still: its hook keeps the input rows and the weight of that
+    forward pass instead of the output (a smaller copy), and the output's
+    spectrum comes from the ``d_in``-square ``L^T X_c^T X_c L``, ``W^T W = L
+    L^T`` (Cholesky; the QR factor ``R`` of the centred input and ``R W^T``
+    when ``W^T W`` is singular: ``spectra.linear_output_eigenvalues``, about a
+    quarter of the work); its float32 error bound is scaled by ``c^2`` (QR:
+    ``c``), ``c = ||X_c|| ||W|| / ||Y_c||``.
+Large layers
+    Layers with ``min(rows, cols) > max_dense`` get the top ``top or 256``
+    eigenvalues by randomized SVD (``spectra.top_gram_eigenvalues``, its sketch
+    drawn from a local generator: the tracker never reads or changes torch's or
+    numpy's global random state); their MP fit and outlier test, which need the
+    whole spectrum, are skipped with that reason.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,13 +106,14 @@ class RecordMath:
         self.in_helper = in_helper
         self.needs64: dict[tuple[str, str], bool] = {}  # (layer, kind): float64 last time
 
-    def measure(self, job: Job, cost: dict[str, float], out: Path | None
-                ) -> tuple[list[Row], list[Skip], float]:
+    def measure(self, job: Job, cost: dict[str, float], out: Path | None,
+                given: Sequence[Spectrum] = ()) -> tuple[list[Row], list[Skip], float]:
         """Rows of one record, what was skipped (with reasons), and the summary process's CPU.
 
         Fills ``cost``'s ``spectra_s``, ``summaries_s``, ``spectra_cpu_s``,
         ``summaries_cpu_s`` and ``redone_float64``. Non-finite input raises
-        ``FloatingPointError`` (``out``: named in the message).
+        ``FloatingPointError`` (``out``: named in the message). ``given``: spectra
+        measured elsewhere (reduced over ranks, float64), summarised with the job's.
         """
         import torch
 
@@ -143,7 +179,7 @@ class RecordMath:
                                  margin=F32_RETURN if i in start64 else 1.0)
                    for i, (name, kind, X) in enumerate(keep)]
         t1, c1 = time.perf_counter(), time.thread_time()
-        results, cpu = self.summarize(spectra)
+        results, cpu = self.summarize(spectra + list(given))
         # a posteriori: a float32 spectrum whose summaries read eigenvalues float32 did not
         # resolve is redone in float64 (and starts in float64 at the next record)
         redo = [i for i in dense if i not in start64 and not results[i][2]]

@@ -51,6 +51,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from specdyn.measure._tracker_shards import row_block
+
 __all__ = ["ActivationSite", "LayerType", "WeightMatrix", "activation_sites", "layer_type",
            "register_layer", "resolve_modules", "select_modules", "tracked_layers",
            "weight_matrices"]
@@ -234,7 +236,7 @@ def _split(name: str, module: str, kind: str, rule: str, get: Callable[[], Any],
     out = []
     for i, part in enumerate("qkv"):
         def block(i: int = i) -> Any:
-            return get()[i * E:(i + 1) * E]
+            return row_block(get(), i * E, (i + 1) * E)  # of a sharded matrix: no gather
 
         pk = f"attention_{part}"
         out.append(WeightMatrix(f"{name}.{part}", module, pk,
@@ -341,7 +343,7 @@ def _module_matrices(name: str, mod: Any, heads: bool) -> list[WeightMatrix]:
 def _row_block(get: Callable[[], Any], lo: int, hi: int) -> Callable[[], Any]:
     """``() -> get()[lo:hi]``: rows ``lo:hi`` of the current matrix."""
     def block() -> Any:
-        return get()[lo:hi]
+        return row_block(get(), lo, hi)
 
     return block
 

@@ -7,15 +7,18 @@
 >>> tracker.close()                                        # doctest: +SKIP
 >>> df = read_spectra("runs/spectra")                      # doctest: +SKIP
 
-The tracker is seven pieces, each in its own module: this one (the public
+The tracker is nine pieces, each in its own module: this one (the public
 class); its settings (:mod:`specdyn.measure.tracker_config`); its worker thread
 and queue policy (:mod:`specdyn.measure._tracker_queue`); what is copied and when
 (:mod:`specdyn.measure._tracker_hooks`); the folder it writes
 (:mod:`specdyn.measure._tracker_files`); the math of a record, its spectra
 and precision policy (:mod:`specdyn.measure._tracker_measure`, on the
-batched routines of :mod:`specdyn.measure.spectra`); and the summaries, in
+batched routines of :mod:`specdyn.measure.spectra`); the summaries, in
 the helper process or the worker thread
-(:mod:`specdyn.measure._summary_process`).
+(:mod:`specdyn.measure._summary_process`); and, under ``torch.distributed``,
+the ranks' rounds (:mod:`specdyn.measure._tracker_ranks`) with their
+reductions and sharded weights (:mod:`specdyn.measure._tracker_reduce`,
+:mod:`specdyn.measure._tracker_shards`).
 
 Conventions
 -----------
@@ -23,11 +26,12 @@ Steps
     ``tracker.step()`` closes iteration ``s`` (``s = 0, 1, ...``). At a
     scheduled ``s`` the forward hooks keep (a detached copy of) the outputs of
     the tracked modules seen during iteration ``s`` (of a widening ``Linear``,
-    its input and weight: below), up to ``max_samples`` rows, and ``step()``
-    copies the tracked weight matrices (after that iteration's update).
-    ``close()`` (and leaving a ``with`` block without an exception) records
-    the last step ``step()`` closed when the schedule missed it (weights
-    only: its forward pass had no hooks), so a run always ends with a record.
+    its input and weight: ``_tracker_measure``), up to ``max_samples`` rows,
+    and ``step()`` copies the tracked weight matrices (after that iteration's
+    update). ``close()`` (and leaving a ``with`` block without an exception)
+    records the last step ``step()`` closed when the schedule missed it
+    (weights only: its forward pass had no hooks), so a run always ends with a
+    record.
 Hooks
     The forward hooks exist only around a scheduled step: ``step()``
     registers them when the *next* step is scheduled and the record removes
@@ -59,85 +63,53 @@ Where the work happens
     copies' device (on a CUDA device on the worker's own stream, which waits
     for an event recorded after the copies: the training stream never queues
     behind a record's kernels; ``_tracker_hooks.SideStreams``), on an
-    accelerator all matrices of one shape in one batched
-    ``eigvalsh`` (``spectra.batched_gram_eigenvalues``; on a CPU one at a
-    time). Precision (``precision="auto"``):
-    float32 Grams and eigenvalues first, then a check *a posteriori*, matrix by
-    matrix, of what its summaries read: float32 eigenvalues are off by at most
-    about ``rank_tolerance(lambda_1, shape, float32)`` (``lambda_1 max(n, p)
-    eps32``), and the power-law fit's window, its window search (the fit redone
-    without the eigenvalues float32 does not resolve may not move the exponent
-    by more than a quarter of its interval) and the MP noise variance must be
-    resolved at that error (``_summary_process.float32_suffices``); a matrix
-    that fails is redone in float64, its summaries with it, and starts in
-    float64 at the next record (until its float64 spectrum shows float32 would
-    do at twice the float32 bound: a margin, so that a matrix at the rule's
-    boundary does not alternate); a matrix whose smaller side is below 128 is
-    done in float64 at once (its float64 Gram costs less than the check);
-    ``precision="float64"``: float64 throughout. On a CPU a Gram is formed as
-    its lower block triangle, what ``eigvalsh`` reads. The output of a
-    ``Linear(d_in, d_out)`` or an ``Embedding``, whose rank is at most
-    ``d_in`` or its number of rows, is first projected on its range when that
-    bound is below half its smaller side, so a ``d_in + 10``-square Gram is
-    diagonalised instead of a ``d_out``-square one. A widening ``Linear``
-    (``d_in < d_out``; ``_tracker_hooks.takes_input``) is cheaper still: its
-    hook keeps the input rows and the weight of that forward pass instead of
-    the output (a smaller copy), and the output's spectrum comes from the
-    ``d_in``-square ``L^T X_c^T X_c L``, ``W^T W = L L^T`` (Cholesky; the QR
-    factor ``R`` of the centred input and ``R W^T`` when ``W^T W`` is
-    singular: ``spectra.linear_output_eigenvalues``, about a quarter of the
-    work); its float32 error bound is scaled by ``c^2`` (QR: ``c``), ``c =
-    ||X_c|| ||W|| / ||Y_c||``. Then the row files.
-    Helper process (shared by the process's trackers;
+    accelerator all matrices of one shape in one batched ``eigvalsh``
+    (``spectra.batched_gram_eigenvalues``; on a CPU one at a time), float32
+    first where float32 resolves what the summaries read
+    (``precision="auto"``, the rule and the cheaper Grams of large and
+    low-rank layers: :mod:`specdyn.measure._tracker_measure`). Then the row
+    files. Helper process (shared by the process's trackers, started when the
+    tracker is built, so that its start-up overlaps the first steps;
     ``summary_process=False``: the worker thread): the fits and tests, host
-    numpy, which holds the GIL. Layers with
-    ``min(rows, cols) > max_dense`` get the top ``top or 256`` eigenvalues by
-    randomized SVD (``spectra.top_gram_eigenvalues``, its sketch drawn from
-    a local generator: the tracker never reads or changes torch's or numpy's
-    global random state); their MP fit and outlier test, which need the
-    whole spectrum, are skipped with that reason.
+    numpy, which holds the GIL.
 When the worker falls behind
-    ``policy="coalesce"`` (default): at most one record waits behind the
-    one being computed; a record that falls due while one is waiting
-    replaces it (the waiting record's copies are dropped), so ``step()``
-    never waits for the worker and the copies held are at most two records.
-    Each replaced step is listed in ``skipped`` and ``record.json``
-    (``"coalesced"``), and gets one row ``(step, "*", "record_coalesced",
-    0, <the step that replaced it>, "")`` in the table. ``policy="block"``:
-    every record is computed; ``step()`` waits while the queued copies
-    exceed ``max_pending_bytes`` (256 MiB by default).
-Table
-    Tidy rows ``(step, layer, quantity, rank, value, verdict)``. ``quantity``
-    is ``"<kind>_eigenvalue"`` (``rank`` = 1, 2, ... decreasing) or a
-    per-layer summary with ``rank = 0``: ``<kind>_<column>`` for each of the
-    ``SUMMARY_COLUMNS`` of :func:`~specdyn.measure.summary.summarize_spectrum`
-    (the columns of ``analyze``, same names, same values:
-    ``exponent``, ``exponent_ci_low``, ``exponent_ci_high``, ``exponent_r2``,
-    ``exponent_kmin``, ``exponent_kmax``, ``exponent_amplitude`` (``C`` in
-    ``lambda_k = C k^-a``), ``exponent_short_window`` (0 / 1),
-    ``density_exponent``, ``mp_sigma2``, ``mp_edge``, ``mp_ks``,
-    ``n_outliers``, ``cap_reached`` (0 / 1), ``max_outliers``, ``lambda_max``;
-    docs/concepts.md), and ``<kind>_samples`` (activation rows), where
-    ``<kind>`` is ``activation`` or ``weight``. ``verdict`` is the layer's
-    verdict at that step (``layer_verdict``), repeated on each of its rows. A
-    summary that cannot be computed (e.g. a spectrum too short for a fit) is left out and
-    counted in ``tracker.skipped``, with the reason. ``record_coalesced``
-    rows: see above.
-Files (``out=DIR``)
-    ``DIR/rows/step-<step>.parquet``: one file per recorded step, each
-    written atomically (temporary name, then rename), so every file there is
-    whole even if the process is killed; ``read_spectra(DIR)`` reads them
-    all. ``DIR/record.json``: settings, the layer table (name, kind, the rule
-    that made the matrix, its shape; activation axes), status, skipped
-    summaries, coalesced steps. ``state_dict()`` / ``load_state_dict()`` carry
-    the step, so a run resumed from a checkpoint continues the same dataset:
-    files of steps at or after the resumed step (written by the interrupted
-    run after its checkpoint) are removed, then rewritten as training replays
-    those steps. Layout and writes: :mod:`specdyn.measure._tracker_files`.
+    ``policy="coalesce"`` (default): records queue behind the one being
+    computed while their copies fit in ``max_pending_bytes`` (256 MiB by
+    default), so ``step()`` never waits and every scheduled step is measured
+    whenever the worker keeps up on average; beyond the bound a record that
+    falls due replaces the newest waiting ones (their copies are dropped),
+    except the first decade of the schedule (steps below ten times its first
+    positive step: 0 .. 9 for the default), which is always kept (``step()``
+    waits for it only when its records alone exceed the bound). Each
+    replaced step is listed in ``coalesced`` (``(step, replaced_by)``),
+    ``skipped`` and ``record.json`` (``"coalesced"``); the table holds
+    measured steps only; ``close()`` prints one line saying how many were
+    coalesced, which, and how to keep them. ``policy="block"``: every record
+    is computed; ``step()`` waits while the queued copies exceed
+    ``max_pending_bytes``.
+Distributed training
+    Under ``torch.distributed`` (initialised, more than one process;
+    ``distributed=None``, the default) every rank builds the tracker on its
+    model at the same point: rank 0 writes ``out`` (``out`` is ``None`` on the
+    others, whose ``table()`` is empty), module outputs are measured over the
+    global batch (each rank's rows, at most ``ceil(max_samples / world)``),
+    weights sharded by ``fully_shard`` from the ranks' pieces without a
+    gather, replicated (DDP) weights by rank 0; every rank enters the same
+    collectives, coalescing is agreed, and a rank that closes early answers
+    the others' records until all have closed
+    (:mod:`specdyn.measure._tracker_ranks`).
+Table and files
+    Tidy rows ``(step, layer, quantity, rank, value, verdict)`` of measured
+    steps, in memory or streamed to ``out=DIR`` (one Parquet file a step,
+    written atomically, and ``record.json``); the quantities, the layout and
+    resuming from a checkpoint (``state_dict()`` / ``load_state_dict()``):
+    :mod:`specdyn.measure._tracker_files`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -146,21 +118,22 @@ import pandas as pd
 
 from specdyn import _validate as v
 from specdyn.measure import _tracker_files as files
-from specdyn.measure._summary_process import Options
+from specdyn.measure._summary_process import Options, shared_helper
 from specdyn.measure._tracker_files import Row, frame, read_spectra, read_tracker_record
 from specdyn.measure._tracker_hooks import Hooks, Job, SideStreams, schedule_predicate
 from specdyn.measure._tracker_measure import RecordMath
-from specdyn.measure._tracker_queue import RecordQueue
+from specdyn.measure._tracker_queue import RecordQueue, coalesced_note, first_decade
+from specdyn.measure._tracker_ranks import FINAL, RECORD, Ranks, ranks_for
+from specdyn.measure._tracker_shards import is_sharded
 from specdyn.measure.layers import tracked_layers
 from specdyn.measure.tracker_config import DEFAULT_SCHEDULE, POLICIES, TrackerConfig
 
-__all__ = ["POLICIES", "SpectrumTracker", "read_spectra",
-           "read_tracker_record"]
+__all__ = ["POLICIES", "SpectrumTracker", "read_spectra", "read_tracker_record"]
 
 _STATE_VERSION = 1
 
-_COALESCED = ("coalesced (policy='coalesce'): the worker was still computing an earlier "
-              "record when a newer one fell due and replaced this one")
+_COALESCED = ("coalesced (policy='coalesce'): the copies waiting for the worker exceeded "
+              "max_pending_bytes when a newer record fell due and replaced this one")
 
 
 class SpectrumTracker:
@@ -180,13 +153,16 @@ class SpectrumTracker:
     ----------
     config
         The tracker's :class:`~specdyn.measure.TrackerConfig`.
+    rank, world
+        This process's rank and the number of ranks (0 and 1 outside
+        ``torch.distributed``); rank 0 writes.
     measure_cpu_s
         CPU seconds spent measuring (spectra, fits, tests) by the thread that did
         it, plus the summary process's CPU for this tracker's records.
     peak_pending_bytes
-        The largest backlog of queued copies so far, in bytes (``"block"``: at
-        most ``max_pending_bytes``, or one record when a record alone is
-        larger; ``"coalesce"``: at most two records).
+        The largest backlog of queued copies so far, in bytes (at most
+        ``max_pending_bytes``, or one record when a record alone is larger;
+        ``"coalesce"`` across ranks: twice that, or three records).
     coalesced
         ``(step, replaced_by)`` of each record the ``"coalesce"`` policy dropped.
     record_costs
@@ -219,13 +195,26 @@ class SpectrumTracker:
         self.model = model
         self.steps = cfg.steps
         self._scheduled = schedule_predicate(cfg.schedule, self.steps)
+        self._kept = first_decade(self._scheduled)  # never coalesced
         self.max_samples, self.top, self.max_dense = cfg.max_samples, cfg.top, cfg.max_dense
         self.fit, self.outliers, self.background = cfg.fit, cfg.outliers, cfg.background
         self._options = Options(fit=cfg.fit, n_boot=cfg.n_boot, outliers=cfg.outliers,
                                 alpha=cfg.alpha, top=cfg.top, max_dense=cfg.max_dense)
-        self._callbacks = cfg.callbacks()
+        callbacks = cfg.callbacks()
         self.matrices, self.sites = tracked_layers(model, cfg.modules, weights=cfg.weights,
                                                    activations=cfg.activations, heads=cfg.heads)
+        dist = ranks_for(cfg.distributed)
+        self._ranks = None if dist is None else Ranks(
+            dist, self.matrices, self.sites, max_samples=cfg.max_samples,
+            max_dense=cfg.max_dense, top=cfg.top, key=cfg.key(model),
+            coalesce=cfg.policy == "coalesce", keep=self._kept)
+        if self._ranks is None and any(is_sharded(m.get()) for m in self.matrices):
+            raise ValueError("the model's weights are sharded across ranks (DTensor): leave "
+                             "distributed=None (or True) with torch.distributed initialised")
+        self.rank = 0 if self._ranks is None else self._ranks.rank
+        self.world = 1 if self._ranks is None else self._ranks.world
+        writer = self.rank == 0
+        self._callbacks = callbacks if writer else []
 
         self.current_step = 0
         self.skipped: list[tuple[int, str, str, str]] = []
@@ -237,26 +226,32 @@ class SpectrumTracker:
         self._rows: list[Row] = []
         self._active = False
         self.capture = True
-        self._hooks = Hooks(self.sites, self.max_samples, lambda: self.capture)
+        self._hooks = Hooks(self.sites, cfg.max_samples if self._ranks is None
+                            else self._ranks.local_samples, lambda: self.capture)
+        if self._ranks is not None:  # module outputs are reduced over ranks as they are
+            self._hooks.inputs = False
         self._error: BaseException | None = None
         self._failed = False
         self._closed = False
         self._resumed = False
-        self.out = None if cfg.out is None else Path(cfg.out)
+        self.out = None if cfg.out is None or not writer else Path(cfg.out)
         self._existing: int | None = None
         if self.out is not None:
             self._existing = files.open_folder(self.out, self.layer_table(), cfg.overwrite)
             self._write_record("running")
         self._streams = SideStreams()  # the worker's CUDA streams (none on a CPU)
-        # Fits and tests in the shared helper process (see specdyn.measure._summary_process),
-        # started at the first record that needs it.
+        # Fits and tests in the shared helper process (specdyn.measure._summary_process),
+        # started now: its start-up (about a second) overlaps the first steps.
+        in_helper = writer and self.background and cfg.summary_process and (cfg.fit or cfg.outliers)
         self._math = RecordMath(
             self.sites, max_dense=self.max_dense, top=self.top, precision=cfg.precision,
-            options=self._options,
-            in_helper=self.background and cfg.summary_process and (self.fit or self.outliers))
+            options=self._options, in_helper=in_helper)
+        if in_helper:
+            shared_helper()
         # the worker thread and the jobs waiting for it (module docstring: its policy)
         self._queue = RecordQueue(cfg.policy, cfg.max_pending_bytes, self._handle,
-                                  self._hand_over) if self.background else None
+                                  self._hand_over, keep=self._kept,
+                                  agreed=self._ranks is not None) if self.background else None
         self._active = self._scheduled(0)
         if self._active:
             self.arm()
@@ -281,12 +276,16 @@ class SpectrumTracker:
             return
         from specdyn.provenance import run_record
 
-        files.write_record(self.out, run_record(
-            self.settings(), status=status, error=error,
-            extra={"kind": "spectrum_tracker", "layers": self.layer_table(),
-                   "step": self.current_step, "n_records": self.n_records,
-                   "coalesced": [list(c) for c in self.coalesced[-1000:]],
-                   "skipped": [list(s) for s in self.skipped[-1000:]]}))
+        extra: dict[str, Any] = {
+            "kind": "spectrum_tracker", "layers": self.layer_table(),
+            "step": self.current_step, "n_records": self.n_records,
+            "coalesced": [list(c) for c in self.coalesced[-1000:]],
+            "skipped": [list(s) for s in self.skipped[-1000:]]}
+        if self._ranks is not None:
+            extra["ranks"] = {"world": self.world, "rows_per_rank": self._ranks.local_samples,
+                              "sharded": [m.name for m in self._ranks.sharded]}
+        files.write_record(self.out, run_record(self.settings(), status=status, error=error,
+                                                extra=extra))
 
     # -- public API ----------------------------------------------------------
     def arm(self) -> None:
@@ -322,7 +321,8 @@ class SpectrumTracker:
         Weights always; module outputs if the hooks were armed for this step
         (a scheduled step, or ``arm()`` before its forward pass), else those
         are listed in ``skipped``. The step then counts as recorded:
-        ``step()`` does not record it again.
+        ``step()`` does not record it again. Across ranks every rank must call
+        it at the same step.
         """
         self._raise_pending()
         if self._closed:
@@ -330,15 +330,14 @@ class SpectrumTracker:
         self._record(self.current_step, "step {s} is not scheduled (call tracker.arm() before "
                                         "its forward pass to record them)")
 
-    def _record(self, s: int, unarmed: str) -> None:
+    def _record(self, s: int, unarmed: str, final: bool = False) -> None:
         """Copy the weights and what the hooks kept at step ``s`` and hand them over."""
-        if self._existing is not None and not self._resumed and s <= self._existing:
-            raise ValueError(
-                f"out={str(self.out)!r} already holds rows up to step {self._existing} of an "
-                "earlier run: call tracker.load_state_dict(saved_state) to continue it, pass "
-                "overwrite=True to replace it, or choose a new folder")
+        if self.out is not None and not self._resumed:
+            files.refuse_mixing(self.out, self._existing, s)
         t0 = time.perf_counter()
-        W = [(m.name, m.get().clone()) for m in self.matrices]
+        ranks = self._ranks
+        mats = self.matrices if ranks is None else ranks.replicated if ranks.writer else []
+        W = [(m.name, m.get().clone()) for m in mats]
         armed = self._hooks.armed
         acts, factors = self._hooks.take()
         self._active = False
@@ -346,7 +345,8 @@ class SpectrumTracker:
             why = "hooks not armed: " + unarmed.format(s=s)
             self.skipped.extend((s, site.name, "activation", why) for site in self.sites)
             acts, factors = [], {}
-        job = Job(s, W, acts, copy_s=time.perf_counter() - t0, factors=factors)
+        job = Job(s, W, acts, copy_s=time.perf_counter() - t0, factors=factors,
+                  shards=[] if ranks is None else ranks.pieces(), final=final)
         self._last_recorded = s
         if self._queue is None:
             self._run(job)
@@ -356,18 +356,15 @@ class SpectrumTracker:
         for old in self._queue.submit(job):  # the policy (module docstring)
             self.skipped.append((old, "*", "record", _COALESCED))
 
-    def _drain(self) -> None:
-        """Wait until the worker has nothing queued or running."""
-        if self._queue is not None:
-            self._queue.drain()
-
     def flush(self) -> None:
         """Wait until every queued measurement is written; raise a worker error, if any."""
-        self._drain()
+        if self._queue is not None:
+            self._queue.drain()
         self._raise_pending()
 
     def table(self) -> pd.DataFrame:
-        """All records as a tidy DataFrame ``(step, layer, quantity, rank, value, verdict)``."""
+        """All records as a tidy DataFrame ``(step, layer, quantity, rank, value, verdict)``:
+        measured steps only (rank 0's; empty on the other ranks)."""
         self.flush()
         if self.out is not None:
             return read_spectra(self.out)
@@ -412,7 +409,9 @@ class SpectrumTracker:
         """Record the last step if the schedule missed it, finish queued work, write the record.
 
         ``final=False`` skips that last record (the context manager passes it
-        when the block raised). Rows stay.
+        when the block raised). Rows stay. Prints one line (rank 0) when the
+        ``"coalesce"`` policy dropped scheduled steps. Across ranks it returns
+        once every rank has closed (it answers the others' records meanwhile).
         """
         if self._closed:
             return
@@ -421,16 +420,22 @@ class SpectrumTracker:
                 and (self._last_recorded is None or self._last_recorded < last)):
             self._hooks.disarm()  # its forward pass is over: weights only
             self._record(last, "step {s}, the last, was not scheduled; close() recorded its "
-                               "weights")
+                               "weights", final=True)
         self._closed = True
         self._hooks.disarm()
         try:
             self.flush()
         finally:
-            if self._queue is not None:
-                self._queue.stop()
-            if not self._failed:
-                self._write_record("finished")
+            try:
+                if self._ranks is not None and not self._failed:
+                    self._ranks.answer_until_all_closed()
+            finally:
+                if self._queue is not None:
+                    self._queue.stop()
+                if not self._failed:
+                    self._write_record("finished")
+                if self.coalesced and self.rank == 0:
+                    print(coalesced_note(self.coalesced, self.n_records), file=sys.stderr)
 
     def __enter__(self) -> SpectrumTracker:
         return self
@@ -456,8 +461,21 @@ class SpectrumTracker:
         cost = {"step": float(job.step), "copy_s": job.copy_s}
         try:
             with self._streams.use(job):
-                rows, skipped, helper_cpu = self._math.measure(job, cost, self.out)
-            self.skipped.extend(skipped)
+                given, more = [], []
+                if self._ranks is not None:  # agree with the other ranks, reduce their parts
+                    r = self._ranks.round(job, FINAL if job.final else RECORD,
+                                          queue=self._queue, switched=self._streams.wait)
+                    self.skipped += [(s, "*", "record", _COALESCED) for s in r.coalesced]
+                    if r.job is None:  # close()'s record, dropped: the ranks disagree
+                        self.skipped.extend(r.skipped)
+                        return
+                    job, given, more = r.job, r.spectra, r.skipped
+                    cost["step"] = float(job.step)
+                here = job if self._ranks is None else dataclasses.replace(  # rank 0: the rest
+                    job, activations=[], factors={}, shards=[])
+                rows, skipped, helper_cpu = (self._math.measure(here, cost, self.out, given)
+                                             if self.rank == 0 else ([], [], 0.0))
+            self.skipped.extend(more + skipped)
             self.measure_cpu_s += helper_cpu
         except FloatingPointError as err:
             self._failed = True
@@ -467,7 +485,6 @@ class SpectrumTracker:
         finally:
             self.measure_cpu_s += time.thread_time() - t0
         w0, wc = time.perf_counter(), time.thread_time()
-        rows += [(s, "*", "record_coalesced", 0, float(job.step), "") for s in job.coalesced]
         self.coalesced += [(s, job.step) for s in job.coalesced]
         if self.out is not None:
             files.write_rows(self.out, job.step, frame(rows))
@@ -480,5 +497,3 @@ class SpectrumTracker:
             df = frame(rows)
             for cb in self._callbacks:
                 cb(df)
-
-

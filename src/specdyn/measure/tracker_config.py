@@ -11,6 +11,7 @@ every setting once.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,30 +90,41 @@ class TrackerConfig:
         computes inside ``step()``.
     policy
         What ``step()`` does when the worker falls behind: ``"coalesce"``
-        (default: never wait; a due record replaces one still waiting, and the
-        replaced step is recorded as coalesced) or ``"block"`` (every record
-        is computed; wait while the queued copies exceed ``max_pending_bytes``).
+        (default: records queue while their copies fit in ``max_pending_bytes``,
+        beyond it a due record replaces the newest waiting ones, never one of the
+        schedule's first decade, for which alone ``step()`` may wait; each
+        replaced step is listed as coalesced and ``close()`` says how many) or
+        ``"block"`` (every record is computed; wait while the queued copies
+        exceed ``max_pending_bytes``).
     max_pending_bytes
-        With ``policy="block"``: bound on the bytes of copies queued for the
-        background thread (default 256 MiB): ``step()`` waits only while a new
-        record would take the backlog beyond it (a single record larger than
-        the bound is still queued, alone). ``0`` waits for each record to finish.
+        Bound on the bytes of copies queued for the background thread (default
+        256 MiB): ``"coalesce"`` replaces waiting records beyond it, ``"block"``
+        waits (a single record larger than the bound is still queued, alone).
+        ``0``: one record computed and one waiting (``"block"``: none waiting).
     precision
         ``"auto"`` (float32 Grams and eigenvalues, float64 for the matrices
         whose summaries read eigenvalues float32 does not resolve) or
-        ``"float64"``; see :mod:`specdyn.measure.tracker`.
+        ``"float64"``; see :mod:`specdyn.measure._tracker_measure`.
     summary_process
         With ``background``: compute the fits and tests (many small numpy and
         scipy calls, which hold the GIL and so slow a training step of many
         small torch calls) in one helper process shared by this process's
-        trackers (:mod:`specdyn.measure._summary_process`, started at the first
-        record); ``False`` computes them in the worker thread. Same rows.
+        trackers (:mod:`specdyn.measure._summary_process`, started when the
+        tracker is built; across ranks, on rank 0 only); ``False`` computes them
+        in the worker thread. Same rows.
     on_record
         A callable or list of callables ``f(rows)``, called (in the worker
         thread) with the DataFrame of each recorded step once it is written;
         e.g. ``specdyn.integrations.TensorBoardLogger(log_dir)``.
     overwrite
         Replace rows already in ``out`` instead of refusing to mix runs.
+    distributed
+        ``None`` (default): rank-aware when ``torch.distributed`` is initialised
+        with more than one process (every rank builds the tracker, at the same
+        point: building it is collective; rank 0 writes; spectra over the global
+        batch and of sharded weights: :mod:`specdyn.measure._tracker_ranks`);
+        ``True``: insist on it; ``False``: this process alone (a tracker on one
+        rank only, or each rank its own tracker and ``out``).
     """
 
     modules: Any = None
@@ -136,12 +148,16 @@ class TrackerConfig:
     summary_process: bool = True
     on_record: Any = None
     overwrite: bool = False
+    distributed: bool | None = None
 
     def __post_init__(self) -> None:
         for name in _FLAGS:  # flags read as truth values, as they always were
             object.__setattr__(self, name, bool(getattr(self, name)))
         if not (self.weights or self.activations):
             raise ValueError("weights and activations cannot both be False: nothing to record")
+        if self.distributed not in (None, True, False):
+            raise ValueError(f"distributed must be None (automatic), True or False, got "
+                             f"{self.distributed!r}")
 
     @classmethod
     def of(cls, config: TrackerConfig | None, modules: Any, schedule: Any,
@@ -173,6 +189,11 @@ class TrackerConfig:
                 raise ValueError(f"on_record must be a callable rows -> None or a list of "
                                  f"them, got {type(cb).__name__}")
         return cbs
+
+    def key(self, model: Any) -> str:
+        """What every rank's tracker must share: the recorded settings and the schedule."""
+        sched = "callable" if callable(self.schedule) else repr(self.schedule)
+        return json.dumps(self.recorded(model), sort_keys=True, default=str) + sched
 
     def recorded(self, model: Any) -> dict[str, Any]:
         """The settings a run's ``record.json`` keeps (and the model's type)."""

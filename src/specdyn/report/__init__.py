@@ -21,7 +21,9 @@ of the ``plotly`` package is embedded instead (about 5 MB). It shows
    left off the log axis and counted in a note under the figure; they stay in the
    tracker's tables.
 
-Every log axis labels whole decades, at least two (:func:`log_axis`).
+Every log axis labels whole decades, at least two (:func:`log_axis`). Scheduled
+steps the tracker coalesced (not measured) are gaps in every curve over steps, under a
+grey band, never bridged by a line. The figures are made in :mod:`specdyn.report._figures`.
 """
 
 from __future__ import annotations
@@ -37,45 +39,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from specdyn.measure.spectra import rank_tolerance
+from specdyn.report._figures import KINDS, gaps, layer_figure, log_axis, overview
 from specdyn.runs.store import load_tracker
 
 __all__ = ["log_axis", "select_steps", "write_report"]
 
-_KINDS = ("weight", "activation")
-# Plotly's default qualitative palette (10 colours), reused for steps.
-_COLORS = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692",
-           "#b6e880", "#ff97ff", "#fecb52")
-#: One marker symbol a selected step (up to 10), open and filled in turn: spectra of
-#: nearby steps overlap, and colour alone did not tell them apart.
-_SYMBOLS = ("circle-open", "square", "diamond-open", "triangle-up", "x-thin-open", "cross",
-            "triangle-down-open", "star", "hexagon-open", "pentagon")
-
-
-def log_axis(lo: float, hi: float) -> dict[str, Any]:
-    """Plotly settings of a log axis over ``[lo, hi]`` labelled at whole decades (10^n),
-    every decade (every n-th beyond 8), with unlabelled minor ticks at 2..9 between. The
-    range is the data's when it holds two decade ticks or more, else it widens to the
-    decades around the data, so that two are labelled. (An axis labelled at one decade
-    and a few small 2 and 5 ticks could not be read.)"""
-    if not (lo > 0 and hi >= lo and math.isfinite(hi)):
-        lo, hi = 1.0, 10.0
-    x0, x1 = math.log10(lo), math.log10(hi)
-    if math.floor(x1 + 1e-9) - math.ceil(x0 - 1e-9) + 1 >= 2:
-        pad = 0.03 * (x1 - x0)
-        x0, x1 = x0 - pad, x1 + pad
-    else:
-        x0, x1 = math.floor(x0 + 1e-9), math.ceil(x1 - 1e-9)
-        x1 = max(x1, x0 + 1)
-    return {"type": "log", "range": [x0, x1],
-            "dtick": max(1, math.ceil((x1 - x0) / 8)), "exponentformat": "power",
-            "minor": {"ticks": "outside", "ticklen": 3, "dtick": "D1", "showgrid": False}}
-
-
-_MAX_POINTS = 200  # per plotted spectrum: log-spaced ranks keep the file small
 _DIGITS = 5  # significant digits of every number in the page's figure data
 #: plotly.js's basic bundle (scatter is all the page draws), gzipped; see _assets/README.md
-PLOTLY_BUNDLE = Path(__file__).resolve().parent / "_assets" / "plotly-basic.min.js.gz"
+PLOTLY_BUNDLE = Path(__file__).resolve().parents[1] / "_assets" / "plotly-basic.min.js.gz"
 
 
 def select_steps(steps: Any, count: int = 5) -> list[int]:
@@ -86,14 +57,6 @@ def select_steps(steps: Any, count: int = 5) -> list[int]:
     target = np.geomspace(s[0] + 1, s[-1] + 1, count) - 1
     picked = {int(s[np.argmin(np.abs(np.log1p(s) - np.log1p(t)))]) for t in target}
     return sorted(picked)
-
-
-def _thin(rank: np.ndarray) -> np.ndarray:
-    """Indices of at most ``_MAX_POINTS`` ranks, log-spaced (all of them when few)."""
-    if rank.size <= _MAX_POINTS:
-        return np.arange(rank.size)
-    idx = np.unique(np.geomspace(1, rank.size, _MAX_POINTS).astype(np.int64) - 1)
-    return idx
 
 
 def _summary(df: pd.DataFrame, kind: str) -> pd.DataFrame:
@@ -108,152 +71,12 @@ def _summary(df: pd.DataFrame, kind: str) -> pd.DataFrame:
     return wide.join(verdict).reset_index()
 
 
-def _zero_note(zeros: dict[int, tuple[int, int]]) -> str:
-    """The line under a spectrum panel saying how many numerical zeros it leaves out."""
-    hidden = {st: nz for st, nz in zeros.items() if nz[0]}
-    if not hidden:
-        return ""
-    counts = {nz for nz in hidden.values()}
-    if len(counts) == 1 and len(hidden) == len(zeros):
-        n, total = counts.pop()
-        what = f"{n} of {total} eigenvalues at every selected step are"
-    else:
-        what = "; ".join(f"step {st}: {n} of {total}" for st, (n, total) in hidden.items())
-        what = f"eigenvalues ({what}) are"
-    return (f"Not on the log axis: {what} at or below the rank tolerance (largest x "
-            "matrix size x float64 eps): numerical zeros, kept in the tracker's tables.")
-
-
-def _layer_figure(layer: str, kind: str, summ: pd.DataFrame, eig: pd.DataFrame,
-                  steps: list[int], size: float | None = None) -> tuple[Any, str]:
-    """The two panels of one layer and kind, and the note on the eigenvalues left out.
-
-    ``size``: the larger side of the matrix whose Gram was diagonalised (the rank
-    tolerance's size); default the number of eigenvalues recorded.
-    """
-    from plotly.subplots import make_subplots
-
-    fig = make_subplots(rows=1, cols=2, specs=[[{"secondary_y": True}, {}]],
-                        horizontal_spacing=0.12,
-                        subplot_titles=(f"{kind} exponent a and outliers over steps",
-                                        f"{kind} spectrum at selected steps"))
-    s = summ.sort_values("step")
-    x = s["step"].to_numpy() + 1  # log axis: step + 1
-    if "exponent" in s:
-        ok = s["exponent"].notna().to_numpy()
-        if {"exponent_ci_low", "exponent_ci_high"} <= set(s.columns):
-            xs = np.concatenate([x[ok], x[ok][::-1]])
-            ys = np.concatenate([s["exponent_ci_high"].to_numpy()[ok],
-                                 s["exponent_ci_low"].to_numpy()[ok][::-1]])
-            fig.add_scatter(x=xs, y=ys, fill="toself", fillcolor="rgba(99,110,250,0.2)",
-                            line={"width": 0}, hoverinfo="skip", name="95 % interval of a",
-                            row=1, col=1)
-        fig.add_scatter(x=x[ok], y=s["exponent"].to_numpy()[ok], mode="lines+markers",
-                        name="exponent a", line={"color": _COLORS[0]}, row=1, col=1)
-    top = 1.0
-    if "n_outliers" in s:
-        ok = s["n_outliers"].notna().to_numpy()
-        n_out = s["n_outliers"].to_numpy()[ok]
-        top = max(float(n_out.max()) if n_out.size else 1.0, 1.0)
-        fig.add_scatter(x=x[ok], y=n_out, mode="lines+markers",
-                        line={"shape": "hv", "color": _COLORS[1], "dash": "dot"},
-                        name="outliers above MP edge", row=1, col=1, secondary_y=True)
-    fig.update_xaxes(title_text="step + 1", row=1, col=1,
-                     **log_axis(float(x.min()) if x.size else 1.0,
-                                float(x.max()) if x.size else 10.0))
-    fig.update_yaxes(title_text="rank exponent a", row=1, col=1, secondary_y=False)
-    # Whole numbers on the outlier axis, from 0 (an axis of all-zero counts stays 0..1).
-    fig.update_yaxes(title_text="outliers (dotted)", row=1, col=1, secondary_y=True,
-                     range=[-0.05 * top, 1.1 * top], tickformat="d",
-                     dtick=max(1, int(np.ceil(top / 5))), showgrid=False)
-
-    by_step = s.set_index("step")
-    zeros: dict[int, tuple[int, int]] = {}
-    shown: list[np.ndarray] = []
-    k_max = 10.0
-    points, lines = [], []  # the eigenvalues are added last: drawn above the lines
-    for i, st in enumerate(steps):
-        e = eig[eig["step"] == st].sort_values("rank")
-        if e.empty:
-            continue
-        color = _COLORS[i % len(_COLORS)]
-        k, lam = e["rank"].to_numpy(), e["value"].to_numpy(dtype=np.float64)
-        # numerical zeros (round-off of a rank-deficient matrix, ~1e-15 of the largest)
-        # would stretch the log axis over 17 decades: counted, not drawn
-        tol = rank_tolerance(float(np.nanmax(lam)) if lam.size else 0.0,
-                             size if size else lam.size)
-        pos = np.isfinite(lam) & (lam > tol)
-        zeros[st] = (int(lam.size - pos.sum()), int(lam.size))
-        k, lam = k[pos], lam[pos]
-        if lam.size == 0:
-            continue
-        shown.append(lam)
-        k_max = max(k_max, float(k.max()))
-        idx = _thin(k)
-        points.append(dict(x=k[idx], y=lam[idx], mode="markers", name=f"step {st}",
-                           legendgroup=f"s{st}", opacity=0.85,
-                           marker={"size": 6, "color": color,
-                                   "symbol": _SYMBOLS[i % len(_SYMBOLS)],
-                                   "line": {"width": 1, "color": color}}))
-        if st not in by_step.index:
-            continue
-        r = by_step.loc[st]
-        if pd.notna(r.get("exponent")) and pd.notna(r.get("exponent_amplitude")):
-            kk = np.geomspace(r["exponent_kmin"], r["exponent_kmax"], 20)
-            lines.append(dict(x=kk, y=r["exponent_amplitude"] * kk ** -r["exponent"],
-                              mode="lines", line={"color": color, "dash": "dash", "width": 1},
-                              name=f"fit a={r['exponent']:.2f} (step {st})",
-                              legendgroup=f"s{st}", showlegend=False))
-        if pd.notna(r.get("mp_edge")):
-            lines.append(dict(x=[1, max(int(k.max()), 2)], y=[r["mp_edge"]] * 2, mode="lines",
-                              line={"color": color, "dash": "dot", "width": 1},
-                              name=f"MP edge (step {st})", legendgroup=f"s{st}",
-                              showlegend=False))
-    for trace in lines + points:
-        fig.add_scatter(**trace, row=1, col=2)
-    lam_all = np.concatenate(shown) if shown else np.array([])
-    fig.update_xaxes(title_text="rank k", row=1, col=2, **log_axis(1.0, k_max))
-    fig.update_yaxes(title_text="eigenvalue (dashed: fit, dotted: MP edge)", row=1, col=2,
-                     **log_axis(float(lam_all.min()) if lam_all.size else 1.0,
-                                float(lam_all.max()) if lam_all.size else 10.0))
-    fig.update_layout(height=330, margin={"l": 60, "r": 20, "t": 40, "b": 45},
-                      legend={"font": {"size": 11}}, template="plotly_white",
-                      font={"size": 12})
-    return fig, _zero_note(zeros)
-
-
-def _overview(summ: dict[str, pd.DataFrame]) -> Any:
-    from plotly.subplots import make_subplots
-
-    kinds = [k for k in _KINDS if not summ[k].empty and "exponent" in summ[k]]
-    fig = make_subplots(rows=1, cols=max(len(kinds), 1), horizontal_spacing=0.08,
-                        subplot_titles=[f"{k} rank exponent a, every layer" for k in kinds])
-    for c, kind in enumerate(kinds, start=1):
-        for j, (layer, g) in enumerate(summ[kind].groupby("layer", sort=False)):
-            g = g.sort_values("step")
-            ok = g["exponent"].notna()
-            # markers too: a layer recorded at one step only (activations need a forward
-            # pass, so close() adds none) is a single point, which a line alone never draws
-            fig.add_scatter(x=g["step"][ok] + 1, y=g["exponent"][ok], mode="lines+markers",
-                            name=f"{layer} ({kind})", line={"width": 1.5,
-                                                            "color": _COLORS[j % 10]},
-                            marker={"size": 5}, row=1, col=c)
-        steps1 = summ[kind]["step"].to_numpy() + 1
-        fig.update_xaxes(title_text="step + 1", row=1, col=c,
-                         **log_axis(float(steps1.min()), float(steps1.max())))
-        fig.update_yaxes(title_text="rank exponent a", row=1, col=c)
-    fig.update_layout(height=420, template="plotly_white", margin={"l": 60, "r": 20, "t": 40,
-                                                                   "b": 45},
-                      legend={"font": {"size": 10}}, font={"size": 12})
-    return fig
-
-
 def _table(summ: dict[str, pd.DataFrame], layers: dict[tuple[str, str], dict[str, Any]]) -> str:
     head = ("<tr><th>layer</th><th>kind</th><th>matrix / axes</th><th>first step: verdict</th>"
             "<th>last step</th><th>exponent a [95 % CI]</th><th>outliers</th>"
             "<th>verdict</th></tr>")
     body = []
-    for kind in _KINDS:
+    for kind in KINDS:
         s = summ[kind]
         if s.empty:
             continue
@@ -437,12 +260,14 @@ def write_report(out: str | Path, path: str | Path | None = None, *,
     info = {(w["layer"], "weight"): w for w in table.get("weights", [])}
     info.update({(a["layer"], "activation"): a for a in table.get("activations", [])})
 
-    summ = {k: _summary(df, k) for k in _KINDS}
+    summ = {k: _summary(df, k) for k in KINDS}
     model = (rec.get("config") or {}).get("model", "?")
     coalesced = rec.get("coalesced") or []  # [step, the step whose record replaced it]
+    skipped = gaps(recorded, [int(c[0]) for c in coalesced])
     dropped = (f" and {len(coalesced)} scheduled steps not recorded: coalesced into later "
-               "records while the measurement was slower than training "
-               "(SpectrumTracker(..., policy='block') records every one)" if coalesced else "")
+               "records while the measurement was slower than training (grey bands in the "
+               "figures; SpectrumTracker(..., policy='block') records every one)"
+               if coalesced else "")
     figures = _Figures()
     parts = [f"<h1>specdyn spectral report: {html.escape(folder.name)}</h1>",
              "<p id='specdyn-status'></p>",
@@ -456,10 +281,10 @@ def write_report(out: str | Path, path: str | Path | None = None, *,
              "Tracy-Widom test. Weights: eigenvalues of W^T W / out for the out x in matrix; "
              "activations: of the centred covariance of the module output.</p>",
              "<h2>Exponents over training</h2>",
-             figures.html(_overview(summ)),
+             figures.html(overview(summ, skipped)),
              "<h2>Layers at the last recorded step</h2>", _table(summ, info),
              "<h2>Per layer</h2>"]
-    for kind in _KINDS:
+    for kind in KINDS:
         s = summ[kind]
         if s.empty:
             continue
@@ -469,8 +294,8 @@ def write_report(out: str | Path, path: str | Path | None = None, *,
             meta = info.get((str(layer), kind), {})
             rule = meta.get("rule") or meta.get("axes") or ""
             size = max(int(meta.get("rows", 0) or 0), int(meta.get("cols", 0) or 0)) or None
-            fig, note = _layer_figure(str(layer), kind, g, eig_all[eig_all["layer"] == layer],
-                                      chosen, size)
+            fig, note = layer_figure(str(layer), kind, g, eig_all[eig_all["layer"] == layer],
+                                     chosen, size, skipped)
             parts.append(
                 f"<h3 id='{html.escape(_anchor(str(layer), kind))}'>{html.escape(str(layer))} "
                 f"({kind}) <span class='verdict'>{html.escape(str(last['verdict']))}</span>"
