@@ -171,7 +171,7 @@ def test_the_output_folder_is_replaced_whole(arrays: Path, monkeypatch: pytest.M
                                              capsys: pytest.CaptureFixture[str]) -> None:
     """--out is one transaction: a rerun replaces the folder (no file of the old one stays),
     and a write that fails half-way (here: the figure) leaves the old folder whole."""
-    from specdyn.experiments.real_data import data_study as study_mod
+    from specdyn.study import data_study as study_mod
 
     out = arrays / "out"
     args = ["data", str(arrays / "aligned_x.npy"), str(arrays / "aligned_y.npy"), "--kmax",

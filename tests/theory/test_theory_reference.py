@@ -77,11 +77,11 @@ def test_times_in_any_order() -> None:
 def test_misaligned_data_match_the_gram_engine_flow() -> None:
     """Another integrator (the sim's DOP853 on the full Grams, in the data's teacher basis)
     on patches whose target is the shifted patch (misaligned)."""
-    from specdyn.data import DataTeacher, aligned_setting, decompose, image_patches
+    from specdyn.data import DataTeacher, aligned_setting, decompose_data, image_patches
     from specdyn.sim import train_linear
 
     d = image_patches(patch=5, M=300, shift=1, seed=2)
-    dec = decompose(d.X, d.Y)
+    dec = decompose_data(d.X, d.Y)
     s = aligned_setting(dec, 0.1, 1.0, 2.0 / np.sqrt(dec.mu[0]))
     steps = [0, 1, 3, 10, 30, 100, 300]
     traj = train_linear(s, None, None, 300, dt=1.0, method="flow", checkpoints=steps,

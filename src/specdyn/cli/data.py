@@ -1,6 +1,6 @@
 """``specdyn data X Y``: the theory, the exact reference and (``--train``) networks on a
 user's own arrays; the command-line face of
-:func:`specdyn.experiments.real_data.data_study.study`."""
+:func:`specdyn.study.study`."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _regimes(args: argparse.Namespace) -> dict[str, Any]:
-    from specdyn.experiments.real_data.data_study import REGIMES, Regime
+    from specdyn.study import REGIMES, Regime
 
     if (args.sigma_w is None) != (args.gamma0_ratio is None):
         raise ValueError("--sigma-w and --gamma0-ratio: give both for a custom regime, or "
@@ -139,7 +139,7 @@ def _lines(s: dict[str, Any]) -> list[str]:
 
 def _data(args: argparse.Namespace) -> int:
     from specdyn.data import load_xy
-    from specdyn.experiments.real_data.data_study import study
+    from specdyn.study import study
 
     regimes = _regimes(args)  # every option first: bad input costs no work
     if args.checkpoints < 4:

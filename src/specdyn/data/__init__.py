@@ -3,7 +3,12 @@
 (:mod:`specdyn.data.files`), and their decomposition for the theory
 (:mod:`specdyn.data.empirical`)."""
 
-from specdyn.data.empirical import DataDecomposition, DataTeacher, aligned_setting, decompose
+from specdyn.data.empirical import (
+    DataDecomposition,
+    DataTeacher,
+    aligned_setting,
+    decompose_data,
+)
 from specdyn.data.files import MIN_SAMPLES, check_xy, load_xy
 from specdyn.data.hermite import (
     HermiteTarget,
@@ -25,7 +30,7 @@ __all__ = [
     "RealData",
     "aligned_setting",
     "check_xy",
-    "decompose",
+    "decompose_data",
     "digits",
     "gaussian_expectation",
     "hermite_basis",

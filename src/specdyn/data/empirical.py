@@ -10,14 +10,14 @@ through ``Sigma = X^T X / M``, ``C = X^T Y / M`` and ``Y^T Y / M``
 with orthonormal output directions ``V``, i.e. the rows ``c_k`` mutually orthogonal,
 and then ``theta_k = |c_k| / lambda_k``.
 
-:func:`decompose` first **centres** ``X`` and ``Y`` (subtracts each column's mean; the
+:func:`decompose_data` first **centres** ``X`` and ``Y`` (subtracts each column's mean; the
 means are kept in ``x_mean`` and ``y_mean``). The theory's inputs are second moments,
 and an uncentred column turns its mean into a spurious top mode: ``X`` with a mean
 offset of 3 gave ``lambda_1 = 450`` and a misalignment of 6e-7 instead of 0.042.
 Centring is what a network with biases sees (the bias absorbs the means), and every
 student trained through :class:`DataTeacher` is fed the same centred data.
 
-:func:`decompose` then returns, for any data:
+:func:`decompose_data` then returns, for any data:
 
 - ``lam``: the eigenvalues of ``Sigma`` above ``rtol * lambda_1`` (modes with no
   variance, such as the blank corners of the digits, are dropped) and ``U``;
@@ -57,7 +57,7 @@ from specdyn import _validate as v
 from specdyn.data.teacher import PowerLawTeacher
 from specdyn.settings import AlignedSetting
 
-__all__ = ["DataDecomposition", "DataTeacher", "aligned_setting", "decompose"]
+__all__ = ["DataDecomposition", "DataTeacher", "aligned_setting", "decompose_data"]
 
 #: Modes with variance below this fraction of the largest are dropped (no variance: no mode).
 RANK_RTOL = 1e-9
@@ -212,7 +212,7 @@ def _orthonormal_rows(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.stack(basis, axis=1), diag
 
 
-def decompose(X: Any, Y: Any, rtol: float = RANK_RTOL) -> DataDecomposition:
+def decompose_data(X: Any, Y: Any, rtol: float = RANK_RTOL) -> DataDecomposition:
     """Eigenpairs of ``Sigma``, the target's coefficients, ``mu_k`` and the misalignment.
 
     Parameters
@@ -275,7 +275,7 @@ class DataTeacher(PowerLawTeacher):
     eigenbasis (``Sigma = diag(lambda)``), ``output_second_moment()`` its
     ``Y^T Y / M``; ``sample(M)`` returns the first ``M`` samples (all of them for
     the data set's own ``M``), never new ones; all of the centred data, as
-    :func:`decompose` saw them. So ``train_linear(..., M=None,
+    :func:`decompose_data` saw them. So ``train_linear(..., M=None,
     teacher=...)`` is full-batch GD on the data set, exactly, and
     ``train_two_layer(..., M=dec.M, teacher=...)`` trains on the same samples.
     The teacher bases are ``I`` (inputs, already in the eigenbasis) and ``V``
@@ -304,7 +304,7 @@ class DataTeacher(PowerLawTeacher):
         super().__init__(setting, P=dec.P)
         self.dec = dec
         self.basis_y = dec.V
-        self._x = dec.project(x)  # centred, as decompose saw them
+        self._x = dec.project(x)  # centred, as decompose_data saw them
         self._y = y - dec.y_mean
         self._x.setflags(write=False)
         self.theta = np.asarray(dec.coeffs / dec.lam[:, None])  # least-squares teacher, D x P

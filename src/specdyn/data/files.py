@@ -1,6 +1,6 @@
 """A user's ``(X, Y)`` from files, and the checks every such pair passes before any work.
 
-Read by ``specdyn data`` and :func:`specdyn.experiments.real_data.study`. Files:
+Read by ``specdyn data`` and :func:`specdyn.study.study`. Files:
 
 - ``.npy``: one array; ``.npz``: one array, or with ``Y`` not given the arrays named
   ``X`` and ``Y`` of one archive;

@@ -18,7 +18,7 @@ from ``Gw = sigma_w^2 I``, ``Ga = sigma_a^2 I``, ``Gwa = 0``. This is exact for 
 
 Here it is integrated in float64 numpy in the eigenbasis of ``Sigma``
 (``Sigma = diag(lambda)``, ``C`` given by its rows ``c_k``, the ``coeffs`` of
-:func:`specdyn.data.decompose`). Output directions outside the row space of ``C``
+:func:`specdyn.data.decompose_data`). Output directions outside the row space of ``C``
 never move (``G`` has no component there and ``Ga`` stays ``sigma_a^2`` on them), so
 the outputs are first reduced to that space (rank ``r <= min(D, P)``) by the SVD of
 ``C``: exact, and ``P`` no longer enters the cost, ``O(D^2 r)`` a right-hand side.

@@ -3,7 +3,7 @@
 One call, ``study(X, Y)``, behind ``specdyn data`` and every task of ``real-data``:
 
 1. checks and centres the data (:func:`specdyn.data.check_xy`,
-   :func:`specdyn.data.decompose`);
+   :func:`specdyn.data.decompose_data`);
 2. the data's exponents in mode order with intervals (:func:`specdyn.measure.data_exponents`)
    and three misalignment measures (the output overlap, which orders the aligned theory's
    error on data; the headline ``|c_k|^2``-weighted misalignment; the off-diagonal share
@@ -43,30 +43,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["REGIMES", "DataStudy", "ModelStudy", "Regime", "study"]
+from specdyn.study.regime import REGIMES, Regime
 
+__all__ = ["DataStudy", "ModelStudy", "study"]
 
-@dataclass(frozen=True)
-class Regime:
-    """A setting of the network relative to the data: ``sigma_w``, ``sigma_a`` and
-    ``gamma0 = gamma0_ratio * (sigma_w^2 + sigma_a^2) / theta_1`` (``theta_1 = sqrt(mu_1)``,
-    the strength of the top-variance mode: the paper's ``theta0``)."""
-
-    sigma_w: float
-    gamma0_ratio: float
-    sigma_a: float = 1.0
-
-    def __post_init__(self) -> None:
-        for name in ("sigma_w", "gamma0_ratio", "sigma_a"):
-            x = getattr(self, name)
-            if not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0):
-                raise ValueError(f"{name} must be a finite number > 0, got {x!r}")
-
-
-#: The default regimes: the paper's feature-learning setting (Fig. 2) and a lazy one well
-#: below the Eq. (33) bound (``gamma0 theta0 = 0.05 S``; the paper's own lazy setting,
-#: ``0.5 S``, is only mildly lazy: its exponent departs from alpha by up to 0.37).
-REGIMES: dict[str, Regime] = {"feature-learning": Regime(0.1, 2.0), "lazy": Regime(1.0, 0.05)}
 
 #: Students ``study`` can train, and the theory each is compared with.
 STUDENTS = ("linear", "relu")
@@ -415,7 +395,7 @@ def study(X: Any, Y: Any, *, kmin: int = 2, kmax: int | None = None,
     """
     from specdyn import _validate as v
     from specdyn import provenance, theory
-    from specdyn.data import aligned_setting, check_xy, decompose
+    from specdyn.data import aligned_setting, check_xy, decompose_data
     from specdyn.measure import data_exponents
 
     provenance.git_commit()  # read at the start: the code this study runs (cached)
@@ -434,7 +414,7 @@ def study(X: Any, Y: Any, *, kmin: int = 2, kmax: int | None = None,
     if not regs or not all(isinstance(r, Regime) for r in regs.values()):
         raise ValueError("regimes must map names to Regime(sigma_w, gamma0_ratio, sigma_a)")
     x, y, kept = check_xy(X, Y, drop_constant=drop_constant)
-    dec = decompose(x, y)
+    dec = decompose_data(x, y)
     if kmax is None:
         kmax = max(kmin + 2, dec.D // 4)
     kmax = v.positive_int("kmax", kmax)
