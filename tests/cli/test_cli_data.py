@@ -74,13 +74,16 @@ def test_an_aligned_power_law_teacher_gives_back_alpha_beta_and_the_papers_rho(
     np.testing.assert_allclose(th.value, theory.rho(p, th.k.to_numpy(float), th.t.to_numpy()),
                                rtol=1e-9)
     ref = dyn[dyn.quantity == "rho_reference"].value.to_numpy()
-    np.testing.assert_allclose(ref, th.value.to_numpy(), rtol=1e-4)
+    # the default integrator (ROS34PW2 at rtol 1e-5) is held to 5e-4 in log rho
+    # (theory.reference; measured 1.3e-4 here)
+    np.testing.assert_allclose(ref, th.value.to_numpy(), rtol=5e-4)
     written = {f.name for f in out.iterdir()}
     assert {"data_modes.parquet", "data_fits.parquet", "data_dynamics.parquet",
-            "data_regions.parquet", "data.json", "data.png", "data.pdf"} <= written
+            "data_regions.parquet", "data_learning_times.parquet", "data_cross_modes.parquet",
+            "data.json", "data.png", "data.pdf"} <= written
     rec = json.loads((out / "data.json").read_text())
     assert rec["summary"]["alpha"] == pytest.approx(ALPHA) and rec["status"] == "finished"
-    assert "wrote 7 files" in err  # the file list goes to stderr beside JSON output
+    assert "wrote 9 files" in err  # the file list goes to stderr beside JSON output
 
 
 def test_a_rotated_teacher_shows_the_misalignment_effect(

@@ -2,99 +2,56 @@
 
 One call, ``study(X, Y)``, behind ``specdyn data`` and every task of ``real-data``:
 
-1. checks and centres the data (:func:`specdyn.data.check_xy`,
-   :func:`specdyn.data.decompose_data`);
-2. the data's exponents in mode order with intervals (:func:`specdyn.measure.data_exponents`)
-   and three misalignment measures (the output overlap, which orders the aligned theory's
-   error on data; the headline ``|c_k|^2``-weighted misalignment; the off-diagonal share
-   of ``Theta Theta^T``);
+1. checks the data and accumulates its moments in one pass over blocks of rows (an
+   ``X`` larger than memory works: :func:`specdyn.data.check_shapes`,
+   :func:`specdyn.data.accumulate`, :func:`specdyn.data.check_moments`), then decomposes
+   them (:meth:`specdyn.data.DataDecomposition.from_moments`);
+2. the data's exponents in mode order with 95 % sampling intervals (one more pass:
+   :func:`specdyn.data.log_spectra_covariance`, :func:`specdyn.measure.data_exponents`),
+   the teacher's own spectrum's exponent beside the per-mode ``beta``, and three
+   misalignment measures (the output overlap, which orders the aligned theory's error on
+   data; the headline ``|c_k|^2``-weighted misalignment; the off-diagonal share of
+   ``Theta Theta^T``);
 3. per regime (``sigma_w``, ``gamma0 = ratio * S / theta_1``, ``sigma_a = 1``): the
    aligned theory's ``rho_k(t)`` and regions on the data's own ``lambda_k``, ``mu_k``
    (:func:`specdyn.theory.rho`), the exact reference (:func:`specdyn.theory.exact_reference`:
    the infinite-width flow on the data's own ``Sigma`` and ``C``; the gap between the two
-   is the misalignment effect), and a step ``dt`` that full-batch GD can take;
+   is the misalignment effect), and a step ``dt`` that full-batch GD can take
+   (:mod:`specdyn.study.model_study`);
 4. optionally the two-layer linear network (exact Gram engine, width ``N``) and a ReLU
    network (weight engine, against the effective theory ``gamma0 / c1``) trained on the
    data by full-batch GD at that ``dt`` (:func:`specdyn.sim.train_linear`,
    :func:`specdyn.sim.train_two_layer`).
 
-Times: ``t_end = t_factor * max_{k <= kmax} t_learn(k)`` (the theory's learning time of
-the slowest fitted mode, :func:`specdyn.theory.t_learn`), ``checkpoints`` log-spaced GD
-steps; the theory and the reference are evaluated at exactly the steps' times ``step * dt``.
-
-The step: ``dt = 0.5 / b`` with ``b`` the aligned theory's fastest mode rate
-(:func:`specdyn.theory.mode_rate`, over every mode: ``mu_k`` of data is not monotone),
-divided by the smallest integer ``m`` that brings ``dt`` below ``0.5 /`` the exact
-reference's rate bound (``ReferenceFlow.rate``: the largest eigenvalues of the flow's
-Grams, with the data's ``lambda_1``), so that the checkpoints keep their times; GD is
-stable for ``dt b < 2``. ``dt = 1``, the
-value an earlier version of ``docs/real-data.md`` showed, diverged at step 4 on
-``Y = X A``.
+Reported for each model: both exponents of the representation, the per-mode diagonal's
+and the eigenvalue spectrum's (:mod:`specdyn.study.summary`), the per-mode learning times
+and the rank-``P`` picture (:mod:`specdyn.study.timescales`), the loss curves, and the
+warnings where a number describes nothing.
 """
 
 from __future__ import annotations
 
-import math
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
+from specdyn.study.model_study import REFERENCE_POLICIES, ModelStudy, model_study, trained
 from specdyn.study.regime import REGIMES, Regime
+from specdyn.study.summary import finite, model_summary, warnings
 
-__all__ = ["DataStudy", "ModelStudy", "study"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["DataStudy", "study"]
 
 
 #: Students ``study`` can train, and the theory each is compared with.
 STUDENTS = ("linear", "relu")
-
-
-@dataclass(frozen=True)
-class ModelStudy:
-    """One model (``linear``, or ``relu`` with its effective setting) in one regime.
-
-    Attributes
-    ----------
-    setting
-        The :class:`~specdyn.settings.AlignedSetting` of the theory (for ``relu``:
-        :func:`specdyn.theory.effective_setting`, ``gamma0 / c1``).
-    dt
-        The GD step (the module docstring).
-    steps
-        Checkpoint steps (``0`` first); ``t = steps * dt``.
-    t
-        Checkpoint times.
-    rho_theory
-        ``(n_t, D)``: :func:`specdyn.theory.rho` on the data's ``lambda_k``, ``mu_k``.
-    loss_theory
-        ``(n_t,)``: the aligned theory's loss above the least-squares loss.
-    regions
-        ``(n_t, D)``: :func:`specdyn.theory.region` labels.
-    reference
-        The exact reference at ``t`` (``None`` when not asked for).
-    network
-        The trained network's :class:`~specdyn.sim.Trajectory` (``None`` untrained).
-    """
-
-    setting: Any
-    dt: float
-    steps: np.ndarray = field(repr=False)
-    t: np.ndarray = field(repr=False)
-    rho_theory: np.ndarray = field(repr=False)
-    loss_theory: np.ndarray = field(repr=False)
-    regions: np.ndarray = field(repr=False)
-    reference: Any = field(default=None, repr=False)
-    network: Any = field(default=None, repr=False)
-
-    @property
-    def rho_network(self) -> np.ndarray | None:
-        """``(n_t, D)``: ``lambda_k (U^T G^w U)_kk`` of the trained network (mode order)."""
-        if self.network is None:
-            return None
-        return np.asarray(self.setting.lam_values * self.network.diagonals["eta"])
 
 
 @dataclass(frozen=True)
@@ -107,6 +64,9 @@ class DataStudy:
         The :class:`~specdyn.data.DataDecomposition` of the checked, centred data.
     fits
         :class:`~specdyn.measure.DataExponents` over ``kmin..kmax`` (mode order).
+    teacher_fit
+        The power-law fit of the teacher's own spectrum (eigenvalues of ``Theta
+        Theta^T``, rank order) over ``kmin..kmax``; ``None`` when ``rank(C) < kmax``.
     kmin, kmax
         The window of every exponent.
     kept
@@ -122,6 +82,7 @@ class DataStudy:
 
     dec: Any = field(repr=False)
     fits: Any = field(repr=False)
+    teacher_fit: Any = field(repr=False)
     kmin: int
     kmax: int
     kept: np.ndarray = field(repr=False)
@@ -133,6 +94,8 @@ class DataStudy:
 
     def modes_table(self) -> pd.DataFrame:
         """Per mode: ``k, lam, mu, misalignment, overlap`` (``overlap``: NaN beyond kmax)."""
+        import pandas as pd
+
         d = self.dec
         ov = np.full(d.D, np.nan)
         ov[:self.kmax] = d.mode_overlap(self.kmax)
@@ -140,8 +103,19 @@ class DataStudy:
                              "misalignment": d.misalignment, "overlap": ov})
 
     def fits_table(self) -> pd.DataFrame:
-        """``quantity, value, ci_low, ci_high, kmin, kmax``: alpha, alpha_plus_beta, beta."""
-        return pd.DataFrame(self.fits.rows())
+        """``quantity, value, ci_low, ci_high, kmin, kmax, r2``: ``alpha``,
+        ``alpha_plus_beta``, ``beta`` (per input mode) and ``beta_teacher_spectrum`` (the
+        teacher's own spectrum; no interval)."""
+        import pandas as pd
+
+        rows = self.fits.rows()
+        rows[0]["r2"], rows[1]["r2"] = self.fits.alpha.r2, self.fits.alpha_plus_beta.r2
+        t = self.teacher_fit
+        rows.append({"quantity": "beta_teacher_spectrum",
+                     "value": np.nan if t is None else t.exponent, "ci_low": np.nan,
+                     "ci_high": np.nan, "kmin": self.kmin, "kmax": self.kmax,
+                     "r2": np.nan if t is None else t.r2})
+        return pd.DataFrame(rows)
 
     def dynamics_table(self) -> pd.DataFrame:
         """Tidy rows ``regime, student, step, t, k, quantity, value``; quantities
@@ -150,6 +124,8 @@ class DataStudy:
         decreasing) and, at ``k = 0``, ``loss_theory``, ``loss_reference``, ``loss_sim``
         (the excess over the least-squares loss; for the network its training loss
         minus the least-squares loss)."""
+        import pandas as pd
+
         frames = []
         for name, (_, models) in self.regimes.items():
             for student, m in models.items():
@@ -159,6 +135,8 @@ class DataStudy:
 
     def regions_table(self) -> pd.DataFrame:
         """``regime, student, t, k, region`` (:func:`specdyn.theory.region`)."""
+        import pandas as pd
+
         frames = []
         for name, (_, models) in self.regimes.items():
             for student, m in models.items():
@@ -168,6 +146,30 @@ class DataStudy:
                     "k": np.tile(np.arange(1, D + 1), m.t.size), "region": m.regions.ravel()}))
         return pd.concat(frames, ignore_index=True)
 
+    def learning_times_table(self) -> pd.DataFrame:
+        """``regime, student, k, t_theory, t_reference, t_saxe`` per input mode
+        (:func:`specdyn.study.timescales.learning_times`)."""
+        import pandas as pd
+
+        from specdyn.study.timescales import learning_times
+
+        return pd.concat([pd.DataFrame({"regime": name, "student": student,
+                                        **learning_times(m, self.dec)})
+                          for name, (_, models) in self.regimes.items()
+                          for student, m in models.items()], ignore_index=True)
+
+    def cross_modes_table(self) -> pd.DataFrame:
+        """The rank-``P`` picture per regime and model, one row per singular mode of ``C``
+        (:func:`specdyn.study.timescales.cross_mode_rows`)."""
+        import pandas as pd
+
+        from specdyn.study.timescales import cross_mode_rows
+
+        return pd.concat([pd.DataFrame({"regime": name, "student": student,
+                                        **cross_mode_rows(m, self.dec)})
+                          for name, (_, models) in self.regimes.items()
+                          for student, m in models.items()], ignore_index=True)
+
     # ------------------------------------------------------------------ summary
 
     def exponents(self, values: np.ndarray) -> np.ndarray:
@@ -176,39 +178,48 @@ class DataStudy:
 
         return mode_exponents(values, self.kmin, self.kmax)
 
+    def warnings(self) -> list[str]:
+        """One line for each number that describes nothing here
+        (:func:`specdyn.study.summary.warnings`)."""
+        return warnings(self)
+
     def summary(self) -> dict[str, Any]:
         """The numbers of the study, JSON-ready (no NaN: a missing value is ``None``)."""
-        f = self.fits
-        d = self.dec
+        f, d, t = self.fits, self.dec, self.teacher_fit
+        cm = d.cross_modes()
         out: dict[str, Any] = {
-            "M": d.M, "D": d.D, "P": d.P, "columns_kept": int(self.kept.size),
-            "kmin": self.kmin, "kmax": self.kmax,
+            "M": d.M, "D": d.D, "P": d.P, "rank_C": cm.rank,
+            "columns_kept": int(self.kept.size), "kmin": self.kmin, "kmax": self.kmax,
             "alpha": f.alpha.exponent, "alpha_ci": [f.alpha.ci_low, f.alpha.ci_high],
-            "alpha_plus_beta": f.alpha_plus_beta.exponent,
+            "alpha_r2": f.alpha.r2, "alpha_plus_beta": f.alpha_plus_beta.exponent,
             "alpha_plus_beta_ci": [f.alpha_plus_beta.ci_low, f.alpha_plus_beta.ci_high],
-            "beta": f.beta, "beta_ci": [f.beta_low, f.beta_high], **self.measures,
-            "regimes": {}}
+            "alpha_plus_beta_r2": f.alpha_plus_beta.r2,
+            "beta": f.beta, "beta_ci": [f.beta_low, f.beta_high],
+            "beta_teacher_spectrum": None if t is None else t.exponent,
+            "beta_teacher_spectrum_r2": None if t is None else t.r2,
+            **self.measures, "cross_singular_values": cm.s[:min(cm.rank, 32)],
+            "warnings": self.warnings(), "regimes": {}}
         for name, (reg, models) in self.regimes.items():
             out["regimes"][name] = {"sigma_w": reg.sigma_w, "sigma_a": reg.sigma_a,
                                     "gamma0_ratio": reg.gamma0_ratio,
-                                    **{s: _model_summary(self, m) for s, m in models.items()}}
-        return _finite(out)
+                                    **{s: model_summary(self, m) for s, m in models.items()}}
+        return finite(out)
 
     # ------------------------------------------------------------------ files
 
     def figure(self) -> Any:
-        """The study's figure (:func:`specdyn.plot.real_data.data_figure`)."""
-        from specdyn.plot.real_data import data_figure
+        """The study's figure (:func:`specdyn.plot.data_study.study_figure`)."""
+        from specdyn.plot.data_study import study_figure
 
-        return data_figure(self.modes_table(), self.fits_table(), self.dynamics_table(),
-                           self.kmin, self.kmax)
+        return study_figure(self)
 
     def write(self, out: str | Path, *, figure: bool = True) -> list[Path]:
-        """Write ``data_modes.parquet``, ``data_fits.parquet``, ``data_dynamics.parquet``,
-        ``data_regions.parquet``, ``data.json`` (summary, options, provenance) and
-        ``data.png``/``.pdf`` into the folder ``out`` as one transaction
-        (:func:`specdyn.runs.store.transaction`: a failed or interrupted write leaves the
-        previous folder whole). Returns the files written (paths in ``out``)."""
+        """Write ``data_modes``, ``data_fits``, ``data_dynamics``, ``data_regions``,
+        ``data_learning_times`` and ``data_cross_modes`` (``.parquet``), ``data.json``
+        (summary, options, provenance) and ``data.png``/``.pdf`` into the folder ``out``
+        as one transaction (:func:`specdyn.runs.store.transaction`: a failed or
+        interrupted write leaves the previous folder whole). Returns the files written
+        (paths in ``out``)."""
         from specdyn import io, provenance
         from specdyn.runs import store
 
@@ -218,13 +229,15 @@ class DataStudy:
             tables = {"data_modes.parquet": self.modes_table(),
                       "data_fits.parquet": self.fits_table(),
                       "data_dynamics.parquet": self.dynamics_table(),
-                      "data_regions.parquet": self.regions_table()}
+                      "data_regions.parquet": self.regions_table(),
+                      "data_learning_times.parquet": self.learning_times_table(),
+                      "data_cross_modes.parquet": self.cross_modes_table()}
             for fname, df in tables.items():
                 io.write_table(df, tmp / fname)
                 names.append(fname)
             record = provenance.run_record(self.options, seed=self.options.get("seed"),
                                            extra={"summary": self.summary()})
-            io.write_json(_finite(record), tmp / "data.json")
+            io.write_json(finite(record), tmp / "data.json")
             names.append("data.json")
             if figure:
                 from specdyn.plot import save_figure
@@ -233,25 +246,10 @@ class DataStudy:
         return [dest / n for n in names]
 
 
-def _finite(obj: Any) -> Any:
-    """``obj`` with every NaN or infinite float replaced by ``None`` (never written as a
-    result), numpy scalars as Python numbers."""
-    if isinstance(obj, dict):
-        return {k: _finite(x) for k, x in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite(x) for x in obj]
-    if isinstance(obj, (np.floating, float)):
-        x = float(obj)
-        return x if math.isfinite(x) else None
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.ndarray):
-        return _finite(obj.tolist())
-    return obj
-
-
 def _rows(regime: str, student: str, steps: np.ndarray, t: np.ndarray, q: str,
           values: np.ndarray) -> pd.DataFrame:
+    import pandas as pd
+
     n, D = values.shape
     return pd.DataFrame({"regime": regime, "student": student, "step": np.repeat(steps, D),
                          "t": np.repeat(t, D), "k": np.tile(np.arange(1, D + 1), n),
@@ -260,6 +258,8 @@ def _rows(regime: str, student: str, steps: np.ndarray, t: np.ndarray, q: str,
 
 def _loss_rows(regime: str, student: str, steps: np.ndarray, t: np.ndarray, q: str,
                values: np.ndarray) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame({"regime": regime, "student": student, "step": steps, "t": t, "k": 0,
                          "quantity": q, "value": values})
 
@@ -273,96 +273,33 @@ def _model_rows(regime: str, student: str, m: ModelStudy, dec: Any) -> list[pd.D
         out += [_rows(regime, student, st, t, "rho_reference", m.reference.rho),
                 _rows(regime, student, st, t, "spectrum_reference", m.reference.spectrum),
                 _loss_rows(regime, student, st, t, "loss_reference", m.reference.excess_loss)]
-    rho_net = m.rho_network
-    if m.network is not None and rho_net is not None:
+    rho_net, spec_net = m.rho_network, m.spectrum_network
+    if m.network is not None and rho_net is not None and spec_net is not None:
         net = m.network
         least = 0.5 * float(np.trace(dec.syy) - np.sum(dec.coeffs**2 / dec.lam[:, None]))
         out += [_rows(regime, student, net.steps, net.times, "rho_sim", rho_net),
-                _rows(regime, student, net.steps, net.times, "spectrum_sim",
-                      net.series["preact"][:, :dec.D]),
+                _rows(regime, student, net.steps, net.times, "spectrum_sim", spec_net),
                 _loss_rows(regime, student, net.steps, net.times, "loss_sim",
                            np.asarray(net.loss, dtype=np.float64) - least)]
     return out
 
 
-def _course(a: np.ndarray, t: np.ndarray) -> dict[str, float]:
-    """An exponent's course: its start, peak (and the peak's time) and end (NaN where the
-    exponent could not be fitted)."""
-    ok = np.isfinite(a)
-    i = int(np.argmax(np.where(ok, a, -np.inf))) if ok.any() else 0
-    return {"start": float(a[0]), "peak": float(a[i]) if ok.any() else float("nan"),
-            "t_peak": float(t[i]) if ok.any() else float("nan"), "end": float(a[-1])}
+#: A stage announces itself (``progress``) when it costs more floating-point operations
+#: than this: about a second of one core.
+STAGE_FLOPS = 2e9
 
 
-def _model_summary(st: DataStudy, m: ModelStudy) -> dict[str, Any]:
-    from specdyn import theory
-
-    s = m.setting
-    a_th = st.exponents(m.rho_theory)
-    max_r = float(np.max(theory.region_quantities(s, np.arange(1, s.D + 1), np.inf)["R"]))
-    end = m.regions[-1, :st.kmax]
-    out: dict[str, Any] = {
-        "gamma0": s.gamma0, "dt": m.dt, "steps": int(m.steps[-1]), "t_end": float(m.t[-1]),
-        # Eq. (33): lazy when no mode's learned part ever reaches its initial one
-        "max_R_t_inf": max_r, "regime_eq33": "lazy" if max_r < 1.0 else "feature-learning",
-        "regions_at_end": {str(r): int(np.sum(end == r)) for r in np.unique(end)},
-        "exponent_theory": _course(a_th, m.t)}
-    if m.reference is not None:
-        a_ref = st.exponents(m.reference.rho)
-        gap = np.abs(np.log(m.reference.rho / m.rho_theory))
-        out["exponent_reference"] = _course(a_ref, m.t)
-        # the misalignment effect: max over t of the median over modes 1..kmax
-        out["misalignment_effect"] = float(np.max(np.median(gap[:, :st.kmax], axis=1)))
-        out["reference_nfev"] = m.reference.nfev
-    if m.network is not None:
-        rho = m.rho_network
-        assert rho is not None
-        a_net = st.exponents(rho)
-        out["exponent_network"] = _course(a_net, m.network.times)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out["network_vs_theory"] = float(np.max(np.median(
-                np.abs(np.log(rho / m.rho_theory))[:, :st.kmax], axis=1)))
-            if m.reference is not None:
-                out["network_vs_reference"] = float(np.max(np.median(
-                    np.abs(np.log(rho / m.reference.rho))[:, :st.kmax], axis=1)))
-        out["network_wall_s"] = float(m.network.meta.get("wall_time_s", float("nan")))
-    return out
-
-
-def _grid(s: Any, kmax: int, t_factor: float, checkpoints: int, b: float
-          ) -> tuple[float, np.ndarray, np.ndarray]:
-    """``(dt, steps, t)``: ``dt = 0.5 / b``, enough steps to reach ``t_end``."""
-    from specdyn import theory
-    from specdyn.schedule import Schedule
-
-    t_end = t_factor * float(np.max(theory.t_learn(s, np.arange(1, kmax + 1))))
-    dt = 0.5 / b
-    total = max(int(np.ceil(t_end / dt)), checkpoints)
-    steps = Schedule.log(checkpoints).resolve(total)
-    return dt, steps, steps * dt
-
-
-def _model(dec: Any, s: Any, coeffs: np.ndarray | None, kmax: int, t_factor: float,
-           checkpoints: int) -> ModelStudy:
-    """Theory, reference and the step of one setting (no training)."""
-    from specdyn import theory
-
-    k = np.arange(1, dec.D + 1)
-    b = float(np.max(theory.mode_rate(s, k)))
-    dt, steps, t = _grid(s, kmax, t_factor, checkpoints, b)
-    ref = None if coeffs is None else theory.exact_reference(s, coeffs, t)
-    if ref is not None:  # a faster rate on the data: a step m times smaller, the same times
-        m = max(1, math.ceil(float(np.max(ref.rate)) / b - 1e-9))
-        dt, steps = dt / m, steps * m
-    rho = theory.rho(s, k, t[:, None])
-    return ModelStudy(setting=s, dt=dt, steps=steps, t=t, rho_theory=rho,
-                      loss_theory=theory.loss(s, t), regions=np.asarray(
-                          theory.region(s, k[None, :], t[:, None])), reference=ref)
+def _stage(text: str, flops: float, enabled: bool) -> None:
+    """One line on stderr as a stage begins that may take more than a few seconds
+    (``progress``, and ``flops`` above :data:`STAGE_FLOPS`): a log then shows where a
+    long run is, and on a terminal the stage's bar follows. Quick stages say nothing."""
+    if enabled and flops > STAGE_FLOPS:
+        print(f"specdyn data: {text}", file=sys.stderr, flush=True)
 
 
 def study(X: Any, Y: Any, *, kmin: int = 2, kmax: int | None = None,
           regimes: Mapping[str, Regime] | None = None, checkpoints: int = 24,
-          t_factor: float = 3.0, reference: bool = True, train: Sequence[str] = (),
+          t_factor: float = 3.0, reference: bool | str = True, train: Sequence[str] = (),
           N: int = 1024, relu_N: int = 128, seed: int = 0, drop_constant: bool = False,
           progress: bool = False) -> DataStudy:
     """The theory beside a network on the data ``(X, Y)`` (the module docstring).
@@ -371,7 +308,9 @@ def study(X: Any, Y: Any, *, kmin: int = 2, kmax: int | None = None,
     ----------
     X, Y
         ``M x D`` inputs, ``M x P`` targets (a 1-D ``Y`` is refused: pass
-        ``Y[:, None]``); checked by :func:`specdyn.data.check_xy` and centred.
+        ``Y[:, None]``), any real arrays (a memory map is read in blocks of rows, never
+        whole); checked (:func:`specdyn.data.check_shapes`,
+        :func:`specdyn.data.check_moments`) and centred.
     kmin, kmax
         The window of modes of every exponent (default ``kmax``: a quarter of the
         kept modes, at least ``kmin + 2``).
@@ -382,7 +321,9 @@ def study(X: Any, Y: Any, *, kmin: int = 2, kmax: int | None = None,
     t_factor
         ``t_end`` in units of the slowest fitted mode's learning time, ``>= 1``.
     reference
-        Compute the exact reference (the infinite-width flow on the data).
+        The exact reference: ``True`` or ``"always"``, ``False`` or ``"never"``, or
+        ``"auto"`` (``specdyn data``'s default: not integrated where the aligned theory
+        is lazy and no network is trained, :mod:`specdyn.study.model_study`).
     train
         Students to train: any of ``"linear"`` (width ``N``) and ``"relu"`` (width
         ``relu_N``).
@@ -391,11 +332,18 @@ def study(X: Any, Y: Any, *, kmin: int = 2, kmax: int | None = None,
     drop_constant
         Drop constant columns of ``X`` instead of refusing them.
     progress
-        Progress bars for the training runs.
+        A line on stderr as each stage begins, and bars on a terminal.
     """
     from specdyn import _validate as v
     from specdyn import provenance, theory
-    from specdyn.data import aligned_setting, check_xy, decompose_data
+    from specdyn.data import (
+        DataDecomposition,
+        accumulate,
+        aligned_setting,
+        check_moments,
+        check_shapes,
+        log_spectra_covariance,
+    )
     from specdyn.measure import data_exponents
 
     provenance.git_commit()  # read at the start: the code this study runs (cached)
@@ -407,68 +355,76 @@ def study(X: Any, Y: Any, *, kmin: int = 2, kmax: int | None = None,
     N = v.positive_int("N", N)
     relu_N = v.positive_int("relu_N", relu_N)
     seed = v.positive_int("seed", seed, minimum=0)
+    policy = v.choice("reference", "always" if reference is True else
+                      "never" if reference is False else reference, REFERENCE_POLICIES)
     train = tuple(train)
     for s_name in train:
         v.choice("train", s_name, STUDENTS)
     regs = dict(REGIMES if regimes is None else regimes)
     if not regs or not all(isinstance(r, Regime) for r in regs.values()):
         raise ValueError("regimes must map names to Regime(sigma_w, gamma0_ratio, sigma_a)")
-    x, y, kept = check_xy(X, Y, drop_constant=drop_constant)
-    dec = decompose_data(x, y)
+    x, y = check_shapes(X, Y)
+    M, D_raw, P = x.shape[0], x.shape[1], y.shape[1]
+    _stage(f"reading X ({M} x {D_raw}, {x.dtype}) and Y ({P} outputs) in blocks: means and "
+           "covariances", 2.0 * M * D_raw * (D_raw + P), progress)
+    mom = accumulate(x, y, progress=progress)
+    kept = check_moments(mom, drop_constant=drop_constant)
+    dec = DataDecomposition.from_moments(mom if kept.size == x.shape[1] else mom.select(kept))
     if kmax is None:
         kmax = max(kmin + 2, dec.D // 4)
     kmax = v.positive_int("kmax", kmax)
     if not kmin + 2 <= kmax <= dec.D:
         raise ValueError(f"kmax must be in [{kmin + 2}, {dec.D}] (kmin + 2 .. the data's "
                          f"{dec.D} modes with variance), got {kmax}")
-    fits = data_exponents(dec.lam, dec.mu, kmin, kmax, seed=seed)
+    _stage("the exponents' sampling intervals (a second pass over the rows)",
+           2.0 * M * kmax * (2 * D_raw + P), progress)
+    cov = log_spectra_covariance(x, y, dec, kmax, progress=progress,
+                                 columns=None if kept.size == x.shape[1] else kept)
+    fits = data_exponents(dec.lam, dec.mu, kmin, kmax, seed=seed, cov=cov)
     measures = {"output_overlap": dec.output_overlap(kmax),
                 "total_misalignment": dec.total_misalignment,
                 "offdiagonal_share": dec.offdiagonal_share()}
-    out: dict[str, tuple[Regime, dict[str, ModelStudy]]] = {}
     theta1 = float(np.sqrt(dec.mu[0]))
     if not dec.mu[0] > 1e-12 * float(np.max(dec.mu[:kmax])):  # roundoff, not a target
         raise ValueError(f"Y: the target has no component along the top input mode (mu_1 = "
                          f"{dec.mu[0]:.3g}, against {float(np.max(dec.mu[:kmax])):.3g} at "
                          "the largest), so gamma0 = ratio * S / theta_1 is undefined")
+    out: dict[str, tuple[Regime, dict[str, ModelStudy]]] = {}
+    xy = None
     for name, reg in regs.items():
         S = reg.sigma_w**2 + reg.sigma_a**2
         s = aligned_setting(dec, reg.sigma_w, reg.sigma_a, reg.gamma0_ratio * S / theta1)
         models: dict[str, ModelStudy] = {}
         for student in ("linear", *(["relu"] if "relu" in train else [])):
             th_s = s if student == "linear" else theory.effective_setting(s, "relu")
-            m = _model(dec, th_s, dec.coeffs if reference else None, kmax, t_factor,
-                       checkpoints)
+            text = f"{name}: the exact reference ({student}, D = {dec.D}, rank {dec.rank})"
+            flops = 4e3 * dec.D**2 * dec.rank  # about 500 right-hand sides of 8 D^2 r
+            m = model_study(th_s, dec.coeffs, kmax, t_factor, checkpoints,
+                            reference=policy, training=student in train, progress=progress,
+                            announce=partial(_stage, text, flops, progress))
             if student in train:
-                m = _trained(m, s, dec, x, y, student, N if student == "linear" else relu_N,
-                             seed, progress)
+                _stage(f"{name}: training the {student} network", np.inf, progress)
+                if xy is None:  # the networks need the samples in memory
+                    xy = (np.asarray(x, dtype=np.float64)[:, kept],
+                          np.asarray(y, dtype=np.float64))
+                m = trained(m, s, dec, xy[0], xy[1], student,
+                            N if student == "linear" else relu_N, seed, progress)
             models[student] = m
         out[name] = (reg, models)
     options = {"kmin": kmin, "kmax": kmax, "checkpoints": checkpoints, "t_factor": t_factor,
-               "reference": bool(reference), "train": list(train), "N": N, "relu_N": relu_N,
+               "reference": policy, "train": list(train), "N": N, "relu_N": relu_N,
                "seed": seed, "drop_constant": bool(drop_constant),
                "regimes": {n: vars(r) for n, r in regs.items()}}
-    return DataStudy(dec=dec, fits=fits, kmin=kmin, kmax=kmax, kept=kept, measures=measures,
-                     regimes=out, options=options)
+    return DataStudy(dec=dec, fits=fits, teacher_fit=_teacher_fit(dec, kmin, kmax), kmin=kmin,
+                     kmax=kmax, kept=kept, measures=measures, regimes=out, options=options)
 
 
-def _trained(m: ModelStudy, s: Any, dec: Any, x: np.ndarray, y: np.ndarray, student: str,
-             width: int, seed: int, progress: bool) -> ModelStudy:
-    """``m`` with its network trained by full-batch GD at ``m.dt`` to ``m.steps[-1]``."""
-    from specdyn.data import DataTeacher
-    from specdyn.schedule import Schedule
-    from specdyn.sim import train_linear, train_two_layer
+def _teacher_fit(dec: Any, kmin: int, kmax: int) -> Any:
+    """The power-law fit of the teacher's own spectrum over ranks ``kmin..kmax`` (``None``
+    when it has fewer than ``kmax`` nonzero eigenvalues)."""
+    from specdyn.measure import fit_power_law
 
-    teacher = DataTeacher(s, dec, x, y)
-    ck = Schedule.at(m.steps)
-    total = int(m.steps[-1])
-    if student == "linear":
-        traj = train_linear(s, width, None, total, dt=m.dt, teacher=teacher, checkpoints=ck,
-                            seed=seed, progress=progress)
-    else:
-        traj = train_two_layer(s, "relu", N=width, M=dec.M, steps=total, dt=m.dt,
-                               teacher=teacher, checkpoints=ck, record=("preact",), seed=seed,
-                               progress=progress)
-    return ModelStudy(setting=m.setting, dt=m.dt, steps=m.steps, t=m.t,
-                      rho_theory=m.rho_theory, loss_theory=m.loss_theory, regions=m.regions,
-                      reference=m.reference, network=traj)
+    spec = dec.teacher_spectrum()
+    if spec.size < kmax or not np.all(spec[kmin - 1:kmax] > 0):
+        return None
+    return fit_power_law(spec, kmin, kmax, n_boot=0)
