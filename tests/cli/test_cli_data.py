@@ -161,6 +161,81 @@ def test_bad_input_is_one_line_and_exit_2(argv: list[str], says: str, tmp_path: 
     assert says in err and "Traceback" not in err, err
 
 
+def _foreign_files(tmp: Path) -> None:
+    X, Y = _power_law_data(False)
+    np.save(tmp / "x.npy", X)
+    np.save(tmp / "y.npy", Y)
+    np.save(tmp / "xc.npy", X.astype(np.complex128))
+    np.save(tmp / "ys.npy", Y.astype(str))
+    (tmp / "xt.npy").write_text("1,2,3\n4,5,6\n")
+    np.savez(tmp / "xyc.npz", X=X + 0j, Y=Y)
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["xc.npy", "y.npy"], "X: '{d}/xc.npy' holds complex numbers (complex128)"),
+    (["x.npy", "ys.npy"], "Y: '{d}/ys.npy' holds text (<U"),
+    (["xt.npy", "y.npy"], "X: '{d}/xt.npy' is not a .npy file (it starts with text"),
+    (["xyc.npz"], "X: '{d}/xyc.npz' holds complex numbers"),
+])
+def test_complex_text_and_foreign_files_are_one_line_naming_the_file(
+        argv: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _foreign_files(tmp_path)
+    code = main(["data", *(str(tmp_path / a) for a in argv)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert says.format(d=tmp_path) in err, err
+
+
+def test_digits_print_both_spectra_the_warnings_and_the_rank_picture(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from specdyn.data import digits
+
+    d = digits()
+    np.save(tmp_path / "x.npy", d.X)
+    np.save(tmp_path / "y.npy", d.Y)
+    code, text, err = _run(["data", str(tmp_path / "x.npy"), str(tmp_path / "y.npy"),
+                            "--drop-constant", "--kmax", "15", "--regime", "feature-learning"],
+                           capsys)
+    assert code == 0, err
+    flat = " ".join(text.split())  # the lines are wrapped at 100 columns
+    assert "exponent of the per-mode diagonal lambda_k (U^T G^w U)_kk" in flat
+    assert "exponent of the eigenvalue spectrum of Sigma^1/2 G^w Sigma^1/2" in flat
+    assert "warning: P = 10 outputs < D = 61 modes" in flat
+    assert "warning: the fit window (modes 2..15) exceeds rank(C) = 9" in flat
+    assert "rank-9 picture: the SVD of the input-output covariance C" in flat
+    assert "eigenvalue 9 / eigenvalue 10 of the representation at t_end" in flat
+    assert "learning times (90 % of gamma0 theta_k)" in flat
+    assert "loss above least squares (theory / reference)" in flat
+    assert all(len(line) <= 100 for line in text.splitlines())
+
+
+def test_a_rotated_teacher_prints_both_betas(arrays: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    code, text, err = _run(["data", str(arrays / "rotated_x.npy"), str(arrays / "rotated_y.npy"),
+                            "--kmax", "12", "--regime", "feature-learning"], capsys)
+    assert code == 0, err
+    flat = " ".join(text.split())
+    assert "beta per input mode" in flat and "beta of the teacher's own spectrum" in flat
+    code, text, _ = _run(["data", str(arrays / "rotated_x.npy"), str(arrays / "rotated_y.npy"),
+                          "--kmax", "12", "--regime", "feature-learning", "--format", "json"],
+                         capsys)
+    s = json.loads(text)
+    assert s["beta_teacher_spectrum"] == pytest.approx(BETA, abs=1e-8)  # planted
+    assert abs(s["beta"] - BETA) > 0.4  # along the input modes: nearly flat (0.05)
+
+
+def test_the_lazy_reference_is_skipped_by_default_and_integrated_on_request(
+        arrays: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["data", str(arrays / "aligned_x.npy"), str(arrays / "aligned_y.npy"), "--kmax", "8",
+            "--regime", "lazy", "--format", "json"]
+    lazy = json.loads(_run(args, capsys)[1])["regimes"]["lazy"]["linear"]
+    assert "reference_skipped" in lazy and "exponent_reference" not in lazy
+    full = json.loads(_run([*args, "--reference", "always"], capsys)[1])["regimes"]["lazy"]
+    assert "exponent_reference" in full["linear"]
+    assert full["linear"]["misalignment_effect"] < lazy["max_R_t_inf"]
+
+
 def test_constant_columns_can_be_dropped(tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     _bad_files(tmp_path)
@@ -203,3 +278,28 @@ def test_help_names_every_file_kind_the_reader_takes(capsys: pytest.CaptureFixtu
         main(["data", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert all(sfx in text for sfx in SUFFIXES)
+
+
+def test_a_file_read_in_blocks_gives_the_same_numbers_and_says_where_it_is(
+        arrays: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Blocks of 37 rows (a memory-mapped .npy, read as a file larger than memory is): the
+    summary of one pass over the whole; every stage announces itself on stderr when it
+    may take more than a few seconds (here: all of them, the threshold set to 0)."""
+    from specdyn.data import moments
+    from specdyn.study import data_study
+
+    args = ["data", str(arrays / "rotated_x.npy"), str(arrays / "rotated_y.npy"), "--kmax", "8",
+            "--regime", "feature-learning", "--format", "json"]
+    whole = json.loads(_run(args, capsys)[1])
+    monkeypatch.setattr(moments, "BLOCK_BYTES", 8 * 37 * (2 * D))
+    monkeypatch.setattr(data_study, "STAGE_FLOPS", 0.0)
+    code, text, err = _run(args, capsys)
+    assert code == 0, err
+    blocks = json.loads(text)
+    for key in ("alpha", "alpha_plus_beta", "beta", "output_overlap", "beta_teacher_spectrum"):
+        assert blocks[key] == pytest.approx(whole[key], rel=1e-9, abs=1e-12)
+    assert blocks["alpha_ci"] == pytest.approx(whole["alpha_ci"], rel=1e-9)
+    stages = [line for line in err.splitlines() if line.startswith("specdyn data: ")]
+    assert [s.split(":")[1].split()[0] for s in stages] == ["reading", "the",
+                                                             "feature-learning"]

@@ -170,7 +170,7 @@ def _lines(s: dict[str, Any], st: Any) -> list[str]:
            f"  alpha = {_num(s['alpha'], '.3f')} {ci('alpha_ci')} (R^2 "
            f"{_num(s['alpha_r2'], '.2f')}), alpha + beta = {_num(s['alpha_plus_beta'], '.3f')} "
            f"{ci('alpha_plus_beta_ci')} (R^2 {_num(s['alpha_plus_beta_r2'], '.2f')})",
-           f"  beta per input mode (mu_k = |c_k|^2 / lambda_k^2, drives the representation) = "
+           f"  beta per input mode (of mu_k = |c_k|^2/lambda_k^2; drives the representation) = "
            f"{_num(s['beta'], '.3f')} {ci('beta_ci')}",
            "  beta of the teacher's own spectrum (eigenvalues of Theta Theta^T, by rank) = "
            + (_num(tb, ".3f") if tb is not None else
@@ -229,17 +229,22 @@ def _times_line(lt: dict[str, Any]) -> str:
 
 
 def _wrapped(lines: list[str], width: int = 100) -> str:
-    """The lines, each wrapped at ``width`` with its own indent (plus two) carried on."""
+    """The lines, each wrapped at ``width`` with its own indent (plus two) carried on; an
+    interval ``[a, b]``, ``t = x`` and ``a / b`` are never split."""
+    import re
     import textwrap
 
+    keep = "\u00a0"  # a space textwrap does not break at
     out = []
     for line in lines:
-        if len(line) <= width or line.lstrip().startswith(("r ", "1 ")):
+        if len(line) <= width:
             out.append(line)
             continue
         lead = " " * (len(line) - len(line.lstrip()))
-        out.append(textwrap.fill(line.strip(), width, initial_indent=lead,
-                                 subsequent_indent=lead + "  "))
+        text = re.sub(r"\[[^\]]*\]", lambda m: m.group(0).replace(" ", keep), line.strip())
+        text = text.replace("t = ", f"t{keep}={keep}").replace(" / ", f"{keep}/{keep}")
+        out.append(textwrap.fill(text, width, initial_indent=lead,
+                                 subsequent_indent=lead + "  ").replace(keep, " "))
     return "\n".join(out)
 
 

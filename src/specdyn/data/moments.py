@@ -166,14 +166,15 @@ def accumulate(X: Any, Y: Any, *, progress: bool = False) -> DataMoments:
     assert shift_x is not None and shift_y is not None
     # one block was centred on its own mean: what is left of it is rounding
     dx, dy = (sum_x / M, sum_y / M) if blocks > 1 else (np.zeros(D), np.zeros(P))
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):  # non-finite: refused by the caller
         sig = sxx / M - np.outer(dx, dx)
+        sxy_c, syy_c = sxy / M - np.outer(dx, dy), syy / M - np.outer(dy, dy)
+        x_mean, y_mean = shift_x + dx, shift_y + dy
     nonfinite = None
     for c in (cols_x, cols_y):
         if c.bad and nonfinite is None and c.first is not None:
             nonfinite = (c.name, c.bad, c.first[0], c.first[1])
-    return DataMoments(M=M, x_mean=shift_x + dx, y_mean=shift_y + dy,
-                       sxx=0.5 * (sig + sig.T), sxy=sxy / M - np.outer(dx, dy),
-                       syy=syy / M - np.outer(dy, dy), x_spread=cols_x.hi - cols_x.lo,
+    return DataMoments(M=M, x_mean=x_mean, y_mean=y_mean, sxx=0.5 * (sig + sig.T), sxy=sxy_c,
+                       syy=0.5 * (syy_c + syy_c.T), x_spread=cols_x.hi - cols_x.lo,
                        y_spread=cols_y.hi - cols_y.lo, x_scale=cols_x.scale,
                        y_scale=cols_y.scale, nonfinite=nonfinite)

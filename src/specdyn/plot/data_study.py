@@ -104,9 +104,9 @@ def _exponent_panel(ax: Any, st: Any) -> None:
         spec = src.spectrum if src is not None else m.rho_theory
         x = _t_axis(m.t)
         ax.semilogx(x, mode_exponents(rho, lo, hi), "-", color=c, lw=1.1,
-                    label=f"{name}: per-mode diagonal")
+                    label=f"{name}: diagonal")
         ax.semilogx(x, rank_exponent(spec, lo, hi), "--", color=c, lw=1.1,
-                    label=f"{name}: eigenvalue spectrum")
+                    label=f"{name}: spectrum")
         if m.network is not None:
             xn = _t_axis(m.network.times)
             ax.semilogx(xn, mode_exponents(m.rho_network, lo, hi), "o", color=c, ms=3,
@@ -115,7 +115,8 @@ def _exponent_panel(ax: Any, st: Any) -> None:
     ax.set_xlabel(r"$t / t_{end}$")
     ax.set_ylabel(f"exponent over {lo}..{hi}")
     ax.set_title("exponent over time (reference where integrated)", fontsize=8)
-    ax.legend(fontsize=6)
+    # between the peak and the end, away from both curves' starts
+    ax.legend(fontsize=6, loc="center right", bbox_to_anchor=(1.0, 0.42))
 
 
 def _loss_panel(ax: Any, st: Any) -> None:

@@ -93,6 +93,7 @@ def model_summary(st: Any, m: Any) -> dict[str, Any]:
         # the misalignment effect: max over t of the median over modes 1..kmax
         out["misalignment_effect"] = _gap(ref.rho, m.rho_theory, hi)
         out["reference_nfev"] = ref.nfev
+        out["reference_method"] = f"{ref.method} (rtol {ref.rtol:g})"
         out["loss"]["reference"] = ref.excess_loss
         tr = times["t_reference"][:hi]
         ok = np.isfinite(tr) & np.isfinite(times["t_theory"][:hi])

@@ -57,9 +57,15 @@ from specdyn.theory.rosenbrock import ros34pw2
 
 __all__ = ["ReferenceFlow", "exact_reference"]
 
-#: Integrators accepted: the Rosenbrock-W method (default) and two explicit pairs of
-#: :func:`scipy.integrate.solve_ivp` (see the module docstring).
-METHODS = ("ROS34PW2", "RK23", "RK45")
+#: Integrators accepted: ``"auto"`` (by the flow's stiffness), the Rosenbrock-W method and
+#: two explicit pairs of :func:`scipy.integrate.solve_ivp` (see the module docstring).
+METHODS = ("auto", "ROS34PW2", "RK23", "RK45")
+#: ``"auto"`` takes ROS34PW2 when ``b t_end`` exceeds this (``b``: the flow's fastest rate
+#: at the start or at the aligned fixed point); below it ``RK23``'s stability limit costs
+#: less than ROS34PW2's four stages a step.
+STIFF = 1000.0
+#: The default ``rtol`` of each method: held to 5e-4 (ROS34PW2) and 1e-4 (RK23) in log rho.
+RTOL = {"ROS34PW2": 1e-5, "RK23": 1e-7, "RK45": 1e-9}
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,8 @@ class ReferenceFlow:
         ``r``, the rank of ``C`` the flow was integrated in.
     nfev
         Right-hand-side evaluations of the integrator.
+    method, rtol
+        The integrator that ran (``"auto"`` resolved) and its relative tolerance.
     """
 
     t: np.ndarray = field(repr=False)
@@ -103,6 +111,8 @@ class ReferenceFlow:
     rate: np.ndarray = field(repr=False)
     rank: int
     nfev: int
+    method: str = ""
+    rtol: float = float("nan")
 
 
 def _coefficients(s: AlignedSetting, coeffs: ArrayLike) -> np.ndarray:
@@ -144,6 +154,42 @@ def _reduced(c: np.ndarray) -> np.ndarray:
     w, u = _symmetric_eig(c.T @ c)
     r = int(np.sum(w > 1e-24 * w[0])) if w.size and w[0] > 0 else 0
     return c @ u[:, :r]
+
+
+def _fastest_rate(s: AlignedSetting) -> float:
+    """The flow's fastest relaxation rate, at the start (``lambda_1 S / gamma0^2``) or at the
+    aligned fixed point (:func:`specdyn.theory.mode_rate`), whichever is larger."""
+    from specdyn.theory.linear import mode_rate
+
+    k = np.arange(1, s.D + 1)
+    return max(float(np.max(mode_rate(s, k))),
+               float(np.max(s.lam_values)) * s.S / s.gamma0**2)
+
+
+def _rosenbrock(rhs: Callable[[float, np.ndarray], np.ndarray], y0: np.ndarray,
+                t: np.ndarray, lam: np.ndarray, inv_g: float, D: int, r: int, rtol: float,
+                atol: float, sw2: float, sa2: float,
+                passed: Callable[[int], None]) -> tuple[np.ndarray, int]:
+    """The Gram flow by ROS34PW2 (:mod:`specdyn.theory.rosenbrock`): ``(states, nfev)``.
+
+    ``J~`` is the relaxation of ``G^wa`` alone, ``-lambda_k ((G^w)_kk + (G^a)_jj) /
+    gamma0^2``; the error is also held on the diagonal of ``G^w`` (``rho_k``), and
+    ``atol`` is per block: an unlearned mode keeps ``G^w_kk = sigma_w^2``, so ``rho_k``
+    of the tail is only as good as ``atol`` against ``sigma_w^2`` (with the largest Gram
+    scale for every block, the digits' tail eigenvalues were off by 1e-2).
+    """
+    nw, na = D * D, r * r
+
+    def relax(y: np.ndarray) -> np.ndarray:
+        gw, ga = y[:nw].reshape(D, D), y[nw:nw + na].reshape(r, r)
+        return (-(inv_g * inv_g) * lam[:, None]
+                * (np.diagonal(gw)[:, None] + np.diagonal(ga)[None, :])).ravel()
+
+    tol = np.concatenate([np.full(nw, 1e-3 * rtol * sw2), np.full(na, 1e-3 * rtol * sa2),
+                          np.full(D * r, atol)])
+    w = ros34pw2(lambda y: rhs(0.0, y), y0, t, relax, rtol=rtol, atol=tol,
+                 stiff=slice(nw + na, None), focus=np.arange(D) * (D + 1), passed=passed)
+    return w.y, w.nfev
 
 
 def gram_flow_rhs(sigma: Any, c: np.ndarray,
@@ -197,7 +243,7 @@ def gram_flow_rhs(sigma: Any, c: np.ndarray,
 
 
 def exact_reference(s: AlignedSetting, coeffs: ArrayLike, t: ArrayLike, *,
-                    rtol: float = 1e-5, method: str = "ROS34PW2",
+                    rtol: float | None = None, method: str = "auto",
                     progress: bool = False) -> ReferenceFlow:
     """The infinite-width two-layer linear network trained by gradient flow on the data.
 
@@ -215,12 +261,14 @@ def exact_reference(s: AlignedSetting, coeffs: ArrayLike, t: ArrayLike, *,
         Times, finite and ``>= 0``, any order (1-D).
     rtol
         Relative tolerance of the integrator, in ``(0, 0.01]`` (``atol`` is
-        ``1e-3 rtol`` of the Grams' scale).
+        ``1e-3 rtol`` of the Grams' scale); default :data:`RTOL` of the method.
     method
-        ``"ROS34PW2"`` (default: the Rosenbrock-W method), or the explicit Runge-Kutta
-        pairs ``"RK23"`` and ``"RK45"`` (``RK45`` at ``rtol = 1e-9``: the oracle).
+        ``"auto"`` (default: ``"ROS34PW2"`` where the flow is stiff, ``b t_end >``
+        :data:`STIFF`, else ``"RK23"``), ``"ROS34PW2"`` (the Rosenbrock-W method), or the
+        explicit Runge-Kutta pairs ``"RK23"`` and ``"RK45"`` (``RK45`` at ``rtol = 1e-9``:
+        the oracle).
     progress
-        A bar over the requested times on a terminal (``ROS34PW2`` only).
+        A bar over the requested times on a terminal.
 
     Returns
     -------
@@ -230,8 +278,10 @@ def exact_reference(s: AlignedSetting, coeffs: ArrayLike, t: ArrayLike, *,
     tt = v.real_array("t", t, lo=0.0)
     if tt.ndim != 1 or tt.size == 0:
         raise ValueError(f"t must be a non-empty 1-D array of times, got shape {tt.shape}")
-    rtol = v.in_range("rtol", rtol, 0.0, 0.01, lo_open=True)
     method = v.choice("method", method, METHODS)
+    if method == "auto":
+        method = "ROS34PW2" if float(tt.max()) * _fastest_rate(s) > STIFF else "RK23"
+    rtol = v.in_range("rtol", RTOL[method] if rtol is None else rtol, 0.0, 0.01, lo_open=True)
     lam = s.lam_values
     D = lam.size
     c = _reduced(c_full)
@@ -254,28 +304,30 @@ def exact_reference(s: AlignedSetting, coeffs: ArrayLike, t: ArrayLike, *,
         # the Grams' scale: sigma^2 at the start, gamma0 theta at the fixed point
         scale = max(sw2, sa2, s.gamma0 * float(np.sqrt(np.max(s.mu_values))))
         atol = 1e-3 * rtol * scale
-        if method == "ROS34PW2":
-            def relax(y: np.ndarray) -> np.ndarray:  # J~ on G^wa: its own relaxation rates
-                gw, ga, _ = unpack(y)
-                return (-(inv_g * inv_g) * lam[:, None]
-                        * (np.diagonal(gw)[:, None] + np.diagonal(ga)[None, :])).ravel()
+        bar = Counter(int(later.sum()), "exact reference", enabled=progress)
+        t_later = ts[later]
+        passed = [0]
 
-            bar = Counter(int(later.sum()), "exact reference", enabled=progress)
-            try:
-                w = ros34pw2(lambda y: rhs(0.0, y), y0, ts[later], relax, rtol=rtol,
-                             atol=atol, stiff=slice(nw + na, None), passed=bar.update,
-                             focus=np.arange(D) * (D + 1))  # the diagonal of G^w: rho_k
-            finally:
-                bar.close()
-            states[later] = w.y
-            nfev = w.nfev
-        else:
-            sol = solve_ivp(rhs, (0.0, float(ts[-1])), y0, method=method, t_eval=ts[later],
-                            rtol=rtol, atol=atol)
-            if not sol.success:  # pragma: no cover - an explicit method on a smooth flow
-                raise RuntimeError(f"exact_reference: the integration failed: {sol.message}")
-            states[later] = sol.y.T
-            nfev = int(sol.nfev)
+        def flow(t_now: float, y: np.ndarray) -> np.ndarray:  # the rhs, moving the bar
+            while passed[0] < t_later.size and t_later[passed[0]] <= t_now:
+                passed[0] += 1
+                bar.update()
+            return rhs(t_now, y)
+
+        try:
+            if method == "ROS34PW2":
+                states[later], nfev = _rosenbrock(rhs, y0, t_later, lam, inv_g, D, r, rtol,
+                                                  atol, sw2, sa2, bar.update)
+            else:
+                sol = solve_ivp(flow, (0.0, float(ts[-1])), y0, method=method,
+                                t_eval=t_later, rtol=rtol, atol=atol)
+                if not sol.success:  # pragma: no cover - an explicit method, a smooth flow
+                    raise RuntimeError(f"exact_reference: the integration failed: "
+                                       f"{sol.message}")
+                states[later] = sol.y.T
+                nfev = int(sol.nfev)
+        finally:
+            bar.close()
     theta = c / lam[:, None]  # the least-squares teacher (reduced outputs)
     n = ts.size
     rho = np.empty((n, D))
@@ -297,4 +349,5 @@ def exact_reference(s: AlignedSetting, coeffs: ArrayLike, t: ArrayLike, *,
     back = np.empty_like(order)
     back[order] = np.arange(n)
     return ReferenceFlow(t=tt.copy(), rho=rho[back], spectrum=spec[back], xi=xi[back],
-                         excess_loss=loss[back], rate=rate[back], rank=r, nfev=nfev)
+                         excess_loss=loss[back], rate=rate[back], rank=r, nfev=nfev,
+                         method=method, rtol=rtol)

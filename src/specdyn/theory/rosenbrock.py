@@ -65,7 +65,8 @@ class WSolution:
 
 
 def ros34pw2(f: Callable[[np.ndarray], np.ndarray], y0: np.ndarray, t_eval: np.ndarray,
-             jac_diag: Callable[[np.ndarray], np.ndarray], *, rtol: float, atol: float,
+             jac_diag: Callable[[np.ndarray], np.ndarray], *, rtol: float,
+             atol: float | np.ndarray,
              stiff: slice | None = None, max_steps: int = 100_000,
              focus: np.ndarray | None = None,
              passed: Callable[[int], None] | None = None) -> WSolution:
@@ -84,7 +85,8 @@ def ros34pw2(f: Callable[[np.ndarray], np.ndarray], y0: np.ndarray, t_eval: np.n
         ``stiff`` (``d <= 0``; zero elsewhere); taken once a step.
     rtol, atol
         Tolerances of the embedded error estimate (root mean square over components of
-        ``err / (atol + rtol max(|y_n|, |y_n+1|))`` at most 1 per step).
+        ``err / (atol + rtol max(|y_n|, |y_n+1|))`` at most 1 per step); ``atol`` a number
+        or one per component.
     stiff
         The components where ``J~`` is not zero (default all).
     max_steps
