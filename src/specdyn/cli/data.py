@@ -175,9 +175,8 @@ def _lines(s: dict[str, Any], st: Any) -> list[str]:
            "  beta of the teacher's own spectrum (eigenvalues of Theta Theta^T, by rank) = "
            + (_num(tb, ".3f") if tb is not None else
               f"none (rank(C) = {s['rank_C']} < kmax = {s['kmax']})"),
-           "  (the two agree for a teacher aligned with the inputs' eigenbasis; otherwise the "
-           "representation follows the per-mode beta, the teacher's strength along each input "
-           "mode, not the teacher's own spectrum)",
+           "  (equal for a teacher aligned with the inputs' eigenbasis; else the representation "
+           "follows the per-mode beta, the teacher's strength along each input mode)",
            f"misalignment: output overlap {_num(s['output_overlap'], '.3f')} (0 = aligned; "
            f"predicts the aligned theory's error), headline {_num(s['total_misalignment'], '.3f')}"
            f", off-diagonal share of Theta Theta^T {_num(s['offdiagonal_share'], '.3f')}"]

@@ -115,8 +115,9 @@ def _exponent_panel(ax: Any, st: Any) -> None:
     ax.set_xlabel(r"$t / t_{end}$")
     ax.set_ylabel(f"exponent over {lo}..{hi}")
     ax.set_title("exponent over time (reference where integrated)", fontsize=8)
-    # between the peak and the end, away from both curves' starts
-    ax.legend(fontsize=6, loc="center right", bbox_to_anchor=(1.0, 0.42))
+    lo_y, hi_y = ax.get_ylim()  # room above the curves for the legend
+    ax.set_ylim(lo_y, hi_y + 0.45 * (hi_y - lo_y))
+    ax.legend(fontsize=6, loc="upper right", ncol=2)
 
 
 def _loss_panel(ax: Any, st: Any) -> None:
@@ -156,7 +157,7 @@ def _times_panel(ax: Any, st: Any) -> None:
         ratio = float(np.exp(np.median(np.log(ref[ok] / lt["t_saxe"][ok]))))
         ax.loglog(k, ratio * lt["t_saxe"], ":", color="tab:blue", lw=1.1,
                   label=r"$\propto\gamma_0/|c_k|$ (Saxe-like scale)")
-    ax.axvline(st.kmax, color="grey", ls=":", lw=0.8)
+    ax.axvline(st.kmax, color="grey", ls=":", lw=0.8, label=f"end of the fit window, k = {st.kmax}")
     ax.set_xlabel("input mode k")
     ax.set_ylabel("time to 90 % learned")
     ax.set_title(f"learning times, {name}", fontsize=9)

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg.blas import daxpy as axpy
 
 __all__ = ["WSolution", "ros34pw2"]
 
@@ -120,7 +121,9 @@ def ros34pw2(f: Callable[[np.ndarray], np.ndarray], y0: np.ndarray, t_eval: np.n
     d1 = math.sqrt(float(np.mean((fy / scale) ** 2)))
     h = 0.01 * d0 / d1 if d0 > 1e-5 and d1 > 1e-5 else 1e-6 * max(t_end, 1.0)
     ks = [np.empty_like(y) for _ in range(4)]
-    ys = np.empty_like(y)
+    ys, y_new, err_vec, sc = (np.empty_like(y) for _ in range(4))
+    stiff_n = y[sl].size
+    gk = np.empty(stiff_n)
     while idx < ts.size:
         if steps + rejected >= max_steps:
             raise RuntimeError(f"ros34pw2: no convergence in {max_steps} steps (t = {t:.4g})")
@@ -135,21 +138,29 @@ def ros34pw2(f: Callable[[np.ndarray], np.ndarray], y0: np.ndarray, t_eval: np.n
                 np.copyto(ys, y)
                 for a, kj in zip(ALPHA[i], ks, strict=False):
                     if a:
-                        ys += a * kj
+                        axpy(kj, ys, a=a)
                 np.multiply(f(ys), h, out=k)
                 nfev += 1
-                gk = sum(g * kj[sl] for g, kj in zip(GAMMAS[i], ks, strict=False))
-                k[sl] += hd * gk  # h J~ sum_j gamma_ij k_j
+                gk.fill(0.0)
+                for g, kj in zip(GAMMAS[i], ks, strict=False):
+                    axpy(kj[sl], gk, a=g)
+                gk *= hd
+                k[sl] += gk  # h J~ sum_j gamma_ij k_j
             k[sl] *= inv
-        y_new = y + B[0] * ks[0] + B[1] * ks[1] + B[2] * ks[2] + B[3] * ks[3]
-        err_vec = sum((b - bh) * k for b, bh, k in zip(B, B_HAT, ks, strict=True))
-        sc = np.maximum(np.abs(y), np.abs(y_new))
+        np.copyto(y_new, y)
+        err_vec.fill(0.0)
+        for b, bh, k in zip(B, B_HAT, ks, strict=True):
+            axpy(k, y_new, a=b)
+            axpy(k, err_vec, a=b - bh)
+        np.abs(y, out=sc)
+        np.maximum(sc, np.abs(y_new), out=sc)
         sc *= rtol
         sc += atol
-        rel = np.square(err_vec / sc)
-        err = math.sqrt(float(np.mean(rel)))
+        np.divide(err_vec, sc, out=sc)
+        np.square(sc, out=sc)
+        err = math.sqrt(float(np.mean(sc)))
         if focus is not None:
-            err = max(err, math.sqrt(float(np.mean(rel[focus]))))
+            err = max(err, math.sqrt(float(np.mean(sc[focus]))))
         if not math.isfinite(err) or err > 1.0:
             rejected += 1
             h *= 0.2 if not math.isfinite(err) else max(0.2, 0.9 * err ** (-1.0 / 3.0))
@@ -167,7 +178,8 @@ def ros34pw2(f: Callable[[np.ndarray], np.ndarray], y0: np.ndarray, t_eval: np.n
             idx += 1
         if passed is not None and idx > before:
             passed(idx - before)
-        t, y, fy = t_new, y_new, f_new
+        t, fy = t_new, f_new
+        y, y_new = y_new, y  # the buffers swap: y_new is overwritten next step
         h *= min(5.0, max(0.2, 0.9 * max(err, 1e-12) ** (-1.0 / 3.0)))
     back = np.empty_like(order)
     back[order] = np.arange(order.size)
