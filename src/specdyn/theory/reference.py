@@ -229,14 +229,28 @@ def gram_flow_rhs(sigma: Any, c: np.ndarray,
         gw = y[:nw].reshape(D, D)
         ga = y[nw:nw + na].reshape(P, P)
         gwa = y[nw + na:].reshape(D, P)
-        sg = sigma[:, None] * gwa if diagonal else sigma @ gwa
-        g = c - sg * inv_g
-        t1 = g @ gwa.T
-        t4 = g.T @ gwa
+        g = sigma[:, None] * gwa if diagonal else np.asarray(sigma @ gwa)
+        g *= -inv_g
+        g += c
         out = np.empty_like(y)
-        out[:nw] = (inv_g * (t1 + t1.T)).ravel()
-        out[nw:nw + na] = (inv_g * (t4 + t4.T)).ravel()
-        out[nw + na:] = (inv_g * (gw @ g + g @ ga)).ravel()
+        o_w, o_a = out[:nw].reshape(D, D), out[nw:nw + na].reshape(P, P)
+        o_wa = out[nw + na:].reshape(D, P)
+        if 2 * P < D:
+            # G Gwa^T + Gwa G^T as one product whose result is symmetric: twice the flops
+            # of G Gwa^T, but no pass over the D x D result to add its transpose (at
+            # D = 784, P = 10: 1.4 ms against 15)
+            np.matmul(np.concatenate([g, gwa], axis=1), np.concatenate([gwa, g], axis=1).T,
+                      out=o_w)
+        else:
+            t1 = g @ gwa.T
+            np.add(t1, t1.T, out=o_w)
+        o_w *= inv_g
+        t4 = g.T @ gwa
+        np.add(t4, t4.T, out=o_a)
+        o_a *= inv_g
+        np.matmul(gw, g, out=o_wa)
+        o_wa += g @ ga
+        o_wa *= inv_g
         return out
 
     return rhs

@@ -153,14 +153,14 @@ def ros34pw2(f: Callable[[np.ndarray], np.ndarray], y0: np.ndarray, t_eval: np.n
             axpy(k, y_new, a=b)
             axpy(k, err_vec, a=b - bh)
         np.abs(y, out=sc)
-        np.maximum(sc, np.abs(y_new), out=sc)
+        np.maximum(sc, np.abs(y_new, out=ys), out=sc)  # ys is free until the next step
         sc *= rtol
         sc += atol
         np.divide(err_vec, sc, out=sc)
-        np.square(sc, out=sc)
-        err = math.sqrt(float(np.mean(sc)))
+        err = math.sqrt(float(np.dot(sc, sc)) / sc.size)
         if focus is not None:
-            err = max(err, math.sqrt(float(np.mean(sc[focus]))))
+            sf = sc[focus]
+            err = max(err, math.sqrt(float(np.dot(sf, sf)) / sf.size))
         if not math.isfinite(err) or err > 1.0:
             rejected += 1
             h *= 0.2 if not math.isfinite(err) else max(0.2, 0.9 * err ** (-1.0 / 3.0))
