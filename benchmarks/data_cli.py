@@ -18,7 +18,7 @@ projections of the blurred patch: rank 10, like labels) and once with the blurre
 itself (784 outputs), one round each beside the floor.
 
 ``--blocks ROWS``: an ``X`` of ``ROWS x 512`` float32 and a 10-output ``Y`` written as
-``.npy`` (2 GB at a million rows), read memory-mapped in blocks: wall time and the peak
+``.npy`` (2 GB at a million rows), read by rows in blocks: wall time and the peak
 resident memory of the process (``ru_maxrss``), beside the floor's.
 """
 
@@ -132,7 +132,7 @@ def blocks(d: Path, entry: list[str], rows: int) -> None:
     gb = (rows * (D + P) * 4) / 2**30
     print(f"X {rows} x {D} float32, Y {rows} x {P} ({gb:.2f} GiB on disk), one thread")
     for name, cmd in (("floor (np.load: into memory)", [sys.executable, "-c", FLOOR, x, y]),
-                      ("specdyn data (memory-mapped, in blocks)", [*entry, "data", x, y])):
+                      ("specdyn data (read by rows, in blocks)", [*entry, "data", x, y])):
         wall, mib = _peak(cmd)
         print(f"{name:45s} {wall:8.1f} s   peak {mib:8.0f} MiB")
 

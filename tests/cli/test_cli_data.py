@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import ortho_group
+from power_law_data import power_law_data
 
 from specdyn import PowerLawSetting, theory
 from specdyn.cli import main
@@ -26,17 +26,7 @@ ALPHA, BETA, D, M = 1.3, 0.7, 16, 400
 
 
 def _power_law_data(rotated: bool, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """``X`` with covariance exactly ``B diag(k^-alpha) B^T`` (centred columns) and an
-    aligned (``B``) or rotated teacher of strengths ``mu_k = k^-beta``."""
-    rng = np.random.default_rng(seed)
-    k = np.arange(1, D + 1, dtype=float)
-    q, _ = np.linalg.qr(rng.standard_normal((M, D)))
-    q, _ = np.linalg.qr(q - q.mean(axis=0))
-    B = ortho_group.rvs(D, random_state=seed)
-    X = np.sqrt(M) * (q * k ** (-ALPHA / 2)) @ B.T
-    Bt = ortho_group.rvs(D, random_state=seed + 7) if rotated else B
-    By = ortho_group.rvs(D, random_state=seed + 1)
-    return X, X @ (Bt @ np.diag(k ** (-BETA / 2)) @ By.T)
+    return power_law_data(rotated, D=D, M=M, alpha=ALPHA, beta=BETA, seed=seed)
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -283,7 +273,7 @@ def test_help_names_every_file_kind_the_reader_takes(capsys: pytest.CaptureFixtu
 def test_a_file_read_in_blocks_gives_the_same_numbers_and_says_where_it_is(
         arrays: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    """Blocks of 37 rows (a memory-mapped .npy, read as a file larger than memory is): the
+    """Blocks of 37 rows (a .npy read by rows, as a file larger than memory is): the
     summary of one pass over the whole; every stage announces itself on stderr when it
     may take more than a few seconds (here: all of them, the threshold set to 0)."""
     from specdyn.data import moments

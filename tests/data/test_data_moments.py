@@ -1,5 +1,5 @@
 """Moments accumulated over blocks of rows: the same numbers as one pass over the whole
-array, from a memory map in its own dtype, with the checks of every block.
+array, from a ``.npy`` read by rows in its own dtype, with the checks of every block.
 
 Oracle: numpy on the whole centred array (``X^T X / M`` after subtracting the means).
 """
@@ -42,16 +42,18 @@ def test_blocks_give_the_moments_of_the_whole(monkeypatch: pytest.MonkeyPatch,
     np.testing.assert_allclose(m.x_mean, X.mean(axis=0), rtol=1e-12, atol=1e-15)
 
 
-def test_a_memory_mapped_float32_file_is_read_in_blocks(tmp_path: Path,
+def test_a_float32_npy_file_is_read_in_blocks(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch
                                                         ) -> None:
-    from specdyn.data import load_xy
+    from specdyn.data import NpyRows, load_xy
 
     X, Y = _xy(M=400)
     np.save(tmp_path / "x.npy", X.astype(np.float32))
     np.save(tmp_path / "y.npy", Y.astype(np.float32))
     x, y = load_xy(tmp_path / "x.npy", tmp_path / "y.npy")
-    assert isinstance(x, np.memmap) and x.dtype == np.float32  # not read whole
+    assert isinstance(x, NpyRows) and x.dtype == np.float32  # not read whole
+    np.testing.assert_array_equal(x[37:41], X[37:41].astype(np.float32))
+    np.testing.assert_array_equal(np.asarray(x), X.astype(np.float32))
     seen: list[int] = []
     real = moments_mod.row_blocks
 

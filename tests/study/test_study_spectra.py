@@ -12,25 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.stats import ortho_group
+from power_law_data import power_law_data
 
 from specdyn.study import REGIMES, study
 
 FL = {"feature-learning": REGIMES["feature-learning"]}
 
 
-def _exact(rotated: bool, D: int = 16, M: int = 400, alpha: float = 1.3, beta: float = 0.7,
-           seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """``X`` with covariance exactly ``B diag(k^-alpha) B^T`` and ``Y = X Theta``, ``Theta``
-    with singular values ``k^-beta/2`` in ``B`` (aligned) or in an independent basis."""
-    rng = np.random.default_rng(seed)
-    k = np.arange(1, D + 1, dtype=float)
-    q, _ = np.linalg.qr(rng.standard_normal((M, D)))
-    q, _ = np.linalg.qr(q - q.mean(axis=0))
-    B = ortho_group.rvs(D, random_state=seed)
-    X = np.sqrt(M) * (q * k ** (-alpha / 2)) @ B.T
-    Bt = ortho_group.rvs(D, random_state=seed + 7) if rotated else B
-    return X, X @ (Bt @ np.diag(k ** (-beta / 2)) @ ortho_group.rvs(D, random_state=seed + 1).T)
+def _exact(rotated: bool) -> tuple[np.ndarray, np.ndarray]:
+    return power_law_data(rotated, D=16, M=400, alpha=1.3, beta=0.7)
 
 
 def test_digits_report_the_eigenvalue_spectrum_beside_the_diagonal() -> None:

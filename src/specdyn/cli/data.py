@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the theory and the exact reference on your own (X, Y) arrays",
         description=(
             "Decompose a data set (inputs X, M x D; targets Y, M x P; both centred here; read "
-            "in blocks of rows, so a memory-mapped .npy larger than memory works): the input "
+            "in blocks of rows, so a .npy larger than memory works): the input "
             "spectrum lambda_k and the target strengths mu_k, the exponents alpha, alpha + "
             "beta and the per-mode beta with 95 percent sampling intervals (mode order, modes "
             "KMIN..KMAX), the teacher's own spectrum's beta beside it, three misalignment "

@@ -11,7 +11,14 @@ from specdyn.data.empirical import (
     aligned_setting,
     decompose_data,
 )
-from specdyn.data.files import MIN_SAMPLES, check_moments, check_shapes, check_xy, load_xy
+from specdyn.data.files import (
+    MIN_SAMPLES,
+    NpyRows,
+    check_moments,
+    check_shapes,
+    check_xy,
+    load_xy,
+)
 from specdyn.data.hermite import (
     HermiteTarget,
     gaussian_expectation,
@@ -27,6 +34,7 @@ from specdyn.data.teacher import PowerLawTeacher
 
 __all__ = [
     "MIN_SAMPLES",
+    "NpyRows",
     "CrossModes",
     "DataDecomposition",
     "DataMoments",

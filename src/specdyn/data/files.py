@@ -2,9 +2,10 @@
 
 Read by ``specdyn data`` and :func:`specdyn.study.study`. Files:
 
-- ``.npy``: one array, **memory-mapped** (read block by block, never loaded whole: an
-  ``X`` larger than memory works, :mod:`specdyn.data.moments`); ``.npz``: one array, or
-  with ``Y`` not given the arrays named ``X`` and ``Y`` of one archive;
+- ``.npy``: one array, **read by rows on demand** (:class:`NpyRows`: block by block,
+  never loaded whole, so an ``X`` larger than memory works, :mod:`specdyn.data.moments`);
+  ``.npz``: one array, or with ``Y`` not given the arrays named ``X`` and ``Y`` of one
+  archive;
 - ``.csv``: numbers separated by commas, one sample a row; a first row that is not
   numeric is a header and skipped;
 - ``.pt`` / ``.pth``: a tensor, or a dict with ``X`` and ``Y``, read with
@@ -30,7 +31,7 @@ import numpy as np
 
 from specdyn.data.moments import DataMoments, accumulate
 
-__all__ = ["MIN_SAMPLES", "SUFFIXES", "check_moments", "check_shapes", "check_xy",
+__all__ = ["MIN_SAMPLES", "SUFFIXES", "NpyRows", "check_moments", "check_shapes", "check_xy",
            "load_xy"]
 
 #: The fewest samples ``check_xy`` accepts: below it, sample covariances are noise.
@@ -41,6 +42,56 @@ SUFFIXES = (".npy", ".npz", ".csv", ".pt", ".pth")
 
 class _Refused(ValueError):
     """A file refused with its own message (not wrapped as unreadable)."""
+
+
+class NpyRows:
+    """A ``.npy`` file whose rows are read when asked for: ``rows[a:b]`` reads rows ``a``
+    to ``b`` from disk (and holds nothing else); ``numpy.asarray(rows)`` reads it whole.
+
+    Unlike a memory map, the blocks read are ordinary memory, freed when dropped: reading
+    a 2 GB file in 64 MiB blocks keeps the process at a few hundred MB (a memory map
+    counts every page it has touched as resident). A file in Fortran order is read whole.
+
+    Attributes
+    ----------
+    path, shape, dtype, ndim
+        The file and its array's shape and dtype.
+    """
+
+    def __init__(self, path: Path) -> None:
+        with open(path, "rb") as fh:
+            version = np.lib.format.read_magic(fh)
+            read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                    else np.lib.format.read_array_header_2_0)
+            shape, fortran, dtype = read(fh)
+            self._offset = fh.tell()
+        self.path = path
+        self.shape: tuple[int, ...] = tuple(int(n) for n in shape)
+        self.dtype = np.dtype(dtype)
+        self.ndim = len(self.shape)
+        self._fortran = bool(fortran)
+        if self.dtype.hasobject:
+            raise _Refused(f"{str(path)!r} holds Python objects, not numbers")
+
+    def __len__(self) -> int:
+        return self.shape[0] if self.shape else 0
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = np.load(self.path, allow_pickle=False)
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        if not isinstance(rows, slice) or self._fortran or self.ndim == 0:
+            return np.asarray(self)[rows]
+        start, stop, step = rows.indices(len(self))
+        if step != 1:
+            return np.asarray(self)[rows]
+        width = int(np.prod(self.shape[1:], dtype=np.int64))
+        n = max(stop - start, 0)
+        with open(self.path, "rb") as fh:
+            fh.seek(self._offset + start * width * self.dtype.itemsize)
+            a = np.fromfile(fh, dtype=self.dtype, count=n * width)
+        return a.reshape((n, *self.shape[1:]))
 
 
 def _read(path: Path, name: str, key: str | None) -> Any:
@@ -57,7 +108,7 @@ def _read(path: Path, name: str, key: str | None) -> Any:
             if head != b"\x93NUMPY":
                 raise _Refused(f"{name}: {str(path)!r} is not a .npy file ({_looks_like(head)}"
                                "); save the array with numpy.save, or a table as .csv")
-            return np.load(path, mmap_mode="r", allow_pickle=False)
+            return NpyRows(path)
         if suffix == ".npz":
             with np.load(path, allow_pickle=False) as z:
                 names = list(z.files)
@@ -110,14 +161,14 @@ def _read_csv(path: Path, name: str) -> np.ndarray:
 
 
 def load_xy(x_path: str | os.PathLike[str], y_path: str | os.PathLike[str] | None = None
-            ) -> tuple[np.ndarray, np.ndarray]:
+            ) -> tuple[np.ndarray | NpyRows, np.ndarray | NpyRows]:
     """``(X, Y)`` from one or two files (the module docstring).
 
     Without ``y_path``, ``x_path`` must be an ``.npz`` archive or a ``.pt`` dict holding
-    ``X`` and ``Y``. A ``.npy`` comes back memory-mapped in its own dtype, every other
-    kind as a float64 array. Refused here: unreadable files and arrays that are not real
-    numbers; pass the result to :func:`check_xy` (or :func:`specdyn.study.study`) for
-    the rest.
+    ``X`` and ``Y``. A ``.npy`` comes back as :class:`NpyRows` (read by rows when asked
+    for, in its own dtype), every other kind as a float64 array. Refused here:
+    unreadable files and arrays that are not real numbers; pass the result to
+    :func:`check_xy` (or :func:`specdyn.study.study`) for the rest.
     """
     xp = Path(x_path)
     if y_path is None:
@@ -130,9 +181,9 @@ def load_xy(x_path: str | os.PathLike[str], y_path: str | os.PathLike[str] | Non
     out = []
     for path, name, key in pairs:
         a = _read(path, name, key)
-        arr = a if isinstance(a, np.memmap) else np.asarray(a)
+        arr = a if isinstance(a, NpyRows) else np.asarray(a)
         _real_numbers(name, arr, f"{str(path)!r} holds ")
-        out.append(arr if isinstance(arr, np.memmap) else arr.astype(np.float64, copy=False))
+        out.append(arr if isinstance(arr, NpyRows) else arr.astype(np.float64, copy=False))
     return out[0], out[1]
 
 
@@ -149,7 +200,7 @@ def _looks_like(head: bytes) -> str:
     return "its first bytes are not numpy's"
 
 
-def _real_numbers(name: str, a: np.ndarray, where: str = "") -> None:
+def _real_numbers(name: str, a: Any, where: str = "") -> None:
     """Refuse (one line naming ``name``) an array of complex numbers, text or objects."""
     kind = a.dtype.kind
     if kind == "c":
@@ -167,8 +218,9 @@ def _columns(idx: np.ndarray) -> str:
 
 
 def _as_array(name: str, a: Any) -> Any:
-    """``a`` as an array with a shape and a dtype (a memory map stays one)."""
-    if isinstance(a, np.ndarray):
+    """``a`` as an array with a shape and a dtype (a memory map or :class:`NpyRows` stays
+    one: read later, by rows)."""
+    if isinstance(a, (np.ndarray, NpyRows)):
         return a
     arr = np.asarray(a)
     if arr.dtype == object:
@@ -180,9 +232,9 @@ def _as_array(name: str, a: Any) -> Any:
 
 
 def check_shapes(X: Any, Y: Any, *, min_samples: int = MIN_SAMPLES) -> tuple[Any, Any]:
-    """``(X, Y)`` as arrays (a memory map stays one), after the checks that need no pass
-    over the data: real numbers, 2-D shapes, equal rows, enough samples and features.
-    Raises ``ValueError`` (one line naming ``X`` or ``Y``)."""
+    """``(X, Y)`` as arrays (a memory map or :class:`NpyRows` stays one), after the checks
+    that need no pass over the data: real numbers, 2-D shapes, equal rows, enough samples
+    and features. Raises ``ValueError`` (one line naming ``X`` or ``Y``)."""
     x, y = _as_array("X", X), _as_array("Y", Y)
     _real_numbers("X", x)
     _real_numbers("Y", y)

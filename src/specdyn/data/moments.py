@@ -4,14 +4,14 @@ Every statistic the theory takes from a data set ``(X, Y)`` is a mean or a secon
 moment: ``Sigma = X^T X / M``, ``C = X^T Y / M`` and ``Y^T Y / M`` of the centred data
 (:mod:`specdyn.data.empirical`). They are sums over samples, so they are accumulated
 here over blocks of rows (:data:`BLOCK_BYTES` of float64 at a time): an ``X`` larger
-than memory (a memory-mapped ``.npy``, :func:`specdyn.data.load_xy`) is read once, in
+than memory (a ``.npy`` read by rows, :class:`specdyn.data.NpyRows`) is read once, in
 its own dtype, and never copied whole. In the same pass every block is checked: finite
 values, and the columns' spread (a constant column has no variance and no mode).
 
 Centring in one pass: the sums are of ``x - s`` with ``s`` the first block's mean, and
 the means are put back at the end (``Sigma = S/M - d d^T`` with ``d`` the mean of
 ``x - s``), so a large common offset does not cancel digits; an ``X`` that fits in one
-block is centred on its own mean, exactly as before accumulation existed.
+block is centred on its own mean, exactly.
 """
 
 from __future__ import annotations
@@ -138,8 +138,8 @@ def accumulate(X: Any, Y: Any, *, progress: bool = False) -> DataMoments:
     """The moments of ``(X, Y)`` in one pass over blocks of rows (the module docstring).
 
     ``X`` (``M x D_raw``) and ``Y`` (``M x P``) are any arrays with those shapes
-    (numpy arrays, memory maps), real; shapes and dtypes are checked by the caller
-    (:func:`specdyn.data.check_xy`). Non-finite values are recorded in ``nonfinite``,
+    (numpy arrays, memory maps, :class:`~specdyn.data.NpyRows`), real; shapes and dtypes
+    are checked by the caller (:func:`specdyn.data.check_xy`). Non-finite values are recorded in ``nonfinite``,
     never raised here (the caller words the refusal).
     """
     M, D, P = int(X.shape[0]), int(X.shape[1]), int(Y.shape[1])

@@ -44,8 +44,8 @@ def log_spectra_covariance(X: Any, Y: Any, dec: DataDecomposition, kmax: int, *,
     Parameters
     ----------
     X, Y
-        The data ``dec`` was built from (any arrays, memory maps included; read in blocks
-        of rows).
+        The data ``dec`` was built from (any arrays, :class:`~specdyn.data.NpyRows`
+        included; read in blocks of rows).
     dec
         Its decomposition.
     kmax

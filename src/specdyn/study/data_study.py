@@ -308,8 +308,8 @@ def study(X: Any, Y: Any, *, kmin: int = 2, kmax: int | None = None,
     ----------
     X, Y
         ``M x D`` inputs, ``M x P`` targets (a 1-D ``Y`` is refused: pass
-        ``Y[:, None]``), any real arrays (a memory map is read in blocks of rows, never
-        whole); checked (:func:`specdyn.data.check_shapes`,
+        ``Y[:, None]``), any real arrays (a ``.npy`` of :func:`specdyn.data.load_xy` is
+        read in blocks of rows, never whole); checked (:func:`specdyn.data.check_shapes`,
         :func:`specdyn.data.check_moments`) and centred.
     kmin, kmax
         The window of modes of every exponent (default ``kmax``: a quarter of the

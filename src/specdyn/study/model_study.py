@@ -10,17 +10,15 @@ The step: ``dt = 0.5 / b`` with ``b`` the aligned theory's fastest mode rate
 divided by the smallest integer ``m`` that brings ``dt`` below ``0.5 /`` the exact
 reference's rate bound (``ReferenceFlow.rate``: the largest eigenvalues of the flow's
 Grams, with the data's ``lambda_1``), so that the checkpoints keep their times; GD is
-stable for ``dt b < 2``. ``dt = 1``, the value an earlier version of the real-data page
-showed, diverged at step 4 on ``Y = X A``.
+stable for ``dt b < 2`` (``dt = 1`` diverged at step 4 on ``Y = X A``).
 
 The reference where the theory is lazy (``reference="auto"``): when every mode's learned
 part stays below :data:`LAZY_SHARE` of its initial one in the aligned theory (``R_k(inf)
 <= 0.02``, the lazy side of Eq. 33) and no network is trained, the exact reference is
 not integrated: the representation then stays within ``log(1 + 0.02)`` of ``sigma_w^2
 lambda_k`` in the theory, and where the reference was integrated anyway on the tested
-data sets it was within that share of the theory (measured: below 1e-4 on patches,
-blurred patches, digits and a rotated teacher; ``tests/study``). A quarter of the cost
-of ``specdyn data`` on 20000 x 256 before.
+data sets it was within that share of the theory (measured: below 1e-4 on
+blurred patches and a rotated teacher, ``tests/study``).
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ The aligned theory (:mod:`specdyn.theory.linear`) solves the two-layer linear ne
 mode by mode when the teacher's rows are mutually orthogonal in the eigenbasis of the
 input covariance (core Eqs. 4-8). Real data are not aligned. At infinite width the
 network still depends on the data only through ``Sigma = X^T X / M`` and
-``C = X^T Y / M``, and its Gram matrices obey the gradient flow of
-``../../../shared/design.md`` (the Gram engine's equations without the ``dt^2`` terms):
+``C = X^T Y / M``, and its Gram matrices obey the gradient flow of the exact Gram
+engine (:mod:`specdyn.sim.gram`: its equations without the ``dt^2`` terms):
 
     G    = C - Sigma Gwa / gamma0
     Gw'  = (G Gwa^T + Gwa G^T) / gamma0
@@ -25,19 +25,23 @@ the outputs are first reduced to that space (rank ``r <= min(D, P)``) by the SVD
 
 The flow is mildly stiff at late times: the top modes sit at their fixed point and
 relax at ``b_1`` (:func:`specdyn.theory.mode_rate`) while the slow modes still learn,
-so an explicit pair needs about ``b_1 t_end`` evaluations whatever its tolerance. The
-default integrator is the Rosenbrock-W method ROS34PW2
-(:mod:`specdyn.theory.rosenbrock`) with the diagonal of the stiff relaxation of
-``G^wa`` as its approximate Jacobian, ``-lambda_k ((G^w)_kk + (G^a)_jj) / gamma0^2``
-(exact for an aligned teacher at its fixed point; the method's order does not depend
-on it). Measured against ``RK45`` at ``rtol = 1e-10`` (one thread): on 16 x 16 patches
-with the blurred target (``D = 255``) ``RK23`` took 1900 evaluations at ``rtol`` 1e-4
-and 1e-5 (2.2e-3 in ``log rho`` at 1e-5), ROS34PW2 437 at ``rtol = 1e-5`` (2.8e-3);
-on 10 x 10 patches 457 (7e-4) against ``RK23``'s 599 (5e-4). The largest error is in
-the top mode at the last time; the median over modes and times is below 1e-6. The
-explicit pairs stay as options: ``RK45`` at ``rtol = 1e-9`` is the tests' oracle (on an
-aligned 30-mode teacher within 1.2e-8 of the closed form); ``DOP853`` at ``1e-9``
-(stiffness-limited, 14534 evaluations) was off by 1e-4, so it is not offered.
+so an explicit pair needs about ``b_1 t_end`` evaluations whatever its tolerance. Where
+``b t_end >`` :data:`STIFF` (``method="auto"``, the default) the flow is integrated by the
+Rosenbrock-W method ROS34PW2 (:mod:`specdyn.theory.rosenbrock`) with the diagonal of the
+stiff relaxation of ``G^wa`` as its approximate Jacobian, ``-lambda_k ((G^w)_kk +
+(G^a)_jj) / gamma0^2`` (exact for an aligned teacher at its fixed point; the method's
+order does not depend on it), at ``rtol = 1e-5`` with the error also held on the
+diagonal of ``G^w`` and ``atol`` per block; elsewhere by ``RK23`` at ``rtol = 1e-7``.
+Measured against ``RK45`` at ``rtol = 1e-9`` (one thread): on 16 x 16 patches with the
+blurred target (``D = 255``, ``b t_end = 1560``) ROS34PW2 took 771 evaluations and was
+within 3.3e-4 in ``log rho`` and in the spectrum, where ``RK23`` took 1900 at ``rtol``
+1e-4 and 1e-5 alike (2.2e-3 at 1e-5); on an aligned 24-mode teacher to ``t = 3e4``, 617
+against ``RK23``'s 18731 (at 1e-7), within 1.5e-4 of the closed form. On a flow that is
+not stiff ``RK23`` is the cheaper (digits with one-hot labels: 1022 evaluations and
+1e-6 in the exponent, ROS34PW2 1563). The explicit pairs stay as options: ``RK45`` at
+``rtol = 1e-9`` is the tests' oracle (on an aligned 30-mode teacher within 1.2e-8 of the
+closed form); ``DOP853`` at ``1e-9`` (stiffness-limited, 14534 evaluations) was off by
+1e-4, so it is not offered.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ mode. Late in the run the top modes sit at their fixed point and relax at the ra
 ``b_1`` (:func:`specdyn.theory.mode_rate`) while the slow modes still learn, so an
 explicit Runge-Kutta pair is held to ``h b_1 < 2.5`` by stability, not by accuracy:
 on 16 x 16 patches (``D = 255``) ``RK23`` took 1900 right-hand sides whatever its
-tolerance (1e-4 or 1e-5).
+tolerance (1e-4 or 1e-5), ROS34PW2 771 at 1e-5.
 
 A Rosenbrock-W method solves one linear system ``(I - gamma h J~) k = r`` per stage
 with an *approximate* Jacobian ``J~``; its order does not depend on ``J~`` (Rang and
