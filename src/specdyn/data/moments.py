@@ -139,8 +139,8 @@ def accumulate(X: Any, Y: Any, *, progress: bool = False) -> DataMoments:
 
     ``X`` (``M x D_raw``) and ``Y`` (``M x P``) are any arrays with those shapes
     (numpy arrays, memory maps, :class:`~specdyn.data.NpyRows`), real; shapes and dtypes
-    are checked by the caller (:func:`specdyn.data.check_xy`). Non-finite values are recorded in ``nonfinite``,
-    never raised here (the caller words the refusal).
+    are checked by the caller (:func:`specdyn.data.check_xy`). Non-finite values are
+    recorded in ``nonfinite``, never raised here (the caller words the refusal).
     """
     M, D, P = int(X.shape[0]), int(X.shape[1]), int(Y.shape[1])
     cols_x, cols_y = _Columns("X", D), _Columns("Y", P)
