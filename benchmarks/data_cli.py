@@ -1,7 +1,7 @@
 """``specdyn data`` on real arrays: its cost against the floor, measured in the same run.
 
 Run:  python benchmarks/data_cli.py [--rounds 3] [--M 20000] [--patch 16]
-                                    [--d784] [--blocks ROWS]
+                                    [--d784] [--blocks ROWS] [--no-budget]
 
 The budget (always): 20000 x 256 arrays, 16 x 16 grey patches of the sample photographs
 with the blurred patch as target (:func:`specdyn.data.real.image_patches`,
@@ -144,13 +144,15 @@ def main() -> None:
     ap.add_argument("--patch", type=int, default=16)
     ap.add_argument("--d784", action="store_true")
     ap.add_argument("--blocks", type=int, default=0, metavar="ROWS")
+    ap.add_argument("--no-budget", action="store_true", help="only --d784 / --blocks")
     args = ap.parse_args()
     script = shutil.which("specdyn")
     entry = [script] if script else [sys.executable, "-m", "specdyn"]
     load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
-        budget(d, entry, args.M, args.patch, args.rounds)
+        if not args.no_budget:
+            budget(d, entry, args.M, args.patch, args.rounds)
         if args.d784:
             d784(d, entry, args.M)
         if args.blocks:

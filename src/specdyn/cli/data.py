@@ -242,7 +242,7 @@ def _wrapped(lines: list[str], width: int = 100) -> str:
         lead = " " * (len(line) - len(line.lstrip()))
         text = re.sub(r"\[[^\]]*\]", lambda m: m.group(0).replace(" ", keep), line.strip())
         text = text.replace("t = ", f"t{keep}={keep}").replace(" / ", f"{keep}/{keep}")
-        out.append(textwrap.fill(text, width, initial_indent=lead,
+        out.append(textwrap.fill(text, width, initial_indent=lead, break_on_hyphens=False,
                                  subsequent_indent=lead + "  ").replace(keep, " "))
     return "\n".join(out)
 
