@@ -263,7 +263,7 @@ def _data(args: argparse.Namespace) -> int:
                    reference="never" if args.no_reference else args.reference,
                    train=("linear", "relu") if args.train else (), N=args.N,
                    relu_N=args.relu_N, seed=int(args.seed), drop_constant=args.drop_constant,
-                   progress=True)
+                   progress=True, announce=True)
     except ValueError as err:  # the library names its argument: name the option instead
         raise ValueError(_blame_option(str(err), _OPTIONS)) from None
     summary = st.summary()

@@ -284,14 +284,14 @@ def _model_rows(regime: str, student: str, m: ModelStudy, dec: Any) -> list[pd.D
     return out
 
 
-#: A stage announces itself (``progress``) when it costs more floating-point operations
+#: A stage announces itself (``announce``) when it costs more floating-point operations
 #: than this: about a second of one core.
 STAGE_FLOPS = 2e9
 
 
 def _stage(text: str, flops: float, enabled: bool) -> None:
     """One line on stderr as a stage begins that may take more than a few seconds
-    (``progress``, and ``flops`` above :data:`STAGE_FLOPS`): a log then shows where a
+    (``announce``, and ``flops`` above :data:`STAGE_FLOPS`): a log then shows where a
     long run is, and on a terminal the stage's bar follows. Quick stages say nothing."""
     if enabled and flops > STAGE_FLOPS:
         print(f"specdyn data: {text}", file=sys.stderr, flush=True)
@@ -301,7 +301,7 @@ def study(X: Any, Y: Any, *, kmin: int = 2, kmax: int | None = None,
           regimes: Mapping[str, Regime] | None = None, checkpoints: int = 24,
           t_factor: float = 3.0, reference: bool | str = True, train: Sequence[str] = (),
           N: int = 1024, relu_N: int = 128, seed: int = 0, drop_constant: bool = False,
-          progress: bool = False) -> DataStudy:
+          progress: bool = False, announce: bool = False) -> DataStudy:
     """The theory beside a network on the data ``(X, Y)`` (the module docstring).
 
     Parameters
@@ -332,7 +332,10 @@ def study(X: Any, Y: Any, *, kmin: int = 2, kmax: int | None = None,
     drop_constant
         Drop constant columns of ``X`` instead of refusing them.
     progress
-        A line on stderr as each stage begins, and bars on a terminal.
+        Progress bars on a terminal (the passes over the rows, the reference, training).
+    announce
+        A line on stderr as each stage begins that may take more than a few seconds
+        (``specdyn data``'s), so that a log shows where a long run is.
     """
     from specdyn import _validate as v
     from specdyn import provenance, theory
@@ -366,7 +369,7 @@ def study(X: Any, Y: Any, *, kmin: int = 2, kmax: int | None = None,
     x, y = check_shapes(X, Y)
     M, D_raw, P = x.shape[0], x.shape[1], y.shape[1]
     _stage(f"reading X ({M} x {D_raw}, {x.dtype}) and Y ({P} outputs) in blocks: means and "
-           "covariances", 2.0 * M * D_raw * (D_raw + P), progress)
+           "covariances", 2.0 * M * D_raw * (D_raw + P), announce)
     mom = accumulate(x, y, progress=progress)
     kept = check_moments(mom, drop_constant=drop_constant)
     dec = DataDecomposition.from_moments(mom if kept.size == x.shape[1] else mom.select(kept))
@@ -377,7 +380,7 @@ def study(X: Any, Y: Any, *, kmin: int = 2, kmax: int | None = None,
         raise ValueError(f"kmax must be in [{kmin + 2}, {dec.D}] (kmin + 2 .. the data's "
                          f"{dec.D} modes with variance), got {kmax}")
     _stage("the exponents' sampling intervals (a second pass over the rows)",
-           2.0 * M * kmax * (2 * D_raw + P), progress)
+           2.0 * M * kmax * (2 * D_raw + P), announce)
     cov = log_spectra_covariance(x, y, dec, kmax, progress=progress,
                                  columns=None if kept.size == x.shape[1] else kept)
     fits = data_exponents(dec.lam, dec.mu, kmin, kmax, seed=seed, cov=cov)
@@ -401,9 +404,9 @@ def study(X: Any, Y: Any, *, kmin: int = 2, kmax: int | None = None,
             flops = 4e3 * dec.D**2 * dec.rank  # about 500 right-hand sides of 8 D^2 r
             m = model_study(th_s, dec.coeffs, kmax, t_factor, checkpoints,
                             reference=policy, training=student in train, progress=progress,
-                            announce=partial(_stage, text, flops, progress))
+                            announce=partial(_stage, text, flops, announce))
             if student in train:
-                _stage(f"{name}: training the {student} network", np.inf, progress)
+                _stage(f"{name}: training the {student} network", np.inf, announce)
                 if xy is None:  # the networks need the samples in memory
                     xy = (np.asarray(x, dtype=np.float64)[:, kept],
                           np.asarray(y, dtype=np.float64))
