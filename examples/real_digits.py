@@ -35,11 +35,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from specdyn.data import decompose
+from specdyn.data import decompose_data
 from specdyn.data.real import digits
-from specdyn.experiments.real_data import study
 from specdyn.measure import SpectrumTracker, mode_exponents
 from specdyn.report import write_report
+from specdyn.study import study
 
 #: The window of modes of every exponent printed here (the data's and the layer's).
 KMIN, KMAX = 2, 20
@@ -73,7 +73,7 @@ def main() -> None:
 
     # the layer's per-mode rho in each set's own eigenbasis (constant pixels dropped)
     kept = st.kept
-    dec_tr, dec_ho = st.dec, decompose(held.X[:, kept], held.Y)
+    dec_tr, dec_ho = st.dec, decompose_data(held.X[:, kept], held.Y)
     torch.manual_seed(0)
     x = torch.tensor(train.X, dtype=torch.float32)
     y = torch.tensor(train.Y, dtype=torch.float32)

@@ -34,3 +34,26 @@ def progress(items: Iterable[T], *, total: int | None = None, desc: str = "",
     from tqdm.auto import tqdm
 
     yield from tqdm(items, total=total, desc=desc, leave=False, mininterval=0.5)
+
+
+class Counter:
+    """A bar counting to ``total`` on a terminal (:func:`on_terminal`), else nothing:
+    ``update(n)`` advances it, ``close()`` removes it. For loops that are not an iterable
+    (an integrator passing its checkpoints)."""
+
+    def __init__(self, total: int, desc: str = "", enabled: bool = True) -> None:
+        self._bar = None
+        if enabled and on_terminal():
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(total=total, desc=desc, leave=False, mininterval=0.5)
+
+    def update(self, n: int = 1) -> None:
+        """Advance by ``n``."""
+        if self._bar is not None:
+            self._bar.update(n)
+
+    def close(self) -> None:
+        """Remove the bar."""
+        if self._bar is not None:
+            self._bar.close()

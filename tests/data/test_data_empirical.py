@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import ortho_group
 
-from specdyn.data.empirical import DataTeacher, aligned_setting, decompose
+from specdyn.data.empirical import DataTeacher, aligned_setting, decompose_data
 
 
 def exact_data(lam: np.ndarray, theta: np.ndarray, M: int, seed: int, P: int | None = None,
@@ -34,7 +34,7 @@ def test_aligned_data_give_back_their_spectra_and_zero_misalignment() -> None:
     k = np.arange(1, 21, dtype=float)
     lam, theta = k**-1.2, 0.7 * k**-0.4
     X, Y, B = exact_data(lam, theta, M=400, seed=0)
-    dec = decompose(X, Y)
+    dec = decompose_data(X, Y)
     np.testing.assert_allclose(dec.lam, lam, rtol=1e-10)
     np.testing.assert_allclose(dec.mu, theta**2, rtol=1e-8)
     assert dec.total_misalignment < 1e-12 and dec.misalignment.max() < 1e-10
@@ -48,7 +48,7 @@ def test_aligned_data_give_back_their_spectra_and_zero_misalignment() -> None:
 def test_a_rotated_teacher_is_misaligned() -> None:
     k = np.arange(1, 21, dtype=float)
     X, Y, _ = exact_data(k**-1.0, k**-0.5, M=400, seed=1, rotate_teacher=True)
-    dec = decompose(X, Y)
+    dec = decompose_data(X, Y)
     assert dec.total_misalignment > 0.05
     assert dec.misalignment[0] == pytest.approx(0.0, abs=1e-12)  # the first mode owns its row
     assert np.median(dec.misalignment[1:]) > 0.1
@@ -57,7 +57,7 @@ def test_a_rotated_teacher_is_misaligned() -> None:
 def test_a_low_rank_target_is_fully_misaligned_beyond_its_rank() -> None:
     k = np.arange(1, 13, dtype=float)
     X, Y, _ = exact_data(k**-1.0, k**-0.5, M=200, seed=2, P=3)
-    dec = decompose(X, Y)
+    dec = decompose_data(X, Y)
     assert dec.P == 3
     np.testing.assert_allclose(dec.misalignment[:3], 0.0, atol=1e-10)
     np.testing.assert_allclose(dec.misalignment[3:], 1.0)  # no output direction left
@@ -66,14 +66,14 @@ def test_a_low_rank_target_is_fully_misaligned_beyond_its_rank() -> None:
 def test_zero_variance_modes_are_dropped() -> None:
     rng = np.random.default_rng(3)
     X = np.c_[rng.standard_normal((50, 4)), np.zeros((50, 2))]
-    dec = decompose(X - X.mean(0), rng.standard_normal((50, 2)))
+    dec = decompose_data(X - X.mean(0), rng.standard_normal((50, 2)))
     assert dec.D == 4 and dec.U.shape == (6, 4)
 
 
 def test_data_teacher_population_is_the_data_set() -> None:
     k = np.arange(1, 9, dtype=float)
     X, Y, _ = exact_data(k**-1.0, k**-0.5, M=64, seed=4)
-    dec = decompose(X, Y)
+    dec = decompose_data(X, Y)
     s = aligned_setting(dec, 0.5, 1.0, 1.0)
     t = DataTeacher(s, dec, X, Y)
     sigma, c = t.population()
@@ -81,7 +81,7 @@ def test_data_teacher_population_is_the_data_set() -> None:
     np.testing.assert_allclose(c, dec.coeffs, atol=1e-12)
     x, y = t.sample(64)
     np.testing.assert_allclose(x, (X - X.mean(axis=0)) @ dec.U)
-    np.testing.assert_array_equal(y, Y - Y.mean(axis=0))  # centred, as decompose saw them
+    np.testing.assert_array_equal(y, Y - Y.mean(axis=0))  # centred, as decompose_data saw them
     with pytest.raises(ValueError, match="^M must be <= 64"):
         t.sample(65)
 
@@ -94,13 +94,13 @@ def test_data_teacher_population_is_the_data_set() -> None:
 ])
 def test_bad_data_is_refused_with_one_line(X: np.ndarray, Y: np.ndarray, name: str) -> None:
     with pytest.raises(ValueError, match=rf"^{name}") as info:
-        decompose(X, Y)
+        decompose_data(X, Y)
     assert "\n" not in str(info.value)
 
 
 def test_bad_rtol() -> None:
     with pytest.raises(ValueError, match="^rtol"):
-        decompose(np.eye(3), np.eye(3), rtol=1.0)
+        decompose_data(np.eye(3), np.eye(3), rtol=1.0)
 
 
 def test_decompose_centres_the_data() -> None:
@@ -108,7 +108,7 @@ def test_decompose_centres_the_data() -> None:
     Uncentred, the offset became a top mode lambda_1 = 450 and hid the misalignment."""
     k = np.arange(1, 13, dtype=float)
     X, Y, _ = exact_data(k**-1.0, k**-0.5, M=300, seed=5, rotate_teacher=True)
-    a, b = decompose(X, Y), decompose(X + 3.0, Y - 1.0)
+    a, b = decompose_data(X, Y), decompose_data(X + 3.0, Y - 1.0)
     np.testing.assert_allclose(b.lam, a.lam, rtol=1e-9)
     np.testing.assert_allclose(b.mu, a.mu, rtol=1e-7)
     assert b.total_misalignment == pytest.approx(a.total_misalignment, rel=1e-7)
@@ -120,11 +120,11 @@ def test_decompose_centres_the_data() -> None:
 def test_output_overlap_is_zero_for_an_aligned_teacher_and_not_for_a_rotated_one() -> None:
     k = np.arange(1, 21, dtype=float)
     X, Y, _ = exact_data(k**-1.2, 0.7 * k**-0.4, M=400, seed=0)
-    aligned = decompose(X, Y)
+    aligned = decompose_data(X, Y)
     assert aligned.output_overlap() < 1e-10 and aligned.offdiagonal_share() < 1e-12
     assert aligned.mode_overlap(10).shape == (10,)
     X, Y, _ = exact_data(k**-1.2, 0.7 * k**-0.4, M=400, seed=0, rotate_teacher=True)
-    rotated = decompose(X, Y)
+    rotated = decompose_data(X, Y)
     # random unit rows in 20 dimensions: |cos| about 1/sqrt(20) = 0.22 on average
     assert 0.1 < rotated.output_overlap(10) < 0.5
     assert rotated.offdiagonal_share() > 0.1
@@ -137,7 +137,7 @@ def test_output_overlap_is_the_rms_cosine_of_the_target_rows() -> None:
     rng = np.random.default_rng(3)
     X = rng.standard_normal((500, 6)) * np.arange(6, 0, -1)
     Y = X @ rng.standard_normal((6, 4))
-    dec = decompose(X, Y)
+    dec = decompose_data(X, Y)
     c = dec.coeffs[:5]
     cos = [c[i] @ c[j] / np.linalg.norm(c[i]) / np.linalg.norm(c[j])
            for i in range(5) for j in range(5) if i != j]

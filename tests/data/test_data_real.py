@@ -93,15 +93,15 @@ def test_bad_arguments_name_themselves(fn, kwargs: dict, name: str) -> None:
 def test_blurred_target_and_its_decaying_strengths(offline: None) -> None:
     """A low-pass target keeps the top modes and damps the high ones: mu_k decays faster
     than for the shifted patch (beta well above the shift's)."""
-    from specdyn.data import decompose
+    from specdyn.data import decompose_data
     from specdyn.measure import data_exponents
 
     b = image_patches(patch=8, M=600, seed=0, target="blur", blur=1.0)
     s = image_patches(patch=8, M=600, seed=0)
     np.testing.assert_array_equal(b.X, s.X)  # the same inputs, another target
     assert b.params["target"] == "blur" and "blurred by a Gaussian of 1 px" in b.preprocessing
-    beta_b = data_exponents(*(lambda d: (d.lam, d.mu))(decompose(b.X, b.Y)), 2, 16).beta
-    beta_s = data_exponents(*(lambda d: (d.lam, d.mu))(decompose(s.X, s.Y)), 2, 16).beta
+    beta_b = data_exponents(*(lambda d: (d.lam, d.mu))(decompose_data(b.X, b.Y)), 2, 16).beta
+    beta_s = data_exponents(*(lambda d: (d.lam, d.mu))(decompose_data(s.X, s.Y)), 2, 16).beta
     assert beta_b > beta_s + 0.4
     with pytest.raises(ValueError, match="^target"):
         image_patches(patch=4, M=10, target="sharpen")

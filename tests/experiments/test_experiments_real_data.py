@@ -144,7 +144,8 @@ def test_compare_modes_puts_a_network_beside_theory_and_reference() -> None:
     """One call for the per-mode comparison: its columns are the network's lambda_k eta_k,
     theory.rho and the exact reference at the trajectory's times."""
     from specdyn import theory
-    from specdyn.data import DataTeacher, aligned_setting, decompose
+    from specdyn.data import DataTeacher, aligned_setting
+    from specdyn.data import decompose_data as decompose
     from specdyn.experiments.real_data import compare_modes
     from specdyn.sim import train_linear
 
@@ -169,9 +170,10 @@ def test_compare_modes_puts_a_network_beside_theory_and_reference() -> None:
 def test_the_suggested_step_trains_where_dt_1_diverged() -> None:
     """Y = X A (a random linear map, misaligned): the step the study suggests keeps GD
     stable where the dt = 1 of an earlier docs example diverged (at step 4)."""
-    from specdyn.data import DataTeacher, aligned_setting, decompose
-    from specdyn.experiments.real_data.data_study import REGIMES, study
+    from specdyn.data import DataTeacher, aligned_setting
+    from specdyn.data import decompose_data as decompose
     from specdyn.sim import DivergenceError, train_linear
+    from specdyn.study import REGIMES, study
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((500, 20)) * np.arange(1, 21) ** -0.6 * 3.0
@@ -188,7 +190,7 @@ def test_the_suggested_step_trains_where_dt_1_diverged() -> None:
 
 
 def test_study_of_an_aligned_teacher_has_no_misalignment_effect() -> None:
-    from specdyn.experiments.real_data.data_study import study
+    from specdyn.study import study
 
     X, Y = _synthetic(rotated=False, M=2000)
     s = study(X, Y, kmax=8).summary()
@@ -203,7 +205,7 @@ def test_study_of_an_aligned_teacher_has_no_misalignment_effect() -> None:
 
 
 def test_study_refuses_bad_arguments_before_any_work() -> None:
-    from specdyn.experiments.real_data.data_study import Regime, study
+    from specdyn.study import Regime, study
 
     X, Y = _synthetic(rotated=False)
     for kwargs, start in (({"kmax": 2}, "kmax"), ({"checkpoints": 2}, "checkpoints"),
@@ -223,7 +225,7 @@ def test_study_refuses_bad_arguments_before_any_work() -> None:
 
 
 def test_study_tables_are_tidy_and_finite() -> None:
-    from specdyn.experiments.real_data.data_study import study
+    from specdyn.study import study
 
     X, Y = _synthetic(rotated=True)
     st = study(X, Y, kmax=6, checkpoints=6, train=("linear",), N=128)

@@ -12,7 +12,8 @@ ones only; ``docs/concepts.md`` and ``shared/design.md`` draw the same picture):
 2. ``theory``, ``models``
 3. ``measure`` (never imports ``sim``)
 4. ``sim``
-5. ``runs`` (the run machinery), ``plot``, ``report``, ``integrations``
+5. ``runs`` (the run machinery), ``plot``, ``report``, ``integrations``, ``study`` (your
+   own data against the theory: it trains, draws and writes)
 6. ``experiments`` (found by ``runs`` through an entry point, never imported by it)
 7. ``cli``, ``__main__`` and the package root
 """
@@ -32,7 +33,7 @@ LAYERS: dict[str, int] = {
     "theory": 2, "models": 2,
     "measure": 3,
     "sim": 4,
-    "runs": 5, "plot": 5, "report": 5, "integrations": 5,
+    "runs": 5, "plot": 5, "report": 5, "integrations": 5, "study": 5,
     "experiments": 6,
     "cli": 7, "__main__": 7, "": 7,
 }

@@ -38,7 +38,7 @@ ALLOWED: dict[str, dict[str, str]] = {
         "specdyn/theory/outlier_escape.py:full_batch_critical_lr": "theory layer, imports no "
                                                                    "measure",
         # data sits below measure too: the input covariance's float64 eigenbasis of a data set
-        "specdyn/data/empirical.py:decompose": "data layer, imports no measure",
+        "specdyn/data/empirical.py:_decomposition": "data layer, imports no measure",
         # the exact reference on data: its Grams' spectra and the target's row space
         "specdyn/theory/reference.py:_symmetric_eig": "theory layer, imports no measure",
     },

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from specdyn import PowerLawSetting, theory
-from specdyn.data.empirical import DataTeacher, aligned_setting, decompose
+from specdyn.data.empirical import DataTeacher, aligned_setting, decompose_data
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))
 from test_data_empirical import exact_data  # noqa: E402
@@ -24,7 +24,7 @@ def _paper_data(D: int = 24, M: int = 300, seed: int = 0):
 
 def test_empirical_setting_of_an_aligned_power_law_teacher_is_the_papers() -> None:
     p, X, Y = _paper_data()
-    dec = decompose(X, Y)
+    dec = decompose_data(X, Y)
     s = aligned_setting(dec, p.sigma_w, p.sigma_a, p.gamma0)
     lam, mu = p.spectra()
     np.testing.assert_allclose(s.lam_values, lam, rtol=1e-10)
@@ -42,7 +42,7 @@ def test_gd_on_the_data_set_follows_the_theory_of_its_spectra() -> None:
     from specdyn.sim import train_linear
 
     p, X, Y = _paper_data(D=16, M=200, seed=1)
-    dec = decompose(X, Y)
+    dec = decompose_data(X, Y)
     s = aligned_setting(dec, p.sigma_w, p.sigma_a, p.gamma0)
     dt = 0.02 / float(theory.mode_rate(s, 1))
     steps = 4000

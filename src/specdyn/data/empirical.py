@@ -10,14 +10,14 @@ through ``Sigma = X^T X / M``, ``C = X^T Y / M`` and ``Y^T Y / M``
 with orthonormal output directions ``V``, i.e. the rows ``c_k`` mutually orthogonal,
 and then ``theta_k = |c_k| / lambda_k``.
 
-:func:`decompose` first **centres** ``X`` and ``Y`` (subtracts each column's mean; the
+:func:`decompose_data` first **centres** ``X`` and ``Y`` (subtracts each column's mean; the
 means are kept in ``x_mean`` and ``y_mean``). The theory's inputs are second moments,
 and an uncentred column turns its mean into a spurious top mode: ``X`` with a mean
 offset of 3 gave ``lambda_1 = 450`` and a misalignment of 6e-7 instead of 0.042.
 Centring is what a network with biases sees (the bias absorbs the means), and every
 student trained through :class:`DataTeacher` is fed the same centred data.
 
-:func:`decompose` then returns, for any data:
+:func:`decompose_data` then returns, for any data:
 
 - ``lam``: the eigenvalues of ``Sigma`` above ``rtol * lambda_1`` (modes with no
   variance, such as the blank corners of the digits, are dropped) and ``U``;
@@ -49,18 +49,24 @@ the data's own ``lambda_k`` and ``mu_k`` (no power-law fit), for the exact theor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from specdyn import _validate as v
+from specdyn.data.moments import DataMoments, accumulate
 from specdyn.data.teacher import PowerLawTeacher
 from specdyn.settings import AlignedSetting
 
-__all__ = ["DataDecomposition", "DataTeacher", "aligned_setting", "decompose"]
+__all__ = ["CrossModes", "DataDecomposition", "DataTeacher", "aligned_setting",
+           "decompose_data"]
 
 #: Modes with variance below this fraction of the largest are dropped (no variance: no mode).
 RANK_RTOL = 1e-9
+#: Singular values of ``C`` below this fraction of the largest are rounding, not modes (the
+#: exact reference's reduction to the row space of ``C`` uses the same cut).
+CROSS_RTOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,32 @@ class DataDecomposition:
     M: int
     x_mean: np.ndarray = field(repr=False)
     y_mean: np.ndarray = field(repr=False)
+
+    @classmethod
+    def from_moments(cls, m: DataMoments, rtol: float = RANK_RTOL) -> DataDecomposition:
+        """The decomposition of the data whose moments are ``m``
+        (:func:`specdyn.data.moments.accumulate`); :func:`decompose_data` from arrays."""
+        evals, vecs = _decomposition(m.sxx, "eigh")
+        if not evals[0] > 0:
+            raise ValueError("X must have nonzero variance (its covariance is zero)")
+        keep = evals > rtol * evals[0]
+        lam, U = evals[keep], vecs[:, keep]
+        # a deterministic sign per eigenvector: its largest entry positive
+        sign = np.sign(U[np.argmax(np.abs(U), axis=0), np.arange(U.shape[1])])
+        U = U * np.where(sign == 0, 1.0, sign)
+        coeffs = U.T @ m.sxy
+        row2 = (coeffs * coeffs).sum(axis=1)
+        V, diag = _orthonormal_rows(coeffs)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mis = np.where(row2 > 0, 1.0 - diag**2 / np.where(row2 > 0, row2, 1.0), 0.0)
+        mis = np.clip(mis, 0.0, 1.0)
+        total = float((row2 * mis).sum() / row2.sum()) if row2.sum() > 0 else 0.0
+        x_mean, y_mean = np.array(m.x_mean), np.array(m.y_mean)
+        for a in (lam, U, coeffs, mis, V, x_mean, y_mean):
+            a.setflags(write=False)
+        return cls(lam=lam, U=U, coeffs=coeffs, mu=row2 / lam**2, misalignment=mis,
+                   total_misalignment=total, V=V, syy=np.array(m.syy), M=m.M,
+                   x_mean=x_mean, y_mean=y_mean)
 
     @property
     def D(self) -> int:
@@ -157,6 +189,77 @@ class DataDecomposition:
             return 0.0
         return float((total - float((np.diagonal(tt) ** 2).sum())) / total)
 
+    def cross_modes(self) -> CrossModes:
+        """The SVD of the input-output covariance ``C`` (the rank-``P`` picture)."""
+        return self._cross
+
+    @cached_property
+    def _cross(self) -> CrossModes:
+        left, sv, right_t = _decomposition(self.coeffs, "svd")
+        r = int(np.sum(sv > CROSS_RTOL * sv[0])) if sv.size and sv[0] > 0 else 0
+        return CrossModes(s=sv[:r], left=left[:, :r], right=right_t[:r].T)
+
+    @property
+    def rank(self) -> int:
+        """The rank of ``C``: the number of modes the target can drive (``<= min(D, P)``)."""
+        return self.cross_modes().rank
+
+    def teacher_spectrum(self) -> np.ndarray:
+        """Eigenvalues of the least-squares teacher's Gram ``Theta Theta^T`` (``Theta =
+        Sigma^-1 C``), decreasing, the ``rank`` nonzero ones: the teacher's *own*
+        spectrum, whose exponent is the paper's ``beta`` when the teacher is aligned
+        (Eq. 8). ``mu_k`` is its diagonal in the inputs' eigenbasis, which is what drives
+        the representation."""
+        sv = _decomposition(self.coeffs / self.lam[:, None], "singular values")
+        return sv[:self.rank] ** 2
+
+
+@dataclass(frozen=True)
+class CrossModes:
+    """The input-output covariance mode by mode: ``U^T C = sum_r s_r left_r right_r^T``.
+
+    Attributes
+    ----------
+    s
+        Singular values of ``C``, decreasing (those above ``CROSS_RTOL`` of the largest).
+    left
+        ``D x r``: each singular mode's weights on the input modes ``k`` (in the
+        eigenbasis of ``Sigma``: row ``k`` is input mode ``k``).
+    right
+        ``P x r``: each singular mode's output direction.
+    """
+
+    s: np.ndarray = field(repr=False)
+    left: np.ndarray = field(repr=False)
+    right: np.ndarray = field(repr=False)
+
+    @property
+    def rank(self) -> int:
+        """The number of singular modes: the rank of ``C``."""
+        return int(self.s.size)
+
+    def top_input_mode(self) -> np.ndarray:
+        """Per singular mode: the input mode ``k`` (1-based) it weighs most."""
+        return np.argmax(np.abs(self.left), axis=0) + 1
+
+    def input_spread(self) -> np.ndarray:
+        """Per singular mode: the participation ratio of its input weights, ``1 / sum_k
+        left_kr^4`` (1: one input mode; ``D``: all alike)."""
+        return 1.0 / np.sum(self.left**4, axis=0)
+
+
+def _decomposition(m: np.ndarray, kind: str) -> Any:
+    """The data layer's one decomposition, float64 (it sits below ``measure``):
+    ``"eigh"`` of a symmetric matrix, decreasing ``(w, U)``; ``"svd"`` ``(U, s, V^T)``
+    thin; ``"singular values"``."""
+    if kind == "eigh":
+        w, u = np.linalg.eigh(m)
+        order = np.argsort(w)[::-1]
+        return w[order], u[:, order]
+    if kind == "svd":
+        return np.linalg.svd(m, full_matrices=False)
+    return np.linalg.svd(m, compute_uv=False)
+
 
 def _check_xy(X: Any, Y: Any) -> tuple[np.ndarray, np.ndarray]:
     x = v.real_array("X", X)
@@ -182,37 +285,38 @@ def _orthonormal_rows(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     D, P = c.shape
     norms = np.sqrt((c * c).sum(axis=1))
     scale = norms.max() if norms.size and norms.max() > 0 else 1.0
-    basis: list[np.ndarray] = []
+    basis = np.zeros((P, P))  # rows: the orthonormal directions found so far
+    n = 0
     diag = np.zeros(D)
-    for k in range(D):
-        if len(basis) == P:
-            break
-        r = c[k].copy()
+
+    def remainder(r: np.ndarray) -> np.ndarray:
         for _ in range(2):  # twice is enough (Kahan): orthogonal to rounding
-            for b in basis:
-                r -= (b @ r) * b
+            r = r - basis[:n].T @ (basis[:n] @ r)
+        return r
+
+    for k in range(D):
+        if n == P:
+            break
+        r = remainder(c[k])
         nr = float(np.sqrt(r @ r))
         # a remainder at rounding level of the largest row is no new direction
         if nr > 1e-10 * scale:
-            b = r / nr
-            basis.append(b)
-            diag[k] = float(c[k] @ b)
+            basis[n] = r / nr
+            diag[k] = float(c[k] @ basis[n])
+            n += 1
     # complete to a P x P orthonormal basis (directions no mode uses)
-    eye = np.eye(P)
     for j in range(P):
-        if len(basis) == P:
+        if n == P:
             break
-        r = eye[j].copy()
-        for _ in range(2):
-            for b in basis:
-                r -= (b @ r) * b
+        r = remainder(np.eye(P)[j])
         nr = float(np.sqrt(r @ r))
         if nr > 1e-8:
-            basis.append(r / nr)
-    return np.stack(basis, axis=1), diag
+            basis[n] = r / nr
+            n += 1
+    return basis.T.copy(), diag
 
 
-def decompose(X: Any, Y: Any, rtol: float = RANK_RTOL) -> DataDecomposition:
+def decompose_data(X: Any, Y: Any, rtol: float = RANK_RTOL) -> DataDecomposition:
     """Eigenpairs of ``Sigma``, the target's coefficients, ``mu_k`` and the misalignment.
 
     Parameters
@@ -220,7 +324,8 @@ def decompose(X: Any, Y: Any, rtol: float = RANK_RTOL) -> DataDecomposition:
     X, Y
         ``M x D`` inputs and ``M x P`` targets; both are centred here (the column
         means are subtracted and kept in ``x_mean``, ``y_mean``), then the statistics
-        are second moments, ``X^T X / M``, as the networks see them.
+        are second moments, ``X^T X / M``, as the networks see them (accumulated over
+        blocks of rows: :mod:`specdyn.data.moments`).
     rtol
         Modes with ``lambda_k <= rtol * lambda_1`` are dropped, in ``[0, 1)``.
 
@@ -230,32 +335,7 @@ def decompose(X: Any, Y: Any, rtol: float = RANK_RTOL) -> DataDecomposition:
     """
     x, y = _check_xy(X, Y)
     rtol = v.in_range("rtol", rtol, 0.0, 1.0, hi_open=True)
-    x_mean, y_mean = x.mean(axis=0), y.mean(axis=0)
-    x, y = x - x_mean, y - y_mean  # second moments of centred data (module docstring)
-    M = x.shape[0]
-    sigma = x.T @ x / M
-    evals, vecs = np.linalg.eigh(0.5 * (sigma + sigma.T))
-    order = np.argsort(evals)[::-1]
-    evals, vecs = evals[order], vecs[:, order]
-    if not evals[0] > 0:
-        raise ValueError("X must have nonzero variance (its covariance is zero)")
-    keep = evals > rtol * evals[0]
-    lam, U = evals[keep], vecs[:, keep]
-    # a deterministic sign per eigenvector: its largest entry positive
-    sign = np.sign(U[np.argmax(np.abs(U), axis=0), np.arange(U.shape[1])])
-    U = U * np.where(sign == 0, 1.0, sign)
-    coeffs = U.T @ (x.T @ y / M)
-    row2 = (coeffs * coeffs).sum(axis=1)
-    V, diag = _orthonormal_rows(coeffs)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mis = np.where(row2 > 0, 1.0 - diag**2 / np.where(row2 > 0, row2, 1.0), 0.0)
-    mis = np.clip(mis, 0.0, 1.0)
-    total = float((row2 * mis).sum() / row2.sum()) if row2.sum() > 0 else 0.0
-    for a in (lam, U, coeffs, mis, V, x_mean, y_mean):
-        a.setflags(write=False)
-    return DataDecomposition(lam=lam, U=U, coeffs=coeffs, mu=row2 / lam**2, misalignment=mis,
-                             total_misalignment=total, V=V, syy=y.T @ y / M, M=M,
-                             x_mean=x_mean, y_mean=y_mean)
+    return DataDecomposition.from_moments(accumulate(x, y), rtol)
 
 
 def aligned_setting(dec: DataDecomposition, sigma_w: float, sigma_a: float,
@@ -275,7 +355,7 @@ class DataTeacher(PowerLawTeacher):
     eigenbasis (``Sigma = diag(lambda)``), ``output_second_moment()`` its
     ``Y^T Y / M``; ``sample(M)`` returns the first ``M`` samples (all of them for
     the data set's own ``M``), never new ones; all of the centred data, as
-    :func:`decompose` saw them. So ``train_linear(..., M=None,
+    :func:`decompose_data` saw them. So ``train_linear(..., M=None,
     teacher=...)`` is full-batch GD on the data set, exactly, and
     ``train_two_layer(..., M=dec.M, teacher=...)`` trains on the same samples.
     The teacher bases are ``I`` (inputs, already in the eigenbasis) and ``V``
@@ -304,7 +384,7 @@ class DataTeacher(PowerLawTeacher):
         super().__init__(setting, P=dec.P)
         self.dec = dec
         self.basis_y = dec.V
-        self._x = dec.project(x)  # centred, as decompose saw them
+        self._x = dec.project(x)  # centred, as decompose_data saw them
         self._y = y - dec.y_mean
         self._x.setflags(write=False)
         self.theta = np.asarray(dec.coeffs / dec.lam[:, None])  # least-squares teacher, D x P

@@ -1,15 +1,19 @@
 """A user's ``(X, Y)`` from files, and the checks every such pair passes before any work.
 
-Read by ``specdyn data`` and :func:`specdyn.experiments.real_data.study`. Files:
+Read by ``specdyn data`` and :func:`specdyn.study.study`. Files:
 
-- ``.npy``: one array; ``.npz``: one array, or with ``Y`` not given the arrays named
-  ``X`` and ``Y`` of one archive;
+- ``.npy``: one array, **read by rows on demand** (:class:`NpyRows`: block by block,
+  never loaded whole, so an ``X`` larger than memory works, :mod:`specdyn.data.moments`);
+  ``.npz``: one array, or with ``Y`` not given the arrays named ``X`` and ``Y`` of one
+  archive;
 - ``.csv``: numbers separated by commas, one sample a row; a first row that is not
   numeric is a header and skipped;
 - ``.pt`` / ``.pth``: a tensor, or a dict with ``X`` and ``Y``, read with
   ``torch.load(weights_only=True)`` (no code runs).
 
-:func:`check_xy` refuses, with one line naming ``X`` or ``Y``: a shape that is not
+Refused with one line naming ``X`` or ``Y`` (and the file, when there is one): a file
+that is not what its suffix says (a text file named ``.npy``), an array of complex
+numbers, of text or of Python objects; and by :func:`check_xy`: a shape that is not
 2-D (a 1-D ``Y`` included: pass ``Y[:, None]`` for one output), different numbers of
 rows, non-finite values, fewer than ``MIN_SAMPLES`` samples, and constant columns of
 ``X`` (a column with no variance carries no mode: drop it, or pass
@@ -25,7 +29,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MIN_SAMPLES", "SUFFIXES", "check_xy", "load_xy"]
+from specdyn.data.moments import DataMoments, accumulate
+
+__all__ = ["MIN_SAMPLES", "SUFFIXES", "NpyRows", "check_moments", "check_shapes", "check_xy",
+           "load_xy"]
 
 #: The fewest samples ``check_xy`` accepts: below it, sample covariances are noise.
 MIN_SAMPLES = 20
@@ -37,6 +44,56 @@ class _Refused(ValueError):
     """A file refused with its own message (not wrapped as unreadable)."""
 
 
+class NpyRows:
+    """A ``.npy`` file whose rows are read when asked for: ``rows[a:b]`` reads rows ``a``
+    to ``b`` from disk (and holds nothing else); ``numpy.asarray(rows)`` reads it whole.
+
+    Unlike a memory map, the blocks read are ordinary memory, freed when dropped: reading
+    a 2 GB file in 64 MiB blocks keeps the process at a few hundred MB (a memory map
+    counts every page it has touched as resident). A file in Fortran order is read whole.
+
+    Attributes
+    ----------
+    path, shape, dtype, ndim
+        The file and its array's shape and dtype.
+    """
+
+    def __init__(self, path: Path) -> None:
+        with open(path, "rb") as fh:
+            version = np.lib.format.read_magic(fh)
+            read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                    else np.lib.format.read_array_header_2_0)
+            shape, fortran, dtype = read(fh)
+            self._offset = fh.tell()
+        self.path = path
+        self.shape: tuple[int, ...] = tuple(int(n) for n in shape)
+        self.dtype = np.dtype(dtype)
+        self.ndim = len(self.shape)
+        self._fortran = bool(fortran)
+        if self.dtype.hasobject:
+            raise _Refused(f"{str(path)!r} holds Python objects, not numbers")
+
+    def __len__(self) -> int:
+        return self.shape[0] if self.shape else 0
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = np.load(self.path, allow_pickle=False)
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        if not isinstance(rows, slice) or self._fortran or self.ndim == 0:
+            return np.asarray(self)[rows]
+        start, stop, step = rows.indices(len(self))
+        if step != 1:
+            return np.asarray(self)[rows]
+        width = int(np.prod(self.shape[1:], dtype=np.int64))
+        n = max(stop - start, 0)
+        with open(self.path, "rb") as fh:
+            fh.seek(self._offset + start * width * self.dtype.itemsize)
+            a = np.fromfile(fh, dtype=self.dtype, count=n * width)
+        return a.reshape((n, *self.shape[1:]))
+
+
 def _read(path: Path, name: str, key: str | None) -> Any:
     """One array (or, for ``.npz``/``.pt`` with ``key``, the entry ``key``) of ``path``."""
     suffix = path.suffix.lower()
@@ -46,7 +103,12 @@ def _read(path: Path, name: str, key: str | None) -> Any:
         raise ValueError(f"{name}: {str(path)!r} does not exist or is not a file")
     try:
         if suffix == ".npy":
-            return np.load(path, allow_pickle=False)
+            with open(path, "rb") as fh:
+                head = fh.read(6)
+            if head != b"\x93NUMPY":
+                raise _Refused(f"{name}: {str(path)!r} is not a .npy file ({_looks_like(head)}"
+                               "); save the array with numpy.save, or a table as .csv")
+            return NpyRows(path)
         if suffix == ".npz":
             with np.load(path, allow_pickle=False) as z:
                 names = list(z.files)
@@ -70,6 +132,10 @@ def _read(path: Path, name: str, key: str | None) -> Any:
                 raise _Refused(f"{name}: {str(path)!r} is not a dict with {key!r}")
             obj = obj[key]
         if hasattr(obj, "detach"):
+            if obj.is_complex():
+                raise _Refused(f"{name}: {str(path)!r} holds complex numbers ({obj.dtype}); "
+                               "pass real arrays (e.g. the real and imaginary parts as "
+                               "columns)")
             return obj.detach().cpu().double().numpy()
         raise _Refused(f"{name}: {str(path)!r} holds a {type(obj).__name__}, not a tensor")
     except _Refused:
@@ -95,29 +161,55 @@ def _read_csv(path: Path, name: str) -> np.ndarray:
 
 
 def load_xy(x_path: str | os.PathLike[str], y_path: str | os.PathLike[str] | None = None
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """``(X, Y)`` as float64 arrays from one or two files (the module docstring).
+            ) -> tuple[np.ndarray | NpyRows, np.ndarray | NpyRows]:
+    """``(X, Y)`` from one or two files (the module docstring).
 
     Without ``y_path``, ``x_path`` must be an ``.npz`` archive or a ``.pt`` dict holding
-    ``X`` and ``Y``. Nothing is checked beyond reading: pass the result to
-    :func:`check_xy`.
+    ``X`` and ``Y``. A ``.npy`` comes back as :class:`NpyRows` (read by rows when asked
+    for, in its own dtype), every other kind as a float64 array. Refused here:
+    unreadable files and arrays that are not real numbers; pass the result to
+    :func:`check_xy` (or :func:`specdyn.study.study`) for the rest.
     """
     xp = Path(x_path)
     if y_path is None:
         if xp.suffix.lower() not in (".npz", ".pt", ".pth"):
             raise ValueError(f"Y: missing; give Y's file, or X and Y in one .npz or .pt "
                              f"(got only {str(xp)!r})")
-        return (np.asarray(_read(xp, "X", "X"), dtype=np.float64),
-                np.asarray(_read(xp, "Y", "Y"), dtype=np.float64))
-    return (np.asarray(_read(xp, "X", None), dtype=np.float64),
-            np.asarray(_read(Path(y_path), "Y", None), dtype=np.float64))
+        pairs: tuple[tuple[Path, str, str | None], ...] = ((xp, "X", "X"), (xp, "Y", "Y"))
+    else:
+        pairs = ((xp, "X", None), (Path(y_path), "Y", None))
+    out = []
+    for path, name, key in pairs:
+        a = _read(path, name, key)
+        arr = a if isinstance(a, NpyRows) else np.asarray(a)
+        _real_numbers(name, arr, f"{str(path)!r} holds ")
+        out.append(arr if isinstance(arr, NpyRows) else arr.astype(np.float64, copy=False))
+    return out[0], out[1]
 
 
-def _constant_columns(a: np.ndarray) -> np.ndarray:
-    """Columns whose values are all equal (to rounding of their own scale)."""
-    spread = a.max(axis=0) - a.min(axis=0)
-    scale = np.maximum(np.abs(a).max(axis=0), np.finfo(np.float64).tiny)
-    return np.flatnonzero(spread <= 1e-12 * scale)
+def _looks_like(head: bytes) -> str:
+    """What the first bytes of a file that is not ``.npy`` look like, for a message."""
+    if head[:2] == b"PK":
+        return "it is a zip archive: an .npz?"
+    try:
+        text = head.decode("ascii")
+    except UnicodeDecodeError:
+        return "its first bytes are not numpy's"
+    if all(ch.isprintable() or ch.isspace() for ch in text):
+        return f"it starts with text {text!r}"
+    return "its first bytes are not numpy's"
+
+
+def _real_numbers(name: str, a: Any, where: str = "") -> None:
+    """Refuse (one line naming ``name``) an array of complex numbers, text or objects."""
+    kind = a.dtype.kind
+    if kind == "c":
+        raise ValueError(f"{name}: {where or 'holds '}complex numbers ({a.dtype}); pass real "
+                         "arrays (e.g. the real and imaginary parts as columns)")
+    if kind in "USa":
+        raise ValueError(f"{name}: {where or 'holds '}text ({a.dtype}), not numbers")
+    if kind not in "biuf":
+        raise ValueError(f"{name}: {where or 'holds '}{a.dtype} values, not real numbers")
 
 
 def _columns(idx: np.ndarray) -> str:
@@ -125,16 +217,27 @@ def _columns(idx: np.ndarray) -> str:
     return shown + (f", ... ({idx.size} in all)" if idx.size > 6 else "")
 
 
-def check_xy(X: Any, Y: Any, *, min_samples: int = MIN_SAMPLES, drop_constant: bool = False
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(X, Y, kept)``: the checked float64 arrays and the indices of ``X``'s kept columns.
+def _as_array(name: str, a: Any) -> Any:
+    """``a`` as an array with a shape and a dtype (a memory map or :class:`NpyRows` stays
+    one: read later, by rows)."""
+    if isinstance(a, (np.ndarray, NpyRows)):
+        return a
+    arr = np.asarray(a)
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: holds values that are not numbers") from None
+    return arr
 
-    Raises ``ValueError`` (one line, naming ``X`` or ``Y`` and what is allowed) on the
-    bad input of the module docstring; with ``drop_constant`` the constant columns of
-    ``X`` are dropped instead (``kept`` lists the others).
-    """
-    x = np.asarray(X, dtype=np.float64) if not isinstance(X, np.ndarray) else X
-    y = np.asarray(Y, dtype=np.float64) if not isinstance(Y, np.ndarray) else Y
+
+def check_shapes(X: Any, Y: Any, *, min_samples: int = MIN_SAMPLES) -> tuple[Any, Any]:
+    """``(X, Y)`` as arrays (a memory map or :class:`NpyRows` stays one), after the checks
+    that need no pass over the data: real numbers, 2-D shapes, equal rows, enough samples
+    and features. Raises ``ValueError`` (one line naming ``X`` or ``Y``)."""
+    x, y = _as_array("X", X), _as_array("Y", Y)
+    _real_numbers("X", x)
+    _real_numbers("Y", y)
     if x.ndim != 2:
         raise ValueError(f"X: must be 2-D (samples x features), got shape {x.shape}")
     if y.ndim == 1:
@@ -150,24 +253,42 @@ def check_xy(X: Any, Y: Any, *, min_samples: int = MIN_SAMPLES, drop_constant: b
     if x.shape[1] < 3 or y.shape[1] < 1:
         raise ValueError(f"X: needs at least 3 features and Y 1 output, got shapes {x.shape} "
                          f"and {y.shape}")
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    for name, a in (("X", x), ("Y", y)):
-        bad = ~np.isfinite(a)
-        if bad.any():
-            r, c = np.argwhere(bad)[0]
-            raise ValueError(f"{name}: holds {int(bad.sum())} value(s) that are NaN or infinite "
-                             f"(the first at row {int(r)}, column {int(c)}); remove or impute "
-                             "them")
-    const_y = _constant_columns(y)
+    return x, y
+
+
+def check_moments(m: DataMoments, *, drop_constant: bool = False) -> np.ndarray:
+    """The kept columns of ``X`` after the checks of one pass
+    (:func:`specdyn.data.moments.accumulate`): finite values, no constant column of
+    ``Y``, and of ``X`` none (or, with ``drop_constant``, at least 3 that are not).
+    Raises ``ValueError`` (one line naming ``X`` or ``Y``)."""
+    if m.nonfinite is not None:
+        name, count, r, c = m.nonfinite
+        raise ValueError(f"{name}: holds {count} value(s) that are NaN or infinite (the first "
+                         f"at row {r}, column {c}); remove or impute them")
+    const_y = m.constant_y()
     if const_y.size:
         raise ValueError(f"Y: column(s) {_columns(const_y)} are constant: an output that never "
                          "changes cannot be learned; drop them")
-    const_x = _constant_columns(x)
-    kept = np.setdiff1d(np.arange(x.shape[1]), const_x)
+    const_x = m.constant_x()
+    kept = np.setdiff1d(np.arange(m.x_mean.size), const_x)
     if const_x.size and not drop_constant:
         raise ValueError(f"X: column(s) {_columns(const_x)} are constant (no variance, no "
                          "mode); drop them or pass drop_constant=True (--drop-constant)")
     if kept.size < 3:
         raise ValueError(f"X: needs at least 3 columns that are not constant, got {kept.size}")
-    return x[:, kept], y, kept
+    return kept
+
+
+def check_xy(X: Any, Y: Any, *, min_samples: int = MIN_SAMPLES, drop_constant: bool = False
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(X, Y, kept)``: the checked float64 arrays and the indices of ``X``'s kept columns.
+
+    Raises ``ValueError`` (one line, naming ``X`` or ``Y`` and what is allowed) on the
+    bad input of the module docstring (:func:`check_shapes`, then
+    :func:`check_moments`); with ``drop_constant`` the constant columns of ``X`` are
+    dropped instead (``kept`` lists the others). Holds the arrays in memory: for an
+    ``X`` larger than memory use :func:`specdyn.study.study`, which reads it in blocks.
+    """
+    x, y = check_shapes(X, Y, min_samples=min_samples)
+    kept = check_moments(accumulate(x, y), drop_constant=drop_constant)
+    return (np.asarray(x, dtype=np.float64)[:, kept], np.asarray(y, dtype=np.float64), kept)

@@ -92,7 +92,7 @@ class RealData:
         both parts at least 2 samples), each part in the permutation's order (so any first
         rows of a part are a random sample of it, whatever the order of the whole set).
         Each part keeps the whole set's centring (a part's own means are near 0, and
-        :func:`specdyn.data.decompose` removes them).
+        :func:`specdyn.data.decompose_data` removes them).
         """
         frac = v.in_range("heldout", heldout, 0.0, 1.0, lo_open=True, hi_open=True)
         seed = v.positive_int("seed", seed, minimum=0)

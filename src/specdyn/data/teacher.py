@@ -23,7 +23,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.stats import ortho_group
 
 from specdyn import _validate as v
 from specdyn.settings import AlignedSetting, PowerLawSetting, Setting
@@ -33,6 +32,8 @@ _ROTATIONS = (None, "random", "misaligned")
 
 def _haar_orthogonal(n: int, rng: np.random.Generator) -> np.ndarray:
     """A Haar-distributed ``n x n`` orthogonal matrix (``scipy.stats.ortho_group``)."""
+    from scipy.stats import ortho_group  # here: scipy.stats takes a second to import
+
     if n == 1:  # O(1) = {-1, 1}; older scipy releases refuse dim = 1
         return rng.choice(np.array([-1.0, 1.0]), size=(1, 1))
     return np.asarray(ortho_group.rvs(n, random_state=rng), dtype=np.float64)

@@ -3,7 +3,8 @@
 Spectra (``covariance_spectrum``, ``weight_spectrum``,
 ``CovarianceAccumulator``), power-law exponents (``local_exponent``,
 ``two_point_exponent``, ``fit_power_law``, ``fit_broken_power_law``; a data set's
-``data_exponents`` and a network's per-mode ``mode_exponents``, one estimator in mode
+``data_exponents`` and a network's per-mode ``mode_exponents`` (and ``rank_exponent`` of
+its eigenvalue spectrum), one estimator in mode
 order), random-matrix baselines and
 outlier tests (``fit_mp_bulk``, ``find_outliers``; the random-matrix formulas
 live in :mod:`specdyn.theory.rmt`), alignment of eigenvectors with given
@@ -39,7 +40,12 @@ from specdyn.measure.atoms import (
     top_clusters_function,
 )
 from specdyn.measure.checkpoint import Skipped, load_tensors, state_tensors
-from specdyn.measure.data_spectra import DataExponents, data_exponents, mode_exponents
+from specdyn.measure.data_spectra import (
+    DataExponents,
+    data_exponents,
+    mode_exponents,
+    rank_exponent,
+)
 from specdyn.measure.exponents import (
     BrokenPowerLawFit,
     LocalExponent,
@@ -121,6 +127,7 @@ __all__ = [
     "local_exponent",
     "loglog_fit",
     "mode_exponents",
+    "rank_exponent",
     "mix_particles",
     "moment_tensors",
     "network_hermite_coefficients",

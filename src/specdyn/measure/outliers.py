@@ -48,7 +48,6 @@ import numpy as np
 from numpy.polynomial import Chebyshev
 from numpy.typing import ArrayLike
 from scipy.interpolate import CubicSpline
-from scipy.stats import kstest
 
 from specdyn import _validate as v
 from specdyn.measure.spectra import rank_tolerance
@@ -409,6 +408,8 @@ def fit_mp_bulk(eigs: ArrayLike, ratio: float, *, n_excluded: int | None = None,
     g_bulk = gc * (m - k) / m
     # Only the statistic is used: the asymptotic p-value spares scipy's exact one (most
     # of kstest's time at these sizes); the statistic is the same.
+    from scipy.stats import kstest  # here: scipy.stats takes a second to import
+
     ks = float(kstest(ec[k:], lambda x: rmt.mp_cdf(x, g_bulk, s2), method="asymp").statistic)
     return MPFit(sigma2=s2, ratio=g, lo=float(lo), hi=float(hi), n_excluded=k, ks_distance=ks,
                  cap_reached=capped, n_bulk=int(m - k))

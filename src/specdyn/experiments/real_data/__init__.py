@@ -5,10 +5,8 @@ SGD-trained networks, beside the aligned theory and the exact reference; the sam
 of any ``(X, Y)`` behind ``specdyn data``. One module a concern, imported in this order
 (each imports only those above it):
 
-- ``data_study``: the study of one ``(X, Y)`` (:func:`study`: checks, decomposition,
-  exponents, misalignment, the theory, the exact reference, a stable step, optional
-  training; tables, summary, figure, files); ``compare``: a trained network beside the
-  theory and the reference per mode (:func:`compare_modes`);
+- the study of one ``(X, Y)`` lives in :mod:`specdyn.study`; ``compare``: a trained
+  network beside the theory and the reference per mode (:func:`compare_modes`);
 - ``config``: the regimes, the config dataclass (``RealDataConfig``), its declared
   constraints, ``--full`` size and the tests' ``tiny`` size;
 - ``tasks``: the seven data sets and their studies; ``networks``: the ReLU student's lazy
@@ -24,13 +22,7 @@ from __future__ import annotations
 
 from specdyn.experiments.real_data import run  # noqa: F401  (registers real-data)
 from specdyn.experiments.real_data.compare import compare_modes
-from specdyn.experiments.real_data.data_study import (
-    REGIMES,
-    DataStudy,
-    ModelStudy,
-    Regime,
-    study,
-)
 
-# The experiment is used by name through specdyn.runs; the study of your own data from here.
-__all__ = ["REGIMES", "DataStudy", "ModelStudy", "Regime", "compare_modes", "study"]
+# The experiment is used by name through specdyn.runs; the study of your own data is
+# specdyn.study's.
+__all__ = ["compare_modes"]

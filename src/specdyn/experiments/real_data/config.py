@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specdyn import _validate as v
-from specdyn.experiments.real_data.data_study import Regime
+from specdyn.study import Regime
 
 #: Regimes of the patches (shifted target) and the digits; sigma_a = 1.
 REGIMES = {"feature-learning": Regime(0.1, 2.0), "lazy": Regime(1.0, 0.05)}
@@ -41,7 +41,7 @@ class RealDataConfig:
     ``t_factor`` sets the run length of the full-batch students: ``t_end = t_factor *
     max_k t_learn(k)`` over the fit window ``2..kmax`` (the theory's learning time of the
     slowest fitted mode, :func:`specdyn.theory.t_learn`), per task, regime and student;
-    ``dt`` from the data's largest rates (:mod:`specdyn.experiments.real_data.data_study`).
+    ``dt`` from the data's largest rates (:mod:`specdyn.study`).
     ``relu_widths``: the ReLU student's lazy width series. ``net_*``: the real networks (an
     SGD MLP with ``net_depth`` ReLU hidden layers of ``net_N`` units and a CNN with
     ``cnn_channels`` channels) on ``net_M`` blurred-target patches, a fifth held out.

@@ -37,7 +37,7 @@ from specdyn.experiments.real_data.config import (
     RELU_LAZY_PAPER,
     RealDataConfig,
 )
-from specdyn.experiments.real_data.data_study import study
+from specdyn.study import study
 
 if TYPE_CHECKING:
     from specdyn.sim.protocol import DerivedSeed
@@ -165,7 +165,8 @@ def real_networks(cfg: RealDataConfig, folder: Path
     of ``real-data.parquet`` (task ``net``) with the theory and the exact reference on the
     same training data (student ``linear``, regimes IIIa, IIIb, lazy), the data's fits
     and a summary; the trackers' folders in ``folder``."""
-    from specdyn.data import decompose, image_patches
+    from specdyn.data import decompose_data as decompose
+    from specdyn.data import image_patches
     from specdyn.measure import data_exponents
 
     full = image_patches(cfg.patch, cfg.net_M, seed=cfg.seed, target="blur", blur=cfg.blur)

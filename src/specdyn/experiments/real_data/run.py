@@ -5,7 +5,7 @@ transitions and boundaries can be observed in real data" (core Sec. 4). Per task
 (:mod:`~specdyn.experiments.real_data.tasks`: image patches -> the shifted patch, ->
 the blurred patch at two widths; digits -> labels; text -> character frequencies;
 a synthetic aligned and a rotated teacher) the study of
-:mod:`~specdyn.experiments.real_data.data_study`: the aligned theory on the data's own
+:mod:`~specdyn.study`: the aligned theory on the data's own
 ``lambda_k``, ``mu_k``, the exact reference (the infinite-width flow on the data's own
 ``Sigma`` and ``C``; the gap between the two is the misalignment effect), and the
 two-layer linear network (exact Gram engine) trained on the data by full-batch GD;

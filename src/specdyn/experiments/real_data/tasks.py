@@ -2,7 +2,7 @@
 full-batch students) as tidy tables.
 
 Seven tasks (:data:`~specdyn.experiments.real_data.config.VALIDATION_TASKS`), each a
-:func:`~specdyn.experiments.real_data.data_study.study` of its ``(X, Y)``:
+:func:`~specdyn.study.study` of its ``(X, Y)``:
 
 - ``patches``: 10 x 10 grey patches -> the patch shifted 1 px (``beta`` near 0);
 - ``blur``, ``blur2``: the same patches -> the patches of the image blurred by a
@@ -32,7 +32,7 @@ from specdyn.experiments.real_data.config import (
     VALIDATION_TASKS,
     RealDataConfig,
 )
-from specdyn.experiments.real_data.data_study import DataStudy, Regime, study
+from specdyn.study import DataStudy, Regime, study
 
 #: Exponents of the synthetic tasks' power laws (lambda_k ~ k^-alpha, mu_k ~ k^-beta).
 SYNTHETIC_ALPHA, SYNTHETIC_BETA = 1.2, 0.6
