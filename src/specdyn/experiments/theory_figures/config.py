@@ -131,14 +131,17 @@ class FirstLayerConfig(TheoryGrid):
     dominates long before the mode is learned): ``sigma_w = 1e-3`` (``gamma0 theta0 / S
     = 2`` as in Fig. 2), where ``alpha_eff`` rises to 3.98 in Region II (3.63 at the Fig. 2
     setting's 0.1, 3.92 at 1e-2). Then ``k1`` = 4e6 and ``t*`` = 2.6e7: the grid reaches
-    ``k`` = 1e9 and ``t`` = 1e10, two decades past both. fig5 writes its spectrum at the
-    ``n_t`` times of the grid (and ``t = 0``) and draws ``n_curves`` of them.
+    ``k`` = 1e9 and ``t`` = 1e10, two decades past both, with ``n_k = 480`` modes so that
+    its step (0.019 decade) stays what it was over the Fig. 2 setting's four decades (the
+    boundary claims read crossings to a grid step). fig5 writes its spectrum at the ``n_t``
+    times of the grid (and ``t = 0``) and draws ``n_curves`` of them.
     """
 
     sigma_w: float = 1e-3
     gamma0_ratio: float = 2.0
     k_max: float = 1e9
     t_max: float = 1e10
+    n_k: int = 480
     n_curves: int = 12
 
     def setting(self) -> PowerLawSetting:
