@@ -61,12 +61,9 @@ def _regime_no_2sw2(s: PowerLawSetting, margin: float = 10.0) -> theory.RegimeRe
     sigma_w sigma_a`` (the ``2 sigma_w^2`` under the root dropped)."""
     rep = _regime(s, margin)
     ku = float(np.power(s.gamma0 * s.theta0 / (s.sigma_w * s.sigma_a), 2.0 / s.beta))
-    if ku <= 1.0:
-        label = "lazy"
-    elif s.sigma_a > s.sigma_w and s.gamma0 * s.theta0 > s.S:
-        label = "feature-learning"
-    else:
-        label = "intermediate"
+    # a cell lazy by the true bound has gamma0 theta0 below it, so below S: not feature
+    # learning; the other labels do not depend on k_u
+    label = "lazy" if ku <= 1.0 else ("intermediate" if rep.label == "lazy" else rep.label)
     return dataclasses.replace(rep, label=label, k_u=ku)
 
 

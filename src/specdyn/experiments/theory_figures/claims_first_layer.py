@@ -271,7 +271,8 @@ def fig6_claims(df: pd.DataFrame, cfg: FirstLayerConfig) -> list[Claim]:
              "a Region II one decade wide within the tolerance needs sigma_w ~ 1e-5 (the "
              "learned part over the initial one and the learned fraction cannot both be "
              "small enough over a decade of k >= 1), so the peak is claimed",
-        revised=II_REVISED, revised_how="restated"))
+        revised=II_REVISED, revised_how="restated",
+        partner="Region II rises above alpha + beta (share of its widest k-extent)"))
     # the first-layer boundaries (App. C): where the exact exponent changes regime
     offsets = first_layer_offsets(k, t, aeff, s)
     for key, (name, source) in FIRST_LAYER_BOUNDARIES.items():

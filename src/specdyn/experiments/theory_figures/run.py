@@ -208,7 +208,9 @@ def run_fig5(cfg: FirstLayerConfig, out_dir: Path) -> ExperimentResult:
     pick = np.unique(np.r_[0, np.round(np.geomspace(1, t.size - 1, cfg.n_curves - 1))
                            .astype(int)])
     fig = tplot.spectra_over_time(
-        k, t[pick], rho[pick], title="second layer frozen: $\\rho_k(t)$",
+        k, t[pick], rho[pick],
+        title=f"second layer frozen: $\\rho_k(t)$, $\\sigma_w$ = {s.sigma_w:g}, "
+              f"$\\gamma_0\\theta_0/S$ = {cfg.gamma0_ratio:g}",
         guides={"$-\\alpha$": s.alpha, "$-(\\alpha+\\beta)$": s.alpha + s.beta,
                 "$-(3\\alpha+\\beta)$": 3 * s.alpha + s.beta})
     figures = save_figure(fig, out_dir / "fig5")
