@@ -34,9 +34,11 @@ from specdyn.experiments.nonlinear_figures.config import Fig4Config
 from specdyn.experiments.nonlinear_figures.run import theory_slopes
 from specdyn.experiments.regime_map.claims import regime_map_claims
 from specdyn.experiments.regime_map.config import RegimeMapConfig
+from specdyn.experiments.regime_map.run import cell_labels
 from specdyn.experiments.simulate.claims import simulate_claims
 from specdyn.experiments.simulate.config import SimulateConfig
-from specdyn.experiments.theory_figures.claims import fig3_claims, fig5_claims, fig6_claims
+from specdyn.experiments.theory_figures.claims import fig3_claims
+from specdyn.experiments.theory_figures.claims_first_layer import fig5_claims, fig6_claims
 from specdyn.experiments.theory_figures.config import Fig3Config, FirstLayerConfig
 from specdyn.experiments.theory_figures.run import fig3_table
 from specdyn.measure.exponents import fit_exponents, two_point_exponent
@@ -168,7 +170,7 @@ def theory_tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple]:
     cfg3 = Fig3Config(n_k=120, n_t=120, n_slices=2)
     tables = {"fig3": (fig3_table(cfg3), cfg3)}  # the table fig3 writes, without its figure
     cfgs = {"fig5": FirstLayerConfig(n_k=60, n_t=60, n_curves=4),
-            "fig6": FirstLayerConfig(n_k=80, n_t=80)}
+            "fig6": FirstLayerConfig(n_t=80)}  # the quick k step: boundaries read to a step
     for name, cfg in cfgs.items():
         res = run_experiment(name, out, config=cfg)
         tables[name] = (pd.read_parquet(res.tables[0]), cfg)
@@ -258,16 +260,19 @@ def test_simulate_claims_fail_on_wrong_tables() -> None:
 
 def test_regime_map_claims_fail_on_wrong_tables() -> None:
     cfg = RegimeMapConfig()
-    regime = np.array(["lazy"] * 6 + ["intermediate"] * 4 + ["feature-learning"] * 6)
-    theory_change = np.r_[np.linspace(0.0, 0.05, 6), np.linspace(0.1, 0.6, 4),
-                          np.linspace(0.8, 2.0, 6)]
-    learned = np.r_[np.linspace(0.01, 0.5, 6), np.linspace(1.0, 5.0, 4),
-                    np.linspace(20.0, 200.0, 6)]  # R_k: below 1 lazy, >> 1 feature learning
-    points = pd.DataFrame({"regime": regime, "delta_alpha": theory_change + 0.02,
-                           "delta_alpha_theory": theory_change, "R_max": learned})
+    r, g = np.meshgrid(np.geomspace(0.05, 3.0, 4), np.geomspace(0.03, 30.0, 4), indexing="ij")
+    cells = pd.DataFrame({"sigma_ratio": r.ravel(), "gamma_ratio": g.ravel()})
+    regime = np.array(cell_labels(cfg, cells))
+    rank = {"lazy": 0.0, "intermediate": 1.0, "feature-learning": 2.0}
+    theory_change = np.array([0.02 + 0.6 * rank[x] for x in regime]) + 0.01 * g.ravel() ** 0.1
+    learned = np.array([0.3 + 20.0 * rank[x] for x in regime])  # R_k: below 1 when lazy
+    dev = 0.02 * np.where(np.arange(regime.size) % 2, 1.0, -1.0)
+    t_th = 10.0 ** np.linspace(1.0, 3.0, regime.size)
+    points = cells.assign(regime=regime, delta_alpha=theory_change + dev,
+                          delta_alpha_theory=theory_change, R_max=learned,
+                          dev_spread=1.2 * dev, spec_dev=0.07, spec_dev_spread=0.06,
+                          t_half=t_th * 1.05, t_half_theory=t_th)
     assert_passes(regime_map_claims(points, cfg))
-    assert_fails(regime_map_claims(points.assign(R_max=learned[::-1]), cfg),
-                 "the lazy cells learn most")
     swapped = points.assign(regime=points["regime"].map(
         {"lazy": "feature-learning", "feature-learning": "lazy", "intermediate": "intermediate"}))
     assert_fails(regime_map_claims(swapped, cfg), "regime labels swapped")
@@ -275,6 +280,10 @@ def test_regime_map_claims_fail_on_wrong_tables() -> None:
                  "constant simulated change")
     assert_fails(regime_map_claims(points.assign(delta_alpha=shuffled(theory_change)), cfg),
                  "shuffled grid points")
+    assert_fails(regime_map_claims(points.assign(delta_alpha=theory_change, spec_dev=0.0), cfg),
+                 "a simulation that is its theory")
+    assert_fails(regime_map_claims(points.assign(spec_dev=0.25), cfg), "fluctuations x3.6")
+    assert_fails(regime_map_claims(points.assign(t_half=2.0 * t_th), cfg), "clock off by 2")
 
 
 # ------------------------------------------------ finite-size-theory -----------------------
@@ -333,10 +342,10 @@ def test_claim_functions_are_pure(tmp_path: Path) -> None:
 
 
 def test_fig3_k_l_is_found_where_alpha_eff_rises_not_where_it_falls_toward_k_u() -> None:
-    """On a deep grid reaching past k_u (the --full panel goes to k = 1e12), alpha_eff(t = inf)
+    """On a deep grid reaching past k_u (sigma_w = 1e-3, k_u = 1e12), alpha_eff(t = inf)
     passes the k_l level twice: rising at k_l, falling again toward k_u. The claim measures the
     rise (the --full run measured the fall before: 6 decades off)."""
-    cfg = Fig3Config(deep_k_max=1e12, deep_t_max=1e19, n_k=160, n_t=160)
+    cfg = Fig3Config(deep_sigma_w=1e-3, deep_k_max=1e12, deep_t_max=1e19, n_k=160, n_t=160)
     [c] = [c for c in fig3_claims(fig3_table(cfg), cfg) if c.name.startswith(
         "(deep-feature-learning) k_l")]
     assert c.held, c

@@ -9,8 +9,10 @@ import pandas as pd
 import pytest
 
 from specdyn import PowerLawSetting, io, theory
+from specdyn.experiments.theory_figures import oracle
 from specdyn.experiments.theory_figures.config import Fig3Config, FirstLayerConfig
-from specdyn.runs import get, run_experiment
+from specdyn.experiments.theory_figures.readings import premise_window, sequence_modes
+from specdyn.runs import WRONG_KINDS, get, run_experiment
 
 
 @pytest.mark.parametrize("name, cfg", [
@@ -50,7 +52,7 @@ def test_fig3_deep_panel_reaches_the_four_plateaus_in_their_regions(tmp_path: Pa
     res = run_experiment("fig3", tmp_path, config=cfg)
     df = pd.read_parquet(res.tables[0])
     sub = df[(df.panel == "deep-feature-learning") & (df.quantity == "alpha_eff")]
-    s = PowerLawSetting.paper(1e-3, 1e3)
+    s = cfg.settings()["deep-feature-learning"]
     labels = theory.region(s, sub["k"].to_numpy(), sub["t"].to_numpy())
     aeff = sub["value"].to_numpy()
     for name, value in {"I": 1.0, "II": 4.0, "IIIa": 2.0, "IIIb": 1.5}.items():
@@ -80,3 +82,51 @@ def test_unknown_experiment_lists_valid_names() -> None:
 def test_bad_config_value_is_refused() -> None:
     with pytest.raises(ValueError, match="n_k"):
         Fig3Config(n_k=1)
+
+
+def test_premise_window_is_empty_at_1e_3_and_its_mode_reaches_the_plateau_at_1e_4() -> None:
+    """Eq. (32)'s IIIa sequence needs a mode whose Region II passage and IIIa end are both
+    deep enough for the tolerance: none at sigma_w = 1e-3 (the old deep panel, peak 3.87),
+    and the window's middle at 1e-4 peaks within 0.05 of 3 alpha + beta and ends within
+    0.05 of alpha + beta (the exact theory on a fine time axis, not the grid)."""
+    tol = 0.05
+    lo, hi = premise_window(PowerLawSetting.paper(1e-3, 1e3), tol)
+    assert lo > hi
+    s = PowerLawSetting.paper(1e-4, 1e3)
+    lo, hi = premise_window(s, tol)
+    assert 1e6 < lo < hi < 1e14  # inside [k_l, k_u]
+    k_mode = np.sqrt(lo * hi)
+    a = theory.alpha_eff(s, k_mode, np.logspace(0, 20, 4000))
+    assert 4.0 - tol <= a.max() <= 4.0
+    assert abs(theory.alpha_eff(s, k_mode, np.inf) - 2.0) <= tol
+    k = np.logspace(0, 10, 240)
+    assert np.isnan(sequence_modes(PowerLawSetting.paper(1e-3, 1e3), k, tol)["IIIa"])
+
+
+def test_oracle_evaluations_agree_with_the_closed_forms() -> None:
+    """The claims' independent evaluations against the closed forms they check: the
+    fixed-point formula, the ODE's exponent, the quadrature of Eq. (181) and of Eq. (69)."""
+    s = oracle.app_g_setting(1.0, 1.0, 0.1, 1.0, 2.0)
+    assert s == PowerLawSetting.paper(0.1, 2.0)  # App. G written out = the library's setting
+    k = np.logspace(0, 8, 50)
+    np.testing.assert_allclose(oracle.alpha_eff_inf(s, k), theory.alpha_eff(s, k, np.inf),
+                               atol=1e-12)
+    t = np.logspace(-1, 5, 30)
+    for km in (1.0, 30.0):
+        np.testing.assert_allclose(oracle.alpha_eff(s, km, t), theory.alpha_eff(s, km, t),
+                                   atol=1e-5)
+        np.testing.assert_allclose(oracle.alpha_eff_first_layer(s, km, t),
+                                   theory.alpha_eff_first_layer(s, km, t), atol=1e-5)
+    assert oracle.time_to_level(s, 10.0, "k_learn") == pytest.approx(
+        float(theory.t_learn(s, 10.0)), rel=1e-9)
+    C = 0.5 * s.gamma0 * s.theta0 * 10.0 ** -0.5
+    t_c = oracle.time_to_xi_first_layer(s, 10.0, C)
+    assert theory.xi_first_layer(s, 10.0, t_c) == pytest.approx(C, rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ["fig3", "fig5", "fig6"])
+def test_every_wrong_kind_is_registered_or_declared_not_applicable(name: str) -> None:
+    exp = get(name)
+    kinds = {w.kind for w in exp.wrong_models if w.kind}
+    assert kinds | set(exp.wrong_na) == set(WRONG_KINDS), (kinds, set(exp.wrong_na))
+    assert not kinds & set(exp.wrong_na)

@@ -105,7 +105,10 @@ def test_regime_map_small_grid_lazy_flat_feature_learning_moves(tmp_path: Path) 
     assert (fl["delta_alpha"] > 1.0).all()
     # the simulations went through a sweep folder: one finished record per grid point
     recs = runs.load_records(tmp_path / "regime-map" / "sweep")
-    assert sorted(recs["run_id"]) == sorted(pts["run_id"]) and (recs["status"] == "finished").all()
+    assert (recs["status"] == "finished").all()
+    assert sorted(recs[recs["seed"] == cfg.seed]["run_id"]) == sorted(pts["run_id"])
+    # and one more a point for the spread seed, whose deviations the table records
+    assert len(recs) == 2 * len(pts) and pts["dev_spread"].notna().all()
 
 
 def test_regime_map_interrupted_after_its_sweep_resumes_without_recomputing(

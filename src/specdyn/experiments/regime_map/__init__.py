@@ -6,7 +6,10 @@ order (each imports only those above it):
 
 - ``config``: the config dataclass (``RegimeMapConfig``), its declared constraints and
   ``--full`` size;
-- ``claims``: the tolerance, revision record and claims, pure functions of the table and
+- ``readings``: what the claims read off each cell's ``simulate`` table (the learned
+  part, the exponent change's half time, the spectrum's deviation) and a cell's label
+  from the ODE of its strongest mode;
+- ``claims``: the tolerances, revision records and claims, pure functions of the table and
   its config;
 - ``run``: the registered run (``@register``): the sweep, table, figure and summary.
 

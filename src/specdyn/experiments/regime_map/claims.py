@@ -1,18 +1,20 @@
 """The regime map's claims: pure functions of its table and config.
 
-The tolerance and revision record are fixed here before the run;
+The tolerances and revision records are fixed here before the run;
 :func:`regime_map_claims` checks them on ``regime-map.parquet``.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from specdyn.experiments.regime_map.config import RegimeMapConfig
-from specdyn.runs.claims import Claim, within
+from specdyn.experiments.regime_map.readings import ode_label
+from specdyn.runs.claims import OWN, Claim, sized, within
 
 #: |exponent change: simulation - theory| at every grid point.
 AGREE_TOL = 0.15
@@ -20,80 +22,126 @@ AGREE_TOL = 0.15
 RATIO_REVISED = ("b6f669e (issue 30): in [0, 1] -> in [0, 1): 'less than' is strict, and a table "
                  "whose cells all change alike gives exactly 1; changed after the mutation "
                  "test, the quick run's 0.089 seen")
-
-
-#: The feature-learning cells' learned part exceeds the initial one at the strongest mode,
-#: R_k > 1 (k_u > 1: the feature-learning side of Eq. 33, as the lazy cells' R_k < 1 is its
-#: lazy side). First written as R_k >= 10 ("much greater" read as a factor 10); the --full
-#: grid has a feature-learning cell (sigma_w / sigma_a = 0.65, gamma0 theta0 / S = 2.25)
-#: whose R_k reaches 6.5 (the theory's own 6.1): the factor was the project's, not Eq. 33's.
+#: The learned-over-initial ratio R_k of the lazy and feature-learning cells: the cell's
+#: label is Eq. (33)'s R_1 < 1 (lazy) or > 1, so on a simulation that follows the theory
+#: they hold by construction: sanity checks.
+R_SANITY = ("issue 47: a claim -> a sanity check: the cell's label (Eq. 33) is R_1 < 1 or > 1 "
+            "in the theory, so the simulation's R follows from the label")
 FEATURE_R_MIN = 1.0
 FEATURE_R_REVISED = ("issue 40: >= 10 -> > 1, after the --full run measured 6.5 at a "
-                     "feature-learning cell where the theory's own R_k reaches 6.1 (quick: 36)")
-
-
-def learned_ratio(run: pd.DataFrame) -> tuple[float, float]:
-    """``(simulation, theory)``: the largest ``R_k(t) = rho_k(t) / rho_k(0) - 1`` over the
-    ranks and checkpoints of one ``simulate`` table (its ``preact`` and ``rho_theory``
-    rows): the learned part over the initial part of the representation (core Eq. 16,
-    ``R_k = Delta eta_k / sigma_w^2``), measured on the simulated spectrum itself."""
-    out = []
-    for q in ("preact", "rho_theory"):
-        wide = (run[run["quantity"] == q].pivot(index="t", columns="k", values="value")
-                .sort_index().to_numpy(dtype=float))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = wide / wide[0] - 1.0
-        out.append(float(np.max(r)) if r.size and np.all(np.isfinite(r)) else float("nan"))
-    return out[0], out[1]
+                     "feature-learning cell where the theory's own R_k reaches 6.1 (quick: 36); "
+                     + R_SANITY)
+#: The size of the simulation's deviation from the theory, on both sides, against the same
+#: statistic of the spread seeds' runs of the same cells (``cfg.spread_seeds`` more seeds):
+#: (a) of the spectrum, the root mean square over the cells of ``spec_dev`` (each cell's
+#: root mean square of log(rho_sim / rho_theory) over ranks and checkpoints: the finite-width
+#: level, about sqrt(2/N) = 0.06 at N = 512); seeds 1-3 of the quick grid (not the judged
+#: seed 0) measured 0.062, 0.088, 0.075, pair ratios within 1.41: a factor 2;
+#: (b) of the exponent change, the root mean square over the cells of (simulation - theory);
+#: seeds 1-3 measured 0.036, 0.029, 0.020, pair ratios up to 1.79 (the cells share one
+#: initial draw per seed, so they do not average it out): a factor 2.5.
+SPECTRUM_FACTOR, CHANGE_FACTOR = 2.0, 2.5
+#: The exponent's clock: |log10(t_half simulation / t_half theory)| over the cells whose
+#: theory changes by at least CLOCK_MIN_CHANGE (below, the half time of a change of a few
+#: hundredths is noise). Seeds 1-3 (not the judged seed 0) measured at most 0.064, 0.050
+#: and (see below); 0.15 decade, half a clock off by 2.
+CLOCK_TOL, CLOCK_MIN_CHANGE = 0.15, 0.1
+LAZY_NAME = "lazy cells: learned part below the initial part (largest R_k)"
+FEATURE_NAME = "feature-learning cells: learned part dominates (smallest largest R_k)"
+RATIO_NAME = "max lazy / min feature-learning exponent change"
+AGREE_NAME = "max |simulation - theory| exponent change"
 
 
 def regime_map_claims(points: pd.DataFrame, cfg: RegimeMapConfig) -> list[Claim]:
-    """regime-map's claims, a pure function of its table ``regime-map.parquet``
-    (``regime``, ``delta_alpha``, ``delta_alpha_theory`` per grid point, and ``R_max``, the
-    simulation's largest learned-over-initial ratio :func:`learned_ratio`)."""
+    """regime-map's claims, a pure function of its table ``regime-map.parquet``: per grid
+    point the ``regime`` label, the simulated and theory's exponent change
+    (``delta_alpha``, ``delta_alpha_theory``), the spectrum's deviation from the theory
+    (``spec_dev``), the spread seeds' deviations (``dev_spread``, ``spec_dev_spread``),
+    the exponent change's half time (``t_half``, ``t_half_theory``) and the simulation's
+    largest learned-over-initial ratio (``R_max``)."""
+    def col(name: str) -> pd.Series:
+        return points[name] if name in points else pd.Series(np.nan, index=points.index)
+
     lazy = points.loc[points["regime"] == "lazy", "delta_alpha"]
     fl = points.loc[points["regime"] == "feature-learning", "delta_alpha"]
-    gap = np.abs(points["delta_alpha"] - points["delta_alpha_theory"])
+    gap = points["delta_alpha"] - points["delta_alpha_theory"]
     ratio = float("nan")
     if len(lazy) and len(fl):  # a feature-learning cell that never changes: ratio inf
         ratio = float(lazy.max() / fl.min()) if fl.min() > 0 else float("inf")
-    r_lazy = points.loc[points["regime"] == "lazy", "R_max"] if "R_max" in points else []
-    r_fl = (points.loc[points["regime"] == "feature-learning", "R_max"] if "R_max" in points
-            else [])
-    not_measured = ("" if "R_max" in points else
-                    "NOT MEASURED: the table has no R_max column (written before it was "
-                    "recorded; rerun it); ")
+    r_lazy = col("R_max")[points["regime"] == "lazy"]
+    r_fl = col("R_max")[points["regime"] == "feature-learning"]
     lazy_r = float(np.max(r_lazy)) if len(r_lazy) else float("nan")
     fl_r = float(np.min(r_fl)) if len(r_fl) else float("nan")
+    def rms(x: pd.Series) -> float:
+        return float(np.sqrt(np.mean(x.to_numpy(dtype=float) ** 2))) if len(x) else np.nan
+
+    measured, predicted = rms(gap), rms(col("dev_spread"))
+    spec_measured, spec_predicted = rms(col("spec_dev")), rms(col("spec_dev_spread"))
+    spread_seeds = ", ".join(str(cfg.seed + i) for i in range(1, cfg.spread_seeds + 1))
+    big = points["delta_alpha_theory"] >= CLOCK_MIN_CHANGE
+    with np.errstate(divide="ignore", invalid="ignore"):
+        clock = np.abs(np.log10(col("t_half")[big].to_numpy(dtype=float)
+                                / col("t_half_theory")[big].to_numpy(dtype=float)))
+    ode = [ode_label(cfg.alpha, cfg.beta, float(r) * cfg.sigma_a, cfg.sigma_a, float(g))
+           for r, g in zip(points["sigma_ratio"], points["gamma_ratio"], strict=True)]
+    wrong = [f"({r:.3g}, {g:.3g}): {lab} / {o}" for r, g, lab, o in zip(
+        points["sigma_ratio"], points["gamma_ratio"], points["regime"], ode, strict=True)
+        if lab != o]
     return [
-        Claim("lazy cells: learned part below the initial part (largest R_k)",
-              "in [0, 1) (strictly below 1)", lazy_r, bool(0.0 <= lazy_r < 1.0),
+        Claim(LAZY_NAME, "in [0, 1) (strictly below 1)", lazy_r, bool(0.0 <= lazy_r < 1.0),
               source="core Sec. 3.2.4, Eq. (33)",
-              note=not_measured + "'the learned component does not exceed the initialization "
-                   "component even for the strongest teacher mode': R_k(t) = rho_k(t) / "
-                   f"rho_k(0) - 1 (Eq. 16) on the simulated spectrum, largest over the ranks, "
-                   f"checkpoints and the {len(r_lazy)} lazy cells; no change at all (R = 0) "
-                   "meets it too: its partner is the feature-learning cells' R",
-              partner="feature-learning cells: learned part dominates (smallest largest R_k)"),
-        Claim("feature-learning cells: learned part dominates (smallest largest R_k)",
-              f"in ({FEATURE_R_MIN:g}, inf] (strictly above 1)", fl_r,
+              note="'the learned component does not exceed the initialization component even "
+                   "for the strongest teacher mode': R_k(t) = rho_k(t) / rho_k(0) - 1 (Eq. 16) "
+                   "on the simulated spectrum, largest over the ranks, checkpoints and the "
+                   f"{len(r_lazy)} lazy cells; the label says so in the theory",
+              sanity=True, revised=R_SANITY, revised_how="restated"),
+        Claim(FEATURE_NAME, f"in ({FEATURE_R_MIN:g}, inf] (strictly above 1)", fl_r,
               bool(fl_r > FEATURE_R_MIN), source="core Sec. 3.2.4, Eq. (33)",
-              note=not_measured + "'the internal representation changes substantially from "
-                   "its initial value': the largest R_k of each of the "
+              note="the largest R_k of each of the "
                    f"{len(r_fl)} feature-learning cells, smallest over them, above 1 (the "
-                   "learned part exceeds the initial one at the strongest mode); a table "
-                   "constant at its median meets it: its partner, the lazy cells' R, does not",
-              revised=FEATURE_R_REVISED,
-              partner="lazy cells: learned part below the initial part (largest R_k)"),
-        Claim("max lazy / min feature-learning exponent change", "in [0, 1) (strictly below 1)",
+                   "learned part exceeds the initial one at the strongest mode); the label "
+                   "says so in the theory", sanity=True, revised=FEATURE_R_REVISED,
+              revised_how="restated"),
+        Claim(RATIO_NAME, "in [0, 1) (strictly below 1)",
               ratio, bool(0.0 <= ratio < 1.0), source="core Sec. 3.2.4",
               note="simulation: every lazy cell (Eq. 33) changes its exponent less than every "
                    "feature-learning cell, strictly (a table with equal changes gives 1); 'the "
                    "nonmonotonic exponent evolution ... specific to the feature-learning "
-                   "regime'", revised=RATIO_REVISED),
-        within("max |simulation - theory| exponent change",
-               float(gap.max()) if len(gap) else np.nan, 0.0, AGREE_TOL, source="core Sec. 3.1",
+                   "regime'", revised=RATIO_REVISED, revised_how="tighter"),
+        within(AGREE_NAME,
+               float(gap.abs().max()) if len(gap) else np.nan, 0.0, AGREE_TOL,
+               source="core Sec. 3.1",
                note=f"finite width N = {cfg.N} and GD against the N = inf theory"),
+        replace(sized("spectrum, log(simulation / theory): root mean square over the cells",
+              spec_measured, spec_predicted, SPECTRUM_FACTOR, source=OWN,
+              predicted_by=f"the same over the spread seed(s) {spread_seeds} of every cell",
+              note=f"each cell's root mean square over ranks and checkpoints: the level finite "
+                   f"width N = {cfg.N} gives the spectrum, on both sides: a simulation that is "
+                   "its theory fails, as do fluctuations a factor 2 too large or small; factor "
+                   "from seeds 1-3 (not the judged one); a size over the cells, the same for "
+                   "a shuffled table: its partner compares each cell with its theory"),
+                partner=AGREE_NAME),
+        sized("exponent change, simulation - theory: root mean square over the cells",
+              measured, predicted, CHANGE_FACTOR, source=OWN,
+              predicted_by=f"the same over the spread seed(s) {spread_seeds} of every cell",
+              note=f"the deviation has the size finite width N = {cfg.N} and GD give it, on "
+                   "both sides; factor from seeds 1-3 (not the judged one), wider than the "
+                   "spectrum's: the cells share one initial draw per seed"),
+        within("exponent change's half time: simulation / theory (max decades off)",
+               float(np.max(clock)) if clock.size else float("nan"), 0.0, CLOCK_TOL,
+               source="core Sec. 3.1", aspect="clock",
+               note=f"over the {int(big.sum())} cells whose theory changes the exponent by "
+                    f">= {CLOCK_MIN_CHANGE:g}: the first time |alpha_fit(t) - alpha_fit(0)| "
+                    "reaches half its largest value, log t interpolated between checkpoints; "
+                    "tolerance from seeds 1-3 (at most 0.064, not the judged seed)"),
+        within("cell labels against the ODE of the strongest mode (cells that disagree)",
+               float(len(wrong)), 0.0, 0.0, source="core Eq. (33), Sec. 3.2.4",
+               aspect="oracle",
+               note="each cell's regime (theory.regime, the label of panel (a) and of every "
+                    "claim) against Eqs. (144)-(145) for mode 1 integrated until settled from "
+                    "App. G's inputs written out: lazy iff R_1 < 1, feature-learning iff also "
+                    "sigma_a > sigma_w and xi_1 > S; " + ("; ".join(wrong) or "none disagree"),
+               partner=RATIO_NAME),
     ]
 
 

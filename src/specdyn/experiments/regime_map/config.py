@@ -19,11 +19,14 @@ from specdyn import _validate as v
                       N=v.Int(1, optional=True), steps=v.SIZE, checkpoints=v.Int(2),
                       kmin=v.SIZE, kmax=v.SIZE, seed=v.SEED,
                       executor=v.Choice("local", "dask", "inline"), workers=v.Int(0),
-                      theory_resolution=v.Int(2))
+                      theory_resolution=v.Int(2), spread_seeds=v.Int(1))
 class RegimeMapConfig:
     """Grid, simulation size and executor of the regime map (quick default: 5 x 5, D = 32).
 
     ``checkpoints`` is a count of log-spaced steps (``Schedule.log``), as everywhere.
+    Every cell runs at ``seed`` (the judged run) and at ``spread_seeds`` more seeds
+    (``seed + 1, ...``), whose deviations from the theory predict the size the judged
+    run's should have.
     """
 
     alpha: float = 1.0
@@ -45,6 +48,7 @@ class RegimeMapConfig:
     executor: Literal["local", "dask", "inline"] = "local"
     workers: int = 0
     theory_resolution: int = 120
+    spread_seeds: int = 1
 
     def __post_init__(self) -> None:
         # each grid's max above its min; the simulation fields together (kmax <= D, N)

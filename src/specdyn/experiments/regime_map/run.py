@@ -8,7 +8,9 @@ Three panels on the same axes:
 (b) the exponent change measured in simulation: for every grid point a
     ``simulate`` run (finite-width two-layer linear network, exact Gram GD),
     ``delta_alpha = max_t |alpha_fit(t) - alpha_fit(0)|`` of the fitted exponent
-    of the representation spectrum over ranks ``kmin..kmax``;
+    of the representation spectrum over ranks ``kmin..kmax``; every point also runs
+    at ``spread_seeds`` more seeds, whose deviations from the theory are the size the
+    judged run's should have (not drawn);
 (c) the same number from the exact infinite-width theory at the same times.
 
 Boundaries drawn on every panel (with ``sigma_a`` fixed these depend on r only):
@@ -36,9 +38,14 @@ import numpy as np
 import pandas as pd
 
 from specdyn import io, runs
-from specdyn.experiments.regime_map.claims import learned_ratio, regime_map_claims_of
+from specdyn.experiments.regime_map.claims import regime_map_claims_of
 from specdyn.experiments.regime_map.config import RegimeMapConfig, full_regime_map
-from specdyn.experiments.regime_map.wrong import REGIME_MAP_WRONG
+from specdyn.experiments.regime_map.readings import (
+    exponent_times,
+    learned_ratio,
+    spectrum_deviation,
+)
+from specdyn.experiments.regime_map.wrong import REGIME_MAP_WRONG, REGIME_MAP_WRONG_NA
 from specdyn.runs.registry import ExperimentResult, Measured, register
 from specdyn.settings import PowerLawSetting
 from specdyn.theory.boundaries import feature_boundary, lazy_boundary
@@ -58,11 +65,57 @@ def theory_labels(cfg: RegimeMapConfig, ratios: np.ndarray, gammas: np.ndarray) 
     return pd.DataFrame(rows)
 
 
+def cell_labels(cfg: RegimeMapConfig, points: pd.DataFrame) -> list[str]:
+    """``theory.regime`` label of each row's ``(sigma_ratio, gamma_ratio)``."""
+    return [str(theory_labels(cfg, np.array([r]), np.array([g]))["regime"].iloc[0])
+            for r, g in zip(points["sigma_ratio"], points["gamma_ratio"], strict=True)]
+
+
+def _points(cfg: RegimeMapConfig, rec: pd.DataFrame, sweep_dir: Path) -> pd.DataFrame:
+    """One row a grid point: the judged seed's run and its readings, the spread seeds'
+    deviations from the theory, the theory's label."""
+    from specdyn.runs import store
+
+    def data(rid: str) -> pd.DataFrame:
+        return pd.read_parquet(store.data_path(sweep_dir, rid))
+
+    key = ["sigma_w", "gamma0_ratio"]
+    judged = rec[rec["seed"] == cfg.seed].sort_values(key).reset_index(drop=True)
+    tables = [data(rid) for rid in judged["run_id"]]
+    learned = [learned_ratio(d) for d in tables]
+    times = pd.DataFrame([exponent_times(d) for d in tables])
+    spread = rec[rec["seed"] != cfg.seed].copy()
+    spread["dev"] = spread["summary.delta_alpha"] - spread["summary.delta_alpha_theory"]
+    spread["spec"] = [spectrum_deviation(data(rid)) for rid in spread["run_id"]]
+    by_cell = spread.groupby(key)[["dev", "spec"]].agg(lambda x: float(np.sqrt(np.mean(x**2))))
+    by_cell = by_cell.reindex(pd.MultiIndex.from_frame(judged[key]))
+    points = pd.DataFrame({
+        "sigma_ratio": judged["sigma_w"] / cfg.sigma_a,
+        "gamma_ratio": judged["gamma0_ratio"],
+        "delta_alpha": judged["summary.delta_alpha"],
+        "delta_alpha_theory": judged["summary.delta_alpha_theory"],
+        "delta_alpha_end": times["delta_alpha_end"],
+        "t_half": times["t_half"],
+        "t_half_theory": times["t_half_theory"],
+        "spec_dev": [spectrum_deviation(d) for d in tables],
+        "dev_spread": by_cell["dev"].to_numpy(),
+        "spec_dev_spread": by_cell["spec"].to_numpy(),
+        "final_loss": judged["summary.final_loss"],
+        "R_max": [r[0] for r in learned],
+        "R_max_theory": [r[1] for r in learned],
+        "run_id": judged["run_id"],
+    }).sort_values(["sigma_ratio", "gamma_ratio"]).reset_index(drop=True)
+    points.insert(2, "regime", cell_labels(cfg, points))
+    return points
+
+
 @register("regime-map", "lazy vs feature-learning regime over (sigma_w/sigma_a, "
           "gamma0 theta0/S): theory's classification beside the exponent change measured "
           "in simulation", RegimeMapConfig, full=full_regime_map,
           claims=regime_map_claims_of, wrong_models=REGIME_MAP_WRONG,
-          measured={"regime-map.parquet": Measured(("delta_alpha", "R_max"))})
+          wrong_na=REGIME_MAP_WRONG_NA,
+          measured={"regime-map.parquet": Measured(("delta_alpha", "R_max", "t_half",
+                                                    "spec_dev"))})
 def run_regime_map(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
     """Sweep ``simulate`` over the grid, then draw the three panels."""
     from specdyn.plot import new_figure, save_figure
@@ -72,9 +125,10 @@ def run_regime_map(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
     from specdyn.runs.sweep import run_sweep
 
     ratios, gammas = cfg.ratios(), cfg.gammas()
+    base = {k: v for k, v in cfg.simulate_base().items() if k != "seed"}
     spec = make_sweep("simulate", {"sigma_w": [float(r * cfg.sigma_a) for r in ratios],
                                    "gamma0_ratio": [float(g) for g in gammas]},
-                      base=cfg.simulate_base())
+                      base=base, seeds=[cfg.seed + i for i in range(cfg.spread_seeds + 1)])
     executor = cfg.executor
     if executor == "local" and multiprocessing.current_process().daemon:
         executor = "inline"  # a pool worker may not start processes of its own
@@ -90,19 +144,7 @@ def run_regime_map(cfg: RegimeMapConfig, out_dir: Path) -> ExperimentResult:
                            f"tracebacks in {sweep_dir / store.RUNS}")
     rec = runs.load_records(sweep_dir)
     rec = rec[rec["run_id"].isin([p.run_id for p in spec.points])]
-    ratios_r = [learned_ratio(pd.read_parquet(store.data_path(sweep_dir, rid)))
-                for rid in rec["run_id"]]
-    points = pd.DataFrame({
-        "sigma_ratio": rec["sigma_w"] / cfg.sigma_a,
-        "gamma_ratio": rec["gamma0_ratio"],
-        "regime": rec["summary.regime"],
-        "delta_alpha": rec["summary.delta_alpha"],
-        "delta_alpha_theory": rec["summary.delta_alpha_theory"],
-        "final_loss": rec["summary.final_loss"],
-        "R_max": [r[0] for r in ratios_r],
-        "R_max_theory": [r[1] for r in ratios_r],
-        "run_id": rec["run_id"],
-    }).sort_values(["sigma_ratio", "gamma_ratio"]).reset_index(drop=True)
+    points = _points(cfg, rec, sweep_dir)
     table = io.write_table(points, out_dir / "regime-map.parquet")
 
     n = cfg.theory_resolution

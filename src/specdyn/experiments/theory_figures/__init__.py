@@ -6,9 +6,14 @@ this order (each imports only those above it):
 - ``config``: the config dataclasses (``Fig3Config``, ``FirstLayerConfig``), their
   declared constraints and ``--full`` sizes;
 - ``readings``: what the claims read off an ``alpha_eff`` grid (plateau runs, boundary
-  offsets, mode sequences, the Eq. (21) deviations) and the windows they read in;
-- ``claims``: the tolerances, dispute and revision records and the claims, pure
-  functions of a table and its config;
+  offsets, mode sequences and the premise window of Eq. 32, the Eq. (21) deviations) and
+  the windows they read in;
+- ``oracle``: the independent evaluations the claims hold the tables against (App. G's
+  inputs written out, the ODE and quadrature oracles, the fixed-point formula);
+- ``claims_independent``, ``claims``, ``claims_first_layer``: the tolerances, dispute and
+  revision records and the claims (fig3's against the oracle, fig3's, fig5's and fig6's),
+  pure functions of a table and its config;
+- ``wrong``: the wrong models, by class, and the classes that cannot occur;
 - ``run``: the registered runs (``@register``): tables, figures, summaries.
 
 Importing this package imports ``run``, which registers the three experiments.

@@ -173,17 +173,49 @@ def smallest_growth(rho: np.ndarray) -> float:
     return float(np.min(steps)) if steps.size and np.all(np.isfinite(steps)) else float("nan")
 
 
-def sequence_modes(s: PowerLawSetting, k: np.ndarray) -> dict[str, float]:
+def premise_window(s: PowerLawSetting, tol: float) -> tuple[float, float]:
+    """The modes whose Eq. (32) sequence ``alpha -> 3 alpha + beta -> alpha + beta`` meets
+    the statement's premise at the tolerance ``tol``: ``(k_lo, k_hi)``, empty (``k_lo >
+    k_hi``) where no mode does.
+
+    Eq. (32)'s exponents hold "in bulk domains sufficiently far from the boundaries"; for
+    a fixed mode that is, from Eq. (15)'s asymptotic forms (``u << 1``):
+
+    * Region II on the way: with ``G = gamma0 theta_k / cross_level`` the learned part over
+      the initial one is ``G^2 x^2`` and the learned fraction ``x`` (``x`` the rate times
+      ``t``), so ``3 alpha + beta - alpha_eff ~ (2 alpha + beta) / (G^2 x^2) + alpha x``,
+      smallest (``1.5 alpha x*``) at ``x*^3 = 2 (2 alpha + beta) / (alpha G^2)``: within
+      ``tol`` at some time iff ``G^2 >= 2 (2 alpha + beta) / alpha (1.5 alpha / tol)^3``
+      (``G >= 402`` at ``alpha = beta = 1``, ``tol = 0.05``);
+    * Region IIIa at the end (``xi = gamma0 theta_k``, ``u_k = gamma0 theta_k / S``): the
+      exponent ``alpha + beta / 2 (1 + 1 / sqrt(1 + 4 u^2)) ~ alpha + beta - beta u^2``
+      is within ``tol`` iff ``u <= sqrt(tol / beta)`` (0.22).
+
+    So ``gamma0 theta_k`` in ``[G_min cross_level, u_max S]``: non-empty only for
+    ``sigma_w <~ u_max / G_min = 5.6e-4`` (``sigma_a = 1``).
+    """
+    a, b = s.alpha, s.beta
+    g_min = np.sqrt(2.0 * (2.0 * a + b) / a * (1.5 * a / tol) ** 3)
+    m_lo, m_hi = g_min * theory.cross_level(s), np.sqrt(tol / b) * s.S
+    top = s.gamma0 * s.theta0
+    return float((top / m_hi) ** (2.0 / b)), float((top / m_lo) ** (2.0 / b))
+
+
+def sequence_modes(s: PowerLawSetting, k: np.ndarray, tol: float) -> dict[str, float]:
     """The modes fig3 follows over time (Eq. 32), keyed by the region they end in.
 
-    The middle (log scale) of the modes where Region IIIa can appear,
-    ``[max(1, k_l), min(k_max, k_u)]``, and of those where IIIb can,
-    ``[1, min(k_u, k_l)]``; each rounded to the nearest mode of the grid ``k``.
+    IIIa: the middle (log scale) of :func:`premise_window`, NaN where it is empty or off
+    the grid ``k``; IIIb: the middle of the modes where IIIb can appear, ``[1, min(k_u,
+    k_l)]``. Each rounded to the nearest mode of the grid ``k``.
     """
-    ku, kl = theory.k_u(s), theory.k_l(s)
-    want = {"IIIa": np.sqrt(max(1.0, kl) * min(float(k[-1]), ku)),
-            "IIIb": np.sqrt(min(ku, kl))}
-    return {reg: float(k[int(np.argmin(np.abs(np.log(k / w))))]) for reg, w in want.items()}
+    lo, hi = premise_window(s, tol)
+    want = {"IIIa": np.sqrt(max(1.0, lo) * hi) if max(1.0, lo) <= hi else np.nan,
+            "IIIb": np.sqrt(min(theory.k_u(s), theory.k_l(s)))}
+    out = {}
+    for reg, w in want.items():
+        on = np.isfinite(w) and k[0] <= w <= k[-1]
+        out[reg] = float(k[int(np.argmin(np.abs(np.log(k / w))))]) if on else float("nan")
+    return out
 
 
 def mode_sequence(k: np.ndarray, t: np.ndarray, aeff: np.ndarray, k_mode: float,
@@ -191,8 +223,11 @@ def mode_sequence(k: np.ndarray, t: np.ndarray, aeff: np.ndarray, k_mode: float,
     """Whether the mode nearest ``k_mode`` visits ``values`` in time order (Eq. 32).
 
     Each value is visited at the times where ``|alpha_eff - value| <= tol``; the
-    order is that of the median of those times. Not held when a value is never visited.
+    order is that of the median of those times. Not held when a value is never visited
+    or the mode is NaN (no mode meets the premise, :func:`sequence_modes`).
     """
+    if not np.isfinite(k_mode):
+        return False, "no mode of the grid meets the premise (premise_window)"
     i = int(np.argmin(np.abs(np.log(k / k_mode))))
     a = aeff[i]
     medians = []

@@ -13,12 +13,9 @@ import numpy as np
 import pandas as pd
 
 from specdyn import io, theory
-from specdyn.experiments.theory_figures.claims import (
-    fig3_claims,
-    fig3_claims_of,
-    fig5_claims_of,
-    fig6_claims_of,
-)
+from specdyn.experiments.theory_figures.claims import fig3_claims_of
+from specdyn.experiments.theory_figures.claims_first_layer import fig5_claims_of, fig6_claims_of
+from specdyn.experiments.theory_figures.claims_independent import MODE_QUANTITIES
 from specdyn.experiments.theory_figures.config import (
     Fig3Config,
     FirstLayerConfig,
@@ -30,10 +27,17 @@ from specdyn.experiments.theory_figures.readings import (
     SINH_MODES,
     SINH_POINTS,
     panel_grid,
+    plateau_span,
     sequence_modes,
     sinh_x,
 )
-from specdyn.experiments.theory_figures.wrong import FIG3_WRONG, FIG5_WRONG, FIG6_WRONG
+from specdyn.experiments.theory_figures.wrong import (
+    FIG3_WRONG,
+    FIG5_WRONG,
+    FIG6_WRONG,
+    WRONG_NA,
+    WRONG_NA_FIRST_LAYER,
+)
 from specdyn.plot import save_figure
 from specdyn.plot import theory as tplot
 from specdyn.runs.registry import ExperimentResult, Measured, register
@@ -42,7 +46,8 @@ from specdyn.settings import PowerLawSetting
 #: The panels fig3 draws, by setting (the other settings are checked by claims, not drawn),
 #: and the boundaries drawn on them.
 FIG3_TITLES = {"deep-feature-learning": "(a) deep feature learning",
-               "fig2-setting": "(b) the paper's Fig. 2 setting", "lazy": "(c) lazy"}
+               "fig2-setting": "(b) the paper's Fig. 2 setting",
+               "lazy-below-bound": "(c) lazy, below the Eq. (33) bound"}
 FIG3_BOUNDARIES = ("k_learn", "k_cross", "k_layer")
 #: The asymptotic exponents of Eq. (31) as the figure labels them.
 _REGION_NAMES = {"I": "\\alpha", "II": "3\\alpha+\\beta", "IIIa": "\\alpha+\\beta",
@@ -88,9 +93,22 @@ def sinh_frame(panel: str, s: PowerLawSetting) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def mode_frame(panel: str, s: PowerLawSetting, modes: list[float], t: np.ndarray
+               ) -> pd.DataFrame:
+    """``rho``, ``eta`` and ``zeta`` (quantities :data:`MODE_QUANTITIES`) of the fixed
+    ``modes`` at ``t = 0``, the times ``t`` and ``t = inf``."""
+    tt = np.concatenate([[0.0], t, [np.inf]])
+    fns = dict(zip(MODE_QUANTITIES, (theory.rho, theory.eta, theory.zeta), strict=True))
+    return pd.concat([pd.DataFrame({"panel": panel, "k": km, "t": tt, "quantity": q,
+                                    "value": fn(s, np.full_like(tt, km), tt)})
+                      for km in modes for q, fn in fns.items()], ignore_index=True)
+
+
 def fig3_table(cfg: Fig3Config) -> pd.DataFrame:
     """fig3's table: per setting the ``alpha_eff`` grid and ``alpha_eff(k, t = inf)``; per
-    drawn panel the boundaries ``k_learn(t)``, ``k_cross(t)``, ``k_layer(t)``."""
+    drawn panel the boundaries ``k_learn(t)``, ``k_cross(t)``, ``k_layer(t)``; for the deep
+    panel the exact learned part on Eq. (21)'s window and the Gram diagonals of the Eq. (32)
+    fixed modes over time."""
     frames = []
     for name, s in cfg.settings().items():
         k, t = cfg.panel_axes(name)
@@ -105,12 +123,14 @@ def fig3_table(cfg: Fig3Config) -> pd.DataFrame:
             frames += [_curve_frame(name, t, b, kb) for b, kb in bounds.items()]
         if name == "deep-feature-learning":
             frames.append(sinh_frame(name, s))
+            modes = [m for m in sequence_modes(s, k, cfg.plateau_tol).values() if np.isfinite(m)]
+            frames.append(mode_frame(name, s, modes, t))
     return pd.concat(frames, ignore_index=True)
 
 
 @register("fig3", "alpha_eff over the (k, t) plane with k_learn, k_cross, k_layer (Fig. 3): "
           "deep feature learning, the Fig. 2 setting, lazy", Fig3Config, full=full_fig3,
-          claims=fig3_claims_of, wrong_models=FIG3_WRONG,
+          claims=fig3_claims_of, wrong_models=FIG3_WRONG, wrong_na=WRONG_NA,
           measured={"fig3.parquet": Measured(("value",), by=("panel", "quantity"))})
 def run_fig3(cfg: Fig3Config, out_dir: Path) -> ExperimentResult:
     """Exponent maps of three settings, the four plateaus labelled, and slices at fixed times."""
@@ -131,16 +151,19 @@ def run_fig3(cfg: Fig3Config, out_dir: Path) -> ExperimentResult:
                   for b in FIG3_BOUNDARIES}
         marks = []
         if name == "deep-feature-learning":
-            for reg, km in sequence_modes(s, k).items():
-                bounds[f"Eq. (32) mode, to {reg}"] = np.full_like(t, km)
+            for reg, km in sequence_modes(s, k, cfg.plateau_tol).items():
+                if np.isfinite(km):
+                    bounds[f"Eq. (32) mode, to {reg}"] = np.full_like(t, km)
             for reg, val in theory.asymptotic_exponents(s).items():
+                summary[f"plateau_{reg}"] = plateau_span(k, aeff, labels, reg, val,
+                                                         cfg.plateau_tol)
                 cell = _label_cell(aeff, labels, reg, val, cfg.plateau_tol)
                 if cell is not None:
                     marks.append((float(t[cell[1]]), float(k[cell[0]]),
                                   f"{reg}: ${_REGION_NAMES[reg]}$ = {val:g}"))
         dev = float(np.abs(aeff - s.alpha).max())
         extra = (f"\nmax$|\\alpha_{{\\rm eff}}-\\alpha|$ = {dev:.2f} (Eq. 34: $\\approx\\alpha$)"
-                 if name == "lazy" else "")
+                 if name == "lazy-below-bound" else "")
         panels.append({"k": k, "t": t, "alpha_eff": aeff, "boundaries": bounds, "marks": marks,
                        "title": f"{FIG3_TITLES[name]} (regime: {rep.label})\n"
                                 f"$\\sigma_w$={s.sigma_w:g}, $\\sigma_a$={s.sigma_a:g}, "
@@ -155,33 +178,42 @@ def run_fig3(cfg: Fig3Config, out_dir: Path) -> ExperimentResult:
     fig = tplot.fig3(panels, slices)
     figures = save_figure(fig, out_dir / "fig3")
     table = io.write_table(df, out_dir / "fig3.parquet")
-    claims = fig3_claims(df, cfg)
-    for c in claims:
-        if c.name.startswith("(a) Region"):
-            summary[f"plateau_{c.name.split()[2]}"] = c.measured
     summary["settings"] = {n: s.to_dict() for n, s in settings.items()}
     return ExperimentResult("fig3", out_dir, figures, [table], summary)
 
 
+def fig5_table(cfg: FirstLayerConfig) -> pd.DataFrame:
+    """fig5's table: ``rho_first_layer`` (Eq. 84) on the config's ``(k, t)`` grid and at
+    ``t = 0``."""
+    k, t_grid = cfg.axes()
+    t = np.concatenate([[0.0], t_grid])
+    rho = theory.rho_first_layer(cfg.setting(), k[None, :], t[:, None])
+    K, T = np.meshgrid(k, t, indexing="xy")
+    return pd.DataFrame({"k": K.ravel(), "t": T.ravel(), "quantity": "rho_first_layer",
+                         "value": rho.ravel()})
+
+
 @register("fig5", "rho_k(t) with the second layer frozen, coloured by time (Fig. 5)",
           FirstLayerConfig, full=full_first_layer, claims=fig5_claims_of,
-          wrong_models=FIG5_WRONG,
+          wrong_models=FIG5_WRONG, wrong_na=WRONG_NA_FIRST_LAYER,
           measured={"fig5.parquet": Measured(("value",), by=("quantity",))})
 def run_fig5(cfg: FirstLayerConfig, out_dir: Path) -> ExperimentResult:
-    """First-layer-only spectra (Eq. 84) at log-spaced times."""
+    """First-layer-only spectra (Eq. 84) on the grid's times, some of them drawn."""
     s = cfg.setting()
-    k, _ = cfg.axes()
-    t = np.concatenate([[0.0], np.logspace(np.log10(cfg.t_min), np.log10(cfg.t_max),
-                                           cfg.n_curves - 1)])
-    rho = theory.rho_first_layer(s, k[None, :], t[:, None])
+    df = fig5_table(cfg)
+    wide = df.pivot(index="t", columns="k", values="value").sort_index()
+    k, t, rho = (wide.columns.to_numpy(dtype=float), wide.index.to_numpy(dtype=float),
+                 wide.to_numpy(dtype=float))
+    # n_curves of the table's times drawn: t = 0 and log-spaced picks
+    pick = np.unique(np.r_[0, np.round(np.geomspace(1, t.size - 1, cfg.n_curves - 1))
+                           .astype(int)])
     fig = tplot.spectra_over_time(
-        k, t, rho, title="second layer frozen: $\\rho_k(t)$",
+        k, t[pick], rho[pick],
+        title=f"second layer frozen: $\\rho_k(t)$, $\\sigma_w$ = {s.sigma_w:g}, "
+              f"$\\gamma_0\\theta_0/S$ = {cfg.gamma0_ratio:g}",
         guides={"$-\\alpha$": s.alpha, "$-(\\alpha+\\beta)$": s.alpha + s.beta,
                 "$-(3\\alpha+\\beta)$": 3 * s.alpha + s.beta})
     figures = save_figure(fig, out_dir / "fig5")
-    K, T = np.meshgrid(k, t, indexing="xy")
-    df = pd.DataFrame({"k": K.ravel(), "t": T.ravel(), "quantity": "rho_first_layer",
-                       "value": rho.ravel()})
     table = io.write_table(df, out_dir / "fig5.parquet")
     late = theory.alpha_eff_first_layer(s, np.array([k[0], k[-1]]), t[-1])
     return ExperimentResult("fig5", out_dir, figures, [table],
@@ -190,29 +222,46 @@ def run_fig5(cfg: FirstLayerConfig, out_dir: Path) -> ExperimentResult:
                              "late_local_exponent_k_first_last": late.tolist()})
 
 
-@register("fig6", "the three first-layer regions with k_learn, k1, k2 (Fig. 6)",
-          FirstLayerConfig, full=full_first_layer, claims=fig6_claims_of,
-          wrong_models=FIG6_WRONG,
-          measured={"fig6.parquet": Measured(("value",), by=("quantity",))})
-def run_fig6(cfg: FirstLayerConfig, out_dir: Path) -> ExperimentResult:
-    """Region labels of Eq. (113) over the (k, t) plane, with the exact alpha_eff beside them."""
+def _fig6_parts(cfg: FirstLayerConfig) -> tuple[np.ndarray, ...]:
     s = cfg.setting()
     k, t = cfg.axes()
     labels = theory.region_first_layer(s, k[:, None], t[None, :])
     aeff = theory.alpha_eff_first_layer(s, k[:, None], t[None, :])
-    exps = {"I": s.alpha, "II": 3 * s.alpha + s.beta, "III": s.alpha + s.beta}
-    bounds = {"k_learn": theory.k_learn_first_layer(s, t),
-              "k1": np.full_like(t, theory.k1(s)), "k2": theory.k2(s, t)}
-    fig = tplot.region_map(k, t, labels, ["I", "II", "III"], exps, bounds,
-                           title="second layer frozen: regions of Eq. (113)")
-    figures = save_figure(fig, out_dir / "fig6")
+    return k, t, labels, aeff
+
+
+def _fig6_bounds(cfg: FirstLayerConfig, t: np.ndarray) -> dict[str, np.ndarray]:
+    s = cfg.setting()
+    return {"k_learn": theory.k_learn_first_layer(s, t), "k1": np.full_like(t, theory.k1(s)),
+            "k2": theory.k2(s, t)}
+
+
+def fig6_table(cfg: FirstLayerConfig) -> pd.DataFrame:
+    """fig6's table: ``alpha_eff_first_layer`` (Eq. 98) on the config's ``(k, t)`` grid with
+    its ``region`` label (Eq. 113), and the boundaries ``k_learn(t)``, ``k1``, ``k2(t)``."""
+    k, t, labels, aeff = _fig6_parts(cfg)
     frames = [_grid_frame("first-layer", k, t, "alpha_eff_first_layer", aeff)]
-    frames += [_curve_frame("first-layer", t, b, kb) for b, kb in bounds.items()]
+    frames += [_curve_frame("first-layer", t, b, kb) for b, kb in _fig6_bounds(cfg, t).items()]
     df = pd.concat(frames, ignore_index=True)
     df["region"] = pd.Series(dtype="string")
-    n = labels.size
-    df.loc[: n - 1, "region"] = labels.ravel()
-    table = io.write_table(df, out_dir / "fig6.parquet")
+    df.loc[: labels.size - 1, "region"] = labels.ravel()
+    return df
+
+
+@register("fig6", "the three first-layer regions with k_learn, k1, k2 (Fig. 6)",
+          FirstLayerConfig, full=full_first_layer, claims=fig6_claims_of,
+          wrong_models=FIG6_WRONG, wrong_na=WRONG_NA_FIRST_LAYER,
+          measured={"fig6.parquet": Measured(("value",), by=("quantity",))})
+def run_fig6(cfg: FirstLayerConfig, out_dir: Path) -> ExperimentResult:
+    """Region labels of Eq. (113) over the (k, t) plane, with the exact alpha_eff beside them."""
+    s = cfg.setting()
+    k, t, labels, aeff = _fig6_parts(cfg)
+    exps = {"I": s.alpha, "II": 3 * s.alpha + s.beta, "III": s.alpha + s.beta}
+    fig = tplot.region_map(k, t, labels, ["I", "II", "III"], exps, _fig6_bounds(cfg, t),
+                           title="second layer frozen: regions of Eq. (113), "
+                                 f"$\\sigma_w$ = {s.sigma_w:g}")
+    figures = save_figure(fig, out_dir / "fig6")
+    table = io.write_table(fig6_table(cfg), out_dir / "fig6.parquet")
     # how well the asymptotic labels predict the exact exponent, per region
     agree = {name: float(np.median(np.abs(aeff[labels == name] - exps[name])))
              for name in exps if (labels == name).any()}

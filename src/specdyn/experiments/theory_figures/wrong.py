@@ -1,10 +1,15 @@
 """The theory figures' wrong models: what fig3, fig5 and fig6 would have written under a
-plausible mistake (:class:`~specdyn.runs.WrongModel`), built from a run's own table.
+plausible mistake (:class:`~specdyn.runs.WrongModel`), built from a run's own table or
+written again with a theory function replaced (``patch``).
 
 Theory figures have no seed to get wrong; their wrong models are the mistakes of a theory:
 a neighbouring equation of the paper (Eq. 84, the second layer frozen, for Eq. 12, and
 back), a boundary or a whole panel shifted along ``k`` by a few tenths of a decade, a
-region whose exponent stops short, a transient replaced by noise.
+region whose exponent stops short, a transient replaced by noise; and, by class
+(:data:`~specdyn.runs.WRONG_KINDS`): the theory's clock off by 2 in every function the
+run and the claims call, a convention error inside the closed form the figure draws, the
+teacher not normalised (App. G's ``mu0``), the ``t = inf`` exponent read at the grid's
+last time. The classes that cannot occur without a simulation are in :data:`WRONG_NA`.
 """
 
 from __future__ import annotations
@@ -19,7 +24,81 @@ import pandas as pd
 from specdyn import theory
 from specdyn.runs.registry import WrongModel
 from specdyn.runs.wrong import edit_table, table_edit
+from specdyn.settings import PowerLawSetting
 from specdyn.sim.protocol import derive_seed
+
+#: The classes of mistake that cannot occur in a theory figure, and why.
+WRONG_NA = {
+    "is-theory": "no simulation: the table is the closed form itself, and its independent "
+                 "evaluations (ODE, quadrature, a second formula) are computed by the claims, "
+                 "never read from the table",
+    "fluctuation-size": "no finite size: the closed form at N = M = inf has no fluctuations "
+                        "or finite-size errors",
+    "temperature": "no noise: deterministic gradient flow at N = inf, no temperature or "
+                   "label noise",
+}
+#: fig5 and fig6 have no quantity to attribute to a wrong step either.
+WRONG_NA_FIRST_LAYER = {
+    **WRONG_NA,
+    "attribution": "no step, width or held-out set: a closed form on a (k, t) grid, every row "
+                   "written at its own (k, t); a row at the wrong time is the clock model",
+}
+
+#: The time-dependent theory functions that fig3's run and claims call (``theory.NAME``).
+_FIG3_TIMED = ("alpha_eff", "rho", "eta", "zeta", "region", "region_quantities")
+_FIG3_BOUNDS = ("k_learn", "k_cross", "k_layer")
+#: The first-layer ones (fig5, fig6).
+_FL_TIMED = ("rho_first_layer", "alpha_eff_first_layer", "region_first_layer")
+_FL_BOUNDS = ("k_learn_first_layer", "k2", "k_cross_first_layer")
+
+
+def _clock(names: tuple[str, ...], bounds: tuple[str, ...], factor: float,
+           star: bool = False) -> dict[str, Any]:
+    """Patches running ``theory.NAME`` at ``factor`` times the time: ``f(s, k, t) -> f(s, k,
+    factor t)`` for ``names``, ``f(s, t) -> f(s, factor t)`` for ``bounds``, ``t_star ->
+    t_star / factor`` when ``star``."""
+    def timed(f: Callable[..., Any]) -> Callable[..., Any]:
+        return lambda s, k, t: f(s, k, factor * np.asarray(t, dtype=float))
+
+    def bound(f: Callable[..., Any]) -> Callable[..., Any]:
+        return lambda s, t: f(s, factor * np.asarray(t, dtype=float))
+
+    out: dict[str, Any] = {f"specdyn.theory.{n}": timed(getattr(theory, n)) for n in names}
+    out.update({f"specdyn.theory.{n}": bound(getattr(theory, n)) for n in bounds})
+    if star:
+        t_star = theory.t_star
+        out["specdyn.theory.t_star"] = lambda s: t_star(s) / factor
+    return out
+
+
+class _UnnormalisedTeacher:
+    """``PowerLawSetting.paper`` with ``mu0 = 1`` instead of App. G's ``1/zeta(alpha +
+    beta)`` (the teacher's strengths not normalised to ``sum_k lambda_k mu_k = 1``)."""
+
+    @staticmethod
+    def paper(sigma_w: float, gamma0_ratio: float, *, alpha: float = 1.0, beta: float = 1.0,
+              sigma_a: float = 1.0, D: int | None = None) -> PowerLawSetting:
+        return PowerLawSetting(alpha, beta, sigma_w, sigma_a,
+                               gamma0_ratio * (sigma_w**2 + sigma_a**2), 1.0, 1.0, D)
+
+
+#: Where the theory figures' configs build their settings.
+_UNNORMALISED = {"specdyn.experiments.theory_figures.config.PowerLawSetting":
+                 _UnnormalisedTeacher}
+
+
+def _rewrite(table: str) -> Callable[[Any, Path], None]:
+    """Write ``table`` again from the config with whatever theory is patched in."""
+    def apply(cfg: Any, folder: Path) -> None:
+        from specdyn.experiments.theory_figures import run
+
+        if table == "fig3.parquet":
+            df = run.fig3_table(cfg)
+        else:
+            df = run.fig5_table(cfg) if table == "fig5.parquet" else run.fig6_table(cfg)
+        df.to_parquet(folder / table)
+
+    return apply
 
 
 def _shift_k(k: np.ndarray, values: np.ndarray, decades: float) -> np.ndarray:
@@ -67,6 +146,20 @@ def _fig3_first_layer(cfg: Any, folder: Path) -> None:
                lambda k, t, v: theory.alpha_eff_first_layer(s, k, np.inf)[:, None])
 
 
+def _t_inf_from_last_time(df: pd.DataFrame) -> pd.DataFrame:
+    """The ``alpha_eff(t = inf)`` rows of every panel replaced by its grid's last time."""
+    for panel in df["panel"].unique():
+        grid = df[(df["panel"] == panel) & (df["quantity"] == "alpha_eff")]
+        last = grid[grid["t"] == grid["t"].max()].set_index("k")["value"]
+        sel = (df["panel"] == panel) & (df["quantity"] == "alpha_eff_t_inf")
+        df.loc[sel, "value"] = last.reindex(df.loc[sel, "k"]).to_numpy()
+    return df
+
+
+_alpha_eff = theory.alpha_eff
+#: fig3's claim against the ODE oracle (its key).
+_FIG3_ORACLE = "every panel: alpha_eff against the ODE oracle (max |difference|)"
+
 FIG3_WRONG = (
     WrongModel("deep panel shifted 0.4 decade", "the deep panel's exponent shifted 0.4 decade "
                "up in k (every boundary 2.5 times too high: e.g. a lambda_k off by that "
@@ -75,6 +168,32 @@ FIG3_WRONG = (
     WrongModel("Eq. (84) for Eq. (12)", "the deep panel computed with the second layer frozen "
                "(Eq. 84, the neighbouring equation) instead of both layers trained (Eq. 12)",
                _fig3_first_layer),
+    WrongModel("theory clock x2", "every time-dependent theory function the run and the "
+               "claims call (alpha_eff, rho, eta, zeta, region, the boundaries) at twice the "
+               "time: a theory clock off by 2 (e.g. nu = 2N, or t counted per half step)",
+               _rewrite("fig3.parquet"), kind="clock",
+               patch=_clock(_FIG3_TIMED, _FIG3_BOUNDS, 2.0),
+               catches=(_FIG3_ORACLE, "(a)-(c) boundaries in time: Eq. (181) by quadrature at "
+                        "k_b(t) gives t (max decades off)")),
+    WrongModel("mode index from 0", "alpha_eff of mode k + 1 written at k: a 0-based mode "
+               "index inside the exponent's closed form (lambda_k = lambda0 (k + 1)^-alpha), "
+               "which the figure and the claims both read",
+               _rewrite("fig3.parquet"), kind="convention",
+               patch={"specdyn.theory.alpha_eff": lambda s, k, t: _alpha_eff(
+                   s, np.asarray(k, dtype=float) + 1.0, t)},
+               catches=(_FIG3_ORACLE,)),
+    WrongModel("teacher not normalised", "every panel's setting with mu0 = 1 instead of App. "
+               "G's 1/zeta(alpha + beta) (gamma0 = ratio S / theta0 then off by sqrt(zeta(2)), "
+               "every rate by zeta(2) = 1.64), in the table and in the claims' theory",
+               _rewrite("fig3.parquet"), kind="wrong-inputs", patch=_UNNORMALISED,
+               catches=(_FIG3_ORACLE,)),
+    WrongModel("t = inf read at t_max", "alpha_eff(t = inf) written from the grid's last "
+               "time (a quantity read at the wrong step): the modes not learned by t_max "
+               "carry their transient exponent", table_edit("fig3.parquet",
+                                                             _t_inf_from_last_time),
+               kind="attribution",
+               catches=("every panel: alpha_eff(t = inf) against the fixed-point formula "
+                        "(max |difference|)",)),
 )
 
 
@@ -95,6 +214,32 @@ def _fig5_both_layers(cfg: Any, folder: Path) -> None:
         value=theory.rho(s, df["k"].to_numpy(dtype=float), df["t"].to_numpy(dtype=float))))
 
 
+#: The first-layer convention error: c = sigma_a^2 / gamma0 in place of Eq. (80)'s
+#: sigma_a^2 / gamma0^2, inside the helper every first-layer closed form calls.
+_LOG_C_WRONG = {"specdyn.theory.first_layer._log_c":
+                lambda s: 2.0 * float(np.log(s.sigma_a)) - float(np.log(s.gamma0))}
+
+
+def _first_layer_classes(table: str, oracle: str, clock: str) -> tuple[WrongModel, ...]:
+    """fig5's and fig6's wrong models by class: a theory clock off by 2, a convention error
+    inside Eq. (80)'s ``c``, the teacher not normalised."""
+    return (
+        WrongModel("theory clock x2", "every time-dependent first-layer function the run and "
+                   "the claims call (Eqs. 84, 98, the regions, k_learn, k2, k_cross at twice "
+                   "the time, t* at half): a theory clock off by 2", _rewrite(table),
+                   kind="clock", patch=_clock(_FL_TIMED, _FL_BOUNDS, 2.0, star=True),
+                   catches=(oracle, clock)),
+        WrongModel("c = sigma_a^2 / gamma0", "Eq. (80)'s c = sigma_a^2 / gamma0^2 written "
+                   "sigma_a^2 / gamma0 inside the helper every first-layer closed form calls "
+                   "(the figure's and the claims' theory alike)", _rewrite(table),
+                   kind="convention", patch=_LOG_C_WRONG, catches=(oracle,)),
+        WrongModel("teacher not normalised", "the setting with mu0 = 1 instead of App. G's "
+                   "1/zeta(alpha + beta) (c off by zeta(2) = 1.64: a faster clock, the same "
+                   "k1), in the table and in the claims' theory", _rewrite(table),
+                   kind="wrong-inputs", patch=_UNNORMALISED, catches=(oracle,)),
+    )
+
+
 FIG5_WRONG = (
     WrongModel("noise before the last time", "every time before the last replaced by "
                "noise (the spectrum times a log-normal factor, sd 0.5 in log)", _fig5_noise,
@@ -102,6 +247,9 @@ FIG5_WRONG = (
     WrongModel("Eq. (12) for Eq. (84)", "both layers trained (Eq. 12, the neighbouring "
                "equation) instead of the second layer frozen (Eq. 84)", _fig5_both_layers,
                catches=("last time: local exponent at k = 1",)),
+    *_first_layer_classes(
+        "fig5.parquet", "every time: rho_k(t) against the ODE oracle of Eq. (69) (max |log "
+        "ratio|)", "modes' R_k = 1 times against the quadrature of Eq. (69) (max decades off)"),
 )
 
 
@@ -130,4 +278,8 @@ FIG6_WRONG = (
                "neighbouring equation) in place of the second layer frozen (Eq. 84)",
                _fig6_grid(lambda cfg, k, t, v: theory.alpha_eff(cfg.setting(), k[:, None],
                                                                 t[None, :]))),
+    *_first_layer_classes(
+        "fig6.parquet", "every time: alpha_eff against the ODE oracle of Eq. (69) (max "
+        "|difference|)", "boundaries in time: k_learn(t), k2(t), (k1, t*) against the ODE "
+        "oracle (max |difference|)"),
 )
