@@ -157,9 +157,10 @@ NOT_CHECKED: tuple[tuple[str, str, str, str], ...] = (
      "no engine trains with the second layer frozen; that option belongs to the engines, "
      "which are being moved onto one run protocol, so fig5 and fig6 check Eq. (84) against "
      "its own asymptotics (theory against theory)",
-     "fig5: the R_k = 1 front at every time against Eq. (112), the growth, the last time's "
-     "exponents; fig6: Eq. (113)'s regions and boundaries; fig5/fig6's wrong model Eq. (12) "
-     "for Eq. (84) is caught"),
+     "fig5: Eq. (84) against the ODE of Eq. (69) at every time, the R_k = 1 times against its "
+     "quadrature, the levels of Eqs. (103) and (108), the R_k = 1 front against Eq. (112); "
+     "fig6: Eq. (98) against the ODE, the boundaries in time against it, Eq. (113)'s regions "
+     "and boundaries; every wrong model by class caught"),
     ("the benefits of batch reuse persist in the linear-width limit (N, M, D proportional)",
      "abstract 2",
      "a run has one N: the count or the gain against N at fixed (alpha1, alpha2) would need "
