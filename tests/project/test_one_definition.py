@@ -99,12 +99,12 @@ DECOMPOSITIONS = ("eig", "eigh", "eigvals", "eigvalsh", "svd", "svdvals", "svd_l
 
 
 def test_one_spectral_core() -> None:
-    # measure.spectra.decompose (and its Lanczos helper) is the one caller of every
+    # measure.eigen.decompose (and its Lanczos helper) is the one caller of every
     # decomposition: a second solver anywhere else fails here, naming the function
     sites = _sites(_call_to(*DECOMPOSITIONS))
     assert sites == _expected("decomposition", {
-        "specdyn/measure/spectra.py:decompose",
-        "specdyn/measure/spectra.py:_lanczos_pairs"})
+        "specdyn/measure/eigen.py:decompose",
+        "specdyn/measure/eigen.py:_lanczos_pairs"})
 
 
 def test_one_gram_routine_called_by_the_tracker_and_the_simulators() -> None:
@@ -112,6 +112,7 @@ def test_one_gram_routine_called_by_the_tracker_and_the_simulators() -> None:
                               "device_eigenvalues", "batched_gram_eigenvalues"))
     for user in ("specdyn/measure/_tracker_measure.py", "specdyn/sim/gram.py",
                  "specdyn/sim/two_layer.py", "specdyn/measure/spectra.py",
+                 "specdyn/measure/gram_spectra.py",
                  "specdyn/sim/deep_linear.py", "specdyn/sim/linear_student.py"):
         assert any(c.startswith(user + ":") for c in callers), user
 
@@ -149,7 +150,7 @@ def test_one_mp_edge_formula() -> None:
 
 def test_one_line_fit_for_log_log_slopes() -> None:
     assert _sites(_call_to("polyfit")) == _expected("polyfit", {
-        "specdyn/measure/exponents.py:_line"})
+        "specdyn/measure/slopes.py:_line"})
 
 
 @pytest.mark.parametrize("source, hits", [

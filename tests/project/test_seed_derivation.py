@@ -43,9 +43,10 @@ ALLOWED: dict[str, str] = {
     "specdyn/data/real.py:split": "public RealData.split(heldout, seed): documented permutation",
     # measurement estimators: a randomized sketch or bootstrap takes the caller's seed (or
     # a fixed one) as part of the estimator, not a run's randomness
-    # (spectra.py as a whole: its randomized solvers' fixed or given sketch seeds, in
-    # functions that the spectral core's rework renames)
-    "specdyn/measure/spectra.py:*": "the randomized solvers' sketch seeds (fixed or given)",
+    "specdyn/measure/eigen.py:_lanczos_pairs": "the Lanczos start vector's seed (0 or given)",
+    "specdyn/measure/gram_spectra.py:_sketch": "the batched range sketch's fixed seed",
+    "specdyn/measure/gram_spectra.py:top_gram_eigenvalues": "the randomized SVD's seed, the "
+                                                            "caller's",
     "specdyn/measure/exponents.py:_fit_window": "fit_power_law's bootstrap seed, the caller's",
     "specdyn/measure/atoms.py:function_distance": "the probe inputs' seed, the caller's",
 }

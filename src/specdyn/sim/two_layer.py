@@ -166,9 +166,9 @@ class TwoLayerConfig(SimConfig):
 
 
 def _example() -> Any:
-    from specdyn.settings import PowerLawSetting
+    from specdyn.settings import FEATURE_LEARNING
 
-    return (PowerLawSetting.paper(0.1, 2.0, D=6),), {"N": 8, "M": 8, "steps": 40,
+    return (FEATURE_LEARNING.setting(D=6),), {"N": 8, "M": 8, "steps": 40,
                                                      "progress": False, "device": "cpu"}
 
 

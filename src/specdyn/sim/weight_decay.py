@@ -135,9 +135,9 @@ class WeightDecayConfig(SimConfig):
 
 
 def _example() -> Any:
-    from specdyn.settings import PowerLawSetting
+    from specdyn.settings import FEATURE_LEARNING
 
-    return (PowerLawSetting.paper(0.1, 2.0, D=6), 8, 8, 40), {"weight_decay": 0.1,
+    return (FEATURE_LEARNING.setting(D=6), 8, 8, 40), {"weight_decay": 0.1,
                                                               "device": "cpu"}
 
 
