@@ -1,6 +1,6 @@
 """One definition each: the summary pipeline, the eigen/singular decompositions, the range
 reader, the Marchenko-Pastur edge formula, the log-log slope fit and the divergence
-threshold and message (issues 27 and 33).
+threshold and message.
 
 Checked on the source text of ``src/specdyn`` (``ast``: code only, never docstrings
 or comments), so a second definition written anywhere fails here, naming the file

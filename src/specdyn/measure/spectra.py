@@ -92,6 +92,13 @@ def _finish(eigs: np.ndarray, k: int | None) -> np.ndarray:
     return out[:k] if k is not None else out
 
 
+def _checked(name: str, M: Any, top: int | None, method: str) -> tuple[Any, int | None, str]:
+    """The matrix (:func:`_check_matrix`), its ``top`` (at most ``min(n, p)``) and method."""
+    X = _check_matrix(name, M)
+    meth = v.choice("method", method, _METHODS)
+    return X, _top_arg(top, min(int(s) for s in X.shape)), meth
+
+
 def _lanczos_top(matvec: Any, m: int, k: int) -> np.ndarray:
     from scipy.sparse.linalg import LinearOperator
 
@@ -145,11 +152,7 @@ def covariance_spectrum(F: Any, center: bool = True, top: int | None = None, *,
     numpy.ndarray
         ``min(n, p)`` (or ``top``) eigenvalues, float64, decreasing.
     """
-    X = _check_matrix("F", F)
-    meth = v.choice("method", method, _METHODS)
-    n, p = (int(s) for s in X.shape)
-    m = min(n, p)
-    k = _top_arg(top, m)
+    X, k, meth = _checked("F", F, top, method)
     eigs, scale = _unit_spectrum(X, center, k, meth)
     return _rescale("F", eigs, scale)
 
@@ -228,11 +231,9 @@ def weight_spectrum(W: Any, normalize: str = "rows", top: int | None = None, *,
     numpy.ndarray
         ``min(N, D)`` (or ``top``) eigenvalues, float64, decreasing.
     """
-    X = _check_matrix("W", W)
     norm = v.choice("normalize", normalize, _NORMALIZE)
-    meth = v.choice("method", method, _METHODS)
+    X, k, meth = _checked("W", W, top, method)
     N, D = (int(s) for s in X.shape)
-    k = _top_arg(top, min(N, D))
     # eig(W^T W / N) of W / s, and s; every normalisation is a rescaling of it.
     eigs, scale = _unit_spectrum(X, False, k, meth)
     if norm == "rows":

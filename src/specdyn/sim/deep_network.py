@@ -135,8 +135,7 @@ def train_deep_network(setting: Setting, activation: str | Activation = "relu", 
     teacher
         The data; default ``PowerLawTeacher(setting)``.
     options, **shorthands
-        The run's options: a :class:`~specdyn.sim.options.RunOptions`, or its fields as
-        keywords (:class:`~specdyn.sim.options.RunKeywords`).
+        The run's :class:`~specdyn.sim.options.RunOptions`, or its fields as keywords.
 
     Returns
     -------

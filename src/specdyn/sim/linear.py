@@ -134,8 +134,7 @@ def train_linear(setting: Setting, N: int | None, M: int | None, steps: int, *,
         Its ``lambda_k``, ``mu_k`` and bases define the data; the setting supplies
         ``sigma_w``, ``sigma_a`` and ``gamma0``. Its ``D`` must match the setting's.
     options, **shorthands
-        The run's options: a :class:`~specdyn.sim.options.RunOptions`, or its fields as
-        keywords (:class:`~specdyn.sim.options.RunKeywords`).
+        The run's :class:`~specdyn.sim.options.RunOptions`, or its fields as keywords.
 
     Returns
     -------

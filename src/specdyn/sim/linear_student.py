@@ -219,8 +219,7 @@ def train_linear_student(teacher: ArrayLike, *, method: str, lr: float, steps: i
         Optional fixed inputs ``X`` (``M x D``) for ``"gd"``/``"sgd"``, shared by
         all replicas (then ``M`` may be omitted); drawn from the seed otherwise.
     options, **shorthands
-        The run's options: a :class:`~specdyn.sim.options.RunOptions`, or its fields as
-        keywords (:class:`~specdyn.sim.options.RunKeywords`).
+        The run's :class:`~specdyn.sim.options.RunOptions`, or its fields as keywords.
 
     Raises
     ------

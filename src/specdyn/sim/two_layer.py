@@ -195,8 +195,7 @@ def train_two_layer(setting: Setting, activation: str | Activation = "relu", *, 
     teacher
         The data; default ``PowerLawTeacher(setting)`` (``P = D``, coordinate bases).
     options, **shorthands
-        The run's options: a :class:`~specdyn.sim.options.RunOptions`, or its fields as
-        keywords (:class:`~specdyn.sim.options.RunKeywords`).
+        The run's :class:`~specdyn.sim.options.RunOptions`, or its fields as keywords.
 
     Returns
     -------

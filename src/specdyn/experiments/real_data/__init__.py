@@ -28,9 +28,9 @@ from specdyn.experiments.real_data.data_study import (
     REGIMES,
     DataStudy,
     ModelStudy,
-    Regime,
     study,
 )
 
 # The experiment is used by name through specdyn.runs; the study of your own data from here.
-__all__ = ["REGIMES", "DataStudy", "ModelStudy", "Regime", "compare_modes", "study"]
+# (a Regime is specdyn.settings.Regime)
+__all__ = ["REGIMES", "DataStudy", "ModelStudy", "compare_modes", "study"]
