@@ -260,3 +260,54 @@ def test_the_divergence_checks_see_a_second_definition(source: str, hits: int) -
     found = [n for n in ast.walk(ast.parse(source))
              if _call_to("DivergenceError")(n) or _divergence_number(n)]
     assert len(found) == hits
+
+
+#: The core paper's regimes as ``(sigma_w, gamma0_ratio)``: feature learning and lazy.
+PAPER_REGIMES = {(0.1, 2.0), (1.0, 0.5)}
+
+
+def _number(node: ast.AST | None) -> float | None:
+    ok = isinstance(node, ast.Constant) and isinstance(node.value, (int, float))
+    return float(node.value) if ok else None  # type: ignore[union-attr]
+
+
+def _regime_written(node: ast.AST) -> bool:
+    """A paper regime's two numbers written down: in a call (``paper(0.1, 2.0)``,
+    ``Regime(sigma_w=1.0, gamma0_ratio=0.5)``) or as a class's two field defaults
+    (``fl_sigma_w = 0.1`` beside ``fl_gamma0_ratio = 2.0``)."""
+    if isinstance(node, ast.Call):
+        args: list[ast.AST | None] = list(node.args[:2]) + [None] * (2 - len(node.args[:2]))
+        for kw in node.keywords:
+            if kw.arg in ("sigma_w", "gamma0_ratio"):
+                args[kw.arg == "gamma0_ratio"] = kw.value
+        return (_number(args[0]), _number(args[1])) in PAPER_REGIMES
+    if isinstance(node, ast.ClassDef):
+        fields = {n.target.id: _number(n.value) for n in node.body
+                  if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+        return any((value, fields.get(name.replace("sigma_w", "gamma0_ratio")))
+                   in PAPER_REGIMES for name, value in fields.items() if "sigma_w" in name)
+    return False
+
+
+def test_the_paper_regimes_are_written_once() -> None:
+    # specdyn.settings.FEATURE_LEARNING and LAZY: every config, example and benchmark on the
+    # paper's setting takes them from there
+    assert _sites(_regime_written) == {"specdyn/settings.py:<module>"}
+    root = SRC.parent
+    elsewhere = [f"{p.relative_to(root)}" for tree in ("benchmarks", "examples", "scripts")
+                 for p in sorted((root / tree).rglob("*.py"))
+                 if any(_regime_written(n) for n in ast.walk(ast.parse(p.read_text())))]
+    assert elsewhere == []
+
+
+@pytest.mark.parametrize("source, hits", [
+    ("s = PowerLawSetting.paper(0.1, 2.0, D=6)\n", 1),
+    ("s = paper(sigma_w=1.0, gamma0_ratio=0.5)\n", 1),
+    ("r = Regime(1.0, 0.5)\n", 1),
+    ("r = Regime(1.0, 0.05)\n", 0),
+    ("class C:\n    fl_sigma_w: float = 0.1\n    fl_gamma0_ratio: float = 2.0\n", 1),
+    ("class C:\n    sigma_w: float = FEATURE_LEARNING.sigma_w\n    gamma0_ratio: float = 2.0\n", 0),
+    ("class C:\n    sigma_w_lazy: float = 1.0\n    gamma0_ratio_lazy: float = 0.5\n", 1),
+])
+def test_the_regime_check_sees_a_second_copy(source: str, hits: int) -> None:
+    assert sum(_regime_written(n) for n in ast.walk(ast.parse(source))) == hits
