@@ -36,7 +36,7 @@ from specdyn import theory
 from specdyn._progress import progress
 from specdyn.experiments.finite_size_theory.claims import finite_size_claims
 from specdyn.experiments.finite_size_theory.run import compare
-from specdyn.settings import PowerLawSetting
+from specdyn.settings import FEATURE_LEARNING, PowerLawSetting
 from specdyn.sim import train_linear
 
 TIMES = (0, 10, 50, 200)
@@ -153,7 +153,7 @@ def main() -> None:
     if args.effective:
         effective(args.cache, None if args.size is None else tuple(args.size))
         return
-    s = PowerLawSetting.paper(0.1, 2.0, D=args.D)
+    s = FEATURE_LEARNING.setting(D=args.D)
     times = tuple(args.times)
     sizes = [(x[0], int(x[1:])) for x in args.sizes]
     if any(k not in "NM" for k, _ in sizes) or list(times) != sorted(set(times)):

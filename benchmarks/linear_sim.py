@@ -33,7 +33,7 @@ import torch
 
 from specdyn._torch import to_numpy
 from specdyn.data import PowerLawTeacher
-from specdyn.settings import PowerLawSetting
+from specdyn.settings import FEATURE_LEARNING, PowerLawSetting
 from specdyn.sim import gram, train_linear
 
 
@@ -133,7 +133,7 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     dtype = getattr(torch, args.dtype)
-    s = PowerLawSetting.paper(0.1, 2.0, D=args.D)
+    s = FEATURE_LEARNING.setting(D=args.D)
     N, M = args.N, args.M
     if device.type == "cuda":  # TF32 would change float32 results; keep IEEE float32
         torch.backends.cuda.matmul.allow_tf32 = False

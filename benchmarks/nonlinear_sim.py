@@ -23,7 +23,7 @@ import torch
 
 from specdyn.data.teacher import PowerLawTeacher
 from specdyn.models.activations import get_activation
-from specdyn.settings import PowerLawSetting
+from specdyn.settings import FEATURE_LEARNING
 from specdyn.sim import TwoLayerEngine, init_weights
 from specdyn.sim.parameterization import get_parameterization
 
@@ -51,7 +51,7 @@ def _sync(device: torch.device) -> None:
 
 def bench(D: int, N: int, M: int, dtype: torch.dtype, device: torch.device, reps: int,
           precision: str | None = None) -> dict[str, float]:
-    setting = PowerLawSetting.paper(0.1, 2.0, D=D)
+    setting = FEATURE_LEARNING.setting(D=D)
     teacher = PowerLawTeacher(setting)
     X, Y = teacher.sample_torch(M, seed=1, dtype=dtype, device=device)
     par = get_parameterization("mean-field", N, setting.gamma0)

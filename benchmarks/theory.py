@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 from specdyn import PowerLawSetting, theory
+from specdyn.settings import FEATURE_LEARNING
 from specdyn.theory import oracles
 
 
@@ -39,7 +40,7 @@ def rho_as_printed(s: PowerLawSetting, k: np.ndarray, t: np.ndarray) -> np.ndarr
 
 
 def main() -> None:
-    s = PowerLawSetting.paper(0.1, 2.0)
+    s = FEATURE_LEARNING.setting()
     k = np.arange(1, 513, dtype=np.float64)[:, None]
     t = np.logspace(-2, 7, 1000)[None, :]
     t_rho = best_of(lambda: theory.rho(s, k, t))

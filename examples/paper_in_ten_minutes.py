@@ -26,9 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-from specdyn import PowerLawSetting, theory
+from specdyn import theory
 from specdyn.runs import get, run_experiment
 from specdyn.runs.registry import replace_config
+from specdyn.settings import FEATURE_LEARNING, LAZY
 
 
 def main() -> None:
@@ -40,8 +41,8 @@ def main() -> None:
     out = args.out or Path(tempfile.mkdtemp(prefix="specdyn-paper-"))
 
     # 1. Theory: feature-learning vs lazy -----------------------------------------
-    fl = PowerLawSetting.paper(sigma_w=0.1, gamma0_ratio=2.0)
-    lazy = PowerLawSetting.paper(sigma_w=1.0, gamma0_ratio=0.5)
+    fl = FEATURE_LEARNING.setting()  # the paper's two regimes (specdyn.settings)
+    lazy = LAZY.setting()
     k = np.array([1.0, 10.0, 100.0])
     t = np.array([0.0, 1e1, 1e2, 1e3, 1e4, np.inf])[:, None]
     for name, s in (("feature-learning", fl), ("lazy", lazy)):

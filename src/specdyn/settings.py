@@ -75,8 +75,8 @@ class PowerLawSetting:
         ``lambda0 = 1``, ``mu0 = 1/zeta(alpha + beta)`` (so that
         ``sum_k lambda_k mu_k = 1``) and ``gamma0 = gamma0_ratio * S / theta0``
         with ``S = sigma_w**2 + sigma_a**2`` and ``theta0 = sqrt(mu0)``.
-        Fig. 2 and the feature-learning panels use ``sigma_w = 0.1``,
-        ``gamma0_ratio = 2``; the lazy panels ``sigma_w = 1``, ``gamma0_ratio = 0.5``.
+        The paper's two regimes are :data:`FEATURE_LEARNING` and :data:`LAZY`
+        (``FEATURE_LEARNING.setting()`` is this setting in the Fig. 2 regime).
         """
         alpha = v.positive("alpha", alpha)
         beta = v.positive("beta", beta)
@@ -229,6 +229,39 @@ class AlignedSetting:
 
 
 Setting = Union[PowerLawSetting, AlignedSetting]  # noqa: UP007  (a runtime alias on 3.10)
+
+
+@dataclass(frozen=True)
+@v.constrained_fields(sigma_w=v.POSITIVE, gamma0_ratio=v.POSITIVE, sigma_a=v.POSITIVE)
+class Regime:
+    """A network's initial scales relative to its teacher: lazy, feature learning or between.
+
+    ``sigma_w`` and ``sigma_a`` are the first- and second-layer initial standard
+    deviations and ``gamma0 = gamma0_ratio * S / theta0`` the output scale, with
+    ``S = sigma_w**2 + sigma_a**2`` and ``theta0`` the strength of the strongest
+    teacher mode (``sqrt(mu0)`` of a power law; on data, that of its top-variance
+    mode). The paper's two regimes are :data:`FEATURE_LEARNING` and :data:`LAZY`.
+    """
+
+    sigma_w: float
+    gamma0_ratio: float
+    sigma_a: float = 1.0
+
+    def setting(self, *, alpha: float = 1.0, beta: float = 1.0,
+                D: int | None = None) -> PowerLawSetting:
+        """The paper's power-law setting in this regime (:meth:`PowerLawSetting.paper`)."""
+        return PowerLawSetting.paper(self.sigma_w, self.gamma0_ratio, alpha=alpha, beta=beta,
+                                     sigma_a=self.sigma_a, D=D)
+
+
+#: The core paper's feature-learning regime (Appendix G; Figs. 2-4): ``sigma_w = 0.1``,
+#: ``sigma_a = 1``, ``gamma0 = 2 S/theta0``.
+FEATURE_LEARNING = Regime(sigma_w=0.1, gamma0_ratio=2.0)
+#: The core paper's lazy regime (Appendix G; Figs. 3(c), 4): ``sigma_w = sigma_a = 1``,
+#: ``gamma0 = 0.5 S/theta0``; only mildly lazy (``docs/concepts.md``, "Settings").
+LAZY = Regime(sigma_w=1.0, gamma0_ratio=0.5)
+#: The paper's two regimes by the names the experiments and their tables use.
+PAPER_REGIMES: dict[str, Regime] = {"feature-learning": FEATURE_LEARNING, "lazy": LAZY}
 
 
 def setting_from_dict(d: dict[str, Any]) -> Setting:

@@ -1,5 +1,5 @@
 """Bad input, table-driven: every case is refused with the right type, the argument named,
-and one line without a traceback (issue 17).
+and one line without a traceback.
 
 API cases assert the exception type and that the message names the argument.
 CLI cases run ``specdyn.cli.main`` in-process (as the console script does) and

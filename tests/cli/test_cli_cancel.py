@@ -1,5 +1,5 @@
 """A command cancelled by SIGINT or SIGTERM: one line, exit 128 + signal, whatever the
-process inherited (issue 34). The sweep's own cancel (workers stopped, finished points
+process inherited. The sweep's own cancel (workers stopped, finished points
 kept, no partial file) is tested in ``tests/experiments/test_sweep_interrupt.py``.
 
 Each case runs ``specdyn.cli.main`` in a fresh interpreter whose ``theory`` command is

@@ -1,5 +1,5 @@
 """Every output path of every command: an unusable one is refused in one line, exit 2,
-before any work starts (issue 34).
+before any work starts.
 
 Generated from the parser: every subcommand's options whose ``type`` is an output
 converter (:func:`specdyn.cli._args.output_path`, marked ``output_kind``) get every

@@ -9,7 +9,7 @@ folder of a real run this module writes copies whose measured columns are
   move together, so the table stays internally consistent),
 
 and checks the experiment's registered claims on each copy with
-:func:`specdyn.runs.recheck_claims`. The rule (issue 30): every claim expected to hold on
+:func:`specdyn.runs.recheck_claims`. The rule: every claim expected to hold on
 the real table (not ``disputed``, not ``full_only``, and held there) fails on the constant
 table and on at least ``SHUFFLES_TO_FAIL`` of ``SHUFFLES`` shuffles; a claim whose
 expectation is "no change" names a ``partner`` claim that fails on them instead.

@@ -34,13 +34,13 @@ from specdyn.experiments.nonlinear_figures.config import Fig4Config
 from specdyn.experiments.nonlinear_figures.run import theory_slopes
 from specdyn.experiments.regime_map.claims import regime_map_claims
 from specdyn.experiments.regime_map.config import RegimeMapConfig
-from specdyn.experiments.regime_map.run import cell_labels
+from specdyn.experiments.regime_map.readings import cell_labels
 from specdyn.experiments.simulate.claims import simulate_claims
 from specdyn.experiments.simulate.config import SimulateConfig
 from specdyn.experiments.theory_figures.claims import fig3_claims
 from specdyn.experiments.theory_figures.claims_first_layer import fig5_claims, fig6_claims
 from specdyn.experiments.theory_figures.config import Fig3Config, FirstLayerConfig
-from specdyn.experiments.theory_figures.run import fig3_table
+from specdyn.experiments.theory_figures.tables import fig3_table
 from specdyn.measure.exponents import fit_exponents, two_point_exponent
 from specdyn.runs import run_experiment
 from specdyn.runs.claims import Claim

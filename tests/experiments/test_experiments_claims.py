@@ -320,7 +320,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _assert_full_record_current(name: str, claims: list[Claim], full: dict) -> None:
-    """The --full record of ``name`` against today's claims (issue 40, items 4 and 5).
+    """The --full record of ``name`` against today's claims.
 
     Every claim has a --full value (found by its stable key) or a stated reason (the
     experiment not run at --full here, or an entry the current code has not checked:
@@ -401,8 +401,9 @@ def _doc_rows(name: str) -> set[tuple[str, str, str]]:
 
 
 def test_no_claim_cites_the_project_notes() -> None:
-    # the seeds are the two texts in shared/papers; related-notes.md is the project's own
-    # reading, so a claim resting on it is `own` (the quick-claims test above ties every
+    # the seeds are the core paper and the related works' abstracts; the project's notes on
+    # them (docs/related-works.md) are its own reading, so a claim resting on them is `own`
+    # (the quick-claims test above ties every
     # row of docs/claims.md to the code's claim, source included)
     for name in builtin_names():
         for claim, source, _ in _doc_rows(name):

@@ -205,7 +205,8 @@ def test_study_of_an_aligned_teacher_has_no_misalignment_effect() -> None:
 
 
 def test_study_refuses_bad_arguments_before_any_work() -> None:
-    from specdyn.study import Regime, study
+    from specdyn.settings import Regime
+    from specdyn.study import study
 
     X, Y = _synthetic(rotated=False)
     for kwargs, start in (({"kmax": 2}, "kmax"), ({"checkpoints": 2}, "checkpoints"),

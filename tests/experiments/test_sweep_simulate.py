@@ -10,7 +10,7 @@ import pytest
 
 from specdyn import runs, theory
 from specdyn.experiments.regime_map.config import RegimeMapConfig
-from specdyn.experiments.regime_map.run import theory_labels
+from specdyn.experiments.regime_map.readings import theory_labels
 from specdyn.experiments.simulate.config import SimulateConfig
 from specdyn.experiments.simulate.run import run_simulate as simulate
 from specdyn.plot.phase import Boundary, grid_table, phase_diagram

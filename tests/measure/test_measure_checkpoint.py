@@ -101,7 +101,7 @@ def test_analyze_accepts_module_and_state_dict() -> None:
 
 @pytest.mark.slow
 def test_noise_gets_mp_verdict_never_power_law() -> None:
-    """Issue 16: >= 95 % MP verdicts on 200 pure-noise matrices, never "power law".
+    """>= 95 % MP verdicts on 200 pure-noise matrices, never "power law".
 
     The rest are "bulk + 1 outlier": the outlier test's family-wise false
     positive rate at alpha = 0.05 (measured here: 9 of 200).

@@ -189,7 +189,7 @@ def test_centred_covariance_with_n_minus_one_degrees_of_freedom() -> None:
 
 @pytest.mark.slow
 def test_square_gaussian_never_called_rank_deficient() -> None:
-    """Issue 16: 0 false "rank deficient" errors in 1000 square 300 x 300 Gaussian matrices.
+    """0 false "rank deficient" errors in 1000 square 300 x 300 Gaussian matrices.
 
     The smallest eigenvalue of a square Gaussian Gram is often ~1e-11 of the
     largest (seed 95 gives 1.7e-11); the old fixed 1e-10 cut-off called such

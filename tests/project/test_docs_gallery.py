@@ -1,4 +1,5 @@
-"""The gallery page lists every `specdyn reproduce` experiment and only images that exist.
+"""The gallery page and the README list every `specdyn reproduce` experiment; the gallery
+shows only images that exist.
 
 The images are made by ``scripts/update_gallery.py`` from quick runs; this test
 does not run the experiments, it checks the page against the registry and the
@@ -32,6 +33,14 @@ def test_every_experiment_has_a_section_with_its_command() -> None:
     for name in runs.builtin_names():
         assert f"## `{name}`" in text, f"gallery has no section for {name}"
         assert f"specdyn reproduce {name}\n" in text, f"gallery lacks the command for {name}"
+
+
+def test_readme_table_lists_every_experiment_and_no_other() -> None:
+    text = (ROOT / "README.md").read_text()
+    table = text.split("### Experiments (`specdyn reproduce NAME`)", 1)[1].split("\n\n", 2)[1]
+    listed = re.findall(r"^\| `([^`]+)` \|", table, flags=re.M)
+    assert sorted(listed) == sorted(runs.builtin_names()), (
+        "README.md's experiment table and the registry differ: add or remove rows")
 
 
 def test_every_experiment_has_a_figure_in_the_gallery() -> None:

@@ -1,30 +1,34 @@
-"""Experiments as packages (issue 33 item 4): one package a topic, none of its modules long.
+"""Experiments as packages: one package a topic, found by its folder.
 
 A topic is a package under ``src/specdyn/experiments`` with three modules at least:
 ``config`` (the config dataclasses, their constraints and ``--full`` sizes), ``claims``
 (tolerances, dispute and revision records, the claims as pure functions of a table and
 its config) and ``run`` (the ``@register``-ed runs, their tables and figures). A module
-that would pass ``MAX_LINES`` is split by concept (``readings``, ``tables``), never cut
-at a line count. The package's ``__init__`` imports ``run``, so importing the topic (as
-``specdyn.experiments._MODULES`` does) registers its experiments. ``docs/concepts.md``
-describes the layout. Checked on the source text (``ast``), so nothing is imported.
+that would pass the 500-line rule (``test_module_length.py``, all of ``src/``) is split by
+concept (``readings``, ``tables``), never cut at a line count. The package's
+``__init__`` imports ``run``, so importing the topic (as ``specdyn.experiments`` does for
+every topic folder) registers its experiments; the names and their run order are read
+from the ``@register`` calls (``specdyn._experiment_index``), so no list names them.
+``docs/concepts.md`` describes the layout. Checked on the source text (``ast``), so
+nothing is imported.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
+from specdyn import _experiment_index as index
+
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "src" / "specdyn" / "experiments"
 
-#: The longest an experiment module may be, in lines.
-MAX_LINES = 500
 #: The modules every topic package has.
 TOPIC_MODULES = ("config", "claims", "run")
 #: Flat topic modules allowed while they wait to become packages (the test fails while a
-#: split one is still listed). Empty: every topic is a package since issue 33's split.
+#: split one is still listed). Empty: every topic is a package.
 NOT_YET_SPLIT: set[str] = set()
 #: Flat modules that are no topic: they register nothing and are shared by several topics.
 SHARED = {
@@ -32,10 +36,6 @@ SHARED = {
     # finite-size-theory and simulate (one home for fields several topics inherit)
     "paper_setting",
 }
-
-
-def _lines(path: Path) -> int:
-    return len(path.read_text().splitlines())
 
 
 def _registers(path: Path) -> bool:
@@ -85,12 +85,6 @@ def layout_problems(root: Path, not_yet_split: set[str], shared: set[str]) -> li
             if path.name != "run.py" and _registers(path):
                 problems.append(f"{path.relative_to(root)}: registers an experiment "
                                 f"outside run.py")
-    for path in sorted(root.rglob("*.py")):
-        if path.stem in not_yet_split and path.parent == root:
-            continue
-        if _lines(path) > MAX_LINES:
-            problems.append(f"{path.relative_to(root)}: {_lines(path)} lines "
-                            f"(at most {MAX_LINES})")
     return problems
 
 
@@ -106,13 +100,36 @@ def test_lists_hold_only_live_entries() -> None:
     assert not NOT_YET_SPLIT & SHARED
 
 
-def test_every_topic_is_imported_by_the_experiments_package() -> None:
-    init = ast.parse((EXPERIMENTS / "__init__.py").read_text())
-    listed = next(ast.literal_eval(n.value) for n in init.body if isinstance(n, ast.Assign)
-                  and any(isinstance(t, ast.Name) and t.id == "_MODULES" for t in n.targets))
-    topics = ({p.name for p in EXPERIMENTS.iterdir() if (p / "__init__.py").is_file()}
-              | NOT_YET_SPLIT)
-    assert set(listed) == topics
+def test_every_topic_package_is_found_by_its_folder() -> None:
+    packages = {p.name for p in EXPERIMENTS.iterdir() if (p / "__init__.py").is_file()}
+    assert set(index.topics(EXPERIMENTS)) == packages | NOT_YET_SPLIT
+
+
+def test_the_names_read_from_the_source_are_the_registry_s() -> None:
+    from specdyn import runs
+
+    assert list(index.builtin_names()) == runs.builtin_names()
+    assert runs.names()[:len(runs.builtin_names())] == runs.builtin_names()
+
+
+def test_the_core_paper_s_figures_run_first_by_number() -> None:
+    names = index.builtin_names()
+    figures = [n for n in names if re.fullmatch(r"fig\d+", n)]
+    assert figures and list(names[:len(figures)]) == sorted(figures, key=lambda n: int(n[3:]))
+    assert index.run_order(["b", "fig10", "a", "fig2", "figure", "fig3"]) == [
+        "fig2", "fig3", "fig10", "b", "a", "figure"]
+
+
+def test_the_reader_finds_every_register_call_in_source_order(tmp_path: Path) -> None:
+    _tree(tmp_path, {
+        "beta/__init__.py": "", "beta/run.py":
+            '@register("b1", "one")\ndef r1(c, o): ...\n\n\n@runs.register(\n'
+            '    "fig7", "two")\ndef r2(c, o): ...\n# @register("not-a-decorator")\n',
+        "alpha/__init__.py": "", "alpha/run.py": "@register('a1', 'x')\ndef r(c, o): ...\n",
+        "norun/__init__.py": "", "flat.py": "@register('flat')\n"})
+    assert index.topics(tmp_path) == ["alpha", "beta"]
+    assert index.registered_in(tmp_path / "beta" / "run.py") == ["b1", "fig7"]
+    assert index.builtin_names(tmp_path) == ("fig7", "a1", "b1")
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:
@@ -136,10 +153,8 @@ _REG = "@register('x')\ndef run_x(cfg, out): ...\n"
       "topic/run.py": _REG}, ["topic/__init__.py: does not import its run module"]),
     ({"topic/__init__.py": _INIT, "topic/config.py": "", "topic/claims.py": _REG,
       "topic/run.py": ""}, ["topic/claims.py: registers an experiment outside run.py"]),
-    ({"topic/__init__.py": _INIT, "topic/config.py": "x = 1\n" * (MAX_LINES + 1),
-      "topic/claims.py": "", "topic/run.py": _REG}, ["topic/config.py: 501 lines"]),
     ({"helper.py": _REG}, ["helper.py: a shared module registers an experiment"]),
-    ({"old.py": "x = 1\n" * (MAX_LINES + 1)}, []),
+    ({"old.py": _REG}, []),
 ])
 def test_the_checker_sees_a_broken_layout(tmp_path: Path, files: dict[str, str],
                                           expected: list[str]) -> None:

@@ -3,10 +3,11 @@
 Every ``specdyn`` import is read from the source (``ast``: module level, inside
 functions and under ``TYPE_CHECKING`` alike, so a lazy import is no way around
 the rule). Layers, lowest first (a module may import its own layer and lower
-ones only; ``docs/concepts.md`` and ``shared/design.md`` draw the same picture):
+ones only; ``docs/design.md`` draws the same picture):
 
 0. foundations: ``_version``, ``_validate``, ``_threads``, ``_progress``,
-   ``_cancel``, ``_torch``, ``io`` (atomic writes), ``provenance``, ``ranges``, ``schedule``,
+   ``_cancel``, ``_torch``, ``_experiment_index`` (the built-in experiments' names, read
+   from their source), ``io`` (atomic writes), ``provenance``, ``ranges``, ``schedule``,
    ``settings``
 1. ``data``
 2. ``theory``, ``models``
@@ -27,8 +28,9 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 LAYERS: dict[str, int] = {
-    **dict.fromkeys(["_version", "_validate", "_threads", "_progress", "_cancel", "_torch", "io",
-                     "provenance", "ranges", "schedule", "settings"], 0),
+    **dict.fromkeys(["_version", "_validate", "_threads", "_progress", "_cancel", "_torch",
+                     "_experiment_index", "io", "provenance", "ranges", "schedule", "settings"],
+                    0),
     "data": 1,
     "theory": 2, "models": 2,
     "measure": 3,

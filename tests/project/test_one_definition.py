@@ -1,6 +1,6 @@
 """One definition each: the summary pipeline, the eigen/singular decompositions, the range
 reader, the Marchenko-Pastur edge formula, the log-log slope fit and the divergence
-threshold and message (issues 27 and 33).
+threshold and message.
 
 Checked on the source text of ``src/specdyn`` (``ast``: code only, never docstrings
 or comments), so a second definition written anywhere fails here, naming the file
@@ -99,12 +99,12 @@ DECOMPOSITIONS = ("eig", "eigh", "eigvals", "eigvalsh", "svd", "svdvals", "svd_l
 
 
 def test_one_spectral_core() -> None:
-    # measure.spectra.decompose (and its Lanczos helper) is the one caller of every
+    # measure.eigen.decompose (and its Lanczos helper) is the one caller of every
     # decomposition: a second solver anywhere else fails here, naming the function
     sites = _sites(_call_to(*DECOMPOSITIONS))
     assert sites == _expected("decomposition", {
-        "specdyn/measure/spectra.py:decompose",
-        "specdyn/measure/spectra.py:_lanczos_pairs"})
+        "specdyn/measure/eigen.py:decompose",
+        "specdyn/measure/eigen.py:_lanczos_pairs"})
 
 
 def test_one_gram_routine_called_by_the_tracker_and_the_simulators() -> None:
@@ -112,6 +112,7 @@ def test_one_gram_routine_called_by_the_tracker_and_the_simulators() -> None:
                               "device_eigenvalues", "batched_gram_eigenvalues"))
     for user in ("specdyn/measure/_tracker_measure.py", "specdyn/sim/gram.py",
                  "specdyn/sim/two_layer.py", "specdyn/measure/spectra.py",
+                 "specdyn/measure/gram_spectra.py",
                  "specdyn/sim/deep_linear.py", "specdyn/sim/linear_student.py"):
         assert any(c.startswith(user + ":") for c in callers), user
 
@@ -149,7 +150,7 @@ def test_one_mp_edge_formula() -> None:
 
 def test_one_line_fit_for_log_log_slopes() -> None:
     assert _sites(_call_to("polyfit")) == _expected("polyfit", {
-        "specdyn/measure/exponents.py:_line"})
+        "specdyn/measure/slopes.py:_line"})
 
 
 @pytest.mark.parametrize("source, hits", [
@@ -259,3 +260,54 @@ def test_the_divergence_checks_see_a_second_definition(source: str, hits: int) -
     found = [n for n in ast.walk(ast.parse(source))
              if _call_to("DivergenceError")(n) or _divergence_number(n)]
     assert len(found) == hits
+
+
+#: The core paper's regimes as ``(sigma_w, gamma0_ratio)``: feature learning and lazy.
+PAPER_REGIMES = {(0.1, 2.0), (1.0, 0.5)}
+
+
+def _number(node: ast.AST | None) -> float | None:
+    ok = isinstance(node, ast.Constant) and isinstance(node.value, (int, float))
+    return float(node.value) if ok else None  # type: ignore[union-attr]
+
+
+def _regime_written(node: ast.AST) -> bool:
+    """A paper regime's two numbers written down: in a call (``paper(0.1, 2.0)``,
+    ``Regime(sigma_w=1.0, gamma0_ratio=0.5)``) or as a class's two field defaults
+    (``fl_sigma_w = 0.1`` beside ``fl_gamma0_ratio = 2.0``)."""
+    if isinstance(node, ast.Call):
+        args: list[ast.AST | None] = list(node.args[:2]) + [None] * (2 - len(node.args[:2]))
+        for kw in node.keywords:
+            if kw.arg in ("sigma_w", "gamma0_ratio"):
+                args[kw.arg == "gamma0_ratio"] = kw.value
+        return (_number(args[0]), _number(args[1])) in PAPER_REGIMES
+    if isinstance(node, ast.ClassDef):
+        fields = {n.target.id: _number(n.value) for n in node.body
+                  if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+        return any((value, fields.get(name.replace("sigma_w", "gamma0_ratio")))
+                   in PAPER_REGIMES for name, value in fields.items() if "sigma_w" in name)
+    return False
+
+
+def test_the_paper_regimes_are_written_once() -> None:
+    # specdyn.settings.FEATURE_LEARNING and LAZY: every config, example and benchmark on the
+    # paper's setting takes them from there
+    assert _sites(_regime_written) == {"specdyn/settings.py:<module>"}
+    root = SRC.parent
+    elsewhere = [f"{p.relative_to(root)}" for tree in ("benchmarks", "examples", "scripts")
+                 for p in sorted((root / tree).rglob("*.py"))
+                 if any(_regime_written(n) for n in ast.walk(ast.parse(p.read_text())))]
+    assert elsewhere == []
+
+
+@pytest.mark.parametrize("source, hits", [
+    ("s = PowerLawSetting.paper(0.1, 2.0, D=6)\n", 1),
+    ("s = paper(sigma_w=1.0, gamma0_ratio=0.5)\n", 1),
+    ("r = Regime(1.0, 0.5)\n", 1),
+    ("r = Regime(1.0, 0.05)\n", 0),
+    ("class C:\n    fl_sigma_w: float = 0.1\n    fl_gamma0_ratio: float = 2.0\n", 1),
+    ("class C:\n    sigma_w: float = FEATURE_LEARNING.sigma_w\n    gamma0_ratio: float = 2.0\n", 0),
+    ("class C:\n    sigma_w_lazy: float = 1.0\n    gamma0_ratio_lazy: float = 0.5\n", 1),
+])
+def test_the_regime_check_sees_a_second_copy(source: str, hits: int) -> None:
+    assert sum(_regime_written(n) for n in ast.walk(ast.parse(source))) == hits

@@ -43,11 +43,19 @@ ALLOWED: dict[str, str] = {
     "specdyn/data/real.py:split": "public RealData.split(heldout, seed): documented permutation",
     # measurement estimators: a randomized sketch or bootstrap takes the caller's seed (or
     # a fixed one) as part of the estimator, not a run's randomness
-    # (spectra.py as a whole: its randomized solvers' fixed or given sketch seeds, in
-    # functions that the spectral core's rework renames)
-    "specdyn/measure/spectra.py:*": "the randomized solvers' sketch seeds (fixed or given)",
+    "specdyn/measure/eigen.py:_lanczos_pairs": "the Lanczos start vector's seed (0 or given)",
+    "specdyn/measure/gram_spectra.py:_sketch": "the batched range sketch's fixed seed",
+    "specdyn/measure/gram_spectra.py:top_gram_eigenvalues": "the randomized SVD's seed, the "
+                                                            "caller's",
     "specdyn/measure/exponents.py:_fit_window": "fit_power_law's bootstrap seed, the caller's",
     "specdyn/measure/atoms.py:function_distance": "the probe inputs' seed, the caller's",
+    "specdyn/measure/_tracker_reduce.py:_top_summed": "the distributed sketch's fixed seed: "
+                                                      "every rank must draw the same sketch",
+    # the spread over seeds other than the judged one: whole runs at the neighbouring base
+    # seeds seed + 1 ... seed + k, each the run a user makes with --seed (each derives its
+    # own streams from it through make_sweep), and named so in the claims
+    "specdyn/experiments/regime_map/run.py:run_regime_map": "the spread runs' base seeds",
+    "specdyn/experiments/regime_map/claims.py:regime_map_claims": "the spread seeds, named",
 }
 
 

@@ -93,7 +93,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _regimes(args: argparse.Namespace) -> dict[str, Any]:
-    from specdyn.study import REGIMES, Regime
+    from specdyn.settings import Regime
+    from specdyn.study import REGIMES
 
     if (args.sigma_w is None) != (args.gamma0_ratio is None):
         raise ValueError("--sigma-w and --gamma0-ratio: give both for a custom regime, or "

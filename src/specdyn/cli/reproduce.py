@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from specdyn._experiment_index import builtin_names
 from specdyn.cli._args import command, output_folder, positive_int
-from specdyn.cli._experiment_names import BUILTIN as BUILTIN_NAMES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -431,7 +431,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("names", nargs="*", metavar="NAME",
                    help="experiments to run (default: all). Built in: "
-                        + ", ".join(BUILTIN_NAMES) + "; and those of installed plugins")
+                        + ", ".join(builtin_names()) + "; and those of installed plugins")
     p.add_argument("--full", action="store_true", help="paper-sized runs (slow; GPU advised)")
     p.add_argument("--out", default="specdyn-out", type=output_folder,
                    help="output folder (default ./specdyn-out)")

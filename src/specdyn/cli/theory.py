@@ -19,21 +19,27 @@ _FIELDS = {"alpha": "--alpha", "beta": "--beta", "sigma_w": "--sigma-w", "sigma_
 
 
 def add_setting_options(p: argparse.ArgumentParser) -> None:
-    """Options that define a :class:`PowerLawSetting` (defaults: the paper's Fig. 2)."""
+    """Options that define a :class:`PowerLawSetting` (defaults: the paper's Fig. 2).
+
+    ``--sigma-w`` and ``--gamma0-ratio`` default to ``None``, read as the paper's
+    feature-learning regime (:data:`specdyn.settings.FEATURE_LEARNING`) once parsed:
+    the help imports no numpy.
+    """
     g = p.add_argument_group("setting (defaults: the paper's feature-learning setting)")
     g.add_argument("--alpha", type=positive_float, default=1.0,
                    help="input exponent, > 0 (default 1); without --mu0, alpha + beta > 1")
     g.add_argument("--beta", type=positive_float, default=1.0,
                    help="teacher exponent, > 0 (default 1)")
-    g.add_argument("--sigma-w", type=positive_float, default=0.1,
-                   help="first-layer init std, > 0 (default 0.1)")
+    g.add_argument("--sigma-w", type=positive_float, default=None,
+                   help="first-layer init std, > 0 (default: the feature-learning regime's)")
     g.add_argument("--sigma-a", type=positive_float, default=1.0,
                    help="second-layer init std, > 0 (default 1)")
     scale = g.add_mutually_exclusive_group()
     scale.add_argument("--gamma0", type=positive_float, default=None,
                        help="output scale gamma0, > 0 (instead of --gamma0-ratio)")
     scale.add_argument("--gamma0-ratio", type=positive_float, default=None,
-                       help="gamma0 in units of S/theta0, > 0 (default 2)")
+                       help="gamma0 in units of S/theta0, > 0 (default: the feature-learning "
+                            "regime's)")
     g.add_argument("--lambda0", type=positive_float, default=1.0,
                    help="input amplitude, > 0 (default 1)")
     g.add_argument("--mu0", type=positive_float, default=None,
@@ -44,12 +50,13 @@ def setting_from_args(args: argparse.Namespace) -> PowerLawSetting:
     """Build the setting from parsed options; an error names the option it is about."""
     import numpy as np
 
-    from specdyn.settings import PowerLawSetting
+    from specdyn.settings import FEATURE_LEARNING, PowerLawSetting
 
+    sigma_w = FEATURE_LEARNING.sigma_w if args.sigma_w is None else args.sigma_w
     try:
-        ratio = 2.0 if args.gamma0_ratio is None else args.gamma0_ratio
+        ratio = FEATURE_LEARNING.gamma0_ratio if args.gamma0_ratio is None else args.gamma0_ratio
         if args.mu0 is None:
-            base = PowerLawSetting.paper(args.sigma_w, ratio, alpha=args.alpha,
+            base = PowerLawSetting.paper(sigma_w, ratio, alpha=args.alpha,
                                          beta=args.beta, sigma_a=args.sigma_a)
             mu0 = base.mu0
             gamma0 = base.gamma0 if args.gamma0 is None else args.gamma0
@@ -57,12 +64,12 @@ def setting_from_args(args: argparse.Namespace) -> PowerLawSetting:
             mu0 = args.mu0
             with np.errstate(over="ignore"):
                 gamma0 = args.gamma0 if args.gamma0 is not None else float(
-                    ratio * (np.float64(args.sigma_w) ** 2 + np.float64(args.sigma_a) ** 2)
+                    ratio * (np.float64(sigma_w) ** 2 + np.float64(args.sigma_a) ** 2)
                     / np.sqrt(mu0))
             if not np.isfinite(gamma0):
                 raise ValueError(f"gamma0_ratio: gamma0 = gamma0_ratio * S / theta0 overflows "
                                  f"float64 (gamma0_ratio = {ratio:g})")
-        return PowerLawSetting(args.alpha, args.beta, args.sigma_w, args.sigma_a, gamma0,
+        return PowerLawSetting(args.alpha, args.beta, sigma_w, args.sigma_a, gamma0,
                                args.lambda0, mu0)
     except ValueError as err:
         raise ValueError(_blame_option(str(err))) from None

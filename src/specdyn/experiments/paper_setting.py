@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specdyn import _validate as v
-from specdyn.settings import PowerLawSetting
+from specdyn.settings import FEATURE_LEARNING, PowerLawSetting
 
 __all__ = ["PaperSettingConfig"]
 
@@ -24,15 +24,15 @@ __all__ = ["PaperSettingConfig"]
 class PaperSettingConfig:
     """Exponents, initial scales, ``gamma0 / (S / theta0)``, input dimension ``D`` and seed.
 
-    Defaults are the paper's Fig. 2 feature-learning setting (``sigma_w = 0.1``,
-    ``gamma0_ratio = 2``); a subclass sets its own ``D`` default.
+    Defaults are the paper's Fig. 2 feature-learning setting
+    (:data:`specdyn.settings.FEATURE_LEARNING`); a subclass sets its own ``D`` default.
     """
 
     alpha: float = 1.0
     beta: float = 1.0
-    sigma_w: float = 0.1
+    sigma_w: float = FEATURE_LEARNING.sigma_w
     sigma_a: float = 1.0
-    gamma0_ratio: float = 2.0
+    gamma0_ratio: float = FEATURE_LEARNING.gamma0_ratio
     D: int = 32
     seed: int = 0
 

@@ -16,7 +16,7 @@ Conventions
 * Hermite coefficients use the orthonormal basis ``h_k = He_k / sqrt(k!)`` of
   :mod:`specdyn.data.hermite`: ``c_k(f; beta) = E[f(x) h_k(beta . x)]``.
 
-Realisation symmetry (related-notes.md, section 3): different measures can
+Realisation symmetry (``docs/related-works.md``, section 3): different measures can
 give the same function. Helpers here build such pairs (sign flip for odd
 ``sigma``, positive rescaling for ReLU, orthogonal mixing of equal-``a``
 particles for ``sigma(z) = z^2``) and measure how far two measures' functions

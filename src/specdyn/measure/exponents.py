@@ -1,4 +1,4 @@
-"""Power-law exponents of spectra: local, global (with a bootstrap CI) and broken.
+"""Power-law exponents of a spectrum: local and global (with a bootstrap CI).
 
 Conventions
 -----------
@@ -15,14 +15,8 @@ Fits
     by the many high ranks). Zeros are left out, negative values are an
     error; automatic windows (and ``fit_broken_power_law``'s default range)
     also leave out numerical zeros (at most
-    ``specdyn.measure.spectra.rank_tolerance``: round-off of a rank-deficient
+    ``specdyn.measure.eigen.rank_tolerance``: round-off of a rank-deficient
     matrix).
-Log-log slopes
-    ``loglog_fit(x, y)`` is the one least-squares line of ``log y`` on
-    ``log x`` (slope and intercept, unweighted: every point counts the same),
-    for a quantity against a size (error against width ``N``, distance
-    against samples ``M``); the rank fits above are the same line fit,
-    weighted.
 Mode order
     ``fit_power_law(values, kmin, kmax, sort=False)`` and ``fit_exponents(...,
     sort=False)`` fit the values in the order given (a per-mode quantity such as
@@ -39,29 +33,22 @@ Short windows
 
 from __future__ import annotations
 
-import itertools
-import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import optimize
 
 from specdyn import _validate as v
-from specdyn.measure.spectra import rank_tolerance
+from specdyn.measure.broken_power_law import BrokenPowerLawFit as BrokenPowerLawFit
+from specdyn.measure.broken_power_law import fit_broken_power_law as fit_broken_power_law
+from specdyn.measure.eigen import rank_tolerance
+from specdyn.measure.slopes import _spectrum, _wls
+from specdyn.measure.slopes import fit_exponents as fit_exponents
+from specdyn.measure.slopes import loglog_fit as loglog_fit
+from specdyn.measure.slopes import two_point_exponent as two_point_exponent
 
-__all__ = [
-    "BrokenPowerLawFit",
-    "LocalExponent",
-    "PowerLawFit",
-    "fit_broken_power_law",
-    "fit_exponents",
-    "fit_power_law",
-    "local_exponent",
-    "loglog_fit",
-    "two_point_exponent",
-]
+__all__ = ["LocalExponent", "PowerLawFit", "fit_power_law", "local_exponent"]
 
 # A window shorter than this (decades of rank) gets the "short window" flag.
 MIN_DECADES = 1.0
@@ -127,190 +114,6 @@ class PowerLawFit:
     def decades(self) -> float:
         """Span of the window in decades of rank, ``log10(kmax / kmin)``."""
         return float(np.log10(self.kmax / self.kmin))
-
-
-@dataclass(frozen=True)
-class BrokenPowerLawFit:
-    """Continuous broken power law in log-log coordinates.
-
-    Attributes
-    ----------
-    breakpoints
-        Ranks where the exponent changes (increasing, real-valued).
-    exponents
-        Rank exponent of each of the ``len(breakpoints) + 1`` segments, from
-        low to high rank.
-    amplitude
-        ``lambda`` of the fitted curve at ``k = 1``.
-    r2
-        Weighted coefficient of determination.
-    kmin, kmax
-        Ranks used.
-    """
-
-    breakpoints: np.ndarray
-    exponents: np.ndarray
-    amplitude: float
-    r2: float
-    kmin: int
-    kmax: int
-
-    def predict(self, k: ArrayLike) -> np.ndarray:
-        """The fitted ``lambda_k`` at ranks ``k``."""
-        x = np.log(v.real_array("k", k, lo=1e-300))
-        b = np.log(self.breakpoints)
-        slopes = -self.exponents
-        y = np.log(self.amplitude) + slopes[0] * x
-        for j, bj in enumerate(b):
-            y = y + (slopes[j + 1] - slopes[j]) * np.maximum(x - bj, 0.0)
-        return np.asarray(np.exp(y))
-
-
-def _spectrum(eigs: ArrayLike) -> np.ndarray:
-    """Positive eigenvalues, decreasing; validated."""
-    arr = np.asarray(eigs)
-    if arr.ndim != 1:
-        raise ValueError(f"eigs must be a 1-D array of eigenvalues, got shape {arr.shape}")
-    arr = v.real_array("eigs", arr)
-    if np.any(arr < 0):
-        raise ValueError(f"eigs must be >= 0 (eigenvalues of a PSD matrix), got {arr.min():g}")
-    lam = np.sort(arr)[::-1]
-    lam = lam[lam > 0]
-    if lam.size < 3:
-        raise ValueError(f"eigs must hold at least 3 positive eigenvalues, got {lam.size}")
-    return lam
-
-
-def _line(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
-    """Least-squares line ``y = c + s x``: ``[s, c]`` (per column of a 2-D ``y``).
-
-    The one line fit of this module; ``w`` multiplies the unsquared residuals
-    (``numpy.polyfit``'s convention).
-    """
-    return np.polyfit(x, y, 1, w=w)
-
-
-def loglog_fit(x: ArrayLike, y: ArrayLike) -> tuple[float, float]:
-    """Slope and intercept of the least-squares line ``log y = c + s log x`` (unweighted).
-
-    The one log-log slope estimator for a quantity against a size, e.g. an
-    error that should fall as ``N^-1``: ``loglog_fit(Ns, errors)[0]`` is ``s``.
-
-    Parameters
-    ----------
-    x, y
-        Positive, finite, 1-D, the same length, at least 2 points.
-
-    Returns
-    -------
-    (float, float)
-        ``(s, c)``; the fitted curve is ``y = exp(c) x^s``.
-    """
-    xa = v.real_array("x", x)
-    ya = v.real_array("y", y)
-    if xa.ndim != 1 or ya.shape != xa.shape or xa.size < 2:
-        raise ValueError(f"x and y must be 1-D of the same length >= 2, got shapes "
-                         f"{xa.shape} and {ya.shape}")
-    for name, arr in (("x", xa), ("y", ya)):
-        if not np.all(arr > 0):
-            raise ValueError(f"{name} must be > 0 (log-log fit), got {arr.min():g}")
-    s, c = _line(np.log(xa), np.log(ya))
-    return float(s), float(c)
-
-
-def _wls(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float, float]:
-    """Weighted LS line ``y = c + s x`` (``w`` weighs squared residuals): slope, intercept, R^2."""
-    s, c = _line(x, y, np.sqrt(w))  # polyfit weights the unsquared residuals
-    my = (w * y).sum() / w.sum()
-    ss_tot = (w * (y - my) ** 2).sum()
-    ss_res = (w * (y - (c + s * x)) ** 2).sum()
-    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else 1.0
-    return float(s), float(c), float(r2)
-
-
-def fit_exponents(spectra: ArrayLike, kmin: int, kmax: int, *,
-                  weights: str = "log-rank", sort: bool = True) -> np.ndarray:
-    """Rank exponent of every row of ``spectra`` over the ranks ``kmin..kmax``.
-
-    The row-wise estimator behind :func:`fit_power_law` (without the bootstrap):
-    least squares of ``log lambda_k`` on ``log k``, each row sorted decreasing
-    (unless ``sort=False``).
-
-    Parameters
-    ----------
-    spectra
-        ``(..., K)`` eigenvalues, rank along the last axis (any order); the
-        window must hold positive values.
-    kmin, kmax
-        Window of ranks (1-based, inclusive), at least 3 ranks, ``kmax <= K``.
-    weights
-        ``"log-rank"`` (``1/k``, every decade of rank counts the same; as
-        :func:`fit_power_law`) or ``"uniform"``.
-    sort
-        ``True``: each row sorted decreasing first (spectra by rank); ``False``:
-        the values in the order given (per-mode quantities, mode order).
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(...)`` exponents ``a`` in ``lambda_k ~ k^-a``.
-    """
-    arr = v.real_array("spectra", spectra)
-    if arr.ndim < 1:
-        raise ValueError("spectra must have the rank along its last axis, got a scalar")
-    K = arr.shape[-1]
-    k_lo = v.positive_int("kmin", kmin)
-    k_hi = v.positive_int("kmax", kmax, minimum=k_lo + 2)  # 3 ranks, as fit_power_law
-    if k_hi > K:
-        raise ValueError(f"kmax must be <= {K} (the number of ranks), got {k_hi}")
-    v.choice("weights", weights, ("log-rank", "uniform"))
-    lam = (-np.sort(-arr, axis=-1) if sort else arr)[..., k_lo - 1:k_hi]
-    if not np.all(lam > 0):
-        raise ValueError(f"spectra must be > 0 on the ranks {k_lo}..{k_hi} (log-log fit)")
-    k = np.arange(k_lo, k_hi + 1, dtype=np.float64)
-    w = 1.0 / np.sqrt(k) if weights == "log-rank" else None  # sqrt: polyfit's convention
-    y = np.log(lam).reshape(-1, k.size).T
-    slope = _line(np.log(k), y, w)[0]
-    return -slope.reshape(arr.shape[:-1])
-
-
-def two_point_exponent(spectra: ArrayLike, ranks: tuple[int, int] = (1, 2)) -> np.ndarray:
-    """Rank exponent from two ranks: ``log(lambda_k1 / lambda_k2) / log(k2 / k1)``.
-
-    The slope of the chord through two points of the log-log spectrum; with the
-    default ``ranks = (1, 2)`` it is ``log(lambda_1 / lambda_2) / log 2``, the
-    local exponent at ``k = 1`` that needs no window (so it applies to a
-    theory's ``rho_k(t)`` and to a measured spectrum alike). Unlike
-    :func:`local_exponent` (least squares over a window of ranks, one spectrum),
-    it takes the two entries as given, **without sorting**: rank ``k`` is
-    index ``k - 1`` of the last axis (a mode-indexed theory spectrum stays in
-    mode order), and it works row-wise on a stack of spectra.
-
-    Parameters
-    ----------
-    spectra
-        ``(..., K)`` values, rank ``k`` at index ``k - 1``; the two used
-        entries must be > 0.
-    ranks
-        Two distinct ranks ``(k1, k2)``, each in ``1..K``.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(...)`` exponents ``a``: exactly ``a`` for ``lambda_k = C k^-a``.
-    """
-    arr = np.asarray(spectra)
-    if arr.ndim < 1:
-        raise ValueError("spectra must have the rank along its last axis, got a scalar")
-    if len(ranks) != 2:
-        raise ValueError(f"ranks must be two ranks (k1, k2), got {ranks!r}")
-    k1, k2 = (v.positive_int("ranks", k) for k in ranks)
-    if k1 == k2 or max(k1, k2) > arr.shape[-1]:
-        raise ValueError(f"ranks must be two distinct ranks in 1..{arr.shape[-1]} (the last "
-                         f"axis of spectra), got {ranks!r}")
-    a = v.real_array("spectra", arr[..., k1 - 1], positive=True)
-    b = v.real_array("spectra", arr[..., k2 - 1], positive=True)
-    return np.log(a / b) / np.log(k2 / k1)
 
 
 def local_exponent(eigs: ArrayLike, window: float = 0.5) -> LocalExponent:
@@ -561,102 +364,3 @@ def _window_spread(lam: np.ndarray, k_lo: int, k_hi: int) -> np.ndarray:
         if k.size >= 3:
             out.append(-_wls(np.log(k), np.log(lam[lo - 1:hi]), 1.0 / k)[0])
     return np.asarray(out)
-
-
-def _hinge_fit(x: np.ndarray, y: np.ndarray, w: np.ndarray, b: np.ndarray
-               ) -> tuple[float, np.ndarray]:
-    """Weighted LS of a continuous piecewise-linear function with knots ``b``."""
-    cols = [np.ones_like(x), x] + [np.maximum(x - bj, 0.0) for bj in b]
-    A = np.stack(cols, axis=1)
-    sw = np.sqrt(w)
-    coef, *_ = np.linalg.lstsq(A * sw[:, None], y * sw, rcond=None)
-    res = float(np.sum(w * (y - A @ coef) ** 2))
-    return res, coef
-
-
-def _log_bins(x: np.ndarray, y: np.ndarray, w: np.ndarray, nbins: int = 200
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Weighted means of (x, y) in ``nbins`` equal bins of ``x`` (for the coarse grid search)."""
-    if x.size <= nbins:
-        return x, y, w
-    idx = np.minimum(((x - x[0]) / (x[-1] - x[0]) * nbins).astype(np.int64), nbins - 1)
-    W = np.bincount(idx, weights=w, minlength=nbins)
-    keep = W > 0
-    X = np.bincount(idx, weights=w * x, minlength=nbins)[keep] / W[keep]
-    Y = np.bincount(idx, weights=w * y, minlength=nbins)[keep] / W[keep]
-    return X, Y, W[keep]
-
-
-def fit_broken_power_law(eigs: ArrayLike, n_breaks: int, *, kmin: int = 1,
-                         kmax: int | None = None, min_points: int = 3) -> BrokenPowerLawFit:
-    """Fit a continuous broken power law with ``n_breaks`` breakpoints.
-
-    Weighted (``1/k``) least squares of ``log lambda_k`` on ``log k`` by a
-    continuous piecewise-linear function: a grid search of the breakpoints
-    over up to 40 log-spaced ranks (at most ~3000 combinations, on
-    log-binned points), refined by Nelder-Mead on all points. Each segment must hold
-    at least ``min_points`` eigenvalues.
-
-    Parameters
-    ----------
-    eigs
-        Eigenvalues (any order).
-    n_breaks
-        Number of breakpoints (>= 1; the core paper's four regimes need 3).
-    kmin, kmax
-        Ranks used (default: every eigenvalue above ``rank_tolerance``).
-    min_points
-        Minimum eigenvalues per segment (>= 3).
-    """
-    lam = _spectrum(eigs)
-    nbk = v.positive_int("n_breaks", n_breaks)
-    mp = v.positive_int("min_points", min_points, minimum=3)
-    k_lo = v.positive_int("kmin", kmin)
-    k_eff = max(3, int(np.sum(lam > rank_tolerance(lam[0], lam.size))))
-    k_hi = k_eff if kmax is None else v.positive_int("kmax", kmax)
-    if k_hi > lam.size:
-        raise ValueError(f"kmax must be <= {lam.size}, got {k_hi}")
-    if k_hi - k_lo + 1 < mp * (nbk + 1):
-        raise ValueError(f"n_breaks={nbk} needs at least {mp * (nbk + 1)} eigenvalues in "
-                         f"kmin..kmax, got {k_hi - k_lo + 1}")
-    k = np.arange(k_lo, k_hi + 1, dtype=np.float64)
-    x, y, w = np.log(k), np.log(lam[k_lo - 1:k_hi]), 1.0 / k
-
-    def feasible(b: np.ndarray) -> bool:
-        edges = np.concatenate([[x[0] - 1e-12], np.sort(b), [x[-1] + 1e-12]])
-        counts = np.histogram(x, bins=edges)[0]
-        return bool(np.all(counts >= mp)) and bool(np.all(np.diff(edges) > 0))
-
-    # Interior grid of G points with at most ~3000 combinations to try.
-    G = 40
-    while G > nbk + 2 and math.comb(G, nbk) > 3000:
-        G -= 1
-    grid = np.linspace(x[0], x[-1], G + 2)[1:-1]
-    xg, yg, wg = _log_bins(x, y, w)  # coarse search on binned points, refined on all
-    best: tuple[float, np.ndarray] | None = None
-    for combo in itertools.combinations(grid, nbk):
-        b = np.array(combo)
-        if not feasible(b):
-            continue
-        res = _hinge_fit(xg, yg, wg, b)[0]
-        if best is None or res < best[0]:
-            best = (res, b)
-    if best is None:
-        raise ValueError(f"n_breaks={nbk}: no breakpoints leave {mp} eigenvalues per segment")
-
-    def objective(b: np.ndarray) -> float:
-        bs = np.sort(b)
-        return _hinge_fit(x, y, w, bs)[0] if feasible(bs) else np.inf
-
-    opt = optimize.minimize(objective, best[1], method="Nelder-Mead",
-                            options={"xatol": 1e-6, "fatol": 1e-14, "maxiter": 2000})
-    start_res = objective(best[1])
-    b = np.sort(opt.x) if opt.fun < start_res else best[1]
-    res, coef = _hinge_fit(x, y, w, b)
-    slopes = np.cumsum(coef[1:])
-    ybar = np.sum(w * y) / np.sum(w)
-    ss_tot = float(np.sum(w * (y - ybar) ** 2))
-    r2 = 1.0 - res / ss_tot if ss_tot > 0 else 1.0
-    return BrokenPowerLawFit(breakpoints=np.exp(b), exponents=-slopes,
-                             amplitude=float(np.exp(coef[0])), r2=float(r2),
-                             kmin=k_lo, kmax=k_hi)

@@ -25,7 +25,7 @@ coordinates) this module
 
 Accepts numpy arrays or torch tensors; everything returned is host numpy
 float64. Singular values are in decreasing order. Overlaps are squared cosines
-in ``[0, 1]``. The decompositions are :func:`specdyn.measure.spectra.decompose`'s
+in ``[0, 1]``. The decompositions are :func:`specdyn.measure.eigen.decompose`'s
 (the spectral core): all eigenvalues of the smaller Gram matrix (no vectors),
 then the outliers' vectors only -- by Lanczos on the host, densely on an
 accelerator -- so no full set of singular vectors is ever computed.

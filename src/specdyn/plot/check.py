@@ -47,8 +47,9 @@ _LETTER_ONLY = re.compile(r"^\s*(\([a-z]\))?\s*$")
 #: The widest (and, inverted, the tallest) figure a screen shows whole: 4 : 1.
 MAX_ASPECT = 4.0
 
-#: A commit hash (7 to 40 hex digits with a digit and a letter) and an issue number
-#: ("issue 30", "issues 30", "#30"): project history, never in what a user reads.
+#: A commit hash (7 to 40 hex digits with a digit and a letter) and an issue number (the
+#: word "issue" or "issues" before a number, or "#" before one): project history, never in
+#: what a user reads.
 _COMMIT = re.compile(r"\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
 _ISSUE = re.compile(r"\bissues?\s+#?\d+|#\d+\b", re.IGNORECASE)
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from specdyn._experiment_index import run_order
 from specdyn._validate import did_you_mean
 from specdyn.runs.claims import Claim
 
@@ -238,16 +239,22 @@ def get(name: str) -> Experiment:
 
 
 def names() -> list[str]:
-    """Registered experiment names, in registration order."""
-    _load_plugins()
-    return list(_REGISTRY)
+    """Registered experiment names: the built-in ones in run order, then the others.
+
+    The built-in ones (:func:`builtin_names`) come in the order ``specdyn reproduce``
+    runs them (:func:`specdyn._experiment_index.run_order`: the core paper's figures
+    first); those of plugins and users follow in registration order.
+    """
+    builtin = builtin_names()
+    return builtin + [n for n in _REGISTRY if n not in builtin]
 
 
 def builtin_names() -> list[str]:
-    """Names of the experiments that ship with specdyn (not ones a user registered)."""
+    """Names of the experiments that ship with specdyn (not ones a user registered), in
+    run order (:func:`specdyn._experiment_index.run_order`)."""
     _load_plugins()
-    return [n for n, e in _REGISTRY.items()
-            if getattr(e.run, "__module__", "").startswith("specdyn.experiments.")]
+    return run_order(n for n, e in _REGISTRY.items()
+                     if getattr(e.run, "__module__", "").startswith("specdyn.experiments."))
 
 
 def experiment_named(name: str, module: str | None = None) -> Any:

@@ -30,7 +30,7 @@ def run_experiment(name: str, out_root: str | Path = "specdyn-out", *, full: boo
     ``out_root/name``, which replaces the folder in one rename only when the
     run finished (see :mod:`specdyn.runs.store`); the folder is locked
     meanwhile, so a second run into it is refused at once
-    (:class:`~specdyn.runs.store.FolderBusyError`, naming the holder's
+    (:class:`~specdyn.runs.transaction.FolderBusyError`, naming the holder's
     PID). The record (``record.json``) holds the exact config, the specdyn
     version and commit, the host, the wall time, the summary and the claims.
 

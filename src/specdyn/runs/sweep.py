@@ -62,7 +62,7 @@ def run_sweep(spec: SweepSpec | str | os.PathLike[str], out: str | os.PathLike[s
         there are skipped; so are failed ones unless ``retry_failed``. A folder
         holding another grid is refused (``ValueError``), and so is a folder
         another process is writing
-        (:class:`~specdyn.runs.store.FolderBusyError`, naming its PID),
+        (:class:`~specdyn.runs.transaction.FolderBusyError`, naming its PID),
         both before any point runs.
     executor
         ``"local"`` (a process pool; the default), ``"dask"`` or ``"inline"``

@@ -18,7 +18,7 @@ ntk           ``N(0, sigma0^2)``       ``1/sqrt(fan_in)``              ``eta0``
 standard      ``N(0, sigma0^2/fan_in)``  1                             ``eta0``
 ============  =======================  ==============================  ===================
 
-``mup`` is the mean-field (maximal-update) scaling of related-notes section 1
+``mup`` is the mean-field (maximal-update) scaling of ``docs/related-works.md`` section 1
 (``f = (gamma0 N)^-1 w^T h``, ``eta = eta0 gamma0^2 N``): the hidden weights move
 by O(1) in spectral norm relative to their bulk, so outliers escape in a
 width-independent time. ``ntk`` has the same kernel scale but weights move by

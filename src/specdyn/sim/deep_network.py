@@ -108,9 +108,9 @@ class DeepNetworkConfig(SimConfig):
 
 
 def _example() -> Any:
-    from specdyn.settings import PowerLawSetting
+    from specdyn.settings import FEATURE_LEARNING
 
-    return (PowerLawSetting.paper(0.1, 2.0, D=6),), {"depth": 2, "N": 8, "M": 8, "steps": 40,
+    return (FEATURE_LEARNING.setting(D=6),), {"depth": 2, "N": 8, "M": 8, "steps": 40,
                                                      "device": "cpu"}
 
 
@@ -135,8 +135,7 @@ def train_deep_network(setting: Setting, activation: str | Activation = "relu", 
     teacher
         The data; default ``PowerLawTeacher(setting)``.
     options, **shorthands
-        The run's options: a :class:`~specdyn.sim.options.RunOptions`, or its fields as
-        keywords (:class:`~specdyn.sim.options.RunKeywords`).
+        The run's :class:`~specdyn.sim.options.RunOptions`, or its fields as keywords.
 
     Returns
     -------

@@ -1,6 +1,6 @@
 """Gram-space engine of the two-layer linear network (used by :mod:`specdyn.sim.linear`).
 
-Notation (the design notes of ``docs/concepts.md``): ``f(x) = A^T W x / (gamma0 N)``, ``W`` is
+Notation (``docs/linear-simulation.md``): ``f(x) = A^T W x / (gamma0 N)``, ``W`` is
 ``N x D``, ``A`` is ``N x P``; ``Gw = W^T W/N``, ``Ga = A^T A/N``, ``Gwa = W^T A/N``;
 data statistics ``Sigma = X^T X/M`` (``D x D``), ``C = X^T Y/M`` (``D x P``),
 ``Syy = Y^T Y/M`` (``P x P``). With learning rate ``nu = N`` and step ``dt``,

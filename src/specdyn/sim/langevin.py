@@ -161,8 +161,7 @@ label_noise
         Optional explicit ``(x, y)`` training data (overrides ``M``, ``target``
         is then only checked for its dimension).
     options, **shorthands
-        The run's options: a :class:`~specdyn.sim.options.RunOptions`, or its fields as
-        keywords (:class:`~specdyn.sim.options.RunKeywords`).
+        The run's :class:`~specdyn.sim.options.RunOptions`, or its fields as keywords.
 
     Returns
     -------

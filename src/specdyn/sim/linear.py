@@ -107,9 +107,9 @@ class LinearConfig(SimConfig):
 
 
 def _example() -> Any:
-    from specdyn.settings import PowerLawSetting
+    from specdyn.settings import FEATURE_LEARNING
 
-    return (PowerLawSetting.paper(0.1, 2.0, D=6), 8, 8, 40), {"progress": False,
+    return (FEATURE_LEARNING.setting(D=6), 8, 8, 40), {"progress": False,
                                                               "device": "cpu"}
 
 
@@ -134,8 +134,7 @@ def train_linear(setting: Setting, N: int | None, M: int | None, steps: int, *,
         Its ``lambda_k``, ``mu_k`` and bases define the data; the setting supplies
         ``sigma_w``, ``sigma_a`` and ``gamma0``. Its ``D`` must match the setting's.
     options, **shorthands
-        The run's options: a :class:`~specdyn.sim.options.RunOptions`, or its fields as
-        keywords (:class:`~specdyn.sim.options.RunKeywords`).
+        The run's :class:`~specdyn.sim.options.RunOptions`, or its fields as keywords.
 
     Returns
     -------
@@ -234,8 +233,7 @@ class WeightEngine(Engine[WeightState, None]):
     when ``xy`` is ``None``) and the loss, both of the current weights.
     :meth:`step` returns a new state and leaves the given one as it was
     (learning rate ``nu = N``: ``W' = W + c A G^T``, ``A' = A + c W G``,
-    ``c = dt / gamma0``; out of place, the same arithmetic as the in-place
-    ``addmm_``/``add_`` it replaced, so the numbers are unchanged). :meth:`init`
+    ``c = dt / gamma0``; out of place: ``addmm`` for ``A``, ``add`` for ``W``). :meth:`init`
     (generator) draws width-``N`` weights from a CPU ``torch.Generator``
     (:func:`~specdyn.sim.gram.weight_generator`: the Gram engine's draw).
     """
@@ -286,7 +284,7 @@ class WeightEngine(Engine[WeightState, None]):
         """One full-batch GD step (``batch`` is unused)."""
         W, A, G = state.W, state.A, state.G
         A2 = self.t.addmm(A, W, G, alpha=self.c)  # A' = A + c W G
-        W2 = W.add(A @ G.T, alpha=self.c)  # W' = W + c A G^T (the old A)
+        W2 = W.add(A @ G.T, alpha=self.c)  # W' = W + c A G^T (A before this step)
         return WeightState(W2, A2, *self._grad_and_loss(W2, A2))
 
     def divergence(self, state0: WeightState) -> Divergence[WeightState]:

@@ -1,6 +1,6 @@
 """Single-layer linear students trained by GD, mini-batch SGD or online SGD.
 
-Model (related-notes section 1, there with ``N x M`` for our ``P x D``):
+Model (``docs/related-works.md`` section 1; its notes write ``N x M`` for our ``P x D``):
 student ``W`` (``P x D``), input ``x ~ N(0, I_D)``, teacher labels
 ``y = W* x + noise_std * eps`` with ``eps ~ N(0, I_P)``, loss
 ``(1 / 2B) sum_b ||W x_b - y_b||^2`` over a batch of ``B``; the update is
@@ -219,8 +219,7 @@ def train_linear_student(teacher: ArrayLike, *, method: str, lr: float, steps: i
         Optional fixed inputs ``X`` (``M x D``) for ``"gd"``/``"sgd"``, shared by
         all replicas (then ``M`` may be omitted); drawn from the seed otherwise.
     options, **shorthands
-        The run's options: a :class:`~specdyn.sim.options.RunOptions`, or its fields as
-        keywords (:class:`~specdyn.sim.options.RunKeywords`).
+        The run's :class:`~specdyn.sim.options.RunOptions`, or its fields as keywords.
 
     Raises
     ------

@@ -1,6 +1,6 @@
 """Two full-batch gradient steps on the first layer of a wide two-layer network.
 
-Setting (linear-width regime, ``related-notes.md`` section 2; Ba et al. 2022,
+Setting (linear-width regime, ``docs/related-works.md`` section 2; Ba et al. 2022,
 Moniri et al. 2023, who write ``d`` for our ``D``, ``n`` for ``M`` and ``eta``
 for ``lr``)::
 

@@ -135,9 +135,9 @@ class WeightDecayConfig(SimConfig):
 
 
 def _example() -> Any:
-    from specdyn.settings import PowerLawSetting
+    from specdyn.settings import FEATURE_LEARNING
 
-    return (PowerLawSetting.paper(0.1, 2.0, D=6), 8, 8, 40), {"weight_decay": 0.1,
+    return (FEATURE_LEARNING.setting(D=6), 8, 8, 40), {"weight_decay": 0.1,
                                                               "device": "cpu"}
 
 
@@ -154,8 +154,7 @@ def train_weight_decay(setting: Setting, N: int, M: int, steps: int, *, dt: floa
     setting, teacher
         The system, as for :func:`~specdyn.sim.train_linear`.
     options, **shorthands
-        The run's options: a :class:`~specdyn.sim.options.RunOptions`, or its fields as
-        keywords (:class:`~specdyn.sim.options.RunKeywords`).
+        The run's :class:`~specdyn.sim.options.RunOptions`, or its fields as keywords.
     N, M, steps, dt, weight_decay
         :class:`WeightDecayConfig`, where each is documented.
 

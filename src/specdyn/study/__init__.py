@@ -14,6 +14,6 @@ experiment and the command line build on it.
 from __future__ import annotations
 
 from specdyn.study.data_study import DataStudy, ModelStudy, study
-from specdyn.study.regime import REGIMES, Regime
+from specdyn.study.regime import REGIMES
 
-__all__ = ["REGIMES", "DataStudy", "ModelStudy", "Regime", "study"]
+__all__ = ["REGIMES", "DataStudy", "ModelStudy", "study"]

@@ -40,8 +40,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from specdyn.settings import Regime
 from specdyn.study.model_study import REFERENCE_POLICIES, ModelStudy, model_study, trained
-from specdyn.study.regime import REGIMES, Regime
+from specdyn.study.regime import REGIMES
 from specdyn.study.summary import finite, model_summary, warnings
 
 if TYPE_CHECKING:

@@ -8,11 +8,11 @@ Appendix E). Every function takes the setting first, then ``k`` and ``t``
 Reference ODE and quadrature solvers live in :mod:`specdyn.theory.oracles`.
 """
 
-import specdyn.theory.outlier_escape as outlier_escape  # issue 6: BBP escape, trainability
+import specdyn.theory.outlier_escape as outlier_escape  # related work 1: BBP escape, trainability
 from specdyn.theory import (
-    mean_field,  # third related abstract: where a ReLU teacher's atoms sit under weight decay
+    mean_field,  # related work 3: where a ReLU teacher's atoms sit under weight decay
     rmt,  # random-matrix baselines (MP, TW, BBP)
-    two_step,  # second related abstract: outlier count and its lines
+    two_step,  # related work 2: outlier count and its lines
 )
 from specdyn.theory.boundaries import (
     RegimeReport,

@@ -1,11 +1,11 @@
 """Outlier escape during training: BBP crossing, trainability thresholds, SGD noise bulk.
 
-Pure numpy, float64. Related work 1 (``shared/papers/related-notes.md``,
+Pure numpy, float64. The first related work (``docs/related-works.md``,
 section 1): a linear student ``W`` (``P x D``) learns a low-rank teacher
 ``W* = theta u v^T`` (unit ``u`` in R^P, ``v`` in R^D) from inputs
 ``x ~ N(0, I_D)``, labels ``y = W* x + noise_std * eps``, loss
 ``(1/2) ||W x - y||^2`` averaged over a batch of ``B``. ``W0`` has i.i.d.
-``N(0, sigma0^2 / D)`` entries and ``c = P / D``. (The notes write ``N x M``
+``N(0, sigma0^2 / D)`` entries and ``c = P / D``. (Its notes write ``N x M``
 for ``P x D``, ``eta`` for the step size ``lr`` and ``n`` for the sample
 count ``M``; the signatures here use the vocabulary of ``docs/concepts.md``.)
 

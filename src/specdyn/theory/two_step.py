@@ -1,6 +1,6 @@
 """Two GD steps in the linear-width regime: the outlier count and its lines.
 
-Second related abstract (``shared/papers/related-notes.md``, section 2): a
+The second related work (``docs/related-works.md``, section 2): a
 two-layer network takes two large GD steps with step sizes ``N^alpha1`` and
 ``N^alpha2`` (exponents in ``[0, 1/2)``). The ``k``-th step-2 outlier of the
 first-layer weights is a spike along ``a^(k+1)`` of strength

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from specdyn import _validate as v
 from specdyn.models.activations import ACTIVATIONS
-from specdyn.settings import PowerLawSetting
+from specdyn.settings import FEATURE_LEARNING, LAZY, PowerLawSetting
 from specdyn.sim.parameterization import PARAMETERIZATIONS
 
 
@@ -37,10 +37,10 @@ class Fig4Config:
     alpha: float = 1.0
     beta: float = 1.0
     sigma_a: float = 1.0
-    fl_sigma_w: float = 0.1
-    fl_gamma0_ratio: float = 2.0
-    lazy_sigma_w: float = 1.0
-    lazy_gamma0_ratio: float = 0.5
+    fl_sigma_w: float = FEATURE_LEARNING.sigma_w
+    fl_gamma0_ratio: float = FEATURE_LEARNING.gamma0_ratio
+    lazy_sigma_w: float = LAZY.sigma_w
+    lazy_gamma0_ratio: float = LAZY.gamma0_ratio
     activation: str = "relu"
     parameterization: str = "mean-field"
     checkpoints: int = 40

@@ -7,10 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from specdyn import _validate as v
-from specdyn.study import Regime
+from specdyn.settings import LAZY, Regime
+from specdyn.study import REGIMES as REGIMES
 
-#: Regimes of the patches (shifted target) and the digits; sigma_a = 1.
-REGIMES = {"feature-learning": Regime(0.1, 2.0), "lazy": Regime(1.0, 0.05)}
+# The regimes of the patches (shifted target) and the digits: REGIMES, the study's
+# defaults (sigma_a = 1).
 #: Regimes of the blurred target (beta about 0.8), chosen so that the theory on the data's
 #: own spectra ends in one region across the fit window: Region IIIa (gamma0 theta_k < S,
 #: learned part ~ k^-(alpha+beta); sigma_w = 0.01 keeps the initial part below it) and
@@ -19,7 +20,7 @@ BLUR_REGIMES = {"IIIa": Regime(0.01, 0.3), "IIIb": Regime(0.1, 10.0), "lazy": Re
 #: The ReLU student's lazy runs: specdyn's lazy setting (gamma0 = 0.05 S/theta_1, the width
 #: series) and the paper's (Appendix G: gamma0 = 0.5 S/theta0, only mildly lazy).
 RELU_LAZY = Regime(1.0, 0.05)
-RELU_LAZY_PAPER = Regime(1.0, 0.5)
+RELU_LAZY_PAPER = LAZY
 #: The seven tasks of the misalignment check (all at the feature-learning regime).
 VALIDATION_TASKS = ("patches", "blur", "blur2", "digits", "text", "aligned", "rotated")
 

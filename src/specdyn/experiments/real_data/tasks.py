@@ -32,7 +32,8 @@ from specdyn.experiments.real_data.config import (
     VALIDATION_TASKS,
     RealDataConfig,
 )
-from specdyn.study import DataStudy, Regime, study
+from specdyn.settings import Regime
+from specdyn.study import DataStudy, study
 
 #: Exponents of the synthetic tasks' power laws (lambda_k ~ k^-alpha, mu_k ~ k^-beta).
 SYNTHETIC_ALPHA, SYNTHETIC_BETA = 1.2, 0.6
@@ -42,10 +43,10 @@ TEXT_CHARS = 32
 
 def _synthetic(cfg: RealDataConfig, rotated: bool) -> tuple[np.ndarray, np.ndarray, str]:
     from specdyn.data import PowerLawTeacher
-    from specdyn.settings import PowerLawSetting
+    from specdyn.settings import FEATURE_LEARNING
 
     D = cfg.synthetic_D
-    s = PowerLawSetting.paper(0.1, 2.0, alpha=SYNTHETIC_ALPHA, beta=SYNTHETIC_BETA).with_D(D)
+    s = FEATURE_LEARNING.setting(alpha=SYNTHETIC_ALPHA, beta=SYNTHETIC_BETA).with_D(D)
     teacher = PowerLawTeacher(s, rotation="misaligned" if rotated else None, seed=cfg.seed)
     X, Y = teacher.sample(8 * D, seed=cfg.seed)
     what = ("teacher in an independent random basis" if rotated else

@@ -13,7 +13,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from specdyn.experiments.regime_map.config import RegimeMapConfig
 from specdyn.experiments.theory_figures import oracle
+from specdyn.settings import PowerLawSetting
 
 
 def learned_ratio(run: pd.DataFrame) -> tuple[float, float]:
@@ -94,3 +96,23 @@ def ode_label(alpha: float, beta: float, sigma_w: float, sigma_a: float,
     if s.sigma_a > s.sigma_w and float(g["xi"][0]) > s.S:
         return "feature-learning"
     return "intermediate"
+
+
+def theory_labels(cfg: RegimeMapConfig, ratios: np.ndarray, gammas: np.ndarray) -> pd.DataFrame:
+    """``theory.regime`` label of every (ratio, gamma) pair, one row each."""
+    from specdyn import theory
+
+    rows = []
+    for r in ratios:
+        for g in gammas:
+            s = PowerLawSetting.paper(r * cfg.sigma_a, g, alpha=cfg.alpha, beta=cfg.beta,
+                                      sigma_a=cfg.sigma_a, D=cfg.D)
+            rows.append({"sigma_ratio": float(r), "gamma_ratio": float(g),
+                         "regime": theory.regime(s).label})
+    return pd.DataFrame(rows)
+
+
+def cell_labels(cfg: RegimeMapConfig, points: pd.DataFrame) -> list[str]:
+    """``theory.regime`` label of each row's ``(sigma_ratio, gamma_ratio)``."""
+    return [str(theory_labels(cfg, np.array([r]), np.array([g]))["regime"].iloc[0])
+            for r, g in zip(points["sigma_ratio"], points["gamma_ratio"], strict=True)]

@@ -41,34 +41,15 @@ from specdyn import io, runs
 from specdyn.experiments.regime_map.claims import regime_map_claims_of
 from specdyn.experiments.regime_map.config import RegimeMapConfig, full_regime_map
 from specdyn.experiments.regime_map.readings import (
+    cell_labels,
     exponent_times,
     learned_ratio,
     spectrum_deviation,
+    theory_labels,
 )
 from specdyn.experiments.regime_map.wrong import REGIME_MAP_WRONG, REGIME_MAP_WRONG_NA
 from specdyn.runs.registry import ExperimentResult, Measured, register
-from specdyn.settings import PowerLawSetting
 from specdyn.theory.boundaries import feature_boundary, lazy_boundary
-
-
-def theory_labels(cfg: RegimeMapConfig, ratios: np.ndarray, gammas: np.ndarray) -> pd.DataFrame:
-    """``theory.regime`` label of every (ratio, gamma) pair, one row each."""
-    from specdyn import theory
-
-    rows = []
-    for r in ratios:
-        for g in gammas:
-            s = PowerLawSetting.paper(r * cfg.sigma_a, g, alpha=cfg.alpha, beta=cfg.beta,
-                                      sigma_a=cfg.sigma_a, D=cfg.D)
-            rows.append({"sigma_ratio": float(r), "gamma_ratio": float(g),
-                         "regime": theory.regime(s).label})
-    return pd.DataFrame(rows)
-
-
-def cell_labels(cfg: RegimeMapConfig, points: pd.DataFrame) -> list[str]:
-    """``theory.regime`` label of each row's ``(sigma_ratio, gamma_ratio)``."""
-    return [str(theory_labels(cfg, np.array([r]), np.array([g]))["regime"].iloc[0])
-            for r, g in zip(points["sigma_ratio"], points["gamma_ratio"], strict=True)]
 
 
 def _points(cfg: RegimeMapConfig, rec: pd.DataFrame, sweep_dir: Path) -> pd.DataFrame:

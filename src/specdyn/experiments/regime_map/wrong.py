@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from specdyn import theory
+from specdyn.experiments.regime_map.readings import cell_labels
 from specdyn.runs.registry import WrongModel
 from specdyn.runs.wrong import edit_table, table_edit
 from specdyn.settings import PowerLawSetting
@@ -69,8 +70,6 @@ def _regime_no_2sw2(s: PowerLawSetting, margin: float = 10.0) -> theory.RegimeRe
 
 def _relabel(cfg: Any, folder: Path) -> None:
     """The table's labels written again by whatever ``theory.regime`` is patched in."""
-    from specdyn.experiments.regime_map.run import cell_labels
-
     edit_table(folder, "regime-map.parquet",
                lambda df: df.assign(regime=cell_labels(cfg, df)))
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from specdyn import _validate as v
-from specdyn.settings import PowerLawSetting
+from specdyn.settings import FEATURE_LEARNING, LAZY, PowerLawSetting
 
 _K_MAX = v.Real(1.0, 1e300, lo_open=True)
 
@@ -81,10 +81,10 @@ class Fig3Config(TheoryGrid):
     deep_gamma0_ratio: float = 1e3
     deep_k_max: float = 1e10
     deep_t_max: float = 1e17
-    sigma_w_feature: float = 0.1
-    gamma0_ratio_feature: float = 2.0
-    sigma_w_lazy: float = 1.0
-    gamma0_ratio_lazy: float = 0.5
+    sigma_w_feature: float = FEATURE_LEARNING.sigma_w
+    gamma0_ratio_feature: float = FEATURE_LEARNING.gamma0_ratio
+    sigma_w_lazy: float = LAZY.sigma_w
+    gamma0_ratio_lazy: float = LAZY.gamma0_ratio
     gamma0_ratio_lazy_deep: float = 0.05
     gamma0_ratio_equal: float = 1e3
     n_slices: int = 7
@@ -138,7 +138,7 @@ class FirstLayerConfig(TheoryGrid):
     """
 
     sigma_w: float = 1e-3
-    gamma0_ratio: float = 2.0
+    gamma0_ratio: float = FEATURE_LEARNING.gamma0_ratio
     k_max: float = 1e9
     t_max: float = 1e10
     n_k: int = 480

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from specdyn import theory
+from specdyn.experiments.theory_figures import tables
 from specdyn.runs.registry import WrongModel
 from specdyn.runs.wrong import edit_table, table_edit
 from specdyn.settings import PowerLawSetting
@@ -90,12 +91,10 @@ _UNNORMALISED = {"specdyn.experiments.theory_figures.config.PowerLawSetting":
 def _rewrite(table: str) -> Callable[[Any, Path], None]:
     """Write ``table`` again from the config with whatever theory is patched in."""
     def apply(cfg: Any, folder: Path) -> None:
-        from specdyn.experiments.theory_figures import run
-
         if table == "fig3.parquet":
-            df = run.fig3_table(cfg)
+            df = tables.fig3_table(cfg)
         else:
-            df = run.fig5_table(cfg) if table == "fig5.parquet" else run.fig6_table(cfg)
+            df = tables.fig5_table(cfg) if table == "fig5.parquet" else tables.fig6_table(cfg)
         df.to_parquet(folder / table)
 
     return apply
