@@ -24,9 +24,11 @@ from specdyn.experiments.linear_figures.config import (
     Fig2Config,
     FiniteSizeConfig,
 )
-from specdyn.measure.exponents import fit_exponents
-from specdyn.runs.claims import Claim, learning_order, loglog_slope, within
+from specdyn.measure.exponents import fit_exponents, two_point_exponent
+from specdyn.runs.claims import OWN, Claim, learning_order, loglog_slope, sized, within
 from specdyn.settings import PowerLawSetting
+from specdyn.theory.discrete import rho_gd
+from specdyn.theory.oracles import gram_ode
 
 LOCAL_RANKS = (1, 2)  # the two-point local exponent at k = 1 of fig2's panel (b)
 
@@ -57,14 +59,47 @@ PEAK_SEEDS = "seeds 1-8: 0.96-1.11, mean 1.05"
 #: log-spaced checkpoints of the theory's (its resolution: one checkpoint apart is a factor
 #: 4/3 in t near the peak at t = 3). Seeds 0-8 all measured 0.
 PEAK_CHECKPOINTS = 1
-#: |two-point exponent at k = 1: simulation - theory|.
+#: |two-point exponent at k = 1: simulation - discrete-time theory| at every checkpoint.
 EXPONENT_TOL = 0.15
-#: Why the core paper's "closely match" is not expected of the k = 1 exponent at every time:
-#: measured on the quick setting (D = 128, seed 0, steps 1-6) before this claim was written.
-EXPONENT_DISPUTED = ("the top pair of a sample covariance is spread at finite M: with N = inf "
-                     "and GD the k = 1 exponent gap is 0.36-0.40 at t = 1-6 for M = 1024 (0.1 "
-                     "with M = inf, 0 for flow); 0.2 at the paper's N = 8192, M = 4096 "
-                     "(reason written after a pilot run measured these gaps)")
+#: The claim was the simulation against the flow's Eq. (12), disputed ("the top pair of a
+#: sample covariance is spread at finite M"). Measured since, at N = M = inf: the GD step
+#: alone (theory.discrete against Eq. 12) moves the k = 1 exponent by 0.104 at t = 1 with
+#: dt = 1 (0.037 at dt = 0.5, 0.015 at 0.25: first order in dt); the rest, the simulation
+#: against the discrete-time theory (GD, modes decoupled at N = M = inf), is finite size:
+#: max over t <= 4 t_learn(2), seeds 1-8, 0.240 / 0.108 / 0.036 at M = 1024 / 4096 / 16384
+#: (N = inf) and 0.067 / 0.034 / 0.015 at N = 2048 / 8192 / 32768 (M = inf): a convergence
+#: study that runs toward the claim, so no dispute; expected at the paper's N = 8192, M =
+#: 4096 (--full), not at the quick M = 1024.
+EXPONENT_REVISED = ("k = 1 exponent against Eq. (12) (gradient flow), disputed -> against the "
+                    "discrete-time theory (GD at N = M = inf, the same dt), expected at --full "
+                    "(the paper's N, M), our own: the GD step is 0.104 of the flow comparison "
+                    "at t = 1 (dt = 1), falling as dt; the rest falls with M (0.240 / 0.108 / "
+                    "0.036 at M = 1024 / 4096 / 16384, N = inf, seeds 1-8) and N (0.067 / "
+                    "0.034 / 0.015 at N = 2048 / 8192 / 32768, M = inf)")
+#: fig2's spread seeds are trained to SPREAD_T t_learn(2): through the k = 1 exponent's
+#: transient (its peak near t = 3, settled by t_learn(2) = 16.5 at the paper's setting).
+SPREAD_T = 4.0
+#: The judged run's transient deviation from Eq. (12) (:func:`transient_deviation`: the RMS
+#: of log rho_sim / rho_theory over every rank and checkpoint t <= SPREAD_T t_learn(2)) over
+#: the mean of the spread seeds' must lie within this factor. Seeds 1-24 of the quick size
+#: (not the judged seed 0), measured before this claim: mean 0.194, sd 2.3 %, min / max 0.96
+#: / 1.04 of the mean (the sample covariance's distortion of the tail sets most of it, the
+#: same in every seed); a seed over the mean of 6 others has an sd of 2.5 %: 1.12 is 4.5 of
+#: those. Deviations 1.2 times their size fail, and so does a simulation equal to its
+#: theory (0).
+SPREAD_FACTOR = 1.12
+SPREAD_REVISED = ("written with the median over ranks, mean over checkpoints (seeds 1-16: sd "
+                  "10 %, factor 1.4): the quick run (seed 0: 0.0617 against 0.0713 predicted, "
+                  "held) let deviations 1.5 times their size pass (0.093); -> the RMS over every "
+                  "rank and checkpoint (seeds 1-24: sd 2.3 %, factor 1.12), fixed before its "
+                  "value on seed 0 was seen")
+#: |log rho_theory / rho_ODE| of the theory column against the independent ODE integration
+#: (Eqs. 144-145, LSODA at rtol 1e-12): the closed form is exact, so only round-off and the
+#: solver's tolerance separate them.
+ORACLE_TOL = 1e-7
+#: The ranks the oracle checks (the figure's and claims' theory at every checkpoint).
+ORACLE_RANKS = (1, 2, 8)
+
 #: Correlation over the checkpoints of the simulated k = 1 exponent with the theory's: the
 #: curve's shape (its rise to ~3.6 and fall to ~1.6), whatever its offset and scale. A pilot
 #: run (quick size, seed 1, before this claim was written) measured 0.9994.
@@ -100,12 +135,66 @@ def late_start(s: PowerLawSetting) -> float:
     return float(theory.t_learn(s, float(LOCAL_RANKS[-1])))
 
 
-def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config) -> list[Claim]:
-    """fig2's claims, a pure function of its tables ``fig2.parquet`` and ``fig2_alpha.parquet``.
+def spread_end(s: PowerLawSetting) -> float:
+    """End of the spread seeds' runs: ``SPREAD_T t_learn(2)``, fixed by the theory."""
+    return SPREAD_T * late_start(s)
 
-    ``spectra`` has ``t, k, rho_sim, rho_theory``; ``alpha`` has ``t, source,
-    alpha_eff`` with the sources ``simulation-local-k1-2`` and
-    ``theory-local-k1-2-checkpoints`` (the same two-point slope of both).
+
+def transient_deviation(spectra: pd.DataFrame, theory_at: pd.Series, t_end: float) -> float:
+    """RMS of ``log rho_sim / rho_theory`` over every rank and every checkpoint ``t <=
+    t_end``: how far one run is from Eq. (12) through the transient.
+
+    ``spectra`` has ``t, k, rho_sim``; ``theory_at`` is ``rho_theory`` indexed by ``(t,
+    k)``. Ranks with a zero eigenvalue are left out; NaN without a cell.
+    """
+    d = spectra[(spectra.t <= t_end) & (spectra.rho_sim > 0)]
+    th = theory_at.reindex(pd.MultiIndex.from_arrays([d.t, d.k])).to_numpy()
+    dev = np.log(d.rho_sim.to_numpy() / th)
+    return float(np.sqrt(np.mean(dev * dev))) if dev.size else float("nan")
+
+
+def spread_prediction(spectra: pd.DataFrame, spread: pd.DataFrame, t_end: float
+                      ) -> tuple[float, list[float]]:
+    """The mean over the spread seeds of :func:`transient_deviation` (and each seed's), the
+    theory read from the judged run's ``rho_theory`` at the same ``(t, k)``."""
+    theory_at = spectra.set_index(["t", "k"]).rho_theory
+    each = [transient_deviation(g, theory_at, t_end) for _, g in spread.groupby("seed")]
+    return (float(np.mean(each)) if each else float("nan")), each
+
+
+def oracle_deviation(spectra: pd.DataFrame, s: PowerLawSetting, ranks: tuple[int, ...]
+                     ) -> float:
+    """Largest ``|log rho_theory / rho_ODE|`` over ``ranks`` at every checkpoint: the table's
+    theory column against :func:`specdyn.theory.oracles.gram_ode`, an independent
+    integration of Eqs. (144)-(145) (the theory's ranks are its modes: Appendix F)."""
+    worst = 0.0
+    for k in ranks:
+        row = spectra[spectra.k == k].sort_values("t")
+        ode = gram_ode(s, float(k), row.t.to_numpy())["rho"]
+        dev = np.abs(np.log(row.rho_theory.to_numpy() / ode))
+        if not np.all(np.isfinite(dev)):
+            return float("nan")
+        worst = max(worst, float(dev.max()))
+    return worst
+
+
+def gd_exponent(s: PowerLawSetting, steps: np.ndarray, dt: float) -> np.ndarray:
+    """The discrete-time theory's two-point exponent at ``k = 1`` after ``steps`` GD steps
+    (:func:`specdyn.theory.discrete.rho_gd`, ``N = M = inf``)."""
+    return two_point_exponent(rho_gd(s, np.asarray(LOCAL_RANKS, dtype=float),
+                                     np.asarray(steps), dt), LOCAL_RANKS)
+
+
+def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config,
+                spread: pd.DataFrame | None = None) -> list[Claim]:
+    """fig2's claims, a pure function of its tables ``fig2.parquet``, ``fig2_alpha.parquet``
+    and ``fig2_spread.parquet``.
+
+    ``spectra`` has ``step, t, k, rho_sim, rho_theory``; ``alpha`` has ``t, source,
+    alpha_eff`` with the sources ``simulation-local-k1-2``,
+    ``theory-local-k1-2-checkpoints`` (the same two-point slope of both) and
+    ``engine-infinite-k1-2`` (the Gram engine at ``N = M = inf``, modes 1-2, through the
+    transient); ``spread`` has ``seed, t, k, rho_sim`` of the spread seeds.
     """
     s = cfg.setting()
     t0 = spectra[spectra.t == spectra.t.min()].sort_values("k")
@@ -118,49 +207,100 @@ def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config) -> 
     th = alpha[alpha.source == "theory-local-k1-2-checkpoints"].sort_values("t")
     diff = sim.alpha_eff.to_numpy() - th.alpha_eff.to_numpy()
     times = sim.t.to_numpy()
-    i = int(np.nanargmax(np.abs(diff)))
     late_t = late_start(s)
     late = times >= late_t
     gap = float(np.median(diff[late])) if late.any() else float("nan")
+    steps = np.round(times / cfg.dt).astype(np.int64)
+    a_gd = gd_exponent(s, steps, cfg.dt)
+    gd_diff = np.abs(sim.alpha_eff.to_numpy() - a_gd)
+    i = int(np.nanargmax(gd_diff)) if np.isfinite(gd_diff).any() else 0
+    step_part = float(np.max(np.abs(a_gd - th.alpha_eff.to_numpy())))
+    late_step = float(np.median((a_gd - th.alpha_eff.to_numpy())[late])) if late.any() \
+        else float("nan")
+    eng = alpha[alpha.source == "engine-infinite-k1-2"].sort_values("t")
+    eng_dev = float(np.max(np.abs(eng.alpha_eff.to_numpy() - gd_exponent(
+        s, np.round(eng.t.to_numpy() / cfg.dt).astype(np.int64), cfg.dt)))) if len(eng) \
+        else float("nan")
     wide = spectra.pivot(index="t", columns="k", values="rho_sim").sort_index()
     t_grid, rho_grid = wide.index.to_numpy(dtype=float), wide.to_numpy(dtype=float)
     order = learned_ranks(s, wide.columns.to_numpy(dtype=float), float(t_grid[-1])).astype(int)
     rise, shift = peak_reading(sim.alpha_eff.to_numpy(), th.alpha_eff.to_numpy())
+    t_end = spread_end(s)
+    theory_at = spectra.set_index(["t", "k"]).rho_theory
+    measured_dev = transient_deviation(spectra, theory_at, t_end)
+    predicted_dev, each = (spread_prediction(spectra, spread, t_end) if spread is not None
+                           else (float("nan"), []))
+    ranks = tuple(sorted({*ORACLE_RANKS, cfg.D} & set(range(1, cfg.D + 1))))
     return [
         within(f"t = 0: simulation's exponent over ranks {INIT_KMIN}..{INIT_KMAX} is alpha",
                init, cfg.alpha - INIT_TOL, cfg.alpha + INIT_TOL, source="core Sec. 3.1",
                note="'at initialization rho_k(0) has the same exponent alpha as lambda_k': "
                     "tests the finite network's initial Gram (Wishart at N) and sample "
                     "covariance (M) through the measurement, not the dynamics",
-               sanity=True, revised=INIT_SANITY, key="t = 0 exponent"),
+               sanity=True, revised=INIT_SANITY, revised_how="restated",
+               key="t = 0 exponent"),
         within("every checkpoint: median |log rho_sim/rho_theory|", float(err.max()), 0.0,
                SPECTRUM_TOL, source="core Sec. 3.1, Fig. 2(a)",
                note=f"'the analytical solution closely matches finite-width networks'; worst "
                     f"at t = {float(err.idxmax()):g}, over ranks 1..D with a nonzero "
-                    f"eigenvalue; tolerance from the spread of seeds 1-3 (0.091-0.109)",
-               revised=SPECTRUM_REVISED),
+                    f"eigenvalue; tolerance from the spread of seeds 1-3 (0.091-0.109); its "
+                    f"two-sided partner: the transient deviation has the spread seeds' size",
+               revised=SPECTRUM_REVISED, revised_how="tighter"),
+        sized(f"t <= {t_end:.3g}: deviation from the theory has the spread seeds' size",
+              measured_dev, predicted_dev, SPREAD_FACTOR, source="core Sec. 3.1, Fig. 2(a)",
+              predicted_by=f"the same statistic on {len(each)} other seeds through the "
+                           f"transient: {', '.join(f'{x:.3f}' for x in each)}",
+              note=f"RMS of log rho_sim/rho_theory over every rank and checkpoint t <= "
+                   f"{SPREAD_T:g} t_learn(2): finite N = {cfg.N}, M = {cfg.M} (the sample "
+                   f"covariance's tail most) and the GD step set its size, so a simulation "
+                   f"equal to its theory (0) fails, and so do deviations 1.2 times their "
+                   f"size; factor from seeds 1-24 (sd 2.5 % of a seed over 6 others' mean)",
+              revised=SPREAD_REVISED, revised_how="restated",
+              key="transient deviation: spread seeds' size"),
         within("k = 1 exponent: rise to its peak, simulation / theory", rise, *PEAK_RISE,
                source="core Sec. 3.1, Fig. 2(b)",
                note="(peak - value at t = 0) of the two-point exponent log(rho_1/rho_2)/log 2 "
                     "over the checkpoints, simulation over theory: the transient's height; "
                     f"band from the spread of other seeds ({PEAK_SEEDS}); a curve shuffled in "
                     "time keeps its peak: its partner, the peak's time, does not",
-               partner="k = 1 exponent: peak checkpoint, simulation - theory"),
+               partner="k = 1 exponent: peak checkpoint, simulation - theory",
+               aspect="prefactor"),
         within("k = 1 exponent: peak checkpoint, simulation - theory", shift,
                -PEAK_CHECKPOINTS, PEAK_CHECKPOINTS, source="core Sec. 3.1, Fig. 2(b)",
                note="index of the checkpoint where the simulated two-point exponent peaks less "
                     "the theory's: the transient's time, to the resolution of the log-spaced "
-                    "checkpoints (seeds 0-8: 0)"),
-        within("every checkpoint: |simulation - theory| of the k = 1 exponent",
-               float(np.abs(diff[i])), 0.0, EXPONENT_TOL, source="core Sec. 3.1, Fig. 2(b)",
+                    "checkpoints (seeds 0-8: 0); a run at half or twice the speed peaks "
+                    "two checkpoints away", aspect="clock"),
+        within("every checkpoint: |simulation - discrete-time theory| of the k = 1 exponent",
+               float(gd_diff[i]), 0.0, EXPONENT_TOL, source=OWN, full_only=True,
                note=f"worst at t = {times[i]:g}; the same two-point slope "
-                    f"log(rho_1/rho_2)/log 2 of both", disputed=EXPONENT_DISPUTED),
+                    f"log(rho_1/rho_2)/log 2 of both; the discrete-time theory is GD with "
+                    f"dt = {cfg.dt:g} at N = M = inf, so finite size alone separates them "
+                    f"(the GD step alone moves Eq. (12) by {step_part:.3f} here); expected at "
+                    f"the paper's N = 8192, M = 4096 (finite-size part falls with M: 0.240 / "
+                    f"0.108 / 0.036 at M = 1024 / 4096 / 16384); our reading of 'closely "
+                    f"match', said of the spectra (Fig. 2(a)), for the k = 1 exponent",
+               revised=EXPONENT_REVISED, revised_how="restated"),
+        within("discrete-time theory = the Gram engine at N = M = inf (k = 1 exponent)",
+               eng_dev, 0.0, 1e-9, source=OWN, aspect="oracle",
+               note="theory.discrete's map (which the previous claim and panel (b) read) "
+                    "against the Gram engine's GD on modes 1-2 at N = M = inf through the "
+                    "transient: two implementations of the same map, equal to round-off"),
+        within(f"theory column = ODE integration of Eqs. (144)-(145), ranks {ranks}",
+               oracle_deviation(spectra, s, ranks), 0.0, ORACLE_TOL,
+               source="core Eqs. (12), (144)-(145)", aspect="oracle",
+               note="max |log rho_theory / rho_ODE| at every checkpoint: the closed form the "
+                    "figure draws and every comparison reads, against theory.oracles.gram_ode "
+                    "(LSODA, rtol 1e-12), so a convention error inside it fails here",
+               key="theory column: ODE oracle"),
         within(f"late (t >= t_learn(2) = {late_t:.3g}): simulation - theory, k = 1 exponent",
                gap, -LATE_TOL, LATE_TOL, source="core Sec. 3.1, Fig. 2(b)", revised=LATE_REVISED,
+               revised_how="looser",
                note="median over the checkpoints of a window fixed by the theory (both ranks "
-                    "learned); finite N, M and GD vs flow separate them; both curves are flat "
-                    "there, so a wrong table at that level passes: the shape claim is its "
-                    "partner", partner=SHAPE_NAME, key="late k = 1 exponent"),
+                    "learned); finite N, M and GD vs flow separate them (the GD step's part: "
+                    f"{late_step:.3f}); "
+                    "both curves are flat there, so a wrong table at that level passes: the "
+                    "shape claim is its partner", partner=SHAPE_NAME, key="late k = 1 exponent"),
         within("modes learn from low to high k (rank correlation)",
                learning_order(t_grid, rho_grid[:, order - 1], order) if order.size >= 3
                else float("nan"), ORDER_MIN, 1.0, source="core Sec. 3.1",
@@ -172,7 +312,7 @@ def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config) -> 
         within(f"Eq. (22): early learned part grows as t^2 (ranks {INIT_KMIN}..{INIT_KMAX})",
                early_growth_exponent(s, t_grid, rho_grid, range(INIT_KMIN, INIT_KMAX + 1)),
                GROWTH - GROWTH_TOL, GROWTH + GROWTH_TOL, source="core Eqs. (21)-(22)",
-               revised=GROWTH_REVISED,
+               revised=GROWTH_REVISED, revised_how="looser",
                note=f"pooled log-log slope of rho_k(t) - rho_k(0) against t, each rank while "
                     f"2 lambda_k theta_k t / gamma0 <= {SINH_ARG:g} (sinh linear, Eq. 21); the "
                     f"exact theory's own slope there is 1.93; tolerance from seeds 1-8 "
@@ -242,8 +382,10 @@ def curve_correlation(a: np.ndarray, b: np.ndarray) -> float:
 
 def fig2_claims_of(cfg: Fig2Config, folder: Path) -> list[Claim]:
     """fig2's claims on the tables of a run's folder (the registry's ``claims``)."""
+    spread = folder / "fig2_spread.parquet"
     return fig2_claims(pd.read_parquet(folder / "fig2.parquet"),
-                       pd.read_parquet(folder / "fig2_alpha.parquet"), cfg)
+                       pd.read_parquet(folder / "fig2_alpha.parquet"), cfg,
+                       pd.read_parquet(spread) if spread.exists() else None)
 
 
 #: The error slope against N or M: fluctuations of a Wishart Gram or of a sample covariance

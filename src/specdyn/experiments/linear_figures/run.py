@@ -21,7 +21,9 @@ from specdyn.experiments.linear_figures.claims import (
     LOCAL_RANKS,
     fig2_claims_of,
     finite_size_claims_of,
+    gd_exponent,
     late_start,
+    spread_end,
     upper_half_slope,
 )
 from specdyn.experiments.linear_figures.config import (
@@ -43,6 +45,8 @@ from specdyn.sim.protocol import derive_seed
 
 @register("fig2", "Fig. 2: finite-width linear network vs the exact spectrum dynamics",
           Fig2Config, full=full_fig2, claims=fig2_claims_of, wrong_models=FIG2_WRONG,
+          wrong_na={"temperature": "full-batch GD on a fixed sample: no noise, no "
+                                   "temperature"},
           measured={"fig2.parquet": Measured(("rho_sim",)),
                     "fig2_alpha.parquet": Measured(
                         ("alpha_eff",), where={"source": ("simulation-local-k1-2",)})})
@@ -70,19 +74,40 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
     alpha_local_theory = two_point_exponent(rho_fine, LOCAL_RANKS)
     alpha_sim = two_point_exponent(tr.spectra, LOCAL_RANKS)
     alpha_th_ck = two_point_exponent(th, LOCAL_RANKS)
+    alpha_gd = gd_exponent(s, tr.steps, cfg.dt)
     late_t = late_start(s)
     late = tr.times >= late_t
     gap = float(np.median(alpha_sim[late] - alpha_th_ck[late])) if late.any() else float("nan")
     worst = int(np.argmax(np.abs(alpha_sim - alpha_th_ck)))
-    why = (f"simulation - theory: late (t >= {late_t:.3g}) {gap:+.3f}, largest "
-           f"{alpha_sim[worst] - alpha_th_ck[worst]:+.3f} at t = {tr.times[worst]:g}\n"
-           f"separating them: finite width "
-           f"N = {cfg.N},\nfinite samples M = {cfg.M} (the sample covariance is not "
-           f"$\\Lambda$),\nGD with dt = {cfg.dt:g} against gradient flow")
+    step_part = alpha_gd - alpha_th_ck  # the GD step alone (N = M = inf)
+    size_part = alpha_sim - alpha_gd  # finite N and M alone
+    why = (f"sim - Eq. (12): late (t >= {late_t:.3g}) {gap:+.3f}, largest "
+           f"{alpha_sim[worst] - alpha_th_ck[worst]:+.3f} (t = {tr.times[worst]:g})\n"
+           f"GD step dt = {cfg.dt:g} (discrete - Eq. 12): largest "
+           f"{step_part[np.argmax(np.abs(step_part))]:+.3f}\n"
+           f"finite N = {cfg.N}, M = {cfg.M} (sim - discrete): largest "
+           f"{size_part[np.argmax(np.abs(size_part))]:+.3f}")
+
+    # the spread seeds, through the transient: the size the run's deviation should have
+    t_end = spread_end(s)
+    early = tr.steps[tr.times <= t_end]
+    spread = []
+    for i in range(cfg.spread_seeds):
+        seed = derive_seed(cfg.seed, "spread", i)
+        ref = train_linear(s, cfg.N, cfg.M, int(early.max()), dt=cfg.dt, engine="gram",
+                           checkpoints=early, seed=seed, dtype=cfg.dtype, progress=False)
+        spread.append(pd.DataFrame({"seed": int(seed), "step": np.repeat(ref.steps, cfg.D),
+                                    "t": np.repeat(ref.times, cfg.D),
+                                    "k": np.tile(k, len(ref)), "rho_sim": ref.spectra.ravel()}))
+    # the Gram engine at N = M = inf on modes 1-2 (they decouple there): the discrete-time
+    # theory's independent check through the transient
+    inf = train_linear(s.with_D(len(LOCAL_RANKS)), None, None, int(early.max()), dt=cfg.dt,
+                       engine="gram", checkpoints=early, seed=cfg.seed, dtype="float64",
+                       progress=False)
 
     fig = lplot.fig2(tr.times[rows], k, th[rows], tr.spectra[rows], t_fine, alpha_exact,
                      alpha_local_theory, tr.times, alpha_sim, local_ranks=LOCAL_RANKS,
-                     note=why, symlog_t=cfg.dt, late_t=late_t,
+                     alpha_gd=alpha_gd, note=why, symlog_t=cfg.dt, late_t=late_t,
                      title=f"D = P = {cfg.D}, N = {cfg.N}, M = {cfg.M}, GD dt = {cfg.dt:g}, "
                            f"{cfg.dtype}, Gram engine")
     figures = save_figure(fig, out_dir / "fig2")
@@ -97,6 +122,10 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
                       "alpha_eff": alpha_local_theory}),
         pd.DataFrame({"t": tr.times, "source": "theory-local-k1-2-checkpoints",
                       "alpha_eff": alpha_th_ck}),
+        pd.DataFrame({"t": tr.times, "source": "theory-gd-local-k1-2-checkpoints",
+                      "alpha_eff": alpha_gd}),
+        pd.DataFrame({"t": inf.times, "source": "engine-infinite-k1-2",
+                      "alpha_eff": two_point_exponent(inf.spectra, LOCAL_RANKS)}),
         pd.DataFrame({"t": tr.times, "source": "simulation-local-k1-2",
                       "alpha_eff": alpha_sim}),
     ], ignore_index=True)
@@ -104,7 +133,9 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
     tables = [io.write_table(spectra, out_dir / "fig2.parquet"),
               io.write_table(alpha, out_dir / "fig2_alpha.parquet"),
               io.write_table(agree, out_dir / "fig2_agreement.parquet"),
-              io.write_table(tr.to_frame(), out_dir / "fig2_trajectory.parquet")]
+              io.write_table(tr.to_frame(), out_dir / "fig2_trajectory.parquet"),
+              io.write_table(pd.concat(spread, ignore_index=True),
+                             out_dir / "fig2_spread.parquet")]
     io.write_json({"setting": s.to_dict(), "config": asdict(cfg), "run": tr.meta},
                   out_dir / "fig2_settings.json")
     summary = {
@@ -114,6 +145,9 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
         "final_max_abs_log": float(agree.max_abs_log.iloc[-1]),
         "max_abs_alpha_sim_minus_theory_local": float(np.max(np.abs(alpha_sim - alpha_th_ck))),
         "late_alpha_sim_minus_theory_local": gap,
+        "max_abs_alpha_sim_minus_discrete_theory": float(np.max(np.abs(alpha_sim - alpha_gd))),
+        "max_abs_alpha_discrete_minus_flow_theory": float(np.max(np.abs(alpha_gd
+                                                                        - alpha_th_ck))),
         "late_window_t_min": late_t,
         "alpha_theory_exact_range": [float(alpha_exact.min()), float(alpha_exact.max())],
     }

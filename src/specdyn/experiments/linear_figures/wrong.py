@@ -9,16 +9,19 @@ two-point exponent is computed again from the rewritten spectrum, as the run com
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from specdyn import theory
 from specdyn.experiments.linear_figures.claims import LOCAL_RANKS
 from specdyn.measure.exponents import two_point_exponent
 from specdyn.runs.registry import WrongModel
 from specdyn.runs.wrong import edit_table, table_edit
+from specdyn.settings import PowerLawSetting
 
 #: fig2's simulated two-point exponent rows, computed from ``fig2.parquet``'s ``rho_sim``.
 _SIM_ALPHA = "simulation-local-k1-2"
@@ -88,6 +91,79 @@ def _slowed(factor: float) -> Any:
     return change
 
 
+def rho_sum_then_square(s: PowerLawSetting, k: Any, t: Any) -> np.ndarray:
+    """Eq. (12) with a convention slip: ``S = (sigma_w + sigma_a)^2`` (the variance of a sum)
+    in place of ``sigma_w^2 + sigma_a^2`` (a sum of variances), everywhere ``S`` enters
+    (the rate, ``r_k^+``, ``xi`` and ``Delta eta``); the stable form of
+    :mod:`specdyn.theory.linear`, ``e = exp(-b t)``."""
+    kk, tt = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(t, dtype=float))
+    lam, theta, g = s.lam(kk), np.sqrt(s.mu(kk)), s.gamma0
+    S = (s.sigma_w + s.sigma_a) ** 2
+    root = np.sqrt(S * S + 4.0 * g * g * theta * theta)
+    b, r = lam * root / g**2, (root - S) / (2.0 * g * theta)
+    e = np.exp(-b * tt)
+    v = r * (1.0 - e) / (1.0 + r * r * e)
+    xi = S * v / (1.0 - v * v)
+    return np.asarray(lam * (s.sigma_w**2 + 0.5 * (np.sqrt(S * S + 4.0 * xi * xi) - S)))
+
+
+def _fig2_theory(rho_fn: Any) -> Any:
+    """A wrong model whose Eq. (12) is ``rho_fn``: fig2's theory column and theory exponent
+    rows written with it (what the run writes when ``theory.rho`` is ``rho_fn``)."""
+    def apply(cfg: Any, folder: Path) -> None:
+        s = cfg.setting()
+
+        def spectra(df: pd.DataFrame) -> pd.DataFrame:
+            return df.assign(rho_theory=rho_fn(s, df["k"].to_numpy(dtype=float),
+                                               df["t"].to_numpy(dtype=float)))
+
+        edit_table(folder, "fig2.parquet", spectra)
+        ranks = np.asarray(LOCAL_RANKS, dtype=float)[None, :]
+
+        def alpha(df: pd.DataFrame) -> pd.DataFrame:
+            for src in ("theory-local-k1-2", "theory-local-k1-2-checkpoints"):
+                m = df["source"] == src
+                t = df.loc[m, "t"].to_numpy(dtype=float)[:, None]
+                df.loc[m, "alpha_eff"] = two_point_exponent(rho_fn(s, ranks, t), LOCAL_RANKS)
+            return df
+
+        edit_table(folder, "fig2_alpha.parquet", alpha)
+    return apply
+
+
+def _mis_normalised_teacher(cfg: Any, folder: Path) -> None:
+    """Theory and network both of a teacher whose spectrum lost its normalisation ``mu0 =
+    1/zeta(alpha + beta)`` (``mu_k = k^-beta``): the theory column is Eq. (12) of that
+    teacher, the simulation keeps its finite-size deviation from it."""
+    s = cfg.setting()
+    bad = dataclasses.replace(s, mu0=1.0)
+
+    def spectra(df: pd.DataFrame) -> pd.DataFrame:
+        k, t = df["k"].to_numpy(dtype=float), df["t"].to_numpy(dtype=float)
+        wrong = theory.rho(bad, k, t)
+        return df.assign(rho_sim=df["rho_sim"] * wrong / df["rho_theory"], rho_theory=wrong)
+
+    edit_table(folder, "fig2.parquet", spectra)
+    _fig2_theory(lambda _s, k, t: theory.rho(bad, k, t))(cfg, folder)
+    _fig2_spectra(folder, lambda t, rho: rho)  # the simulation's exponent rows follow
+
+
+def _fig2_sim_from(change: Any) -> Any:
+    """A wrong model setting the simulated spectrum to ``change(rho_sim, rho_theory)``
+    (both ``(times, D)`` arrays, times increasing)."""
+    def apply(cfg: Any, folder: Path) -> None:
+        th = pd.read_parquet(folder / "fig2.parquet").pivot(index="t", columns="k",
+                                                            values="rho_theory").sort_index()
+        _fig2_spectra(folder, lambda t, rho: change(rho, th.to_numpy(dtype=float)))
+    return apply
+
+
+def _one_checkpoint_late(t: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    out = rho.copy()
+    out[:-1] = rho[1:]
+    return out
+
+
 FIG2_WRONG = (
     WrongModel("sim x1.25", "every simulated eigenvalue 1.25 times too large (a scale error "
                "of the spectrum's normalisation)",
@@ -100,7 +176,28 @@ FIG2_WRONG = (
     WrongModel("half speed", "the network learns at half the speed (a time unit off by 2: "
                "t = 2 x step x dt): the spectrum at t is the real one's at t / 2",
                lambda cfg, folder: _fig2_spectra(folder, _slowed(2.0)),
-               catches=("k = 1 exponent: peak checkpoint, simulation - theory",)),
+               catches=("k = 1 exponent: peak checkpoint, simulation - theory",), kind="clock"),
+    WrongModel("is its theory", "the simulation returns Eq. (12) itself (rho_sim = rho_theory "
+               "at every checkpoint)", _fig2_sim_from(lambda sim, th: th.copy()),
+               catches=("transient deviation: spread seeds' size",),
+               kind="is-theory"),
+    WrongModel("fluctuations x1.5", "finite-size deviations from Eq. (12) 1.5 times their size "
+               "(log rho_sim - log rho_theory scaled by 1.5 at every rank and checkpoint)",
+               _fig2_sim_from(lambda sim, th: th * (sim / th) ** 1.5),
+               catches=("transient deviation: spread seeds' size",),
+               kind="fluctuation-size"),
+    WrongModel("S = (sigma_w + sigma_a)^2", "Eq. (12) with S the square of a sum, not the sum "
+               "of squares, in the theory that the figure draws and the claims read (patched)",
+               _fig2_theory(rho_sum_then_square),
+               catches=("theory column: ODE oracle",),
+               kind="convention", patch={"specdyn.theory.rho": rho_sum_then_square}),
+    WrongModel("one checkpoint late", "every checkpoint records the spectrum of the next one "
+               "(a quantity read at the wrong step)", lambda cfg, folder: _fig2_spectra(
+                   folder, _one_checkpoint_late), kind="attribution"),
+    WrongModel("mu0 = 1", "theory and network both of a teacher spectrum that lost its "
+               "normalisation 1/zeta(alpha + beta): they agree with each other",
+               _mis_normalised_teacher,
+               catches=("theory column: ODE oracle",), kind="wrong-inputs"),
 )
 
 
