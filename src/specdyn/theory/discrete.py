@@ -28,9 +28,10 @@ from specdyn import _validate as v
 from specdyn.settings import Setting, as_modes
 
 
-def rho_gd(s: Setting, k: ArrayLike, steps: ArrayLike, dt: float) -> np.ndarray:
-    """Spectrum ``rho_k`` after ``steps`` full-batch GD steps of size ``dt`` at ``N = M =
-    inf`` (the map of the module docstring), shape ``(len(steps),) + shape(k)``.
+def grams_gd(s: Setting, k: ArrayLike, steps: ArrayLike, dt: float) -> dict[str, np.ndarray]:
+    """Gram diagonals ``xi, eta, zeta`` and ``rho = lambda eta`` after ``steps`` full-batch
+    GD steps of size ``dt`` at ``N = M = inf`` (the map of the module docstring), each of
+    shape ``(len(steps),) + shape(k)``.
 
     Parameters
     ----------
@@ -45,10 +46,12 @@ def rho_gd(s: Setting, k: ArrayLike, steps: ArrayLike, dt: float) -> np.ndarray:
 
     Returns
     -------
-    ndarray
-        ``rho_gd(s, k, [0], dt) == sigma_w**2 * lambda_k``; as ``dt -> 0`` at fixed
-        ``t = steps * dt`` it tends to :func:`specdyn.theory.rho` at first order in
-        ``dt``. Non-finite where the map diverges (``dt`` too large for a mode).
+    dict
+        ``"xi"``, ``"eta"``, ``"zeta"``, ``"rho"``; at ``steps = 0`` the initial values
+        (``rho = sigma_w**2 * lambda_k``); as ``dt -> 0`` at fixed ``t = steps * dt`` they
+        tend to :func:`specdyn.theory.xi`, :func:`~specdyn.theory.eta`, ... at first order
+        in ``dt``. ``eta - zeta``, conserved by the flow (Eq. 148), shrinks by ``1 - c^2
+        g^2`` a step. Non-finite where the map diverges (``dt`` too large for a mode).
     """
     kk = as_modes(s, k)
     n = v.real_array("steps", steps, lo=0.0)
@@ -63,11 +66,10 @@ def rho_gd(s: Setting, k: ArrayLike, steps: ArrayLike, dt: float) -> np.ndarray:
     eta = np.full_like(lam, s.sigma_w**2)
     zeta = np.full_like(lam, s.sigma_a**2)
     want = n.astype(np.int64)
-    out = np.empty((want.size,) + lam.shape)
-    order = np.argsort(want, kind="stable")
+    out = {q: np.empty((want.size,) + lam.shape) for q in ("xi", "eta", "zeta")}
     done = 0
     with np.errstate(over="ignore", invalid="ignore"):
-        for i in order:
+        for i in np.argsort(want, kind="stable"):
             while done < want[i]:
                 cg = c * lam * (theta - xi / g0)
                 cg2 = cg * cg
@@ -75,5 +77,16 @@ def rho_gd(s: Setting, k: ArrayLike, steps: ArrayLike, dt: float) -> np.ndarray:
                                  eta + 2.0 * cg * xi + cg2 * zeta,
                                  zeta + 2.0 * cg * xi + cg2 * eta)
                 done += 1
-            out[i] = lam * eta
+            out["xi"][i], out["eta"][i], out["zeta"][i] = xi, eta, zeta
+    out["rho"] = lam * out["eta"]
     return out
+
+
+def rho_gd(s: Setting, k: ArrayLike, steps: ArrayLike, dt: float) -> np.ndarray:
+    """Spectrum ``rho_k`` after ``steps`` full-batch GD steps of size ``dt`` at ``N = M =
+    inf``, shape ``(len(steps),) + shape(k)``: ``grams_gd(...)["rho"]`` (see there).
+
+    ``rho_gd(s, k, [0], dt) == sigma_w**2 * lambda_k``; as ``dt -> 0`` at fixed ``t =
+    steps * dt`` it tends to :func:`specdyn.theory.rho` at first order in ``dt``.
+    """
+    return grams_gd(s, k, steps, dt)["rho"]

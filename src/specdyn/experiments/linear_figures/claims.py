@@ -5,9 +5,7 @@ fig2's ``t = 0`` exponent fit, ``INIT_KMIN..INIT_KMAX``, bound the config's size
 config); :func:`fig2_claims` checks the tables ``fig2.parquet`` and
 ``fig2_alpha.parquet``, :func:`finite_size_slope_claims` ``finite-size.parquet`` (the
 ``*_claims_of`` functions read those from a run's folder, for the registry). The windows
-the claims read in (:func:`late_start`, :func:`learned_ranks`) and the curves' readings
-(:func:`early_growth_exponent`, :func:`curve_correlation`, :func:`upper_half_slope`) are
-here too; the runs use two of them for their figures and summaries.
+and readings they use are in :mod:`specdyn.experiments.linear_figures.readings`.
 """
 
 from __future__ import annotations
@@ -17,20 +15,30 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from specdyn import theory
 from specdyn.experiments.linear_figures.config import (
     INIT_KMAX,
     INIT_KMIN,
     Fig2Config,
     FiniteSizeConfig,
 )
-from specdyn.measure.exponents import fit_exponents, two_point_exponent
-from specdyn.runs.claims import OWN, Claim, learning_order, loglog_slope, sized, within
-from specdyn.settings import PowerLawSetting
-from specdyn.theory.discrete import rho_gd
-from specdyn.theory.oracles import gram_ode
-
-LOCAL_RANKS = (1, 2)  # the two-point local exponent at k = 1 of fig2's panel (b)
+from specdyn.experiments.linear_figures.readings import (
+    SINH_ARG,
+    SPREAD_T,
+    curve_correlation,
+    early_growth_exponent,
+    falling_upper_half,
+    gd_exponent,
+    late_start,
+    learned_ranks,
+    oracle_deviation,
+    peak_reading,
+    spread_end,
+    spread_prediction,
+    transient_deviation,
+    upper_half_slope,
+)
+from specdyn.measure.exponents import fit_exponents
+from specdyn.runs.claims import OWN, Claim, learning_order, sized, within
 
 # fig2's claims: every tolerance fixed before the run (the fit's ranks are in config).
 #: |fitted exponent - alpha| at t = 0.
@@ -76,9 +84,6 @@ EXPONENT_REVISED = ("k = 1 exponent against Eq. (12) (gradient flow), disputed -
                     "at t = 1 (dt = 1), falling as dt; the rest falls with M (0.240 / 0.108 / "
                     "0.036 at M = 1024 / 4096 / 16384, N = inf, seeds 1-8) and N (0.067 / "
                     "0.034 / 0.015 at N = 2048 / 8192 / 32768, M = inf)")
-#: fig2's spread seeds are trained to SPREAD_T t_learn(2): through the k = 1 exponent's
-#: transient (its peak near t = 3, settled by t_learn(2) = 16.5 at the paper's setting).
-SPREAD_T = 4.0
 #: The judged run's transient deviation from Eq. (12) (:func:`transient_deviation`: the RMS
 #: of log rho_sim / rho_theory over every rank and checkpoint t <= SPREAD_T t_learn(2)) over
 #: the mean of the spread seeds' must lie within this factor. Seeds 1-24 of the quick size
@@ -110,11 +115,11 @@ SHAPE_NAME = "k = 1 exponent over time: correlation of simulation with theory"
 #: (quick size, seed 1, before this claim was written) 0.996.
 ORDER_MIN = 0.9
 #: Eq. (22): the learned part grows as t^2 while 2 lambda_k theta_k t / gamma0 <= SINH_ARG
-#: (sinh(x) = x within 1.5 %) over ranks INIT_KMIN..INIT_KMAX; the exact theory's own slope in
-#: those windows is 1.93 (the sinh and u corrections), the pilot run (seed 1) measured 1.96.
+#: (readings) over ranks INIT_KMIN..INIT_KMAX; the exact theory's own slope in those
+#: windows is 1.93 (the sinh and u corrections), the pilot run (seed 1) measured 1.96.
 #: The band was 2 +- 0.2 until seeds 1-8 (not the judged seed 0) measured 1.92-2.27 (seed 6:
 #: 2.269): +- 0.35 is 1.3 times the largest departure; t (1) and t^3 growth stay far out.
-GROWTH, GROWTH_TOL, SINH_ARG = 2.0, 0.35, 0.3
+GROWTH, GROWTH_TOL = 2.0, 0.35
 GROWTH_REVISED = ("issue 40: 2 +- 0.2 -> 2 +- 0.35, after seed 6 of the quick size measured "
                   "2.269 (seeds 1-8: 1.92-2.27; seed 0 1.98, --full 1.96)")
 #: The late k = 1 exponent gap (median, simulation - theory): the finite-M offset of the top
@@ -124,65 +129,6 @@ GROWTH_REVISED = ("issue 40: 2 +- 0.2 -> 2 +- 0.35, after seed 6 of the quick si
 LATE_TOL = 0.25
 LATE_REVISED = ("issue 40: +- 0.15 -> +- 0.25, after seeds 5 and 6 of the quick size measured "
                 "0.162 and 0.192 (seeds 1-8: -0.08 to 0.19; seed 0 0.137, --full 0.084)")
-
-
-def late_start(s: PowerLawSetting) -> float:
-    """Start of fig2's late window: ``t_learn`` of the last rank of the k = 1 exponent.
-
-    Fixed by the theory before the run: from then on both ranks of the two-point
-    slope have learned 90 % of their target, so the exponent has settled.
-    """
-    return float(theory.t_learn(s, float(LOCAL_RANKS[-1])))
-
-
-def spread_end(s: PowerLawSetting) -> float:
-    """End of the spread seeds' runs: ``SPREAD_T t_learn(2)``, fixed by the theory."""
-    return SPREAD_T * late_start(s)
-
-
-def transient_deviation(spectra: pd.DataFrame, theory_at: pd.Series, t_end: float) -> float:
-    """RMS of ``log rho_sim / rho_theory`` over every rank and every checkpoint ``t <=
-    t_end``: how far one run is from Eq. (12) through the transient.
-
-    ``spectra`` has ``t, k, rho_sim``; ``theory_at`` is ``rho_theory`` indexed by ``(t,
-    k)``. Ranks with a zero eigenvalue are left out; NaN without a cell.
-    """
-    d = spectra[(spectra.t <= t_end) & (spectra.rho_sim > 0)]
-    th = theory_at.reindex(pd.MultiIndex.from_arrays([d.t, d.k])).to_numpy()
-    dev = np.log(d.rho_sim.to_numpy() / th)
-    return float(np.sqrt(np.mean(dev * dev))) if dev.size else float("nan")
-
-
-def spread_prediction(spectra: pd.DataFrame, spread: pd.DataFrame, t_end: float
-                      ) -> tuple[float, list[float]]:
-    """The mean over the spread seeds of :func:`transient_deviation` (and each seed's), the
-    theory read from the judged run's ``rho_theory`` at the same ``(t, k)``."""
-    theory_at = spectra.set_index(["t", "k"]).rho_theory
-    each = [transient_deviation(g, theory_at, t_end) for _, g in spread.groupby("seed")]
-    return (float(np.mean(each)) if each else float("nan")), each
-
-
-def oracle_deviation(spectra: pd.DataFrame, s: PowerLawSetting, ranks: tuple[int, ...]
-                     ) -> float:
-    """Largest ``|log rho_theory / rho_ODE|`` over ``ranks`` at every checkpoint: the table's
-    theory column against :func:`specdyn.theory.oracles.gram_ode`, an independent
-    integration of Eqs. (144)-(145) (the theory's ranks are its modes: Appendix F)."""
-    worst = 0.0
-    for k in ranks:
-        row = spectra[spectra.k == k].sort_values("t")
-        ode = gram_ode(s, float(k), row.t.to_numpy())["rho"]
-        dev = np.abs(np.log(row.rho_theory.to_numpy() / ode))
-        if not np.all(np.isfinite(dev)):
-            return float("nan")
-        worst = max(worst, float(dev.max()))
-    return worst
-
-
-def gd_exponent(s: PowerLawSetting, steps: np.ndarray, dt: float) -> np.ndarray:
-    """The discrete-time theory's two-point exponent at ``k = 1`` after ``steps`` GD steps
-    (:func:`specdyn.theory.discrete.rho_gd`, ``N = M = inf``)."""
-    return two_point_exponent(rho_gd(s, np.asarray(LOCAL_RANKS, dtype=float),
-                                     np.asarray(steps), dt), LOCAL_RANKS)
 
 
 def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config,
@@ -327,59 +273,6 @@ def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config,
     ]
 
 
-def peak_reading(sim: np.ndarray, th: np.ndarray) -> tuple[float, float]:
-    """``(rise, shift)`` of the k = 1 exponent's transient, checkpoints in time order: the
-    simulation's rise from its first value to its peak over the theory's, and the index of
-    the simulation's peak less the theory's. NaN where a curve is not finite or the theory
-    does not rise (a wrong table)."""
-    sim, th = np.asarray(sim, dtype=float), np.asarray(th, dtype=float)
-    if sim.size < 2 or sim.size != th.size or not (np.all(np.isfinite(sim))
-                                                    and np.all(np.isfinite(th))):
-        return float("nan"), float("nan")
-    th_rise = float(th.max() - th[0])
-    if not th_rise > 0:
-        return float("nan"), float("nan")
-    return (float(sim.max() - sim[0]) / th_rise,
-            float(int(np.argmax(sim)) - int(np.argmax(th))))
-
-
-def learned_ranks(s: PowerLawSetting, ranks: np.ndarray, t_end: float) -> np.ndarray:
-    """The ranks the theory has learned (90 %) a decade before ``t_end``."""
-    return ranks[theory.t_learn(s, ranks) <= t_end / 10.0]
-
-
-def early_growth_exponent(s: PowerLawSetting, t: np.ndarray, rho: np.ndarray,
-                          ranks: range) -> float:
-    """Pooled log-log slope of ``rho_k(t) - rho_k(0)`` against ``t`` over ``ranks`` (columns
-    ``k - 1`` of ``rho``), each rank in its early window ``2 lambda_k theta_k t / gamma0 <=``
-    :data:`SINH_ARG`, ``t > 0`` (Eq. 22: ``t^2``); NaN where no rank has three positive
-    points there (a wrong table)."""
-    xs, ys = [], []
-    for k in ranks:
-        lam, th = s.lambda0 * k ** -s.alpha, s.theta0 * k ** (-s.beta / 2)
-        inc = rho[:, k - 1] - rho[0, k - 1]
-        m = (t > 0) & (t <= SINH_ARG * s.gamma0 / (2 * lam * th)) & (inc > 0)
-        if m.sum() >= 3:
-            x, y = np.log(t[m]), np.log(inc[m])
-            xs.append(x - x.mean())
-            ys.append(y - y.mean())
-    if not xs:
-        return float("nan")
-    x, y = np.concatenate(xs), np.concatenate(ys)
-    return float(x @ y / (x @ x))
-
-
-def curve_correlation(a: np.ndarray, b: np.ndarray) -> float:
-    """Pearson correlation of two curves sampled at the same times; NaN where one is flat or
-    not finite (a wrong table)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.size < 3 or a.size != b.size or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        return float("nan")
-    if np.ptp(a) == 0 or np.ptp(b) == 0:
-        return float("nan")
-    return float(np.corrcoef(a, b)[0, 1])
-
-
 def fig2_claims_of(cfg: Fig2Config, folder: Path) -> list[Claim]:
     """fig2's claims on the tables of a run's folder (the registry's ``claims``)."""
     spread = folder / "fig2_spread.parquet"
@@ -399,27 +292,6 @@ SIZE_BAND_REVISED = ("issue 40: in [-0.7, -0.3] (-0.5 +- 0.2) -> in [-0.8, -0.45
                      "quick (-0.60, -0.64) and --full (-0.63, -0.60) runs: seed 1's M slope "
                      "(-0.711) fell outside the old band, and an error floor the size of the "
                      "largest size's error (slope -0.41) passed it")
-
-
-def upper_half_slope(df: pd.DataFrame, axis: str) -> float:
-    """Log-log slope of the seed-mean error against the upper half of the sizes of ``axis``.
-
-    The curve steepens at small sizes (size ~ D); the upper half shows the asymptote.
-    """
-    mean = df[df.axis == axis].groupby("size").median_abs_log.mean()
-    sizes = mean.index.to_numpy(dtype=float)
-    half = len(sizes) // 2
-    n = len(sizes) - half if len(sizes) - half >= 2 else len(sizes)
-    return loglog_slope(sizes[-n:], mean.to_numpy()[-n:])
-
-
-def falling_upper_half(df: pd.DataFrame, axis: str) -> bool:
-    """Whether the seed-mean error of ``axis`` falls at every step of the upper half of the
-    sizes (the sizes :func:`upper_half_slope` fits)."""
-    mean = df[df.axis == axis].groupby("size").median_abs_log.mean().to_numpy(dtype=float)
-    half = len(mean) // 2
-    n = len(mean) - half if len(mean) - half >= 2 else len(mean)
-    return bool(np.all(np.diff(mean[-n:]) < 0))
 
 
 #: finite-size's slope claims were a slope alone, which a table shuffled across sizes passes

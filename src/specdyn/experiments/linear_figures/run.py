@@ -17,20 +17,19 @@ import pandas as pd
 
 from specdyn import io, theory
 from specdyn._progress import progress
-from specdyn.experiments.linear_figures.claims import (
-    LOCAL_RANKS,
-    fig2_claims_of,
-    finite_size_claims_of,
-    gd_exponent,
-    late_start,
-    spread_end,
-    upper_half_slope,
-)
+from specdyn.experiments.linear_figures.claims import fig2_claims_of, finite_size_claims_of
 from specdyn.experiments.linear_figures.config import (
     Fig2Config,
     FiniteSizeConfig,
     full_fig2,
     full_finite_size,
+)
+from specdyn.experiments.linear_figures.readings import (
+    LOCAL_RANKS,
+    gd_exponent,
+    late_start,
+    spread_end,
+    upper_half_slope,
 )
 from specdyn.experiments.linear_figures.wrong import FIG2_WRONG, FINITE_SIZE_WRONG
 from specdyn.measure.exponents import loglog_fit, two_point_exponent

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from specdyn import theory
-from specdyn.experiments.linear_figures.claims import LOCAL_RANKS
+from specdyn.experiments.linear_figures.readings import LOCAL_RANKS
 from specdyn.measure.exponents import two_point_exponent
 from specdyn.runs.registry import WrongModel
 from specdyn.runs.wrong import edit_table, table_edit
@@ -69,24 +69,28 @@ def _low_transient(keep: float) -> Any:
     return change
 
 
-def _slowed(factor: float) -> Any:
-    """The run at ``t`` shows what the real one showed at ``t / factor``: every rank's
-    ``log rho`` interpolated at ``t / factor`` (linear in ``t`` below the first positive
-    checkpoint, in ``log t`` above it)."""
-    def change(t: np.ndarray, rho: np.ndarray) -> np.ndarray:
+def slowed(factor: float, log: bool = True) -> Any:
+    """``change(t, values)`` for a run ``factor`` times slower: each row (a checkpoint,
+    ``t`` increasing) becomes the real run's at ``t / factor``, interpolated linearly in
+    ``log t`` (of ``log values`` when ``log``, else of the values) above the first positive
+    checkpoint and in ``t`` below it."""
+    def change(t: np.ndarray, values: np.ndarray) -> np.ndarray:
         pos = t > 0
-        lt, lr = np.log(t[pos]), np.log(rho[pos])
-        out = rho.copy()
+        lt = np.log(t[pos])
+        lr = np.log(values[pos]) if log else values[pos]
+        first = np.log(values[0]) if log else values[0]
+        out = values.copy()
         for i, ti in enumerate(t):
             if ti <= 0:
                 continue
             want = ti / factor
             if want >= t[pos][0]:
                 w = np.log(want)
-                out[i] = np.exp([np.interp(w, lt, lr[:, j]) for j in range(rho.shape[1])])
+                row = np.array([np.interp(w, lt, lr[:, j]) for j in range(values.shape[1])])
             else:  # between t = 0 and the first positive checkpoint
                 f = want / t[pos][0]
-                out[i] = np.exp((1 - f) * np.log(rho[0]) + f * lr[0])
+                row = (1 - f) * first + f * lr[0]
+            out[i] = np.exp(row) if log else row
         return out
     return change
 
@@ -175,7 +179,7 @@ FIG2_WRONG = (
                catches=("k = 1 exponent: rise to its peak, simulation / theory",)),
     WrongModel("half speed", "the network learns at half the speed (a time unit off by 2: "
                "t = 2 x step x dt): the spectrum at t is the real one's at t / 2",
-               lambda cfg, folder: _fig2_spectra(folder, _slowed(2.0)),
+               lambda cfg, folder: _fig2_spectra(folder, slowed(2.0)),
                catches=("k = 1 exponent: peak checkpoint, simulation - theory",), kind="clock"),
     WrongModel("is its theory", "the simulation returns Eq. (12) itself (rho_sim = rho_theory "
                "at every checkpoint)", _fig2_sim_from(lambda sim, th: th.copy()),
