@@ -104,19 +104,23 @@ def fig2(times: np.ndarray, k: np.ndarray, rho_theory: np.ndarray, rho_sim: np.n
 
 def finite_size(by_n: tuple, by_m: tuple, *,
                 metric: str = "median over modes of |log rho_sim/rho_theory|",
-                title: str = "") -> Figure:
+                notes: dict[str, str] | None = None, title: str = "") -> Figure:
     """Agreement with theory against width ``N`` (``M = inf``) and samples ``M`` (``N = inf``).
 
     ``by_n`` and ``by_m`` are ``(sizes, mean_error, sd_error, slope, slope_upper)``:
     seed-mean errors with their standard deviation, and the least-squares
     power-law slopes over all sizes and over the upper half of the sizes
-    (drawn as lines ``err ~ size^slope``).
+    (drawn as lines ``err ~ size^slope``). ``notes`` maps ``"N"`` / ``"M"`` to a text
+    drawn in the lower left of its panel (e.g. the error level against a prediction).
     """
     fig, axes = new_figure(2, 1, width=4.4, height=3.6)
-    for ax, data, name, col, letter in (
-        (axes[0], by_n, "width N  (M = inf)", "C0", "a"),
-        (axes[1], by_m, "samples M  (N = inf)", "C3", "b"),
+    for ax, data, name, col, letter, axis in (
+        (axes[0], by_n, "width N  (M = inf)", "C0", "a", "N"),
+        (axes[1], by_m, "samples M  (N = inf)", "C3", "b", "M"),
     ):
+        if notes and axis in notes:  # below the falling errors
+            ax.text(0.03, 0.03, notes[axis], transform=ax.transAxes, fontsize=7,
+                    va="bottom", bbox=dict(fc="white", ec="0.6", alpha=0.9))
         x, y, sd, slope, slope_upper = data
         x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
         ax.errorbar(x, y, yerr=sd, fmt="o", color=col, ms=4, capsize=2,

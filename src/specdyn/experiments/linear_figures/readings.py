@@ -142,24 +142,19 @@ def curve_correlation(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def upper_half_slope(df: pd.DataFrame, axis: str) -> float:
-    """Log-log slope of the seed-mean error against the upper half of the sizes of ``axis``.
-
-    The curve steepens at small sizes (size ~ D); the upper half shows the asymptote.
-    """
+    """Log-log slope of the seed-mean error against the upper half of the sizes of ``axis``
+    (:func:`upper_sizes`). The curve steepens at small sizes (size ~ D); the upper half
+    shows the asymptote."""
     mean = df[df.axis == axis].groupby("size").median_abs_log.mean()
-    sizes = mean.index.to_numpy(dtype=float)
-    half = len(sizes) // 2
-    n = len(sizes) - half if len(sizes) - half >= 2 else len(sizes)
-    return loglog_slope(sizes[-n:], mean.to_numpy()[-n:])
+    mean = mean.loc[upper_sizes(mean.index.to_numpy())]
+    return loglog_slope(mean.index.to_numpy(dtype=float), mean.to_numpy())
 
 
 def falling_upper_half(df: pd.DataFrame, axis: str) -> bool:
     """Whether the seed-mean error of ``axis`` falls at every step of the upper half of the
     sizes (the sizes :func:`upper_half_slope` fits)."""
-    mean = df[df.axis == axis].groupby("size").median_abs_log.mean().to_numpy(dtype=float)
-    half = len(mean) // 2
-    n = len(mean) - half if len(mean) - half >= 2 else len(mean)
-    return bool(np.all(np.diff(mean[-n:]) < 0))
+    mean = df[df.axis == axis].groupby("size").median_abs_log.mean()
+    return bool(np.all(np.diff(mean.loc[upper_sizes(mean.index.to_numpy())].to_numpy()) < 0))
 
 
 def initial_deviation_draws(s: PowerLawSetting, N: int | None, M: int | None, draws: int,
@@ -216,3 +211,38 @@ def crossing_time(t: np.ndarray, x: np.ndarray, level: float) -> float:
     if t[i - 1] > 0:
         return float(np.exp((1 - f) * np.log(t[i - 1]) + f * np.log(t[i])))
     return float(t[i - 1] + f * (t[i] - t[i - 1]))
+
+
+def upper_sizes(sizes: np.ndarray) -> np.ndarray:
+    """The upper half of ``sizes`` (sorted; at least two): where the slopes are fitted."""
+    sizes = np.sort(np.asarray(sizes))
+    half = len(sizes) // 2
+    n = len(sizes) - half if len(sizes) - half >= 2 else len(sizes)
+    return sizes[-n:]
+
+
+def finite_size_level(cells: pd.DataFrame, s: PowerLawSetting, axis: str,
+                      sizes: np.ndarray) -> tuple[float, float, int]:
+    """``(measured, predicted, cells)``: the RMS of ``log rho_sim / rho_theory`` over the
+    cells of ``axis`` at ``sizes`` (every seed, checkpoint and rank) where the finite-size
+    theory is valid, and that theory's RMS there, ``sqrt(mean(shift^2 + std^2))``
+    (:func:`specdyn.theory.finite_size_moments` at each cell's ``N`` or ``M``).
+
+    ``cells`` has ``axis, size, seed, t, k, rho_sim, rho_theory``. NaN without a valid
+    cell.
+    """
+    meas, pred = [], []
+    for size in sizes:
+        d = cells[(cells.axis == axis) & (cells["size"] == size)]
+        if not len(d):
+            continue
+        t, k = d.t.to_numpy(dtype=float), d.k.to_numpy(dtype=float)
+        kw = {"N": int(size)} if axis == "N" else {"M": int(size)}
+        m = theory.finite_size_moments(s, k, t, **kw)
+        ok = m.valid & (d.rho_sim.to_numpy() > 0)
+        meas.append(np.log(d.rho_sim.to_numpy()[ok] / d.rho_theory.to_numpy()[ok]))
+        pred.append((m.mean_shift**2 + m.std**2)[ok])
+    x, p = (np.concatenate(meas), np.concatenate(pred)) if meas else (np.array([]),) * 2
+    if not x.size:
+        return float("nan"), float("nan"), 0
+    return float(np.sqrt(np.mean(x * x))), float(np.sqrt(np.mean(p))), int(x.size)

@@ -212,6 +212,67 @@ def _finite_size(change: Any) -> Any:
                               df["median_abs_log"].to_numpy(dtype=float))))
 
 
+def _cells(change: Any) -> Any:
+    """A wrong model rewriting finite-size's cells by ``change(cfg, cells)`` (a DataFrame
+    with ``axis, size, seed, t, k, rho_sim, rho_theory``), then each run's errors in
+    ``finite-size.parquet`` from them, as the run computes them (per checkpoint the median
+    and max over ranks of ``|log rho_sim / rho_theory|``, then the mean over checkpoints)."""
+    def apply(cfg: Any, folder: Path) -> None:
+        edit_table(folder, "finite-size_cells.parquet", lambda df: change(cfg, df))
+        c = pd.read_parquet(folder / "finite-size_cells.parquet")
+        c = c[c.rho_sim > 0].assign(err=lambda d: np.abs(np.log(d.rho_sim / d.rho_theory)))
+        per_t = c.groupby(["axis", "size", "seed", "t"]).err.agg(["median", "max"])
+        per_run = per_t.groupby(level=["axis", "size", "seed"]).mean()
+
+        def runs(df: pd.DataFrame) -> pd.DataFrame:
+            key = pd.MultiIndex.from_arrays([df["axis"], df["size"], df["seed"]])
+            return df.assign(median_abs_log=per_run["median"].reindex(key).to_numpy(),
+                             max_abs_log=per_run["max"].reindex(key).to_numpy())
+
+        edit_table(folder, "finite-size.parquet", runs)
+    return apply
+
+
+def _cells_sim(change: Any) -> Any:
+    """``_cells`` with ``rho_sim := change(rho_sim, rho_theory)``."""
+    return _cells(lambda cfg, df: df.assign(rho_sim=change(df["rho_sim"].to_numpy(),
+                                                           df["rho_theory"].to_numpy())))
+
+
+def _cells_theory(rho_fn: Any, *, sim_follows: bool) -> Any:
+    """``_cells`` with the theory column ``rho_fn(setting, k, t)``; with ``sim_follows`` the
+    simulation keeps its deviation from it (a network of the same wrong inputs)."""
+    def change(cfg: Any, df: pd.DataFrame) -> pd.DataFrame:
+        new = rho_fn(cfg.setting(), df["k"].to_numpy(dtype=float), df["t"].to_numpy(dtype=float))
+        sim = df["rho_sim"] * new / df["rho_theory"] if sim_follows else df["rho_sim"]
+        return df.assign(rho_sim=sim, rho_theory=new)
+    return _cells(change)
+
+
+def _cells_slowed(cfg: Any, df: pd.DataFrame) -> pd.DataFrame:
+    """Every run at half the speed: its spectrum at t is the real one's at t / 2."""
+    out = []
+    for _, g in df.groupby(["axis", "size", "seed"], sort=False):
+        w = g.pivot(index="t", columns="k", values="rho_sim").sort_index()
+        new = slowed(2.0)(w.index.to_numpy(dtype=float), w.to_numpy(dtype=float))
+        long = pd.DataFrame(new, index=w.index, columns=w.columns).stack()
+        out.append(g.assign(rho_sim=long.reindex(pd.MultiIndex.from_arrays(
+            [g["t"], g["k"]])).to_numpy()))
+    return pd.concat(out).loc[df.index]
+
+
+def _sizes_doubled(cfg: Any, folder: Path) -> None:
+    """Each run recorded at twice the size that produced it (a width or sample count read
+    off the wrong run): both tables relabelled."""
+    for name in ("finite-size.parquet", "finite-size_cells.parquet"):
+        edit_table(folder, name, lambda df: df.assign(size=2 * df["size"]))
+
+
+def _theory_mu0_one(s: Any, k: Any, t: Any) -> np.ndarray:
+    """Eq. (12) of a teacher spectrum that lost its normalisation (``mu0 = 1``)."""
+    return np.asarray(theory.rho(dataclasses.replace(s, mu0=1.0), k, t))
+
+
 FINITE_SIZE_WRONG = (
     WrongModel("rate 1/size", "the error falls as 1/size, not 1/sqrt(size) (fluctuations "
                "taken as a mean's over size draws squared)",
@@ -220,4 +281,26 @@ FINITE_SIZE_WRONG = (
                "size's error (a theory off by a fixed amount, e.g. a few % in sigma_w)",
                _finite_size(lambda n, e: e + e.min()),
                catches=("error slope against N, upper half of the sizes",)),
+    WrongModel("is its theory", "every run returns Eq. (12) itself (rho_sim = rho_theory)",
+               _cells_sim(lambda sim, th: th.copy()),
+               catches=("error level, finite N", "error level, finite M"), kind="is-theory"),
+    WrongModel("fluctuations x1.5", "finite-size errors 1.5 times their size at every size "
+               "(log rho_sim - log rho_theory scaled by 1.5): the same slopes",
+               _cells_sim(lambda sim, th: th * (sim / th) ** 1.5),
+               catches=("error level, finite N", "error level, finite M"),
+               kind="fluctuation-size"),
+    WrongModel("half speed", "every run learns at half the speed (a time unit off by 2)",
+               _cells(_cells_slowed), kind="clock"),
+    WrongModel("sizes doubled", "each run recorded at twice the width or sample count that "
+               "produced it: the same slopes, errors sqrt(2) too large for their size",
+               _sizes_doubled, catches=("error level, finite N",), kind="attribution"),
+    WrongModel("S = (sigma_w + sigma_a)^2", "Eq. (12) with S the square of a sum, not the sum "
+               "of squares, in the theory every error is measured against (patched)",
+               _cells_theory(rho_sum_then_square, sim_follows=False),
+               catches=("theory column: ODE oracle",), kind="convention",
+               patch={"specdyn.theory.rho": rho_sum_then_square}),
+    WrongModel("mu0 = 1", "theory and networks of a teacher spectrum that lost its "
+               "normalisation 1/zeta(alpha + beta): they agree with each other",
+               _cells_theory(_theory_mu0_one, sim_follows=True),
+               catches=("theory column: ODE oracle",), kind="wrong-inputs"),
 )
