@@ -64,7 +64,7 @@ def plot_spectra_and_slopes(
             keep = e > 0
             c = cmap(norm(max(t, norm.vmin)))
             ax.loglog(k[keep], e[keep], color=c, lw=1.0 if t > 0 else 1.6,
-                      ls="-" if t > 0 else "--")
+                      ls="-" if t > 0 else "--", label=None if t > 0 else "t = 0 (dashed)")
         kk = np.array([kmin, kmax], dtype=float)
         e0, e1 = eigs[0, kmin - 1], eigs[-1, kmin - 1]
         ax.loglog(kk, e0 * 0.5 * (kk / kmin) ** -alpha, color="0.3", ls=":", lw=1.5,
@@ -76,7 +76,8 @@ def plot_spectra_and_slopes(
         ax.set_xlabel("rank $k$")
         ax.set_ylabel(ylabel)
         ax.set_title(name, fontsize=TITLE_SIZE)
-        ax.legend(fontsize=8, loc="lower left")
+        # upper right: above the tail of every curve, clear of the early (low) spectra
+        ax.legend(fontsize=8, loc="upper right")
         fig.colorbar(cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax, label="time $t$")
     ax = axes[-1]
     palette = ["tab:blue", "tab:orange", "tab:green", "tab:purple"]
