@@ -23,11 +23,18 @@ from specdyn.runs.claims import OWN, Claim, sized, within
 
 #: |std_theory / std_sim - 1| at every valid cell (the issue's wording).
 STD_TOL = 0.15
-#: The RMS over the valid cells of (bias - shift) / SE over its exact-theory value, and of
-#: the std ratio's departure in sampling SE over 1: within these factors (set from base
-#: seeds 1-4 of the quick size, not the judged 0; see their notes).
-RESID_RMS_FACTOR = 1.5
-STD_RMS_FACTOR = 1.5
+#: The RMS over the valid cells of (bias - shift) / SE against an exact theory's (Student t,
+#: sqrt((seeds - 1) / (seeds - 3)) = 1.016 at 64 seeds), within this factor. Base seeds 1-3
+#: of the quick size (not the judged 0), measured before this claim: 1.028, 0.939, 1.045;
+#: the cells of one size share their seeds, so the RMS varies more than 213 independent
+#: cells would (4.8 %): 1.3 is about 3 times the largest departure.
+RESID_RMS_FACTOR = 1.3
+#: The RMS over the valid cells of (std_sim / std_theory - 1) in sampling SE (1 /
+#: sqrt(2 (seeds - 1))) against 1, within this factor. Base seeds 1-3: 1.131, 1.160, 1.101
+#: (above 1: the sample std's skew and the theory's 2.5-4 % excess beyond ratio 0.2): 1.35
+#: leaves 1.16 a margin of 16 %; a spread equal to the theory's gives 0, one 1.5 times it
+#: about 5.6.
+STD_RMS_FACTOR = 1.35
 #: |shift_theory / bias - 1| where |bias| > BIAS_SE SE (the issue's wording).
 MEAN_TOL = 0.25
 #: Activations whose c1 = E[phi'(h)] drifts as training grows the preactivations (tanh
@@ -253,16 +260,16 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
               float(np.sqrt((seeds - 1) / (seeds - 3))), RESID_RMS_FACTOR, source=OWN,
               predicted_by=f"an exact theory: Student t with {seeds - 1} degrees, RMS "
                            f"sqrt((seeds - 1) / (seeds - 3))",
-              note=f"over the {len(d)} valid cells: a simulation equal to its theory has 0, "
-                   f"fluctuations of the wrong size move it by their factor; the band "
-                   f"{RESID_RMS_FACTOR:g} from base seeds 1-4 (cells of one size share "
-                   f"their seeds)", key="residual size"),
+              note=f"over the {len(d)} valid cells: a simulation equal to its theory has 0; "
+                   f"factor {RESID_RMS_FACTOR:g} from base seeds 1-3 (0.94-1.05; cells of one "
+                   f"size share their seeds)", key="residual size"),
         sized("std ratios have the sampling size: RMS of (std_sim / std_theory - 1) / SE",
               std_rms, 1.0, STD_RMS_FACTOR, source=OWN,
               predicted_by=f"an exact theory: the sample std of {seeds} draws, relative SE "
                            f"1/sqrt(2 (seeds - 1))",
               note=f"over the {len(d)} valid cells: a simulation whose spread equals the "
-                   f"theory's exactly has 0; the band {STD_RMS_FACTOR:g} from base seeds 1-4",
+                   f"theory's exactly has 0, one 1.5 times it about 5.6; factor "
+                   f"{STD_RMS_FACTOR:g} from base seeds 1-3 (1.10-1.16)",
               key="std-ratio size"),
         within("t = 0: theory's std = sqrt(2/N + 2/M), the Wishart and sample-covariance "
                "diagonal", _initial_std_oracle(df), 0.0, 1e-9, source=OWN, aspect="oracle",
