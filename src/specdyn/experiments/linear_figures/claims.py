@@ -233,14 +233,16 @@ def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config,
                eng_dev, 0.0, 1e-9, source=OWN, aspect="oracle",
                note="theory.discrete's map (which the previous claim and panel (b) read) "
                     "against the Gram engine's GD on modes 1-2 at N = M = inf through the "
-                    "transient: two implementations of the same map, equal to round-off"),
+                    "transient: two implementations of the same map, equal to round-off",
+               partner="k = 1 exponent: peak checkpoint, simulation - theory"),
         within(f"theory column = ODE integration of Eqs. (144)-(145), ranks {ranks}",
                oracle_deviation(spectra, s, ranks), 0.0, ORACLE_TOL,
                source="core Eqs. (12), (144)-(145)", aspect="oracle",
                note="max |log rho_theory / rho_ODE| at every checkpoint: the closed form the "
                     "figure draws and every comparison reads, against theory.oracles.gram_ode "
                     "(LSODA, rtol 1e-12), so a convention error inside it fails here",
-               key="theory column: ODE oracle"),
+               key="theory column: ODE oracle",
+               partner="every checkpoint: median |log rho_sim/rho_theory|"),
         within(f"late (t >= t_learn(2) = {late_t:.3g}): simulation - theory, k = 1 exponent",
                gap, -LATE_TOL, LATE_TOL, source="core Sec. 3.1, Fig. 2(b)", revised=LATE_REVISED,
                revised_how="looser",
@@ -341,7 +343,8 @@ def finite_size_level_claims(cells: pd.DataFrame, cfg: FiniteSizeConfig) -> list
                          note="max |log rho_theory / rho_ODE| at every checkpoint of one run: "
                               "the closed form every error is measured against, against "
                               "theory.oracles.gram_ode (LSODA, rtol 1e-12)",
-                         key="theory column: ODE oracle"))
+                         key="theory column: ODE oracle",
+                         partner="error level against the finite-size theory, finite N"))
     return claims
 
 

@@ -168,7 +168,8 @@ def fig4_claims(slopes: pd.DataFrame, cfg: Fig4Config,
                               "theory.oracles.gram_ode at gamma0 / c1, c1 = E[h phi(h)] / q by "
                               "adaptive quadrature (scipy.integrate.quad): the function the "
                               "figure draws and the effective claims read, evaluated a second "
-                              "way", key="effective theory: oracle"))
+                              "way", key="effective theory: oracle",
+                         partner="feature-learning: max |sim - linear theory at gamma0/c1|"))
     if spectra is not None:
         pre = spectra[(spectra.regime == "feature-learning") & (spectra.quantity == "preact")]
         t0 = pre[pre.t == pre.t.min()].sort_values("k")

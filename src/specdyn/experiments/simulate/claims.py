@@ -140,7 +140,8 @@ def simulate_claims(df: pd.DataFrame, cfg: SimulateConfig) -> list[Claim]:
                note="max |log rho_theory / rho_ODE| at every checkpoint: the closed form the "
                     "figure draws and the claims read, against theory.oracles.gram_ode "
                     "(LSODA, rtol 1e-12), so a convention error inside it fails here",
-               key="theory rows: ODE oracle"),
+               key="theory rows: ODE oracle",
+               partner="end: median |log rho_sim/rho_theory|"),
     ]
 
 
