@@ -9,6 +9,7 @@ tolerance ``EFFECTIVE_TOL`` is a config field's default, in config);
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -204,8 +205,9 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
     std_level = (float(np.sqrt(np.mean(d["std_sim"] ** 2))),
                  float(np.sqrt(np.mean(d["std_theory"] ** 2)))) if len(d) else (np.nan, np.nan)
     w = 1.0 / big["se_sim"] ** 2
-    slope = float((w * big["bias_sim"] * big["shift_theory"]).sum()
-                  / (w * big["shift_theory"] ** 2).sum()) if len(big) else float("nan")
+    denom = float((w * big["shift_theory"] ** 2).sum())
+    slope = float((w * big["bias_sim"] * big["shift_theory"]).sum()) / denom \
+        if len(big) and denom > 0 else float("nan")
     resid_all = (d["bias_sim"] - d["shift_theory"]) / d["se_sim"]
     resid_rms = float(np.sqrt(np.mean(resid_all**2))) if len(d) else float("nan")
     std_z = (d["std_sim"] / d["std_theory"] - 1.0) / std_se
@@ -214,13 +216,15 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
                     "shift_regression_slope": slope, "resid_rms_se": resid_rms,
                     "std_rms_se": std_rms})
     claims = [
-        sized("std of log rho_k: level over the valid cells", std_level[0], std_level[1],
+        replace(sized("std of log rho_k: level over the valid cells", std_level[0], std_level[1],
               1.0 + STD_TOL, source=OWN, aspect="prefactor",
               predicted_by=f"theory.finite_size_moments, RMS of its std over the {len(d)} "
                            f"valid cells",
               note=f"RMS over the valid cells of the seeds' std of log rho_k ({seeds} seeds) "
                    f"against the theory's: the level of the fluctuations, within 15 %",
               revised=STD_REVISED, revised_how="restated", key="std level"),
+                # a shuffle keeps the RMS: the per-cell claim is its partner
+                partner="std of log rho_k within 3 sampling SE (fraction of valid cells)"),
         within("std of log rho_k within 3 sampling SE (fraction of valid cells)", std_frac,
                std_min, 1.0, source=OWN,
                rule="in [fraction_min(cells, std_exceed_probability(seeds)), 1]",
