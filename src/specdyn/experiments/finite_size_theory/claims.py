@@ -281,7 +281,8 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
                     "rho_k = Sigma_kk Gw_kk to first order, Var Gw_kk = 2 sigma_w^4 / N and "
                     "Var Sigma_kk = 2 lambda_k^2 / M (Wishart): a second formula for the "
                     "function the figure draws and every claim reads",
-               key="t = 0 std oracle", partner="std of log rho_k: level over the valid cells"),
+               key="t = 0 std oracle",
+               partner="std of log rho_k within 3 sampling SE (fraction of valid cells)"),
     ]
     return claims, summary
 
