@@ -32,6 +32,7 @@ from specdyn.experiments.linear_figures.readings import (
     late_start,
     learned_ranks,
     oracle_deviation,
+    oracle_ranks,
     peak_reading,
     spread_end,
     spread_prediction,
@@ -41,6 +42,7 @@ from specdyn.experiments.linear_figures.readings import (
 )
 from specdyn.measure.exponents import fit_exponents
 from specdyn.runs.claims import OWN, Claim, learning_order, sized, within
+from specdyn.settings import PowerLawSetting
 
 # fig2's claims: every tolerance fixed before the run (the fit's ranks are in config).
 #: |fitted exponent - alpha| at t = 0.
@@ -104,8 +106,6 @@ SPREAD_REVISED = ("written with the median over ranks, mean over checkpoints (se
 #: (Eqs. 144-145, LSODA at rtol 1e-12): the closed form is exact, so only round-off and the
 #: solver's tolerance separate them.
 ORACLE_TOL = 1e-7
-#: The ranks the oracle checks (the figure's and claims' theory at every checkpoint).
-ORACLE_RANKS = (1, 2, 8)
 
 #: Correlation over the checkpoints of the simulated k = 1 exponent with the theory's: the
 #: curve's shape (its rise to ~3.6 and fall to ~1.6), whatever its offset and scale. A pilot
@@ -131,6 +131,19 @@ GROWTH_REVISED = ("issue 40: 2 +- 0.2 -> 2 +- 0.35, after seed 6 of the quick si
 LATE_TOL = 0.25
 LATE_REVISED = ("issue 40: +- 0.15 -> +- 0.25, after seeds 5 and 6 of the quick size measured "
                 "0.162 and 0.192 (seeds 1-8: -0.08 to 0.19; seed 0 0.137, --full 0.084)")
+
+
+def oracle_claim(spectra: pd.DataFrame, s: PowerLawSetting, D: int, *, what: str,
+                 partner: str) -> Claim:
+    """The theory column of a table (``t, k, rho_theory``) against the ODE oracle at
+    :func:`oracle_ranks`: a convention error inside Eq. (12) fails here."""
+    ranks = oracle_ranks(D)
+    return within(f"theory column = ODE integration of Eqs. (144)-(145), ranks {ranks}",
+                  oracle_deviation(spectra, s, ranks), 0.0, ORACLE_TOL,
+                  source="core Eqs. (12), (144)-(145)", aspect="oracle",
+                  note=f"max |log rho_theory / rho_ODE| at every checkpoint: {what}, against "
+                       "theory.oracles.gram_ode (LSODA, rtol 1e-12), so a convention error "
+                       "inside it fails here", key="theory column: ODE oracle", partner=partner)
 
 
 def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config,
@@ -178,7 +191,6 @@ def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config,
     measured_dev = transient_deviation(spectra, theory_at, t_end)
     predicted_dev, each = (spread_prediction(spectra, spread, t_end) if spread is not None
                            else (float("nan"), []))
-    ranks = tuple(sorted({*ORACLE_RANKS, cfg.D} & set(range(1, cfg.D + 1))))
     return [
         within(f"t = 0: simulation's exponent over ranks {INIT_KMIN}..{INIT_KMAX} is alpha",
                init, cfg.alpha - INIT_TOL, cfg.alpha + INIT_TOL, source="core Sec. 3.1",
@@ -235,14 +247,9 @@ def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config,
                     "against the Gram engine's GD on modes 1-2 at N = M = inf through the "
                     "transient: two implementations of the same map, equal to round-off",
                partner="k = 1 exponent: peak checkpoint, simulation - theory"),
-        within(f"theory column = ODE integration of Eqs. (144)-(145), ranks {ranks}",
-               oracle_deviation(spectra, s, ranks), 0.0, ORACLE_TOL,
-               source="core Eqs. (12), (144)-(145)", aspect="oracle",
-               note="max |log rho_theory / rho_ODE| at every checkpoint: the closed form the "
-                    "figure draws and every comparison reads, against theory.oracles.gram_ode "
-                    "(LSODA, rtol 1e-12), so a convention error inside it fails here",
-               key="theory column: ODE oracle",
-               partner="every checkpoint: median |log rho_sim/rho_theory|"),
+        oracle_claim(spectra, s, cfg.D, what="the closed form the figure draws and every "
+                                               "comparison reads",
+                     partner="every checkpoint: median |log rho_sim/rho_theory|"),
         within(f"late (t >= t_learn(2) = {late_t:.3g}): simulation - theory, k = 1 exponent",
                gap, -LATE_TOL, LATE_TOL, source="core Sec. 3.1, Fig. 2(b)", revised=LATE_REVISED,
                revised_how="looser",
@@ -336,15 +343,9 @@ def finite_size_level_claims(cells: pd.DataFrame, cfg: FiniteSizeConfig) -> list
             key=f"error level, finite {axis}"))
     big = cells[cells["size"] == cells["size"].max()]
     first = big[(big.axis == "N") & (big.seed == big.seed.min())]
-    ranks = tuple(sorted({1, 2, min(8, cfg.D), cfg.D}))
-    claims.append(within(f"theory column = ODE integration of Eqs. (144)-(145), ranks {ranks}",
-                         oracle_deviation(first, s, ranks), 0.0, ORACLE_TOL,
-                         source="core Eqs. (12), (144)-(145)", aspect="oracle",
-                         note="max |log rho_theory / rho_ODE| at every checkpoint of one run: "
-                              "the closed form every error is measured against, against "
-                              "theory.oracles.gram_ode (LSODA, rtol 1e-12)",
-                         key="theory column: ODE oracle",
-                         partner="error level against the finite-size theory, finite N"))
+    claims.append(oracle_claim(first, s, cfg.D, what="the closed form every error is "
+                                                     "measured against, at one run's checkpoints",
+                               partner="error level against the finite-size theory, finite N"))
     return claims
 
 

@@ -65,6 +65,11 @@ def spread_prediction(spectra: pd.DataFrame, spread: pd.DataFrame, t_end: float
     return (float(np.mean(each)) if each else float("nan")), each
 
 
+def oracle_ranks(D: int) -> tuple[int, ...]:
+    """The ranks the ODE oracle checks: 1, 2, 8 and the last (those that exist)."""
+    return tuple(sorted({1, 2, min(8, D), D}))
+
+
 def oracle_deviation(spectra: pd.DataFrame, s: PowerLawSetting, ranks: tuple[int, ...]
                      ) -> float:
     """Largest ``|log rho_theory / rho_ODE|`` over ``ranks`` at every checkpoint: the table's

@@ -6,6 +6,7 @@ The tolerances are fixed here before the run; :func:`simulate_claims` checks the
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -13,15 +14,16 @@ import numpy as np
 import pandas as pd
 
 from specdyn import theory
+from specdyn.experiments.linear_figures.claims import oracle_claim
 from specdyn.experiments.linear_figures.readings import (
     crossing_time,
     initial_deviation_draws,
+    oracle_ranks,
     rms_log_deviation,
 )
 from specdyn.experiments.simulate.config import SimulateConfig
 from specdyn.runs.claims import Claim, sized, within
 from specdyn.theory.discrete import grams_gd
-from specdyn.theory.oracles import gram_ode
 
 #: median over ranks of |log rho_sim / rho_theory| at the last checkpoint. Seed spread of the
 #: quick size, measured on seeds 1-3 (not the judged seed 0): 0.029, 0.030, 0.017; 0.1 is
@@ -63,8 +65,6 @@ CLOCK_BAND = (1 / 1.12, 1.12)
 #: The ranks the clock reads, at most (those the theory has half-learned a decade before the
 #: end).
 CLOCK_RANKS = 8
-#: |log rho_theory / rho_ODE| of the theory rows against the ODE oracle (as fig2's).
-ORACLE_TOL = 1e-7
 
 
 @lru_cache(maxsize=8)
@@ -134,32 +134,12 @@ def simulate_claims(df: pd.DataFrame, cfg: SimulateConfig) -> list[Claim]:
               key="t = 0 deviation: finite-size size"),
         _drift_claim(df, cfg),
         _clock_claim(df, cfg),
-        within(f"theory rows = ODE integration of Eqs. (144)-(145), ranks "
-               f"{_oracle_ranks(cfg.D)}", _oracle(wide("rho_theory"), s, cfg.D), 0.0,
-               ORACLE_TOL, source="core Eqs. (12), (144)-(145)", aspect="oracle",
-               note="max |log rho_theory / rho_ODE| at every checkpoint: the closed form the "
-                    "figure draws and the claims read, against theory.oracles.gram_ode "
-                    "(LSODA, rtol 1e-12), so a convention error inside it fails here",
-               key="theory rows: ODE oracle",
-               partner="end: median |log rho_sim/rho_theory|"),
+        replace(oracle_claim(th.rename(columns={"value": "rho_theory"}), s, cfg.D,
+                             what="the closed form the figure draws and the claims read",
+                             partner="end: median |log rho_sim/rho_theory|"),
+                name=f"theory rows = ODE integration of Eqs. (144)-(145), ranks "
+                     f"{oracle_ranks(cfg.D)}", key="theory rows: ODE oracle"),
     ]
-
-
-def _oracle_ranks(D: int) -> tuple[int, ...]:
-    return tuple(sorted({1, 2, min(8, D), D}))
-
-
-def _oracle(rho_th: pd.DataFrame, s: object, D: int) -> float:
-    """Largest |log rho_theory / rho_ODE| over the oracle ranks and the checkpoints."""
-    worst = 0.0
-    t = rho_th.index.to_numpy(dtype=float)
-    for k in _oracle_ranks(D):
-        dev = np.abs(np.log(rho_th[k].to_numpy(dtype=float)
-                            / gram_ode(s, float(k), t)["rho"]))  # type: ignore[arg-type]
-        if not np.all(np.isfinite(dev)):
-            return float("nan")
-        worst = max(worst, float(dev.max()))
-    return worst
 
 
 def _diagonal(df: pd.DataFrame, q: str) -> pd.DataFrame:
