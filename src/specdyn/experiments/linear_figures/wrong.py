@@ -135,21 +135,46 @@ def _fig2_theory(rho_fn: Any) -> Any:
     return apply
 
 
-def _mis_normalised_teacher(cfg: Any, folder: Path) -> None:
-    """Theory and network both of a teacher whose spectrum lost its normalisation ``mu0 =
-    1/zeta(alpha + beta)`` (``mu_k = k^-beta``): the theory column is Eq. (12) of that
-    teacher, the simulation keeps its finite-size deviation from it."""
-    s = cfg.setting()
-    bad = dataclasses.replace(s, mu0=1.0)
+def rho_mu0_one(s: PowerLawSetting, k: Any, t: Any) -> np.ndarray:
+    """Eq. (12) of a teacher spectrum that lost its normalisation ``mu0 = 1/zeta(alpha +
+    beta)`` (``mu_k = k^-beta``)."""
+    return np.asarray(theory.rho(dataclasses.replace(s, mu0=1.0), k, t))
 
-    def spectra(df: pd.DataFrame) -> pd.DataFrame:
-        k, t = df["k"].to_numpy(dtype=float), df["t"].to_numpy(dtype=float)
-        wrong = theory.rho(bad, k, t)
-        return df.assign(rho_sim=df["rho_sim"] * wrong / df["rho_theory"], rho_theory=wrong)
 
-    edit_table(folder, "fig2.parquet", spectra)
-    _fig2_theory(lambda _s, k, t: theory.rho(bad, k, t))(cfg, folder)
-    _fig2_spectra(folder, lambda t, rho: rho)  # the simulation's exponent rows follow
+def theory_models(rewrite: Any, oracle_key: str, where: str) -> tuple[WrongModel, WrongModel]:
+    """The two wrong theories of a table with a theory column: a convention slip inside
+    Eq. (12) (:func:`rho_sum_then_square`, patched where the claims look ``theory.rho`` up)
+    and a teacher that lost its normalisation (:func:`rho_mu0_one`), the network of the same
+    wrong inputs. ``rewrite(rho_fn, sim_follows=...)`` builds each model's ``apply``; the
+    claim ``oracle_key`` (the theory against its ODE) must catch both."""
+    return (
+        WrongModel("S = (sigma_w + sigma_a)^2", "Eq. (12) with S the square of a sum, not the "
+                   f"sum of squares, in {where} (patched)",
+                   rewrite(rho_sum_then_square, sim_follows=False), catches=(oracle_key,),
+                   kind="convention", patch={"specdyn.theory.rho": rho_sum_then_square}),
+        WrongModel("mu0 = 1", "theory and network of a teacher spectrum that lost its "
+                   "normalisation 1/zeta(alpha + beta): they agree with each other",
+                   rewrite(rho_mu0_one, sim_follows=True), catches=(oracle_key,),
+                   kind="wrong-inputs"),
+    )
+
+
+def _fig2_rewrite(rho_fn: Any, *, sim_follows: bool) -> Any:
+    """fig2's theory written with ``rho_fn``; with ``sim_follows`` the simulation keeps its
+    deviation from it."""
+    def apply(cfg: Any, folder: Path) -> None:
+        if sim_follows:
+            s = cfg.setting()
+
+            def spectra(df: pd.DataFrame) -> pd.DataFrame:
+                wrong = rho_fn(s, df["k"].to_numpy(dtype=float), df["t"].to_numpy(dtype=float))
+                return df.assign(rho_sim=df["rho_sim"] * wrong / df["rho_theory"])
+
+            edit_table(folder, "fig2.parquet", spectra)
+        _fig2_theory(rho_fn)(cfg, folder)
+        if sim_follows:
+            _fig2_spectra(folder, lambda t, rho: rho)  # the simulation's exponent rows follow
+    return apply
 
 
 def _fig2_sim_from(change: Any) -> Any:
@@ -190,18 +215,11 @@ FIG2_WRONG = (
                _fig2_sim_from(lambda sim, th: th * (sim / th) ** 1.5),
                catches=("transient deviation: spread seeds' size",),
                kind="fluctuation-size"),
-    WrongModel("S = (sigma_w + sigma_a)^2", "Eq. (12) with S the square of a sum, not the sum "
-               "of squares, in the theory that the figure draws and the claims read (patched)",
-               _fig2_theory(rho_sum_then_square),
-               catches=("theory column: ODE oracle",),
-               kind="convention", patch={"specdyn.theory.rho": rho_sum_then_square}),
     WrongModel("one checkpoint late", "every checkpoint records the spectrum of the next one "
                "(a quantity read at the wrong step)", lambda cfg, folder: _fig2_spectra(
                    folder, _one_checkpoint_late), kind="attribution"),
-    WrongModel("mu0 = 1", "theory and network both of a teacher spectrum that lost its "
-               "normalisation 1/zeta(alpha + beta): they agree with each other",
-               _mis_normalised_teacher,
-               catches=("theory column: ODE oracle",), kind="wrong-inputs"),
+    *theory_models(_fig2_rewrite, "theory column: ODE oracle",
+                   "the theory that the figure draws and the claims read"),
 )
 
 
@@ -268,11 +286,6 @@ def _sizes_doubled(cfg: Any, folder: Path) -> None:
         edit_table(folder, name, lambda df: df.assign(size=2 * df["size"]))
 
 
-def _theory_mu0_one(s: Any, k: Any, t: Any) -> np.ndarray:
-    """Eq. (12) of a teacher spectrum that lost its normalisation (``mu0 = 1``)."""
-    return np.asarray(theory.rho(dataclasses.replace(s, mu0=1.0), k, t))
-
-
 FINITE_SIZE_WRONG = (
     WrongModel("rate 1/size", "the error falls as 1/size, not 1/sqrt(size) (fluctuations "
                "taken as a mean's over size draws squared)",
@@ -294,13 +307,6 @@ FINITE_SIZE_WRONG = (
     WrongModel("sizes doubled", "each run recorded at twice the width or sample count that "
                "produced it: the same slopes, errors sqrt(2) too large for their size",
                _sizes_doubled, catches=("error level, finite N",), kind="attribution"),
-    WrongModel("S = (sigma_w + sigma_a)^2", "Eq. (12) with S the square of a sum, not the sum "
-               "of squares, in the theory every error is measured against (patched)",
-               _cells_theory(rho_sum_then_square, sim_follows=False),
-               catches=("theory column: ODE oracle",), kind="convention",
-               patch={"specdyn.theory.rho": rho_sum_then_square}),
-    WrongModel("mu0 = 1", "theory and networks of a teacher spectrum that lost its "
-               "normalisation 1/zeta(alpha + beta): they agree with each other",
-               _cells_theory(_theory_mu0_one, sim_follows=True),
-               catches=("theory column: ODE oracle",), kind="wrong-inputs"),
+    *theory_models(_cells_theory, "theory column: ODE oracle",
+                   "the theory every error is measured against"),
 )

@@ -8,7 +8,6 @@ The simulated spectrum (``preact`` rows) is rewritten and its fitted exponent
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from specdyn import theory
-from specdyn.experiments.linear_figures.wrong import rho_sum_then_square, slowed
+from specdyn.experiments.linear_figures.wrong import slowed, theory_models
 from specdyn.measure.exponents import fit_exponents
 from specdyn.runs.registry import WrongModel
 from specdyn.runs.wrong import edit_table
@@ -113,11 +112,6 @@ def _theory_from(rho_fn: Any, *, sim_follows: bool) -> Any:
     return apply
 
 
-def _mis_normalised(s: Any, k: Any, t: Any) -> np.ndarray:
-    """Eq. (12) of a teacher spectrum that lost its normalisation (``mu0 = 1``)."""
-    return np.asarray(theory.rho(dataclasses.replace(s, mu0=1.0), k, t))
-
-
 SIMULATE_WRONG = (
     WrongModel("jump at the first checkpoint", "the spectrum (and its fitted exponent) jumps "
                "to its final value at the first checkpoint and stays there (the last step's "
@@ -142,13 +136,6 @@ SIMULATE_WRONG = (
                "spectrum and Gram diagonals at t are the real ones at t / 2",
                _rewrite(lambda t, rho, th: slowed(2.0)(t, rho), _slowed_diagonals),
                catches=("clock: half-learning time",), kind="clock"),
-    WrongModel("S = (sigma_w + sigma_a)^2", "Eq. (12) with S the square of a sum, not the sum "
-               "of squares, in the theory the figure draws and the claims read (patched)",
-               _theory_from(rho_sum_then_square, sim_follows=False),
-               catches=("theory rows: ODE oracle",), kind="convention",
-               patch={"specdyn.theory.rho": rho_sum_then_square}),
-    WrongModel("mu0 = 1", "theory and network both of a teacher spectrum that lost its "
-               "normalisation 1/zeta(alpha + beta): they agree with each other",
-               _theory_from(_mis_normalised, sim_follows=True),
-               catches=("theory rows: ODE oracle",), kind="wrong-inputs"),
+    *theory_models(_theory_from, "theory rows: ODE oracle",
+                   "the theory the figure draws and the claims read"),
 )
