@@ -15,6 +15,7 @@ import pandas as pd
 
 from specdyn import theory
 from specdyn.measure.exponents import two_point_exponent
+from specdyn.measure.spectra import symmetric_eigenvalues
 from specdyn.runs.claims import loglog_slope
 from specdyn.settings import PowerLawSetting
 from specdyn.theory.discrete import rho_gd
@@ -183,13 +184,17 @@ def initial_deviation_draws(s: PowerLawSetting, N: int | None, M: int | None, dr
         else:
             w = rng.standard_normal((N, D)) * s.sigma_w
             gw = w.T @ w / N
-        if M is None:
-            root = np.diag(np.sqrt(lam))
+        if M is None:  # Sigma = Lambda: its root is diagonal
+            r = np.sqrt(lam)
+            mat = r[:, None] * gw * r[None, :]
         else:
             x = rng.standard_normal((M, D)) * np.sqrt(lam)
-            vals, vecs = np.linalg.eigh(x.T @ x / M)
-            root = (vecs * np.sqrt(np.clip(vals, 0.0, None))) @ vecs.T
-        eig = np.sort(np.linalg.eigvalsh(root @ gw @ root))[::-1]
+            if M >= D:  # Sigma = L L^T: L^T Gw L has the eigenvalues of Sigma^1/2 Gw Sigma^1/2
+                chol = np.linalg.cholesky(x.T @ x / M)
+                mat = chol.T @ gw @ chol
+            else:  # the nonzero eigenvalues, through the M x M kernel X Gw X^T / M
+                mat = x @ gw @ x.T / M
+        eig = symmetric_eigenvalues(mat, symmetrize=True)
         keep = eig > 1e-12 * eig[0]
         dev = np.log(eig[keep] / (s.sigma_w**2 * lam[keep]))
         out[i] = np.sqrt(np.mean(dev * dev))
