@@ -23,7 +23,9 @@ def test_finite_size_experiment_tables_claims_and_figure(tmp_path: Path) -> None
     m = theory.finite_size_moments(cfg.setting(), 2, 10.0, N=2048)
     assert np.isclose(row["std_theory"], m.std) and np.isclose(row["shift_theory"], m.mean_shift)
     names = [c.name for c in res.claims]
-    assert len(names) == 7 and names[-1].startswith("relu lazy")
+    assert len(names) == 10 and names[-1].startswith("relu lazy")
+    by = {c.key: c for c in res.claims}
+    assert by["t = 0 std oracle"].held and by["t = 0 std oracle"].aspect == "oracle"
     assert all(p.exists() for p in res.figures) and {p.suffix for p in res.figures} == {".png",
                                                                                         ".pdf"}
     eff = pd.read_parquet(res.out_dir / "finite-size-theory_effective.parquet")
@@ -43,7 +45,8 @@ def _exact_theory_table(rng: np.random.Generator, cells: int, seeds: int,
                             * std[cells:] / np.sqrt(seeds)])
     draws = shift + std * rng.standard_normal((seeds, cells + big))
     s = draws.std(axis=0, ddof=1)
-    return pd.DataFrame({"seeds": seeds, "valid": True, "bias_sim": draws.mean(axis=0),
+    return pd.DataFrame({"N": 1024, "M": np.nan, "t": 1.0, "seeds": seeds, "valid": True,
+                         "bias_sim": draws.mean(axis=0),
                          "se_sim": s / np.sqrt(seeds), "std_sim": s, "shift_theory": shift,
                          "std_theory": std})
 
@@ -64,7 +67,8 @@ def test_fraction_claims_pass_an_exact_theory_except_rarely() -> None:
     runs, cells, big, seeds = 2000, 200, 40, 64
     names = ("std of log rho_k within 3 sampling SE (fraction of valid cells)",
              "corrected residual within 3 SE elsewhere (fraction of cells)",
-             "where bias > 5 SE: |bias - shift| in SE")
+             "where bias > 5 SE: |bias - shift| in SE", "residual size", "std-ratio size",
+             "std level", "mean-shift level")
     failed = dict.fromkeys(names, 0)
     below_99 = above_3 = 0
     for _ in range(runs):
@@ -72,7 +76,7 @@ def test_fraction_claims_pass_an_exact_theory_except_rarely() -> None:
         # a residual cell beyond 5 SE by chance (t_63 > 5: ~4e-6 a cell) moves to the big
         assert summary["resid_cells"] + summary["bias_cells"] == cells + big
         assert summary["bias_cells"] >= big
-        by = {c.name: c for c in claims}
+        by = {c.name: c for c in claims} | {c.key: c for c in claims}
         for n in names:
             failed[n] += not by[n].held
         below_99 += summary["resid_within_3se"] < 0.99
@@ -88,3 +92,21 @@ def test_fraction_claims_pass_an_exact_theory_except_rarely() -> None:
     assert 0.9 < fraction_min(cells, p) < 1.0
     assert fraction_min(cells, p / 10) >= fraction_min(cells, p)
     assert np.isnan(fraction_min(0, p)) and FALSE_ALARM == 1e-3
+
+
+def test_size_claims_fail_a_simulation_equal_to_its_theory() -> None:
+    """The two-sided claims: an exact theory's table holds them; the same table with the
+    simulated moments replaced by the theory's (a simulation that is its theory) fails the
+    residual and std-ratio sizes; seeds 1.5 times too spread fail the std level."""
+    from specdyn.experiments.finite_size_theory.claims import finite_size_claims
+
+    df = _exact_theory_table(np.random.default_rng(8), 200, 64, big=40)
+    keys = ("residual size", "std-ratio size", "std level", "mean-shift level")
+    held = {c.key: c.held for c in finite_size_claims(df)[0]}
+    assert all(held[k] for k in keys), held
+    same = df.assign(bias_sim=df.shift_theory, std_sim=df.std_theory,
+                     se_sim=df.std_theory / np.sqrt(64))
+    held = {c.key: c.held for c in finite_size_claims(same)[0]}
+    assert not held["residual size"] and not held["std-ratio size"]
+    wide = df.assign(bias_sim=1.5 * df.bias_sim, std_sim=1.5 * df.std_sim, se_sim=1.5 * df.se_sim)
+    assert not {c.key: c.held for c in finite_size_claims(wide)[0]}["std level"]

@@ -21,7 +21,8 @@ def _time_norm(times: np.ndarray) -> colors.Normalize:
 def fig2(times: np.ndarray, k: np.ndarray, rho_theory: np.ndarray, rho_sim: np.ndarray,
          alpha_t: np.ndarray, alpha_theory: np.ndarray, alpha_theory_local: np.ndarray,
          alpha_sim_t: np.ndarray, alpha_sim: np.ndarray, *,
-         local_ranks: Sequence[int] = (1, 2), marker_ranks: np.ndarray | None = None,
+         local_ranks: Sequence[int] = (1, 2), alpha_gd: np.ndarray | None = None,
+         marker_ranks: np.ndarray | None = None,
          note: str = "", symlog_t: float = 1.0, title: str = "",
          late_t: float | None = None) -> Figure:
     """Fig. 2 of the paper: (a) spectra over training, (b) the exponent at ``k = 1``.
@@ -38,6 +39,9 @@ def fig2(times: np.ndarray, k: np.ndarray, rho_theory: np.ndarray, rho_sim: np.n
         over ``local_ranks``).
     alpha_sim_t, alpha_sim
         Checkpoint times (from ``t = 0``) and the simulation's exponent.
+    alpha_gd
+        The discrete-time theory's exponent (GD with the run's step at ``N = M = inf``,
+        the same two-point slope) at the checkpoint times, or ``None``.
     note
         Text under panel (b): what separates simulation and theory.
     symlog_t
@@ -70,25 +74,29 @@ def fig2(times: np.ndarray, k: np.ndarray, rho_theory: np.ndarray, rho_sim: np.n
 
     lo, hi = local_ranks[0], local_ranks[-1]
     ax_b.plot(alpha_t, alpha_theory, color="k", lw=1.5,
-              label=r"theory, exact $-d\log\rho/d\log k$ at k = 1")
+              label=r"Eq. (12), exact $-d\log\rho/d\log k$")
     ax_b.plot(alpha_t, alpha_theory_local, color="C1", lw=1.2, ls="--",
-              label=f"theory, two-point slope k = {lo}, {hi}")
+              label=f"Eq. (12), two-point slope k = {lo}, {hi}")
+    if alpha_gd is not None:
+        ax_b.plot(alpha_sim_t, alpha_gd, ":", color="C2", lw=1.6,
+                  label="GD at N = M = inf, two-point")
     ax_b.plot(alpha_sim_t, alpha_sim, "o", color="C0", ms=3.5, mfc="none",
-              label=f"simulation, two-point slope k = {lo}, {hi}")
+              label="simulation, two-point")
     if late_t is not None:
         ax_b.axvspan(late_t, alpha_sim_t.max(), color="0.9", zorder=0,
-                     label=f"late window, t >= {late_t:.3g}")
+                     label=f"late window t >= {late_t:.3g}")
     ax_b.set_xscale("symlog", linthresh=symlog_t)
     ax_b.set_xlim(left=0.0)
     ax_b.set_xlabel(f"training time t (linear below t = {symlog_t:g}, log above)")
     ax_b.set_ylabel(r"local exponent $\alpha_{\rm eff}$ at k = 1")
     ax_b.set_title("(b) local power-law exponent at k = 1, from t = 0", fontsize=9)
-    ax_b.legend(fontsize=7, loc="center right")  # clear of the note and the low late plateaus
     if note:  # room above the curves for the note
         lo_y, hi_y = ax_b.get_ylim()
         ax_b.set_ylim(lo_y, hi_y + 0.45 * (hi_y - lo_y))
         ax_b.text(0.02, 0.98, note, transform=ax_b.transAxes, va="top", fontsize=7,
                   bbox=dict(fc="white", ec="0.6", alpha=0.9))
+    # under the note, right of the transient, above the late plateaus
+    ax_b.legend(fontsize=7, loc="upper right", bbox_to_anchor=(1.0, 0.8 if note else 1.0))
     if title:
         fig.suptitle(title, fontsize=9)
     return fig
@@ -96,19 +104,23 @@ def fig2(times: np.ndarray, k: np.ndarray, rho_theory: np.ndarray, rho_sim: np.n
 
 def finite_size(by_n: tuple, by_m: tuple, *,
                 metric: str = "median over modes of |log rho_sim/rho_theory|",
-                title: str = "") -> Figure:
+                notes: dict[str, str] | None = None, title: str = "") -> Figure:
     """Agreement with theory against width ``N`` (``M = inf``) and samples ``M`` (``N = inf``).
 
     ``by_n`` and ``by_m`` are ``(sizes, mean_error, sd_error, slope, slope_upper)``:
     seed-mean errors with their standard deviation, and the least-squares
     power-law slopes over all sizes and over the upper half of the sizes
-    (drawn as lines ``err ~ size^slope``).
+    (drawn as lines ``err ~ size^slope``). ``notes`` maps ``"N"`` / ``"M"`` to a text
+    drawn in the lower left of its panel (e.g. the error level against a prediction).
     """
     fig, axes = new_figure(2, 1, width=4.4, height=3.6)
-    for ax, data, name, col, letter in (
-        (axes[0], by_n, "width N  (M = inf)", "C0", "a"),
-        (axes[1], by_m, "samples M  (N = inf)", "C3", "b"),
+    for ax, data, name, col, letter, axis in (
+        (axes[0], by_n, "width N  (M = inf)", "C0", "a", "N"),
+        (axes[1], by_m, "samples M  (N = inf)", "C3", "b", "M"),
     ):
+        if notes and axis in notes:  # below the falling errors
+            ax.text(0.03, 0.03, notes[axis], transform=ax.transAxes, fontsize=7,
+                    va="bottom", bbox=dict(fc="white", ec="0.6", alpha=0.9))
         x, y, sd, slope, slope_upper = data
         x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
         ax.errorbar(x, y, yerr=sd, fmt="o", color=col, ms=4, capsize=2,

@@ -64,7 +64,8 @@ def plot_spectra_and_slopes(
             keep = e > 0
             c = cmap(norm(max(t, norm.vmin)))
             ax.loglog(k[keep], e[keep], color=c, lw=1.0 if t > 0 else 1.6,
-                      ls="-" if t > 0 else "--")
+                      ls="-" if t > 0 else "--",
+                      label=None if t > 0 else "spectrum at t = 0 (dashed)")
         kk = np.array([kmin, kmax], dtype=float)
         e0, e1 = eigs[0, kmin - 1], eigs[-1, kmin - 1]
         ax.loglog(kk, e0 * 0.5 * (kk / kmin) ** -alpha, color="0.3", ls=":", lw=1.5,
@@ -76,7 +77,6 @@ def plot_spectra_and_slopes(
         ax.set_xlabel("rank $k$")
         ax.set_ylabel(ylabel)
         ax.set_title(name, fontsize=TITLE_SIZE)
-        ax.legend(fontsize=8, loc="lower left")
         fig.colorbar(cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax, label="time $t$")
     ax = axes[-1]
     palette = ["tab:blue", "tab:orange", "tab:green", "tab:purple"]
@@ -97,6 +97,12 @@ def plot_spectra_and_slopes(
     ax.set_ylabel(f"fitted slope over $k \\in [{kmin}, {kmax}]$")
     # the note under the title: clear of every curve
     ax.set_title("slope of the spectrum" + (f"\n{note}" if note else ""), fontsize=TITLE_SIZE)
+    # the spectrum panels' guides: one legend below them (inside, the spectra fill every
+    # corner of (a) at some time), the first panel's handles (the others are the same)
+    guide_h, guide_l = axes[0].get_legend_handles_labels()
+    fig.legend(guide_h, guide_l, fontsize=8, loc="outside lower left", ncol=2,
+               title="(" + "), (".join(chr(ord("a") + i) for i in range(len(names)))
+                     + ") spectra", title_fontsize=8)
     # below the whole figure (the layout makes room): under the panel it hid the x label
     handles, labels = ax.get_legend_handles_labels()
     ncol = len(labels) // max(len(slopes), 1)
@@ -106,6 +112,6 @@ def plot_spectra_and_slopes(
         handles, labels = [handles[i] for i in order], [labels[i] for i in order]
     else:
         ncol = min(len(labels), 3)
-    fig.legend(handles, labels, fontsize=8, loc="outside lower center", ncol=ncol,
-               title="(c) slope of the spectrum", title_fontsize=8)
+    fig.legend(handles, labels, fontsize=8, loc="outside lower right", ncol=ncol,
+               title=f"({chr(ord('a') + len(names))}) slope of the spectrum", title_fontsize=8)
     return fig

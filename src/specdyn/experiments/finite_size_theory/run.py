@@ -27,7 +27,7 @@ from specdyn.experiments.finite_size_theory.claims import (
 from specdyn.experiments.finite_size_theory.config import FiniteSizeConfig, full_finite_size_theory
 from specdyn.experiments.finite_size_theory.wrong import FINITE_SIZE_THEORY_WRONG
 from specdyn.experiments.nonlinear_figures.config import Fig4Config
-from specdyn.experiments.nonlinear_figures.run import theory_slopes
+from specdyn.experiments.nonlinear_figures.readings import theory_slopes
 from specdyn.measure.exponents import fit_exponents
 from specdyn.plot import save_figure
 from specdyn.plot.finite_size import plot_finite_size
@@ -106,6 +106,8 @@ def _effective(cfg: FiniteSizeConfig) -> tuple[pd.DataFrame, dict[str, Any]]:
           "the Gram engine; effective theory of nonlinear students", FiniteSizeConfig,
           full=full_finite_size_theory, claims=finite_size_theory_claims_of,
           wrong_models=FINITE_SIZE_THEORY_WRONG,
+          wrong_na={"temperature": "gradient flow and full-batch GD on fixed samples: no "
+                                   "noise, no temperature"},
           measured={"finite-size-theory.parquet": Measured(("bias_sim", "se_sim", "std_sim")),
                     "finite-size-theory_effective.parquet": Measured(
                         ("slope_sim", "c1_end"), by=("activation", "regime"))})

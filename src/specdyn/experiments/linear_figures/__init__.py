@@ -11,8 +11,11 @@ One module a concern, imported in this order (each imports only those above it):
 
 - ``config``: the config dataclasses (``Fig2Config``, ``FiniteSizeConfig``), their
   declared constraints and ``--full`` sizes;
-- ``claims``: the tolerances, dispute and revision records, the windows and readings the
-  claims use and the claims, pure functions of a table and its config;
+- ``readings``: the windows fixed by the theory and what the claims, figures and
+  summaries read off the tables, pure functions;
+- ``claims``: the tolerances and revision records and the claims, pure functions of the
+  tables and the config;
+- ``wrong``: the plausible wrong answers the claims must catch;
 - ``run``: the registered runs (``@register``): tables, figures, summaries.
 
 Importing this package imports ``run``, which registers the two experiments.

@@ -5,9 +5,7 @@ fig2's ``t = 0`` exponent fit, ``INIT_KMIN..INIT_KMAX``, bound the config's size
 config); :func:`fig2_claims` checks the tables ``fig2.parquet`` and
 ``fig2_alpha.parquet``, :func:`finite_size_slope_claims` ``finite-size.parquet`` (the
 ``*_claims_of`` functions read those from a run's folder, for the registry). The windows
-the claims read in (:func:`late_start`, :func:`learned_ranks`) and the curves' readings
-(:func:`early_growth_exponent`, :func:`curve_correlation`, :func:`upper_half_slope`) are
-here too; the runs use two of them for their figures and summaries.
+and readings they use are in :mod:`specdyn.experiments.linear_figures.readings`.
 """
 
 from __future__ import annotations
@@ -17,18 +15,34 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from specdyn import theory
 from specdyn.experiments.linear_figures.config import (
     INIT_KMAX,
     INIT_KMIN,
     Fig2Config,
     FiniteSizeConfig,
 )
+from specdyn.experiments.linear_figures.readings import (
+    SINH_ARG,
+    SPREAD_T,
+    curve_correlation,
+    early_growth_exponent,
+    falling_upper_half,
+    finite_size_level,
+    gd_exponent,
+    late_start,
+    learned_ranks,
+    oracle_deviation,
+    oracle_ranks,
+    peak_reading,
+    spread_end,
+    spread_prediction,
+    transient_deviation,
+    upper_half_slope,
+    upper_sizes,
+)
 from specdyn.measure.exponents import fit_exponents
-from specdyn.runs.claims import Claim, learning_order, loglog_slope, within
+from specdyn.runs.claims import OWN, Claim, learning_order, sized, within
 from specdyn.settings import PowerLawSetting
-
-LOCAL_RANKS = (1, 2)  # the two-point local exponent at k = 1 of fig2's panel (b)
 
 # fig2's claims: every tolerance fixed before the run (the fit's ranks are in config).
 #: |fitted exponent - alpha| at t = 0.
@@ -57,14 +71,42 @@ PEAK_SEEDS = "seeds 1-8: 0.96-1.11, mean 1.05"
 #: log-spaced checkpoints of the theory's (its resolution: one checkpoint apart is a factor
 #: 4/3 in t near the peak at t = 3). Seeds 0-8 all measured 0.
 PEAK_CHECKPOINTS = 1
-#: |two-point exponent at k = 1: simulation - theory|.
+#: |two-point exponent at k = 1: simulation - discrete-time theory| at every checkpoint.
 EXPONENT_TOL = 0.15
-#: Why the core paper's "closely match" is not expected of the k = 1 exponent at every time:
-#: measured on the quick setting (D = 128, seed 0, steps 1-6) before this claim was written.
-EXPONENT_DISPUTED = ("the top pair of a sample covariance is spread at finite M: with N = inf "
-                     "and GD the k = 1 exponent gap is 0.36-0.40 at t = 1-6 for M = 1024 (0.1 "
-                     "with M = inf, 0 for flow); 0.2 at the paper's N = 8192, M = 4096 "
-                     "(reason written after a pilot run measured these gaps)")
+#: The claim was the simulation against the flow's Eq. (12), disputed ("the top pair of a
+#: sample covariance is spread at finite M"). Measured since, at N = M = inf: the GD step
+#: alone (theory.discrete against Eq. 12) moves the k = 1 exponent by 0.104 at t = 1 with
+#: dt = 1 (0.037 at dt = 0.5, 0.015 at 0.25: first order in dt); the rest, the simulation
+#: against the discrete-time theory (GD, modes decoupled at N = M = inf), is finite size:
+#: max over t <= 4 t_learn(2), seeds 1-8, 0.240 / 0.108 / 0.036 at M = 1024 / 4096 / 16384
+#: (N = inf) and 0.067 / 0.034 / 0.015 at N = 2048 / 8192 / 32768 (M = inf): a convergence
+#: study that runs toward the claim, so no dispute; expected at the paper's N = 8192, M =
+#: 4096 (--full), not at the quick M = 1024.
+EXPONENT_REVISED = ("k = 1 exponent against Eq. (12) (gradient flow), disputed -> against the "
+                    "discrete-time theory (GD at N = M = inf, the same dt), expected at --full "
+                    "(the paper's N, M), our own: the GD step is 0.104 of the flow comparison "
+                    "at t = 1 (dt = 1), falling as dt; the rest falls with M (0.240 / 0.108 / "
+                    "0.036 at M = 1024 / 4096 / 16384, N = inf, seeds 1-8) and N (0.067 / "
+                    "0.034 / 0.015 at N = 2048 / 8192 / 32768, M = inf)")
+#: The judged run's transient deviation from Eq. (12) (:func:`transient_deviation`: the RMS
+#: of log rho_sim / rho_theory over every rank and checkpoint t <= SPREAD_T t_learn(2)) over
+#: the mean of the spread seeds' must lie within this factor. Seeds 1-24 of the quick size
+#: (not the judged seed 0), measured before this claim: mean 0.194, sd 2.3 %, min / max 0.96
+#: / 1.04 of the mean (the sample covariance's distortion of the tail sets most of it, the
+#: same in every seed); a seed over the mean of 6 others has an sd of 2.5 %: 1.12 is 4.5 of
+#: those. Deviations 1.2 times their size fail, and so does a simulation equal to its
+#: theory (0).
+SPREAD_FACTOR = 1.12
+SPREAD_REVISED = ("written with the median over ranks, mean over checkpoints (seeds 1-16: sd "
+                  "10 %, factor 1.4): the quick run (seed 0: 0.0617 against 0.0713 predicted, "
+                  "held) let deviations 1.5 times their size pass (0.093); -> the RMS over every "
+                  "rank and checkpoint (seeds 1-24: sd 2.3 %, factor 1.12), fixed before its "
+                  "value on seed 0 was seen")
+#: |log rho_theory / rho_ODE| of the theory column against the independent ODE integration
+#: (Eqs. 144-145, LSODA at rtol 1e-12): the closed form is exact, so only round-off and the
+#: solver's tolerance separate them.
+ORACLE_TOL = 1e-7
+
 #: Correlation over the checkpoints of the simulated k = 1 exponent with the theory's: the
 #: curve's shape (its rise to ~3.6 and fall to ~1.6), whatever its offset and scale. A pilot
 #: run (quick size, seed 1, before this claim was written) measured 0.9994.
@@ -75,11 +117,11 @@ SHAPE_NAME = "k = 1 exponent over time: correlation of simulation with theory"
 #: (quick size, seed 1, before this claim was written) 0.996.
 ORDER_MIN = 0.9
 #: Eq. (22): the learned part grows as t^2 while 2 lambda_k theta_k t / gamma0 <= SINH_ARG
-#: (sinh(x) = x within 1.5 %) over ranks INIT_KMIN..INIT_KMAX; the exact theory's own slope in
-#: those windows is 1.93 (the sinh and u corrections), the pilot run (seed 1) measured 1.96.
+#: (readings) over ranks INIT_KMIN..INIT_KMAX; the exact theory's own slope in those
+#: windows is 1.93 (the sinh and u corrections), the pilot run (seed 1) measured 1.96.
 #: The band was 2 +- 0.2 until seeds 1-8 (not the judged seed 0) measured 1.92-2.27 (seed 6:
 #: 2.269): +- 0.35 is 1.3 times the largest departure; t (1) and t^3 growth stay far out.
-GROWTH, GROWTH_TOL, SINH_ARG = 2.0, 0.35, 0.3
+GROWTH, GROWTH_TOL = 2.0, 0.35
 GROWTH_REVISED = ("issue 40: 2 +- 0.2 -> 2 +- 0.35, after seed 6 of the quick size measured "
                   "2.269 (seeds 1-8: 1.92-2.27; seed 0 1.98, --full 1.96)")
 #: The late k = 1 exponent gap (median, simulation - theory): the finite-M offset of the top
@@ -91,21 +133,29 @@ LATE_REVISED = ("issue 40: +- 0.15 -> +- 0.25, after seeds 5 and 6 of the quick 
                 "0.162 and 0.192 (seeds 1-8: -0.08 to 0.19; seed 0 0.137, --full 0.084)")
 
 
-def late_start(s: PowerLawSetting) -> float:
-    """Start of fig2's late window: ``t_learn`` of the last rank of the k = 1 exponent.
+def oracle_claim(spectra: pd.DataFrame, s: PowerLawSetting, D: int, *, what: str,
+                 partner: str) -> Claim:
+    """The theory column of a table (``t, k, rho_theory``) against the ODE oracle at
+    :func:`oracle_ranks`: a convention error inside Eq. (12) fails here."""
+    ranks = oracle_ranks(D)
+    return within(f"theory column = ODE integration of Eqs. (144)-(145), ranks {ranks}",
+                  oracle_deviation(spectra, s, ranks), 0.0, ORACLE_TOL,
+                  source="core Eqs. (12), (144)-(145)", aspect="oracle",
+                  note=f"max |log rho_theory / rho_ODE| at every checkpoint: {what}, against "
+                       "theory.oracles.gram_ode (LSODA, rtol 1e-12), so a convention error "
+                       "inside it fails here", key="theory column: ODE oracle", partner=partner)
 
-    Fixed by the theory before the run: from then on both ranks of the two-point
-    slope have learned 90 % of their target, so the exponent has settled.
-    """
-    return float(theory.t_learn(s, float(LOCAL_RANKS[-1])))
 
+def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config,
+                spread: pd.DataFrame | None = None) -> list[Claim]:
+    """fig2's claims, a pure function of its tables ``fig2.parquet``, ``fig2_alpha.parquet``
+    and ``fig2_spread.parquet``.
 
-def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config) -> list[Claim]:
-    """fig2's claims, a pure function of its tables ``fig2.parquet`` and ``fig2_alpha.parquet``.
-
-    ``spectra`` has ``t, k, rho_sim, rho_theory``; ``alpha`` has ``t, source,
-    alpha_eff`` with the sources ``simulation-local-k1-2`` and
-    ``theory-local-k1-2-checkpoints`` (the same two-point slope of both).
+    ``spectra`` has ``step, t, k, rho_sim, rho_theory``; ``alpha`` has ``t, source,
+    alpha_eff`` with the sources ``simulation-local-k1-2``,
+    ``theory-local-k1-2-checkpoints`` (the same two-point slope of both) and
+    ``engine-infinite-k1-2`` (the Gram engine at ``N = M = inf``, modes 1-2, through the
+    transient); ``spread`` has ``seed, t, k, rho_sim`` of the spread seeds.
     """
     s = cfg.setting()
     t0 = spectra[spectra.t == spectra.t.min()].sort_values("k")
@@ -118,49 +168,96 @@ def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config) -> 
     th = alpha[alpha.source == "theory-local-k1-2-checkpoints"].sort_values("t")
     diff = sim.alpha_eff.to_numpy() - th.alpha_eff.to_numpy()
     times = sim.t.to_numpy()
-    i = int(np.nanargmax(np.abs(diff)))
     late_t = late_start(s)
     late = times >= late_t
     gap = float(np.median(diff[late])) if late.any() else float("nan")
+    steps = np.round(times / cfg.dt).astype(np.int64)
+    a_gd = gd_exponent(s, steps, cfg.dt)
+    gd_diff = np.abs(sim.alpha_eff.to_numpy() - a_gd)
+    i = int(np.nanargmax(gd_diff)) if np.isfinite(gd_diff).any() else 0
+    step_part = float(np.max(np.abs(a_gd - th.alpha_eff.to_numpy())))
+    late_step = float(np.median((a_gd - th.alpha_eff.to_numpy())[late])) if late.any() \
+        else float("nan")
+    eng = alpha[alpha.source == "engine-infinite-k1-2"].sort_values("t")
+    eng_dev = float(np.max(np.abs(eng.alpha_eff.to_numpy() - gd_exponent(
+        s, np.round(eng.t.to_numpy() / cfg.dt).astype(np.int64), cfg.dt)))) if len(eng) \
+        else float("nan")
     wide = spectra.pivot(index="t", columns="k", values="rho_sim").sort_index()
     t_grid, rho_grid = wide.index.to_numpy(dtype=float), wide.to_numpy(dtype=float)
     order = learned_ranks(s, wide.columns.to_numpy(dtype=float), float(t_grid[-1])).astype(int)
     rise, shift = peak_reading(sim.alpha_eff.to_numpy(), th.alpha_eff.to_numpy())
+    t_end = spread_end(s)
+    theory_at = spectra.set_index(["t", "k"]).rho_theory
+    measured_dev = transient_deviation(spectra, theory_at, t_end)
+    predicted_dev, each = (spread_prediction(spectra, spread, t_end) if spread is not None
+                           else (float("nan"), []))
     return [
         within(f"t = 0: simulation's exponent over ranks {INIT_KMIN}..{INIT_KMAX} is alpha",
                init, cfg.alpha - INIT_TOL, cfg.alpha + INIT_TOL, source="core Sec. 3.1",
                note="'at initialization rho_k(0) has the same exponent alpha as lambda_k': "
                     "tests the finite network's initial Gram (Wishart at N) and sample "
                     "covariance (M) through the measurement, not the dynamics",
-               sanity=True, revised=INIT_SANITY, key="t = 0 exponent"),
+               sanity=True, revised=INIT_SANITY, revised_how="restated",
+               key="t = 0 exponent"),
         within("every checkpoint: median |log rho_sim/rho_theory|", float(err.max()), 0.0,
                SPECTRUM_TOL, source="core Sec. 3.1, Fig. 2(a)",
                note=f"'the analytical solution closely matches finite-width networks'; worst "
                     f"at t = {float(err.idxmax()):g}, over ranks 1..D with a nonzero "
-                    f"eigenvalue; tolerance from the spread of seeds 1-3 (0.091-0.109)",
-               revised=SPECTRUM_REVISED),
+                    f"eigenvalue; tolerance from the spread of seeds 1-3 (0.091-0.109); its "
+                    f"two-sided partner: the transient deviation has the spread seeds' size",
+               revised=SPECTRUM_REVISED, revised_how="tighter"),
+        sized(f"t <= {t_end:.3g}: deviation from the theory has the spread seeds' size",
+              measured_dev, predicted_dev, SPREAD_FACTOR, source="core Sec. 3.1, Fig. 2(a)",
+              predicted_by=f"the same statistic on {len(each)} other seeds through the "
+                           f"transient: {', '.join(f'{x:.3f}' for x in each)}",
+              note=f"RMS of log rho_sim/rho_theory over every rank and checkpoint t <= "
+                   f"{SPREAD_T:g} t_learn(2): finite N = {cfg.N}, M = {cfg.M} (the sample "
+                   f"covariance's tail most) and the GD step set its size, so a simulation "
+                   f"equal to its theory (0) fails, and so do deviations 1.2 times their "
+                   f"size; factor from seeds 1-24 (sd 2.5 % of a seed over 6 others' mean)",
+              revised=SPREAD_REVISED, revised_how="restated",
+              key="transient deviation: spread seeds' size"),
         within("k = 1 exponent: rise to its peak, simulation / theory", rise, *PEAK_RISE,
                source="core Sec. 3.1, Fig. 2(b)",
                note="(peak - value at t = 0) of the two-point exponent log(rho_1/rho_2)/log 2 "
                     "over the checkpoints, simulation over theory: the transient's height; "
                     f"band from the spread of other seeds ({PEAK_SEEDS}); a curve shuffled in "
                     "time keeps its peak: its partner, the peak's time, does not",
-               partner="k = 1 exponent: peak checkpoint, simulation - theory"),
+               partner="k = 1 exponent: peak checkpoint, simulation - theory",
+               aspect="prefactor"),
         within("k = 1 exponent: peak checkpoint, simulation - theory", shift,
                -PEAK_CHECKPOINTS, PEAK_CHECKPOINTS, source="core Sec. 3.1, Fig. 2(b)",
                note="index of the checkpoint where the simulated two-point exponent peaks less "
                     "the theory's: the transient's time, to the resolution of the log-spaced "
-                    "checkpoints (seeds 0-8: 0)"),
-        within("every checkpoint: |simulation - theory| of the k = 1 exponent",
-               float(np.abs(diff[i])), 0.0, EXPONENT_TOL, source="core Sec. 3.1, Fig. 2(b)",
+                    "checkpoints (seeds 0-8: 0); a run at half or twice the speed peaks "
+                    "two checkpoints away", aspect="clock"),
+        within("every checkpoint: |simulation - discrete-time theory| of the k = 1 exponent",
+               float(gd_diff[i]), 0.0, EXPONENT_TOL, source=OWN, full_only=True,
                note=f"worst at t = {times[i]:g}; the same two-point slope "
-                    f"log(rho_1/rho_2)/log 2 of both", disputed=EXPONENT_DISPUTED),
+                    f"log(rho_1/rho_2)/log 2 of both; the discrete-time theory is GD with "
+                    f"dt = {cfg.dt:g} at N = M = inf, so finite size alone separates them "
+                    f"(the GD step alone moves Eq. (12) by {step_part:.3f} here); expected at "
+                    f"the paper's N = 8192, M = 4096 (finite-size part falls with M: 0.240 / "
+                    f"0.108 / 0.036 at M = 1024 / 4096 / 16384); our reading of 'closely "
+                    f"match', said of the spectra (Fig. 2(a)), for the k = 1 exponent",
+               revised=EXPONENT_REVISED, revised_how="restated"),
+        within("discrete-time theory = the Gram engine at N = M = inf (k = 1 exponent)",
+               eng_dev, 0.0, 1e-9, source=OWN, aspect="oracle",
+               note="theory.discrete's map (which the previous claim and panel (b) read) "
+                    "against the Gram engine's GD on modes 1-2 at N = M = inf through the "
+                    "transient: two implementations of the same map, equal to round-off",
+               partner="k = 1 exponent: peak checkpoint, simulation - theory"),
+        oracle_claim(spectra, s, cfg.D, what="the closed form the figure draws and every "
+                                               "comparison reads",
+                     partner="every checkpoint: median |log rho_sim/rho_theory|"),
         within(f"late (t >= t_learn(2) = {late_t:.3g}): simulation - theory, k = 1 exponent",
                gap, -LATE_TOL, LATE_TOL, source="core Sec. 3.1, Fig. 2(b)", revised=LATE_REVISED,
+               revised_how="looser",
                note="median over the checkpoints of a window fixed by the theory (both ranks "
-                    "learned); finite N, M and GD vs flow separate them; both curves are flat "
-                    "there, so a wrong table at that level passes: the shape claim is its "
-                    "partner", partner=SHAPE_NAME, key="late k = 1 exponent"),
+                    "learned); finite N, M and GD vs flow separate them (the GD step's part: "
+                    f"{late_step:.3f}); "
+                    "both curves are flat there, so a wrong table at that level passes: the "
+                    "shape claim is its partner", partner=SHAPE_NAME, key="late k = 1 exponent"),
         within("modes learn from low to high k (rank correlation)",
                learning_order(t_grid, rho_grid[:, order - 1], order) if order.size >= 3
                else float("nan"), ORDER_MIN, 1.0, source="core Sec. 3.1",
@@ -172,7 +269,7 @@ def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config) -> 
         within(f"Eq. (22): early learned part grows as t^2 (ranks {INIT_KMIN}..{INIT_KMAX})",
                early_growth_exponent(s, t_grid, rho_grid, range(INIT_KMIN, INIT_KMAX + 1)),
                GROWTH - GROWTH_TOL, GROWTH + GROWTH_TOL, source="core Eqs. (21)-(22)",
-               revised=GROWTH_REVISED,
+               revised=GROWTH_REVISED, revised_how="looser",
                note=f"pooled log-log slope of rho_k(t) - rho_k(0) against t, each rank while "
                     f"2 lambda_k theta_k t / gamma0 <= {SINH_ARG:g} (sinh linear, Eq. 21); the "
                     f"exact theory's own slope there is 1.93; tolerance from seeds 1-8 "
@@ -187,63 +284,12 @@ def fig2_claims(spectra: pd.DataFrame, alpha: pd.DataFrame, cfg: Fig2Config) -> 
     ]
 
 
-def peak_reading(sim: np.ndarray, th: np.ndarray) -> tuple[float, float]:
-    """``(rise, shift)`` of the k = 1 exponent's transient, checkpoints in time order: the
-    simulation's rise from its first value to its peak over the theory's, and the index of
-    the simulation's peak less the theory's. NaN where a curve is not finite or the theory
-    does not rise (a wrong table)."""
-    sim, th = np.asarray(sim, dtype=float), np.asarray(th, dtype=float)
-    if sim.size < 2 or sim.size != th.size or not (np.all(np.isfinite(sim))
-                                                    and np.all(np.isfinite(th))):
-        return float("nan"), float("nan")
-    th_rise = float(th.max() - th[0])
-    if not th_rise > 0:
-        return float("nan"), float("nan")
-    return (float(sim.max() - sim[0]) / th_rise,
-            float(int(np.argmax(sim)) - int(np.argmax(th))))
-
-
-def learned_ranks(s: PowerLawSetting, ranks: np.ndarray, t_end: float) -> np.ndarray:
-    """The ranks the theory has learned (90 %) a decade before ``t_end``."""
-    return ranks[theory.t_learn(s, ranks) <= t_end / 10.0]
-
-
-def early_growth_exponent(s: PowerLawSetting, t: np.ndarray, rho: np.ndarray,
-                          ranks: range) -> float:
-    """Pooled log-log slope of ``rho_k(t) - rho_k(0)`` against ``t`` over ``ranks`` (columns
-    ``k - 1`` of ``rho``), each rank in its early window ``2 lambda_k theta_k t / gamma0 <=``
-    :data:`SINH_ARG`, ``t > 0`` (Eq. 22: ``t^2``); NaN where no rank has three positive
-    points there (a wrong table)."""
-    xs, ys = [], []
-    for k in ranks:
-        lam, th = s.lambda0 * k ** -s.alpha, s.theta0 * k ** (-s.beta / 2)
-        inc = rho[:, k - 1] - rho[0, k - 1]
-        m = (t > 0) & (t <= SINH_ARG * s.gamma0 / (2 * lam * th)) & (inc > 0)
-        if m.sum() >= 3:
-            x, y = np.log(t[m]), np.log(inc[m])
-            xs.append(x - x.mean())
-            ys.append(y - y.mean())
-    if not xs:
-        return float("nan")
-    x, y = np.concatenate(xs), np.concatenate(ys)
-    return float(x @ y / (x @ x))
-
-
-def curve_correlation(a: np.ndarray, b: np.ndarray) -> float:
-    """Pearson correlation of two curves sampled at the same times; NaN where one is flat or
-    not finite (a wrong table)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.size < 3 or a.size != b.size or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        return float("nan")
-    if np.ptp(a) == 0 or np.ptp(b) == 0:
-        return float("nan")
-    return float(np.corrcoef(a, b)[0, 1])
-
-
 def fig2_claims_of(cfg: Fig2Config, folder: Path) -> list[Claim]:
     """fig2's claims on the tables of a run's folder (the registry's ``claims``)."""
+    spread = folder / "fig2_spread.parquet"
     return fig2_claims(pd.read_parquet(folder / "fig2.parquet"),
-                       pd.read_parquet(folder / "fig2_alpha.parquet"), cfg)
+                       pd.read_parquet(folder / "fig2_alpha.parquet"), cfg,
+                       pd.read_parquet(spread) if spread.exists() else None)
 
 
 #: The error slope against N or M: fluctuations of a Wishart Gram or of a sample covariance
@@ -259,33 +305,48 @@ SIZE_BAND_REVISED = ("issue 40: in [-0.7, -0.3] (-0.5 +- 0.2) -> in [-0.8, -0.45
                      "largest size's error (slope -0.41) passed it")
 
 
-def upper_half_slope(df: pd.DataFrame, axis: str) -> float:
-    """Log-log slope of the seed-mean error against the upper half of the sizes of ``axis``.
-
-    The curve steepens at small sizes (size ~ D); the upper half shows the asymptote.
-    """
-    mean = df[df.axis == axis].groupby("size").median_abs_log.mean()
-    sizes = mean.index.to_numpy(dtype=float)
-    half = len(sizes) // 2
-    n = len(sizes) - half if len(sizes) - half >= 2 else len(sizes)
-    return loglog_slope(sizes[-n:], mean.to_numpy()[-n:])
-
-
-def falling_upper_half(df: pd.DataFrame, axis: str) -> bool:
-    """Whether the seed-mean error of ``axis`` falls at every step of the upper half of the
-    sizes (the sizes :func:`upper_half_slope` fits)."""
-    mean = df[df.axis == axis].groupby("size").median_abs_log.mean().to_numpy(dtype=float)
-    half = len(mean) // 2
-    n = len(mean) - half if len(mean) - half >= 2 else len(mean)
-    return bool(np.all(np.diff(mean[-n:]) < 0))
-
-
 #: finite-size's slope claims were a slope alone, which a table shuffled across sizes passes
 #: in 2 of 5 shuffles at the quick size (issue 30's mutation test).
 SLOPE_REVISED = ("9aa3bc7 (issue 30): the upper-half slope -> that slope where the seed-mean "
                  "error falls at every step of the upper half (NaN otherwise): a table "
                  "shuffled across sizes kept a slope in range 2 times in 5; changed after the "
                  "mutation test, having seen the quick run (falling there)")
+
+
+#: The error level against the finite-size theory: the RMS of log rho_sim / rho_theory over
+#: the cells (size in the upper half, seed, checkpoint, rank) where the theory is valid,
+#: over the theory's RMS there, sqrt(mean(shift^2 + std^2)), within this factor. Base seeds
+#: 1-3 of the quick size (not the judged 0), measured before this claim: N 0.917, 1.017,
+#: 0.956; M 1.088, 0.912, 0.903 (log-sd 0.07 about a mean of 0.97): 1.25 is 3 log-sd. A
+#: simulation equal to its theory (0) fails; errors 1.5 times their size, or every run
+#: recorded at twice its size (the level sqrt 2 too high), fail.
+LEVEL_FACTOR = 1.25
+
+
+def finite_size_level_claims(cells: pd.DataFrame, cfg: FiniteSizeConfig) -> list[Claim]:
+    """The error levels against the finite-size theory and the theory column against its
+    ODE oracle, pure functions of ``finite-size_cells.parquet``."""
+    s = cfg.setting()
+    sizes = upper_sizes(np.array(cfg.sizes))
+    claims = []
+    for axis, other in (("N", "M"), ("M", "N")):
+        measured, predicted, n = finite_size_level(cells, s, axis, sizes)
+        claims.append(sized(
+            f"error level against the finite-size theory, finite {axis}", measured, predicted,
+            LEVEL_FACTOR, source=OWN, aspect="prefactor",
+            predicted_by=f"theory.finite_size_moments at each run's {axis} ({other} = inf), "
+                         f"RMS of sqrt(shift^2 + std^2) over the same {n} valid cells",
+            note=f"RMS of log rho_sim / rho_theory over the cells where the finite-size "
+                 f"theory is valid, {axis} = {', '.join(str(int(z)) for z in sizes)} (the "
+                 f"slope's sizes), every seed, checkpoint and rank: the level of the errors "
+                 f"whose slope the claim above reads; factor from base seeds 1-3 (0.90-1.09)",
+            key=f"error level, finite {axis}"))
+    big = cells[cells["size"] == cells["size"].max()]
+    first = big[(big.axis == "N") & (big.seed == big.seed.min())]
+    claims.append(oracle_claim(first, s, cfg.D, what="the closed form every error is "
+                                                     "measured against, at one run's checkpoints",
+                               partner="error level against the finite-size theory, finite N"))
+    return claims
 
 
 def finite_size_slope_claims(df: pd.DataFrame, cfg: FiniteSizeConfig) -> list[Claim]:
@@ -298,10 +359,14 @@ def finite_size_slope_claims(df: pd.DataFrame, cfg: FiniteSizeConfig) -> list[Cl
                         "size^(-1/2) asymptotically, steeper at the sizes run (seeds 1-3: -0.56 "
                         "to -0.71), the seed-mean error falling at every step of the upper "
                         "half of the sizes (NaN where it does not); the core paper states no "
-                        "rate", revised=f"{SLOPE_REVISED}; {SIZE_BAND_REVISED}")
+                        "rate; its level: the next claims", revised=f"{SLOPE_REVISED}; "
+                   f"{SIZE_BAND_REVISED}", revised_how="restated")
             for axis in ("N", "M")]
 
 
 def finite_size_claims_of(cfg: FiniteSizeConfig, folder: Path) -> list[Claim]:
-    """finite-size's claims on the table of a run's folder (the registry's ``claims``)."""
-    return finite_size_slope_claims(pd.read_parquet(folder / "finite-size.parquet"), cfg)
+    """finite-size's claims on the tables of a run's folder (the registry's ``claims``)."""
+    claims = finite_size_slope_claims(pd.read_parquet(folder / "finite-size.parquet"), cfg)
+    cells = folder / "finite-size_cells.parquet"
+    return claims + (finite_size_level_claims(pd.read_parquet(cells), cfg) if cells.exists()
+                     else [])

@@ -22,11 +22,15 @@ _INIT_FIT = f"the t = 0 exponent fit uses ranks {INIT_KMIN}..{INIT_KMAX}"
 @v.constrained_fields(D=v.Int(INIT_KMAX, why=_INIT_FIT), N=v.SIZE,
                       M=v.Int(INIT_KMAX, why=_INIT_FIT), steps=v.SIZE, dt=v.POSITIVE,
                       checkpoints=v.SIZE, n_curves=v.Int(2),
-                      dtype=v.Choice("float32", "float64"))
+                      dtype=v.Choice("float32", "float64"),
+                      spread_seeds=v.Int(2, why="a spread needs several seeds"))
 class Fig2Config(PaperSettingConfig):
     """Fig. 2. Defaults: a laptop-sized version; ``--full``: the paper's sizes.
 
     ``checkpoints`` is a count of log-spaced steps (``Schedule.log``), as everywhere.
+    ``spread_seeds`` more seeds (other than the judged one) are trained through the
+    transient (to ``4 t_learn(2)``): the size the judged run's deviation from the theory
+    should have.
     """
 
     D: int = 128
@@ -37,6 +41,7 @@ class Fig2Config(PaperSettingConfig):
     checkpoints: int = 60
     n_curves: int = 8
     dtype: str = "float64"
+    spread_seeds: int = 6
 
 
 

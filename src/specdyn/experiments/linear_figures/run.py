@@ -17,18 +17,21 @@ import pandas as pd
 
 from specdyn import io, theory
 from specdyn._progress import progress
-from specdyn.experiments.linear_figures.claims import (
-    LOCAL_RANKS,
-    fig2_claims_of,
-    finite_size_claims_of,
-    late_start,
-    upper_half_slope,
-)
+from specdyn.experiments.linear_figures.claims import fig2_claims_of, finite_size_claims_of
 from specdyn.experiments.linear_figures.config import (
     Fig2Config,
     FiniteSizeConfig,
     full_fig2,
     full_finite_size,
+)
+from specdyn.experiments.linear_figures.readings import (
+    LOCAL_RANKS,
+    finite_size_level,
+    gd_exponent,
+    late_start,
+    spread_end,
+    upper_half_slope,
+    upper_sizes,
 )
 from specdyn.experiments.linear_figures.wrong import FIG2_WRONG, FINITE_SIZE_WRONG
 from specdyn.measure.exponents import loglog_fit, two_point_exponent
@@ -43,6 +46,8 @@ from specdyn.sim.protocol import derive_seed
 
 @register("fig2", "Fig. 2: finite-width linear network vs the exact spectrum dynamics",
           Fig2Config, full=full_fig2, claims=fig2_claims_of, wrong_models=FIG2_WRONG,
+          wrong_na={"temperature": "full-batch GD on a fixed sample: no noise, no "
+                                   "temperature"},
           measured={"fig2.parquet": Measured(("rho_sim",)),
                     "fig2_alpha.parquet": Measured(
                         ("alpha_eff",), where={"source": ("simulation-local-k1-2",)})})
@@ -70,19 +75,40 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
     alpha_local_theory = two_point_exponent(rho_fine, LOCAL_RANKS)
     alpha_sim = two_point_exponent(tr.spectra, LOCAL_RANKS)
     alpha_th_ck = two_point_exponent(th, LOCAL_RANKS)
+    alpha_gd = gd_exponent(s, tr.steps, cfg.dt)
     late_t = late_start(s)
     late = tr.times >= late_t
     gap = float(np.median(alpha_sim[late] - alpha_th_ck[late])) if late.any() else float("nan")
     worst = int(np.argmax(np.abs(alpha_sim - alpha_th_ck)))
-    why = (f"simulation - theory: late (t >= {late_t:.3g}) {gap:+.3f}, largest "
-           f"{alpha_sim[worst] - alpha_th_ck[worst]:+.3f} at t = {tr.times[worst]:g}\n"
-           f"separating them: finite width "
-           f"N = {cfg.N},\nfinite samples M = {cfg.M} (the sample covariance is not "
-           f"$\\Lambda$),\nGD with dt = {cfg.dt:g} against gradient flow")
+    step_part = alpha_gd - alpha_th_ck  # the GD step alone (N = M = inf)
+    size_part = alpha_sim - alpha_gd  # finite N and M alone
+    why = (f"sim - Eq. (12): late (t >= {late_t:.3g}) {gap:+.3f}, largest "
+           f"{alpha_sim[worst] - alpha_th_ck[worst]:+.3f} (t = {tr.times[worst]:g})\n"
+           f"GD step dt = {cfg.dt:g} (discrete - Eq. 12): largest "
+           f"{step_part[np.argmax(np.abs(step_part))]:+.3f}\n"
+           f"finite N = {cfg.N}, M = {cfg.M} (sim - discrete): largest "
+           f"{size_part[np.argmax(np.abs(size_part))]:+.3f}")
+
+    # the spread seeds, through the transient: the size the run's deviation should have
+    t_end = spread_end(s)
+    early = tr.steps[tr.times <= t_end]
+    spread = []
+    for i in range(cfg.spread_seeds):
+        seed = derive_seed(cfg.seed, "spread", i)
+        ref = train_linear(s, cfg.N, cfg.M, int(early.max()), dt=cfg.dt, engine="gram",
+                           checkpoints=early, seed=seed, dtype=cfg.dtype, progress=False)
+        spread.append(pd.DataFrame({"seed": int(seed), "step": np.repeat(ref.steps, cfg.D),
+                                    "t": np.repeat(ref.times, cfg.D),
+                                    "k": np.tile(k, len(ref)), "rho_sim": ref.spectra.ravel()}))
+    # the Gram engine at N = M = inf on modes 1-2 (they decouple there): the discrete-time
+    # theory's independent check through the transient
+    inf = train_linear(s.with_D(len(LOCAL_RANKS)), None, None, int(early.max()), dt=cfg.dt,
+                       engine="gram", checkpoints=early, seed=cfg.seed, dtype="float64",
+                       progress=False)
 
     fig = lplot.fig2(tr.times[rows], k, th[rows], tr.spectra[rows], t_fine, alpha_exact,
                      alpha_local_theory, tr.times, alpha_sim, local_ranks=LOCAL_RANKS,
-                     note=why, symlog_t=cfg.dt, late_t=late_t,
+                     alpha_gd=alpha_gd, note=why, symlog_t=cfg.dt, late_t=late_t,
                      title=f"D = P = {cfg.D}, N = {cfg.N}, M = {cfg.M}, GD dt = {cfg.dt:g}, "
                            f"{cfg.dtype}, Gram engine")
     figures = save_figure(fig, out_dir / "fig2")
@@ -97,6 +123,10 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
                       "alpha_eff": alpha_local_theory}),
         pd.DataFrame({"t": tr.times, "source": "theory-local-k1-2-checkpoints",
                       "alpha_eff": alpha_th_ck}),
+        pd.DataFrame({"t": tr.times, "source": "theory-gd-local-k1-2-checkpoints",
+                      "alpha_eff": alpha_gd}),
+        pd.DataFrame({"t": inf.times, "source": "engine-infinite-k1-2",
+                      "alpha_eff": two_point_exponent(inf.spectra, LOCAL_RANKS)}),
         pd.DataFrame({"t": tr.times, "source": "simulation-local-k1-2",
                       "alpha_eff": alpha_sim}),
     ], ignore_index=True)
@@ -104,7 +134,9 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
     tables = [io.write_table(spectra, out_dir / "fig2.parquet"),
               io.write_table(alpha, out_dir / "fig2_alpha.parquet"),
               io.write_table(agree, out_dir / "fig2_agreement.parquet"),
-              io.write_table(tr.to_frame(), out_dir / "fig2_trajectory.parquet")]
+              io.write_table(tr.to_frame(), out_dir / "fig2_trajectory.parquet"),
+              io.write_table(pd.concat(spread, ignore_index=True),
+                             out_dir / "fig2_spread.parquet")]
     io.write_json({"setting": s.to_dict(), "config": asdict(cfg), "run": tr.meta},
                   out_dir / "fig2_settings.json")
     summary = {
@@ -114,6 +146,9 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
         "final_max_abs_log": float(agree.max_abs_log.iloc[-1]),
         "max_abs_alpha_sim_minus_theory_local": float(np.max(np.abs(alpha_sim - alpha_th_ck))),
         "late_alpha_sim_minus_theory_local": gap,
+        "max_abs_alpha_sim_minus_discrete_theory": float(np.max(np.abs(alpha_sim - alpha_gd))),
+        "max_abs_alpha_discrete_minus_flow_theory": float(np.max(np.abs(alpha_gd
+                                                                        - alpha_th_ck))),
         "late_window_t_min": late_t,
         "alpha_theory_exact_range": [float(alpha_exact.min()), float(alpha_exact.max())],
     }
@@ -123,15 +158,19 @@ def run_fig2(cfg: Fig2Config, out_dir: Path) -> ExperimentResult:
 @register("finite-size", "agreement of finite-N / finite-M linear networks with the theory",
           FiniteSizeConfig, full=full_finite_size, claims=finite_size_claims_of,
           wrong_models=FINITE_SIZE_WRONG,
+          wrong_na={"temperature": "gradient flow on a fixed sample or the population: no "
+                                   "noise, no temperature"},
           measured={"finite-size.parquet": Measured(("median_abs_log", "max_abs_log"),
-                                                    by=("axis",))})
+                                                    by=("axis",)),
+                    "finite-size_cells.parquet": Measured(("rho_sim",), by=("axis",))})
 def run_finite_size(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
     s = cfg.setting()
     # t is continuous (gradient flow); "steps" are units of dt = t_max / 1000.
     dt = cfg.t_max / 1000.0
     # ``checkpoints`` log-spaced steps in [1, 1000]; step 0 is left out of the mean over t
     ck = Schedule.log(cfg.checkpoints + 1).resolve(1000)[1:]
-    rows = []
+    rows, cells = [], []
+    k = np.arange(1, cfg.D + 1)
     runs = [(axis, size, rep) for axis in ("N", "M") for size in cfg.sizes
             for rep in range(cfg.n_seeds)]
     for axis, size, rep in progress(runs, total=len(runs), desc="finite-size"):
@@ -140,14 +179,28 @@ def run_finite_size(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
         tr = train_linear(s, N, M, 1000, dt=dt, method="flow", checkpoints=ck,
                           seed=seed, progress=False)
         ag = theory_agreement(tr, s)
+        n = len(tr)
+        cells.append(pd.DataFrame({"axis": axis, "size": size, "seed": int(seed),
+                                   "t": np.repeat(tr.times, cfg.D), "k": np.tile(k, n),
+                                   "rho_sim": tr.spectra.ravel(),
+                                   "rho_theory": theory_spectra(tr, s).ravel()}))
         rows.append({"axis": axis, "size": size, "seed": seed,
                      "median_abs_log": float(ag.median_abs_log.mean()),
                      "max_abs_log": float(ag.max_abs_log.mean())})
     df = pd.DataFrame(rows)
-    tables = [io.write_table(df, out_dir / "finite-size.parquet")]
+    tables = [io.write_table(df, out_dir / "finite-size.parquet"),
+              io.write_table(pd.concat(cells, ignore_index=True),
+                             out_dir / "finite-size_cells.parquet")]
     summary: dict[str, Any] = {}
-    agg = {}
+    agg, notes = {}, {}
+    all_cells = pd.concat(cells, ignore_index=True)
     for axis in ("N", "M"):
+        level, level_th, n_cells = finite_size_level(all_cells, s, axis,
+                                                     upper_sizes(np.array(cfg.sizes)))
+        summary[f"level_rms_vs_{axis}"] = {"measured": level, "finite_size_theory": level_th,
+                                           "valid_cells": n_cells}
+        notes[axis] = (f"level (upper half, {n_cells} valid cells):\nRMS log error "
+                       f"{level:.3g}, finite-size theory {level_th:.3g}")
         g = df[df.axis == axis].groupby("size")
         mean, sd = g.median_abs_log.mean(), g.median_abs_log.std().fillna(0.0)
         sizes = mean.index.to_numpy(dtype=float)
@@ -161,6 +214,7 @@ def run_finite_size(cfg: FiniteSizeConfig, out_dir: Path) -> ExperimentResult:
         agg[axis] = (sizes, mean.to_numpy(), sd.to_numpy(), slope, slope_upper)
     fig = lplot.finite_size(agg["N"], agg["M"],
                             metric="median over modes of |log rho_sim/rho_th|, mean over t",
+                            notes=notes,
                             title=f"D = P = {cfg.D}, gradient flow to t = {cfg.t_max:g}, "
                                   f"{cfg.n_seeds} seeds")
     figures = save_figure(fig, out_dir / "finite-size")

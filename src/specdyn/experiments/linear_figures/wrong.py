@@ -9,16 +9,19 @@ two-point exponent is computed again from the rewritten spectrum, as the run com
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from specdyn.experiments.linear_figures.claims import LOCAL_RANKS
+from specdyn import theory
+from specdyn.experiments.linear_figures.readings import LOCAL_RANKS
 from specdyn.measure.exponents import two_point_exponent
 from specdyn.runs.registry import WrongModel
 from specdyn.runs.wrong import edit_table, table_edit
+from specdyn.settings import PowerLawSetting
 
 #: fig2's simulated two-point exponent rows, computed from ``fig2.parquet``'s ``rho_sim``.
 _SIM_ALPHA = "simulation-local-k1-2"
@@ -66,26 +69,128 @@ def _low_transient(keep: float) -> Any:
     return change
 
 
-def _slowed(factor: float) -> Any:
-    """The run at ``t`` shows what the real one showed at ``t / factor``: every rank's
-    ``log rho`` interpolated at ``t / factor`` (linear in ``t`` below the first positive
-    checkpoint, in ``log t`` above it)."""
-    def change(t: np.ndarray, rho: np.ndarray) -> np.ndarray:
+def slowed(factor: float, log: bool = True) -> Any:
+    """``change(t, values)`` for a run ``factor`` times slower: each row (a checkpoint,
+    ``t`` increasing) becomes the real run's at ``t / factor``, interpolated linearly in
+    ``log t`` (of ``log values`` when ``log``, else of the values) above the first positive
+    checkpoint and in ``t`` below it."""
+    def change(t: np.ndarray, values: np.ndarray) -> np.ndarray:
         pos = t > 0
-        lt, lr = np.log(t[pos]), np.log(rho[pos])
-        out = rho.copy()
+        lt = np.log(t[pos])
+        lr = np.log(values[pos]) if log else values[pos]
+        first = np.log(values[0]) if log else values[0]
+        out = values.copy()
         for i, ti in enumerate(t):
             if ti <= 0:
                 continue
             want = ti / factor
             if want >= t[pos][0]:
                 w = np.log(want)
-                out[i] = np.exp([np.interp(w, lt, lr[:, j]) for j in range(rho.shape[1])])
+                row = np.array([np.interp(w, lt, lr[:, j]) for j in range(values.shape[1])])
             else:  # between t = 0 and the first positive checkpoint
                 f = want / t[pos][0]
-                out[i] = np.exp((1 - f) * np.log(rho[0]) + f * lr[0])
+                row = (1 - f) * first + f * lr[0]
+            out[i] = np.exp(row) if log else row
         return out
     return change
+
+
+def rho_sum_then_square(s: PowerLawSetting, k: Any, t: Any) -> np.ndarray:
+    """Eq. (12) with a convention slip: ``S = (sigma_w + sigma_a)^2`` (the variance of a sum)
+    in place of ``sigma_w^2 + sigma_a^2`` (a sum of variances), everywhere ``S`` enters
+    (the rate, ``r_k^+``, ``xi`` and ``Delta eta``); the stable form of
+    :mod:`specdyn.theory.linear`, ``e = exp(-b t)``."""
+    kk, tt = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(t, dtype=float))
+    lam, theta, g = s.lam(kk), np.sqrt(s.mu(kk)), s.gamma0
+    S = (s.sigma_w + s.sigma_a) ** 2
+    root = np.sqrt(S * S + 4.0 * g * g * theta * theta)
+    b, r = lam * root / g**2, (root - S) / (2.0 * g * theta)
+    e = np.exp(-b * tt)
+    v = r * (1.0 - e) / (1.0 + r * r * e)
+    xi = S * v / (1.0 - v * v)
+    return np.asarray(lam * (s.sigma_w**2 + 0.5 * (np.sqrt(S * S + 4.0 * xi * xi) - S)))
+
+
+def _fig2_theory(rho_fn: Any) -> Any:
+    """A wrong model whose Eq. (12) is ``rho_fn``: fig2's theory column and theory exponent
+    rows written with it (what the run writes when ``theory.rho`` is ``rho_fn``)."""
+    def apply(cfg: Any, folder: Path) -> None:
+        s = cfg.setting()
+
+        def spectra(df: pd.DataFrame) -> pd.DataFrame:
+            return df.assign(rho_theory=rho_fn(s, df["k"].to_numpy(dtype=float),
+                                               df["t"].to_numpy(dtype=float)))
+
+        edit_table(folder, "fig2.parquet", spectra)
+        ranks = np.asarray(LOCAL_RANKS, dtype=float)[None, :]
+
+        def alpha(df: pd.DataFrame) -> pd.DataFrame:
+            for src in ("theory-local-k1-2", "theory-local-k1-2-checkpoints"):
+                m = df["source"] == src
+                t = df.loc[m, "t"].to_numpy(dtype=float)[:, None]
+                df.loc[m, "alpha_eff"] = two_point_exponent(rho_fn(s, ranks, t), LOCAL_RANKS)
+            return df
+
+        edit_table(folder, "fig2_alpha.parquet", alpha)
+    return apply
+
+
+def rho_mu0_one(s: PowerLawSetting, k: Any, t: Any) -> np.ndarray:
+    """Eq. (12) of a teacher spectrum that lost its normalisation ``mu0 = 1/zeta(alpha +
+    beta)`` (``mu_k = k^-beta``)."""
+    return np.asarray(theory.rho(dataclasses.replace(s, mu0=1.0), k, t))
+
+
+def theory_models(rewrite: Any, oracle_key: str, where: str) -> tuple[WrongModel, WrongModel]:
+    """The two wrong theories of a table with a theory column: a convention slip inside
+    Eq. (12) (:func:`rho_sum_then_square`, patched where the claims look ``theory.rho`` up)
+    and a teacher that lost its normalisation (:func:`rho_mu0_one`), the network of the same
+    wrong inputs. ``rewrite(rho_fn, sim_follows=...)`` builds each model's ``apply``; the
+    claim ``oracle_key`` (the theory against its ODE) must catch both."""
+    return (
+        WrongModel("S = (sigma_w + sigma_a)^2", "Eq. (12) with S the square of a sum, not the "
+                   f"sum of squares, in {where} (patched)",
+                   rewrite(rho_sum_then_square, sim_follows=False), catches=(oracle_key,),
+                   kind="convention", patch={"specdyn.theory.rho": rho_sum_then_square}),
+        WrongModel("mu0 = 1", "theory and network of a teacher spectrum that lost its "
+                   "normalisation 1/zeta(alpha + beta): they agree with each other",
+                   rewrite(rho_mu0_one, sim_follows=True), catches=(oracle_key,),
+                   kind="wrong-inputs"),
+    )
+
+
+def _fig2_rewrite(rho_fn: Any, *, sim_follows: bool) -> Any:
+    """fig2's theory written with ``rho_fn``; with ``sim_follows`` the simulation keeps its
+    deviation from it."""
+    def apply(cfg: Any, folder: Path) -> None:
+        if sim_follows:
+            s = cfg.setting()
+
+            def spectra(df: pd.DataFrame) -> pd.DataFrame:
+                wrong = rho_fn(s, df["k"].to_numpy(dtype=float), df["t"].to_numpy(dtype=float))
+                return df.assign(rho_sim=df["rho_sim"] * wrong / df["rho_theory"])
+
+            edit_table(folder, "fig2.parquet", spectra)
+        _fig2_theory(rho_fn)(cfg, folder)
+        if sim_follows:
+            _fig2_spectra(folder, lambda t, rho: rho)  # the simulation's exponent rows follow
+    return apply
+
+
+def _fig2_sim_from(change: Any) -> Any:
+    """A wrong model setting the simulated spectrum to ``change(rho_sim, rho_theory)``
+    (both ``(times, D)`` arrays, times increasing)."""
+    def apply(cfg: Any, folder: Path) -> None:
+        th = pd.read_parquet(folder / "fig2.parquet").pivot(index="t", columns="k",
+                                                            values="rho_theory").sort_index()
+        _fig2_spectra(folder, lambda t, rho: change(rho, th.to_numpy(dtype=float)))
+    return apply
+
+
+def _one_checkpoint_late(t: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    out = rho.copy()
+    out[:-1] = rho[1:]
+    return out
 
 
 FIG2_WRONG = (
@@ -99,8 +204,22 @@ FIG2_WRONG = (
                catches=("k = 1 exponent: rise to its peak, simulation / theory",)),
     WrongModel("half speed", "the network learns at half the speed (a time unit off by 2: "
                "t = 2 x step x dt): the spectrum at t is the real one's at t / 2",
-               lambda cfg, folder: _fig2_spectra(folder, _slowed(2.0)),
-               catches=("k = 1 exponent: peak checkpoint, simulation - theory",)),
+               lambda cfg, folder: _fig2_spectra(folder, slowed(2.0)),
+               catches=("k = 1 exponent: peak checkpoint, simulation - theory",), kind="clock"),
+    WrongModel("is its theory", "the simulation returns Eq. (12) itself (rho_sim = rho_theory "
+               "at every checkpoint)", _fig2_sim_from(lambda sim, th: th.copy()),
+               catches=("transient deviation: spread seeds' size",),
+               kind="is-theory"),
+    WrongModel("fluctuations x1.5", "finite-size deviations from Eq. (12) 1.5 times their size "
+               "(log rho_sim - log rho_theory scaled by 1.5 at every rank and checkpoint)",
+               _fig2_sim_from(lambda sim, th: th * (sim / th) ** 1.5),
+               catches=("transient deviation: spread seeds' size",),
+               kind="fluctuation-size"),
+    WrongModel("one checkpoint late", "every checkpoint records the spectrum of the next one "
+               "(a quantity read at the wrong step)", lambda cfg, folder: _fig2_spectra(
+                   folder, _one_checkpoint_late), kind="attribution"),
+    *theory_models(_fig2_rewrite, "theory column: ODE oracle",
+                   "the theory that the figure draws and the claims read"),
 )
 
 
@@ -111,6 +230,62 @@ def _finite_size(change: Any) -> Any:
                               df["median_abs_log"].to_numpy(dtype=float))))
 
 
+def _cells(change: Any) -> Any:
+    """A wrong model rewriting finite-size's cells by ``change(cfg, cells)`` (a DataFrame
+    with ``axis, size, seed, t, k, rho_sim, rho_theory``), then each run's errors in
+    ``finite-size.parquet`` from them, as the run computes them (per checkpoint the median
+    and max over ranks of ``|log rho_sim / rho_theory|``, then the mean over checkpoints)."""
+    def apply(cfg: Any, folder: Path) -> None:
+        edit_table(folder, "finite-size_cells.parquet", lambda df: change(cfg, df))
+        c = pd.read_parquet(folder / "finite-size_cells.parquet")
+        c = c[c.rho_sim > 0].assign(err=lambda d: np.abs(np.log(d.rho_sim / d.rho_theory)))
+        per_t = c.groupby(["axis", "size", "seed", "t"]).err.agg(["median", "max"])
+        per_run = per_t.groupby(level=["axis", "size", "seed"]).mean()
+
+        def runs(df: pd.DataFrame) -> pd.DataFrame:
+            key = pd.MultiIndex.from_arrays([df["axis"], df["size"], df["seed"]])
+            return df.assign(median_abs_log=per_run["median"].reindex(key).to_numpy(),
+                             max_abs_log=per_run["max"].reindex(key).to_numpy())
+
+        edit_table(folder, "finite-size.parquet", runs)
+    return apply
+
+
+def _cells_sim(change: Any) -> Any:
+    """``_cells`` with ``rho_sim := change(rho_sim, rho_theory)``."""
+    return _cells(lambda cfg, df: df.assign(rho_sim=change(df["rho_sim"].to_numpy(),
+                                                           df["rho_theory"].to_numpy())))
+
+
+def _cells_theory(rho_fn: Any, *, sim_follows: bool) -> Any:
+    """``_cells`` with the theory column ``rho_fn(setting, k, t)``; with ``sim_follows`` the
+    simulation keeps its deviation from it (a network of the same wrong inputs)."""
+    def change(cfg: Any, df: pd.DataFrame) -> pd.DataFrame:
+        new = rho_fn(cfg.setting(), df["k"].to_numpy(dtype=float), df["t"].to_numpy(dtype=float))
+        sim = df["rho_sim"] * new / df["rho_theory"] if sim_follows else df["rho_sim"]
+        return df.assign(rho_sim=sim, rho_theory=new)
+    return _cells(change)
+
+
+def _cells_slowed(cfg: Any, df: pd.DataFrame) -> pd.DataFrame:
+    """Every run at half the speed: its spectrum at t is the real one's at t / 2."""
+    out = []
+    for _, g in df.groupby(["axis", "size", "seed"], sort=False):
+        w = g.pivot(index="t", columns="k", values="rho_sim").sort_index()
+        new = slowed(2.0)(w.index.to_numpy(dtype=float), w.to_numpy(dtype=float))
+        long = pd.DataFrame(new, index=w.index, columns=w.columns).stack()
+        out.append(g.assign(rho_sim=long.reindex(pd.MultiIndex.from_arrays(
+            [g["t"], g["k"]])).to_numpy()))
+    return pd.concat(out).loc[df.index]
+
+
+def _sizes_doubled(cfg: Any, folder: Path) -> None:
+    """Each run recorded at twice the size that produced it (a width or sample count read
+    off the wrong run): both tables relabelled."""
+    for name in ("finite-size.parquet", "finite-size_cells.parquet"):
+        edit_table(folder, name, lambda df: df.assign(size=2 * df["size"]))
+
+
 FINITE_SIZE_WRONG = (
     WrongModel("rate 1/size", "the error falls as 1/size, not 1/sqrt(size) (fluctuations "
                "taken as a mean's over size draws squared)",
@@ -119,4 +294,19 @@ FINITE_SIZE_WRONG = (
                "size's error (a theory off by a fixed amount, e.g. a few % in sigma_w)",
                _finite_size(lambda n, e: e + e.min()),
                catches=("error slope against N, upper half of the sizes",)),
+    WrongModel("is its theory", "every run returns Eq. (12) itself (rho_sim = rho_theory)",
+               _cells_sim(lambda sim, th: th.copy()),
+               catches=("error level, finite N", "error level, finite M"), kind="is-theory"),
+    WrongModel("fluctuations x1.5", "finite-size errors 1.5 times their size at every size "
+               "(log rho_sim - log rho_theory scaled by 1.5): the same slopes",
+               _cells_sim(lambda sim, th: th * (sim / th) ** 1.5),
+               catches=("error level, finite N", "error level, finite M"),
+               kind="fluctuation-size"),
+    WrongModel("half speed", "every run learns at half the speed (a time unit off by 2)",
+               _cells(_cells_slowed), kind="clock"),
+    WrongModel("sizes doubled", "each run recorded at twice the width or sample count that "
+               "produced it: the same slopes, errors sqrt(2) too large for their size",
+               _sizes_doubled, catches=("error level, finite N",), kind="attribution"),
+    *theory_models(_cells_theory, "theory column: ODE oracle",
+                   "the theory every error is measured against"),
 )

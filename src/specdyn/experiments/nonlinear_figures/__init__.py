@@ -8,8 +8,9 @@ concern, imported in this order (each imports only those above it):
   ``--full`` size;
 - ``claims``: the tolerances, dispute and revision records and the claims, pure
   functions of the tables and the config;
-- ``run``: the theory's slopes (``theory_slopes``) and the registered run
-  (``@register``): training, tables, figure and summary.
+- ``readings``: the linear theory's slopes (``theory_slopes``), fitted as the students';
+- ``wrong``: the plausible wrong answers the claims must catch;
+- ``run``: the registered run (``@register``): training, tables, figure and summary.
 
 Importing this package imports ``run``, which registers ``fig4``.
 """

@@ -29,28 +29,22 @@ import pandas as pd
 from specdyn import io, theory
 from specdyn.experiments.nonlinear_figures.claims import fig4_claims_of
 from specdyn.experiments.nonlinear_figures.config import Fig4Config, full_fig4
+from specdyn.experiments.nonlinear_figures.readings import theory_slopes
 from specdyn.experiments.nonlinear_figures.wrong import FIG4_WRONG
 from specdyn.measure.exponents import fit_exponents
 from specdyn.plot import save_figure
 from specdyn.plot.nonlinear import TITLE_SIZE, plot_spectra_and_slopes
 from specdyn.runs.registry import ExperimentResult, Measured, register
-from specdyn.settings import PowerLawSetting
 from specdyn.sim.trajectory import Trajectory
 from specdyn.sim.two_layer import train_two_layer
 from specdyn.theory.effective import effective_setting, linear_coefficient
 
 
-def theory_slopes(s: PowerLawSetting, times: np.ndarray, kmin: int, kmax: int) -> np.ndarray:
-    """The same fit applied to the linear network's exact spectrum ``rho_k(t)``, ``k = 1..D``."""
-    assert s.D is not None
-    k = np.arange(1, s.D + 1, dtype=np.float64)
-    rho = theory.rho(s, k[None, :], np.asarray(times, dtype=np.float64)[:, None])
-    return fit_exponents(rho, kmin, kmax)
-
-
 @register("fig4", "Fig. 4: slope of a ReLU student's preactivation spectrum, "
           "feature-learning vs lazy", Fig4Config, full=full_fig4, claims=fig4_claims_of,
           wrong_models=FIG4_WRONG,
+          wrong_na={"temperature": "full-batch GD on a fixed sample: no noise, no "
+                                   "temperature"},
           measured={"fig4_slopes.parquet": Measured(("slope_sim",), by=("regime",)),
                     "fig4.parquet": Measured(("value",), by=("regime", "quantity"))})
 def run_fig4(cfg: Fig4Config, out_dir: Path) -> ExperimentResult:

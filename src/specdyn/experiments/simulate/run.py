@@ -37,8 +37,11 @@ from specdyn.runs.registry import ExperimentResult, Measured, register
 @register("simulate", "two-layer linear network on a power-law setting, beside the exact "
           "theory", SimulateConfig, full=full_simulate, claims=simulate_claims_of,
           wrong_models=SIMULATE_WRONG,
+          wrong_na={"temperature": "full-batch GD (or its flow) on a fixed sample or the "
+                                   "population: no noise, no temperature"},
           measured={"simulate.parquet": Measured(
-              ("value",), by=("quantity",), where={"quantity": ("preact", "alpha_fit")})})
+              ("value",), by=("quantity",),
+              where={"quantity": ("preact", "alpha_fit", "xi", "eta", "zeta")})})
 def run_simulate(cfg: SimulateConfig, out_dir: Path) -> ExperimentResult:
     """Train, compare with the theory, write the tidy table (and a figure)."""
     from specdyn import theory
