@@ -358,8 +358,8 @@ def plot_error_budget(parts: Mapping[str, tuple[np.ndarray, np.ndarray]], total:
             ok = yk > 0
             ax.plot(xk[ok], yk[ok], "s--", color="C1",
                     label="learned f minus its K heaviest clusters")
-            ax.set_title("sparse residual: drawn, not claimed (a density at tau = 0.02)",
-                         fontsize=9)
+            ax.set_title("sparse residual (drawn, not claimed:\nat tau > 0 the measure "
+                         "has a density)", fontsize=9)
         else:
             ax.set_title(name)
         if name == "particle" and particle_level is not None:

@@ -10,6 +10,7 @@ The exact levels the prefactor claims compare with are :mod:`.levels`'.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,8 @@ CLOCK_T, CLOCK_FACTOR = 0.2, 1.35
 #: t_end = 40, the weight decay's time is 1 / (2 lambda') = 10).
 TEMPERATURE_FACTOR = 1.35
 _INIT_DECAY = "init forgotten: spread over init scales at t_end / at t_early"
+_CLOCK = "clock: the test error's initial fall against the initial rate"
+_PARTICLE_SLOPE = "particle part: slope against N"
 _TAIL_SOURCE = ('abstract 3: "with a target-dependent Hermite/Barron tail replacing any '
                 'initialization-only residual"; own')
 #: The seed statement the error-budget claims check.
@@ -157,10 +160,11 @@ def chaos_level_claims(df: pd.DataFrame, cfg: ChaosConfig, inputs: pd.DataFrame)
                            "(levels.first_step_distance)",
               note=f"the rate's level, not only its slope; {how}; the step is the clock: a run "
                    "at speed c moves it by c^2; tolerance from pilot seeds 3-6"),
-        sized("function gap at t = 0 against its exact level", m0, p0, LEVEL_FACTOR,
-              source=_CHAOS_RATE, aspect="prefactor",
-              predicted_by="(1/N + 1/N_ref) s_a^2 E sigma(w . x)^2 (levels.initial_function_gap)",
-              note=f"{how}; tolerance from pilot seeds 3-6"),
+        replace(sized("function gap at t = 0 against its exact level", m0, p0, LEVEL_FACTOR,
+                      source=_CHAOS_RATE, aspect="prefactor",
+                      predicted_by="(1/N + 1/N_ref) s_a^2 E sigma(w . x)^2 "
+                                   "(levels.initial_function_gap)",
+                      note=f"{how}; tolerance from pilot seeds 3-6"), partner=_FIRST_STEP),
     ]
 
 
@@ -208,7 +212,7 @@ def chaos_claims(df: pd.DataFrame, cfg: ChaosConfig | None = None,
                     "first step included"),
         within("N x function gap: growth from mid-run to the end", growth, -np.inf,
                UNIFORM_GROWTH_MAX, source=_CHAOS_RATE,
-               key="N x W2^2: growth from mid-run to the end",
+               key="N x W2^2: growth from mid-run to the end", partner=_FIRST_STEP,
                note=f"mean over N and seeds of N x mean (f_N - f_ref)^2, step {mid} -> {end}; "
                     "uniform in time means it levels off (it is bounded by the W2^2 of the "
                     "laws, which the coupling's own distance only bounds from above)",
@@ -280,27 +284,30 @@ def budget_level_claims(df: pd.DataFrame, cfg: BudgetConfig,
     t_c, rate, rate_pred = clock_reading(df)
     temp = df.loc[df["part"] == "configurational temperature", "value"].to_numpy(float)
     return [
-        sized("particle part at t = 0 against its exact level", float(at0["value"].sum()),
-              float(pred0.sum()), LEVEL_FACTOR, source=_BUDGET_SPLIT, aspect="prefactor",
-              predicted_by="(1/N + 1/N_ref) s_a^2 E sigma(w . x)^2 (levels.initial_function_gap)",
-              note="the function gap of the coupled systems at the start, summed over N "
-                   "(weights 1/N); tolerance as propagation-of-chaos's"),
-        sized(f"clock: test error's fall over the first t = {t_c:g}, against the initial rate",
-              -rate, -rate_pred, CLOCK_FACTOR, source=_BUDGET_SPLIT, aspect="clock",
-              key="clock: test error's initial rate",
+        replace(sized("particle part at t = 0 against its exact level",
+                      float(at0["value"].sum()), float(pred0.sum()), LEVEL_FACTOR,
+                      source=_BUDGET_SPLIT, aspect="prefactor",
+                      predicted_by="(1/N + 1/N_ref) s_a^2 E sigma(w . x)^2 "
+                                   "(levels.initial_function_gap)",
+                      note="the function gap of the coupled systems at the start, summed over "
+                           "N (weights 1/N); tolerance as propagation-of-chaos's"),
+                partner=_PARTICLE_SLOPE),
+        sized(_CLOCK, -rate, -rate_pred, CLOCK_FACTOR, source=_BUDGET_SPLIT, aspect="clock",
               predicted_by="-dE/dt at t = 0 of the mean-field flow (levels.initial_rate: the "
                            "initial law's tangent kernel fitting the labels)",
-              note="(E(t_c) - E(0)) / t_c of the population run: a run at another speed moves "
+              note=f"(E(t_c) - E(0)) / t_c of the population run, t_c = {t_c:g} (the checkpoint "
+                   f"nearest {CLOCK_T:g}): a run at another speed moves "
                    "it by its factor; tolerance from pilot seeds 1-3 (first step: 1.14-1.16; "
                    "seeds 1-6 at t = 0.2: 0.91-1.12)"),
-        sized("configurational temperature at t_end against the temperature",
-              float(temp.mean()) if temp.size else float("nan"), cfg.temperature,
-              TEMPERATURE_FACTOR, source=_GIBBS, aspect="prefactor",
-              predicted_by="the temperature tau (equipartition at the Gibbs measure)",
-              note="mean over the population and init-scale runs of (1/N) sum_i theta_i . "
-                   "grad V(theta_i) / (D + 1) at t_end (levels.configurational_temperature); "
-                   "a run at another noise level moves it by that factor; tolerance from "
-                   "pilot seeds 1-3 (0.84-1.05 of tau)"),
+        replace(sized("configurational temperature at t_end against the temperature",
+                      float(temp.mean()) if temp.size else float("nan"), cfg.temperature,
+                      TEMPERATURE_FACTOR, source=_GIBBS, aspect="prefactor",
+                      predicted_by="the temperature tau (equipartition at the Gibbs measure)",
+                      note="mean over the population and init-scale runs of (1/N) sum_i "
+                           "theta_i . grad V(theta_i) / (D + 1) at t_end "
+                           "(levels.configurational_temperature); a run at another noise level "
+                           "moves it by that factor; tolerance from pilot seeds 1-3 (0.84-1.05 "
+                           "of tau)"), partner=_CLOCK),
     ]
 
 
@@ -338,7 +345,7 @@ def budget_claims(df: pd.DataFrame, cfg: BudgetConfig | None = None,
         within("optimisation part falls with t (Spearman)", part_trend(df, "optimisation"),
                -1.0, -TREND_MIN, source=_BUDGET_SPLIT, sanity=True, revised=OPT_SANITY,
                revised_how="restated", note="E(t) - E(t_end) along the population run"),
-        within("particle part: slope against N", loglog_slope(part["x"], part["value"]),
+        within(_PARTICLE_SLOPE, loglog_slope(part["x"], part["value"]),
                -1.0 - BUDGET_SLOPE_TOL, -1.0 + BUDGET_SLOPE_TOL,
                source=f"{_BUDGET_SPLIT}; {_CHAOS_RATE}",
                note="function gap to a coupled reference at the end; claim O(1/N); tolerance "

@@ -116,11 +116,11 @@ CHAOS_WRONG = (
                    df, ("sq_distance", "w2_distance", "function_gap"), ["seed", "N"], "step",
                    1.5, sqrt=True)), kind="clock",
                catches=("first-step coupled distance against its exact level",)),
-    WrongModel("init law's w variance s_w^2 I", "the first-step level computed from w ~ "
-               "N(0, s_w^2 I), not N(0, s_w^2 I / D)", _no_change, kind="convention",
-               patch={f"{_LEVELS}.first_step_distance":
-                      _w_variance_without_1_over_d(levels.first_step_distance)},
-               catches=("first-step coupled distance against its exact level",)),
+    WrongModel("init law's w variance s_w^2 I", "the exact function gap at t = 0 computed "
+               "from w ~ N(0, s_w^2 I), not N(0, s_w^2 I / D)", _no_change, kind="convention",
+               patch={f"{_LEVELS}.initial_function_gap":
+                      _w_variance_without_1_over_d(levels.initial_function_gap)},
+               catches=("function gap at t = 0 against its exact level",)),
     WrongModel("replicas summed", "each size's distance summed over its R_N = replicas "
                "max(N) / N systems instead of averaged (a rescaling with the width)",
                _chaos_scaled(_replicas), kind="attribution",
@@ -183,7 +183,7 @@ def _moved_to(where: str) -> Any:
             def move(df: pd.DataFrame, c_new: np.ndarray = c_new, U_new: np.ndarray = U_new,
                      U_m: np.ndarray = U_m) -> pd.DataFrame:
                 cols = [f"w{k + 1}" for k in range(cfg.D)]
-                p = df[["a", *cols]].to_numpy(float)
+                p = df[["a", *cols]].to_numpy(float, copy=True)
                 clusters = cluster_directions(p, threshold_deg=cfg.threshold_deg)
                 on = np.flatnonzero(c_new != 0)
                 match = np.argmax(clusters.centers[:on.size] @ U_m[on].T, axis=0)
@@ -320,7 +320,8 @@ BUDGET_WRONG = (
                catches=("configurational temperature at t_end against the temperature",)),
     WrongModel("population run at 2x speed", "the population run at twice the speed its "
                "config says (its test error read at 2 t)", table_edit(_BUDGET, _twice_as_fast),
-               kind="clock", catches=("clock: test error's initial rate",)),
+               kind="clock",
+               catches=("clock: the test error's initial fall against the initial rate",)),
     WrongModel("init law's w variance s_w^2 I", "the particle part's exact level computed "
                "from w ~ N(0, s_w^2 I), not N(0, s_w^2 I / D)", _no_change, kind="convention",
                patch={f"{_LEVELS}.initial_function_gap":
