@@ -139,7 +139,7 @@ def lasso_free_directions(coefficients: ArrayLike, directions: ArrayLike, weight
     sign = np.sign(c0[on])
     if (x is None) != (y is None):
         raise ValueError("x and y must be given together")
-    if x is not None:
+    if x is not None and y is not None:
         xs = v.real_array("x", x)
         ys = v.real_array("y", y)
         if xs.ndim != 2 or xs.shape[1] != D or ys.shape != (len(xs),):

@@ -200,7 +200,7 @@ class BudgetConfig(NotesLangevin):
         return self.steps if self.init_early_steps is None else self.init_early_steps
 
     def __post_init__(self) -> None:
-        super().__post_init__()  # the inherited fields' declared checks
+        super().__post_init__()  # type: ignore[misc]  # the inherited fields' checks
         long = self.long_factor * self.steps
         if self.init_early_steps is not None and not self.init_early_steps < long:
             raise ValueError(f"init_early_steps must be below t_end's step long_factor x "
