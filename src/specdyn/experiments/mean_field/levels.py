@@ -33,6 +33,10 @@ LEVELS_SEED = 20261206
 #: Monte-Carlo particles of the initial law: the relative error of the levels is about
 #: ``1 / sqrt(samples)``, 1 %.
 SAMPLES = 8192
+#: The initial rate's: a mean over the test set of a mean over the weights, its relative
+#: error is smaller (0.4 % between 2048 and 8192 samples on the quick budget), and it is the
+#: costliest (the samples times the training and test sets).
+RATE_SAMPLES = 2048
 _CHUNK = 1024
 
 
@@ -127,7 +131,7 @@ def first_step_distance(activation: str, x: np.ndarray, init_scale: tuple[float,
 
 def initial_rate(activation: str, x: np.ndarray, y: np.ndarray, x_test: np.ndarray,
                  y_test: np.ndarray, init_scale: tuple[float, float],
-                 samples: int = SAMPLES) -> float:
+                 samples: int = RATE_SAMPLES) -> float:
     """``dE/dt`` at ``t = 0`` of the test error ``E = mean_test (f - y)^2`` of the mean-field
     flow from the initial law, trained on ``(x, y)``.
 
