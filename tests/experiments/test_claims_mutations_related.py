@@ -17,12 +17,13 @@ import pandas as pd
 import pytest
 
 from specdyn.data.hermite import HermiteTarget
-from specdyn.experiments.mean_field.claims import (
+from specdyn.experiments.mean_field.atoms import (
+    TEACHERS,
     atoms_claims,
-    budget_claims,
-    chaos_claims,
+    teacher,
     threshold_claims,
 )
+from specdyn.experiments.mean_field.claims import budget_claims, chaos_claims
 from specdyn.experiments.mean_field.config import AtomsConfig
 from specdyn.experiments.mean_field.readings import orbit_changes
 from specdyn.experiments.outlier_escape.claims import (
@@ -41,7 +42,7 @@ from specdyn.experiments.two_step.config import PhaseConfig, ReuseConfig, full_p
 from specdyn.experiments.two_step.tables import update_singular_values
 from specdyn.runs.claims import Claim
 from specdyn.theory import outlier_escape as oe
-from specdyn.theory.mean_field import lasso_atom_coefficients, lasso_threshold_coefficients
+from specdyn.theory.mean_field import lasso_atom_coefficients, lasso_free_directions
 from specdyn.theory.two_step import formula_count, near_line
 
 
@@ -371,24 +372,24 @@ def _chaos_table(rate: float = -1.0, growth: str = "saturating") -> pd.DataFrame
     rows = []
     for seed in range(3):
         for N in (25, 50, 100, 200, 400, 800):
-            for step in (0, 10, 20, 30, 40, 50, 60):
+            for step in (0, 1, 10, 20, 30, 40, 50, 60):
                 t = 0.05 * step
                 c = 1 - np.exp(-t / 0.5) if growth == "saturating" else np.expm1(t)
                 sq = c * N**rate * (1 + 0.02 * seed)
                 rows.append({"seed": seed, "N": N, "step": step, "t": t, "sq_distance": sq,
-                             "w2_distance": 0.8 * sq, "function_gap": 0.1 * sq})
+                             "w2_distance": 0.8 * sq, "function_gap": 0.1 * (1 + c) / N})
     return pd.DataFrame(rows)
 
 
 def test_chaos_claims_hold_on_a_uniform_one_over_n_rate() -> None:
-    # the uniform-in-time claim is disputed (not seen at the sizes we run), yet a
-    # table that levels off holds it: the claim can hold
     assert all(c.held for c in chaos_claims(_chaos_table()))
 
 
-def test_chaos_uniform_in_time_claim_fails_when_the_distance_keeps_growing() -> None:
-    claims = {c.name: c for c in chaos_claims(_chaos_table(growth="exponential"))}
-    assert not claims["N x W2^2: growth from mid-run to the end"].held
+def test_chaos_uniform_in_time_claim_fails_when_the_gap_keeps_growing() -> None:
+    df = _chaos_table()
+    df["function_gap"] *= np.exp(df["t"])  # N x gap grows by e^1.5 over the second half
+    claims = {c.name: c for c in chaos_claims(df)}
+    assert not claims["N x function gap: growth from mid-run to the end"].held
     assert claims["slope of W2^2 against N"].held  # the rate alone is still 1/N
 
 
@@ -411,65 +412,76 @@ def test_chaos_claims_fail_on_wrong_tables(mutation: str) -> None:
 
 def _atoms_table(cfg: AtomsConfig, directions: np.ndarray, a: np.ndarray) -> pd.DataFrame:
     rng = np.random.default_rng(0)
-    w = directions + 0.02 * rng.standard_normal(directions.shape)
+    w = directions + 0.002 * rng.standard_normal(directions.shape)
     return pd.DataFrame({"particle": np.arange(len(a)), "a": a,
                          **{f"w{k + 1}": w[:, k] for k in range(cfg.D)}})
 
 
-def _two_atoms(cfg: AtomsConfig, atoms: np.ndarray, n: int = 200) -> pd.DataFrame:
-    """Half the particles on each atom, with the effective coefficients ``a |w|`` that
-    weight decay leaves on the teacher's (the lasso-shrunk ones)."""
-    half = n // 2
-    dirs = np.repeat(atoms[:, 1:], half, axis=0)
-    norms = np.linalg.norm(atoms[:, 1:], axis=1)
-    c = lasso_atom_coefficients(atoms[:, 0] * norms, atoms[:, 1:], cfg.weight_decay)
-    return _atoms_table(cfg, dirs, np.repeat(c * n / half / norms, half))
+def _theory(cfg: AtomsConfig, shift: float = 0.02) -> pd.DataFrame:
+    """A finite-M theory table: the population lasso's atoms, coefficients moved by
+    ``shift`` (a finite-M deviation of the usual size)."""
+    rows = []
+    for which in TEACHERS:
+        c_star, U_star = teacher(cfg, which)
+        c, U = lasso_free_directions(c_star, U_star, cfg.weight_decay)
+        c = np.where(c != 0, c + shift, 0.0)
+        rows.append(pd.DataFrame({"teacher": which, "atom": np.arange(len(c)), "c": c,
+                                  **{f"u{k + 1}": U[:, k] for k in range(cfg.D)}}))
+    return pd.concat(rows, ignore_index=True)
 
 
-def test_atoms_claims_hold_on_the_teacher_atoms() -> None:
-    cfg = AtomsConfig()
-    claims = atoms_claims(_two_atoms(cfg, cfg.teacher_atoms()), cfg)
-    assert _all_expected_hold(claims), _failed(claims)
-
-
-@pytest.mark.parametrize("mutation", ["isotropic", "three atoms"])
-def test_atoms_claims_fail_on_wrong_tables(mutation: str) -> None:
-    cfg = AtomsConfig()
-    if mutation == "isotropic":  # no concentration: directions uniform on the sphere
-        g = np.random.default_rng(3).standard_normal((200, cfg.D))
-        df = _atoms_table(cfg, g / np.linalg.norm(g, axis=1, keepdims=True), np.ones(200))
-    else:  # equal mass on three orthogonal atoms: more than S* = 2
-        three = np.array([[1.0, 1, 0, 0], [-1.0, 0, 1, 0], [1.0, 0, 0, 1]])
-        df = _atoms_table(cfg, np.repeat(three[:, 1:], 70, axis=0), np.repeat(three[:, 0], 70))
-    assert _failed(atoms_claims(df, cfg)), mutation
-
-
-def _weak_run(cfg: AtomsConfig, weak_mass: float) -> pd.DataFrame:
-    """Particles on the two active atoms with the thresholded lasso's coefficients, and
-    ``weak_mass`` of |a| (relative) on the weak atom's direction e3."""
-    atoms = cfg.weak_teacher_atoms()
-    norms = np.linalg.norm(atoms[:, 1:], axis=1)
-    c = lasso_threshold_coefficients(atoms[:, 0] * norms, atoms[:, 1:], cfg.weight_decay)
-    n, half = 200, 90
-    dirs = np.vstack([np.repeat(atoms[:2, 1:], half, axis=0), np.repeat(atoms[2:, 1:], 20, 0)])
-    a = np.r_[np.repeat(c[:2] * n / half / norms[:2], half),
-              np.full(20, weak_mass * np.abs(c[:2]).sum() * n / 20)]
+def _on_atoms(cfg: AtomsConfig, theory: pd.DataFrame, which: str, n: int = 200,
+              weak_mass: float = 0.0) -> pd.DataFrame:
+    """Particles on the theory's active atoms with its coefficients ``a |w|`` (and, with
+    ``weak_mass``, that |a| share on the weak atom's direction e3)."""
+    rows = theory[(theory["teacher"] == which) & (theory["c"] != 0)]
+    U = rows[[f"u{k + 1}" for k in range(cfg.D)]].to_numpy(float)
+    half = (n - 20) // len(U) if weak_mass else n // len(U)
+    dirs = np.repeat(U, half, axis=0)
+    a = np.repeat(rows["c"].to_numpy(float) * n / half, half)
+    if weak_mass:
+        dirs = np.vstack([dirs, np.repeat(np.eye(cfg.D)[2:3], 20, axis=0)])
+        a = np.r_[a, np.full(20, weak_mass * np.abs(a).sum() / 20)]
     return _atoms_table(cfg, dirs, a)
 
 
-def test_threshold_claims_hold_where_the_weak_atom_is_switched_off() -> None:
+def test_atoms_claims_hold_on_the_lasso_atoms() -> None:
     cfg = AtomsConfig()
-    claims = atoms_claims(_two_atoms(cfg, cfg.teacher_atoms()), cfg, _weak_run(cfg, 0.0))
+    theory = _theory(cfg)
+    claims = atoms_claims(_on_atoms(cfg, theory, "two-atom"), cfg,
+                          _on_atoms(cfg, theory, "weak"), theory)
     assert _all_expected_hold(claims), _failed(claims)
     names = [c.name for c in claims]
     assert any(n.startswith("S* threshold: atoms holding") and "= 2 (teacher: 3" in n
                for n in names), names
 
 
+@pytest.mark.parametrize("mutation", ["isotropic", "three atoms", "at the teacher's atoms",
+                                      "at the population lasso"])
+def test_atoms_claims_fail_on_wrong_tables(mutation: str) -> None:
+    cfg = AtomsConfig()
+    theory = _theory(cfg)
+    weak = _on_atoms(cfg, theory, "weak")
+    if mutation == "isotropic":  # no concentration: directions uniform on the sphere
+        g = np.random.default_rng(3).standard_normal((200, cfg.D))
+        df = _atoms_table(cfg, g / np.linalg.norm(g, axis=1, keepdims=True), np.ones(200))
+    elif mutation == "three atoms":  # equal mass on three orthogonal atoms: more than S* = 2
+        three = np.array([[1.0, 1, 0, 0], [-1.0, 0, 1, 0], [1.0, 0, 0, 1]])
+        df = _atoms_table(cfg, np.repeat(three[:, 1:], 70, axis=0), np.repeat(three[:, 0], 70))
+    elif mutation == "at the teacher's atoms":  # no tilt, the fixed-direction lasso
+        atoms = cfg.teacher_atoms()
+        c = lasso_atom_coefficients(atoms[:, 0], atoms[:, 1:], cfg.weight_decay)
+        df = _atoms_table(cfg, np.repeat(atoms[:, 1:], 100, axis=0), np.repeat(2 * c, 100))
+    else:  # exactly the population theory: no finite-M deviation
+        df = _on_atoms(cfg, _theory(cfg, shift=0.0), "two-atom")
+    assert _failed(atoms_claims(df, cfg, weak, theory)), mutation
+
+
 def test_threshold_claims_fail_when_the_weak_atom_carries_mass() -> None:
     cfg = AtomsConfig()
+    theory = _theory(cfg)
     # the weak atom kept at a third of the others' mass: what no threshold would give
-    claims = threshold_claims(_weak_run(cfg, 0.5), cfg)
+    claims = threshold_claims(_on_atoms(cfg, theory, "weak", weak_mass=0.5), theory, cfg)
     assert not claims[1].held and not claims[0].held, claims
 
 
@@ -489,17 +501,20 @@ def test_orbit_changes_keep_f_on_the_symmetry_and_move_it_off() -> None:
 
 def _budget_table(**override: np.ndarray) -> pd.DataFrame:
     M = np.array([50.0, 100, 200, 400, 800])
-    t = np.geomspace(0.1, 30, 8)
+    t = np.r_[0.0, np.geomspace(0.1, 30, 8)]
     N = np.array([25.0, 50, 100, 200, 400])
     K = np.arange(9.0)
-    parts = {"statistical": (M, 5.0 / M), "optimisation": (t, 0.3 * np.exp(-t / 5)),
-             "particle": (N, 0.2 / N),
+    parts = {"optimisation": (t, 0.3 * np.exp(-t / 5)), "particle": (N, 0.2 / N),
              "sparse residual": (K, 0.05 * 0.5**K),
              "K-cluster residual": (K, np.r_[1.0, 0.3, 0.04, 0.02, 0.01, 0.005, 0.0, 0.0, 0.0])}
     rows = [{"part": "init scale", "knob": knob, "x": sc, "value": val}
             for knob, vals in (("init scale at t_early", (0.38, 0.36, 0.28)),
                                ("init scale at t_end", (0.33, 0.33, 0.32)))
             for sc, val in zip((0.25, 1.0, 4.0), vals, strict=True)]
+    stat = override.get("statistical", 5.0 / M)
+    rows += [{"part": "statistical", "knob": "n", "x": float(m), "seed": seed,
+              "value": float(v) + 0.002 * (seed - 1)}
+             for seed in range(3) for m, v in zip(M, stat, strict=True)]
     for part, (x, value) in parts.items():
         new = override.get(part.replace(" ", "_").replace("-", "_"))
         value = value if new is None else new
@@ -509,35 +524,22 @@ def _budget_table(**override: np.ndarray) -> pd.DataFrame:
 
 
 def test_budget_claims_hold_on_falling_parts() -> None:
-    # including the disputed sparse-residual share: a sparse table holds it
     assert all(c.held for c in budget_claims(_budget_table()))
 
 
 @pytest.mark.parametrize(("part", "value"), [
-    ("optimisation", np.full(8, 0.1)),  # no optimisation progress
     ("particle", np.full(5, 0.01)),  # no 1/N rate
+    ("statistical", 5.0 / np.array([800.0, 400, 200, 100, 50])),  # rising with M
 ])
 def test_budget_claims_fail_on_wrong_parts(part: str, value: np.ndarray) -> None:
     assert _failed(budget_claims(_budget_table(**{part: value}))), part
 
 
-def test_budget_statistical_fall_is_disputed_and_still_measured() -> None:
-    # disputed since two quick seeds and the --full run did not see it (STATISTICAL_REVISED)
-    name = "statistical part falls with M (Spearman)"
-    rising = {c.name: c for c in budget_claims(_budget_table(
-        statistical=5.0 / np.array([800.0, 400, 200, 100, 50])))}[name]
-    assert rising.disputed and rising.revised and not rising.held
-    assert {c.name: c for c in budget_claims(_budget_table())}[name].held
-
-
-def test_budget_falls_with_k_is_disputed_and_still_measured() -> None:
-    # disputed since the residual levels off past K = 1 (SPARSE_FALLS_REVISED); the claim
-    # still reads the table: held where the residual falls, not held where it does not
-    name = "sparse residual falls with K (Spearman)"
-    flat = np.r_[1.0, 1.1, 0.9, 1.0, 1.2, 0.9, 1.0, 1.1, 1.0]
-    claim = {c.name: c for c in budget_claims(_budget_table(K_cluster_residual=flat))}[name]
-    assert claim.disputed and claim.revised and not claim.held
-    assert {c.name: c for c in budget_claims(_budget_table())}[name].held
+def test_budget_optimisation_fall_is_a_sanity_check() -> None:
+    # E(t) - E(t_end) ends at zero by definition: a sanity check, FAILED if it fails
+    claim = {c.name: c for c in budget_claims(_budget_table(
+        optimisation=np.full(9, 0.1)))}["optimisation part falls with t (Spearman)"]
+    assert claim.sanity and claim.revised and not claim.held
 
 
 def test_budget_init_claims_fail_where_the_init_is_remembered() -> None:
@@ -546,10 +548,3 @@ def test_budget_init_claims_fail_where_the_init_is_remembered() -> None:
     df.loc[end, "value"] = [0.38, 0.36, 0.28]  # t_early's spread kept to t_end
     held = {c.name: c.held for c in budget_claims(df)}
     assert not any(v for k, v in held.items() if k.startswith("init forgotten")), held
-
-
-def test_budget_sparse_share_fails_on_a_diffuse_measure() -> None:
-    diffuse = np.r_[1.0, 0.6, 0.4, 0.3, 0.25, 0.2, 0.15, 0.1, 0.05]  # falls, but slowly
-    claims = {c.name: c for c in budget_claims(_budget_table(K_cluster_residual=diffuse))}
-    assert not claims["sparse residual: share of f outside the 2 heaviest clusters"].held
-    assert claims["sparse residual falls with K (Spearman)"].held

@@ -1,4 +1,5 @@
-"""The ReLU Gram and the lasso-shrunk atom coefficients (specdyn.theory.mean_field)."""
+"""The ReLU Gram and the lasso-shrunk atom coefficients (specdyn.theory.mean_field), with
+the directions fixed and free."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import scipy.optimize
 
 from specdyn.theory.mean_field import (
     lasso_atom_coefficients,
+    lasso_certificate,
+    lasso_free_directions,
     lasso_threshold_coefficients,
     relu_gram,
 )
@@ -80,3 +83,55 @@ def test_thresholded_lasso_minimises_the_objective_and_switches_weak_atoms_off()
     # every atom on: the closed form of lasso_atom_coefficients
     np.testing.assert_allclose(lasso_threshold_coefficients([1.0, -1.0], U[:2], lam),
                                lasso_atom_coefficients([1.0, -1.0], U[:2], lam), atol=1e-10)
+
+
+def test_relu_gram_matches_quadrature_over_the_angle() -> None:
+    from specdyn.theory.oracles import relu_kernel_quadrature
+
+    t = np.linspace(0.0, np.pi, 13)
+    U = np.stack([np.cos(t), np.sin(t)], axis=1)
+    G = relu_gram(np.vstack([[1.0, 0.0], U]))[0, 1:]
+    np.testing.assert_allclose(G, [relu_kernel_quadrature(a) for a in t], rtol=1e-10,
+                               atol=1e-15)
+    with pytest.raises(ValueError, match="angle"):
+        relu_kernel_quadrature(4.0)
+
+
+def test_free_lasso_without_weight_decay_is_the_teacher() -> None:
+    U = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    c, V = lasso_free_directions(np.array([1.0, -1.0]), U, 0.0)
+    np.testing.assert_allclose(c, [1.0, -1.0], atol=1e-6)
+    np.testing.assert_allclose(np.abs(np.sum(V * U, axis=1)), 1.0, atol=1e-8)
+
+
+def test_free_lasso_is_certified_and_below_the_fixed_directions() -> None:
+    # orthogonal atoms c* = (1, -1) at lambda' = 0.1: the atoms tilt ~13 deg and shrink
+    # further than with the teacher's directions fixed (0.707)
+    U = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    c_star, lam = np.array([1.0, -1.0]), 0.1
+    c, V = lasso_free_directions(c_star, U, lam)
+    tilt = np.degrees(np.arccos(np.sum(V * U, axis=1)))
+    assert np.all((tilt > 10) & (tilt < 16))
+    fixed = lasso_atom_coefficients(c_star, U, lam)
+    assert np.all(np.abs(c) < np.abs(fixed) - 0.03)
+    probes = np.random.default_rng(1).standard_normal((20_000, 3))
+    sup, gap = lasso_certificate(c, V, c_star, U, lam, probes)
+    assert sup <= 1 + 1e-6 and gap <= 1e-6
+    # the teacher's own directions with the fixed-direction coefficients are not optimal
+    sup_fixed, _ = lasso_certificate(fixed, U, c_star, U, lam, probes)
+    assert sup_fixed > 1.05
+
+
+def test_free_lasso_on_a_large_sample_approaches_the_population() -> None:
+    U = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    c_star, lam = np.array([1.0, -1.0, 0.1]), 0.1
+    c_pop, V_pop = lasso_free_directions(c_star, U, lam)
+    assert c_pop[2] == 0.0  # the weak atom is switched off
+    x = np.random.default_rng(2).standard_normal((200_000, 3))
+    y = np.maximum(x @ U.T, 0.0) @ c_star
+    c_m, V_m = lasso_free_directions(c_star, U, lam, x=x, y=y)
+    # sampling error of a mean of 2e5 terms: ~ 3e-3
+    np.testing.assert_allclose(c_m, c_pop, atol=0.01)
+    assert np.degrees(np.arccos(np.min(np.sum(V_m[:2] * V_pop[:2], axis=1)))) < 1.0
+    with pytest.raises(ValueError, match="together"):
+        lasso_free_directions(c_star, U, lam, x=x)

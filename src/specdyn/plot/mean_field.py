@@ -15,8 +15,12 @@ from specdyn.plot._figure import new_figure
 def plot_propagation_of_chaos(N: np.ndarray, distances: np.ndarray, slope: float,
                               intercept: float, times: np.ndarray,
                               scaled_vs_time: np.ndarray, w2: np.ndarray | None = None,
-                              growth: tuple[float, float, float] | None = None) -> Figure:
-    """Coupled distance against ``N`` (log axes) and ``N * distance`` against time.
+                              growth: tuple[float, float, float] | None = None,
+                              gap_vs_time: np.ndarray | None = None,
+                              levels: tuple[tuple[float, float], tuple[float, float]]
+                              | None = None) -> Figure:
+    """Coupled distance against ``N`` (log axes), ``N x distance`` and ``N x function gap``
+    against time.
 
     Parameters
     ----------
@@ -35,9 +39,16 @@ def plot_propagation_of_chaos(N: np.ndarray, distances: np.ndarray, slope: float
         measure and its copies' (optimal assignment), drawn as open squares.
     growth
         Optional ``(t_mid, t_end, g)``: the uniform-in-time claim's window and the
-        measured relative growth of ``N x W2^2`` over it (shaded, in the title).
+        measured relative growth of ``N x function gap`` over it (shaded, in the title).
+    gap_vs_time
+        Optional ``(K, C)`` seed-mean ``N * function gap``: a third panel, with ``growth``.
+    levels
+        Optional ``((measured, predicted) first-step distance, (measured, predicted) function
+        gap at t = 0)``, the level claims' numbers, named in the panels' titles.
     """
-    fig, (ax, axt) = new_figure(2, 1, width=4.8, height=3.8)
+    panels = 2 if gap_vs_time is None else 3
+    fig, axes = new_figure(panels, 1, width=4.8, height=3.8)
+    ax, axt = axes[0], axes[1]
     for s, row in enumerate(distances):
         ax.plot(N, row, "-", color="0.7", lw=0.8, marker=".", label="seeds" if s == 0 else None)
     mean = distances.mean(0)
@@ -62,14 +73,32 @@ def plot_propagation_of_chaos(N: np.ndarray, distances: np.ndarray, slope: float
         axt.plot(times, scaled_vs_time[i], color=f"C{i % 10}", label=f"N = {n}")
     axt.set_xlabel("time t = step x dt")
     axt.set_ylabel("N x coupled distance (mean over seeds)")
-    axt.set_title("N x distance: the same curve for every N")
-    if growth is not None:
-        t_mid, t_end, g = growth
-        axt.axvspan(t_mid, t_end, color="0.85", zorder=0,
-                    label="uniform in time: flat here")
-        axt.set_title(f"N x distance: same curve for every N\n"
-                      f"t = {t_mid:g} -> {t_end:g}: N x W2^2 {g:+.0%}", fontsize=10)
+    title = "N x coupled distance (an upper bound)"
+    if levels is not None:
+        (m1, p1), _ = levels
+        title += f"\nfirst step: {m1 / p1:.2f} x its exact level"
+    axt.set_title(title, fontsize=10)
     axt.legend(fontsize=8)
+    if gap_vs_time is not None:
+        axg = axes[2]
+        for i, n in enumerate(N):
+            axg.plot(times, gap_vs_time[i], color=f"C{i % 10}", label=f"N = {n}")
+        if growth is not None:
+            t_mid, t_end, g = growth
+            axg.axvspan(t_mid, t_end, color="0.85", zorder=0,
+                        label="uniform in time: flat here")
+        title = "N x function gap (uniform-in-time claim)"
+        if growth is not None:
+            title += f"\nt = {growth[0]:g} -> {growth[1]:g}: {growth[2]:+.0%}"
+        if levels is not None:
+            (_, _), (m0, p0) = levels
+            title += f"; t = 0: {m0 / p0:.2f} x exact"
+        axg.set_title(title, fontsize=10)
+        axg.set_xlabel("time t = step x dt")
+        axg.set_ylabel(r"N x mean $(f_N - f_{ref})^2$ (mean over seeds)")
+        lo, hi = axg.get_ylim()
+        axg.set_ylim(0.0, hi + 0.45 * (hi - lo))  # room above the curves for the legend
+        axg.legend(fontsize=7, ncol=2, loc="upper right")
     return fig
 
 
@@ -79,9 +108,10 @@ def plot_sparse_atoms(initial: np.ndarray, final: np.ndarray, labels: np.ndarray
                       *, mass: Mapping[str, np.ndarray] | None = None,
                       s_star: Mapping[str, int] | None = None, mass_fraction: float = 0.9,
                       off_share: float | None = None,
-                      coef: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
+                      coef: Mapping[str, tuple[np.ndarray, ...]] | None = None,
                       coef_tol: float = 0.1, orbit: tuple[float, float] | None = None,
-                      symmetry_tol: float = 1e-10, off_orbit_min: float = 1e-6) -> Figure:
+                      symmetry_tol: float = 1e-10, off_orbit_min: float = 1e-6,
+                      lasso_directions: np.ndarray | None = None) -> Figure:
     """Particles at the start and the end, coloured by cluster, against the teacher's atoms;
     with ``mass`` given, a second row draws the S*, coefficient and symmetry claims.
 
@@ -93,10 +123,12 @@ def plot_sparse_atoms(initial: np.ndarray, final: np.ndarray, labels: np.ndarray
     The claim row (keyword arguments, one entry per run label): ``mass`` the final
     |a|-mass in the K heaviest clusters (K = 1, 2, ...) against ``mass_fraction`` and
     the bound ``s_star`` (``off_share``: the switched-off atom's share); ``coef`` per
-    teacher atom ``(teacher c*, predicted, measured)`` effective coefficients ``a |w|``,
-    the prediction drawn with a ``+-coef_tol`` band (a predicted 0 is a switched-off
-    atom, drawn without band); ``orbit`` the relative change of ``f`` along the
-    realisation symmetry and off it, against ``symmetry_tol`` and ``off_orbit_min``.
+    teacher atom ``(teacher c*, population lasso, finite-M lasso, measured)`` effective
+    coefficients ``a |w|``, the finite-M lasso drawn with a ``+-coef_tol`` band (a predicted
+    0 is a switched-off atom, drawn without band); ``orbit`` the relative change of ``f`` along the
+    realisation symmetry and off it, against ``symmetry_tol`` and ``off_orbit_min``;
+    ``lasso_directions`` ``(K, D)`` the zero-temperature lasso's unit atom directions (tilted
+    off the teacher's), drawn as rays in the end-of-training panel.
     """
     if mass is None:
         fig, (ax0, ax1, ax2) = new_figure(3, 1, width=4.2, height=4.0)
@@ -126,6 +158,10 @@ def plot_sparse_atoms(initial: np.ndarray, final: np.ndarray, labels: np.ndarray
             w = atom[1:]
             ax.plot([0, w[i]], [0, w[j]], "k--", lw=0.8)
             ax.plot(w[i], w[j], "k*", ms=14, label="teacher atoms" if k == 0 else None)
+        if p is final and lasso_directions is not None:
+            for k, u in enumerate(lasso_directions):
+                ax.plot([0, lim * u[i]], [0, lim * u[j]], "-", color="C2", lw=1.2, zorder=0,
+                        label="lasso atoms (tilted)" if k == 0 else None)
         ax.set_xlim(-lim, lim)
         ax.set_ylim(-lim, lim)
         ax.set_aspect("equal")
@@ -166,10 +202,10 @@ def _atoms_mass_panel(ax: Axes, mass: Mapping[str, np.ndarray], s_star: Mapping[
     ax.legend(fontsize=7, loc="lower right")
 
 
-def _atoms_coef_panel(ax: Axes, coef: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
+def _atoms_coef_panel(ax: Axes, coef: Mapping[str, tuple[np.ndarray, ...]],
                       tol: float) -> None:
     x0, ticks, names = 0, [], []
-    for i, (label, (c_star, pred, meas)) in enumerate(coef.items()):
+    for i, (label, (c_star, c_pop, pred, meas)) in enumerate(coef.items()):
         x = x0 + np.arange(len(pred))
         for xi, p in zip(x, pred, strict=True):
             if p == 0:  # switched off: the claim is its share, not a band
@@ -180,18 +216,21 @@ def _atoms_coef_panel(ax: Axes, coef: Mapping[str, tuple[np.ndarray, np.ndarray,
                 ax.fill_between([xi - 0.3, xi + 0.3], p - tol, p + tol, color="0.85", lw=0)
                 ax.plot([xi - 0.3, xi + 0.3], [p, p], "k-", lw=1.5)
         ax.plot(x, c_star, "D", mfc="none", color="0.4", ms=6)
+        on = np.asarray(c_pop) != 0
+        ax.plot(x[on], np.asarray(c_pop)[on], "_", color="C2", ms=16, mew=2)
         ax.plot(x, meas, "o", color=f"C{i}", ms=7, label=f"measured: {label}")
         ticks += list(x)
         names += [f"atom {j + 1}" for j in range(len(pred))]
         x0 += len(pred) + 1
-    ax.fill_between([], [], [], color="0.85", label=f"lasso prediction +- {tol:g}")
+    ax.fill_between([], [], [], color="0.85", label=f"finite-M lasso +- {tol:g}")
+    ax.plot([], [], "_", color="C2", ms=16, mew=2, label="population lasso")
     ax.plot([], [], "D", mfc="none", color="0.4", label="teacher c*")
     ax.axhline(0.0, color="0.6", lw=0.5)
     ax.set_xlim(-0.7, x0 - 1.2)  # room for the "lasso: off" label at the last atom
     ax.set_xticks(ticks)
     ax.set_xticklabels(names, fontsize=8)
     ax.set_ylabel("effective coefficient a|w| (cluster sum / N)")
-    ax.set_title("identifiability: a|w| per atom within the band", fontsize=10)
+    ax.set_title("a|w| per atom: the lasso with free directions", fontsize=10)
     ax.legend(fontsize=7, loc="center left")
 
 
@@ -248,39 +287,67 @@ def _init_scale_panel(ax: Axes, curves: Mapping[str, tuple[np.ndarray, np.ndarra
     ax.legend(fontsize=7, loc="upper right")
 
 
+def _temperature_panel(ax: Axes, runs: list[str], values: np.ndarray, tau: float,
+                       factor: float) -> None:
+    x = np.arange(len(runs))
+    ax.bar(x, values / tau, color="C4", width=0.6, label="measured (t_end)")
+    ax.axhspan(1 / factor, factor, color="0.85", zorder=0, label=f"claim: mean within x{factor:g}")
+    ax.axhline(1.0, color="k", ls=":", lw=1, label="tau (equipartition)")
+    ax.axhline(float(np.mean(values)) / tau, color="C3", lw=1.2,
+               label=f"mean: {np.mean(values) / tau:.2f} tau")
+    ax.set_xticks(x)
+    ax.set_xticklabels([r.replace("init scale ", "init ") for r in runs], fontsize=7)
+    ax.set_ylabel("configurational temperature / tau")
+    ax.set_ylim(0.0, max(2.0, 1.15 * float(np.max(values)) / tau))
+    ax.set_title("Gibbs measure: theta . grad V / (D + 1) = tau", fontsize=10)
+    ax.legend(fontsize=7, loc="upper right")
+
+
 def plot_error_budget(parts: Mapping[str, tuple[np.ndarray, np.ndarray]], total: float,
                       target_coeffs: np.ndarray, learned_coeffs: np.ndarray,
                       loss_times: np.ndarray, loss: np.ndarray, *, plateau: float | None = None,
                       budget_time: float | None = None,
                       init_scale: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
-                      init_claim: tuple[tuple[float, float], tuple[float, float]] | None = None
-                      ) -> Figure:
+                      init_claim: tuple[tuple[float, float], tuple[float, float]] | None = None,
+                      particle_level: tuple[tuple[np.ndarray, np.ndarray], float] | None = None,
+                      clock: tuple[tuple[float, float, float], float] | None = None,
+                      temperature: tuple[tuple[list[str], np.ndarray], float, float]
+                      | None = None) -> Figure:
     """The four parts of the error against their own knob, plus Hermite coefficients.
 
-    ``parts`` maps ``"statistical"`` (against n), ``"optimisation"`` (against t),
-    ``"particle"`` (against N), ``"sparse residual"`` and ``"K-cluster residual"``
-    (against K) to ``(x, value)`` arrays; values are drawn as ``|value|`` on log
-    axes, negative ones as open markers. ``total`` is the test error of the
-    population run at the budget's time (dotted line in each panel); ``plateau``
-    the test error at the end of the long run. ``init_scale`` (label -> (init scales,
-    test error), ``t_early`` first, ``t_end`` last) adds a panel for the "no
+    ``parts`` maps ``"statistical"`` (against n), ``"optimisation"`` (against t, from
+    ``t = 0``), ``"particle"`` and ``"particle at t = 0"`` (against N), ``"sparse
+    residual"`` and ``"K-cluster residual"`` (against K) to ``(x, value)`` arrays; values
+    are drawn as ``|value|`` on log axes, negative ones as open markers. ``total`` is the
+    test error of the population run at the budget's time (dotted line in each panel);
+    ``plateau`` the test error at the end of the long run. ``init_scale`` (label -> (init
+    scales, test error), ``t_early`` first, ``t_end`` last) adds a panel for the "no
     initialization-only residual" claim: ``init_claim`` is ``((spread, bound), (ratio,
     bound))`` of the ``t_end`` spread ``(max - min) / mean`` and of its ratio to the spread
-    at ``t_early``; the band drawn around the ``t_end`` points is as tall as the
-    spread bound allows.
+    at ``t_early``; the band drawn around the ``t_end`` points is as tall as the spread
+    bound allows. The level claims: ``particle_level`` (``((N, exact gap at t = 0),
+    factor)``), ``clock`` (``((t_c, measured rate, predicted rate), factor)``: the initial
+    rate's line from ``E(0)``), ``temperature`` (``((run labels, configurational
+    temperatures), tau, factor)``, a panel).
     """
     if init_scale is None:
         fig, axes = new_figure(3, 2, width=4.2, height=3.4)
     else:
         fig, axes = new_figure(4, 2, width=4.2, height=3.4)
         _init_scale_panel(axes[6], init_scale, init_claim)
-        axes[7].remove()
-    spec = [("statistical", "training-set size n", "E(n) - E(population)", True),
+        if temperature is None:
+            axes[7].remove()
+        else:
+            (runs, values), tau, factor = temperature
+            _temperature_panel(axes[7], runs, values, tau, factor)
+    spec = [("statistical", "training-set size n", "E(n) - E(population), seed mean", True),
             ("optimisation", "time t", "E(t) - E(t_end)", True),
             ("particle", "number of particles N", "mean (f_N - f_ref)^2", True),
             ("sparse residual", "number of terms / atoms K", "squared residual", False)]
     for ax, (name, xl, yl, logx) in zip(axes[:4], spec, strict=True):
         x, y = parts[name]
+        if logx:  # t = 0 has no place on a log axis (the clock's line starts from it)
+            x, y = x[x > 0], y[x > 0]
         neg = y < 0
         ax.plot(x, np.abs(y), "-", color="C0", lw=1)
         ax.plot(x[~neg], y[~neg], "o", color="C0", label=name)
@@ -291,9 +358,24 @@ def plot_error_budget(parts: Mapping[str, tuple[np.ndarray, np.ndarray]], total:
             ok = yk > 0
             ax.plot(xk[ok], yk[ok], "s--", color="C1",
                     label="learned f minus its K heaviest clusters")
-            ax.set_title("sparse residual: target Hermite tail")
+            ax.set_title("sparse residual (drawn, not claimed:\nat tau > 0 the measure "
+                         "has a density)", fontsize=9)
         else:
             ax.set_title(name)
+        if name == "particle" and particle_level is not None:
+            (n0, pred0), factor = particle_level
+            x0, y0 = parts["particle at t = 0"]
+            ax.plot(x0, y0, "s", mfc="none", color="C2", label="at t = 0")
+            ax.plot(n0, pred0, "--", color="C2", lw=1, label=f"exact at t = 0 (claim: x{factor:g})")
+        if name == "optimisation" and clock is not None:
+            (t_c, rate, pred), factor = clock
+            x_all, y_all = parts[name]
+            if np.isfinite(pred) and (x_all == 0).any():
+                e0 = float(y_all[x_all == 0][0])
+                tt = np.linspace(x[0], min(4 * t_c, x[-1]), 30)
+                ax.plot(tt, e0 + pred * tt, "--", color="C3", lw=1,
+                        label=f"initial rate (theory); measured to t = {t_c:g}: "
+                              f"{rate / pred:.2f} x (claim: x{factor:g})")
         ax.axhline(total, color="k", ls=":", lw=1, label="total test error")
         if logx:
             ax.set_xscale("log")

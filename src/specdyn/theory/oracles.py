@@ -2,7 +2,8 @@
 
 Slow by design: they integrate the paper's ODEs (Eqs. 144-145, and Eq. 69 with
 Eq. 76 for the first layer) and the time-to-reach quadrature of Eq. (181)
-with tight tolerances, one mode at a time.
+with tight tolerances, one mode at a time; and the ReLU kernel of the mean-field
+lasso (:func:`relu_kernel_quadrature`) by quadrature over the angle.
 """
 
 from __future__ import annotations
@@ -106,3 +107,18 @@ def first_layer_ode(s: Setting, k: float, t: ArrayLike, rtol: float = 1e-12) -> 
     res = np.empty_like(xi)
     res[order] = lam * (s.sigma_w**2 + xi**2 / sa2)
     return res.reshape(tt.shape)
+
+
+def relu_kernel_quadrature(angle: float) -> float:
+    """``E[relu(u . x) relu(v . x)]`` for unit ``u, v`` at ``angle`` (radians), ``x ~ N(0, I)``,
+    by quadrature in the plane of ``u`` and ``v``: in polar coordinates ``(r, phi)`` the radial
+    integral of ``r^3 exp(-r^2/2) / (2 pi)`` gives ``1/pi``, leaving ``(1/pi) int cos(phi)
+    cos(phi - angle) dphi`` over the arc where both are positive. The oracle of
+    :func:`specdyn.theory.mean_field.relu_gram` (closed form, Cho & Saul 2009).
+    """
+    t = float(angle)
+    if not 0.0 <= t <= np.pi:
+        raise ValueError(f"angle must be in [0, pi], got {angle}")
+    val, _ = quad(lambda phi: np.cos(phi) * np.cos(phi - t), t - np.pi / 2, np.pi / 2,
+                  epsabs=1e-14, epsrel=1e-13)
+    return float(val / np.pi)

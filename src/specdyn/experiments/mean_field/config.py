@@ -35,40 +35,46 @@ def notes_target(degree: int = 40) -> HermiteTarget:
     return HermiteTarget(c, fn=fn, name="tanh(2z) + 0.5 He2(z)")
 
 
-#: The declared fields every mean-field config shares (the settings of the particle engine).
-_COMMON: dict[str, v.Constraint] = dict(
-    activation=v.Choice(*_ACTS), D=v.SIZE, dt=v.POSITIVE, temperature=v.NONNEGATIVE,
-    weight_decay=v.NONNEGATIVE, steps=v.SIZE)
+@dataclass(frozen=True)
+@v.constrained_fields(activation=v.Choice(*_ACTS), D=v.SIZE, dt=v.POSITIVE,
+                      temperature=v.NONNEGATIVE, weight_decay=v.NONNEGATIVE, steps=v.SIZE)
+class NotesLangevin:
+    """The mean-field Langevin setting of the related notes (section 3), the one home of
+    its physics: ``D = 5`` inputs, Langevin step ``dt = 0.05``, temperature ``0.02`` and
+    weight decay ``0.05``; every mean-field config inherits these fields (a subclass sets
+    its own defaults where its experiment needs another setting, as ``sparse-atoms``).
+    """
+
+    activation: str = "tanh-shift"
+    D: int = 5
+    dt: float = 0.05
+    temperature: float = 0.02
+    weight_decay: float = 0.05
+    steps: int = 60
 
 
 # --------------------------------------------------------------------------------------
 # propagation of chaos
 
 @dataclass(frozen=True)
-@v.constrained_fields(**_COMMON, M=v.SIZE,
+@v.constrained_fields(M=v.SIZE,
                       N_values=v.Tuple(v.SIZE, min_len=2, why="two sizes at least, to fit a slope"),
                       reference_N=v.SIZE, replicas=v.SIZE,
                       seeds=v.Tuple(v.Int(strict=True), min_len=1), even_checkpoints=v.Int(2))
-class ChaosConfig:
+class ChaosConfig(NotesLangevin):
     """Coupled distance against N; defaults are the quick version (~30 s on one core).
 
     ``even_checkpoints`` is a count of evenly spaced steps from 0 to ``steps``
-    (``Schedule.even``); a plain ``checkpoints`` key is a log-spaced count everywhere.
+    (``Schedule.even``), to which the run adds step 1 (the first-step level claim); a plain
+    ``checkpoints`` key is a log-spaced count everywhere.
     """
 
-    activation: str = "tanh-shift"
-    D: int = 5
     M: int = 100
-    dt: float = 0.05
-    temperature: float = 0.02
-    weight_decay: float = 0.05
-    steps: int = 60
     N_values: tuple[int, ...] = (25, 50, 100, 200, 400, 800)
     reference_N: int = 4000
     replicas: int = 4
     seeds: tuple[int, ...] = (0, 1, 2)
     even_checkpoints: int = 7
-
 
 
 def full_chaos() -> ChaosConfig:
@@ -80,13 +86,13 @@ def full_chaos() -> ChaosConfig:
 # sparse atoms
 
 @dataclass(frozen=True)
-@v.constrained_fields(**{**_COMMON, "D": v.Int(3, why="a two-atom teacher and a weak third "
-                                                       "atom along e3")}, M=v.SIZE,
+@v.constrained_fields(D=v.Int(3, why="a two-atom teacher and a weak third atom along e3"),
+                      M=v.SIZE,
                       N=v.SIZE, teacher_a=v.Tuple(v.Real(), length=2), teacher_scale=v.POSITIVE,
                       weak_a=v.Real(),
                       threshold_deg=v.Real(0.0, 90.0, lo_open=True), seed=v.SEED,
                       even_checkpoints=v.Int(2))
-class AtomsConfig:
+class AtomsConfig(NotesLangevin):
     """Two-atom teacher ``a1 sigma(s e1 . x) + a2 sigma(s e2 . x)`` learnt at small temperature.
 
     A second run (the S* threshold claims) adds a weak third atom ``weak_a sigma(s e3 . x)``
@@ -95,7 +101,9 @@ class AtomsConfig:
     ``even_checkpoints`` is a count of evenly spaced steps from 0 to ``steps``
     (``Schedule.even``); a plain ``checkpoints`` key is a log-spaced count everywhere.
     ``M = 1600`` samples: at 400 the coefficient claims' sampling error left them on
-    either side of their tolerance by the seed (``claims.ATOMS_M_REVISED``).
+    either side of their tolerance by the seed (``atoms.ATOMS_M_REVISED``). Not the
+    notes' setting: ReLU, three inputs, a small temperature and a larger weight decay, so
+    that the long-time measure is (nearly) atomic.
     """
 
     activation: str = "relu"
@@ -114,7 +122,6 @@ class AtomsConfig:
     threshold_deg: float = 20.0
     seed: int = 0
     even_checkpoints: int = 11
-
 
     def teacher_atoms(self) -> np.ndarray:
         """``(2, D+1)`` rows ``[a_k, w_k]``: ``w_1 = s e1``, ``w_2 = s e2``."""
@@ -139,15 +146,16 @@ def full_atoms() -> AtomsConfig:
 # error budget
 
 @dataclass(frozen=True)
-@v.constrained_fields(**_COMMON, N=v.SIZE, long_factor=v.Int(2),
-                      M_values=v.Tuple(v.SIZE, min_len=1), population_size=v.SIZE,
+@v.constrained_fields(N=v.SIZE, long_factor=v.Int(2),
+                      M_values=v.Tuple(v.SIZE, min_len=1), statistical_seeds=v.SIZE,
+                      population_size=v.SIZE,
                       M_test=v.SIZE, chaos_M=v.SIZE, chaos_N_values=v.Tuple(v.SIZE),
                       chaos_reference_N=v.SIZE, chaos_steps=v.SIZE, chaos_replicas=v.SIZE,
                       K_max=v.SIZE, hermite_degree=v.SIZE, seed=v.SEED,
                       init_scales=v.Tuple(v.POSITIVE, min_len=2,
                                           why="two init scales at least, to compare"),
                       init_M=v.SIZE, init_early_steps=v.Int(1, optional=True))
-class BudgetConfig:
+class BudgetConfig(NotesLangevin):
     """Error parts against M, t, N and K (quick defaults, ~30 s on one core).
 
     GELU by default: with no bias, every student misses much of the even
@@ -160,17 +168,18 @@ class BudgetConfig:
     budget's ``steps``). ``--full`` keeps the quick budget's time, 200 steps (t = 10): its
     own budget time, 50, is late enough that the init is already forgotten, and the claim
     would compare two noise-level spreads.
+
+    ``statistical_seeds``: the statistical part is the mean over that many seeds (``seed``,
+    ``seed + 1``, ...) of the test error on ``M`` samples: one seed's test error moves by
+    about as much as the part itself at the larger ``M``.
     """
 
     activation: str = "gelu"
-    D: int = 5
-    N: int = 200
-    dt: float = 0.05
-    temperature: float = 0.02
-    weight_decay: float = 0.05
     steps: int = 200
+    N: int = 200
     long_factor: int = 4
     M_values: tuple[int, ...] = (50, 100, 200, 400, 800)
+    statistical_seeds: int = 3
     population_size: int = 2048
     M_test: int = 4000
     chaos_M: int = 100
@@ -191,11 +200,11 @@ class BudgetConfig:
         return self.steps if self.init_early_steps is None else self.init_early_steps
 
     def __post_init__(self) -> None:
+        super().__post_init__()  # type: ignore[misc]  # the inherited fields' checks
         long = self.long_factor * self.steps
         if self.init_early_steps is not None and not self.init_early_steps < long:
             raise ValueError(f"init_early_steps must be below t_end's step long_factor x "
                              f"steps = {long}, got {self.init_early_steps}")
-
 
 
 def full_budget() -> BudgetConfig:

@@ -1,6 +1,6 @@
 """What the mean-field claims read off their tables and particles.
 
-The growth of ``N x W2^2`` over a propagation-of-chaos run, the realisation-symmetry
+The growth of ``N x`` a distance over a propagation-of-chaos run, the realisation-symmetry
 moves of a sparse-atoms measure (and the activations whose particles are identified up
 to sign), its atoms' effective coefficients and the mass near a direction, and the trends
 and spreads of the error-budget parts, with the names the error-budget table's ``init
@@ -23,14 +23,14 @@ INIT_EARLY, INIT_END = "init scale at t_early", "init scale at t_end"
 RESCALE, RESCALE_SEED = 2.0, 20261204
 
 
-def uniform_growth(df: pd.DataFrame) -> tuple[int, int, float]:
-    """``(mid, end, g)``: relative growth ``g`` of ``N x w2_distance`` (mean over N and
-    seeds) from the checkpoint ``mid`` nearest half the run to the last, ``end``.
+def uniform_growth(df: pd.DataFrame, column: str = "function_gap") -> tuple[int, int, float]:
+    """``(mid, end, g)``: relative growth ``g`` of ``N x column`` (mean over N and seeds)
+    from the checkpoint ``mid`` nearest half the run to the last, ``end``.
 
-    Uniform-in-time ``W2^2 = O(1/N)`` means ``N x W2^2`` levels off, ``g -> 0``.
-    NaN when the distance at ``mid`` is zero.
+    Uniform-in-time ``O(1/N)`` means ``N x`` the quantity levels off, ``g -> 0``.
+    NaN when the quantity at ``mid`` is zero.
     """
-    scaled = df.assign(s=df["w2_distance"] * df["N"]).groupby("step")["s"].mean()
+    scaled = df.assign(s=df[column] * df["N"]).groupby("step")["s"].mean()
     steps = scaled.index.to_numpy()
     end = int(steps[-1])
     late = steps[steps > 0]

@@ -1,26 +1,67 @@
 """The mean-field wrong models: what propagation-of-chaos, sparse-atoms and error-budget
 would have written under a plausible mistake (:class:`~specdyn.runs.WrongModel`), built
-from a run's own tables."""
+from a run's own tables, one of each class of :data:`~specdyn.runs.WRONG_KINDS` that can
+occur, and the reasons the others cannot (``*_NA``)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from specdyn.experiments.mean_field import levels
+from specdyn.experiments.mean_field.atoms import TEACHERS, teacher, theory_rows
 from specdyn.experiments.mean_field.readings import INIT_EARLY, INIT_END
+from specdyn.measure.atoms import cluster_directions
 from specdyn.runs.registry import WrongModel
 from specdyn.runs.wrong import edit_table, table_edit
 from specdyn.sim.protocol import derive_seed
+from specdyn.theory import mean_field as mft
 
-#: The seed of the wrong models' own draws (untrained particles): fixed, not the run's.
+#: The seed of the wrong models' own draws (untrained particles, held-out data): fixed.
 _WRONG_SEED = 20261205
+_LEVELS = "specdyn.experiments.mean_field.levels"
+
+
+def _w_variance_without_1_over_d(fn: Any) -> Any:
+    """``fn`` (a level of :mod:`.levels`) with ``w ~ N(0, s_w^2 I)`` for the initial law, not
+    ``N(0, s_w^2 I / D)``: the convention of the notes' ``W0`` rows mistaken."""
+    def wrong(activation: str, x: np.ndarray, init_scale: tuple[float, float],
+              *args: Any, **kw: Any) -> Any:
+        s_a, s_w = init_scale
+        return fn(activation, x, (s_a, s_w * math.sqrt(x.shape[1])), *args, **kw)
+    return wrong
+
+
+def _no_change(cfg: Any, folder: Path) -> None:
+    """A mistake inside a theory function only (its ``patch``): the tables stay."""
+
+
+def _interp_in_time(df: pd.DataFrame, cols: tuple[str, ...], by: list[str], t: str,
+                    speed: float, sqrt: bool = False) -> pd.DataFrame:
+    """Each ``by`` group's ``cols`` at ``speed x t`` (linear interpolation over its recorded
+    times, from 0; in the square root for a squared distance, which grows like ``t^2``)."""
+    out = df.copy()
+    for _, g in df.groupby(by):
+        g = g.sort_values(t)
+        tt = g[t].to_numpy(float)
+        for col in cols:
+            v = g[col].to_numpy(float)
+            v = np.sqrt(np.maximum(v, 0.0)) if sqrt and col != "function_gap" else v
+            new = np.interp(speed * tt, tt, v)
+            out.loc[g.index, col] = new ** 2 if sqrt and col != "function_gap" else new
+    return out
+
 
 # --------------------------------------------------------------------------
 # propagation-of-chaos
 # --------------------------------------------------------------------------
+
+_CHAOS = "propagation-of-chaos.parquet"
+_DIST = ("sq_distance", "w2_distance")
 
 
 def _chaos_rate(df: pd.DataFrame) -> pd.DataFrame:
@@ -35,13 +76,23 @@ def _chaos_end_only(df: pd.DataFrame) -> pd.DataFrame:
     """The 1/N rate only at the end: at every earlier checkpoint the distance is the same at
     every N (its mean over N), as for a coupling that only converges at the horizon."""
     early = df["step"] < df["step"].max()
-    for col in ("sq_distance", "w2_distance"):
+    for col in _DIST:
         mean = df[early].groupby(["seed", "step"])[col].transform("mean")
         df.loc[early, col] = mean
     return df
 
 
-_CHAOS = "propagation-of-chaos.parquet"
+def _chaos_scaled(factor: Any) -> Any:
+    def change(df: pd.DataFrame) -> pd.DataFrame:
+        f = factor(df) if callable(factor) else factor
+        return df.assign(sq_distance=df["sq_distance"] * f, w2_distance=df["w2_distance"] * f)
+    return table_edit(_CHAOS, change)
+
+
+def _replicas(df: pd.DataFrame) -> Any:
+    """Each size's replica count ``R_N = replicas max(N) / N``, up to the constant
+    ``replicas``."""
+    return df["N"].max() / df["N"]
 
 
 CHAOS_WRONG = (
@@ -52,13 +103,51 @@ CHAOS_WRONG = (
                "before the last (the rate not uniform in time)",
                table_edit(_CHAOS, _chaos_end_only),
                catches=("worst slope over checkpoints t > 0",)),
+    WrongModel("systems are their copies", "each N-particle system driven by the reference "
+               "measure, like its copies: the coupled distances are zero",
+               _chaos_scaled(0.0), kind="is-theory",
+               catches=("first-step coupled distance against its exact level",)),
+    WrongModel("distance x1.5", "the coupled distances of the right 1/N law at 1.5 times "
+               "their level", _chaos_scaled(1.5), kind="fluctuation-size",
+               catches=("first-step coupled distance against its exact level",)),
+    WrongModel("run at 1.5x speed", "the coupling run at 1.5 times the speed its config "
+               "says (its checkpoints read at 1.5 t)",
+               table_edit(_CHAOS, lambda df: _interp_in_time(
+                   df, ("sq_distance", "w2_distance", "function_gap"), ["seed", "N"], "step",
+                   1.5, sqrt=True)), kind="clock",
+               catches=("first-step coupled distance against its exact level",)),
+    WrongModel("init law's w variance s_w^2 I", "the exact function gap at t = 0 computed "
+               "from w ~ N(0, s_w^2 I), not N(0, s_w^2 I / D)", _no_change, kind="convention",
+               patch={f"{_LEVELS}.initial_function_gap":
+                      _w_variance_without_1_over_d(levels.initial_function_gap)},
+               catches=("function gap at t = 0 against its exact level",)),
+    WrongModel("replicas summed", "each size's distance summed over its R_N = replicas "
+               "max(N) / N systems instead of averaged (a rescaling with the width)",
+               _chaos_scaled(_replicas), kind="attribution",
+               catches=("slope of the coupled distance against N",)),
+    WrongModel("inputs not normalised", "the levels computed from the training inputs "
+               "divided by sqrt(D) (x ~ N(0, I/D), as the weights)",
+               table_edit("propagation-of-chaos_inputs.parquet", lambda df: df.assign(
+                   **{c: df[c] / math.sqrt(sum(k.startswith("x") for k in df.columns))
+                      for c in df.columns if c.startswith("x")})), kind="wrong-inputs",
+               catches=("first-step coupled distance against its exact level",)),
 )
+
+CHAOS_NA = {
+    "temperature": "the synchronous coupling gives a system and its copies the same noise, "
+                   "which cancels from the claimed distances and gaps at the first step and "
+                   "leaves only the drifts later; the temperature's claim is error-budget's "
+                   "configurational temperature (tau = 0.02 at its Gibbs measure)",
+}
 
 # --------------------------------------------------------------------------
 # sparse-atoms
 # --------------------------------------------------------------------------
 
 _ATOMS = ("sparse-atoms.parquet", "sparse-atoms_weak.parquet")
+_ATOM_COEF = "identifiability: atom coefficient a|w| - lasso-shrunk teacher's (largest)"
+_DEVIATION = "finite-M deviation: |a|w| - population lasso's| against the finite-M lasso's"
+
 
 def _untrained(cfg: Any, folder: Path) -> None:
     """Both final-particle tables replaced by untrained particles, drawn as the engine draws
@@ -76,6 +165,61 @@ def _untrained(cfg: Any, folder: Path) -> None:
         edit_table(folder, table, fresh)
 
 
+def _moved_to(where: str) -> Any:
+    """Both runs' heavy clusters moved onto a theory: ``"population"`` (the population
+    lasso's atoms) or ``"twice"`` (the finite-M lasso's directions, its deviation from the
+    population's coefficients doubled); particles keep their |w|, their a is rescaled."""
+    def apply(cfg: Any, folder: Path) -> None:
+        theory = pd.read_parquet(folder / "sparse-atoms_theory.parquet")
+        for table, which in zip(_ATOMS, TEACHERS, strict=True):
+            c_star, U_star = teacher(cfg, which)
+            c_pop, U_pop = mft.lasso_free_directions(c_star, U_star, cfg.weight_decay)
+            rows = theory[theory["teacher"] == which].sort_values("atom")
+            c_m = rows["c"].to_numpy(float)
+            U_m = rows[[f"u{k + 1}" for k in range(cfg.D)]].to_numpy(float)
+            c_new, U_new = ((c_pop, U_pop) if where == "population"
+                            else (c_pop + 2.0 * (c_m - c_pop), U_m))
+
+            def move(df: pd.DataFrame, c_new: np.ndarray = c_new, U_new: np.ndarray = U_new,
+                     U_m: np.ndarray = U_m) -> pd.DataFrame:
+                cols = [f"w{k + 1}" for k in range(cfg.D)]
+                p = df[["a", *cols]].to_numpy(float, copy=True)
+                clusters = cluster_directions(p, threshold_deg=cfg.threshold_deg)
+                on = np.flatnonzero(c_new != 0)
+                match = np.argmax(clusters.centers[:on.size] @ U_m[on].T, axis=0)
+                for k, j in zip(on, match, strict=True):
+                    idx = clusters.labels == j
+                    norm = np.linalg.norm(p[idx, 1:], axis=1)
+                    p[idx, 1:] = norm[:, None] * U_new[k]
+                    now = float(np.sum(p[idx, 0] * norm)) / len(p)
+                    p[idx, 0] *= c_new[k] / now
+                df[["a", *cols]] = p
+                return df
+
+            edit_table(folder, table, move)
+    return apply
+
+
+def _held_out_theory(cfg: Any, folder: Path) -> None:
+    """The finite-M lasso solved on another draw of M samples than the run's training set."""
+    from specdyn.models import AtomTeacher
+
+    rng = np.random.default_rng(derive_seed(_WRONG_SEED, "held-out data"))
+    parts = []
+    for which in TEACHERS:
+        atoms = cfg.teacher_atoms() if which == "two-atom" else cfg.weak_teacher_atoms()
+        x = rng.standard_normal((cfg.M, cfg.D))
+        parts.append(theory_rows(cfg, which, x, AtomTeacher(cfg.activation, atoms)(x)))
+    pd.concat(parts, ignore_index=True).to_parquet(folder / "sparse-atoms_theory.parquet")
+
+
+def _gram_without_half(directions: Any) -> np.ndarray:
+    """The arc-cosine kernel normalised to E relu(z)^2 = 1, not 1/2 (twice the Gram)."""
+    return 2.0 * _RELU_GRAM(directions)
+
+
+_RELU_GRAM = mft.relu_gram
+
 ATOMS_WRONG = (
     WrongModel("untrained particles", "untrained random particles (the network never "
                "learns): a ~ N(0, 1), w ~ N(0, I/D)", _untrained,
@@ -83,23 +227,53 @@ ATOMS_WRONG = (
     WrongModel("output x1.25", "every output weight 25 % too large (the atoms' coefficients "
                "a |w| off by that factor)",
                table_edit(_ATOMS, lambda df: df.assign(a=1.25 * df["a"])),
-               catches=("identifiability: atom coefficient a|w| - lasso-shrunk teacher's "
-                        "(largest)",)),
+               catches=(_ATOM_COEF,)),
+    WrongModel("atoms at the population lasso", "the heavy clusters exactly at the "
+               "population theory's atoms (directions and a|w|)", _moved_to("population"),
+               kind="is-theory", catches=(_DEVIATION,)),
+    WrongModel("finite-M deviation doubled", "the atoms' a|w| off the population lasso by "
+               "twice the finite-M lasso's deviation", _moved_to("twice"),
+               kind="fluctuation-size", catches=(_DEVIATION,)),
+    WrongModel("ReLU kernel x2", "the arc-cosine kernel normalised to E relu(z)^2 = 1 "
+               "inside relu_gram (the population lasso, the claims and the figure call it)",
+               _no_change, kind="convention",
+               patch={"specdyn.theory.mean_field.relu_gram": _gram_without_half},
+               catches=("the lasso's kernel against quadrature over the angle (largest "
+                        "relative difference)",)),
+    WrongModel("theory on held-out data", "the finite-M lasso solved on another draw of M "
+               "samples than the run was trained on", _held_out_theory, kind="wrong-inputs",
+               catches=(_ATOM_COEF,)),
 )
+
+ATOMS_NA = {
+    "temperature": "the claims read the zero-temperature structure: at tau = 1e-4 the "
+                   "configurational temperature of the final particles is not resolved after "
+                   "1000 steps (pilot seeds 1-5: -1.9e-4 to 5.4e-4, against tau = 1e-4); "
+                   "the temperature's claim is error-budget's (tau = 0.02)",
+    "clock": "the claims read the long-time measure only (the final particles); the "
+             "concentration over time is drawn, not claimed",
+    "attribution": "the claims read one state, the final particles, clustered the same way "
+                   "for every claim: no step, width rescaling or held-out split to misread "
+                   "(a scale error of a is the 'output x1.25' model)",
+}
 
 # --------------------------------------------------------------------------
 # error-budget
 # --------------------------------------------------------------------------
 
-
 _BUDGET = "error-budget.parquet"
+_PARTICLE = ("particle", "particle at t = 0")
+_LEVEL0 = "particle part at t = 0 against its exact level"
 
 
-def _budget_part(part: str, change: Any) -> Any:
-    """A wrong model rewriting the ``value`` of one part's rows by ``change(rows)``."""
+def _budget_part(parts: str | tuple[str, ...], change: Any) -> Any:
+    """A wrong model rewriting the ``value`` of the rows of ``parts`` by ``change(rows)``."""
+    names = (parts,) if isinstance(parts, str) else parts
+
     def edit(df: pd.DataFrame) -> pd.DataFrame:
-        rows = df["part"] == part
-        df.loc[rows, "value"] = change(df[rows])
+        for part in names:
+            rows = df["part"] == part
+            df.loc[rows, "value"] = change(df[rows])
         return df
     return table_edit(_BUDGET, edit)
 
@@ -114,20 +288,50 @@ def _init_kept(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _twice_as_fast(df: pd.DataFrame) -> pd.DataFrame:
+    """The population run at twice the speed: E(t) - E(t_end) read at 2 t."""
+    opt = df[df["part"] == "optimisation"]
+    moved = _interp_in_time(opt, ("value",), ["part"], "x", 2.0)
+    df.loc[opt.index, "value"] = moved["value"]
+    return df
+
+
 BUDGET_WRONG = (
     WrongModel("particle rate N^-1/2", "the particle error falls as N^(-1/2), not N^(-1)",
                _budget_part("particle",
                             lambda r: r["value"] * np.sqrt(r["x"] / r["x"].min())),
                catches=("particle part: slope against N",)),
     WrongModel("init never forgotten", "an initialisation-only residual: the test error at "
-               "t_end of each init scale stays what it was at t_early",
-               table_edit(_BUDGET, _init_kept),
+               "t_end of each init scale read at t_early", table_edit(_BUDGET, _init_kept),
+               kind="attribution",
                catches=("init forgotten: spread of the t_end test error over init scales "
                         "((max - min) / mean)",)),
-    WrongModel("optimisation stalls", "the optimisation error stops falling after the first "
-               "checkpoint (a run that stalls)",
-               _budget_part("optimisation",
-                            lambda r: np.full(len(r), float(r.sort_values("x")["value"]
-                                                            .iloc[0]))),
-               catches=("optimisation part falls with t (Spearman)",)),
+    WrongModel("systems are the reference", "the N-particle systems driven by the reference "
+               "measure: no particle error at any N or time",
+               _budget_part(_PARTICLE, lambda r: 0.0 * r["value"]), kind="is-theory",
+               catches=(_LEVEL0,)),
+    WrongModel("particle part x1.5", "the particle error of the right 1/N law at 1.5 times "
+               "its level", _budget_part(_PARTICLE, lambda r: 1.5 * r["value"]),
+               kind="fluctuation-size", catches=(_LEVEL0,)),
+    WrongModel("noise at half the temperature", "the Langevin noise sqrt(tau dt), not "
+               "sqrt(2 tau dt): the runs sample the Gibbs measure at tau / 2",
+               _budget_part("configurational temperature", lambda r: 0.5 * r["value"]),
+               kind="temperature",
+               catches=("configurational temperature at t_end against the temperature",)),
+    WrongModel("population run at 2x speed", "the population run at twice the speed its "
+               "config says (its test error read at 2 t)", table_edit(_BUDGET, _twice_as_fast),
+               kind="clock",
+               catches=("clock: the test error's initial fall against the initial rate",)),
+    WrongModel("init law's w variance s_w^2 I", "the particle part's exact level computed "
+               "from w ~ N(0, s_w^2 I), not N(0, s_w^2 I / D)", _no_change, kind="convention",
+               patch={f"{_LEVELS}.initial_function_gap":
+                      _w_variance_without_1_over_d(levels.initial_function_gap)},
+               catches=(_LEVEL0,)),
 )
+
+BUDGET_NA = {
+    "wrong-inputs": "no prediction is built from a spectrum: the levels take the training "
+                    "inputs and the initial law (a wrong initial law is the convention "
+                    "model; the inputs' normalisation is propagation-of-chaos's "
+                    "'inputs not normalised', the same level function)",
+}
