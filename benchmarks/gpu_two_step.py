@@ -162,8 +162,9 @@ def main() -> None:
           flush=True)
 
     phase, reuse = get("two-step-phase").config(full=True), get("batch-reuse").config(full=True)
-    if args.N is not None:
-        phase = dataclasses.replace(phase, N=args.N, D=args.N, M=args.N)
+    if args.N is not None:  # a smaller (smoke-test) grid: its chosen cells no wider than it
+        phase = dataclasses.replace(phase, N=args.N, D=args.N, M=args.N, cells_N=tuple(
+            n for n in phase.cells_N if n <= args.N) or (args.N,))
         reuse = dataclasses.replace(reuse, N=args.N, D=args.N, M=args.N)
     if args.grid is not None:
         phase = dataclasses.replace(phase, alpha1=phase.alpha1[:args.grid],

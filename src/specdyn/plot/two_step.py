@@ -300,7 +300,8 @@ def alignment_bars(labels: Sequence[str], fresh: Mapping[str, np.ndarray],
                    reuse_quantity: Mapping[str, Sequence[float]],
                    thresholds: tuple[float, float] = (0.15, 0.1), noise_floor: float | None = None,
                    title: str = "", fresh_all: Mapping[str, np.ndarray] | None = None,
-                   reused_all: Mapping[str, np.ndarray] | None = None) -> Figure:
+                   reused_all: Mapping[str, np.ndarray] | None = None,
+                   noise_levels: Mapping[str, float] | None = None) -> Figure:
     """Target alignment of the outliers of ``W2``: fresh versus reused batch, per target.
 
     Parameters
@@ -320,6 +321,10 @@ def alignment_bars(labels: Sequence[str], fresh: Mapping[str, np.ndarray],
     fresh_all, reused_all
         Optional per-seed ``max_i |v_i . beta|`` over *all* outliers (drawn as
         small markers beside each bar).
+    noise_levels
+        Optional per label the predicted overlap of a fresh batch's learned direction
+        that is noise (drawn as a short black bar over the fresh bar; the claim: the fresh
+        overlaps have this size).
     """
     fig, (ax, ax2) = new_figure(2, 1, width=5.0, height=3.8)
     x = np.arange(len(labels))
@@ -340,8 +345,16 @@ def alignment_bars(labels: Sequence[str], fresh: Mapping[str, np.ndarray],
                         label=marker_label)
                 marker_label = None
     ax.axhline(thresholds[0], color="k", ls="--", lw=0.8, label=f"aligned ({thresholds[0]:g})")
-    ax.axhline(thresholds[1], color="0.4", ls=":", lw=0.8,
-               label=f"not aligned ({thresholds[1]:g})")
+    if noise_levels:
+        first = True
+        for i, lab in enumerate(labels):
+            if lab in noise_levels:
+                ax.hlines(noise_levels[lab], x[i] - w, x[i], color="k", lw=2,
+                          label="claim: fresh overlap at the noise level" if first else None)
+                first = False
+    else:
+        ax.axhline(thresholds[1], color="0.4", ls=":", lw=0.8,
+                   label=f"not aligned ({thresholds[1]:g})")
     if noise_floor is not None:
         ax.axhline(noise_floor, color="0.6", ls="-.", lw=0.8, label=r"$1/\sqrt{D}$")
     ax.set_xticks(x)

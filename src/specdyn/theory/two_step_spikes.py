@@ -53,7 +53,8 @@ import numpy as np
 from numpy.polynomial.hermite_e import hermegauss
 
 from specdyn import _validate as v
-from specdyn.theory.rmt import rectangular_spike, wishart_edge_scaling
+from specdyn.theory.reference import _symmetric_eig
+from specdyn.theory.rmt import rectangular_bulk_edge, rectangular_spike, wishart_edge_scaling
 
 __all__ = ["StepTwoSpikes", "step_two_spikes"]
 
@@ -117,7 +118,7 @@ class StepTwoSpikes:
     def resolved(self, sigmas: float = 3.0) -> np.ndarray:
         """``(K,)`` whether each spike's predicted outlier clears the bulk edge by
         :meth:`edge_margin` (``sigmas`` Tracy-Widom scales)."""
-        edge = self.noise * (1 + math.sqrt(self.ratio))
+        edge = self.noise * float(rectangular_bulk_edge(self.ratio))
         return self.locations() > edge + self.edge_margin(sigmas)
 
     def step2_count(self, sigmas: float = 3.0) -> int:
@@ -141,11 +142,23 @@ def _orthonormal_polynomials(K: int, n_quad: int) -> tuple[np.ndarray, np.ndarra
     return g, w, out
 
 
+def _sample_polynomials(a: np.ndarray, K: int, N: int) -> tuple[np.ndarray, np.ndarray,
+                                                                  np.ndarray]:
+    """``g = sqrt(N) a``, equal weights ``1/N`` and the sample's orthonormalised powers
+    ``sqrt(N) q_j`` (Gram-Schmidt of ``a, a^2, ...`` in order, as ``orthonormal_powers``)."""
+    if a.shape != (N,):
+        raise ValueError(f"a must have shape (N,) = ({N},), got {a.shape}")
+    g = math.sqrt(N) * a
+    base = g / np.max(np.abs(g))  # the same directions, no overflow
+    q, _ = np.linalg.qr(np.stack([base ** (j + 1) for j in range(K)], axis=1))
+    return g, np.full(N, 1.0 / N), math.sqrt(N) * q
+
+
 @v.constrained(N=v.SIZE, D=v.SIZE, M=v.SIZE, alpha1=v.Real(0.0, 0.5, hi_open=True),
                alpha2=v.Real(0.0, 0.5, hi_open=True), K=v.Int(2, 8), n_quad=v.Int(20, 400))
 def step_two_spikes(N: int, D: int, M: int, alpha1: float, alpha2: float, *,
                     sigma: Elementwise, dsigma: Elementwise, link: Elementwise, K: int = 4,
-                    n_quad: int = 60) -> StepTwoSpikes:
+                    n_quad: int = 60, a: np.ndarray | None = None) -> StepTwoSpikes:
     """The spikes of ``W2`` after steps ``N^alpha1``, ``N^alpha2`` with a fresh second batch.
 
     Parameters
@@ -163,6 +176,12 @@ def step_two_spikes(N: int, D: int, M: int, alpha1: float, alpha2: float, *,
         ``N^(-(1/2 - alpha1))`` each.
     n_quad
         Gauss-Hermite nodes per dimension.
+    a
+        Optional ``(N,)`` second-layer weights of one draw: the averages over ``g`` become
+        averages over its entries ``sqrt(N) a_i``, the polynomials the sample's
+        orthonormalised powers (the theory given ``a``; its sample moments, the fourth
+        above all, move the ``a^2`` strength by several percent at ``N`` of 10^3).
+        ``None``: the population (``a_i`` i.i.d. ``N(0, 1/N)``).
 
     Returns
     -------
@@ -185,7 +204,10 @@ def step_two_spikes(N: int, D: int, M: int, alpha1: float, alpha2: float, *,
                                    - c1 ** 2) / M)
     cos_b = c1 / g1_norm  # g1's direction against beta
     rho2 = D / M * (mean(lambda t: dsigma(t) ** 2) - mu1 ** 2) * y2
-    g, wg, p = _orthonormal_polynomials(K, 2 * n_quad)
+    if a is None:
+        g, wg, p = _orthonormal_polynomials(K, 2 * n_quad)
+    else:
+        g, wg, p = _sample_polynomials(v.real_array("a", a), K, int(N))
     s = lr1 * g / math.sqrt(N)  # (ng,) the step-1 shift per unit of delta, row by row
     # a fresh input in the plane of g1 and beta: u1 along g1 (delta = mu1 |g1| u1), u2
     # completing beta = cos_b u1 + sin_b u2
@@ -211,7 +233,7 @@ def step_two_spikes(N: int, D: int, M: int, alpha1: float, alpha2: float, *,
     gram[0, 0] += s1 @ s1 + 2.0 * lr2 * (s1 @ m[0])
     gram[0, 1:] += lr2 * (m[1:] @ s1)
     gram[1:, 0] += lr2 * (m[1:] @ s1)
-    theta = np.sqrt(np.clip(np.linalg.eigvalsh(gram)[::-1], 0.0, None))
+    theta = np.sqrt(np.clip(_symmetric_eig(gram)[0], 0.0, None))  # decreasing
     rows = np.sqrt(np.clip(np.diag(step2), 0.0, None))
     # the fluctuating part: row i of W2 - W1 is lr2 a_i times a vector of squared norm
     # (D/M) E[(sigma' - Phi)^2 r^2]; its projection on q_j weighs row i by q_ji a_i

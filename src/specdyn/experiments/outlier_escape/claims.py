@@ -117,9 +117,9 @@ def dtransform_location(theta: float, c: float, n_quad: int = 400) -> float:
     after ``lambda = a + (b - a)(1 - cos u) / 2``); NaN below the threshold."""
     from scipy.optimize import brentq
 
-    from specdyn.theory.rmt import mp_density
+    from specdyn.theory.rmt import mp_density, mp_edges, rectangular_bulk_edge
 
-    a, b = (1 - math.sqrt(c)) ** 2, (1 + math.sqrt(c)) ** 2
+    a, b = (float(x) for x in mp_edges(c))
     x, w = np.polynomial.legendre.leggauss(n_quad)
     u = 0.5 * np.pi * (x + 1)
     lam = a + (b - a) * (1 - np.cos(u)) / 2
@@ -130,7 +130,7 @@ def dtransform_location(theta: float, c: float, n_quad: int = 400) -> float:
         phi = float(np.sum(weight * z / (z * z - t2)))
         return phi * (c * phi + (1 - c) / z) - 1.0 / theta ** 2
 
-    edge = 1 + math.sqrt(c)
+    edge = float(rectangular_bulk_edge(c))
     lo = edge * (1 + 1e-12)
     if not dt(lo) > 0:  # D(edge) = 1 / c^(1/2) at the threshold: no outlier below it
         return float("nan")

@@ -43,6 +43,8 @@ MUP_ESCAPE_PILOT = {256: (19, 20, 18), 512: (18, 20, 20), 1024: (18, 18, 18),
                     2048: (18, 19, 18)}
 #: Their mean (224 / 12).
 MUP_ESCAPE_REFERENCE = 18.67
+#: The name of the NTK escape claim.
+NTK_GROWTH = "NTK: escape step growth, widest / narrowest - 1 (smallest over runs)"
 #: The escape run the reference belongs to.
 MUP_ESCAPE_RUN = "mup:0.05:4"
 #: Relative spread of the escape step across widths: under muP at most this
@@ -147,12 +149,13 @@ def lr_transfer_claims(raw: pd.DataFrame, eraw: pd.DataFrame,
         claims.append(within(
             f"{clock_label}: escape step / the reference - 1", level / MUP_ESCAPE_REFERENCE - 1,
             -MUP_ESCAPE_CLOCK_TOL, MUP_ESCAPE_CLOCK_TOL, source=OWN, aspect="clock",
-            key="muP escape step against the reference",
+            key="muP escape step against the reference", partner=NTK_GROWTH,
             note=f"seed-mean escape step over the widths >= {MUP_ESCAPE_MIN_WIDTH} ({level:.3g}) "
                  f"against {MUP_ESCAPE_REFERENCE:.3g}, measured on seeds no judged run uses "
                  f"(reps 5-7: " + "; ".join(f"N = {n}: {list(v)}" for n, v in
                                             MUP_ESCAPE_PILOT.items()) + "); the flatness "
-                 "claim reads ratios, which a run at another speed keeps: this one does not"))
+                 "claim reads ratios, which a run at another speed keeps: this one does not; "
+                 "a constant table can sit at the reference: its partner is the NTK growth"))
     for label in (lb for par, lb in runs if par == "mup"):
         e = escape_by_width(eraw, label).to_numpy()
         spread = float(e.max() / e.min() - 1.0) if e.size else float("nan")
@@ -177,7 +180,7 @@ def lr_transfer_claims(raw: pd.DataFrame, eraw: pd.DataFrame,
             growth.append(float(e[-1] / e[0] - 1.0) if rising else float("nan"))
     ntk_labels = ", ".join(lb for par, lb in runs if par == "ntk")
     claims.append(within(
-        "NTK: escape step growth, widest / narrowest - 1 (smallest over runs)",
+        NTK_GROWTH,
         min(growth) if growth else float("nan"), ESCAPE_WIDTH_TOL, np.inf,
         source=escape_src, revised_how="tighter",
         revised="b1882fe (issue 30): "

@@ -273,13 +273,15 @@ def _predict_unit_entries(lr: Any, sigma0: Any, **kw: Any) -> Any:
     return _REAL_PREDICT(lr, np.asarray(sigma0) * np.sqrt(kw["D"]), **kw)
 
 
-def _theory_status_from_variance(cfg: Any, folder: Path) -> None:
+def _theory_status_normalised_lr(cfg: Any, folder: Path) -> None:
     """Theory from a mis-normalised input: the single layer's theory status computed with
-    the init variance passed as the init scale sigma0."""
+    the grid's normalised learning rate ``lr / lr_c`` (the figure's axis) for ``lr``."""
     def edit(df: pd.DataFrame) -> pd.DataFrame:
         one = df["model"] == "single-layer"
-        pred = _REAL_PREDICT(df.loc[one, "lr"].to_numpy(np.float64),
-                             df.loc[one, "init_var"].to_numpy(np.float64), P=cfg.P, D=cfg.D,
+        lr_c = oe.online_sgd_critical_lr(cfg.B, cfg.D)
+        pred = _REAL_PREDICT(df.loc[one, "lr"].to_numpy(np.float64) / lr_c,
+                             np.sqrt(df.loc[one, "init_var"].to_numpy(np.float64)), P=cfg.P,
+                             D=cfg.D,
                              theta=cfg.theta, steps=cfg.steps, B=cfg.B,
                              noise_std=cfg.noise_std, tol=cfg.tol)
         df.loc[one, "theory_status"] = pred.status
@@ -316,8 +318,8 @@ TRAINABILITY_WRONG = (
                         "relative)",),
                patch={"specdyn.theory.outlier_escape.predict_trainability":
                       _predict_unit_entries}),
-    WrongModel("variance as scale", "the theory status of each cell computed with the init "
-               "variance passed as the init scale sigma0", _theory_status_from_variance,
+    WrongModel("normalised lr", "the theory status of each cell computed with the grid's "
+               "normalised learning rate lr / lr_c for lr", _theory_status_normalised_lr,
                kind="wrong-inputs", catches=("single layer: cells agreeing with the theory",)),
 )
 

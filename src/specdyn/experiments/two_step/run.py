@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from specdyn import io
+from specdyn.data.hermite import HermiteTarget
 from specdyn.experiments.two_step.claims import (
     CELLS_TABLE,
     phase_claims_of,
@@ -26,6 +27,7 @@ from specdyn.experiments.two_step.config import (
     parse_cells,
 )
 from specdyn.experiments.two_step.readings import phase_agreement, phase_cells, step2_rise
+from specdyn.experiments.two_step.reuse_claims import fresh_noise_level
 from specdyn.experiments.two_step.spikes import cell_spikes, theory_columns, width_resolving
 from specdyn.experiments.two_step.tables import cells_table, phase_table, reuse_table
 from specdyn.experiments.two_step.wrong import (
@@ -192,8 +194,12 @@ def run_reuse(cfg: ReuseConfig, out_dir: Path) -> ExperimentResult:
                          **{f"reuse_quantity_{k}": quantity[lab][k - 1] for k in (1, 2, 3)}}
     title = (f"N = {cfg.N}, D = {cfg.D}, M = {cfg.M}, "
              f"$(\\alpha_1, \\alpha_2) = ({cfg.alpha1:g}, {cfg.alpha2:g})$, {cfg.seeds} seeds")
+    levels = {lab: fresh_noise_level(name, cfg.D) for lab, name in zip(labels, cfg.targets,
+                                                                        strict=True)
+              if (HermiteTarget.named(name).information_exponent or 0) >= 2}
     fig = tsplot.alignment_bars(labels, fresh, reused, quantity,
                                 noise_floor=1.0 / math.sqrt(cfg.D), title=title,
-                                fresh_all=fresh_all, reused_all=reused_all)
+                                fresh_all=fresh_all, reused_all=reused_all,
+                                noise_levels=levels)
     figures = save_figure(fig, out_dir / "batch-reuse")
     return ExperimentResult("batch-reuse", out_dir, figures, [table], summary)
