@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 from specdyn.plot._figure import new_figure
 from specdyn.plot._placement import break_lines_under
 
-__all__ = ["Step1Update", "alignment_bars", "outlier_phase_grid"]
+__all__ = ["CellsStudy", "Step1Update", "alignment_bars", "outlier_phase_grid"]
 
 
 #: What the count maps draw beside the counts, named in their legend.
@@ -103,8 +103,9 @@ def _map_legend(ax: Axes, vmax: int) -> None:
 def outlier_phase_grid(alpha1: ArrayLike, alpha2: ArrayLike,
                        measured: np.ndarray, near_line: np.ndarray | None = None,
                        title: str = "", step2: np.ndarray | None = None,
-                       step2_bbp: np.ndarray | None = None, rise: float | None = None,
-                       step1: Step1Update | None = None) -> Figure:
+                       step2_theory: np.ndarray | None = None, rise: float | None = None,
+                       step1: Step1Update | None = None,
+                       cells: CellsStudy | None = None) -> Figure:
     """Measured outlier count of ``W2`` beside the two formulas, on the (alpha1, alpha2) grid.
 
     Parameters
@@ -119,17 +120,21 @@ def outlier_phase_grid(alpha1: ArrayLike, alpha2: ArrayLike,
         they are left out of the agreement score).
     title
         Figure title (sizes, target, agreement).
-    step2, step2_bbp
+    step2, step2_theory
         Optional ``(len(alpha1), len(alpha2))`` identified step-2 outliers of
-        each cell and the count the BBP threshold predicts from the cell's
-        spike strengths; with ``step2`` a fourth panel draws them against
-        ``floor(...)`` beside the abstract's line ``count = floor``.
+        each cell and the count the finite-N theory of the step-2 spikes predicts;
+        with ``step2`` a fourth panel draws them against ``floor(...)`` beside the
+        abstract's line ``count = floor``.
     rise
         The Spearman correlation of ``step2`` with ``floor`` (panel title).
     step1
         Optional top singular values of the step-1 update ``W1 - W0`` per run: a last
         panel draws ``s2/s1`` against the rank-one claim's bound and ``s1`` (the spike)
         against the BBP threshold a ``W1`` outlier needs.
+    cells
+        Optional chosen cells at several widths (:class:`CellsStudy`): a last panel draws
+        the theory's step-2 spike strengths against ``N`` with the measured ones and the
+        BBP threshold.
 
     Panels, three a row: measured; ``floor(alpha2 / (1/2 - alpha1))`` (abstract);
     ``1 + floor(...)`` (with the step-1 spike); then the step-2 and step-1 panels. The
@@ -143,7 +148,7 @@ def outlier_phase_grid(alpha1: ArrayLike, alpha2: ArrayLike,
     abstract = np.floor(A2 / (0.5 - A1))
     total = 1 + abstract
     vmax = int(max(np.nanmax(measured), np.max(total)))
-    n = 3 + (step2 is not None) + (step1 is not None)
+    n = 3 + (step2 is not None) + (step1 is not None) + (cells is not None)
     rows = -(-n // 3)
     fig, axes = new_figure(3, rows, width=4.3, height=3.9)
     maps = [_count_panel(axes[0], a1, a2, measured, vmax, "measured outliers of $W_2$",
@@ -158,10 +163,13 @@ def outlier_phase_grid(alpha1: ArrayLike, alpha2: ArrayLike,
                  ticks=MaxNLocator(integer=True))
     if step2 is not None:
         _step2_panel(axes[3], abstract, np.asarray(step2, dtype=np.float64),
-                     None if step2_bbp is None else np.asarray(step2_bbp, dtype=np.float64),
+                     None if step2_theory is None else np.asarray(step2_theory,
+                                                                  dtype=np.float64),
                      rise)
     if step1 is not None:
-        _step1_panel(axes[n - 1], step1)
+        _step1_panel(axes[n - 1 - (cells is not None)], step1)
+    if cells is not None:
+        _cells_panel(axes[n - 1], cells)
     for extra in axes[n + 1:]:
         extra.set_visible(False)
     if n < len(axes):
@@ -220,7 +228,51 @@ def _step1_panel(ax: Axes, st: Step1Update) -> None:
     ax.legend(fontsize=7, loc="upper left")
 
 
-def _step2_panel(ax: Axes, floor: np.ndarray, step2: np.ndarray, bbp: np.ndarray | None,
+@dataclass(frozen=True)
+class CellsStudy:
+    """What the chosen-cells panel draws, one entry a cell: its ``label`` (exponents and
+    ``floor``), the theory's step-2 spike strengths over ``widths`` (``theory[i]``:
+    ``(len(widths), floor + 1)``, in units of the bulk's noise), the measured ones at the
+    study's widths (``measured[i]``: ``(len(measured_N[i]), floor + 1)``, NaN where no
+    outlier was identified) and the BBP threshold ``c^(1/4)``."""
+
+    labels: list[str]
+    widths: np.ndarray
+    theory: list[np.ndarray]
+    measured_N: list[np.ndarray]
+    measured: list[np.ndarray]
+    threshold: float
+
+
+def _cells_panel(ax: Axes, st: CellsStudy) -> None:
+    """Step-2 spike strengths of the chosen cells against ``N``: the theory's (lines: solid
+    for the spikes ``floor`` counts, dotted for the next), the measured outliers' (markers),
+    the BBP threshold (a spike above it is an outlier)."""
+    colors = ("tab:blue", "tab:red", "tab:green", "tab:purple")
+    for i, lab in enumerate(st.labels):
+        col = colors[i % len(colors)]
+        th = np.asarray(st.theory[i], dtype=np.float64)
+        kmax = th.shape[1]
+        for k in range(kmax):
+            last = k == kmax - 1
+            ax.plot(st.widths, th[:, k], ":" if last else "-", color=col, lw=1.2,
+                    label=f"{lab}: theory" if k == 0 else "_")
+        meas = np.asarray(st.measured[i], dtype=np.float64)
+        for k in range(meas.shape[1]):
+            ax.plot(st.measured_N[i], meas[:, k], "o", ms=5, color=col,
+                    label=f"{lab}: measured outliers" if k == 0 else "_")
+    ax.axhline(st.threshold, color="k", ls="--", lw=0.8,
+               label=f"BBP threshold $c^{{1/4}}$ = {st.threshold:.2g}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("width $N$ ($D$, $M$ in proportion)")
+    ax.set_ylabel(r"step-2 spike strength / bulk noise")
+    ax.set_title("chosen cells: step-2 spikes vs $N$ (solid: counted by floor,\n"
+                 "dotted: the next one)", fontsize=10)
+    ax.legend(fontsize=7, loc="upper left")
+
+
+def _step2_panel(ax: Axes, floor: np.ndarray, step2: np.ndarray, theory: np.ndarray | None,
                  rise: float | None) -> None:
     """Identified step-2 outliers of every cell against ``floor``, with the abstract's line."""
     f, c = floor.ravel(), step2.ravel()
@@ -229,10 +281,10 @@ def _step2_panel(ax: Axes, floor: np.ndarray, step2: np.ndarray, bbp: np.ndarray
     values = np.unique(f)
     ax.plot(values, [c[f == x].mean() for x in values], "-", color="tab:blue", lw=1.5,
             label="mean per floor")
-    if bbp is not None:
-        b = bbp.ravel()
+    if theory is not None:
+        b = theory.ravel()
         ax.plot(values, [b[f == x].mean() for x in values], "--", color="tab:orange",
-                label="BBP-resolved spikes (mean)")
+                label="finite-N theory (mean)")
     ax.plot(values, values, ":", color="k", label="abstract: count = floor")
     ax.set_xlabel(r"$\lfloor \alpha_2 / (1/2 - \alpha_1) \rfloor$")
     ax.set_ylabel(r"identified step-2 outliers ($a^2, a^3, \ldots$)")
@@ -248,7 +300,8 @@ def alignment_bars(labels: Sequence[str], fresh: Mapping[str, np.ndarray],
                    reuse_quantity: Mapping[str, Sequence[float]],
                    thresholds: tuple[float, float] = (0.15, 0.1), noise_floor: float | None = None,
                    title: str = "", fresh_all: Mapping[str, np.ndarray] | None = None,
-                   reused_all: Mapping[str, np.ndarray] | None = None) -> Figure:
+                   reused_all: Mapping[str, np.ndarray] | None = None,
+                   noise_levels: Mapping[str, float] | None = None) -> Figure:
     """Target alignment of the outliers of ``W2``: fresh versus reused batch, per target.
 
     Parameters
@@ -268,6 +321,10 @@ def alignment_bars(labels: Sequence[str], fresh: Mapping[str, np.ndarray],
     fresh_all, reused_all
         Optional per-seed ``max_i |v_i . beta|`` over *all* outliers (drawn as
         small markers beside each bar).
+    noise_levels
+        Optional per label the predicted overlap of a fresh batch's learned direction
+        that is noise (drawn as a short black bar over the fresh bar; the claim: the fresh
+        overlaps have this size).
     """
     fig, (ax, ax2) = new_figure(2, 1, width=5.0, height=3.8)
     x = np.arange(len(labels))
@@ -288,8 +345,16 @@ def alignment_bars(labels: Sequence[str], fresh: Mapping[str, np.ndarray],
                         label=marker_label)
                 marker_label = None
     ax.axhline(thresholds[0], color="k", ls="--", lw=0.8, label=f"aligned ({thresholds[0]:g})")
-    ax.axhline(thresholds[1], color="0.4", ls=":", lw=0.8,
-               label=f"not aligned ({thresholds[1]:g})")
+    if noise_levels:
+        first = True
+        for i, lab in enumerate(labels):
+            if lab in noise_levels:
+                ax.hlines(noise_levels[lab], x[i] - w, x[i], color="k", lw=2,
+                          label="claim: fresh overlap at the noise level" if first else None)
+                first = False
+    else:
+        ax.axhline(thresholds[1], color="0.4", ls=":", lw=0.8,
+                   label=f"not aligned ({thresholds[1]:g})")
     if noise_floor is not None:
         ax.axhline(noise_floor, color="0.6", ls="-.", lw=0.8, label=r"$1/\sqrt{D}$")
     ax.set_xticks(x)

@@ -20,9 +20,13 @@ One module a concern, imported in this order (each imports only those above it):
 - ``config``: the config dataclasses (``BBPEscapeConfig``, ``TrainabilityConfig``,
   ``LRTransferConfig``), their declared constraints and ``--full`` sizes, and the
   ``escape_runs`` entries' parsing and labels;
-- ``claims``: the tolerances, revision and dispute records and the claims, pure
-  functions of the tables and their config, with what they read off the tables
-  (statuses, catapult rows, best learning rates, escape steps by width);
+- ``readings``: what bbp-escape's SGD and nonlinear claims read off their table;
+- ``trainability``: trainability's claims and what they read (statuses, catapult rows,
+  the exact theory's final error and its recursion);
+- ``transfer``: lr-transfer's claims and what they read (best learning rates, escape
+  steps by width);
+- ``claims``: bbp-escape's claims (with the D-transform evaluation of the BBP path), and
+  the topic's claims imported from the two above;
 - ``run``: the registered runs (``@register``): simulations, tables, figures, summaries.
 
 Importing this package imports ``run``, which registers the three experiments.

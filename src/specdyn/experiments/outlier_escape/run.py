@@ -35,7 +35,9 @@ from specdyn.experiments.outlier_escape.stochastic import stochastic_panels, sto
 from specdyn.experiments.outlier_escape.wrong import (
     BBP_WRONG,
     LR_TRANSFER_WRONG,
+    LR_TRANSFER_WRONG_NA,
     TRAINABILITY_WRONG,
+    TRAINABILITY_WRONG_NA,
 )
 from specdyn.measure.outliers import find_outliers
 from specdyn.plot import outlier_escape as oplot
@@ -153,6 +155,7 @@ _BOUNDARY = RunOptions(divergence_factor=DIVERGENCE_FACTOR)
 @register("trainability", "(learning rate, init variance) phase diagrams: single and two-layer",
           TrainabilityConfig, full=full_trainability,
           claims=trainability_claims_of, wrong_models=TRAINABILITY_WRONG,
+          wrong_na=TRAINABILITY_WRONG_NA,
           measured={"trainability.parquet": Measured(
               ("rel_error", "max_loss_ratio", "sharpness_init", "sharpness_final", "naive_lr",
                "naive_lr_final"), by=("model",))})
@@ -254,7 +257,7 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
 
 @register("lr-transfer", "loss vs learning rate across widths, muP vs NTK; escape time vs width",
           LRTransferConfig, full=full_lr_transfer, claims=lr_transfer_claims_of,
-          wrong_models=LR_TRANSFER_WRONG,
+          wrong_models=LR_TRANSFER_WRONG, wrong_na=LR_TRANSFER_WRONG_NA,
           measured={"lr-transfer.parquet": Measured(("loss",)),
                     "lr-transfer_escape.parquet": Measured(("escape_step",
                                                             "max_top_over_edge"))})

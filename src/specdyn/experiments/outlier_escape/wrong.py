@@ -4,14 +4,17 @@ lr-transfer would have written under a plausible mistake
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from specdyn.experiments.outlier_escape import trainability as tr
 from specdyn.runs.registry import WrongModel
 from specdyn.runs.wrong import edit_table, table_edit
+from specdyn.theory import outlier_escape as oe
 
 # --------------------------------------------------------------------------
 # bbp-escape
@@ -19,6 +22,7 @@ from specdyn.runs.wrong import edit_table, table_edit
 
 _BBP = "bbp-escape.parquet"
 _STOCHASTIC = "bbp-escape_stochastic.parquet"
+_POOLED = "outliers - predictions, once clear: RMS deviation / its pilot size (pooled)"
 
 
 def _bbp_late(factor: float) -> Any:
@@ -76,14 +80,114 @@ def _nonlinear_high(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _bbp_clear_rows(df: pd.DataFrame, quantity: str) -> tuple[pd.Series, np.ndarray]:
+    """The measured rows of ``quantity`` at the steps where the table's own theory rows put
+    the outlier beyond 1.1 x the edge, and the theory's values there (same order)."""
+    th = df[df["source"] == "theory"].pivot(index="step", columns="quantity", values="value")
+    clear = th.index[th["outlier"] > 1.1 * th["bulk_edge"]]
+    name = {"sv1": "outlier"}.get(quantity, quantity)
+    rows = (df["source"] == "measured") & (df["quantity"] == quantity) & df["step"].isin(clear)
+    return rows, th.loc[df.loc[rows, "step"], name].to_numpy()
+
+
+def _bbp_towards_theory(factor: float) -> Any:
+    """Every measured outlier (population GD's with its overlaps, SGD's, the nonlinear
+    layer's), once clear, ``factor`` times as far from its prediction as the run's (0: the
+    simulations return their theories)."""
+    def population(df: pd.DataFrame) -> pd.DataFrame:
+        for q in ("sv1", "left_overlap2", "right_overlap2"):
+            rows, th = _bbp_clear_rows(df, q)
+            df.loc[rows, "value"] = th + factor * (df.loc[rows, "value"].to_numpy() - th)
+        return df
+
+    def apply(cfg: Any, folder: Path) -> None:
+        from specdyn.experiments.outlier_escape.readings import nonlinear_reading, sgd_reading
+
+        edit_table(folder, _BBP, population)
+
+        def stochastic(df: pd.DataFrame) -> pd.DataFrame:
+            for run, read in (("sgd", sgd_reading), ("nonlinear", nonlinear_reading)):
+                r = read(df, cfg)
+                cl = r.clear(1.1)
+                pred = pd.Series(r.outlier[cl], index=r.steps[cl])
+                rows = ((df["run"] == run) & (df["quantity"] == "sv1")
+                        & df["step"].isin(pred.index))
+                th = pred.reindex(df.loc[rows, "step"]).to_numpy()
+                df.loc[rows, "value"] = th + factor * (df.loc[rows, "value"].to_numpy() - th)
+            return df
+
+        if (folder / _STOCHASTIC).exists():
+            edit_table(folder, _STOCHASTIC, stochastic)
+    return apply
+
+
+def _sgd_noise_high(cfg: Any, folder: Path) -> None:
+    """The SGD run at 1.5 times its label noise: its bulk singular values scaled by the
+    ratio of the second-moment recursion's edges at noise 1.5 s and s."""
+    def hot(df: pd.DataFrame) -> pd.DataFrame:
+        rows = (df["run"] == "sgd") & df["quantity"].str.match(r"sv[2-9]")
+        t = df.loc[rows, "step"].to_numpy(np.float64)
+
+        def edge(noise: float) -> np.ndarray:
+            return oe.online_sgd_path(cfg.sgd_theta, cfg.sigma0, cfg.sgd_P, cfg.sgd_D,
+                                      cfg.sgd_lr, cfg.sgd_B, noise, t).bulk_edge
+
+        df.loc[rows, "value"] *= edge(1.5 * cfg.sgd_noise) / edge(cfg.sgd_noise)
+        return df
+
+    edit_table(folder, _STOCHASTIC, hot)
+
+
+_REAL_PATH = oe.population_gd_path
+_REAL_CROSSING = oe.bbp_crossing_time
+
+
+def _path_c_inverted(theta: float, sigma0: float, c: float, lr: float, t: Any) -> Any:
+    """The convention error: the aspect ratio read as ``D / P`` (the notes write the student
+    ``N x M``) inside the path."""
+    return _REAL_PATH(theta, sigma0, 1.0 / c, lr, t)
+
+
+def _path_theta_squared(theta: float, sigma0: float, c: float, lr: float, t: Any) -> Any:
+    return _REAL_PATH(theta * theta, sigma0, c, lr, t)
+
+
+def _crossing_theta_squared(theta: float, sigma0: float, c: float, lr: float) -> float:
+    """Theory from a mis-normalised input: the teacher's singular value read off the
+    eigenvalue of ``W* W*^T``, ``theta^2``."""
+    return _REAL_CROSSING(theta * theta, sigma0, c, lr)
+
+
 BBP_WRONG = (
     WrongModel("escape 30 % late", "the outlier leaves the bulk 30 % later than the run's "
                "(every measured row at step s is the run's at s / 1.3: a crossing time read "
                "off the wrong edge)", _bbp_late(1.3),
-               catches=("measured escape / t* - 1",)),
+               catches=("measured escape / t* - 1",), kind="clock"),
     WrongModel("no alignment", "the outlier escapes along a random direction: the top "
-               "singular vectors' overlaps with the teacher stay at their t = 0 values",
-               table_edit(_BBP, _bbp_unaligned)),
+               "singular vectors' overlaps with the teacher stay at their t = 0 values (read "
+               "at the wrong step)", table_edit(_BBP, _bbp_unaligned), kind="attribution"),
+    WrongModel("outliers are the theory", "the simulations return their theories: every "
+               "outlier (and population GD's overlaps), once clear, on its predicted path",
+               _bbp_towards_theory(0.0), catches=(_POOLED,), kind="is-theory"),
+    WrongModel("deviations x3", "every outlier's deviation from its prediction, once clear, "
+               "three times the run's", _bbp_towards_theory(3.0), catches=(_POOLED,),
+               kind="fluctuation-size"),
+    WrongModel("SGD label noise x1.5", "the SGD run at 1.5 times its label noise (its bulk "
+               "the recursion's at 1.5 s)", _sgd_noise_high,
+               catches=("SGD: top bulk singular value / its second-moment edge - 1, every "
+                        "checkpoint (largest |.|)",), kind="temperature"),
+    WrongModel("c for 1/c", "the aspect ratio read as D / P inside the BBP path (the notes' "
+               "N x M student), in the function the claims and the figure call",
+               lambda cfg, folder: None, kind="convention",
+               catches=("BBP path: rectangular-spike location - D-transform root (largest "
+                        "relative)",),
+               patch={"specdyn.theory.outlier_escape.population_gd_path": _path_c_inverted}),
+    WrongModel("theta from the eigenvalue", "the theory built from the teacher's eigenvalue "
+               "theta^2 of W* W*^T for its singular value theta", lambda cfg, folder: None,
+               kind="wrong-inputs", catches=("measured escape / t* - 1",),
+               patch={"specdyn.theory.outlier_escape.population_gd_path": _path_theta_squared,
+                      "specdyn.theory.outlier_escape.bbp_crossing_time":
+                          _crossing_theta_squared}),
     WrongModel("outlier 10 % high", "the top singular value 10 % above the run's once it "
                "is flagged (a location formula 10 % off)", table_edit(_BBP, _bbp_outlier_high),
                catches=("top singular value / BBP outlier path - 1, once clear",)),
@@ -121,6 +225,70 @@ def _naive_two_layer(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+_TR = "trainability.parquet"
+_LEVEL = "single layer: RMS of log(final error / exact theory)"
+
+
+def _single_towards_theory(factor: float) -> Any:
+    """Each single-layer cell's final error ``factor`` times as far (in log) from the exact
+    theory as the run's (0: the simulation returns its theory)."""
+    def apply(cfg: Any, folder: Path) -> None:
+        def edit(df: pd.DataFrame) -> pd.DataFrame:
+            one = df["model"] == "single-layer"
+            th = tr.theory_rel_error(df[one], cfg)
+            meas = df.loc[one, "rel_error"].to_numpy(np.float64)
+            ok = np.isfinite(th) & np.isfinite(meas) & (meas > 0) & (th > 0)
+            new = meas.copy()
+            new[ok] = th[ok] * (meas[ok] / th[ok]) ** factor
+            df.loc[one, "rel_error"] = new
+            return df
+        edit_table(folder, _TR, edit)
+    return apply
+
+
+def _label_noise_high(cfg: Any, folder: Path) -> None:
+    """The single layer at 1.5 times its label noise: each cell's final error scaled by the
+    exact theory's ratio at noise 1.5 s and s."""
+    def edit(df: pd.DataFrame) -> pd.DataFrame:
+        one = df["model"] == "single-layer"
+        hot = tr.theory_rel_error(df[one], replace(cfg, noise_std=1.5 * cfg.noise_std))
+        df.loc[one, "rel_error"] = (df.loc[one, "rel_error"].to_numpy(np.float64) * hot
+                                    / tr.theory_rel_error(df[one], cfg))
+        return df
+    edit_table(folder, _TR, edit)
+
+
+_REAL_THEORY = tr.theory_rel_error
+_REAL_PREDICT = oe.predict_trainability
+
+
+def _theory_slow_clock(single: pd.DataFrame, cfg: Any) -> np.ndarray:
+    """The theory at 1.3 times the steps (a clock off by a constant factor)."""
+    return _REAL_THEORY(single, replace(cfg, steps=round(1.3 * cfg.steps)))
+
+
+def _predict_unit_entries(lr: Any, sigma0: Any, **kw: Any) -> Any:
+    """The convention error: init entries of variance sigma0^2 for sigma0^2 / D (the initial
+    error sigma0^2 P D), inside the function the claims and the figure call."""
+    return _REAL_PREDICT(lr, np.asarray(sigma0) * np.sqrt(kw["D"]), **kw)
+
+
+def _theory_status_normalised_lr(cfg: Any, folder: Path) -> None:
+    """Theory from a mis-normalised input: the single layer's theory status computed with
+    the grid's normalised learning rate ``lr / lr_c`` (the figure's axis) for ``lr``."""
+    def edit(df: pd.DataFrame) -> pd.DataFrame:
+        one = df["model"] == "single-layer"
+        lr_c = oe.online_sgd_critical_lr(cfg.B, cfg.D)
+        pred = _REAL_PREDICT(df.loc[one, "lr"].to_numpy(np.float64) / lr_c,
+                             np.sqrt(df.loc[one, "init_var"].to_numpy(np.float64)), P=cfg.P,
+                             D=cfg.D,
+                             theta=cfg.theta, steps=cfg.steps, B=cfg.B,
+                             noise_std=cfg.noise_std, tol=cfg.tol)
+        df.loc[one, "theory_status"] = pred.status
+        return df
+    edit_table(folder, _TR, edit)
+
+
 TRAINABILITY_WRONG = (
     WrongModel("boundary one lr step low", "every single-layer cell shows the outcome of "
                "the next larger learning rate (the boundary one grid step off)",
@@ -130,7 +298,36 @@ TRAINABILITY_WRONG = (
                "2 / sharpness at initialisation (no catapult phase)",
                table_edit("trainability.parquet", _naive_two_layer),
                catches=("two layers: rows converging up to a boundary beyond 2/sharpness",)),
+    WrongModel("errors are the theory", "the simulation returns its theory: every "
+               "single-layer cell's final error the exact theory's", _single_towards_theory(0.0),
+               catches=(_LEVEL,), kind="is-theory"),
+    WrongModel("deviations x3", "the single layer's deviations from the exact theory three "
+               "times the run's (in log)", _single_towards_theory(3.0), catches=(_LEVEL,),
+               kind="fluctuation-size"),
+    WrongModel("label noise x1.5", "the single layer at 1.5 times its label noise",
+               _label_noise_high, kind="temperature",
+               catches=("single layer: mean of log(final error / exact theory)",)),
+    WrongModel("theory clock x1.3", "the exact theory evaluated at 1.3 times the steps",
+               lambda cfg, folder: None, kind="clock",
+               patch={"specdyn.experiments.outlier_escape.trainability.theory_rel_error":
+                      _theory_slow_clock}),
+    WrongModel("unit init entries", "the theory's initial error sigma0^2 P D (entries of "
+               "variance sigma0^2 for sigma0^2 / D), inside predict_trainability",
+               lambda cfg, folder: None, kind="convention",
+               catches=("trainability theory: closed form - step-by-step recursion (largest "
+                        "relative)",),
+               patch={"specdyn.theory.outlier_escape.predict_trainability":
+                      _predict_unit_entries}),
+    WrongModel("normalised lr", "the theory status of each cell computed with the grid's "
+               "normalised learning rate lr / lr_c for lr", _theory_status_normalised_lr,
+               kind="wrong-inputs", catches=("single layer: cells agreeing with the theory",)),
 )
+
+#: The classes of mistake that cannot occur in ``trainability``, and why.
+TRAINABILITY_WRONG_NA = {
+    "attribution": "every cell's error is read at the one final step of its own run, "
+                   "against its own start; no held-out quantity, no rescaling with a size",
+}
 
 # --------------------------------------------------------------------------
 # lr-transfer
@@ -172,7 +369,24 @@ LR_TRANSFER_WRONG = (
                catches=("NTK: escape step growth, widest / narrowest - 1 (smallest over "
                         "runs)",)),
     WrongModel("muP lr drifts", "muP's best learning rate falls one grid step per doubling "
-               "of the width (lr not scaled with gamma0^2 N)",
-               table_edit("lr-transfer.parquet", _mup_lr_drifts),
-               catches=("muP: best lr moves across widths (grid steps)",)),
+               "of the width (lr not scaled with gamma0^2 N: a rescaling that depends on the "
+               "width)", table_edit("lr-transfer.parquet", _mup_lr_drifts),
+               catches=("muP: best lr moves across widths (grid steps)",), kind="attribution"),
+    WrongModel("escape x1.3", "every escape step 1.3 times the run's (a run at another speed: "
+               "widths and parameterisations alike)",
+               table_edit("lr-transfer_escape.parquet",
+                          lambda df: df.assign(escape_step=1.3 * df["escape_step"])),
+               catches=("muP escape step against the reference",), kind="clock"),
 )
+
+#: The classes of mistake that cannot occur in ``lr-transfer``, and why.
+LR_TRANSFER_WRONG_NA = {
+    "is-theory": "no theory curve is compared: the claims compare widths and "
+                 "parameterisations of the same simulation",
+    "fluctuation-size": "no finite-size prediction is compared: the claims are grid steps, "
+                        "a flatness and a growth across widths",
+    "temperature": "full-batch GD on a noiseless teacher: no temperature, no label noise",
+    "convention": "no theory function: the best lr and the escape step are read off the "
+                  "runs",
+    "wrong-inputs": "no theory is built from a spectrum",
+}

@@ -29,12 +29,31 @@ RATIO_MARGIN = 0.15
 IDENTIFIED_OVERLAP2 = 0.1
 #: Number of step-2 strengths recorded (along ``a, a^2, ..., a^STRENGTH_POWERS``).
 STRENGTH_POWERS = 4
+#: Top singular values of ``W2`` recorded (``s1_W2``, ``s2_W2``, ...).
+TOP_SINGULAR_VALUES = 4
+
+#: One entry of ``PhaseConfig.cells``: ``"alpha1:alpha2"``, both in ``[0, 1/2)``.
+_CELL = v.Pattern(r"0?\.[0-9]+:0?\.[0-9]+", "'alpha1:alpha2' (decimals in [0, 1/2), e.g. "
+                  "'0.2:0.49')")
+
+
+def parse_cells(cells: tuple[str, ...]) -> list[tuple[float, float]]:
+    """``"alpha1:alpha2"`` strings (checked by the config) -> ``(alpha1, alpha2)`` pairs, each
+    exponent in ``[0, 1/2)``."""
+    out = []
+    for c in cells:
+        a1, a2 = (float(x) for x in c.split(":"))
+        if not (0.0 <= a1 < 0.5 and 0.0 <= a2 < 0.5):
+            raise ValueError(f"cells: {c!r} has an exponent outside [0, 1/2)")
+        out.append((a1, a2))
+    return out
 
 
 @dataclass(frozen=True)
 @v.constrained_fields(**_COMMON, alpha1=v.Tuple(_EXPONENT, min_len=1),
                       alpha2=v.Tuple(_EXPONENT, min_len=1), target=v.Choice(*NAMED_TARGETS),
-                      reuse_batch=v.Bool(), line_margin=v.Real(0.0, 0.25))
+                      reuse_batch=v.Bool(), line_margin=v.Real(0.0, 0.25),
+                      cells=v.Tuple(_CELL), cells_N=v.Tuple(v.Int(2), min_len=1))
 class PhaseConfig:
     """``two-step-phase``: grid of step-size exponents; quick default ~20 s of CPU.
 
@@ -62,13 +81,20 @@ class PhaseConfig:
     seed: int = 0
     line_margin: float = 0.05
     pvalue: float = 0.01
+    cells: tuple[str, ...] = ("0.2:0.49", "0.32:0.49")
+    cells_N: tuple[int, ...] = (500, 1000)
+
+    def __post_init__(self) -> None:
+        parse_cells(self.cells)
 
 
 def full_phase() -> PhaseConfig:
-    """The ``--full`` size of ``two-step-phase``: a 10 x 10 grid at N = 4000, 3 seeds."""
+    """The ``--full`` size of ``two-step-phase``: a 10 x 10 grid at N = 4000, 3 seeds; the
+    chosen cells at N = 1000 to 8000."""
     grid1 = tuple(round(x, 3) for x in np.arange(0.02, 0.5, 0.05))
     grid2 = tuple(round(x, 3) for x in np.arange(0.03, 0.5, 0.05))
-    return PhaseConfig(N=4000, D=4000, M=4000, alpha1=grid1, alpha2=grid2, seeds=3)
+    return PhaseConfig(N=4000, D=4000, M=4000, alpha1=grid1, alpha2=grid2, seeds=3,
+                       cells_N=(1000, 2000, 4000, 8000))
 
 
 @dataclass(frozen=True)

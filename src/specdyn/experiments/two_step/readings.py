@@ -1,6 +1,6 @@
 """What the ``two-step-phase`` claims and figure read off its table: the per-cell seed
-medians, the agreement with the count formulas, the BBP-resolved step-2 spikes and the
-rise of the step-2 count with ``floor``.
+medians, the agreement with the count formulas and the rise of the step-2 count with
+``floor``.
 """
 
 from __future__ import annotations
@@ -8,9 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from specdyn.experiments.two_step.config import STRENGTH_POWERS
 from specdyn.runs.claims import rank_correlation
-from specdyn.theory.rmt import rectangular_bulk_edge, rectangular_spike
 
 
 def phase_agreement(df: pd.DataFrame) -> dict[str, float | int]:
@@ -46,38 +44,18 @@ def phase_agreement(df: pd.DataFrame) -> dict[str, float | int]:
     return out
 
 
-def bbp_resolved_step2(df: pd.DataFrame, ratio: float) -> np.ndarray:
-    """Step-2 outliers each row's measured spike strengths predict: the BBP-resolved ones.
-
-    The ``j``-th step-2 spike is the rank-one part of ``W2 - W1`` along ``a^(j+1)``
-    (``strength_a<j+1>`` columns, :func:`step_strengths`). On a bulk of noise
-    level ``sqrt(s2)`` (``mp_edge_W2 / (1 + sqrt(ratio))``) a spike of strength
-    ``theta`` makes an outlier at ``sqrt(s2) s(theta / sqrt(s2))``
-    (:func:`~specdyn.theory.rmt.rectangular_spike`, ``ratio = N / D``); it is
-    counted when that location exceeds the row's detection threshold
-    ``threshold_W2``. No constant is fitted.
-    """
-    cols = [f"strength_a{j}" for j in range(2, STRENGTH_POWERS + 1)]
-    needed = {*cols, "mp_edge_W2", "threshold_W2"}
-    if not needed <= set(df.columns):
-        raise ValueError(f"df must have the columns {sorted(needed)}")
-    noise = df["mp_edge_W2"].to_numpy() / rectangular_bulk_edge(ratio)
-    theta = df[cols].to_numpy() / noise[:, None]
-    loc = noise[:, None] * np.asarray(rectangular_spike(theta, ratio).singular_value)
-    return np.sum(loc > df["threshold_W2"].to_numpy()[:, None], axis=1)
-
-
-def phase_cells(df: pd.DataFrame, ratio: float) -> pd.DataFrame:
+def phase_cells(df: pd.DataFrame) -> pd.DataFrame:
     """One row per ``(alpha1, alpha2)`` cell: seed medians (rounded half up) of the
-    outlier count ``count``, the identified step-2 outliers ``step2`` and the
-    BBP-resolved spikes ``bbp`` (:func:`bbp_resolved_step2`, ``ratio = N / D``),
-    with the cell's ``floor``, ``total = 1 + floor`` and ``near`` (line margin)."""
+    outlier count ``count``, the identified step-2 outliers ``step2`` and, where the table
+    has it (:func:`~specdyn.experiments.two_step.spikes.theory_columns`), the finite-N
+    theory's step-2 count ``theory``, with the cell's ``floor``, ``total = 1 + floor`` and
+    ``near`` (line margin)."""
     needed = {"alpha1", "alpha2", "near_line", "formula_abstract", "formula_total",
               "count_W2", "count_W2_step2"}
     if not needed <= set(df.columns):
         raise ValueError(f"df must have the columns {sorted(needed)}")
-    return _median_cells(df.assign(bbp=bbp_resolved_step2(df, ratio)), count="count_W2",
-                         step2="count_W2_step2", bbp="bbp")
+    extra = {"theory": "theory_step2"} if "theory_step2" in df.columns else {}
+    return _median_cells(df, count="count_W2", step2="count_W2_step2", **extra)
 
 
 def _median_cells(df: pd.DataFrame, **counts: str) -> pd.DataFrame:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -17,8 +18,10 @@ from specdyn.experiments.two_step.config import (
     IDENTIFIED_OVERLAP2,
     RATIO_MARGIN,
     STRENGTH_POWERS,
+    TOP_SINGULAR_VALUES,
     PhaseConfig,
     ReuseConfig,
+    parse_cells,
 )
 from specdyn.measure.spectra import weight_spectrum
 from specdyn.measure.weight_outliers import orthonormal_powers, weight_outliers
@@ -101,8 +104,8 @@ def phase_table(cfg: PhaseConfig) -> pd.DataFrame:
             "count_W1": count_w1[i, s], "count_W2": o2.count,
             "count_W2_identified": int(np.sum(ident >= IDENTIFIED_OVERLAP2)),
             "count_W2_step2": int(np.sum(step2)),
-            "s1_W2": float(o2.singular_values[0]),
-            "s2_W2": float(o2.singular_values[1]),
+            **{f"s{k + 1}_W2": float(o2.singular_values[k])
+               for k in range(TOP_SINGULAR_VALUES)},
             "threshold_W2": o2.threshold, "edge_W2": o2.edge, "mp_edge_W2": o2.mp_edge,
             "identity_W2": ",".join(str(int(i)) for i in o2.identity),
             **{f"strength_a{j + 1}": float(x)
@@ -111,6 +114,19 @@ def phase_table(cfg: PhaseConfig) -> pd.DataFrame:
             **{f"s{j + 1}_dW1": float(x) for j, x in enumerate(update_sv[i, s])},
         }
     return pd.DataFrame([rows[key] for key in sorted(rows)])
+
+
+def cells_table(cfg: PhaseConfig) -> pd.DataFrame:
+    """The chosen cells' convergence study: :func:`phase_table`'s rows of each of
+    ``cfg.cells`` at each width of ``cfg.cells_N`` (one seed, the grid's first; ``D`` and
+    ``M`` in the grid's proportions to ``N``), with a column ``N``."""
+    out = []
+    for N in cfg.cells_N:
+        D, M = max(1, round(N * cfg.D / cfg.N)), max(1, round(N * cfg.M / cfg.N))
+        for a1, a2 in parse_cells(cfg.cells):
+            one = replace(cfg, N=N, D=D, M=M, alpha1=(a1,), alpha2=(a2,), seeds=1, cells=())
+            out.append(phase_table(one).assign(N=N, D=D, M=M))
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
 
 
 def reuse_table(cfg: ReuseConfig) -> pd.DataFrame:

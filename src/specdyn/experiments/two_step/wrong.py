@@ -4,17 +4,96 @@ own table."""
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
 import numpy as np
 import pandas as pd
+from numpy.polynomial.hermite_e import hermegauss, hermeval
 
+from specdyn.experiments.two_step import spikes
 from specdyn.runs.registry import WrongModel
-from specdyn.runs.wrong import table_edit
+from specdyn.runs.wrong import edit_table, table_edit
+from specdyn.theory.two_step_spikes import StepTwoSpikes
 
 # --------------------------------------------------------------------------
 # two-step-phase
 # --------------------------------------------------------------------------
 
 _PHASE = "two-step-phase.parquet"
+_CELLS = "two-step-phase_cells.parquet"
+_BOTH = (_PHASE, _CELLS)
+
+
+def _on_both(change: Any) -> Any:
+    """A wrong model's ``apply`` that rewrites the grid and, where there is one, the chosen
+    cells' table by ``change(df, cfg)``."""
+    def apply(cfg: Any, folder: Path) -> None:
+        for name in _BOTH:
+            if (folder / name).exists():
+                edit_table(folder, name, lambda df: change(df, cfg))
+    return apply
+
+
+def _theory(df: pd.DataFrame, cfg: Any) -> pd.DataFrame:
+    return spikes.theory_columns(df, activation=cfg.activation, target=cfg.target, N=cfg.N,
+                                 D=cfg.D, M=cfg.M)
+
+
+def _strengths_are_theory(df: pd.DataFrame, cfg: Any) -> pd.DataFrame:
+    """The simulation returns its theory: the strengths along ``a^2``, ``a^3`` are the
+    finite-N theory's."""
+    th = _theory(df, cfg)
+    return df.assign(strength_a2=th["theory_a2"], strength_a3=th["theory_a3"])
+
+
+def _deviations_tripled(df: pd.DataFrame, cfg: Any) -> pd.DataFrame:
+    """Finite-size deviations of the right law, three times too large: each strength three
+    times as far from the theory as the run's."""
+    th = _theory(df, cfg)
+    return df.assign(strength_a2=th["theory_a2"] + 3.0 * (df["strength_a2"] - th["theory_a2"]),
+                     strength_a3=th["theory_a3"] + 3.0 * (df["strength_a3"] - th["theory_a3"]))
+
+
+def _step2_faster(df: pd.DataFrame, cfg: Any) -> pd.DataFrame:
+    """Step 2 at 1.5 times its size (``lr2 = 1.5 N^alpha2``: a clock off by a constant
+    factor): the step-2 update's strengths 1.5 times the run's."""
+    cols = [c for c in df.columns if c.startswith("strength_a")]
+    return df.assign(**{c: 1.5 * df[c] for c in cols})
+
+
+def _step1_counted_at_step2(df: pd.DataFrame, cfg: Any) -> pd.DataFrame:
+    """The step-1 spike (left vector on ``a``) counted among the second step's outliers."""
+    return df.assign(count_W2_step2=df["count_W2_identified"])
+
+
+def _hermite_polynomials(K: int, n_quad: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The convention error: ``He_j(g) / sqrt(j!)``, orthogonal to the constant too, for the
+    powers of ``a`` orthogonalised against the lower powers only (as the measurement's
+    ``orthonormal_powers`` does)."""
+    g, w = hermegauss(n_quad)
+    w = w / w.sum()
+    p = np.stack([hermeval(g, [0.0] * j + [1.0]) / math.sqrt(math.factorial(j))
+                  for j in range(1, K + 1)], axis=1)
+    return g, w, p
+
+
+#: The theory's cell function without its cache (taken at import: while the wrong model is
+#: judged, the module's name points at the wrong function).
+_CELL_SPIKES = spikes.cell_spikes.__wrapped__
+
+
+def _cell_spikes_hermite(*args: Any) -> StepTwoSpikes:
+    """:func:`~specdyn.experiments.two_step.spikes.cell_spikes` under that convention
+    (uncached: the real cache is never touched)."""
+    with mock.patch("specdyn.theory.two_step_spikes._orthonormal_polynomials",
+                    _hermite_polynomials):
+        return _CELL_SPIKES(*args)
+
+
+_DEV = "a^2 strength: RMS relative deviation from the finite-N theory"
 
 PHASE_WRONG = (
     WrongModel("rank-two step 1", "a rank-two step-1 update, s2/s1 = 0.6 (the first step "
@@ -32,11 +111,43 @@ PHASE_WRONG = (
                "estimated too low)",
                table_edit(_PHASE, lambda df: df.assign(count_W2=df["count_W2"] + 1)),
                catches=("count <= 1 + floor(alpha2/(1/2 - alpha1))",)),
+    WrongModel("strengths are the theory", "the simulation returns its theory: the strengths "
+               "along a^2, a^3 are the finite-N theory's", _on_both(_strengths_are_theory),
+               catches=(_DEV,), kind="is-theory"),
+    WrongModel("deviations x3", "the strengths' deviations from the theory three times the "
+               "run's (finite-size errors of the right law, the wrong level)",
+               _on_both(_deviations_tripled), catches=(_DEV,), kind="fluctuation-size"),
+    WrongModel("step 2 x1.5", "the second step 1.5 times its size (lr2 = 1.5 N^alpha2: a "
+               "clock off by a constant factor)", _on_both(_step2_faster), catches=(_DEV,),
+               kind="clock"),
+    WrongModel("Hermite powers", "the theory projects on He_j(g) / sqrt(j!) (orthogonal to "
+               "the constant) where the measurement's a^(j+1) is orthogonalised against the "
+               "lower powers only: a convention error inside the function the claims and "
+               "the figure call", lambda cfg, folder: None, catches=(_DEV,),
+               kind="convention",
+               patch={"specdyn.experiments.two_step.spikes.cell_spikes": _cell_spikes_hermite,
+                      "specdyn.experiments.two_step.claims.cell_spikes":
+                          _cell_spikes_hermite}),
+    WrongModel("step-1 spike counted at step 2", "the outlier along a, made by step 1, counted "
+               "among the second step's outliers", _on_both(_step1_counted_at_step2),
+               catches=("step-2 count = the finite-N theory's count",), kind="attribution"),
 )
+
+#: The classes of mistake that cannot occur in ``two-step-phase``, and why.
+PHASE_WRONG_NA = {
+    "temperature": "two deterministic GD steps on clean labels: no temperature and no label "
+                   "noise; the one noise level, the bulk of W0, is measured by the outlier "
+                   "test's own fitted edge and predicted by the theory's noise level",
+    "wrong-inputs": "the finite-N theory takes no measured spectrum: its inputs are the "
+                    "config's sizes, exponents, activation and target",
+}
 
 # --------------------------------------------------------------------------
 # batch-reuse
 # --------------------------------------------------------------------------
+
+_REUSE = "batch-reuse.parquet"
+_FRESH = "fresh batch, information exponent >= 2: learned directions' overlap / noise level, RMS"
 
 
 def _overlaps_from(df: pd.DataFrame, rows: pd.Series, target: str, batch: str) -> np.ndarray:
@@ -62,6 +173,43 @@ def _he2_helped(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _fresh_rows(df: pd.DataFrame) -> pd.Series:
+    """The fresh runs of the targets of information exponent >= 2."""
+    return (df["batch"] == "fresh") & (df["information_exponent"] >= 2)
+
+
+def _fresh_learns_nothing(df: pd.DataFrame) -> pd.DataFrame:
+    """The theory's "nothing learned" returned for the simulation: a fresh batch's learned
+    directions have overlap 0 with the target (information exponent >= 2)."""
+    df.loc[_fresh_rows(df), "max_overlap_identified"] = 0.0
+    return df
+
+
+def _fresh_noise_tripled(df: pd.DataFrame) -> pd.DataFrame:
+    """The fresh batch's noise overlaps three times the run's (the right law, the wrong
+    level)."""
+    rows = _fresh_rows(df)
+    df.loc[rows, "max_overlap_identified"] = np.minimum(
+        3.0 * df.loc[rows, "max_overlap_identified"], 1.0)
+    return df
+
+
+def _batches_swapped(df: pd.DataFrame) -> pd.DataFrame:
+    """Each run's overlap read from the other batch mode of its seed (the fresh runs'
+    attributed to reuse and back)."""
+    out = df.copy()
+    for target in df["target"].unique():
+        for batch, other in (("fresh", "reused"), ("reused", "fresh")):
+            rows = (df["target"] == target) & (df["batch"] == batch)
+            out.loc[rows, "max_overlap_identified"] = _overlaps_from(df, rows, target, other)
+    return out
+
+
+def _z2_moment_as_second(target: Any) -> float:
+    """The same convention error inside the moment: ``E[sigma*^2]`` for ``E[z^2 sigma*^2]``."""
+    return float(target.second_moment)
+
+
 REUSE_WRONG = (
     WrongModel("reuse changes nothing", "a reused batch learns what a fresh one does (the "
                "second step's correlation with the first batch lost)",
@@ -71,4 +219,32 @@ REUSE_WRONG = (
                "E[z sigma*(z)^(k+1)] = 0 of He2 ignored)",
                table_edit("batch-reuse.parquet", _he2_helped),
                catches=("He2: reused mean overlap - fresh max overlap",)),
+    WrongModel("fresh learns nothing", "the theory's 'nothing learned' returned for the "
+               "simulation: the fresh batch's learned directions at overlap 0 (information "
+               "exponent >= 2)", table_edit(_REUSE, _fresh_learns_nothing),
+               catches=(_FRESH,), kind="is-theory"),
+    WrongModel("fresh noise x3", "the fresh batch's noise overlaps three times the run's",
+               table_edit(_REUSE, _fresh_noise_tripled), catches=(_FRESH,),
+               kind="fluctuation-size"),
+    WrongModel("batches swapped", "each run's overlap read from the other batch mode (fresh "
+               "attributed to reuse and back)", table_edit(_REUSE, _batches_swapped),
+               catches=("He3: reused min overlap - fresh max overlap",), kind="attribution"),
+    WrongModel("noise level 1/sqrt(D)", "the fresh noise level's moment E[z^2 sigma*^2] / "
+               "E[sigma*^2] taken as 1 (a random direction's 1/sqrt(D)), inside the "
+               "function the claim calls", lambda cfg, folder: None,
+               catches=("fresh noise level: E[z^2 sigma*^2], quadrature - Hermite "
+                        "recursion",), kind="convention",
+               patch={"specdyn.experiments.two_step.reuse_claims.z2_moment":
+                      _z2_moment_as_second}),
 )
+
+#: The classes of mistake that cannot occur in ``batch-reuse``, and why.
+REUSE_WRONG_NA = {
+    "temperature": "two deterministic GD steps on clean labels: no temperature and no label "
+                   "noise",
+    "clock": "the claims read directions (overlaps with the target), which a constant "
+             "factor on a step size does not turn; the step sizes' clock of the same engine "
+             "is checked by two-step-phase's strength claim",
+    "wrong-inputs": "no theory is built from a measured spectrum: the noise level comes from "
+                    "the target's Hermite coefficients and D",
+}

@@ -1,0 +1,191 @@
+"""The claims of ``trainability``: a pure function of its table and config, with what they
+read off it (each cell's status by the one trainability rule, the two-layer rows' catapult
+boundaries) and the tolerances and revision records fixed before the runs they judge.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from specdyn.experiments.outlier_escape.config import TrainabilityConfig
+from specdyn.runs.claims import Claim, sized, within
+from specdyn.theory import outlier_escape as oe
+
+# Claim tolerances of ``trainability`` (fixed before any run).
+#: Smallest fraction of single-layer cells whose status matches the exact theory. Seeds 1-3
+#: (not the judged seed 0) missed 1, 0 and 0 of the 60 quick cells; 0.95 allows 3 misses,
+#: while a status boundary one lr step off moves 4 cells and a missing divergence 6-7.
+THEORY_AGREEMENT_MIN = 0.95
+AGREEMENT_REVISED = ("issue 40: >= 0.8 -> >= 0.95, after the quick (0.983) and --full (1.0) "
+                     "runs: 0.8 let a boundary one lr step off (0.933) and a learner that "
+                     "never diverges (0.88-0.9) pass; 0.95 from seeds 1-3 (1, 0, 0 of 60 cells "
+                     "missed)")
+#: Fewest two-layer rows (one init variance) that converge past the naive
+#: ``2 / sharpness`` line up to a boundary, and not beyond it.
+CATAPULT_MIN = 1
+#: The single layer's final error against the exact mean-square theory
+#: (``predict_trainability``'s ``rel_error``) on the cells where neither diverges: the RMS of
+#: ``log(measured / theory)`` has the size seeds 1-3 (not the judged seed 0) showed, within
+#: :data:`LEVEL_DEV_FACTOR` (two-sided: a table equal to the theory fails, and so do
+#: fluctuations several times too large), and their mean (the level: a label noise, a
+#: temperature, or a clock off by a constant factor moves it) lies within
+#: :data:`LEVEL_BIAS_TOL` of 0. Seeds 1-3 at the quick size: LEVEL_PILOT (RMS, mean), 54
+#: cells each. The RMS is scaled to a run's size like the relative fluctuation of a squared
+#: error summed over ``P D`` entries and ``replicas`` runs, ``(P D replicas)^(-1/2)``; the
+#: level's tolerance is 4 standard errors of a mean of 54 such values,
+#: ``4 x 0.055 / sqrt(54) = 0.03`` (the seeds' means are at most 0.0062 from 0).
+LEVEL_PILOT = {1: (0.0533, -0.0062), 2: (0.0647, 0.0027), 3: (0.0471, 0.0032)}
+LEVEL_DEV_PILOT_SIZE = 32 * 32 * 4  # P D replicas of the quick size
+LEVEL_DEV_FACTOR = 2.0
+LEVEL_BIAS_TOL = 0.03
+#: Largest relative difference between ``predict_trainability``'s closed form and the
+#: mean-square recursion iterated step by step (``E_(t+1) = rho E_t + q``).
+RECURSION_TOL = 1e-9
+
+
+def theory_rel_error(single: pd.DataFrame, cfg: TrainabilityConfig) -> np.ndarray:
+    """The exact theory's final-over-initial error of each single-layer row (its ``lr`` and
+    ``init_var``), from the config: :func:`~specdyn.theory.outlier_escape.predict_trainability`."""
+    pred = oe.predict_trainability(single["lr"].to_numpy(np.float64),
+                                   np.sqrt(single["init_var"].to_numpy(np.float64)),
+                                   P=cfg.P, D=cfg.D, theta=cfg.theta, steps=cfg.steps,
+                                   B=cfg.B, noise_std=cfg.noise_std, tol=cfg.tol)
+    return np.asarray(pred.rel_error, dtype=np.float64)
+
+
+def recursion_rel_error(lr: np.ndarray, sigma0: np.ndarray, cfg: TrainabilityConfig
+                        ) -> np.ndarray:
+    """The same quantity by iterating the online-SGD mean-square recursion
+    ``E_(t+1) = rho E_t + lr^2 s^2 P D / B`` from ``E_0 = sigma0^2 P + theta^2`` for
+    ``cfg.steps`` steps (``rho = 1 - 2 lr + lr^2 (1 + (D + 1) / B)``): a second evaluation,
+    written here, of the closed form the claims and the figure call."""
+    rho = 1.0 - 2.0 * lr + lr * lr * (1.0 + (cfg.D + 1.0) / cfg.B)
+    q = lr * lr * cfg.noise_std ** 2 * cfg.P * cfg.D / cfg.B
+    e0 = sigma0 ** 2 * cfg.P + cfg.theta ** 2
+    e = e0.copy()
+    for _ in range(cfg.steps):
+        e = rho * e + q
+    return e / e0
+
+
+def measured_status(table: pd.DataFrame, tol: float) -> np.ndarray:
+    """Each row's status from its measured ``rel_error`` (NaN: diverged), by the one rule
+    :func:`~specdyn.theory.outlier_escape.trainability_status`."""
+    return oe.trainability_status(table["rel_error"].to_numpy(np.float64), tol)
+
+
+def catapult_rows(two: pd.DataFrame, tol: float) -> pd.DataFrame:
+    """Per init variance of the two-layer grid: the boundary and whether it is a catapult.
+
+    A row is *bounded* when, along increasing ``lr``, its cells converge up to a
+    boundary lr and none converges beyond it, with at least one cell on each side;
+    ``boundary`` is then its largest converged lr (NaN otherwise) and ``catapult``
+    whether it exceeds the row's ``naive_lr = 2 / sharpness`` at initialisation.
+    """
+    rows = []
+    for var, g in two.assign(status=measured_status(two, tol)).groupby("init_var"):
+        g = g.sort_values("lr")
+        conv = (g["status"] == "converged").to_numpy()
+        k = int(conv.sum())
+        bounded = 0 < k < len(conv) and bool(conv[:k].all())
+        boundary = float(g["lr"].iloc[k - 1]) if bounded else float("nan")
+        naive = float(g["naive_lr"].iloc[0])
+        rows.append({"init_var": var, "boundary": boundary, "naive_lr": naive,
+                     "catapult": bool(bounded and boundary > naive)})
+    return pd.DataFrame(rows)
+
+
+def trainability_claims(table: pd.DataFrame, tol: float,
+                        cfg: TrainabilityConfig | None = None) -> list[Claim]:
+    """The claims of ``trainability``, a pure function of its table, the rule's ``tol`` and,
+    for the claims against the exact theory's level, the config (``None``: those left out).
+
+    A cell's status follows from its measured ``rel_error`` (final over initial
+    squared error; NaN where the run diverged) by the one trainability rule.
+    Single-layer rows carry the exact theory's ``theory_status``; two-layer rows
+    the learning rate ``lr`` and the naive line ``naive_lr = 2 / sharpness`` at
+    initialisation.
+    """
+    needed = {"model", "rel_error", "theory_status", "lr", "naive_lr", "init_var"}
+    if not needed <= set(table.columns):
+        raise ValueError(f"table must have the columns {sorted(needed)}")
+    single = table[table["model"] == "single-layer"]
+    two = table[table["model"] == "two-layer"]
+    agree = (float(np.mean(measured_status(single, tol) == single["theory_status"].to_numpy()))
+             if len(single) else float("nan"))
+    rows = catapult_rows(two, tol) if len(two) else pd.DataFrame(columns=["catapult"])
+    catapult = int(rows["catapult"].sum())
+    claims = _level_claims(single, cfg) if cfg is not None else []
+    return claims + [
+        within("single layer: cells agreeing with the theory", agree,
+               THEORY_AGREEMENT_MIN, 1.0,
+               source='abstract 1: "a phase diagram of trainability governed by the step size '
+                      '(or learning rate) and initial weight variance"; own',
+               note="converged / stalled / diverged against the exact trainability boundary "
+                    "(own: related-notes sec. 1, trainability [D]) "
+                    f"over {len(single)} cells; tolerance from seeds 1-3 (1, 0, 0 cells "
+                    "missed of 60)", revised=AGREEMENT_REVISED, revised_how="tighter"),
+        within("two layers: rows converging up to a boundary beyond 2/sharpness",
+               float(catapult), CATAPULT_MIN, np.inf,
+               source="Lewkowycz et al. 2020 (the catapult phase)", revised_how="restated",
+               revised="b1882fe (issue 30): "
+                       "'cells converged beyond 2/sharpness >= 1' -> 'rows whose "
+                       "converged lrs end at a boundary beyond 2/sharpness >= 1'; the cell "
+                       "count held on a constant table and on every shuffled one",
+               note=f"of {len(rows)} init variances: converged for every lr up to a boundary, "
+                    "not converged above it, the boundary past the naive stability line "
+                    "2/sharpness at initialisation (catapults)"),
+    ]
+
+
+def _level_claims(single: pd.DataFrame, cfg: TrainabilityConfig) -> list[Claim]:
+    """The single layer's final error against the exact theory: the deviation's size, the
+    level, and the closed form against its recursion."""
+    theory = theory_rel_error(single, cfg)
+    meas = single["rel_error"].to_numpy(np.float64)
+    ok = np.isfinite(theory) & np.isfinite(meas) & (meas > 0) & (theory > 0)
+    logr = np.log(meas[ok] / theory[ok])
+    rms = float(np.sqrt(np.mean(logr ** 2))) if logr.size else float("nan")
+    bias = float(np.mean(logr)) if logr.size else float("nan")
+    lr = single["lr"].to_numpy(np.float64)
+    s0 = np.sqrt(single["init_var"].to_numpy(np.float64))
+    rec = recursion_rel_error(lr, s0, cfg)
+    fin = np.isfinite(theory) & np.isfinite(rec)
+    oracle = (float(np.max(np.abs(rec[fin] / theory[fin] - 1.0))) if fin.any()
+              else float("nan"))
+    src = ('abstract 1: "a phase diagram of trainability governed by the step size (or '
+           'learning rate) and initial weight variance"; own (the exact mean-square theory)')
+    pilot = "; ".join(f"seed {k}: RMS {a:.3g}, mean {b:.3g}" for k, (a, b) in LEVEL_PILOT.items())
+    predicted = float(np.mean([a for a, _ in LEVEL_PILOT.values()])) * math.sqrt(
+        LEVEL_DEV_PILOT_SIZE / (cfg.P * cfg.D * cfg.replicas))
+    dev_name = "single layer: RMS of log(final error / exact theory)"
+    return [
+        sized(dev_name, rms, predicted, LEVEL_DEV_FACTOR, source=src,
+              predicted_by=f"seeds 1-3 at the quick size, not the judged seed ({pilot}), "
+                           "scaled by (P D replicas)^(-1/2)",
+              note=f"over the {logr.size} single-layer cells where neither the run nor the "
+                   f"theory diverges; {cfg.replicas} replicas a cell; a table equal to the "
+                   "theory fails, and so do fluctuations several times too large"),
+        within("single layer: mean of log(final error / exact theory)", bias,
+               -LEVEL_BIAS_TOL, LEVEL_BIAS_TOL, source=src, aspect="prefactor",
+               partner=dev_name,
+               note=f"the level over the same cells: label noise s (the stationary error "
+                    f"lr s^2 / (2B - lr (B + D + 1)) per entry), the steps (the transient "
+                    f"rho^t) and the start sigma0^2 P + theta^2 all set it; tolerance from "
+                    f"seeds 1-3 ({pilot})"),
+        within("trainability theory: closed form - step-by-step recursion (largest relative)",
+               oracle, 0.0, RECURSION_TOL, source="own", aspect="oracle", partner=dev_name,
+               note="predict_trainability (the claims and the figure's boundary call it) "
+                    "against the mean-square recursion iterated here, over the single-layer "
+                    "cells where both are finite; it reads no measured number: its partner "
+                    "is the deviation's size"),
+    ]
+
+
+def trainability_claims_of(cfg: TrainabilityConfig, folder: Path) -> list[Claim]:
+    """The claims of ``trainability`` on the table in a run's ``folder`` (for the registry)."""
+    return trainability_claims(pd.read_parquet(folder / "trainability.parquet"), cfg.tol, cfg)
