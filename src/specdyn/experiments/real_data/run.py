@@ -50,13 +50,15 @@ from specdyn.experiments.real_data.claims import (
     real_data_claims_of,
 )
 from specdyn.experiments.real_data.config import VALIDATION_TASKS, RealDataConfig, full_real_data
+from specdyn.experiments.real_data.networks import LAYERS, spectrum_quantity
 from specdyn.experiments.real_data.wrong import REAL_DATA_WRONG
 from specdyn.runs.registry import ExperimentResult, Measured, register
 
 #: What the networks measured (the theory and the exact reference are computed from the
 #: data, as inputs are: a wrong network leaves them as they are).
-_MEASURED = ("rho_sim", "spectrum_sim", "rho_train", "rho_heldout", "spectrum_train",
-             "spectrum_heldout")
+_MEASURED = ("rho_sim", "spectrum_sim", "loss_sim", "rho_train", "rho_heldout",
+             "loss_train", "loss_heldout", *(spectrum_quantity(p, layer) for p in (
+                 "train", "heldout") for layer in LAYERS))
 
 
 def _summary_of(st: Any, text: str) -> dict[str, Any]:
@@ -75,11 +77,12 @@ def _summary_of(st: Any, text: str) -> dict[str, Any]:
                     # the reference's error per task; the measures are the data's
                     TABLES["tasks"]: Measured(("error",)),
                     TABLES["widths"]: Measured(("value",), by=("regime", "N", "quantity"),
-                                               where={"quantity": ("rho_sim",)})},
+                                               where={"quantity": ("rho_sim", "spectrum_sim",
+                                                                   "loss_sim")})},
           wrong_models=REAL_DATA_WRONG)
 def run_real_data(cfg: RealDataConfig, out_dir: Path) -> ExperimentResult:
     """Study every task, train the ReLU and SGD networks, write tables and figures."""
-    from specdyn.experiments.real_data import networks, tasks
+    from specdyn.experiments.real_data import networks, students, tasks
     from specdyn.plot import save_figure
 
     parts: dict[str, list[pd.DataFrame]] = {k: [] for k in TABLES}
@@ -91,26 +94,26 @@ def run_real_data(cfg: RealDataConfig, out_dir: Path) -> ExperimentResult:
     start, cpu = time.perf_counter(), time.process_time()
     nets, net_fits, net_summary = networks.real_networks(cfg, out_dir / "trackers")
     net_wall, net_cpu = time.perf_counter() - start, time.process_time() - cpu
-    relu_inputs = None
-    for task in VALIDATION_TASKS:
+    for task in (*VALIDATION_TASKS, *tasks.model_task_names(cfg)):
         start, cpu = time.perf_counter(), time.process_time()
         st, check, text = tasks.run_task(cfg, task)
         for name, df in tasks.task_tables(st, task).items():
             parts[name].append(df)
-        parts["tasks"].append(pd.DataFrame([tasks.validation_row(check, task)]))
+        row = tasks.validation_row(check, task)
+        parts["tasks"].append(pd.DataFrame([row]))
         summary[task] = _summary_of(st, text)
+        warning = tasks.rank_warning(row)
+        if warning:
+            summary[task]["warning"] = warning
         if check is not st:
             summary[task]["check"] = check.summary()["regimes"]
         summary["wall_s"][task] = time.perf_counter() - start
         summary["cpu_s"][task] = time.process_time() - cpu
-        if task == "patches":
-            X, Y, _, kmax = tasks.load(cfg, task)
-            relu_inputs = (X, Y, kmax)
-    assert relu_inputs is not None
     start, cpu = time.perf_counter(), time.process_time()
-    relu, widths = networks.relu_lazy_runs(cfg, *relu_inputs)
+    relu, widths, relu_fits = students.relu_runs(cfg)
     parts["dynamics"].append(relu)
     parts["widths"].append(widths)
+    parts["fits"].append(relu_fits)
     summary["wall_s"]["relu"] = time.perf_counter() - start
     summary["cpu_s"]["relu"] = time.process_time() - cpu
     summary["net"] = net_summary
