@@ -568,3 +568,34 @@ def test_a_run_that_did_not_finish_never_hides_a_finished_one() -> None:
     assert fc.store(record, "fig2", {"status": "timeout", "claims": []})
     # fig4 --full needs a GPU: not among the experiments a plain run starts here
     assert "fig4" in fc.GPU_ONLY and "fig4" not in fc.NOT_RUN
+
+
+def test_sized_claim_is_two_sided() -> None:
+    """A deviation of the predicted size holds; zero (a simulation equal to its theory) and
+    a deviation off by more than the factor either way fail; no prediction, no verdict."""
+    from specdyn.runs import sized
+
+    def held(measured: float, predicted: float = 0.1) -> bool:
+        return sized("dev", measured, predicted, 1.5, source="own",
+                     predicted_by="finite-size theory").held
+
+    assert held(0.1) and held(0.067) and held(0.149)
+    assert not held(0.0) and not held(0.06) and not held(0.16) and not held(float("nan"))
+    assert not held(0.1, predicted=0.0) and not held(0.1, predicted=float("nan"))
+    c = sized("dev", 0.1, 0.0, 1.5, source="own", predicted_by="seeds")
+    assert c.measured == 0.1 and c.aspect == "size"
+    with pytest.raises(ValueError, match="factor"):
+        sized("dev", 0.1, 0.1, 1.0, source="own", predicted_by="x")
+
+
+def test_revised_how_and_aspect_are_validated() -> None:
+    from specdyn.runs import Claim
+
+    Claim("c", "in [0, 1]", 0.5, True, source="own", revised="abc: 1 -> 2",
+          revised_how="looser", aspect="clock")
+    with pytest.raises(ValueError, match="revised_how"):
+        Claim("c", "in [0, 1]", 0.5, True, source="own", revised_how="looser")
+    with pytest.raises(ValueError, match="revised_how"):
+        Claim("c", "in [0, 1]", 0.5, True, source="own", revised="x", revised_how="easier")
+    with pytest.raises(ValueError, match="aspect"):
+        Claim("c", "in [0, 1]", 0.5, True, source="own", aspect="speed")

@@ -105,3 +105,90 @@ def test_table_edit_rewrites_each_named_table_and_only_those(tmp_path: Path) -> 
     assert got == {"a.parquet": [-1.0, -2.0], "b.parquet": [-1.0, -2.0], "c.parquet": [2.0, 3.0]}
     with pytest.raises(TypeError, match="must return a DataFrame"):
         wrongmod.table_edit("a.parquet", lambda df: None)(None, tmp_path)
+
+
+def _toy_claims_module() -> Any:
+    """A module whose claims read a theory function by name, as an experiment's do."""
+    import types
+
+    mod = types.ModuleType("specdyn_toy_theory_claims")
+    mod.theory = lambda x: 2.0 * x  # type: ignore[attr-defined]
+    return mod
+
+
+def test_patch_replaces_the_theory_only_while_the_wrong_model_is_judged(tmp_path: Path) -> None:
+    """A convention error inside a theory function: the table is written by the wrong
+    function and the claims read it through the same (patched) name, so a claim against
+    that name holds, and only the claim against an independent evaluation catches it; the
+    function is restored afterwards."""
+    import sys
+    from dataclasses import dataclass
+
+    from specdyn import io
+    from specdyn.runs import registry
+
+    mod = _toy_claims_module()
+    sys.modules[mod.__name__] = mod
+
+    def claims(cfg: Any, folder: Path) -> list[Claim]:
+        df = pd.read_parquet(folder / "t.parquet")
+        from specdyn.runs.claims import within
+        same = float((df.theory - mod.theory(df.x)).abs().max())
+        oracle = float((df.theory - 2.0 * df.x).abs().max())  # the independent evaluation
+        return [within("table = theory()", same, 0, 1e-12, source="own", key="same"),
+                within("table = oracle", oracle, 0, 1e-12, source="own", key="oracle",
+                       aspect="oracle")]
+
+    def write_wrong(cfg: Any, folder: Path) -> None:
+        df = pd.read_parquet(folder / "t.parquet")
+        df.assign(theory=mod.theory(df.x)).to_parquet(folder / "t.parquet")
+
+    @dataclass(frozen=True)
+    class Cfg:
+        seed: int = 0
+
+    name = "toy-patched-wrong-model"
+    wrong = WrongModel("factor 2 dropped", "theory() without its factor 2", write_wrong,
+                       catches=("oracle",), kind="convention",
+                       patch={f"{mod.__name__}.theory": lambda x: x})
+    try:
+        register(name, "toy", Cfg, claims=claims, wrong_models=[wrong],
+                 wrong_na={"temperature": "no noise"})(lambda cfg, out: None)  # type: ignore
+        folder = tmp_path / name
+        folder.mkdir()
+        x = pd.Series([1.0, 2.0, 3.0])
+        pd.DataFrame({"x": x, "theory": 2.0 * x}).to_parquet(folder / "t.parquet")
+        io.write_json({"status": "finished", "config": {"experiment": name, "seed": 0}},
+                      folder / "record.json")
+        (v,) = wrongmod.judge_all(folder, scratch=tmp_path)
+        assert [c.key for c in v.caught] == ["oracle"] and not v.missed
+        assert mod.theory(1.0) == 2.0  # restored after judging
+        assert registry.get(name).wrong_na == {"temperature": "no noise"}
+    finally:
+        registry._REGISTRY.pop(name, None)
+        sys.modules.pop(mod.__name__, None)
+
+
+def test_wrong_kinds_and_not_applicable_are_validated() -> None:
+    from dataclasses import dataclass
+
+    from specdyn.runs import WRONG_KINDS
+
+    @dataclass(frozen=True)
+    class Cfg:
+        seed: int = 0
+
+    def noop(cfg: Any, folder: Path) -> None:
+        return None
+
+    assert {"is-theory", "fluctuation-size", "temperature", "clock", "convention",
+            "attribution", "wrong-inputs"} == set(WRONG_KINDS)
+    with pytest.raises(ValueError, match="kind 'typo'"):
+        WrongModel("x", "x", noop, kind="typo")
+    with pytest.raises(ValueError, match="wrong_na"):
+        register("x", "x", Cfg, wrong_na={"typo": "why"})
+    with pytest.raises(ValueError, match="wrong_na"):
+        register("x", "x", Cfg, wrong_na={"clock": " "})
+    with pytest.raises(ValueError, match="both registered and not applicable"):
+        register("x", "x", Cfg, wrong_models=[WrongModel("c", "c", noop, kind="clock")],
+                 wrong_na={"clock": "no time"})

@@ -13,8 +13,9 @@ never imports them.
 
 from __future__ import annotations
 
-from specdyn.runs.claims import Claim, within
+from specdyn.runs.claims import Claim, sized, within
 from specdyn.runs.registry import (
+    WRONG_KINDS,
     Experiment,
     ExperimentResult,
     Measured,
@@ -30,6 +31,7 @@ from specdyn.runs.store import load_table as load
 from specdyn.runs.sweep import run_sweep
 
 __all__ = [
+    "WRONG_KINDS",
     "Claim",
     "Experiment",
     "ExperimentResult",
@@ -44,5 +46,6 @@ __all__ = [
     "register",
     "run_experiment",
     "run_sweep",
+    "sized",
     "within",
 ]

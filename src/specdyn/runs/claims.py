@@ -18,13 +18,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import KW_ONLY, asdict, dataclass
+from dataclasses import KW_ONLY, asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
 
 #: The source of a claim the project makes itself (not a seed paper's statement).
 OWN = "own"
+
+#: Which way a revision moved a claim (:attr:`Claim.revised_how`).
+REVISED_HOW = ("looser", "tighter", "restated")
+
+#: What a claim checks besides agreement (:attr:`Claim.aspect`).
+ASPECTS = {
+    "size": "a deviation, spread or distance has the size it should (two-sided)",
+    "prefactor": "a level, not only a rate",
+    "clock": "a time, so that a run or a theory at another speed fails",
+    "oracle": "the theory function the figure calls, against an independent evaluation",
+}
 
 
 @dataclass(frozen=True)
@@ -82,6 +93,16 @@ class Claim:
         the config or the data (``"in [1/sqrt(D), inf]"`` for ``"in [0.0316, inf]"``): what
         stays the same at every size, compared with the ``--full`` record's copy
         (:func:`definition`). Empty: ``expected`` is the rule (it does not depend on the size).
+    revised_how
+        For a revised claim, which way the revision moved it: ``"looser"`` (a value that
+        failed before may hold now), ``"tighter"`` (the reverse) or ``"restated"`` (another
+        statistic or reading, neither simply looser nor tighter). Empty when not revised.
+    aspect
+        What the claim checks besides agreement, one of :data:`ASPECTS`: ``"size"`` (a
+        deviation, spread or distance has the size it should: two-sided, so a simulation
+        equal to its theory fails), ``"prefactor"`` (a level, not only a rate), ``"clock"``
+        (a time: a run or theory at another speed fails), ``"oracle"`` (the theory function
+        the figure calls, against an independent evaluation). Empty: none of these.
     """
 
     name: str
@@ -98,6 +119,8 @@ class Claim:
     key: str = ""
     sanity: bool = False
     rule: str = ""
+    revised_how: str = ""
+    aspect: str = ""
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -105,6 +128,11 @@ class Claim:
         if not self.source.strip():
             raise ValueError(f"claim {self.name!r}: source must name a seed section, equation "
                              f"or figure, or be {OWN!r}")
+        if self.revised_how and (self.revised_how not in REVISED_HOW or not self.revised):
+            raise ValueError(f"claim {self.name!r}: revised_how must be one of "
+                             f"{', '.join(REVISED_HOW)}, and only on a revised claim")
+        if self.aspect and self.aspect not in ASPECTS:
+            raise ValueError(f"claim {self.name!r}: aspect must be one of {', '.join(ASPECTS)}")
         m = self.measured
         if isinstance(m, float) and not math.isfinite(m) and self.held:
             raise ValueError(f"claim {self.name!r}: a non-finite measurement cannot be held")
@@ -251,7 +279,8 @@ def loglog_slope(x: Any, y: Any) -> float:
 
 def within(name: str, measured: float, lo: float, hi: float, *, source: str, note: str = "",
            full_only: bool = False, disputed: str = "", revised: str = "",
-           partner: str = "", key: str = "", sanity: bool = False, rule: str = "") -> Claim:
+           partner: str = "", key: str = "", sanity: bool = False, rule: str = "",
+           revised_how: str = "", aspect: str = "") -> Claim:
     """A claim that ``measured`` lies in the closed interval ``[lo, hi]``.
 
     ``lo`` and ``hi`` are the claim's tolerance, fixed before the run (``rule``: how, where
@@ -266,7 +295,38 @@ def within(name: str, measured: float, lo: float, hi: float, *, source: str, not
             f"measured value is {m} (not held)"
     return Claim(name, f"in [{lo:g}, {hi:g}]", m, held, source=source, note=note,
                  full_only=full_only, disputed=disputed, revised=revised, partner=partner,
-                 key=key, sanity=sanity, rule=rule)
+                 key=key, sanity=sanity, rule=rule, revised_how=revised_how, aspect=aspect)
+
+
+def sized(name: str, measured: float, predicted: float, factor: float, *, source: str,
+          predicted_by: str, note: str = "", full_only: bool = False, disputed: str = "",
+          revised: str = "", revised_how: str = "", key: str = "",
+          aspect: str = "size") -> Claim:
+    """A two-sided claim: ``measured`` (a deviation from theory, a spread over seeds, a
+    distance, a level) has the size ``predicted`` within a factor ``factor`` > 1, i.e. lies
+    in ``[predicted / factor, predicted * factor]``.
+
+    Where a simulation is compared with its theory, "the deviation is small" is passed by
+    a simulation that *is* its theory (zero is small); this claim is failed by it, and by
+    fluctuations of the right law at the wrong level. ``predicted`` comes from an
+    independent source, named in ``predicted_by`` (the finite-size theory, the spread over
+    seeds other than the judged one, a closed form); ``factor`` is fixed before the run and
+    says the resolution of that prediction. A non-positive or non-finite ``predicted`` is
+    NOT HELD (there is nothing to compare with).
+    """
+    if not factor > 1:
+        raise ValueError(f"claim {name!r}: factor must be > 1, got {factor}")
+    p = float(predicted)
+    ok = math.isfinite(p) and p > 0
+    lo, hi = (p / factor, p * factor) if ok else (math.nan, math.nan)
+    text = f"predicted {p:.4g} ({predicted_by}), within a factor {factor:g}"
+    c = within(name, measured if ok else math.nan, lo, hi, source=source,
+               note=f"{text}; {note}" if note else text, full_only=full_only,
+               disputed=disputed, revised=revised, revised_how=revised_how, key=key,
+               rule=f"in [predicted / {factor:g}, predicted x {factor:g}]", aspect=aspect)
+    if not ok:  # keep the measured number on record though nothing could be compared
+        c = replace(c, measured=float(measured))
+    return c
 
 
 def rank_correlation(x: Any, y: Any) -> float:

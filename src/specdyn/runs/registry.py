@@ -63,6 +63,24 @@ class Measured:
                              f"{sorted(set(self.columns) & set(self.by))}")
 
 
+#: The classes of plausible mistake a referee tries on any experiment where they can occur:
+#: key -> what the class is. Each experiment registers a wrong model of every class that
+#: applies to it (:attr:`WrongModel.kind`) and says why the others do not
+#: (``register(..., wrong_na={kind: reason})``).
+WRONG_KINDS: dict[str, str] = {
+    "is-theory": "a simulation that returns its own theory (or the exact reference)",
+    "fluctuation-size": "finite-size errors, spreads or distances of the right law but the "
+                        "wrong level",
+    "temperature": "a wrong temperature or noise level",
+    "clock": "a run, or a theory, at another speed (a clock off by a constant factor)",
+    "convention": "a convention error inside a theory function that the figure and the "
+                  "claims both evaluate",
+    "attribution": "a wrong attribution: a quantity read at the wrong step, a rescaling that "
+                   "depends on width, a held-out quantity that is really the training one",
+    "wrong-inputs": "theory from the wrong inputs: a mis-ordered or mis-normalised spectrum",
+}
+
+
 @dataclass(frozen=True)
 class WrongModel:
     """A plausible wrong answer that an experiment's expected claims must catch.
@@ -89,16 +107,31 @@ class WrongModel:
     catches
         The keys of the claims expected to catch it (documentation, checked by the
         test: each named claim must fail on it). Empty: any expected claim may.
+    kind
+        The class of mistake it stands for, a key of :data:`WRONG_KINDS` (a simulation
+        that is its theory, fluctuations of the wrong size, a wrong clock...). Empty for
+        a mistake of none of those classes (a neighbouring equation, a scale error).
+    patch
+        Functions replaced while the wrong model's tables are written and its claims
+        checked: ``{"specdyn.theory.linear.rho": wrong_rho}`` (a dotted target, as
+        :func:`unittest.mock.patch` names it: where the claims look the name up). For a
+        convention error inside a theory function that the figure and the claims both
+        call: only a claim that also evaluates it independently can catch it.
     """
 
     name: str
     what: str
     apply: Callable[[Any, Path], None]
     catches: tuple[str, ...] = ()
+    kind: str = ""
+    patch: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         if not self.name.strip() or not self.what.strip():
             raise ValueError("WrongModel: name and what must say what the mistake is")
+        if self.kind and self.kind not in WRONG_KINDS:
+            raise ValueError(f"WrongModel {self.name!r}: kind {self.kind!r} is not one of "
+                             f"{', '.join(WRONG_KINDS)}")
 
 
 RunFn = Callable[[Any, Path], ExperimentResult]
@@ -122,6 +155,8 @@ class Experiment:
     measured: Mapping[str, Measured] = field(default_factory=dict, hash=False)
     #: plausible wrong answers its expected claims must catch (:class:`WrongModel`)
     wrong_models: tuple[WrongModel, ...] = ()
+    #: the :data:`WRONG_KINDS` that cannot occur in this experiment -> why not
+    wrong_na: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     def config(self, full: bool = False) -> Any:
         """The quick default config, or the full-size one when ``full``."""
@@ -153,7 +188,8 @@ def register(name: str, description: str, config_cls: type,
              full: Callable[[], Any] | None = None,
              claims: ClaimsFn | None = None,
              measured: Mapping[str, Measured] | None = None,
-             wrong_models: Sequence[WrongModel] = ()) -> Callable[[RunFn], RunFn]:
+             wrong_models: Sequence[WrongModel] = (),
+             wrong_na: Mapping[str, str] | None = None) -> Callable[[RunFn], RunFn]:
     """Decorator registering ``run`` under ``name``.
 
     ``claims``, when given, computes the experiment's claims from the folder the
@@ -163,18 +199,30 @@ def register(name: str, description: str, config_cls: type,
     them (:class:`Measured`): what a wrong result would change, so that a test
     can feed the claims a constant or shuffled table and see them fail.
     ``wrong_models`` are the plausible wrong answers the claims must catch
-    (:class:`WrongModel`; ``tests/experiments/test_wrong_models.py`` feeds each one).
+    (:class:`WrongModel`; ``tests/experiments/test_wrong_models.py`` feeds each one);
+    ``wrong_na`` names the classes of mistake (:data:`WRONG_KINDS`) that cannot occur in
+    this experiment, each with the reason.
     """
     wrong = tuple(wrong_models)
     dup = sorted({w.name for w in wrong if [x.name for x in wrong].count(w.name) > 1})
     if dup:
         raise ValueError(f"experiment {name!r}: wrong models named twice: {dup}")
+    na = dict(wrong_na or {})
+    bad = sorted(set(na) - set(WRONG_KINDS)) + sorted(k for k, why in na.items()
+                                                     if not str(why).strip())
+    if bad:
+        raise ValueError(f"experiment {name!r}: wrong_na must map kinds of WRONG_KINDS to a "
+                         f"reason; bad: {bad}")
+    both = sorted(set(na) & {w.kind for w in wrong})
+    if both:
+        raise ValueError(f"experiment {name!r}: kinds both registered and not applicable: "
+                         f"{both}")
 
     def deco(run: RunFn) -> RunFn:
         if name in _REGISTRY:
             raise RuntimeError(f"experiment {name!r} registered twice")
         _REGISTRY[name] = Experiment(name, description, config_cls, run, full, claims,
-                                     dict(measured or {}), wrong)
+                                     dict(measured or {}), wrong, na)
         return run
 
     return deco

@@ -16,9 +16,10 @@ the wrong table.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from specdyn.runs.registry import WrongModel, get
 from specdyn.runs.run import recheck_claims
 
 __all__ = ["Caught", "WrongVerdict", "edit_table", "expected_claims", "judge", "judge_all",
-           "table_edit"]
+           "patched", "table_edit"]
 
 
 def edit_table(folder: Path, table: str, change: Callable[[pd.DataFrame], pd.DataFrame]) -> None:
@@ -66,6 +67,22 @@ def table_edit(tables: str | tuple[str, ...],
         for name in names:
             edit_table(folder, name, change)
     return apply
+
+
+@contextlib.contextmanager
+def patched(targets: Mapping[str, Any]) -> Iterator[None]:
+    """Replace each dotted ``target`` by its object while the block runs
+    (:func:`unittest.mock.patch`; :attr:`~specdyn.runs.registry.WrongModel.patch`).
+
+    A target names the attribute where the caller looks it up: a claims module that did
+    ``from specdyn.theory import rho`` reads ``"specdyn.experiments.x.claims.rho"``.
+    """
+    from unittest import mock
+
+    with contextlib.ExitStack() as stack:
+        for target, obj in targets.items():
+            stack.enter_context(mock.patch(target, obj))
+        yield
 
 
 def expected_claims(claims: list[Claim]) -> list[Claim]:
@@ -144,8 +161,9 @@ def judge(folder: str | Path, model: WrongModel, *, real: list[Claim] | None = N
     with tempfile.TemporaryDirectory(dir=scratch, prefix="wrong-") as tmp:
         dst = Path(tmp) / folder.name
         shutil.copytree(folder, dst, ignore=shutil.ignore_patterns("*.png", "*.pdf"))
-        model.apply(cfg, dst)
-        wrong = recheck_claims(dst)
+        with patched(model.patch):
+            model.apply(cfg, dst)
+            wrong = recheck_claims(dst)
     return WrongVerdict(name, model, real, wrong)
 
 
