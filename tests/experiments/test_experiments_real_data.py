@@ -16,8 +16,17 @@ import pandas as pd
 import pytest
 
 from specdyn.experiments.real_data.claims import TABLES, read_tables, real_data_claims
-from specdyn.experiments.real_data.config import VALIDATION_TASKS, RealDataConfig, tiny
+from specdyn.experiments.real_data.config import (
+    MODEL_TASKS,
+    VALIDATION_TASKS,
+    RealDataConfig,
+    tiny,
+)
+from specdyn.experiments.real_data.run import TIMES
 from specdyn.runs import run_experiment
+
+#: real-data's claims (the tiny config runs every kind of run the quick one does).
+N_CLAIMS = 40
 
 
 @pytest.fixture(scope="module")
@@ -29,22 +38,29 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
 
 def test_tiny_run_writes_its_tables_and_figures(tiny_run: tuple[Path, list]) -> None:
     folder, claims = tiny_run
-    for name in (*TABLES.values(), "real-data.png", "real-data_networks.png",
-                 "real-data_glance.png", "record.json"):
+    for name in (*TABLES.values(), TIMES, "real-data.png", "real-data_networks.png",
+                 "real-data_anchors.png", "real-data_glance.png", "record.json"):
         assert (folder / name).exists(), name
     t = read_tables(folder)
     df = t["dynamics"]
-    assert set(df.task) == {*VALIDATION_TASKS, "net"}
+    assert set(df.task) == {*VALIDATION_TASKS, *MODEL_TASKS, "relu-patches", "relu-blur", "net"}
     assert {"rho_sim", "rho_theory", "rho_reference", "spectrum_sim", "loss_theory",
-            "rho_train", "rho_heldout", "spectrum_train", "spectrum_heldout"} <= set(df.quantity)
-    assert set(df.student[df.task == "patches"]) == {"linear", "relu"}
-    assert set(df.student[df.task == "net"]) == {"mlp", "cnn", "linear"}
+            "rho_train", "rho_heldout", "spectrum_train", "spectrum_heldout",
+            "spectrum_train_post2", "spectrum_heldout_pre2"} <= set(df.quantity)
+    assert set(df.student[df.task == "relu-patches"]) == {"relu"}
+    assert set(df.student[df.task == "net"]) == {"mlp", "cnn", "mlp-lazy", "linear"}
     assert set(df.regime[df.task == "blur"]) == {"IIIa", "IIIb", "lazy"}
-    assert list(t["tasks"].task) == list(VALIDATION_TASKS)
+    # the linear network trains on denoise; text-denoise gives theory and reference only
+    assert "rho_sim" in set(df.quantity[df.task == "denoise"])
+    assert "rho_sim" not in set(df.quantity[df.task == "text-denoise"])
+    assert list(t["tasks"].task) == [*VALIDATION_TASKS, *MODEL_TASKS]
     assert np.isfinite(t["tasks"].error).all() and (t["tasks"].error >= 0).all()
-    assert set(t["widths"].regime) == {"lazy", "lazy-paper"}
-    assert set(t["modes"].task) == set(VALIDATION_TASKS)
-    assert {"net", "net-heldout"} <= set(t["fits"].task)
+    tk = t["tasks"].set_index("task")
+    assert tk.loc["digits", "rank_C"] == 9 and tk.loc["digits", "window_exceeds_rank"]
+    assert not tk.loc["denoise", "window_exceeds_rank"]
+    assert set(t["widths"].regime) == {"lazy", "lazy-paper", "lazy-zero-output"}
+    assert set(t["modes"].task) == {*VALIDATION_TASKS, *MODEL_TASKS}
+    assert {"net", "net-heldout", "relu-patches", "relu-blur"} <= set(t["fits"].task)
     # the theory's regions: lazy runs stay in Region I, feature learning reaches Region III
     reg = t["regions"]
     assert set(reg.region[reg.regime == "lazy"]) == {"I"}
@@ -55,10 +71,14 @@ def test_tiny_run_writes_its_tables_and_figures(tiny_run: tuple[Path, list]) -> 
         for part in ("train", "heldout"):
             assert list((folder / "trackers" / arch / part / "rows").glob("*.parquet"))
     names = [c.name for c in claims]
-    assert len(names) == len(set(names)) == 22
+    assert len(names) == len(set(names)) == N_CLAIMS
     assert all(c.source.strip() for c in claims)
-    assert [c.name for c in claims if c.disputed] == [
-        "MLP: final exponent at the theory's end (alpha + beta/2)"]
+    assert [c.key for c in claims if c.disputed] == ["relu-blur-end", "mlp-end"]
+    assert [c.key for c in claims if c.full_only] == ["cnn-lazy-stays"]
+    assert [c.key for c in claims if c.sanity] == ["start-at-alpha", "mlp-start"]
+    rec = __import__("json").loads((folder / "record.json").read_text())
+    assert "rank(C) = 9" in rec["summary"]["digits"]["warning"]
+    assert len(rec["summary"]["lazy_relu"]["widths"]) == len(tiny().relu_widths)
 
 
 def test_no_claim_text_carries_an_issue_number_or_a_commit(tiny_run: tuple[Path, list]

@@ -38,6 +38,7 @@ MODEL_TASKS = ("denoise", "text-denoise")
                       net_steps=v.Int(10), net_lr=v.Real(0.0, 1.0, lo_open=True),
                       net_batch=v.Int(2), cnn_channels=v.Int(2), cnn_lr=v.Real(
                           0.0, 1.0, lo_open=True), net_lazy_scale=v.Real(1.0, 1e4),
+                      net_lazy=v.Tuple(v.Choice("mlp", "cnn")),
                       denoise_noise=v.Real(0.0, 10.0, lo_open=True),
                       text_half_chunk=v.Int(100, 50_000), model_task_seeds=v.Int(1, 4),
                       model_task_networks=v.Tuple(v.Choice(*MODEL_TASKS)), seed=v.SEED,
@@ -51,12 +52,13 @@ class RealDataConfig:
     ``dt`` from the data's largest rates (:mod:`specdyn.experiments.real_data.data_study`).
     ``relu_patch``, ``relu_M``, ``relu_kmax``: the ReLU student's patches and fit window
     (quick: those of the patch tasks); ``relu_widths``: its lazy width series (even widths:
-    the zero-output start pairs units). ``net_*``: the real networks (an
-    SGD MLP with ``net_depth`` ReLU hidden layers of ``net_N`` units and a CNN with
-    ``cnn_channels`` channels) on ``net_M`` blurred-target patches, a fifth held out;
-    ``net_lazy_scale``: the output scale of their lazy baselines. The tasks where the model
-    applies (:data:`MODEL_TASKS`): ``denoise_noise`` (pixel noise in units of the patches'
-    rms pixel standard deviation), ``text_half_chunk`` (characters in half a text chunk),
+    the zero-output start pairs units). ``net_*``: the real networks (an SGD MLP with
+    ``net_depth`` ReLU hidden layers of ``net_N`` units and a CNN with ``cnn_channels``
+    channels) on ``net_M`` blurred-target patches, a fifth held out; ``net_lazy_scale``: the
+    output scale of their lazy baselines, ``net_lazy`` the architectures that get one (the
+    CNN's only at ``--full``: 9 s of the quick run). The tasks where the model applies
+    (:data:`MODEL_TASKS`): ``denoise_noise`` (pixel noise in units of the patches' rms
+    pixel standard deviation), ``text_half_chunk`` (characters in half a text chunk),
     ``model_task_seeds`` (seeds of each), ``model_task_networks`` (those the linear network
     trains on; the others give the theory and the exact reference only).
     """
@@ -87,6 +89,7 @@ class RealDataConfig:
     cnn_channels: int = 16
     cnn_lr: float = 0.003
     net_lazy_scale: float = 100.0
+    net_lazy: tuple[str, ...] = ("mlp",)
     denoise_noise: float = 1.0
     text_half_chunk: int = 250
     model_task_seeds: int = 1
@@ -134,7 +137,7 @@ def full_real_data() -> RealDataConfig:
                           relu_widths=(128, 512, 2048), checkpoints=40, kmax_patches=64,
                           kmax_digits=30, text_D=128, synthetic_D=256, net_M=20000,
                           net_depth=3, net_steps=6000, net_lr=0.01, cnn_channels=32,
-                          cnn_lr=0.0005, model_task_seeds=2,
+                          cnn_lr=0.0005, net_lazy=("mlp", "cnn"), model_task_seeds=2,
                           model_task_networks=("denoise", "text-denoise"))
 
 

@@ -64,7 +64,7 @@ LAZY_NET_TOL = {"mlp": float("nan"), "cnn": float("nan")}
 LAZY_LEARNS = 0.5
 
 
-def _zero_output_readings(widths: pd.DataFrame, kmax: int) -> pd.DataFrame:
+def zero_output_readings(widths: pd.DataFrame, kmax: int) -> pd.DataFrame:
     """Per width of the lazy series: the drifts of both starts, the theory's, and the zero
     output's distance from the theory against the Wishart level of ``N/2`` units."""
     from specdyn.plot.real_data import lazy_drift
@@ -96,7 +96,7 @@ def relu_claims(dyn: pd.DataFrame, widths: pd.DataFrame, fits: pd.DataFrame,
     alpha, ab = fit(fits, "relu-blur", "alpha"), fit(fits, "relu-blur", "alpha_plus_beta")
     tol_end = end_tolerance(ab - alpha)
     dev, slope = end_after_plateau(b["t"], a_b, ab, tol_end)
-    zr = _zero_output_readings(widths, kr)
+    zr = zero_output_readings(widths, kr)
     excess = (zr.drift_zero - zr.drift_theory).to_numpy(float)
     level = np.abs(np.log(zr.level_ratio.to_numpy(float)))
     f0 = (zr.drift_random / zr.drift_zero).to_numpy(float)
@@ -144,7 +144,7 @@ def relu_claims(dyn: pd.DataFrame, widths: pd.DataFrame, fits: pd.DataFrame,
                     "theory's own drift; tolerance from seeds 1-5"),
         within("ReLU, lazy, zero initial output: its distance from the theory is its width's "
                "Wishart level", nanmax(level), 0.0, ZERO_LEVEL_TOL, source="core Eq. (34)",
-               key="relu-lazy-zero-level", partner=name_zero,
+               key="relu-lazy-zero-level", partner=name_zero, aspect="size",
                note="per width, max over checkpoints of the median over modes of |log rho_k / "
                     "rho_k^theory|, over 0.6745 sqrt(2/(N/2)) (the initial fluctuation of "
                     "N/2 independent units); max over the widths of |log| of that ratio: in "
@@ -179,8 +179,10 @@ def _band(name: str, value: float, band: tuple[float, float], **kw: object) -> C
     return within(name, value, band[0], band[1], **kw)  # type: ignore[arg-type]
 
 
-def sgd_claims(dyn: pd.DataFrame, fits: pd.DataFrame, kp: int) -> list[Claim]:
-    """The SGD MLP and CNN and their lazy baselines (task ``net``)."""
+def sgd_claims(dyn: pd.DataFrame, fits: pd.DataFrame, cfg: RealDataConfig) -> list[Claim]:
+    """The SGD MLP and CNN and their lazy baselines (task ``net``; a baseline not in
+    ``cfg.net_lazy`` is not run: its claim is ``full_only``)."""
+    kp, lazy_archs = cfg.kmax_patches, cfg.net_lazy
     n = dyn[dyn.task == "net"]
     th = series(dyn, "net", "IIIb")
     a_th = exponents(th["rho_reference"], kp)
@@ -208,6 +210,8 @@ def sgd_claims(dyn: pd.DataFrame, fits: pd.DataFrame, kp: int) -> list[Claim]:
         "MLP: the first hidden layer starts at the data's alpha",
         float(max(abs(a_tr[0] - alpha), abs(a_ho[0] - alpha_ho))), 0.0, MLP_START_TOL,
         source="core Eq. (17)", key="mlp-start", sanity=True,
+        revised="after its values were seen: an expected claim demoted to a sanity check "
+                "(forced by the initialisation)", revised_how="restated",
         note="a sanity check (true at t = 0 for any isotropic initialisation): max of |a(0) - "
              "alpha| on the training and on the held-out patches, each against its own "
              "data's alpha (per-mode rho_k of the first layer, PyTorch's default "
@@ -240,7 +244,7 @@ def sgd_claims(dyn: pd.DataFrame, fits: pd.DataFrame, kp: int) -> list[Claim]:
         out.append(within(
             f"{label} lazy baseline (zero initial output): the first layer stays", lazy, 0.0,
             LAZY_NET_TOL[arch], source="core Eq. (34)", key=f"{arch}-lazy-stays",
-            partner=name_size,
+            partner=name_size, full_only=arch not in lazy_archs,
             note=f"the same architecture and initial weights trained as s (g(x) - g_0(x)), "
                  f"s = 100, at lr / s^2: max_t |a(t) - a(0)| of the first layer's per-mode "
                  f"exponent, NaN unless its loss falls below {LAZY_LEARNS:g} of its start (a "
@@ -278,6 +282,6 @@ def sgd_claims(dyn: pd.DataFrame, fits: pd.DataFrame, kp: int) -> list[Claim]:
                     f"per decade; bound {end_tolerance(b):.3g}); tolerance 0.8 |beta|/4",
                revised="after the --full value was seen: tolerance 0.2 -> 0.8 |beta|/4 and "
                        "the end judged only after a plateau (it held at --full at -0.17 "
-                       "while still falling)"),
+                       "while still falling)", revised_how="restated"),
     ]
     return out

@@ -194,8 +194,8 @@ def _sgd(arch: str, cfg: RealDataConfig, data: dict[str, Any], folder: Path, *,
         opt.step()
         for trk in trackers.values():
             trk.step()
-    names = {name: layer for name, layer in zip(
-        [n for n, m in model.named_modules() if any(m is t for t in _tracked(net))], LAYERS)}
+    names = dict(zip([n for n, m in model.named_modules()
+                      if any(m is t for t in _tracked(net))], LAYERS, strict=True))
     for part, trk in trackers.items():
         trk.close()
         t = trk.table()
@@ -236,7 +236,7 @@ def real_networks(cfg: RealDataConfig, folder: Path
 
     data, train, held = net_data(cfg)
     frames = [_sgd(arch, cfg, data, folder, lazy=lazy) for arch in ARCHITECTURES
-              for lazy in (False, True)]
+              for lazy in (False, True) if not lazy or arch in cfg.net_lazy]
     # the theory and the exact reference on the networks' own (scaled) training data
     st = study(data["X"], data["Y"], kmax=cfg.kmax_patches, regimes=BLUR_REGIMES,
                checkpoints=cfg.checkpoints, t_factor=cfg.t_factor, seed=cfg.seed)

@@ -126,11 +126,18 @@ def plateau_slope(t: np.ndarray, a: np.ndarray, span: float = PLATEAU_SPAN) -> f
     return float(np.polyfit(np.log10(t[sel]), a[sel], 1)[0])
 
 
+def sig3(x: float) -> float:
+    """``x`` rounded to three significant digits (a bound computed from the data, as the
+    claim prints it)."""
+    return float(f"{x:.3g}")
+
+
 def end_tolerance(beta: float) -> float:
     """The tolerance of an end exponent: :data:`END_SHARE` of ``|beta|/4``, half the gap
     between the candidate end values ``alpha + beta`` (Region IIIa) and ``alpha + beta/2``
-    (IIIb), so that a value within it is nearer one candidate than the other."""
-    return END_SHARE * abs(beta) / 4.0
+    (IIIb), so that a value within it is nearer one candidate than the other (three
+    significant digits)."""
+    return sig3(END_SHARE * abs(beta) / 4.0)
 
 
 def end_after_plateau(t: np.ndarray, a: np.ndarray, target: float, bound: float
