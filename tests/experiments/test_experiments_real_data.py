@@ -107,8 +107,12 @@ def test_the_wrong_models_rewrite_what_they_say(tiny_run: tuple[Path, list],
         dst = tmp_path / name.replace(" ", "-")
         shutil.copytree(folder, dst, ignore=shutil.ignore_patterns("*.png", "*.pdf"))
         m.apply(tiny(), dst)
-        copies[name] = read_tables(dst)["dynamics"]
+        t = read_tables(dst)
+        copies[name] = t["widths"] if "zero-output" in name or "width" in name or \
+            "fluctuation" in name else t["dynamics"]
     frozen = copies["never learns"]
+    assert {m.kind for m in REAL_DATA_WRONG} >= {"is-theory", "fluctuation-size", "clock",
+                                                  "convention", "attribution", "wrong-inputs"}
     sim = frozen[frozen.quantity == "rho_sim"]
     for _, g in sim.groupby(["task", "student", "regime", "k"]):
         assert g.value.nunique() == 1
@@ -122,6 +126,36 @@ def test_the_wrong_models_rewrite_what_they_say(tiny_run: tuple[Path, list],
     r = aligned[aligned.quantity == "rho_reference"].set_index(keys).value.sort_index()
     th = aligned[aligned.quantity == "rho_theory"].set_index(keys).value.sort_index()
     np.testing.assert_array_equal(r.to_numpy(), th.reindex(r.index).to_numpy())
+
+    def values(df: pd.DataFrame, q: str, **sel: str) -> pd.Series:
+        m = df.quantity == q
+        for col, val in sel.items():
+            m &= df[col] == val
+        return df[m].set_index(["task", "regime", "step", "k"]).value.sort_index()
+
+    same = copies["network is its reference"]
+    sim = values(same, "rho_sim", student="linear")
+    np.testing.assert_array_equal(sim.to_numpy(), values(same, "rho_reference",
+                                                         student="linear").reindex(sim.index))
+    held = copies["held-out is training"]
+    for arch in ("mlp", "cnn"):
+        np.testing.assert_array_equal(values(held, "loss_heldout", student=arch).to_numpy(),
+                                      values(held, "loss_train", student=arch).to_numpy())
+    # the clock: at a middle checkpoint the wrong table holds the real value at 2t
+    fast = copies["clock off by 2"]
+    g = real[(real.task == "patches") & (real.regime == "feature-learning")
+             & (real.student == "linear") & (real.quantity == "rho_sim") & (real.k == 3)]
+    g = g.sort_values("t")
+    t, v = g.t.to_numpy(), g.value.to_numpy()
+    i = len(t) // 2
+    want = np.interp(np.log(2 * t[i]), np.log(t[1:]), v[1:])
+    got = fast[fast.index == g.index[i]].value.iloc[0]
+    assert got == pytest.approx(want, rel=1e-12)
+    zero = copies["zero-output control is the random start"]
+    w = read_tables(folder)["widths"]
+    z = zero[(zero.regime == "lazy-zero-output") & (zero.quantity == "rho_sim")]
+    rnd = w[(w.regime == "lazy") & (w.quantity == "rho_sim")]
+    np.testing.assert_array_equal(np.sort(z.value.to_numpy()), np.sort(rnd.value.to_numpy()))
 
 
 def test_claims_are_not_held_on_nan_tables(tiny_run: tuple[Path, list]) -> None:

@@ -7,7 +7,8 @@ an error: a NaN holds no claim.
 
 - the runs' tables: :func:`wide`, :func:`series`, :func:`fit`, :func:`exponents`;
 - distances: :func:`net_error` (network against theory or reference),
-  :func:`wishart_level` (the size that distance has at initialisation at width ``N``);
+  :func:`wishart_level` (the size that distance has at initialisation at width ``N``),
+  :func:`rms_level` (the rms distance over all modes in units of its initial size);
 - a run's course: :func:`peak`, :func:`transient`, :func:`plateau_slope` (the exponent's
   slope per decade of time over the run's last half decade), :func:`end_tolerance` and
   :func:`end_after_plateau` (an end value judged only where the exponent has settled);
@@ -91,6 +92,19 @@ def wishart_level(N: float) -> float:
     Gaussian rows: each ``(U^T W^T W U)_kk / N`` is ``sigma_w^2 chi2_N / N``, whose log has
     standard deviation ``sqrt(2/N)`` (large ``N``)."""
     return MEDIAN_ABS_NORMAL * float(np.sqrt(2.0 / N))
+
+
+def rms_level(a: np.ndarray, b: np.ndarray, N: float) -> float:
+    """max over checkpoints of the rms over all modes of ``log a / b``, over ``sqrt(2/N)``
+    (its value for ``W^T W / N`` of ``N`` Gaussian rows against its mean: each diagonal
+    entry's log has variance ``2/N``, large ``N``); NaN for a wrong table."""
+    if a.shape != b.shape or a.size == 0:
+        return float("nan")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lg = np.log(a / b)
+    if not np.isfinite(lg).all():
+        return float("nan")
+    return float(np.max(np.sqrt(np.mean(lg**2, axis=1))) / np.sqrt(2.0 / N))
 
 
 def peak(a: np.ndarray) -> tuple[float, float]:
