@@ -25,6 +25,9 @@ _TASK_COLOURS = {"patches": "tab:blue", "blur": "tab:purple", "blur2": "tab:pink
 _REGIME_COLOURS = {"feature-learning": "tab:red", "lazy": "tab:blue", "IIIa": "tab:green",
                    "IIIb": "tab:red", "lazy-paper": "tab:cyan"}
 _PART_MARKERS = {"train": "o", "heldout": "s"}
+#: Offsets (points) of the task labels of the misalignment panel, clear of the neighbours'.
+_LABEL_OFFSETS = {"patches": (5, -10), "rotated": (5, 3), "text": (-24, 5), "blur2": (5, -10),
+                  "digits": (5, 3), "blur": (5, 3), "aligned": (5, 3)}
 
 
 def wide(df: pd.DataFrame, q: str, **sel: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -209,7 +212,8 @@ def real_data_figure(tables: dict[str, pd.DataFrame], kmax: int,
         ax[1].loglog(x, err, mk, color=c, ms=5, mfc="none",
                      label=f"{lab}: Spearman {rho:.2f}")
     for i, r in enumerate(tk.itertuples()):
-        ax[1].annotate(str(r.task), (xo[i], err[i]), fontsize=6.5, xytext=(4, 3),
+        ax[1].annotate(str(r.task), (xo[i], err[i]), fontsize=6.5,
+                       xytext=_LABEL_OFFSETS.get(str(r.task), (5, 3)),
                        textcoords="offset points", color=_TASK_COLOURS.get(str(r.task), "k"))
     ax[1].set_xlabel("misalignment measure (floored at 1e-4)")
     ax[1].set_ylabel("aligned theory vs exact reference")

@@ -116,6 +116,8 @@ def relu_claims(dyn: pd.DataFrame, widths: pd.DataFrame, fits: pd.DataFrame,
     gap = float(paper.drift_sim.iloc[0] - paper.drift_theory.iloc[0]) if len(paper) \
         else float("nan")
     name_zero = "ReLU, lazy, zero initial output: the exponent drift is the effective theory's"
+    name_level = ("ReLU, lazy, zero initial output: its distance from the theory is its "
+                  "width's Wishart level")
     name_fl = "patches, ReLU, feature learning: exponent follows the effective theory"
     return [
         within(name_fl, float(np.max(np.abs(d))) if d.size else float("nan"), 0.0,
@@ -147,14 +149,13 @@ def relu_claims(dyn: pd.DataFrame, widths: pd.DataFrame, fits: pd.DataFrame,
                     f"beta, judged only after a plateau (slope over the last half decade "
                     f"{slope:.3g} per decade; bound {tol_end:.3g})"),
         within(name_zero, nanmax(excess), -np.inf, ZERO_DRIFT_TOL, source="core Eq. (34)",
-               key="relu-lazy-zero-drift",
+               key="relu-lazy-zero-drift", partner=name_level,
                note="at gamma0 = 0.05 S/theta_1, from antisymmetric pairs (W = [W0; W0], "
                     "A = [A0; -A0]: the initial output is exactly 0, as the theory's): max "
                     "over the widths of max_t |a(t) - a(0)| minus the effective theory's "
                     "(0.007); the lazy regime keeps alpha_eff at alpha (Eq. 34) up to the "
                     "theory's own drift; tolerance from seeds 1-5"),
-        sized("ReLU, lazy, zero initial output: its distance from the theory is its width's "
-              "Wishart level", level, 1.0, ZERO_LEVEL_FACTOR, source="core Eq. (34)",
+        sized(name_level, level, 1.0, ZERO_LEVEL_FACTOR, source="core Eq. (34)",
               key="relu-lazy-zero-level",
               predicted_by="the initial fluctuation of N/2 independent units, sqrt(2/(N/2)) "
                            "in log rho_k, closed form; factor from seeds 1-5",
@@ -165,7 +166,7 @@ def relu_claims(dyn: pd.DataFrame, widths: pd.DataFrame, fits: pd.DataFrame,
                    "fluctuation of N units 0.71, the random start 7-14)"),
         within("ReLU, lazy, random initial output: the drift is the initial output's",
                float(np.min(f0)) if f0.size and np.isfinite(f0).all() else float("nan"),
-               F0_RATIO_MIN, np.inf, source=OWN, key="relu-f0-effect", partner=name_zero,
+               F0_RATIO_MIN, np.inf, source=OWN, key="relu-f0-effect", partner=name_level,
                note="min over the widths of the exponent drift from the engine's random start "
                     "over the drift from the zero initial output (same width, same kernel "
                     "statistics): the mean-field student's random output of rms ~ 1/(gamma0 "
