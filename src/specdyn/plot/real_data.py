@@ -26,7 +26,7 @@ _REGIME_COLOURS = {"feature-learning": "tab:red", "lazy": "tab:blue", "IIIa": "t
                    "IIIb": "tab:red", "lazy-paper": "tab:cyan"}
 _PART_MARKERS = {"train": "o", "heldout": "s"}
 #: Offsets (points) of the task labels of the misalignment panel, clear of the neighbours'.
-_LABEL_OFFSETS = {"patches": (5, -10), "rotated": (5, 3), "text": (-24, 5), "blur2": (5, -10),
+_LABEL_OFFSETS = {"patches": (5, -10), "rotated": (5, 3), "text": (5, -10), "blur2": (5, 3),
                   "digits": (5, 3), "blur": (5, 3), "aligned": (5, 3)}
 
 
@@ -219,7 +219,7 @@ def real_data_figure(tables: dict[str, pd.DataFrame], kmax: int,
     ax[1].set_ylabel("aligned theory vs exact reference")
     ax[1].set_title("(b) which measure predicts the theory's error\n(grey line: one task's "
                     "two measures)", fontsize=8.5)
-    ax[1].legend(fontsize=6.5, loc="lower right")
+    ax[1].legend(fontsize=6.5, loc="center", bbox_to_anchor=(0.5, 0.25))
     # (c) digits in feature learning: per mode at a few times, and the representation's
     # eigenvalues at the end (by rank: what a tracker sees)
     d = _task(tables, "dynamics", "digits")

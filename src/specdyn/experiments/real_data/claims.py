@@ -367,7 +367,7 @@ def _spectrum_claims(dyn: pd.DataFrame, tasks: pd.DataFrame, cfg: RealDataConfig
 
     def gap(task: str, kmax: int) -> np.ndarray:
         s = series(dyn, task, "feature-learning")
-        if s["spectrum_sim"].shape != s["rho_sim"].shape:
+        if s["spectrum_sim"].shape != s["rho_sim"].shape or s["rho_sim"].size == 0:
             return np.full(1, np.nan)
         return mode_exponents(s["spectrum_sim"], 2, kmax) - exponents(s["rho_sim"], kmax)
 
