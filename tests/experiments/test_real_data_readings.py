@@ -120,11 +120,11 @@ def test_centred_network_starts_at_zero_and_learns() -> None:
     times s, and its weights move s times less than g's for the same function change."""
     import torch
 
-    from specdyn.experiments.real_data.networks import _centred
+    from specdyn.experiments.real_data.networks import centred
 
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Linear(5, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
-    lazy = _centred(net, 100.0)
+    lazy = centred(net, 100.0)
     x = torch.randn(7, 5)
     assert torch.count_nonzero(lazy(x)) == 0
     assert [p for p in lazy.parameters() if p.requires_grad] == list(net.parameters())

@@ -86,7 +86,7 @@ def _tracked(model: Any) -> list[Any]:
     return [mods[weights[0]], mods[weights[0] + 1], mods[weights[1]], mods[weights[1] + 1]]
 
 
-def _centred(model: Any, scale: float) -> Any:
+def centred(model: Any, scale: float) -> Any:
     """``x -> scale (model(x) - model_0(x))`` with ``model_0`` a frozen copy of ``model`` as
     it is now (the lazy baseline: initial output exactly 0)."""
     import torch
@@ -149,7 +149,7 @@ def _sgd(arch: str, cfg: RealDataConfig, data: dict[str, Any], folder: Path, *,
     net = _build(arch, cfg, derive_seed(cfg.seed, "real-data", arch, "init"))
     first = _tracked(net)[0]
     lr = cfg.net_lr if arch == "mlp" else cfg.cnn_lr
-    model = _centred(net, cfg.net_lazy_scale) if lazy else net
+    model = centred(net, cfg.net_lazy_scale) if lazy else net
     if lazy:
         lr /= cfg.net_lazy_scale**2
     opt = torch.optim.SGD(model.parameters(), lr=lr)

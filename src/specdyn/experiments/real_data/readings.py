@@ -137,7 +137,10 @@ def plateau_slope(t: np.ndarray, a: np.ndarray, span: float = PLATEAU_SPAN) -> f
     sel = t >= t[-1] * 10.0**-span
     if sel.sum() < 3 or not np.isfinite(a[sel]).all():
         return float("nan")
-    return float(np.polyfit(np.log10(t[sel]), a[sel], 1)[0])
+    from specdyn.measure import loglog_fit
+
+    # the one line fit: log(e^a) = a against log t, a slope per e-fold of time
+    return float(loglog_fit(t[sel], np.exp(a[sel]))[0] * np.log(10.0))
 
 
 def sig3(x: float) -> float:
