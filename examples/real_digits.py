@@ -16,11 +16,15 @@ every Linear layer's output (its pre-activations: the paper's representation), w
 them to ``OUT``; ``write_report`` writes ``OUT/report.html``. The script prints the
 first hidden layer's exponent over training, per input mode of the digits (``rho_k =
 lambda_k (U^T W^T W U)_kk``, the estimator of the data's alpha) on the training and the
-held-out digits, beside the theory's and the reference's course, and plots them to
-``OUT/exponent.png``. At step 0 the layer inherits alpha (a random first layer keeps
-the input's spectrum, core Eq. 17); the digits' labels are misaligned (rank 9), so the
-aligned theory misses by a factor 2 in rho_k where the exact reference does not
-(``docs/real-data.md``), and the SGD MLP's course is not the two-layer network's.
+held-out digits, and the exponent of the layer's representation spectrum (the
+eigenvalues of ``Sigma^1/2 W^T W Sigma^1/2`` by rank: what the paper defines and a tracker
+sees), beside the theory's and the reference's course, and plots them to
+``OUT/exponent.png``. With ``P = 10 < D`` the two differ once learning starts: at most
+rank(C) = 9 eigenvalues are learned, and the paper's broad evolution needs ``P >= D``.
+At step 0 the layer inherits alpha (a random first layer keeps the input's spectrum, core
+Eq. 17); the digits' labels are misaligned (rank 9), so the aligned theory misses by a
+factor 2 in rho_k where the exact reference does not (``docs/real-data.md``), and the SGD
+MLP's course is not the two-layer network's.
 
 Run:  python examples/real_digits.py [--small] [--steps N] [--out DIR]
 ``--small`` (or SPECDYN_EXAMPLES_SMALL=1) trains a few steps, for CI.
@@ -64,12 +68,19 @@ def main() -> None:
           f"variance; input spectrum alpha = {f.alpha.exponent:.3f} [{f.alpha.ci_low:.3f}, "
           f"{f.alpha.ci_high:.3f}], beta = {f.beta:.3f} over modes {KMIN}..{KMAX}; "
           f"output overlap {s['output_overlap']:.2f} (the labels are misaligned)")
+    rank = int(np.linalg.matrix_rank(st.dec.coeffs))
+    print(f"rank(C) = {rank} with P = {s['P']} < D = {s['D']}: at most {rank} eigenvalues of "
+          f"the representation are learned; the fit window {KMIN}..{KMAX} exceeds it")
     for name, reg in s["regimes"].items():
         th, ref = reg["linear"]["exponent_theory"], reg["linear"]["exponent_reference"]
+        m = st.regimes[name][1]["linear"]
+        spec = mode_exponents(m.reference.spectrum, KMIN, KMAX)  # by rank
         print(f"two-layer linear network, {name}: theory {th['start']:.2f} -> peak "
-              f"{th['peak']:.2f} -> {th['end']:.2f}; exact reference {ref['start']:.2f} -> "
-              f"{ref['peak']:.2f} -> {ref['end']:.2f} (misalignment effect in rho_k: "
-              f"{reg['linear']['misalignment_effect']:.2f} in log)")
+              f"{th['peak']:.2f} -> {th['end']:.2f}; exact reference per mode "
+              f"{ref['start']:.2f} -> {ref['peak']:.2f} -> {ref['end']:.2f}, its eigenvalue "
+              f"spectrum {spec[0]:.2f} -> {np.nanmax(spec):.2f} -> {spec[-1]:.2f} "
+              f"(misalignment effect in rho_k: {reg['linear']['misalignment_effect']:.2f} "
+              "in log)")
 
     # the layer's per-mode rho in each set's own eigenbasis (constant pixels dropped)
     kept = st.kept
@@ -91,7 +102,11 @@ def main() -> None:
             gram = W.T @ W
             a = [float(mode_exponents(d.lam * np.einsum("ik,ij,jk->k", d.U, gram, d.U),
                                       KMIN, KMAX)) for d in (dec_tr, dec_ho)]
-            rows.append((step, *a))
+            # the representation's eigenvalues (training digits), by rank
+            half = np.sqrt(dec_tr.lam)
+            g = dec_tr.U.T @ gram @ dec_tr.U
+            eig = np.sort(np.linalg.eigvalsh(half[:, None] * g * half[None, :]))[::-1]
+            rows.append((step, *a, float(mode_exponents(eig, KMIN, KMAX))))
         if step == steps:
             break
         idx = torch.randint(0, train.M, (128,), generator=gen)
@@ -106,11 +121,12 @@ def main() -> None:
         acc = float((model(xh).argmax(1) == torch.tensor(held.Y).argmax(1)).float().mean())
     print(f"\n{steps} SGD steps: training loss {float(loss.detach()):.4f}, held-out accuracy "
           f"{acc:.3f}")
-    print(f"first hidden layer: representation exponent over training (rho_k over modes "
-          f"{KMIN}..{KMAX}; data alpha = {f.alpha.exponent:.3f}):")
-    print("  step   training   held-out")
-    for step, a_tr, a_ho in rows:
-        print(f"  {step:>4}   {a_tr:8.3f}   {a_ho:8.3f}")
+    print(f"first hidden layer over training (modes {KMIN}..{KMAX}; data alpha = "
+          f"{f.alpha.exponent:.3f}): the per-mode diagonal's exponent on the training and "
+          "held-out digits, and the representation spectrum's (eigenvalues by rank, training)")
+    print("  step   per mode (training)   per mode (held-out)   spectrum (training)")
+    for step, a_tr, a_ho, a_sp in rows:
+        print(f"  {step:>4}   {a_tr:19.3f}   {a_ho:19.3f}   {a_sp:19.3f}")
 
     from specdyn.plot import new_figure, save_figure
 
@@ -118,6 +134,8 @@ def main() -> None:
     st_ = np.array([r[0] for r in rows], dtype=float)
     ax.semilogx(np.maximum(st_, 0.5), [r[1] for r in rows], "o-", label="training digits")
     ax.semilogx(np.maximum(st_, 0.5), [r[2] for r in rows], "s--", label="held-out digits")
+    ax.semilogx(np.maximum(st_, 0.5), [r[3] for r in rows], "k-",
+                label="eigenvalue spectrum (training)")
     ax.axhline(f.alpha.exponent, color="grey", ls=":", label=f"data alpha = "
                f"{f.alpha.exponent:.2f}")
     ax.set_xlabel("SGD step (step 0 drawn at 0.5)")

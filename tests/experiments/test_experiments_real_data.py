@@ -16,8 +16,17 @@ import pandas as pd
 import pytest
 
 from specdyn.experiments.real_data.claims import TABLES, read_tables, real_data_claims
-from specdyn.experiments.real_data.config import VALIDATION_TASKS, RealDataConfig, tiny
+from specdyn.experiments.real_data.config import (
+    MODEL_TASKS,
+    VALIDATION_TASKS,
+    RealDataConfig,
+    tiny,
+)
+from specdyn.experiments.real_data.run import TIMES
 from specdyn.runs import run_experiment
+
+#: real-data's claims (the tiny config runs every kind of run the quick one does).
+N_CLAIMS = 39
 
 
 @pytest.fixture(scope="module")
@@ -29,22 +38,29 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
 
 def test_tiny_run_writes_its_tables_and_figures(tiny_run: tuple[Path, list]) -> None:
     folder, claims = tiny_run
-    for name in (*TABLES.values(), "real-data.png", "real-data_networks.png",
-                 "real-data_glance.png", "record.json"):
+    for name in (*TABLES.values(), TIMES, "real-data.png", "real-data_networks.png",
+                 "real-data_anchors.png", "real-data_glance.png", "record.json"):
         assert (folder / name).exists(), name
     t = read_tables(folder)
     df = t["dynamics"]
-    assert set(df.task) == {*VALIDATION_TASKS, "net"}
+    assert set(df.task) == {*VALIDATION_TASKS, *MODEL_TASKS, "relu-patches", "relu-blur", "net"}
     assert {"rho_sim", "rho_theory", "rho_reference", "spectrum_sim", "loss_theory",
-            "rho_train", "rho_heldout", "spectrum_train", "spectrum_heldout"} <= set(df.quantity)
-    assert set(df.student[df.task == "patches"]) == {"linear", "relu"}
-    assert set(df.student[df.task == "net"]) == {"mlp", "cnn", "linear"}
+            "rho_train", "rho_heldout", "spectrum_train", "spectrum_heldout",
+            "spectrum_train_post2", "spectrum_heldout_pre2"} <= set(df.quantity)
+    assert set(df.student[df.task == "relu-patches"]) == {"relu"}
+    assert set(df.student[df.task == "net"]) == {"mlp", "cnn", "mlp-lazy", "linear"}
     assert set(df.regime[df.task == "blur"]) == {"IIIa", "IIIb", "lazy"}
-    assert list(t["tasks"].task) == list(VALIDATION_TASKS)
+    # the linear network trains on denoise; text-denoise gives theory and reference only
+    assert "rho_sim" in set(df.quantity[df.task == "denoise"])
+    assert "rho_sim" not in set(df.quantity[df.task == "text-denoise"])
+    assert list(t["tasks"].task) == [*VALIDATION_TASKS, *MODEL_TASKS]
     assert np.isfinite(t["tasks"].error).all() and (t["tasks"].error >= 0).all()
-    assert set(t["widths"].regime) == {"lazy", "lazy-paper"}
-    assert set(t["modes"].task) == set(VALIDATION_TASKS)
-    assert {"net", "net-heldout"} <= set(t["fits"].task)
+    tk = t["tasks"].set_index("task")
+    assert tk.loc["digits", "rank_C"] == 9 and tk.loc["digits", "window_exceeds_rank"]
+    assert not tk.loc["denoise", "window_exceeds_rank"]
+    assert set(t["widths"].regime) == {"lazy", "lazy-paper", "lazy-zero-output"}
+    assert set(t["modes"].task) == {*VALIDATION_TASKS, *MODEL_TASKS}
+    assert {"net", "net-heldout", "relu-patches", "relu-blur"} <= set(t["fits"].task)
     # the theory's regions: lazy runs stay in Region I, feature learning reaches Region III
     reg = t["regions"]
     assert set(reg.region[reg.regime == "lazy"]) == {"I"}
@@ -55,10 +71,14 @@ def test_tiny_run_writes_its_tables_and_figures(tiny_run: tuple[Path, list]) -> 
         for part in ("train", "heldout"):
             assert list((folder / "trackers" / arch / part / "rows").glob("*.parquet"))
     names = [c.name for c in claims]
-    assert len(names) == len(set(names)) == 22
+    assert len(names) == len(set(names)) == N_CLAIMS
     assert all(c.source.strip() for c in claims)
-    assert [c.name for c in claims if c.disputed] == [
-        "MLP: final exponent at the theory's end (alpha + beta/2)"]
+    assert [c.key for c in claims if c.disputed] == ["relu-blur-end", "mlp-end"]
+    assert [c.key for c in claims if c.full_only] == ["cnn-lazy-stays"]
+    assert [c.key for c in claims if c.sanity] == ["start-at-alpha", "mlp-start"]
+    rec = __import__("json").loads((folder / "record.json").read_text())
+    assert "rank(C) = 9" in rec["summary"]["digits"]["warning"]
+    assert len(rec["summary"]["lazy_relu"]["widths"]) == len(tiny().relu_widths)
 
 
 def test_no_claim_text_carries_an_issue_number_or_a_commit(tiny_run: tuple[Path, list]
@@ -87,8 +107,12 @@ def test_the_wrong_models_rewrite_what_they_say(tiny_run: tuple[Path, list],
         dst = tmp_path / name.replace(" ", "-")
         shutil.copytree(folder, dst, ignore=shutil.ignore_patterns("*.png", "*.pdf"))
         m.apply(tiny(), dst)
-        copies[name] = read_tables(dst)["dynamics"]
+        t = read_tables(dst)
+        copies[name] = t["widths"] if "zero-output" in name or "width" in name or \
+            "fluctuation" in name else t["dynamics"]
     frozen = copies["never learns"]
+    assert {m.kind for m in REAL_DATA_WRONG} >= {"is-theory", "fluctuation-size", "clock",
+                                                  "convention", "attribution", "wrong-inputs"}
     sim = frozen[frozen.quantity == "rho_sim"]
     for _, g in sim.groupby(["task", "student", "regime", "k"]):
         assert g.value.nunique() == 1
@@ -102,6 +126,36 @@ def test_the_wrong_models_rewrite_what_they_say(tiny_run: tuple[Path, list],
     r = aligned[aligned.quantity == "rho_reference"].set_index(keys).value.sort_index()
     th = aligned[aligned.quantity == "rho_theory"].set_index(keys).value.sort_index()
     np.testing.assert_array_equal(r.to_numpy(), th.reindex(r.index).to_numpy())
+
+    def values(df: pd.DataFrame, q: str, **sel: str) -> pd.Series:
+        m = df.quantity == q
+        for col, val in sel.items():
+            m &= df[col] == val
+        return df[m].set_index(["task", "regime", "step", "k"]).value.sort_index()
+
+    same = copies["network is its reference"]
+    sim = values(same, "rho_sim", student="linear")
+    np.testing.assert_array_equal(sim.to_numpy(), values(same, "rho_reference",
+                                                         student="linear").reindex(sim.index))
+    held = copies["held-out is training"]
+    for arch in ("mlp", "cnn"):
+        np.testing.assert_array_equal(values(held, "loss_heldout", student=arch).to_numpy(),
+                                      values(held, "loss_train", student=arch).to_numpy())
+    # the clock: at a middle checkpoint the wrong table holds the real value at 2t
+    fast = copies["clock off by 2"]
+    g = real[(real.task == "patches") & (real.regime == "feature-learning")
+             & (real.student == "linear") & (real.quantity == "rho_sim") & (real.k == 3)]
+    g = g.sort_values("t")
+    t, v = g.t.to_numpy(), g.value.to_numpy()
+    i = len(t) // 2
+    want = np.interp(np.log(2 * t[i]), np.log(t[1:]), v[1:])
+    got = fast[fast.index == g.index[i]].value.iloc[0]
+    assert got == pytest.approx(want, rel=1e-12)
+    zero = copies["zero-output control is the random start"]
+    w = read_tables(folder)["widths"]
+    z = zero[(zero.regime == "lazy-zero-output") & (zero.quantity == "rho_sim")]
+    rnd = w[(w.regime == "lazy") & (w.quantity == "rho_sim")]
+    np.testing.assert_array_equal(np.sort(z.value.to_numpy()), np.sort(rnd.value.to_numpy()))
 
 
 def test_claims_are_not_held_on_nan_tables(tiny_run: tuple[Path, list]) -> None:
