@@ -12,7 +12,7 @@ from specdyn import PowerLawSetting, io, theory
 from specdyn.experiments.theory_figures import oracle
 from specdyn.experiments.theory_figures.config import Fig3Config, FirstLayerConfig
 from specdyn.experiments.theory_figures.readings import premise_window, sequence_modes
-from specdyn.runs import WRONG_KINDS, get, run_experiment
+from specdyn.runs import WRONG_KINDS, builtin_names, get, run_experiment
 
 
 @pytest.mark.parametrize("name, cfg", [
@@ -124,8 +124,10 @@ def test_oracle_evaluations_agree_with_the_closed_forms() -> None:
     assert theory.xi_first_layer(s, 10.0, t_c) == pytest.approx(C, rel=1e-9)
 
 
-@pytest.mark.parametrize("name", ["fig3", "fig5", "fig6"])
+@pytest.mark.parametrize("name", builtin_names())
 def test_every_wrong_kind_is_registered_or_declared_not_applicable(name: str) -> None:
+    """Every experiment meets each class of plausible mistake (``WRONG_KINDS``) with a
+    registered wrong model of that kind, or says why the class does not apply to it."""
     exp = get(name)
     kinds = {w.kind for w in exp.wrong_models if w.kind}
     assert kinds | set(exp.wrong_na) == set(WRONG_KINDS), (kinds, set(exp.wrong_na))

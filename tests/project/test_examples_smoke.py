@@ -25,8 +25,8 @@ EXPECT = {
                               "skipped: optimizer state"],
     "monitor_a_transformer.py": ["blocks.layers.0.self_attn.q", "recorded steps", "report:"],
     "sweep_on_dask.py": ["2 finished, 0 failed", "re-run: 2 of 2 points already finished"],
-    "real_digits.py": ["input spectrum alpha", "representation exponent over training",
-                       "report:"],
+    "real_digits.py": ["input spectrum alpha", "first hidden layer over training",
+                       "spectrum (training)", "report:"],
 }
 
 

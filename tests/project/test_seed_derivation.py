@@ -56,6 +56,16 @@ ALLOWED: dict[str, str] = {
     # own streams from it through make_sweep), and named so in the claims
     "specdyn/experiments/regime_map/run.py:run_regime_map": "the spread runs' base seeds",
     "specdyn/experiments/regime_map/claims.py:regime_map_claims": "the spread seeds, named",
+    "specdyn/experiments/mean_field/run.py:run_budget": "the statistical part's seed mean: "
+                                                        "whole runs at seed, seed + 1, ...",
+    "specdyn/experiments/real_data/tasks.py:task_seed": "a model task's seeds: the task "
+                                                        "drawn at seed + j, as --seed does",
+    "specdyn/experiments/real_data/tasks.py:_text_denoise": "seed % 2 picks which half of "
+                                                            "a chunk is the input: no draw",
+    # an oracle drawn with numpy alone (SeedSequence([seed, 47]), its own stream of the
+    # caller's seed) so that it shares no code with the engines it checks
+    "specdyn/experiments/linear_figures/readings.py:initial_deviation_draws": "the numpy "
+                                                                              "oracle's draws",
 }
 
 

@@ -19,7 +19,7 @@ A single-index target is ``y = sigma*(beta . x)`` with a unit direction
 ``beta`` and link ``sigma*(z) = sum_k c_k h_k(z)``. Its information exponent
 is the smallest ``k >= 1`` with ``c_k != 0``; the quantity
 ``E[z sigma*(z)^(k+1)]`` decides whether a reused batch lets the second GD step
-learn the target (see ``related-notes.md``, section 2).
+learn the target (see ``docs/related-works.md``, section 2).
 
 Only numpy is needed; :meth:`HermiteTarget.__call__` and :func:`hermite_eval`
 also accept torch tensors (and then return torch tensors) without importing
@@ -295,7 +295,7 @@ class HermiteTarget:
         """``E[z sigma*(z)^(k+1)]`` for ``z ~ N(0, 1)``, by Gauss-Hermite quadrature.
 
         With batch reuse the second GD step aligns its ``k``-th learned direction
-        with ``beta`` iff this is non-zero (``related-notes.md``, section 2).
+        with ``beta`` iff this is non-zero (``docs/related-works.md``, section 2).
         The default node count makes the quadrature exact for the polynomial
         link (degree ``1 + degree * (k+1)``).
         """

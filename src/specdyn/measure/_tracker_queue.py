@@ -172,6 +172,9 @@ class RecordQueue:
                     return
                 job = self.running = self.jobs.popleft()
                 self.busy = True
+                # a submit waiting for the queue to empty (kept records beyond the bound)
+                # may go on now: without this it would wait for the whole record
+                self.cv.notify_all()
             try:
                 self.handle(job)
             except BaseException as err:  # noqa: BLE001 - handed to the training thread

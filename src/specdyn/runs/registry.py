@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specdyn._experiment_index import run_order
+from specdyn._experiment_index import builtin_names as index_names
 from specdyn._validate import did_you_mean
 from specdyn.runs.claims import Claim
 
@@ -251,10 +251,13 @@ def names() -> list[str]:
 
 def builtin_names() -> list[str]:
     """Names of the experiments that ship with specdyn (not ones a user registered), in
-    run order (:func:`specdyn._experiment_index.run_order`)."""
+    run order (:func:`specdyn._experiment_index.builtin_names`: read from the source)."""
     _load_plugins()
-    return run_order(n for n, e in _REGISTRY.items()
-                     if getattr(e.run, "__module__", "").startswith("specdyn.experiments."))
+    shipped = [n for n, e in _REGISTRY.items()
+               if getattr(e.run, "__module__", "").startswith("specdyn.experiments.")]
+    # the order read from the source (not the order the modules happened to be imported in)
+    order = {name: i for i, name in enumerate(index_names())}
+    return sorted(shipped, key=lambda n: order.get(n, len(order)))
 
 
 def experiment_named(name: str, module: str | None = None) -> Any:

@@ -50,7 +50,7 @@ RESID_SE = 3.0
 #: most this share of runs (:func:`fraction_min`).
 FALSE_ALARM = 1e-3
 
-# Revisions made after a run had shown the numbers (issue 30: marked, not reverted).
+# Revisions made after a run had shown the numbers (marked, not reverted).
 #: The std-within-3-SE bound, changed after a run had missed it.
 STD_SE_REVISED = (
     "ec50dd1 (issue 33 item 3): fraction >= 0.99 -> >= the binomial bound of "
@@ -233,7 +233,7 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
                     f"{std_exceed_probability(seeds):.2%} ({seeds} seeds) and at more than "
                     f"{(1 - std_min) * len(d):.0f} cells with at most {FALSE_ALARM:g} "
                     f"(binomial, cells taken independent)",
-               revised=f"{STD_SE_REVISED}; {VALID_REVISED}"),
+               revised=f"{STD_SE_REVISED}; {VALID_REVISED}", revised_how="looser"),
         sized("mean shift: level where bias > 5 SE (regression of bias on shift)", slope,
               1.0, 1.0 + MEAN_TOL, source=OWN, aspect="prefactor",
               predicted_by="an exact theory: slope 1",
@@ -248,7 +248,7 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
                note=f"max over {len(big)} cells ({seeds} seeds); an exact theory's max of "
                     f"{len(big)} Student-t residuals exceeds the bound with probability "
                     f"{FALSE_ALARM:g} (cells taken independent)",
-               revised=f"{BIG_SE_REVISED}; {VALID_REVISED}"),
+               revised=f"{BIG_SE_REVISED}; {VALID_REVISED}", revised_how="looser"),
         within("corrected residual within 3 SE elsewhere (fraction of cells)", frac,
                resid_min, 1.0, source=OWN,
                rule="in [fraction_min(cells, resid_exceed_probability(seeds)), 1]",
@@ -259,6 +259,7 @@ def finite_size_claims(df: pd.DataFrame) -> tuple[list[Claim], dict[str, Any]]:
                     f"{FALSE_ALARM:g} (binomial, cells taken independent); where the predicted "
                     f"shift is small a table with no bias passes too, so the > 5 SE claim is "
                     f"its partner", revised=f"{RESID_SE_REVISED}; {VALID_REVISED}",
+               revised_how="looser",
                partner="where bias > 5 SE: |bias - shift| in SE"),
         sized("residuals have the sampling size: RMS of (bias - shift) / SE", resid_rms,
               float(np.sqrt((seeds - 1) / (seeds - 3))), RESID_RMS_FACTOR, source=OWN,
@@ -335,7 +336,8 @@ def effective_claims(eff: pd.DataFrame, cfg: FiniteSizeConfig) -> list[Claim]:
                                       f"time exceeds every one of the first half of the times "
                                       f"by slope_tol; {why}",
                                  revised=f"{BREAKS_REVISED}; issue 40: slope_tol 0.1 -> 0.2 "
-                                         "(the effective claims' tolerance, from seeds 1-8)"))
+                                         "(the effective claims' tolerance, from seeds 1-8)",
+                                 revised_how="restated"))
         else:
             lazy = regime != "feature-learning"  # a lazy slope hardly moves: a constant passes
             claims.append(within(f"{act} {regime}: |slope - effective theory| at every t",
@@ -344,7 +346,7 @@ def effective_claims(eff: pd.DataFrame, cfg: FiniteSizeConfig) -> list[Claim]:
                                       "(0.052-0.172)" + ("; a constant slope meets it: its "
                                                          "partner is the feature-learning run's"
                                                          if lazy else ""),
-                                 revised=EFFECTIVE_REVISED,
+                                 revised=EFFECTIVE_REVISED, revised_how="looser",
                                  partner=(f"{act} feature-learning: |slope - effective theory| "
                                           "at every t") if lazy else ""))
     return claims

@@ -306,7 +306,7 @@ SIZE_BAND_REVISED = ("issue 40: in [-0.7, -0.3] (-0.5 +- 0.2) -> in [-0.8, -0.45
 
 
 #: finite-size's slope claims were a slope alone, which a table shuffled across sizes passes
-#: in 2 of 5 shuffles at the quick size (issue 30's mutation test).
+#: in 2 of 5 shuffles at the quick size (the mutation test).
 SLOPE_REVISED = ("9aa3bc7 (issue 30): the upper-half slope -> that slope where the seed-mean "
                  "error falls at every step of the upper half (NaN otherwise): a table "
                  "shuffled across sizes kept a slope in range 2 times in 5; changed after the "

@@ -217,19 +217,19 @@ def bbp_claims(df: pd.DataFrame, cfg: BBPEscapeConfig,
                source='abstract 1: "isolated eigenvalues detach from the random bulk"; own',
                partner="measured escape / t* - 1",
                note="Tracy-Widom test at level alpha on the bulk before the BBP crossing t* "
-                    "(own: related-notes sec. 1, population GD, exact [D]); "
+                    "(own: related works sec. 1, population GD, exact [D]); "
                     "a table never flagged also has none before t*: its partner, the escape "
                     "time, is NaN there"),
         within("measured escape / t* - 1", lag, 0.0, ESCAPE_LAG_MAX,
                source='abstract 1: "induces a Baik-Ben Arous-Peche (BBP) transition during '
                       'training"; own',
                note="first flagged step against the predicted BBP crossing time t* (own: "
-                    "related-notes sec. 1, population GD, exact [D]); "
+                    "related works sec. 1, population GD, exact [D]); "
                     "detection needs the outlier a fluctuation beyond the edge"),
         within("top singular value / BBP outlier path - 1, once clear", loc_err,
                0.0, OUTLIER_LOCATION_TOL,
                source="Benaych-Georges & Nadakuditi 2012 (rectangular spike); own",
-               note="along the population GD path (own: related-notes sec. 1 [D]); "
+               note="along the population GD path (own: related works sec. 1 [D]); "
                     f"max over the steps where the predicted outlier exceeds "
                     f"{CLEAR_FACTOR:g} x the bulk edge"),
         within("spectral alignment: rise of the squared overlap with the teacher "
@@ -241,7 +241,7 @@ def bbp_claims(df: pd.DataFrame, cfg: BBPEscapeConfig,
         within("squared overlaps - rectangular-spike prediction, once clear (largest)",
                float(np.max(gaps)), 0.0, OVERLAP_TOL,
                source="Benaych-Georges & Nadakuditi 2012 (spike overlaps); own",
-               note="along the population GD path (own: related-notes sec. 1 [D]); "
+               note="along the population GD path (own: related works sec. 1 [D]); "
                     f"max |measured - predicted| over the steps where the predicted outlier "
                     f"exceeds {CLEAR_FACTOR:g} x the bulk edge; left {gaps[0]:.3f}, "
                     f"right {gaps[1]:.3f}"),

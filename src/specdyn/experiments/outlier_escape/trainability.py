@@ -126,7 +126,7 @@ def trainability_claims(table: pd.DataFrame, tol: float,
                source='abstract 1: "a phase diagram of trainability governed by the step size '
                       '(or learning rate) and initial weight variance"; own',
                note="converged / stalled / diverged against the exact trainability boundary "
-                    "(own: related-notes sec. 1, trainability [D]) "
+                    "(own: related works sec. 1, trainability [D]) "
                     f"over {len(single)} cells; tolerance from seeds 1-3 (1, 0, 0 cells "
                     "missed of 60)", revised=AGREEMENT_REVISED, revised_how="tighter"),
         within("two layers: rows converging up to a boundary beyond 2/sharpness",

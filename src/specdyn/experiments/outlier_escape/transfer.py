@@ -111,7 +111,7 @@ def lr_transfer_claims(raw: pd.DataFrame, eraw: pd.DataFrame,
     Best learning rate (Yang et al. 2022): moves at most ``MUP_SHIFT_MAX`` grid steps
     across widths under muP; under NTK at most ``NTK_SHIFT_MAX`` too (own: the NTK
     parameterisation keeps the kernel's scale). Escape step of the top singular value
-    (abstract 1's title; related-notes sec. 1 [L]): width-independent within
+    (abstract 1's title; related works sec. 1 [L]): width-independent within
     ``ESCAPE_WIDTH_TOL`` under muP (over widths >= 256: see the claim's note), at the
     step seeds other than the judged ones put it (a clock), growing by at least that much
     from the narrowest to the widest width under NTK.

@@ -356,7 +356,8 @@ def _region_claims(dyn: pd.DataFrame, fits: pd.DataFrame, kp: int) -> list[Claim
              "at seeds 1-5, the theory's own 1.16; a network that never learns gives 0)",
         revised="f252508: max_t (slope(t) - slope(0)) >= 0.3 -> mean slope over the theory's "
                 "peak window minus the mean elsewhere >= 0.5: the mutation test showed "
-                "shuffled tables passing the first form (a noisy maximum)"))
+                "shuffled tables passing the first form (a noisy maximum)",
+        revised_how="restated"))
     return out
 
 

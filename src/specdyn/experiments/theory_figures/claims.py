@@ -53,7 +53,7 @@ BOUNDARY_REVISED = ("issue 40: |log10(crossing / boundary)| <= 0.5 -> |log10(cro
                     "k_layer 0.11 decade off the boundary: 0.5 let a panel shifted by 0.4 "
                     "decade pass k_cross, k_layer and the plateaus")
 #: fig3's k_l claim: measured where alpha_eff(t = inf) rises past the level (ac09004), then
-#: against the derived offset (issue 40).
+#: against the derived offset.
 K_L_REVISED = ("ac09004: the largest k below k_u past the k_l level -> the largest below the "
                "peak of alpha_eff(k, inf), after the --full run (k to 1e12) measured the first "
                "6 decades off (there alpha_eff falls back toward alpha near k_u and passes the "
@@ -88,7 +88,7 @@ SEQUENCE_REVISED = ("issue 47: sigma_w 1e-3 -> 1e-4 and the mode from the middle
                     "asymptotic forms), after the disputed 3.87 (quick) and 3.73 (--full) were "
                     "seen: at sigma_w = 1e-3 no mode meets the premise (its window is empty)")
 #: The fig3 (a) and fig6 plateau claims were a share of cells (the 10 % of a region's cells
-#: nearest the exponent), which every shuffled grid passes (issue 30).
+#: nearest the exponent), which every shuffled grid passes.
 PLATEAU_REVISED = ("b6f669e (issue 30): the exponent that 10 % of the region's cells reach -> the "
                    "widest run of on-plateau cells along k, >= 1 decade (the existing "
                    "EXIST_DECADES): a shuffle keeps the share, not the run; changed after the "
@@ -113,7 +113,7 @@ LAZY_EQ34_REVISED = ("issue 47: source own -> core Eq. (34), Fig. 3(c), and draw
 LAZY_MILD_REVISED = ("issue 47: 'alpha_eff stays at alpha' (core Eq. 34, disputed: the setting "
                      "misses the premise) -> the project's claim that at this setting it does "
                      "not, after 0.37 (design notes) and 0.39 (--full) were seen")
-#: The lazy panels' own claim, partner of their "no change" claims (issue 30).
+#: The lazy panels' own claim, partner of their "no change" claims (the mutation test).
 LAZY_FALLS = "t_max: alpha_eff - alpha falls with k (rank correlation)"
 LAZY_FALLS_MAX = -0.9
 #: "mode order preserved" holds for any table of positive exponents (Appendix F is a

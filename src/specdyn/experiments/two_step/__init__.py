@@ -1,6 +1,6 @@
 """Two GD steps in the linear-width regime: outlier-count phase grid and batch reuse.
 
-Experiments (``related-notes.md`` section 2, second related abstract):
+Experiments (``docs/related-works.md`` section 2, second related abstract):
 
 ``two-step-phase``
     Outliers of ``W2`` over an ``(alpha1, alpha2)`` grid, beside the abstract's

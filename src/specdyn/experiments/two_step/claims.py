@@ -141,7 +141,7 @@ def phase_claims(df: pd.DataFrame, cfg: PhaseConfig,
     spikes (:mod:`specdyn.theory.two_step_spikes`, via :mod:`~.spikes`) is evaluated from
     the config, never from the tables.
 
-    * ``count <= 1 + floor`` (own, related-notes sec. 2 [D]): no away cell has more
+    * ``count <= 1 + floor`` (own, related works sec. 2 [D]): no away cell has more
       outliers than the abstract's count plus the step-1 spike.
     * The abstract's literal count: ``W2`` has ``floor`` outliers on ``MATCH_MIN`` of the
       away cells. Disputed, theory at the premise: the step-1 spike is an outlier too.
@@ -217,7 +217,7 @@ def phase_claims(df: pd.DataFrame, cfg: PhaseConfig,
         within("count <= 1 + floor(alpha2/(1/2 - alpha1))",
                frac(away["count"] > away["total"]), 0.0, ABOVE_TOTAL_MAX,
                source=OWN, partner=rise_name, revised=margin_rev, revised_how="restated",
-               note="related-notes sec. 2 [D]: W2 keeps the step-1 spike beside the "
+               note="related works sec. 2 [D]: W2 keeps the step-1 spike beside the "
                     f"abstract's floor; fraction of the {len(away)} away cells ({margin}) "
                     "with more outliers "
                     "than the abstract's count plus the step-1 spike; a count that never "

@@ -71,7 +71,7 @@ def fresh_noise_level(target: str, D: int) -> float:
     return math.sqrt(z2_moment(tgt) / (D * tgt.second_moment))
 
 
-#: The quick seed count, changed after a run (issue 30: marked on the claims it was made
+#: The quick seed count, changed after a run (marked on the claims it was made
 #: for).
 QUICK_SEEDS_REVISED = (
     "fb62d68 (issue 33 item 3): quick seeds 2 -> 3, after the quick run on the derived "
@@ -95,7 +95,7 @@ def reuse_claims(df: pd.DataFrame, cfg: ReuseConfig) -> list[Claim]:
       ``E[z sigma*^(k+1)]``: every reused seed's overlap (the smallest) exceeds the
       fresh batch's largest by at least ``1/sqrt(D)``, a random direction's overlap
       (abstract 2); with every reuse quantity zero (plain He2) it does not
-      (own, related-notes sec. 2 [A/D]; partner: the gain of a target reuse helps);
+      (own, related works sec. 2 [A/D]; partner: the gain of a target reuse helps);
     * information exponent >= 2: the fresh batch's learned directions are noise
       (abstract 2): their overlaps have the size :func:`fresh_noise_level` predicts,
       within ``FRESH_LEVEL_FACTOR`` (two-sided: an overlap of 0, a table that is the
@@ -158,7 +158,7 @@ def reuse_claims(df: pd.DataFrame, cfg: ReuseConfig) -> list[Claim]:
                         "b1882fe (issue 30): '<= 0' -> '< 1/sqrt(D)' with a partner (a "
                         "constant table gives "
                         "exactly 0, which met both directions); " + QUICK_SEEDS_REVISED,
-                note="related-notes sec. 2, alignment [A/D]: reuse aligns direction k iff "
+                note="related works sec. 2, alignment [A/D]: reuse aligns direction k iff "
                      "E[z sigma*(z)^(k+1)] != 0; for He2 every reuse quantity is zero, so "
                      "reuse must not "
                      f"help beyond a random direction's overlap 1/sqrt(D) = {gain_min:.3g}; "
