@@ -77,6 +77,21 @@ NOT_RECHECKED: dict[str, str] = {
             "benchmarks/gpu_fig4.sh); its t = 0 slope became a sanity check since, and the "
             "claims added since (the slope peak's time, the effective theory against an "
             "independent evaluation, the t = 0 deviation's size) have no --full value",
+    "error-budget": "its claims gained a clock, the Gibbs temperature and the seed mean of the "
+                    "statistical part after its --full run (2026-12-05, 48 min at load 2-4); "
+                    "rerun: python benchmarks/full_claims.py error-budget",
+    "lr-transfer": "its NTK claims became the project's own and gained a muP escape clock "
+                   "after its --full run (2026-12-05, 35 min); rerun: python "
+                   "benchmarks/full_claims.py lr-transfer",
+    "real-data": "its claims were rebuilt (the two spectra, the zero-output lazy ReLU, the "
+                 "lazy baselines, the tasks where the model applies) after its --full run "
+                 "(2026-12-05, 61 min); rerun: python benchmarks/full_claims.py real-data",
+    "two-step-phase": "its step-2 claims now read the finite-N theory on chosen cells (the "
+                      "cells at N = 1000-8000 are in BENCHMARKS.md) after its --full run "
+                      "(2026-12-05, 35 min); rerun: python benchmarks/full_claims.py "
+                      "two-step-phase",
+    "batch-reuse": "its fresh-batch overlaps gained their noise level after its --full run "
+                   "(2026-12-05, 9 min); rerun: python benchmarks/full_claims.py batch-reuse",
 }
 
 
