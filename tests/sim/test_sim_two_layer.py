@@ -299,3 +299,21 @@ def test_every_parameterization_and_optimizer_learns(par_name: str, optimizer: s
     assert all(np.isfinite(a).all() for a in tr.series.values())
     assert tr.series["postact"].shape == (3, 48) and tr.series["preact"].shape == (3, FL.D)
     assert tr.meta["parameterization"]["name"] == par_name
+
+
+@pytest.mark.parametrize("name", ["relu", "tanh", "gelu", "erf"])
+def test_numpy_activation_is_the_torch_one_in_float64(name: str) -> None:
+    """The numpy form the quadratures use (``specdyn.models.numpy_activation``) is the
+    registered torch activation and its derivative, float64 in and out; the derivative
+    agrees with a central difference away from kinks."""
+    from specdyn.models import get_activation, numpy_activation
+
+    z = np.linspace(-3.0, 3.0, 61) + 0.013
+    sigma, dsigma = numpy_activation(name)
+    act = get_activation(name)
+    tz = torch.from_numpy(z)
+    assert sigma(z).dtype == np.float64 and dsigma(z).dtype == np.float64
+    np.testing.assert_array_equal(sigma(z), act.fn(tz).numpy())
+    np.testing.assert_array_equal(dsigma(z), act.deriv(tz).numpy())
+    h = 1e-6
+    np.testing.assert_allclose(dsigma(z), (sigma(z + h) - sigma(z - h)) / (2 * h), atol=1e-6)

@@ -111,3 +111,19 @@ def get_activation(activation: str | Activation) -> Activation:
         return activation
     name = v.choice("activation", activation, ACTIVATIONS)
     return ACTIVATIONS[name]
+
+
+def numpy_activation(activation: str | Activation) -> tuple[Callable[[Any], Any],
+                                                           Callable[[Any], Any]]:
+    """``(sigma, sigma')`` of an activation as numpy functions, float64 in and out (for
+    quadratures and theories written in numpy; the torch functions evaluated on CPU)."""
+    import numpy as np
+    import torch
+
+    act = get_activation(activation)
+
+    def on(f: Callable[[Tensor], Tensor]) -> Callable[[Any], Any]:
+        return lambda z: f(torch.from_numpy(np.array(z, dtype=np.float64))).numpy()
+
+    return on(act.fn), on(act.deriv)
+

@@ -23,10 +23,11 @@ is :func:`specdyn.models.get_activation`'s (its value and derivative), nothing o
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from specdyn.models import numpy_activation
 
 #: The seed of the levels' own Monte-Carlo draws of the initial law (fixed, not the run's).
 LEVELS_SEED = 20261206
@@ -38,21 +39,6 @@ SAMPLES = 8192
 #: costliest (the samples times the training and test sets).
 RATE_SAMPLES = 2048
 _CHUNK = 1024
-
-
-def _act(activation: str) -> tuple[Callable[[np.ndarray], np.ndarray],
-                                    Callable[[np.ndarray], np.ndarray]]:
-    """``(sigma, sigma')`` of the named activation on float64 numpy arrays."""
-    import torch
-
-    from specdyn.models import get_activation
-
-    act = get_activation(activation)
-
-    def on(fn: Any) -> Callable[[np.ndarray], np.ndarray]:
-        return lambda z: fn(torch.from_numpy(np.ascontiguousarray(z, np.float64))).numpy()
-
-    return on(act.fn), on(act.deriv)
 
 
 def _weights(D: int, s_w: float, samples: int, key: str) -> np.ndarray:
@@ -69,7 +55,7 @@ def initial_function_gap(activation: str, x: np.ndarray, init_scale: tuple[float
     E_z sigma(s_w |x_m| z / sqrt(D))^2`` (``E a = 0``: both functions have mean zero, and
     ``w . x ~ N(0, s_w^2 |x|^2 / D)``), by 64-point Gauss-Hermite quadrature in ``z``; one
     value per ``N`` of ``N_values``."""
-    sigma, _ = _act(activation)
+    sigma, _ = numpy_activation(activation)
     s_a, s_w = init_scale
     z, wq = np.polynomial.hermite_e.hermegauss(64)
     wq = wq / wq.sum()
@@ -97,7 +83,7 @@ def first_step_distance(activation: str, x: np.ndarray, init_scale: tuple[float,
     expectations over ``w`` by Monte Carlo (two independent halves of ``samples`` for ``K``
     and ``J``, so that their product is unbiased).
     """
-    sigma, dsigma = _act(activation)
+    sigma, dsigma = numpy_activation(activation)
     s_a, s_w = init_scale
     M, D = x.shape
     half = max(samples // 2, 1)
@@ -142,7 +128,7 @@ def initial_rate(activation: str, x: np.ndarray, y: np.ndarray, x_test: np.ndarr
     ``samples`` weights; the ``N``-particle run's own rate differs by its tangent kernel's
     ``O(1/sqrt(N))`` fluctuation.
     """
-    sigma, dsigma = _act(activation)
+    sigma, dsigma = numpy_activation(activation)
     s_a, s_w = init_scale
     M, D = x.shape
     W = _weights(D, s_w, samples, "initial rate")
@@ -165,7 +151,7 @@ def configurational_temperature(particles: np.ndarray, x: np.ndarray, y: np.ndar
     ``div(theta e^{-U/tau})`` gives ``E theta . grad U = tau`` per coordinate), up to the
     ``O(dt)`` bias of the Euler-Maruyama step; 0 at a zero-temperature stationary point.
     The gradient is written here again, in numpy, not taken from the engine."""
-    sigma, dsigma = _act(activation)
+    sigma, dsigma = numpy_activation(activation)
     p = np.asarray(particles, dtype=np.float64)
     a, w = p[:, 0], p[:, 1:]
     Z = x @ w.T

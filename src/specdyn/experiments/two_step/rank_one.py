@@ -11,7 +11,7 @@ import pandas as pd
 
 from specdyn.data.hermite import HermiteTarget, gaussian_expectation
 from specdyn.experiments.two_step.config import PhaseConfig
-from specdyn.experiments.two_step.spikes import numpy_activation
+from specdyn.models import numpy_activation
 from specdyn.sim.two_step import activation_mu1
 from specdyn.theory.rmt import rectangular_bulk_edge, rectangular_spike
 

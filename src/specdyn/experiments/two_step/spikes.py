@@ -9,14 +9,12 @@ nothing here reads a measured number, so the claims can set the table against it
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
-from specdyn import _torch
 from specdyn.data.hermite import HermiteTarget
-from specdyn.models.activations import get_activation
+from specdyn.models import numpy_activation
 from specdyn.theory.two_step import formula_count
 from specdyn.theory.two_step_spikes import StepTwoSpikes, step_two_spikes
 
@@ -29,21 +27,6 @@ RESOLVED_SIGMAS = 3.0
 UNRESOLVED_BELOW = 0.85
 #: Powers of ``a`` the theory keeps (one more than the table records).
 THEORY_POWERS = 5
-
-
-def numpy_activation(name: str) -> tuple[Callable[[np.ndarray], np.ndarray],
-                                         Callable[[np.ndarray], np.ndarray]]:
-    """``(sigma, sigma')`` of a named activation as numpy functions (float64 in and out)."""
-    act = get_activation(name)
-    torch = _torch.torch()
-
-    def fn(z: np.ndarray) -> np.ndarray:
-        return _torch.to_numpy(act.fn(torch.from_numpy(np.asarray(z, dtype=np.float64))))
-
-    def deriv(z: np.ndarray) -> np.ndarray:
-        return _torch.to_numpy(act.deriv(torch.from_numpy(np.asarray(z, dtype=np.float64))))
-
-    return fn, deriv
 
 
 @functools.lru_cache(maxsize=512)
