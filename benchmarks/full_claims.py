@@ -90,8 +90,6 @@ NOT_RECHECKED: dict[str, str] = {
                       "cells at N = 1000-8000 are in BENCHMARKS.md) after its --full run "
                       "(2026-12-05, 35 min); rerun: python benchmarks/full_claims.py "
                       "two-step-phase",
-    "batch-reuse": "its fresh-batch overlaps gained their noise level after its --full run "
-                   "(2026-12-05, 9 min); rerun: python benchmarks/full_claims.py batch-reuse",
 }
 
 
