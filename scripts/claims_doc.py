@@ -147,11 +147,6 @@ NOT_CHECKED: tuple[tuple[str, str, str, str], ...] = (
      "coefficients identified modulo the rescaling"),
     ("the triple (w*, D*_orb, S*) is the natural learning cell of the pair (sigma, rho)",
      "abstract 3", "an interpretation, not a measurable statement", "nothing"),
-    ("P >= D is required for the spectrum to evolve over a broad range of modes",
-     "core Sec. 2",
-     "every setting and engine has P = D (the paper's own focus: PowerLawSetting has no P), "
-     "so no run has P < D to show the spectrum then evolving over fewer modes",
-     "nothing (the P = D runs of fig2, simulate and regime-map)"),
     ("Eq. (84), the second layer frozen, against a network trained with its second layer "
      "frozen", "core Eq. (84), Figs. 5-6",
      "no engine trains with the second layer frozen; that option belongs to the engines, "
