@@ -142,10 +142,12 @@ def _loss_panel(ax: Any, st: Any) -> None:
 
 
 def _times_panel(ax: Any, st: Any) -> None:
-    from specdyn.study.timescales import learning_times
-
     name, m = _first_model(st)
-    lt = learning_times(m, st.dec)
+    # the study's own table (plot does not import the study layer)
+    tab = st.learning_times_table()
+    rows = (tab["regime"] == name) & (tab["student"] == "linear")
+    lt = {c: tab.loc[rows, c].to_numpy(dtype=float)
+          for c in ("k", "t_theory", "t_reference", "t_saxe")}
     k = lt["k"]
     ax.loglog(k, lt["t_theory"], "-", color="tab:red", lw=1.1, label="aligned theory")
     if m.reference is not None:
