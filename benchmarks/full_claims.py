@@ -86,10 +86,6 @@ NOT_RECHECKED: dict[str, str] = {
     "real-data": "its claims were rebuilt (the two spectra, the zero-output lazy ReLU, the "
                  "lazy baselines, the tasks where the model applies) after its --full run "
                  "(2026-12-05, 61 min); rerun: python benchmarks/full_claims.py real-data",
-    "two-step-phase": "its step-2 claims now read the finite-N theory on chosen cells (the "
-                      "cells at N = 1000-8000 are in BENCHMARKS.md) after its --full run "
-                      "(2026-12-05, 35 min); rerun: python benchmarks/full_claims.py "
-                      "two-step-phase",
 }
 
 
