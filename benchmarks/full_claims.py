@@ -83,9 +83,6 @@ NOT_RECHECKED: dict[str, str] = {
     "lr-transfer": "its NTK claims became the project's own and gained a muP escape clock "
                    "after its --full run (2026-12-05, 35 min); rerun: python "
                    "benchmarks/full_claims.py lr-transfer",
-    "real-data": "its claims were rebuilt (the two spectra, the zero-output lazy ReLU, the "
-                 "lazy baselines, the tasks where the model applies) after its --full run "
-                 "(2026-12-05, 61 min); rerun: python benchmarks/full_claims.py real-data",
 }
 
 

@@ -241,6 +241,7 @@ def _linear_claims(dyn: pd.DataFrame, fits: pd.DataFrame, tasks: pd.DataFrame,
             f"{task}, {regime}: linear network vs exact reference",
             net_error(s["rho_sim"], s["rho_reference"], kmax), lo, tol,
             source="core Eq. (12)", key=f"net-vs-reference/{task}/{regime}",
+            rule=f"in [{LEVEL_SHARE:g} x wishart_level(N), {tol:g}]",
             note=f"max over checkpoints of the median over modes 1..{kmax} of |log rho_sim / "
                  f"rho_reference|: width N = {cfg.N} and GD against the infinite-width flow "
                  "on the data's own Sigma and C; upper end from seeds 1-5; lower end half "
