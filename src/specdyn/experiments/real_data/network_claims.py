@@ -292,6 +292,7 @@ def sgd_claims(dyn: pd.DataFrame, fits: pd.DataFrame, cfg: RealDataConfig) -> li
                     "the training sample's; tolerance from seeds 1-5"),
         within("MLP: final exponent at the theory's end (alpha + beta/2, after a plateau)",
                slope[0], -end_tolerance(b), end_tolerance(b), source=OWN, key="mlp-end",
+               rule="in [-0.8 |beta|/4, 0.8 |beta|/4] (beta of the data)",
                disputed="own claim reported as failing, seen in runs before it was written: "
                         "after its transient the SGD MLP's first layer returns toward alpha: "
                         "at the quick size it ends 0.20-0.25 below alpha + beta/2 (seeds 1-5) "
