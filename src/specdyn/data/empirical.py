@@ -48,13 +48,13 @@ the data's own ``lambda_k`` and ``mu_k`` (no power-law fit), for the exact theor
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from specdyn import _validate as v
+from specdyn._repr import array_result
 from specdyn.data.moments import DataMoments, accumulate
 from specdyn.data.teacher import PowerLawTeacher
 from specdyn.settings import AlignedSetting
@@ -69,7 +69,7 @@ RANK_RTOL = 1e-9
 CROSS_RTOL = 1e-12
 
 
-@dataclass(frozen=True)
+@array_result
 class DataDecomposition:
     """The data in the eigenbasis of its input covariance (see the module docstring).
 
@@ -98,17 +98,17 @@ class DataDecomposition:
         The column means removed from ``X`` and ``Y`` (lengths ``X.shape[1]``, ``P``).
     """
 
-    lam: np.ndarray = field(repr=False)
-    U: np.ndarray = field(repr=False)
-    coeffs: np.ndarray = field(repr=False)
-    mu: np.ndarray = field(repr=False)
-    misalignment: np.ndarray = field(repr=False)
+    lam: np.ndarray
+    U: np.ndarray
+    coeffs: np.ndarray
+    mu: np.ndarray
+    misalignment: np.ndarray
     total_misalignment: float
-    V: np.ndarray = field(repr=False)
-    syy: np.ndarray = field(repr=False)
+    V: np.ndarray
+    syy: np.ndarray
     M: int
-    x_mean: np.ndarray = field(repr=False)
-    y_mean: np.ndarray = field(repr=False)
+    x_mean: np.ndarray
+    y_mean: np.ndarray
 
     @classmethod
     def from_moments(cls, m: DataMoments, rtol: float = RANK_RTOL) -> DataDecomposition:
@@ -214,7 +214,7 @@ class DataDecomposition:
         return sv[:self.rank] ** 2
 
 
-@dataclass(frozen=True)
+@array_result
 class CrossModes:
     """The input-output covariance mode by mode: ``U^T C = sum_r s_r left_r right_r^T``.
 
@@ -229,9 +229,9 @@ class CrossModes:
         ``P x r``: each singular mode's output direction.
     """
 
-    s: np.ndarray = field(repr=False)
-    left: np.ndarray = field(repr=False)
-    right: np.ndarray = field(repr=False)
+    s: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
 
     @property
     def rank(self) -> int:

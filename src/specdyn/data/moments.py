@@ -17,12 +17,12 @@ block is centred on its own mean, exactly.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from specdyn._progress import progress as _progress
+from specdyn._repr import array_result
 
 __all__ = ["BLOCK_BYTES", "DataMoments", "accumulate", "row_blocks"]
 
@@ -52,7 +52,7 @@ def row_blocks(X: Any, Y: Any | None = None, *, columns: np.ndarray | None = Non
         yield start, x, y
 
 
-@dataclass(frozen=True)
+@array_result
 class DataMoments:
     """Means and centred second moments of ``(X, Y)`` (the module docstring).
 
@@ -74,15 +74,15 @@ class DataMoments:
     """
 
     M: int
-    x_mean: np.ndarray = field(repr=False)
-    y_mean: np.ndarray = field(repr=False)
-    sxx: np.ndarray = field(repr=False)
-    sxy: np.ndarray = field(repr=False)
-    syy: np.ndarray = field(repr=False)
-    x_spread: np.ndarray = field(repr=False)
-    y_spread: np.ndarray = field(repr=False)
-    x_scale: np.ndarray = field(repr=False)
-    y_scale: np.ndarray = field(repr=False)
+    x_mean: np.ndarray
+    y_mean: np.ndarray
+    sxx: np.ndarray
+    sxy: np.ndarray
+    syy: np.ndarray
+    x_spread: np.ndarray
+    y_spread: np.ndarray
+    x_scale: np.ndarray
+    y_scale: np.ndarray
     nonfinite: tuple[str, int, int, int] | None = None
 
     def constant_x(self) -> np.ndarray:

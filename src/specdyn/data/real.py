@@ -34,12 +34,13 @@ the images and digits inside its wheel, and ``pydoc_data`` is part of Python.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
 
 from specdyn import _validate as v
+from specdyn._repr import array_result
 
 __all__ = ["RealData", "digits", "image_patches", "text_ngrams"]
 
@@ -47,7 +48,7 @@ __all__ = ["RealData", "digits", "image_patches", "text_ngrams"]
 _LUMA = np.array([0.299, 0.587, 0.114])
 
 
-@dataclass(frozen=True)
+@array_result
 class RealData:
     """A real data set as a regression problem: centred inputs and targets.
 
@@ -66,8 +67,8 @@ class RealData:
     """
 
     name: str
-    X: np.ndarray = field(repr=False)
-    Y: np.ndarray | None = field(repr=False)
+    X: np.ndarray
+    Y: np.ndarray | None
     preprocessing: str
     params: dict[str, Any] = field(default_factory=dict)
 

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from specdyn._repr import array_result
 
 __all__ = ["LAZY_SHARE", "REFERENCE_POLICIES", "ModelStudy"]
 
@@ -38,7 +39,7 @@ LAZY_SHARE = 0.02
 REFERENCE_POLICIES = ("always", "never", "auto")
 
 
-@dataclass(frozen=True)
+@array_result
 class ModelStudy:
     """One model (``linear``, or ``relu`` with its effective setting) in one regime.
 
@@ -71,15 +72,15 @@ class ModelStudy:
 
     setting: Any
     dt: float
-    steps: np.ndarray = field(repr=False)
-    t: np.ndarray = field(repr=False)
-    rho_theory: np.ndarray = field(repr=False)
-    loss_theory: np.ndarray = field(repr=False)
-    regions: np.ndarray = field(repr=False)
+    steps: np.ndarray
+    t: np.ndarray
+    rho_theory: np.ndarray
+    loss_theory: np.ndarray
+    regions: np.ndarray
     max_share: float = float("nan")
-    reference: Any = field(default=None, repr=False)
+    reference: Any = None
     reference_skipped: str = ""
-    network: Any = field(default=None, repr=False)
+    network: Any = None
 
     @property
     def rho_network(self) -> np.ndarray | None:

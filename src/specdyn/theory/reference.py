@@ -47,7 +47,6 @@ closed form); ``DOP853`` at ``1e-9`` (stiffness-limited, 14534 evaluations) was 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -56,6 +55,7 @@ from scipy.integrate import solve_ivp
 
 from specdyn import _validate as v
 from specdyn._progress import Counter
+from specdyn._repr import array_result
 from specdyn.settings import AlignedSetting
 from specdyn.theory.rosenbrock import ros34pw2
 
@@ -72,7 +72,7 @@ STIFF = 1000.0
 RTOL = {"ROS34PW2": 1e-5, "RK23": 1e-7, "RK45": 1e-9}
 
 
-@dataclass(frozen=True)
+@array_result
 class ReferenceFlow:
     """The infinite-width flow on data at times ``t`` (see the module docstring).
 
@@ -107,12 +107,12 @@ class ReferenceFlow:
         The integrator that ran (``"auto"`` resolved) and its relative tolerance.
     """
 
-    t: np.ndarray = field(repr=False)
-    rho: np.ndarray = field(repr=False)
-    spectrum: np.ndarray = field(repr=False)
-    xi: np.ndarray = field(repr=False)
-    excess_loss: np.ndarray = field(repr=False)
-    rate: np.ndarray = field(repr=False)
+    t: np.ndarray
+    rho: np.ndarray
+    spectrum: np.ndarray
+    xi: np.ndarray
+    excess_loss: np.ndarray
+    rate: np.ndarray
     rank: int
     nfev: int
     method: str = ""

@@ -29,12 +29,12 @@ loss.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from specdyn._repr import array_result
 from specdyn.experiments.real_data.config import (
     BLUR_REGIMES,
     REGIMES,
@@ -50,7 +50,7 @@ __all__ = ["ZERO_OUTPUT", "StudentRun", "relu_runs", "relu_student", "student_gr
 ZERO_OUTPUT = "lazy-zero-output"
 
 
-@dataclass(frozen=True)
+@array_result
 class StudentRun:
     """One ReLU student run (the module docstring).
 
@@ -72,13 +72,13 @@ class StudentRun:
     N: int
     zero_output: bool
     dt: float
-    steps: np.ndarray = field(repr=False)
-    t: np.ndarray = field(repr=False)
-    rho: np.ndarray = field(repr=False)
-    spectrum: np.ndarray = field(repr=False)
-    loss: np.ndarray = field(repr=False)
-    rho_theory: np.ndarray = field(repr=False)
-    loss_theory: np.ndarray = field(repr=False)
+    steps: np.ndarray
+    t: np.ndarray
+    rho: np.ndarray
+    spectrum: np.ndarray
+    loss: np.ndarray
+    rho_theory: np.ndarray
+    loss_theory: np.ndarray
 
 
 def student_grid(eff: Any, kmax: int, t_factor: float, checkpoints: int
