@@ -110,7 +110,8 @@ def test_a_cancel_a_library_swallows_is_still_a_cancel(
                                 full=SwallowConfig)
     monkeypatch.setitem(registry._REGISTRY, "cancel-probe", probe)
     monkeypatch.setitem(registry._REGISTRY, "cancel-probe-2", probe)
-    code = main(["reproduce", "cancel-probe", "cancel-probe-2", "--out", str(tmp_path / "o")])
+    code = main(["reproduce", "cancel-probe", "cancel-probe-2", "--out", str(tmp_path / "o"),
+                 "--jobs", "1"])
     out, err = capsys.readouterr()
     assert code == 128 + sig, (out, err)
     assert err == (f"specdyn reproduce: interrupted by {sig.name} (finished results are "

@@ -36,7 +36,8 @@ def one_thread(monkeypatch: pytest.MonkeyPatch):
 def test_reproduce_counts_and_ends_with_the_claims_table(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], one_thread: None) -> None:
     out = tmp_path / "o"
-    assert main(["reproduce", "fig3", "fig5", "--out", str(out), "--threads", "1"]) == 0
+    assert main(["reproduce", "fig3", "fig5", "--out", str(out), "--threads", "1",
+                 "--jobs", "1"]) == 0
     text = capsys.readouterr().out
     lines = text.splitlines()
     # one line per experiment (a log: no "running" line, no carriage return), in the given order

@@ -7,8 +7,8 @@ ones only; ``docs/design.md`` draws the same picture):
 
 0. foundations: ``_version``, ``_validate``, ``_threads``, ``_progress``,
    ``_cancel``, ``_torch``, ``_experiment_index`` (the built-in experiments' names, read
-   from their source), ``_repr`` (results' one-line repr), ``io`` (atomic writes), ``provenance``, ``ranges``, ``schedule``,
-   ``settings``
+   from their source), ``_repr`` (results' one-line repr), ``io`` (atomic writes),
+   ``provenance``, ``ranges``, ``schedule``, ``settings``
 1. ``data``
 2. ``theory``, ``models``
 3. ``measure`` (never imports ``sim``)
@@ -29,7 +29,8 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 LAYERS: dict[str, int] = {
     **dict.fromkeys(["_version", "_validate", "_threads", "_progress", "_cancel", "_torch",
-                     "_experiment_index", "_repr", "io", "provenance", "ranges", "schedule", "settings"],
+                     "_experiment_index", "_repr", "io", "provenance", "ranges", "schedule",
+                     "settings"],
                     0),
     "data": 1,
     "theory": 2, "models": 2,

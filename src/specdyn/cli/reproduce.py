@@ -57,6 +57,15 @@ def default_threads(*, full: bool = False) -> int:
     return max(1, min(cores, round(cores - load)))
 
 
+def default_jobs(*, full: bool = False) -> int:
+    """Experiments run at once when ``--jobs`` is not given: at quick sizes one per core
+    (each a process of one thread, so no thread pool spins against another, and on a busy
+    machine they share the cores with the other jobs rather than wait behind them; the
+    numbers do not depend on it); with ``--full`` 1 (its experiments take the free cores
+    as threads instead, :func:`default_threads`)."""
+    return 1 if full else os.cpu_count() or 1
+
+
 def _fmt_time(seconds: float) -> str:
     m, s = divmod(int(round(seconds)), 60)
     return f"{m}:{s:02d}" if m < 60 else f"{m // 60}:{m % 60:02d}:{s:02d}"
@@ -319,10 +328,12 @@ def format_summary(rows: list[dict[str, Any]], *, full: bool = False,
     return "\n".join(lines)
 
 
-def header_line(n: int, out: Path, *, full: bool, threads: int) -> str:
-    """The first line: how many experiments, where, at which size, on how many threads."""
+def header_line(n: int, out: Path, *, full: bool, threads: int, jobs: int = 1) -> str:
+    """The first line: how many experiments, where, at which size, on how many threads
+    (and, with ``jobs > 1``, how many at once)."""
+    at_once = f", {jobs} at once" if jobs > 1 else ""
     return (f"[specdyn] {n} experiment(s) into {out}/ "
-            f"({'--full' if full else 'quick'} sizes, {threads} thread(s))")
+            f"({'--full' if full else 'quick'} sizes, {threads} thread(s){at_once})")
 
 
 def closing_text(rows: list[dict[str, Any]], out: Path, *, wall: float, full: bool = False,
@@ -342,12 +353,11 @@ def closing_text(rows: list[dict[str, Any]], out: Path, *, wall: float, full: bo
 
 def _reproduce_cmd(args: argparse.Namespace) -> int:
     from specdyn import io, runs
-    from specdyn._cancel import finish, raise_if_cancelled
+    from specdyn._cancel import finish
     from specdyn._threads import limit_threads
     from specdyn.runs import config as cfgmod
-    from specdyn.runs.store import failed_record_path
 
-    names = args.names or runs.names()
+    names = list(dict.fromkeys(args.names or runs.names()))  # each once: one folder each
     unknown = [n for n in names if n not in runs.names()]
     if unknown:  # fail on a bad name before any work starts
         from specdyn._validate import did_you_mean
@@ -372,44 +382,42 @@ def _reproduce_cmd(args: argparse.Namespace) -> int:
                          if args.config
                          else exp.config(args.full))
     threads = args.threads or default_threads(full=args.full)
+    jobs = min(args.jobs or default_jobs(full=args.full), len(names))
     limit_threads(threads)
     out = Path(args.out)
     n = len(names)
-    # on a terminal the running experiment is named on a line that its finished line (or
-    # an experiment's own progress bar) overwrites; a log gets the finished lines only
+    # on a terminal the running experiment(s) are named on a line that the next finished
+    # line (or an experiment's own progress bar) overwrites; a log gets the finished lines
     live = sys.stdout.isatty()
-    print(header_line(n, out, full=args.full, threads=threads), flush=True)
+    print(header_line(n, out, full=args.full, threads=threads, jobs=jobs), flush=True)
     t0 = time.perf_counter()
     rows: list[dict[str, Any]] = []
-    for i, name in enumerate(names, 1):
-        raise_if_cancelled()  # a cancel that a callback swallowed during the last experiment
-        start = time.perf_counter()
+    pending = list(names)
+
+    def running() -> None:
         if live:
-            print(f"[{i}/{n}] {name} ... (elapsed {_fmt_time(start - t0)})", end="",
-                  flush=True)
-        try:
-            res = runs.run_experiment(name, out, config=configs[name])
-        except Exception as err:  # keep going: one failed figure must not lose the others
-            raise_if_cancelled()  # ... but a cancel a library reported as an error stops all
-            record = failed_record_path(out / name)  # a busy folder records nothing
-            rows.append({"experiment": name, "status": "failed",
-                         "wall_time_s": time.perf_counter() - start, "claims": [],
-                         "error": f"{type(err).__name__}: {err}"
-                                  + (f"; traceback in {record}" if record.exists() else "")})
-        else:
-            rows.append({"experiment": name, "status": "finished",
-                         "wall_time_s": time.perf_counter() - start,
-                         "claims": [c.to_dict() for c in res.claims]})
-        print(("\r\x1b[K" if live else "") + progress_line(i, n, rows[-1], full=args.full),
+            now = ", ".join(pending[:jobs])
+            print(f"[{len(rows) + 1}/{n}] {now} ... (elapsed "
+                  f"{_fmt_time(time.perf_counter() - t0)})", end="", flush=True)
+
+    running()
+    for row in runs.run_experiments(names, out, configs, jobs=jobs, threads=threads):
+        rows.append(row)
+        pending.remove(row["experiment"])
+        print(("\r\x1b[K" if live else "") + progress_line(len(rows), n, row, full=args.full),
               flush=True)
-        if args.verbose and rows[-1]["status"] == "finished":
-            files = ", ".join(p.name for p in res.figures + res.tables)
-            print(f"    -> {res.out_dir} ({files})", flush=True)
+        if row.get("output", "").strip():  # a worker's prints and warnings, under its line
+            print(textwrap.indent(row["output"].rstrip(), "    "), flush=True)
+        if args.verbose and row["status"] == "finished":
+            print(f"    -> {row['out_dir']} ({', '.join(row['files'])})", flush=True)
+        if pending:
+            running()
     wall = time.perf_counter() - t0
+    rows.sort(key=lambda r: names.index(r["experiment"]))  # the summary in the given order
     df = claims_frame(rows, full=args.full)
     io.write_table(df, out / "claims.parquet")
     io.write_json({"threads": threads, "full": bool(args.full), "wall_time_s": wall,
-                   "experiments": [{k: v for k, v in r.items() if k != "error"}
+                   "experiments": [{k: v for k, v in r.items() if k not in runs.ROW_EXTRAS}
                                    for r in rows]},
                   out / "claims.json")
     finish()  # everything is written: a signal from here on no longer cancels the run
@@ -439,6 +447,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threads", type=positive_int, default=None,
                    help="torch and BLAS threads, >= 1 (default: 1 at quick sizes; with "
                         "--full the cores the load leaves free)")
+    p.add_argument("--jobs", type=positive_int, default=None,
+                   help="experiments run at once, each in its own process, >= 1 (default: "
+                        "at quick sizes one per core, with --full 1)")
     p.add_argument("--print-config", action="store_true",
                    help="print the config (TOML) that would be used, and exit")
     p.add_argument("--verbose", action="store_true",

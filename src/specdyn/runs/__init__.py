@@ -25,12 +25,13 @@ from specdyn.runs.registry import (
     names,
     register,
 )
-from specdyn.runs.run import recheck_claims, run_experiment
+from specdyn.runs.run import ROW_EXTRAS, recheck_claims, run_experiment, run_experiments
 from specdyn.runs.store import load_records
 from specdyn.runs.store import load_table as load
 from specdyn.runs.sweep import run_sweep
 
 __all__ = [
+    "ROW_EXTRAS",
     "WRONG_KINDS",
     "Claim",
     "Experiment",
@@ -45,6 +46,7 @@ __all__ = [
     "recheck_claims",
     "register",
     "run_experiment",
+    "run_experiments",
     "run_sweep",
     "sized",
     "within",

@@ -39,9 +39,9 @@ import threading
 import time
 import traceback
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -52,8 +52,11 @@ from specdyn.runs.registry import experiment_named
 from specdyn.runs.spec import Point
 from specdyn.runs.store import Outcome, tidy_table
 
-#: How many times a point may be running when its worker process dies.
+#: How many times a point (a task) may be running when its worker process dies.
 MAX_WORKER_DEATHS = 3
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def run_point(point: Point) -> Outcome:
@@ -147,14 +150,14 @@ def _exit_with_parent(parent: int) -> None:
 
 
 class _Slot:
-    """One worker slot: a single-process pool, so a broken pool names its one point."""
+    """One worker slot: a single-process pool, so a broken pool names its one task."""
 
     def __init__(self, ctx: multiprocessing.context.BaseContext, threads: int) -> None:
         self.pool = cf.ProcessPoolExecutor(1, mp_context=ctx, initializer=_worker_init,
                                            initargs=(os.getpid(), threads))
         self.pid = self.pool.submit(os.getpid).result()  # to stop a point it is running
-        self.point: Point | None = None
-        self.future: cf.Future[Outcome] | None = None
+        self.task: Any = None
+        self.future: cf.Future[Any] | None = None
 
     def close(self) -> None:
         if self.future is not None and not self.future.done():
@@ -169,46 +172,64 @@ def _died(p: Point, deaths: int) -> Outcome:
         "(killed, out of memory or crashed); nothing was recorded from it"))
 
 
+def _point_key(p: Point) -> str:
+    return p.run_id
+
+
 def _execute_local(points: list[Point], workers: int) -> Iterator[Outcome]:
     """Run points on ``workers`` single-process pools, yielding outcomes as they finish."""
-    ctx = _mp_context()
-    queue = deque(points)
-    deaths: Counter[str] = Counter()
-    slots: list[_Slot] = []
     n = min(workers, len(points))
     threads = max(1, (os.cpu_count() or 1) // max(n, 1))
+    return run_local(points, run_point, workers, key=_point_key, died=_died, threads=threads)
+
+
+def run_local(tasks: Sequence[T], fn: Callable[[T], R], workers: int, *,
+              key: Callable[[T], str], died: Callable[[T, int], R], threads: int
+              ) -> Iterator[R]:
+    """``fn(task)`` of every task on ``workers`` single-process pools, as they finish.
+
+    ``fn`` (a module-level function: it is pickled) must not raise; a task whose
+    worker process dies is tried again on a fresh process, at most
+    :data:`MAX_WORKER_DEATHS` times in all (``key`` names it), then ``died(task,
+    deaths)`` stands for its result. Each worker ignores SIGINT and SIGTERM (the
+    parent stops the workers itself, killing those still running, when the iterator
+    is closed or raises) and sizes its thread pools to ``threads``.
+    """
+    ctx = _mp_context()
+    queue = deque(tasks)
+    deaths: Counter[str] = Counter()
+    slots: list[_Slot] = []
     try:
-        slots = [_Slot(ctx, threads) for _ in range(n)]
+        slots = [_Slot(ctx, threads) for _ in range(min(workers, len(tasks)))]
         while queue or any(s.future is not None for s in slots):
             for i, s in enumerate(slots):
                 if s.future is None and queue:
-                    p = queue.popleft()
+                    task = queue.popleft()
                     try:
-                        s.future = s.pool.submit(run_point, p)
+                        s.future = s.pool.submit(fn, task)
                     except cf.BrokenExecutor:  # died while idle: a fresh slot
                         s.close()
                         slots[i] = s = _Slot(ctx, threads)
-                        s.future = s.pool.submit(run_point, p)
-                    s.point = p
+                        s.future = s.pool.submit(fn, task)
+                    s.task = task
             busy = {s.future: s for s in slots if s.future is not None}
             done, _ = cf.wait(busy, return_when=cf.FIRST_COMPLETED)
             for fut in done:
                 s = busy[fut]
-                done_point, s.point, s.future = s.point, None, None
-                assert done_point is not None
+                done_task, s.task, s.future = s.task, None, None
                 try:
                     yield fut.result()
                     continue
                 except cf.BrokenExecutor:
                     pass
-                # the slot's process died with this point: try it again on a fresh process
+                # the slot's process died with this task: try it again on a fresh process
                 s.close()
                 slots[slots.index(s)] = _Slot(ctx, threads)
-                deaths[done_point.run_id] += 1
-                if deaths[done_point.run_id] >= MAX_WORKER_DEATHS:
-                    yield _died(done_point, deaths[done_point.run_id])
+                deaths[key(done_task)] += 1
+                if deaths[key(done_task)] >= MAX_WORKER_DEATHS:
+                    yield died(done_task, deaths[key(done_task)])
                 else:
-                    queue.appendleft(done_point)
+                    queue.appendleft(done_task)
     finally:
         for s in slots:
             s.close()

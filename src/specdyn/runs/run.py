@@ -2,15 +2,20 @@
 
 :func:`run_experiment` is what ``specdyn reproduce`` and ``specdyn run`` call:
 the experiment's tables, figures and JSON record appear in ``out_root/NAME`` all
-at once, or not at all. :func:`recheck_claims` computes the claims of a finished
-folder again with the current code.
+at once, or not at all. :func:`run_experiments` runs several, one after another or each
+in its own worker process, and yields a plain row for each (what ``specdyn reproduce``
+prints and records). :func:`recheck_claims` computes the claims of a finished folder
+again with the current code.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io as _io
 import time
 import traceback
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +24,7 @@ from specdyn._cancel import raise_if_cancelled
 from specdyn.runs import store
 from specdyn.runs.claims import Claim
 from specdyn.runs.config import config_from_dict, config_to_dict
+from specdyn.runs.executors import run_local
 from specdyn.runs.registry import ExperimentResult, get
 
 
@@ -74,6 +80,76 @@ def run_experiment(name: str, out_root: str | Path = "specdyn-out", *, full: boo
 
     return dataclasses.replace(result, out_dir=target, figures=[moved(p) for p in result.figures],
                                tables=[moved(p) for p in result.tables])
+
+
+#: The keys of a row of :func:`run_experiments` that are not part of ``claims.json``.
+ROW_EXTRAS = ("error", "out_dir", "files", "output")
+
+
+def experiment_row(name: str, out_root: str | Path, config: Any) -> dict[str, Any]:
+    """Run one experiment (:func:`run_experiment`) and describe it as a plain row; never
+    raises but for a cancel.
+
+    The row: ``experiment``, ``status`` (``"finished"`` or ``"failed"``), ``wall_time_s``,
+    ``claims`` (their dicts), and, not recorded in ``claims.json`` (:data:`ROW_EXTRAS`),
+    ``error`` (one line, naming the traceback's file), ``out_dir`` and ``files``.
+    """
+    start = time.perf_counter()
+    try:
+        res = run_experiment(name, out_root, config=config)
+    except Exception as err:  # keep going: one failed figure must not lose the others
+        raise_if_cancelled()  # ... but a cancel a library reported as an error stops all
+        record = store.failed_record_path(Path(out_root) / name)  # a busy folder: none
+        return {"experiment": name, "status": "failed",
+                "wall_time_s": time.perf_counter() - start, "claims": [],
+                "error": f"{type(err).__name__}: {err}"
+                         + (f"; traceback in {record}" if record.exists() else "")}
+    return {"experiment": name, "status": "finished",
+            "wall_time_s": time.perf_counter() - start,
+            "claims": [c.to_dict() for c in res.claims], "out_dir": str(res.out_dir),
+            "files": [p.name for p in res.figures + res.tables]}
+
+
+def _row_in_worker(task: tuple[str, str, Any]) -> dict[str, Any]:
+    # a worker's prints and warnings are kept for the parent to show under the
+    # experiment's line (two experiments' output would interleave on one terminal)
+    buf = _io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+        row = experiment_row(*task)
+    return {**row, "output": buf.getvalue()}
+
+
+def _task_name(task: tuple[str, str, Any]) -> str:
+    return task[0]
+
+
+def _worker_died(task: tuple[str, str, Any], deaths: int) -> dict[str, Any]:
+    return {"experiment": task[0], "status": "failed", "wall_time_s": 0.0, "claims": [],
+            "error": f"its worker process died {deaths} times (killed, out of memory or "
+                     "crashed); the folder keeps its previous result"}
+
+
+def run_experiments(names: Sequence[str], out_root: str | Path, configs: Mapping[str, Any],
+                    *, jobs: int = 1, threads: int = 1) -> Iterator[dict[str, Any]]:
+    """Run experiments into ``out_root``, yielding :func:`experiment_row`'s row of each.
+
+    ``jobs == 1``: one after another in this process, in order. ``jobs > 1``: each in a
+    worker process of its own, ``jobs`` at once with ``threads`` threads each, rows
+    yielded as the experiments finish, with ``output`` (what the experiment printed);
+    a worker that dies is tried again (at most :data:`~specdyn.runs.executors
+    .MAX_WORKER_DEATHS` times), then its row is a failure. The numbers do not depend on
+    ``jobs``: every experiment draws from its own seed. Closing the iterator stops the
+    workers (a killed experiment leaves its folder's previous result).
+    """
+    if jobs <= 1 or len(names) <= 1:
+        for name in names:
+            raise_if_cancelled()  # a cancel that a callback swallowed in the last one
+            yield experiment_row(name, out_root, configs[name])
+        return
+    tasks = [(name, str(out_root), configs[name]) for name in names]
+    yield from run_local(tasks, _row_in_worker, jobs, key=_task_name, died=_worker_died,
+                         threads=threads)
+
 
 
 def recheck_claims(folder: str | Path) -> list[Claim]:

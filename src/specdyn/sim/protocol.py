@@ -165,9 +165,10 @@ def seed_streams(seed: int, count: int) -> list[DerivedSeed]:
     return [derive_seed(seed, i) for i in range(count)]
 
 
-#: A node of the seed tree (an index, see :func:`seed_streams`), or several: a role that
-#: draws from more than one generator (``propagation_of_chaos``' reference and systems).
-Node = int | tuple[int, ...]
+#: A node of the seed tree (an index, see :func:`seed_streams`, or a name: the key of
+#: :func:`derive_seed`), or several indices: a role that draws from more than one generator
+#: (``propagation_of_chaos``' reference and systems).
+Node = int | str | tuple[int, ...]
 
 ROLES = ("init", "batch", "record")
 

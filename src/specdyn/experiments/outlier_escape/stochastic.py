@@ -31,6 +31,7 @@ from specdyn.models import get_activation
 from specdyn.sim import (
     Outcome,
     RunOptions,
+    StreamLayout,
     Streams,
     TwoStepEngine,
     TwoStepState,
@@ -45,6 +46,9 @@ TABLE = "bbp-escape_stochastic.parquet"
 #: Both runs record every ``RECORD_EVERY``-th step (each record is a full SVD with vectors;
 #: the predicted crossings lie 16-18 steps in, so the escape is read to 2 steps).
 RECORD_EVERY = 2
+#: The nonlinear run's streams: the first draw and the batches from one generator, the
+#: run seed's node ``"nonlinear"`` (the target's direction is node ``"nonlinear-direction"``).
+_NONLINEAR_STREAMS = StreamLayout(init="nonlinear", batch="nonlinear")
 
 
 def _rows(run: str, step: int, sv: np.ndarray, top_k: int, flagged: int,
@@ -74,10 +78,9 @@ def sgd_run(cfg: BBPEscapeConfig) -> list[dict[str, Any]]:
 
 def nonlinear_run(cfg: BBPEscapeConfig) -> list[dict[str, Any]]:
     """Online SGD through a nonlinear layer: its rows of the table (the run driven by
-    :func:`specdyn.sim.run`, one generator for the first draw and the batches)."""
+    :func:`specdyn.sim.run`, its streams :data:`_NONLINEAR_STREAMS`)."""
     import torch
 
-    rng = np.random.default_rng(derive_seed(cfg.seed, "nonlinear"))
     target = HermiteTarget.named("He1", D=cfg.nonlinear_D,
                                  seed=derive_seed(cfg.seed, "nonlinear-direction"))
     engine = TwoStepEngine(get_activation(cfg.nonlinear_activation),
@@ -88,7 +91,7 @@ def nonlinear_run(cfg: BBPEscapeConfig) -> list[dict[str, Any]]:
     checkpoints = sorted({*range(0, steps + 1, RECORD_EVERY), steps})
     return run(engine, _SpikeRecorder(cfg, np.asarray(target.direction)), steps=steps,
                options=RunOptions(seed=cfg.seed), checkpoints=checkpoints,
-               streams=Streams(init=rng, batch=rng))
+               streams=Streams.derive(engine, cfg.seed, _NONLINEAR_STREAMS))
 
 
 class _SpikeRecorder:
