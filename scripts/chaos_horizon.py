@@ -38,8 +38,7 @@ def main() -> None:
     cfg = ChaosConfig()
     ckpt = [s for s in CHECKPOINTS if s <= args.steps]
     run = propagation_of_chaos(cfg.activation, notes_target(), cfg.N_values, cfg.D, cfg.M,
-                               dt=cfg.dt, temperature=cfg.temperature,
-                               weight_decay=cfg.weight_decay, steps=args.steps, seed=args.seed,
+                               update=cfg.langevin_update(args.steps), seed=args.seed,
                                reference_N=cfg.reference_N, replicas=cfg.replicas,
                                checkpoints=ckpt, progress=True)
     N = run.N

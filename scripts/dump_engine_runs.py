@@ -27,6 +27,7 @@ from specdyn.data.hermite import HermiteTarget
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import (
     DivergenceError,
+    LangevinUpdate,
     RunOptions,
     gd_steps,
     mean_field_langevin,
@@ -135,24 +136,26 @@ def cases() -> dict[str, Callable[[], Any]]:
     c["deep_linear_diverge_every"] = lambda: train_deep_linear(
         _teacher(), depth=2, N=8, parameterization="standard", lr=3.0, steps=200,
         options=RunOptions(divergence_factor=1e3, check_every=3), checkpoints=4, **CPU)
-    c["langevin_tanh"] = lambda: mean_field_langevin("tanh", _tanh1, 20, 4, 30, steps=40,
-                                                     seed=1, checkpoints=4, **CPU)
+    c["langevin_tanh"] = lambda: mean_field_langevin("tanh", _tanh1, 20, 4, 30,
+                                                     update=LangevinUpdate(steps=40), seed=1,
+                                                     checkpoints=4, **CPU)
     c["langevin_pop_bigseed"] = lambda: mean_field_langevin(
-        "relu", HermiteTarget([0, 1, 0.5], direction=[1, 0, 0]), 16, 3, None, steps=20,
-        population_size=64, seed=BIG, temperature=0.0, **CPU)
+        "relu", HermiteTarget([0, 1, 0.5], direction=[1, 0, 0]), 16, 3, None,
+        update=LangevinUpdate(steps=20, temperature=0.0), population_size=64, seed=BIG, **CPU)
     c["langevin_noise_array"] = lambda: mean_field_langevin(
-        "tanh", _tanh1, 6, 3, 10, steps=5, checkpoints=[0, 5],
+        "tanh", _tanh1, 6, 3, 10, update=LangevinUpdate(steps=5), checkpoints=[0, 5],
         noise=np.random.default_rng(1).standard_normal((5, 6, 4)), dtype="float32", **CPU)
     c["langevin_diverge"] = lambda: mean_field_langevin(
-        "quadratic", lambda x: 5 * x[:, 0] ** 2, 20, 3, 50, dt=5.0, steps=400,
-        checkpoints=[0, 1, 400], **CPU)
-    c["chaos"] = lambda: propagation_of_chaos("tanh", _tanh1, [4, 8], 3, 30, steps=30,
-                                              reference_N=64, replicas=2, checkpoints=4,
-                                              keep_reference=True, keep_systems=True, w2=True,
-                                              seed=2, **CPU)
+        "quadratic", lambda x: 5 * x[:, 0] ** 2, 20, 3, 50,
+        update=LangevinUpdate(dt=5.0, steps=400), checkpoints=[0, 1, 400], **CPU)
+    c["chaos"] = lambda: propagation_of_chaos(
+        "tanh", _tanh1, [4, 8], 3, 30, update=LangevinUpdate(steps=30), reference_N=64,
+        replicas=2, checkpoints=4,
+        record=("w2_distance", "reference_particles", "system_particles"), seed=2, **CPU)
     c["chaos_diverge"] = lambda: propagation_of_chaos(
-        "quadratic", lambda x: 5 * x[:, 0] ** 2, [4], 3, 30, dt=5.0, steps=300,
-        reference_N=32, checkpoints=[0, 1, 300], **CPU)
+        "quadratic", lambda x: 5 * x[:, 0] ** 2, [4], 3, 30,
+        update=LangevinUpdate(dt=5.0, steps=300), reference_N=32, checkpoints=[0, 1, 300],
+        **CPU)
     c["two_step_alphas"] = lambda: gd_steps(30, 40, 20, alphas=(0.2, 0.1), seed=3, **CPU)
     c["two_step_lrs_reuse"] = lambda: gd_steps(20, 25, 15, lrs=(2.0, 0.5), reuse_batch=True,
                                                target="He2", activation="relu", seed=BIG,

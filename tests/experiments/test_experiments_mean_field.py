@@ -115,11 +115,12 @@ def test_first_step_distance_is_the_linear_closed_form() -> None:
 
 def test_first_step_distance_matches_the_coupling_engine() -> None:
     """The level against the engine's own first step, averaged over many systems."""
-    from specdyn.sim import propagation_of_chaos
+    from specdyn.sim import LangevinUpdate, propagation_of_chaos
 
     target = notes_target()
-    run = propagation_of_chaos("tanh-shift", target, (8, 32), 3, 30, dt=0.05, steps=1,
-                               reference_N=2048, replicas=64, checkpoints=[0, 1], seed=3)
+    run = propagation_of_chaos("tanh-shift", target, (8, 32), 3, 30,
+                               update=LangevinUpdate(dt=0.05, steps=1), reference_N=2048,
+                               replicas=64, checkpoints=[0, 1], seed=3)
     want = levels.first_step_distance("tanh-shift", run.x, (1.0, 1.0), run.N, 2048, 0.05)
     # 64 x 32 / N systems of each size share one reference: a few % spread
     np.testing.assert_allclose(run.sq_distance[:, 1], want, rtol=0.3)
@@ -140,11 +141,12 @@ def test_initial_rate_is_the_linear_closed_form() -> None:
 
 def test_configurational_temperature_is_the_temperature_at_equilibrium() -> None:
     """Equipartition on the engine's own long run: strong weight decay, quick relaxation."""
-    from specdyn.sim import mean_field_langevin
+    from specdyn.sim import LangevinUpdate, mean_field_langevin
 
     tau = 0.05
-    run = mean_field_langevin("tanh-shift", notes_target(), 64, 2, 20, dt=0.02,
-                              temperature=tau, weight_decay=1.0, steps=3000, seed=0,
+    run = mean_field_langevin("tanh-shift", notes_target(), 64, 2, 20,
+                              update=LangevinUpdate(dt=0.02, temperature=tau, weight_decay=1.0,
+                                                    steps=3000), seed=0,
                               checkpoints=list(range(1000, 3001, 250)))
     got = np.mean([levels.configurational_temperature(p, run.x, run.y, "tanh-shift", 1.0)
                    for p in run.particles])

@@ -18,7 +18,7 @@ from specdyn.measure.atoms import (
     top_clusters_function,
 )
 from specdyn.models import AtomTeacher, network_function
-from specdyn.sim.langevin import mean_field_langevin
+from specdyn.sim import LangevinUpdate, mean_field_langevin
 
 E1E2 = np.array([[1.0, 1.0, 0.0, 0.0], [1.0, 0.0, 1.0, 0.0]])  # {(1, e1), (1, e2)}, d = 3
 S = 1 / np.sqrt(2)
@@ -147,8 +147,9 @@ def test_two_atom_teacher_concentrates_on_two_clusters() -> None:
     # weight decay tilts the regularised optimum away from them (12-15 degrees seen at
     # lambda' = 0.1, 5 degrees at lambda' = 0.02, the same with n = 400 or the population).
     teacher = AtomTeacher("relu", np.array([[1.0, 1.0, 0.0, 0.0], [-1.0, 0.0, 1.0, 0.0]]))
-    run = mean_field_langevin("relu", teacher, 150, 3, 400, dt=0.05, temperature=1e-4,
-                              weight_decay=0.1, steps=600, seed=0, checkpoints=[0, 600])
+    run = mean_field_langevin("relu", teacher, 150, 3, 400,
+                              update=LangevinUpdate(dt=0.05, temperature=1e-4, weight_decay=0.1,
+                                                    steps=600), seed=0, checkpoints=[0, 600])
     start = cluster_directions(run.particles[0])
     end = cluster_directions(run.final)
     assert start.top_mass(2) < 0.5  # not concentrated at initialisation

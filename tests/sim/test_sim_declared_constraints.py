@@ -61,6 +61,8 @@ HELPERS: dict[str, Callable[[], tuple[Callable[..., Any], tuple[Any, ...], dict[
     # dataclasses declaring their fields (constrained_fields): the options of every run,
     # and the setting shared with the theory
     "RunOptions": lambda: (sim.RunOptions, (), {"seed": 3, "check_every": 5}),
+    # the particle runs' update (their ``update``): a bad field is refused where it is made
+    "LangevinUpdate": lambda: (sim.LangevinUpdate, (), {"steps": 3}),
     "PowerLawSetting": lambda: (PowerLawSetting, (1.0, 1.0, 0.5, 1.0, 1.0), {"D": 4}),
 }
 

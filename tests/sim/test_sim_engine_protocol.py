@@ -161,14 +161,15 @@ def test_every_engine_init_takes_a_generator_and_is_a_function_of_it(name: str) 
 
 
 def test_the_particle_engines_draw_is_the_entry_points() -> None:
-    # ParticleEngine.init(default_rng(s)) is initial_particles("gaussian", ..., s), the draw
-    # propagation_of_chaos makes per stream (so both entry points draw alike), block by block
-    from specdyn.sim.particles import initial_particles
+    # ParticleEngine.init(default_rng(s)) is gaussian_particles(..., default_rng(s)), the
+    # draw propagation_of_chaos makes per stream (so both entry points draw alike), block by
+    # block
+    from specdyn.sim.particles import gaussian_particles
 
     X = torch.randn(12, 3, generator=_gen(0), **F64)
     eng = ParticleEngine(get_activation("tanh"), X, torch.tanh(X[:, 0]),
                          [Block(1, 5), Block(2, 3)], 0.1, 0.0, 0.0, init_scale=(0.5, 2.0))
-    want = initial_particles("gaussian", 11, 3, (0.5, 2.0), 7)  # one stream: 5 + 2 * 3 rows
+    want = gaussian_particles(11, 3, (0.5, 2.0), np.random.default_rng(7))  # 5 + 2 * 3 rows
     assert torch.equal(eng.init(np.random.default_rng(7)).theta, torch.as_tensor(want))
     with pytest.raises(ValueError, match="^init_scale must be given"):
         ParticleEngine(get_activation("tanh"), X, X[:, 0], [Block(1, 2)], 0.1, 0.0,

@@ -31,6 +31,7 @@ from specdyn.settings import PowerLawSetting
 from specdyn.sim import (
     EntryPoint,
     GramState,
+    LangevinUpdate,
     Outcome,
     Setup,
     entry_points,
@@ -71,10 +72,11 @@ RUNS: dict[str, tuple[str, Callable[[], Any]]] = {
         noise_std=0.1, spectra="subspace", top_k=2, checkpoints=EVERY, sharpness=EVERY,
         **CPU)) for m in ("population", "gd", "sgd", "online")},
     "langevin": ("langevin", lambda: mean_field_langevin(
-        "tanh", ATOMS, 12, 3, 20, steps=25, checkpoints=EVERY, **CPU)),
+        "tanh", ATOMS, 12, 3, 20, update=LangevinUpdate(steps=25), checkpoints=EVERY, **CPU)),
     "chaos": ("chaos", lambda: propagation_of_chaos(
-        "tanh", ATOMS, [2, 4], 3, 20, steps=20, reference_N=16, w2=True, keep_reference=True,
-        keep_systems=True, checkpoints=EVERY, **CPU)),
+        "tanh", ATOMS, [2, 4], 3, 20, update=LangevinUpdate(steps=20), reference_N=16,
+        record=("w2_distance", "reference_particles", "system_particles"), checkpoints=EVERY,
+        **CPU)),
     "two-step": ("two_step", lambda: gd_steps(6, 9, 5, alphas=(0.2, 0.3), **CPU)),
 }
 

@@ -123,10 +123,12 @@ def real_array(name: str, value: ArrayLike, *, lo: float | None = None,
 
 
 def show(value: Any) -> str:
-    """``value`` for a message: plain numbers (``0.5``, not ``np.float64(0.5)``)."""
+    """``value`` for a message: plain numbers (``0.5``, not ``np.float64(0.5)``), on one line
+    (an array's rows joined)."""
     if isinstance(value, np.generic):
         value = value.item()
-    return repr(value)
+    text = repr(value)
+    return " ".join(text.split()) if "\n" in text else text
 
 
 def broadcastable(**arrays: np.ndarray) -> None:

@@ -14,9 +14,10 @@ run's inputs (:class:`RunInputs`: the seed, dtype, device and every stream, reso
 :func:`train_linear_student` (:class:`LinearStudentConfig`; :class:`LinearStudentEngine`),
 :func:`train_deep_linear` (:class:`DeepLinearConfig`; :class:`DeepLinearEngine`),
 :func:`mean_field_langevin` and :func:`propagation_of_chaos` (:class:`LangevinConfig`,
-:class:`ChaosConfig`; :class:`ParticleEngine`), :func:`gd_steps` and
-:func:`gd_steps_row` (:class:`TwoStepConfig`; :class:`TwoStepEngine`). The registries
-(:func:`entry_points`, :func:`engines`; :mod:`specdyn.sim.registry`) list them.
+:class:`ChaosConfig`, their shared :class:`LangevinUpdate`; :class:`ParticleEngine`),
+:func:`gd_steps` and :func:`gd_steps_row` (:class:`TwoStepConfig`; :class:`TwoStepEngine`).
+The registries (:func:`entry_points`, :func:`engines`; :mod:`specdyn.sim.registry`) list
+them.
 Sizes follow the vocabulary of ``docs/concepts.md``: ``D`` inputs, ``P``
 outputs, ``N`` width, ``M`` samples, ``B`` batch, ``dt`` flow step, ``lr``
 plain step size.
@@ -61,7 +62,7 @@ from specdyn.sim.parameterization import (
     Parameterization,
     get_parameterization,
 )
-from specdyn.sim.particles import Block, ParticleEngine, ParticleState
+from specdyn.sim.particles import Block, LangevinUpdate, ParticleEngine, ParticleState
 from specdyn.sim.protocol import (
     META_KEYS,
     DerivedSeed,
@@ -133,6 +134,7 @@ __all__ = [
     "GramState",
     "LangevinConfig",
     "LangevinRun",
+    "LangevinUpdate",
     "LayerScales",
     "LinearConfig",
     "LinearStudentConfig",

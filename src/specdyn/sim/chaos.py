@@ -27,7 +27,15 @@ from specdyn.sim.inputs import RunInputs, Setup
 from specdyn.sim.langevin import Target
 from specdyn.sim.loop import run
 from specdyn.sim.options import RunOptions
-from specdyn.sim.particles import Block, ParticleConfig, ParticleEngine, ParticleState, make_data
+from specdyn.sim.particles import (
+    INIT_SCALES,
+    Block,
+    LangevinUpdate,
+    ParticleConfig,
+    ParticleEngine,
+    ParticleState,
+    make_data,
+)
 from specdyn.sim.protocol import Outcome, Record, StreamLayout
 from specdyn.sim.recording import Recorded, SpectrumRecorder
 from specdyn.sim.registry import entry_point
@@ -62,7 +70,7 @@ class ChaosRun(Record):
     w2_distance
         ``(K, C)`` exact ``W2^2`` between each system's empirical measure and
         that of its ``N`` copies (optimal assignment; ``<= sq_distance``),
-        averaged over replicas; ``None`` unless ``w2=True``. Unlike the paired
+        averaged over replicas; ``None`` unless ``record`` names it. Unlike the paired
         distance it forgives relabelling (a particle and its copy ending in
         different but equally populated places).
     function_gap
@@ -73,10 +81,11 @@ class ChaosRun(Record):
     reference_N
         Size of the reference population.
     reference_particles
-        ``(C, reference_N, D+1)`` reference states (``None`` unless kept).
+        ``(C, reference_N, D+1)`` reference states (``None`` unless ``record`` names
+        it).
     system_particles
         For each ``N``, ``(C, N, D+1)`` states of its first replica (``None``
-        unless kept).
+        unless ``record`` names it).
     x, y
         The data all systems were trained on.
     meta
@@ -98,14 +107,20 @@ class ChaosRun(Record):
     y: np.ndarray
 
 
+#: The update of a run that names none: 200 steps of the particle runs' default.
+_DEFAULT_UPDATE = LangevinUpdate(steps=200)
+#: The optional fields of a :class:`ChaosRun` that ``record`` may ask for.
+OPTIONAL_RECORDS = ("w2_distance", "reference_particles", "system_particles")
 
 
 @dataclass(frozen=True, kw_only=True)
 @v.constrained_fields(N_values=v.Tuple(v.SIZE, min_len=1), reference_N=v.SIZE, replicas=v.SIZE,
-                      keep_reference=v.Bool(), keep_systems=v.Bool(), w2=v.Bool())
+                      record=v.Subset(*OPTIONAL_RECORDS), init=INIT_SCALES)
 class ChaosConfig(ParticleConfig):
     """How :func:`propagation_of_chaos` runs: :class:`~specdyn.sim.particles.ParticleConfig`
-    's fields (``M`` default 400, ``steps`` default 200) and these.
+    's fields (``M`` default 400; ``update`` default ``LangevinUpdate(steps=200)``, its
+    fields in :class:`~specdyn.sim.particles.LangevinUpdate`; ``init`` only the scales
+    ``(s_a, s_w)``) and these.
 
     Attributes
     ----------
@@ -115,21 +130,21 @@ class ChaosConfig(ParticleConfig):
         Size of the reference population, the stand-in for the mean-field law.
     replicas
         Systems of each size per ``max(N_values)`` copies (see the function).
-    keep_reference, keep_systems
-        Keep the reference's states and each size's first replica's states at the
-        checkpoints.
-    w2
-        Also compute the exact ``W2^2`` of each system to its copies (optimal assignment).
+    record
+        The optional fields of the :class:`ChaosRun` to fill (the others are ``None``):
+        ``"w2_distance"``, the exact ``W2^2`` of each system to its copies (optimal
+        assignment); ``"reference_particles"``, ``"system_particles"``, the reference's
+        states and each size's first replica's states at the checkpoints. A name or a
+        sequence of them; none by default.
     """
 
     M: int | None = 400
-    steps: int = 200
+    update: LangevinUpdate = _DEFAULT_UPDATE
+    init: tuple[float, float] = (1.0, 1.0)
     N_values: Sequence[int]
     reference_N: int = 8000
     replicas: int = 1
-    keep_reference: bool = False
-    keep_systems: bool = False
-    w2: bool = False
+    record: Sequence[str] = ()
 
 
 def _tanh1(x: np.ndarray) -> np.ndarray:
@@ -137,18 +152,17 @@ def _tanh1(x: np.ndarray) -> np.ndarray:
 
 
 def _example() -> Any:
-    return ("tanh", _tanh1, [2], 2, 10), {"steps": 40, "reference_N": 16, "device": "cpu"}
+    return ("tanh", _tanh1, [2], 2, 10), {"update": LangevinUpdate(steps=40), "reference_N": 16,
+                                          "device": "cpu"}
 
 
 @entry_point(ChaosConfig, example=_example)
 def propagation_of_chaos(activation: str | Activation, target: Target, N_values: Sequence[int],
-                         D: int, M: int | None = 400, *, dt: float = 0.05,
-                         temperature: float = 0.02, weight_decay: float = 0.05,
-                         steps: int = 200, init_scale: tuple[float, float] = (1.0, 1.0),
-                         population_size: int = 4096, label_noise: float = 0.0,
-                         reference_N: int = 8000, replicas: int = 1,
-                         keep_reference: bool = False, keep_systems: bool = False,
-                         w2: bool = False, options: RunOptions | None = None,
+                         D: int, M: int | None = 400, *,
+                         update: LangevinUpdate = _DEFAULT_UPDATE,
+                         init: tuple[float, float] = (1.0, 1.0), population_size: int = 4096,
+                         label_noise: float = 0.0, reference_N: int = 8000, replicas: int = 1,
+                         record: Sequence[str] = (), options: RunOptions | None = None,
                          **shorthands: Unpack[RunKeywords]) -> ChaosRun:
     """Distance of ``N``-particle systems to their mean-field copies (synchronous coupling).
 
@@ -174,18 +188,19 @@ def propagation_of_chaos(activation: str | Activation, target: Target, N_values:
     reference's own fluctuation; keep ``max(N_values) <= reference_N / 8``.
 
     The parameters are the fields of :class:`ChaosConfig`, where each is documented
-    (``activation``, ``N_values``, ``D``, ``M`` as positions, the others as keywords),
-    and the run's options (``options``, or its fields ``checkpoints``, ``seed``,
-    ``dtype``, ``device``, ``progress`` as keywords); ``target`` is that of
-    :func:`specdyn.sim.mean_field_langevin`. Returns a :class:`ChaosRun`; raises
-    :class:`~specdyn.sim.divergence.DivergenceError` as it does, its ``record`` the
-    :class:`ChaosRun` of the checkpoints taken before the divergence (reference loss up to
-    the last of them).
+    (``activation``, ``N_values``, ``D``, ``M`` as positions, the others as keywords:
+    ``update`` a :class:`~specdyn.sim.particles.LangevinUpdate`, ``record`` the optional
+    fields of the :class:`ChaosRun` to fill), and the run's options (``options``, or its
+    fields ``checkpoints``, ``seed``, ``dtype``, ``device``, ``progress`` as keywords);
+    ``target`` is that of :func:`specdyn.sim.mean_field_langevin`. Returns a
+    :class:`ChaosRun`; raises :class:`~specdyn.sim.divergence.DivergenceError` as it does,
+    its ``record`` the :class:`ChaosRun` of the checkpoints taken before the divergence
+    (reference loss up to the last of them).
     """
     cfg = ChaosConfig.of_call(locals(), entry="propagation_of_chaos")
-    act = get_activation(cfg.activation)
+    act, up = get_activation(cfg.activation), cfg.update
     Ns = sorted(set(cfg.N_values))
-    ckpt = cfg.options.schedule(cfg.steps, Schedule.even(11))
+    ckpt = cfg.options.schedule(up.steps, Schedule.even(11))
     n_max = max(Ns) * cfg.replicas  # size of the pool of copies
     # block 0: reference; block 1: the pool of copies (driven by block 0); block 2+i:
     # R_i = n_max / N_i self-driven systems of N_i particles, replica j starting from (and
@@ -200,20 +215,19 @@ def propagation_of_chaos(activation: str | Activation, target: Target, N_values:
         x_np, y_np = make_data(target, D, M, cfg.population_size, cfg.label_noise,
                                inputs.seed_of("data"))
         engine = ParticleEngine(act, torch.as_tensor(x_np, dtype=tdtype, device=dev),
-                                torch.as_tensor(y_np, dtype=tdtype, device=dev), blocks, cfg.dt,
-                                cfg.temperature, cfg.weight_decay, init_scale=cfg.init_scale)
-        coupling = _Coupling(engine, Ns, reps, D, cfg.w2, cfg.keep_reference,
-                             cfg.keep_systems)
+                                torch.as_tensor(y_np, dtype=tdtype, device=dev), blocks, up.dt,
+                                up.temperature, up.weight_decay, init_scale=cfg.init)
+        coupling = _Coupling(engine, Ns, reps, D, cfg.record)
         return engine, SpectrumRecorder(
             {"coupling": coupling},
-            record=lambda rec, outcome: coupling.run(rec, outcome, ckpt, cfg.dt, x_np, y_np),
-            meta={"activation": act.name, "D": D, "M": M, "dt": cfg.dt,
-                  "temperature": cfg.temperature, "weight_decay": cfg.weight_decay,
+            record=lambda rec, outcome: coupling.run(rec, outcome, ckpt, up.dt, x_np, y_np),
+            meta={"activation": act.name, "D": D, "M": M, "dt": up.dt,
+                  "temperature": up.temperature, "weight_decay": up.weight_decay,
                   "reference_N": cfg.reference_N, "replicas": reps,
                   "population_size": cfg.population_size if M is None else None,
                   "label_noise": cfg.label_noise})
 
-    return run(Setup("propagation_of_chaos", STREAMS, build), steps=cfg.steps,
+    return run(Setup("propagation_of_chaos", STREAMS, build), steps=up.steps,
                options=cfg.options, checkpoints=ckpt, desc="chaos")
 
 
@@ -223,9 +237,11 @@ class _Coupling:
     :class:`ChaosRun` of those recorded."""
 
     def __init__(self, engine: ParticleEngine, Ns: list[int], reps: list[int], D: int,
-                 w2: bool, keep_reference: bool, keep_systems: bool) -> None:
+                 record: Sequence[str]) -> None:
         self.engine, self.Ns, self.reps, self.D = engine, Ns, reps, D
-        self.w2, self.keep_reference, self.keep_systems = w2, keep_reference, keep_systems
+        self.w2 = "w2_distance" in record
+        self.keep_reference = "reference_particles" in record
+        self.keep_systems = "system_particles" in record
         self.ref_rows, self.copy_rows = engine.rows(0), engine.rows(1)
 
     def __call__(self, st: ParticleState) -> dict[str, Any]:

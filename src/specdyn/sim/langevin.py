@@ -53,11 +53,12 @@ from specdyn.sim.options import RunOptions
 from specdyn.sim.particles import (
     Block,
     GivenNoise,
+    LangevinUpdate,
     NoiseSource,
     ParticleConfig,
     ParticleEngine,
     ParticleState,
-    given_particles,
+    as_init,
     make_data,
     target_values,
 )
@@ -94,7 +95,9 @@ class LangevinRun(protocol.Record):
         The training inputs ``(M, D)`` and labels ``(M,)`` the run used.
     meta
         The fixed keys of :func:`~specdyn.sim.protocol.record_meta`, then dt,
-        temperature, weight_decay, N, D, M (None for the population), activation.
+        temperature, weight_decay, N, D, M (None for the population), activation,
+        population_size, label_noise and init_scale (``(s_a, s_w)``; None for particles
+        of the caller's).
     """
 
     steps: np.ndarray
@@ -117,9 +120,16 @@ class LangevinRun(protocol.Record):
 @v.constrained_fields(N=v.SIZE)
 class LangevinConfig(ParticleConfig):
     """How :func:`mean_field_langevin` runs: :class:`~specdyn.sim.particles.ParticleConfig`
-    's fields and the number of particles ``N`` (``>= 1``)."""
+    's fields (the update's in :class:`~specdyn.sim.particles.LangevinUpdate`) and the
+    number of particles ``N`` (``>= 1``); ``init`` is the scales ``(s_a, s_w)`` of the
+    Gaussian draw or an explicit ``(N, D+1)`` array of particles (checked against ``N``
+    and ``D``, kept as a float64 host copy)."""
 
     N: int
+
+    def __post_init__(self) -> None:
+        super().__post_init__()  # type: ignore[misc]  # the inherited fields' checks
+        object.__setattr__(self, "init", as_init(self.init, self.N, self.D))
 
 
 def _tanh1(x: np.ndarray) -> np.ndarray:
@@ -127,16 +137,19 @@ def _tanh1(x: np.ndarray) -> np.ndarray:
 
 
 def _example() -> Any:
-    return ("tanh", _tanh1, 4, 2, 10), {"steps": 40, "device": "cpu"}
+    return ("tanh", _tanh1, 4, 2, 10), {"update": LangevinUpdate(steps=40), "device": "cpu"}
+
+
+#: the update of a run that names none (ParticleConfig's default)
+_DEFAULT_UPDATE = LangevinUpdate()
 
 
 @entry_point(LangevinConfig, example=_example)
 def mean_field_langevin(activation: str | Activation, target: Target, N: int, D: int,
-                        M: int | None = None, *, dt: float = 0.05, temperature: float = 0.02,
-                        weight_decay: float = 0.05, steps: int = 1000,
-                        init_scale: tuple[float, float] = (1.0, 1.0),
+                        M: int | None = None, *, update: LangevinUpdate = _DEFAULT_UPDATE,
+                        init: tuple[float, float] | ArrayLike = (1.0, 1.0),
                         population_size: int = 4096, label_noise: float = 0.0,
-                        noise: NoiseSource = None, init: str | ArrayLike = "gaussian",
+                        noise: NoiseSource = None,
                         data: tuple[ArrayLike, ArrayLike] | None = None,
                         options: RunOptions | None = None,
                         **shorthands: Unpack[RunKeywords]) -> LangevinRun:
@@ -144,10 +157,13 @@ def mean_field_langevin(activation: str | Activation, target: Target, N: int, D:
 
     Parameters
     ----------
-    activation, N, D, M, dt, temperature, weight_decay, steps, init_scale, population_size, \
-label_noise
-        The model, its sizes and the update (:class:`LangevinConfig`, where each is
-        documented; ``M`` ``None``: the population).
+    activation, N, D, M, update, init, population_size, label_noise
+        The model, its sizes, the update and the initial particles (:class:`LangevinConfig`
+        and :class:`~specdyn.sim.particles.ParticleConfig`, where each is documented; ``M``
+        ``None``: the population; ``update`` a
+        :class:`~specdyn.sim.particles.LangevinUpdate`: ``dt``, ``temperature``,
+        ``weight_decay``, ``steps``; ``init`` the scales ``(s_a, s_w)`` of the Gaussian
+        draw or an explicit ``(N, D+1)`` array).
     target
         ``f*``: a callable mapping a numpy ``(M, D)`` array to ``(M,)`` (e.g. a
         :class:`specdyn.data.hermite.HermiteTarget` or an :class:`AtomTeacher`).
@@ -155,8 +171,6 @@ label_noise
         Standard normal increments ``xi`` (unscaled): ``None`` draws them; a
         callable ``noise(step) -> (N, D+1)``; or an array ``(steps, N, D+1)``.
         Passing the same increments to two systems couples them synchronously.
-    init
-        ``"gaussian"`` (drawn with ``init_scale``) or an explicit ``(N, D+1)`` array.
     data
         Optional explicit ``(x, y)`` training data (overrides ``M``, ``target``
         is then only checked for its dimension).
@@ -179,7 +193,8 @@ label_noise
     """
     cfg = LangevinConfig.of_call(locals(), entry="mean_field_langevin")
     act = get_activation(cfg.activation)
-    ckpt = cfg.options.schedule(cfg.steps, Schedule.even(11))
+    up = cfg.update
+    ckpt = cfg.options.schedule(up.steps, Schedule.even(11))
     given = None
     if data is not None:
         x_np = v.real_array("data[0]", data[0])
@@ -189,11 +204,9 @@ label_noise
                              f"{y_np.shape}")
         target_values(target, x_np[:2])
         given, M = (x_np, y_np), x_np.shape[0]
-    particles0 = None
-    if not isinstance(init, str):  # particles of the caller's, checked before any work
-        particles0 = given_particles(init, N, D)
-    else:
-        v.choice("init", init, ("gaussian",))
+    # the scales of the draw, or the caller's particles (checked by the config)
+    scales = cfg.init if isinstance(cfg.init, tuple) else None
+    particles0 = None if isinstance(cfg.init, tuple) else cfg.init
 
     def build(inputs: RunInputs) -> tuple[ParticleEngine,
                                           SpectrumRecorder[ParticleState, LangevinRun]]:
@@ -202,23 +215,23 @@ label_noise
             target, D, M, cfg.population_size, cfg.label_noise, inputs.seed_of("data"))
         engine = ParticleEngine(
             act, torch.as_tensor(x_np, dtype=tdtype, device=dev),
-            torch.as_tensor(y_np, dtype=tdtype, device=dev), [Block(1, N)], cfg.dt,
-            cfg.temperature, cfg.weight_decay, init_scale=cfg.init_scale, particles=particles0,
-            noise=None if noise is None else GivenNoise(noise, (N, D + 1), cfg.steps, tdtype,
+            torch.as_tensor(y_np, dtype=tdtype, device=dev), [Block(1, N)], up.dt,
+            up.temperature, up.weight_decay, init_scale=scales, particles=particles0,
+            noise=None if noise is None else GivenNoise(noise, (N, D + 1), up.steps, tdtype,
                                                         dev))
         return engine, SpectrumRecorder({
             "particles": lambda st: to_numpy(st.theta, np.float64),
-            "penalty": lambda st: 0.5 * cfg.weight_decay * float(
+            "penalty": lambda st: 0.5 * up.weight_decay * float(
                 (st.theta * st.theta).sum(1).mean())},
-            record=lambda rec, outcome: _langevin_run(rec, outcome, ckpt, cfg.dt, (N, D + 1),
+            record=lambda rec, outcome: _langevin_run(rec, outcome, ckpt, up.dt, (N, D + 1),
                                                       x_np, y_np),
             meta={"activation": act.name, "N": N, "D": D, "M": M,
                   "population_size": cfg.population_size if M is None else None,
-                  "dt": cfg.dt, "temperature": cfg.temperature,
-                  "weight_decay": cfg.weight_decay, "label_noise": cfg.label_noise,
-                  "init_scale": tuple(cfg.init_scale)})
+                  "dt": up.dt, "temperature": up.temperature,
+                  "weight_decay": up.weight_decay, "label_noise": cfg.label_noise,
+                  "init_scale": scales})
 
-    return run(Setup("mean_field_langevin", ParticleEngine.streams, build), steps=cfg.steps,
+    return run(Setup("mean_field_langevin", ParticleEngine.streams, build), steps=up.steps,
                options=cfg.options, checkpoints=ckpt, desc="langevin")
 
 

@@ -7,7 +7,7 @@ the model, the free energy and the update). A particle is a row
 :class:`Block` s at once, with hand-written gradients, and draws their initial
 particles and Langevin noise itself (:meth:`ParticleEngine.init`,
 :meth:`ParticleEngine.sample`); :class:`ParticleConfig` holds what both entry
-points' configs share.
+points' configs share, :class:`LangevinUpdate` the update they make.
 """
 
 from __future__ import annotations
@@ -28,22 +28,60 @@ from specdyn.sim.divergence import Divergence, Watch, dt_advice
 from specdyn.sim.protocol import DerivedSeed, Engine, EngineDefaults, StreamLayout, derive_seed
 from specdyn.sim.registry import engine as register_engine
 
-__all__ = ["Block", "GivenNoise", "ParticleConfig", "ParticleEngine", "ParticleState",
-           "given_particles"]
+__all__ = ["Block", "GivenNoise", "LangevinUpdate", "ParticleConfig", "ParticleEngine",
+           "ParticleState", "as_init"]
 
 Tensor = Any  # torch.Tensor (torch is imported lazily)
 NoiseSource = Callable[[int], Any] | np.ndarray | Any
 
 
 @dataclass(frozen=True, kw_only=True)
-@v.constrained_fields(activation=v.Instance(Activation, names=ACTIVATIONS), dt=v.POSITIVE,
-                      temperature=v.NONNEGATIVE, weight_decay=v.NONNEGATIVE,
-                      steps=v.Int(0), D=v.SIZE, M=v.Int(1, optional=True),
-                      init_scale=v.Tuple(v.NONNEGATIVE, length=2), population_size=v.SIZE,
-                      label_noise=v.NONNEGATIVE)
+@v.constrained_fields(dt=v.POSITIVE, temperature=v.NONNEGATIVE, weight_decay=v.NONNEGATIVE,
+                      steps=v.Int(0))
+class LangevinUpdate:
+    """The noisy-GD update of the particle runs and how many times it is made.
+
+    One step moves every particle ``theta_i`` (a row ``[a, w]``) by
+    ``- dt grad dF/dmu(mu_N, theta_i) + sqrt(2 tau dt) xi_i`` (the Euler-Maruyama step
+    of the mean-field Langevin SDE, :mod:`specdyn.sim.langevin`); the run makes
+    ``steps`` of them, to time ``t = steps * dt``. Shared by
+    :func:`~specdyn.sim.mean_field_langevin` and
+    :func:`~specdyn.sim.propagation_of_chaos` (their ``update``); change one field with
+    ``dataclasses.replace(update, steps=...)``.
+
+    Attributes
+    ----------
+    dt
+        Flow time per step (``> 0``); time ``t = step * dt``. The per-particle
+        learning rate of the network loss is ``dt * N``.
+    temperature
+        ``tau >= 0``: noise ``sqrt(2 tau dt) xi`` per step (0 is plain GD).
+    weight_decay
+        ``lambda' >= 0`` of the penalty ``(lambda'/2) ||theta||^2``.
+    steps
+        Number of steps (``>= 0``).
+    """
+
+    dt: float = 0.05
+    temperature: float = 0.02
+    weight_decay: float = 0.05
+    steps: int = 1000
+
+
+#: ``init`` as scales ``(s_a, s_w)`` of the Gaussian draw (each ``>= 0``)
+INIT_SCALES = v.Tuple(v.NONNEGATIVE, length=2)
+
+
+@dataclass(frozen=True, kw_only=True)
+@v.constrained_fields(activation=v.Instance(Activation, names=ACTIVATIONS), D=v.SIZE,
+                      M=v.Int(1, optional=True), update=v.Instance(LangevinUpdate),
+                      init=v.Free("(s_a, s_w), the scales of the Gaussian draw (each >= 0); "
+                                  "mean_field_langevin also takes (N, D+1) particles"),
+                      population_size=v.SIZE, label_noise=v.NONNEGATIVE)
 class ParticleConfig(SimConfig):
     """What the particle runs' configs share (:class:`~specdyn.sim.langevin.LangevinConfig`,
-    :class:`~specdyn.sim.chaos.ChaosConfig`): the model, the data and the update.
+    :class:`~specdyn.sim.chaos.ChaosConfig`): the model, the data, the update and the
+    initial draw.
 
     Attributes
     ----------
@@ -54,18 +92,14 @@ class ParticleConfig(SimConfig):
     M
         Training-set size; ``None`` for the population, approximated by a fixed
         sample of ``population_size`` inputs drawn once.
-    dt
-        Flow time per step (``> 0``); time ``t = step * dt``. The per-particle
-        learning rate of the network loss is ``dt * N``.
-    temperature
-        ``tau >= 0``: noise ``sqrt(2 tau dt) xi`` per step (0 is plain GD).
-    weight_decay
-        ``lambda' >= 0`` of the penalty ``(lambda'/2) ||theta||^2``.
-    steps
-        Number of steps (``>= 0``).
-    init_scale
-        ``(s_a, s_w)``: the ``"gaussian"`` initial particles ``a ~ N(0, s_a^2)``,
-        ``w ~ N(0, s_w^2 I_D / D)``.
+    update
+        The noisy-GD update and its number of steps, a :class:`LangevinUpdate`
+        (``dt``, ``temperature``, ``weight_decay``, ``steps``: documented there).
+    init
+        ``(s_a, s_w)``: the initial particles are drawn ``a ~ N(0, s_a^2)``,
+        ``w ~ N(0, s_w^2 I_D / D)`` (each scale ``>= 0``);
+        :class:`~specdyn.sim.langevin.LangevinConfig` also takes an explicit
+        ``(N, D+1)`` array of particles, rows ``[a, w]``.
     population_size
         The size of the population's fixed Monte-Carlo sample (``M = None``).
     label_noise
@@ -81,11 +115,8 @@ class ParticleConfig(SimConfig):
     activation: str | Activation
     D: int
     M: int | None = None
-    dt: float = 0.05
-    temperature: float = 0.02
-    weight_decay: float = 0.05
-    steps: int = 1000
-    init_scale: tuple[float, float] = (1.0, 1.0)
+    update: LangevinUpdate = LangevinUpdate()
+    init: tuple[float, float] | np.ndarray = (1.0, 1.0)
     population_size: int = 4096
     label_noise: float = 0.0
 
@@ -144,22 +175,26 @@ def make_data(target: Any, D: int, M: int | None, population_size: int, label_no
     return x, y
 
 
-def initial_particles(init: Any, N: int, D: int, init_scale: tuple[float, float],
-                      seed: DerivedSeed) -> np.ndarray:
-    """``init="gaussian"``: ``a ~ N(0, s_a^2)``, ``w ~ N(0, s_w^2 I_D / D)``; or an array."""
-    if isinstance(init, str):
-        v.choice("init", init, ("gaussian",))
-        return gaussian_particles(N, D, init_scale, np.random.default_rng(seed))
-    return given_particles(init, N, D)
-
-
-def given_particles(init: Any, N: int, D: int) -> np.ndarray:
-    """Particles of the caller's, ``(N, D+1)``, checked: a float64 host copy."""
-    theta = v.real_array("init", as_host(init))
+def as_init(init: Any, N: int, D: int) -> tuple[float, float] | np.ndarray:
+    """``init`` checked: the scales ``(s_a, s_w)`` of the Gaussian draw (a pair of floats,
+    each ``>= 0``), or the caller's particles ``(N, D+1)`` (a float64 host copy); a bad one
+    is one ``ValueError`` line naming ``init``."""
+    try:
+        ndim = len(init.shape) if hasattr(init, "shape") else np.ndim(init)
+    except ValueError:  # a ragged sequence
+        raise ValueError(f"init must be scales (s_a, s_w) or an array of shape (N, D+1) = "
+                         f"{(N, D + 1)}, got a ragged sequence") from None
+    if isinstance(init, str):  # the old init="gaussian": the draw is now its scales
+        raise ValueError(f"init must be scales (s_a, s_w) of the Gaussian draw or an array of "
+                         f"shape (N, D+1) = {(N, D + 1)}, got {init!r}")
+    if ndim <= 1:
+        scales: tuple[float, float] = INIT_SCALES.check("init", init)
+        return scales
+    theta = v.real_array("init", to_numpy(init))
     if theta.shape != (N, D + 1):
-        raise ValueError(f"init must be 'gaussian' or an array of shape (N, d+1) = "
+        raise ValueError(f"init must be scales (s_a, s_w) or an array of shape (N, D+1) = "
                          f"{(N, D + 1)}, got {theta.shape}")
-    return theta.copy()
+    return np.array(theta, dtype=np.float64)  # a writable copy
 
 
 def gaussian_particles(N: int, D: int, init_scale: tuple[float, float],

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from specdyn import _validate as v
 from specdyn.data.hermite import HermiteTarget, hermite_coefficients
+
+if TYPE_CHECKING:
+    from specdyn.sim import LangevinUpdate
 
 _ACTS = ("linear", "relu", "tanh", "gelu", "erf", "quadratic", "tanh-shift")
 
@@ -51,6 +55,15 @@ class NotesLangevin:
     temperature: float = 0.02
     weight_decay: float = 0.05
     steps: int = 60
+
+    def langevin_update(self, steps: int | None = None) -> LangevinUpdate:
+        """The particle runs' update of this setting: ``dt``, ``temperature``,
+        ``weight_decay`` and ``steps`` (this config's, unless given)."""
+        from specdyn.sim import LangevinUpdate
+
+        return LangevinUpdate(dt=self.dt, temperature=self.temperature,
+                              weight_decay=self.weight_decay,
+                              steps=self.steps if steps is None else steps)
 
 
 # --------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ importing the experiments stays light), writes the tables its claims read
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -91,10 +90,10 @@ def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
     ckpt = np.union1d(Schedule.even(cfg.even_checkpoints).resolve(cfg.steps), [1])
     for seed in cfg.seeds:
         run = propagation_of_chaos(cfg.activation, target, cfg.N_values, cfg.D, cfg.M,
-                                   dt=cfg.dt, temperature=cfg.temperature,
-                                   weight_decay=cfg.weight_decay, steps=cfg.steps, seed=seed,
+                                   update=cfg.langevin_update(), seed=seed,
                                    reference_N=cfg.reference_N, replicas=cfg.replicas,
-                                   checkpoints=ckpt.tolist(), w2=True, progress=True)
+                                   checkpoints=ckpt.tolist(), record="w2_distance",
+                                   progress=True)
         assert run.w2_distance is not None
         for i, N in enumerate(run.N):
             for j, t in enumerate(run.times):
@@ -147,10 +146,8 @@ def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
     act = get_activation(cfg.activation)
     atoms = cfg.teacher_atoms()
     teacher = AtomTeacher(act, atoms)
-    run = mean_field_langevin(act, teacher, cfg.N, cfg.D, cfg.M, dt=cfg.dt,
-                              temperature=cfg.temperature, weight_decay=cfg.weight_decay,
-                              steps=cfg.steps, seed=cfg.seed,
-                              checkpoints=Schedule.even(cfg.even_checkpoints),
+    run = mean_field_langevin(act, teacher, cfg.N, cfg.D, cfg.M, update=cfg.langevin_update(),
+                              seed=cfg.seed, checkpoints=Schedule.even(cfg.even_checkpoints),
                               progress=True)
     # odd activations identify (a, w) with (-a, -w): cluster u and -u together
     odd = odd_activation(cfg.activation)
@@ -171,9 +168,8 @@ def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
                          for k in (1, 2, 3)])
     # the S* threshold run: the same teacher with a weak third atom, same settings and seed
     weak_run = mean_field_langevin(act, AtomTeacher(act, cfg.weak_teacher_atoms()), cfg.N,
-                                   cfg.D, cfg.M, dt=cfg.dt, temperature=cfg.temperature,
-                                   weight_decay=cfg.weight_decay, steps=cfg.steps,
-                                   seed=cfg.seed, checkpoints=Schedule.even(2), progress=True)
+                                   cfg.D, cfg.M, update=cfg.langevin_update(), seed=cfg.seed,
+                                   checkpoints=Schedule.even(2), progress=True)
     weak = weak_run.final
     weak_df = pd.DataFrame({"particle": np.arange(cfg.N), "a": weak[:, 0],
                             **{f"w{k + 1}": weak[:, 1 + k] for k in range(cfg.D)}})
@@ -242,8 +238,6 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
     rng = np.random.default_rng(derive_seed(cfg.seed, "test"))
     x_test = rng.standard_normal((cfg.M_test, cfg.D))
     y_test = np.asarray(target(x_test))
-    common: dict[str, Any] = dict(dt=cfg.dt, temperature=cfg.temperature,
-                                  weight_decay=cfg.weight_decay, seed=cfg.seed)
 
     def test_error(p: np.ndarray) -> float:
         return float(np.mean((network_function(p, x_test, cfg.activation) - y_test) ** 2))
@@ -252,9 +246,10 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
     long = cfg.steps * cfg.long_factor
     # 0, 16 log-spaced steps to the end, and the budget's step
     ckpt = np.union1d(Schedule.log(17).resolve(long), [cfg.steps])
-    pop = mean_field_langevin(cfg.activation, target, cfg.N, cfg.D, None, steps=long,
-                              population_size=cfg.population_size,
-                              checkpoints=ckpt.tolist(), progress=True, **common)
+    pop = mean_field_langevin(cfg.activation, target, cfg.N, cfg.D, None,
+                              update=cfg.langevin_update(long),
+                              population_size=cfg.population_size, seed=cfg.seed,
+                              checkpoints=ckpt.tolist(), progress=True)
     e_pop_t = np.array([test_error(p) for p in pop.particles])
     e_end = float(e_pop_t[-1])
     e_pop = float(e_pop_t[list(pop.steps).index(cfg.steps)])  # at the budget's time
@@ -267,17 +262,16 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
     temperature = [("population", pop.final, pop.x, pop.y)]
     for r in range(cfg.statistical_seeds):  # seed, seed + 1, ...: the part's seed mean
         for n in cfg.M_values:
-            run = mean_field_langevin(cfg.activation, target, cfg.N, cfg.D, n, steps=cfg.steps,
-                                      checkpoints=Schedule.even(2),
-                                      **{**common, "seed": cfg.seed + r})
+            run = mean_field_langevin(cfg.activation, target, cfg.N, cfg.D, n,
+                                      update=cfg.langevin_update(), seed=cfg.seed + r,
+                                      checkpoints=Schedule.even(2))
             rows.append({"part": "statistical", "knob": "n", "x": float(n),
                          "value": test_error(run.final) - e_pop, "seed": cfg.seed + r})
     stat = statistical_mean(pd.DataFrame(rows))["value"].to_numpy()
     chaos = propagation_of_chaos(cfg.activation, target, cfg.chaos_N_values, cfg.D, cfg.chaos_M,
-                                 steps=cfg.chaos_steps, reference_N=cfg.chaos_reference_N,
-                                 replicas=cfg.chaos_replicas, checkpoints=Schedule.even(2),
-                                 progress=True,
-                                 **common)
+                                 update=cfg.langevin_update(cfg.chaos_steps),
+                                 reference_N=cfg.chaos_reference_N, replicas=cfg.chaos_replicas,
+                                 seed=cfg.seed, checkpoints=Schedule.even(2), progress=True)
     rows += [{"part": part, "knob": "N", "x": float(N), "value": float(g)}
              for part, j in (("particle", -1), ("particle at t = 0", 0))
              for N, g in zip(chaos.N, chaos.function_gap[:, j], strict=True)]
@@ -296,10 +290,9 @@ def run_budget(cfg: BudgetConfig, out_dir: Path) -> ExperimentResult:
     rows += [{"part": "K-cluster residual", "knob": "K", "x": float(K), "value": float(r)}
              for K, r in zip(Ks, kres, strict=True)]
     for scale in cfg.init_scales:  # the same samples and noise from each init scale
-        run = mean_field_langevin(cfg.activation, target, cfg.N, cfg.D, cfg.init_M, steps=long,
-                                  checkpoints=[cfg.early_steps, long],
-                                  init_scale=(scale, scale),
-                                  **common)
+        run = mean_field_langevin(cfg.activation, target, cfg.N, cfg.D, cfg.init_M,
+                                  update=cfg.langevin_update(long), init=(scale, scale),
+                                  seed=cfg.seed, checkpoints=[cfg.early_steps, long])
         rows += [{"part": "init scale", "knob": knob, "x": float(scale),
                   "value": test_error(q)}
                  for knob, q in zip((INIT_EARLY, INIT_END), run.particles, strict=True)]
