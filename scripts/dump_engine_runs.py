@@ -26,9 +26,11 @@ import numpy as np
 from specdyn.data.hermite import HermiteTarget
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import (
+    DeepLinearRecording,
     DivergenceError,
     LangevinUpdate,
     RunOptions,
+    Sampling,
     gd_steps,
     mean_field_langevin,
     propagation_of_chaos,
@@ -106,27 +108,28 @@ def cases() -> dict[str, Callable[[], Any]]:
     for meth in ("population", "gd", "sgd", "online"):
         c[f"linear_student_{meth}"] = (
             lambda meth=meth: train_linear_student(
-                _teacher(), method=meth, lr=0.2, steps=25, M=30, B=4, noise_std=0.1,
+                _teacher(), lr=0.2, steps=25, sampling=Sampling(meth, M=30, B=4, noise_std=0.1),
                 replicas=2, checkpoints=5, seed=4, **CPU))
         c[f"deep_linear_{meth}"] = (
             lambda meth=meth: train_deep_linear(
                 _teacher(), depth=3, N=9, parameterization="mup", lr=0.05, steps=25,
-                method=meth, M=30, B=4, noise_std=0.1, checkpoints=5, sharpness=3,
-                seed=5, **CPU))
+                sampling=Sampling(meth, M=30, B=4, noise_std=0.1), checkpoints=5,
+                recording=DeepLinearRecording(sharpness=3), seed=5, **CPU))
     c["linear_student_inputs_bigseed"] = lambda: train_linear_student(
-        _teacher(), method="sgd", lr=0.1, steps=20, B=3,
+        _teacher(), lr=0.1, steps=20, sampling=Sampling("sgd", B=3),
         inputs=np.random.default_rng(0).standard_normal((11, 7)), top_k=None, seed=BIG, **CPU)
     c["linear_student_f32_nooverlap"] = lambda: train_linear_student(
-        _teacher(), method="gd", lr=0.1, steps=20, M=12, overlaps=False, dtype="float32",
-        checkpoints=None, **CPU)
+        _teacher(), lr=0.1, steps=20, sampling=Sampling("gd", M=12), overlaps=False,
+        dtype="float32", checkpoints=None, **CPU)
     c["linear_student_diverge"] = lambda: train_linear_student(
-        _teacher(), method="population", lr=3.5, steps=200, checkpoints=4,
+        _teacher(), lr=3.5, steps=200, checkpoints=4,
         options=RunOptions(check_every=7), **CPU)
     c["linear_student_diverge_default"] = lambda: train_linear_student(
-        _teacher(), method="online", lr=2.0, steps=300, B=2, checkpoints=4, **CPU)
+        _teacher(), lr=2.0, steps=300, sampling=Sampling("online", B=2), checkpoints=4, **CPU)
     c["deep_linear_ntk_subspace"] = lambda: train_deep_linear(
         _teacher(), depth=2, N=12, parameterization="ntk", lr=0.1, steps=20,
-        spectra="subspace", top_k=2, layers=[1], checkpoints=4, seed=BIG, **CPU)
+        recording=DeepLinearRecording(spectra="subspace", top_k=2, layers=[1]), checkpoints=4,
+        seed=BIG, **CPU)
     c["deep_linear_standard_init"] = lambda: train_deep_linear(
         _teacher(), depth=2, N=6, parameterization="standard", lr=0.1, steps=15,
         init=[np.full((6, 7), 0.1), np.full((5, 6), -0.1)], checkpoints=3, **CPU)

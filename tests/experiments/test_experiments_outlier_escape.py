@@ -14,7 +14,7 @@ from specdyn.experiments.outlier_escape.config import (
 )
 from specdyn.runs import get, run_experiment
 from specdyn.runs.config import config_from_dict, config_to_dict
-from specdyn.sim import train_deep_linear
+from specdyn.sim import DeepLinearRecording, train_deep_linear
 
 
 def test_bbp_escape_tiny(tmp_path) -> None:
@@ -81,10 +81,11 @@ def test_subspace_spectra_match_exact_for_outliers() -> None:
     W = np.zeros((8, 8))
     W[0, 0] = 4.0
     kw = dict(depth=3, N=96, parameterization="mup", lr=0.05, steps=30,
-              checkpoints=Schedule.every(1),
-              layers=[1], top_k=2, seed=1)
-    ex = train_deep_linear(W, spectra="exact", **kw)
-    sub = train_deep_linear(W, spectra="subspace", **kw)
+              checkpoints=Schedule.every(1), seed=1)
+    ex = train_deep_linear(W, recording=DeepLinearRecording(layers=[1], top_k=2,
+                                                            spectra="exact"), **kw)
+    sub = train_deep_linear(W, recording=DeepLinearRecording(layers=[1], top_k=2,
+                                                             spectra="subspace"), **kw)
     top_ex, top_sub = ex.singular_values[0][:, 0], sub.singular_values[0][:, 0]
     assert np.all(top_sub <= top_ex * (1 + 1e-9))  # Rayleigh-Ritz never overshoots
     out = top_ex > 1.2 * ex.bulk_edge[0]

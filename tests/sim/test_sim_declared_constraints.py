@@ -59,10 +59,13 @@ HELPERS: dict[str, Callable[[], tuple[Callable[..., Any], tuple[Any, ...], dict[
                              {"depth": 2, "N": 4, "sigma_w": 1.0, "sigma_a": 1.0}),
     "get_parameterization": lambda: (get_parameterization, ("mup", 4, 1.0), {}),
     # dataclasses declaring their fields (constrained_fields): the options of every run,
-    # and the setting shared with the theory
+    # the concepts an entry point takes as one object, and the setting shared with the theory
     "RunOptions": lambda: (sim.RunOptions, (), {"seed": 3, "check_every": 5}),
     # the particle runs' update (their ``update``): a bad field is refused where it is made
     "LangevinUpdate": lambda: (sim.LangevinUpdate, (), {"steps": 3}),
+    "Sampling": lambda: (sim.Sampling, ("sgd",), {"M": 10, "B": 2, "noise_std": 0.1}),
+    "DeepLinearRecording": lambda: (sim.DeepLinearRecording, (),
+                                    {"layers": [0], "top_k": 2, "sharpness": [0]}),
     "PowerLawSetting": lambda: (PowerLawSetting, (1.0, 1.0, 0.5, 1.0, 1.0), {"D": 4}),
 }
 
@@ -201,6 +204,11 @@ def test_an_unknown_or_missing_parameter_is_one_line_naming_it() -> None:
         sim.train_two_layer(S, N=8, M=8, steps=3, stepz=3)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match=r"missing a required argument: 'steps'"):
         sim.train_two_layer(S, N=8, M=8)  # type: ignore[call-arg]
+    # a field of a concept object the entry point takes says where it lives
+    with pytest.raises(ValueError, match=r"^top_k is not a parameter of train_deep_linear: "
+                                         r"it is a field of recording, a DeepLinearRecording "):
+        sim.train_deep_linear(W_STAR, depth=2, N=4, parameterization="mup", lr=0.1, steps=3,
+                              top_k=2)  # type: ignore[call-arg]
 
 
 def test_generated_cases_outnumber_the_old_hand_tables() -> None:

@@ -7,7 +7,15 @@ import pytest
 import torch
 
 from specdyn import Schedule
-from specdyn.sim import DivergenceError, escape_step, scaling, seed_streams, train_deep_linear
+from specdyn.sim import (
+    DeepLinearRecording,
+    DivergenceError,
+    Sampling,
+    escape_step,
+    scaling,
+    seed_streams,
+    train_deep_linear,
+)
 
 
 def _teacher(P: int, D: int, theta: float = 4.0) -> np.ndarray:
@@ -63,7 +71,8 @@ def test_sharpness_matches_explicit_gauss_newton() -> None:
     rng = np.random.default_rng(3)
     init = [rng.standard_normal((sc.dims[i + 1], sc.dims[i])) for i in range(L)]
     run = train_deep_linear(W_star, depth=L, N=N, parameterization="ntk", lr=0.1,
-                            steps=1, init=init, sharpness=[0], power_iters=500)
+                            steps=1, init=init,
+                            recording=DeepLinearRecording(sharpness=[0], power_iters=500))
     sizes = [w.size for w in init]
 
     def weff(flat: torch.Tensor) -> torch.Tensor:
@@ -86,7 +95,7 @@ def test_finite_sample_gd_matches_autograd() -> None:
     rng = np.random.default_rng(5)
     init = [rng.standard_normal((sc.dims[i + 1], sc.dims[i])) for i in range(2)]
     run = train_deep_linear(W_star, depth=2, N=N, parameterization="mup", lr=0.02, steps=1,
-                            init=init, method="gd", M=n, seed=6)
+                            init=init, sampling=Sampling("gd", M=n), seed=6)
     # the engine draws X (n x D) then the label noise from the seed; rebuild X the same way
     gen = torch.Generator().manual_seed(seed_streams(6, 1)[0])  # the run's one stream
     for i in range(2):
@@ -99,8 +108,8 @@ def test_finite_sample_gd_matches_autograd() -> None:
 
 def _mup_escape(N: int, seed: int, par: str = "mup", steps: int = 30) -> int | None:
     run = train_deep_linear(_teacher(16, 16), depth=3, N=N, parameterization=par,
-                            lr=0.05, steps=steps, checkpoints=Schedule.every(1), layers=[1],
-                            top_k=1, seed=seed)
+                            lr=0.05, steps=steps, checkpoints=Schedule.every(1),
+                            recording=DeepLinearRecording(layers=[1], top_k=1), seed=seed)
     return escape_step(run.steps, run.singular_values[0][:, 0], run.bulk_edge[0],
                        margin=0.2)
 
@@ -157,7 +166,8 @@ def test_mup_best_learning_rate_transfers() -> None:
 def test_divergence_raises_with_step_and_partial_record() -> None:
     with pytest.raises(DivergenceError, match="diverged at step") as info:
         train_deep_linear(_teacher(4, 4), depth=2, N=16, parameterization="ntk", lr=50.0,
-                          steps=200, sharpness=[0], checkpoints=Schedule.every(1))
+                          steps=200, recording=DeepLinearRecording(sharpness=[0]),
+                          checkpoints=Schedule.every(1))
     run = info.value.record
     assert 0 < info.value.step < 200
     assert np.isfinite(run.loss).all() and run.weights == []
@@ -181,13 +191,26 @@ def test_scaling_table() -> None:
     (dict(depth=2, N=8, parameterization="mup", lr=0.0, steps=3), "lr"),
     (dict(depth=2, N=8, parameterization="mup", lr=-0.1, steps=3), "lr"),
     (dict(depth=2, N=8, parameterization="sp", lr=0.1, steps=3), "parameterization"),
-    (dict(depth=2, N=8, parameterization="mup", lr=0.1, steps=3, method="sgd",
-          M=10, B=11), "^B "),
-    (dict(depth=2, N=8, parameterization="mup", lr=0.1, steps=3, method="sgd",
-          M=10, B=0), "^B "),
-    (dict(depth=2, N=8, parameterization="mup", lr=0.1, steps=3, method="online"),
-     "^B "),
+    (dict(depth=2, N=8, parameterization="mup", lr=0.1, steps=3,
+          sampling=Sampling("sgd", M=10, B=11)), "^B "),
+    (dict(depth=2, N=8, parameterization="mup", lr=0.1, steps=3, sampling=Sampling("gd")),
+     "^M "),  # the deep student has no inputs: M is required for "gd"
+    (dict(depth=2, N=8, parameterization="mup", lr=0.1, steps=3,
+          recording=DeepLinearRecording(layers=[2])), "^layers "),  # depth 2: layers 0, 1
+    (dict(depth=2, N=8, parameterization="mup", lr=0.1, steps=3,
+          recording={"top_k": 2}), "^recording "),
 ])
 def test_bad_input_raises_naming_argument(kwargs, name) -> None:
     with pytest.raises(ValueError, match=name):
         train_deep_linear(np.ones((3, 4)), **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(layers=[-1]), r"^layers\[0\] "),
+    (dict(top_k=0), "^top_k "),
+    (dict(spectra="svd"), "^spectra "),
+    (dict(power_iters=0), "^power_iters "),
+])
+def test_bad_recording_is_refused_when_made_naming_the_field(kwargs, name) -> None:
+    with pytest.raises(ValueError, match=name):
+        DeepLinearRecording(**kwargs)

@@ -20,6 +20,7 @@ from specdyn.sim import (
     DeepLinearState,
     LinearStudentEngine,
     LinearStudentState,
+    Sampling,
     TwoStepEngine,
     TwoStepState,
     gd_steps,
@@ -38,8 +39,8 @@ F64 = {"dtype": torch.float64, "device": "cpu"}
 @pytest.mark.parametrize("method", ["population", "gd", "sgd", "online"])
 def test_linear_student_engine_by_hand_is_the_entry_point(method: str) -> None:
     W_star, _, _ = rank_one_teacher(5, 8, 2.0, seed=1)
-    kw = dict(method=method, lr=0.2, steps=12, M=20, B=4, noise_std=0.1, replicas=3, seed=4,
-              device="cpu")
+    kw = dict(sampling=Sampling(method, M=20, B=4, noise_std=0.1), lr=0.2, steps=12,
+              replicas=3, seed=4, device="cpu")
     run = train_linear_student(W_star, **kw, checkpoints=[12], top_k=None)
     gen = torch.Generator().manual_seed(seed_streams(4, 1)[0])  # the run's one stream
     eng = LinearStudentEngine(torch.as_tensor(W_star, **F64), method, 0.2, M=20, B=4,
@@ -75,9 +76,9 @@ def test_linear_student_population_gd_contracts_the_error_by_one_minus_lr() -> N
 def test_deep_linear_engine_by_hand_is_the_entry_point(method: str) -> None:
     T = np.zeros((3, 4))
     T[0, 0] = 2.0
-    kw = dict(depth=3, N=6, parameterization="mup", lr=0.05, M=15, B=5, noise_std=0.1,
-              seed=2)
-    run = train_deep_linear(T, **kw, steps=10, method=method, device="cpu")
+    kw = dict(depth=3, N=6, parameterization="mup", lr=0.05, seed=2)
+    run = train_deep_linear(T, **kw, steps=10, sampling=Sampling(method, M=15, B=5,
+                                                                 noise_std=0.1), device="cpu")
     # the run's streams: the init's (0, which recording continues) and the batches' (1)
     init_gen, batch_gen = (torch.Generator().manual_seed(s) for s in seed_streams(2, 2))
     sc = scaling("mup", depth=3, N=6, D=4, P=3, lr=0.05)

@@ -9,7 +9,13 @@ import pytest
 
 from specdyn import Schedule
 from specdyn.measure.outliers import find_outliers
-from specdyn.sim import DivergenceError, RunOptions, rank_one_teacher, train_linear_student
+from specdyn.sim import (
+    DivergenceError,
+    RunOptions,
+    Sampling,
+    rank_one_teacher,
+    train_linear_student,
+)
 from specdyn.theory import outlier_escape as oe
 
 
@@ -34,8 +40,8 @@ def test_population_gd_escape_time_location_and_overlaps() -> None:
     steps = int(1.5 * ts)
     rec = np.unique(np.r_[np.arange(0, int(0.95 * ts), 20), np.arange(int(0.95 * ts),
                           int(1.07 * ts) + 1), np.arange(int(1.07 * ts), steps + 1, 8)])
-    run = train_linear_student(W_star, method="population", lr=eta, steps=steps, sigma0=sigma0,
-                               checkpoints=rec, top_k=None, seed=3)
+    run = train_linear_student(W_star, lr=eta, steps=steps, sigma0=sigma0,
+                               checkpoints=rec, top_k=None, seed=3)  # population GD
     flags = np.array([_n_flagged(sv, N, M) for sv in run.singular_values])
     before = run.steps < ts
     assert flags[before].sum() == 0, "an outlier was flagged before the BBP time"
@@ -60,9 +66,9 @@ def test_oscillating_gd_escapes_on_odd_steps_first() -> None:
     c = N / M
     theta = sigma0 * c**0.25 / 3.0  # x = 3
     W_star, _, _ = rank_one_teacher(N, M, theta, seed=2)
-    run = train_linear_student(W_star, method="population", lr=eta, steps=16, sigma0=sigma0,
+    run = train_linear_student(W_star, lr=eta, steps=16, sigma0=sigma0,
                                checkpoints=Schedule.every(1), top_k=None, overlaps=False,
-                               seed=4)
+                               seed=4)  # population GD
     path = oe.population_gd_path(theta, sigma0, c, eta, run.steps)
     thr = c**0.25
     checked = 0
@@ -85,7 +91,7 @@ def test_online_sgd_mean_square_rate(frac: float) -> None:
     rho = oe.online_sgd_contraction(eta, B, M)
     steps = int(20 / -math.log(rho))
     W_star, _, _ = rank_one_teacher(N, M, 1.0, seed=0)
-    run = train_linear_student(W_star, method="online", lr=eta, steps=steps, B=B,
+    run = train_linear_student(W_star, sampling=Sampling("online", B=B), lr=eta, steps=steps,
                                replicas=16, checkpoints=[0], overlaps=False, seed=5)
     y = np.log(run.mean_sq_error / run.mean_sq_error[0])
     t = np.arange(y.size)
@@ -99,15 +105,15 @@ def test_online_sgd_diverges_five_percent_above_threshold() -> None:
     eta = 1.05 * oe.online_sgd_critical_lr(B, M)
     W_star, _, _ = rank_one_teacher(N, M, 1.0, seed=0)
     with pytest.raises(DivergenceError, match="diverged at step") as info:
-        train_linear_student(W_star, method="online", lr=eta, steps=3000, B=B,
+        train_linear_student(W_star, sampling=Sampling("online", B=B), lr=eta, steps=3000,
                              replicas=4, checkpoints=[0], overlaps=False,
                              options=RunOptions(divergence_factor=1e4), seed=6)
     run = info.value.record
     assert 0 < info.value.step < 3000 and len(run.sq_error) == info.value.step + 1
     assert np.isfinite(run.sq_error).all()
     # and 5 % below converges over the same budget
-    ok = train_linear_student(W_star, method="online", lr=eta / 1.05 * 0.95, steps=3000,
-                              B=B, replicas=4, checkpoints=[0], overlaps=False,
+    ok = train_linear_student(W_star, sampling=Sampling("online", B=B), lr=eta / 1.05 * 0.95,
+                              steps=3000, replicas=4, checkpoints=[0], overlaps=False,
                               options=RunOptions(divergence_factor=1e4), seed=6)
     assert ok.mean_sq_error[-1] < 1e-3 * ok.mean_sq_error[0]
 
@@ -123,8 +129,8 @@ def test_online_sgd_stationary_noise_edge(frac: float) -> None:
     burn, steps = int(8 * tau), int(28 * tau)
     W_star, _, _ = rank_one_teacher(N, M, 3.0, seed=7)
     rec = np.arange(burn, steps + 1, max(int(tau), 1))
-    run = train_linear_student(W_star, method="online", lr=eta, steps=steps, B=B,
-                               noise_std=s, checkpoints=rec, overlaps=False, top_k=2, seed=8)
+    run = train_linear_student(W_star, sampling=Sampling("online", B=B, noise_std=s), lr=eta,
+                               steps=steps, checkpoints=rec, overlaps=False, top_k=2, seed=8)
     edge = oe.online_sgd_noise_edge(eta, B, N, M, s)
     assert run.singular_values[:, 1].mean() == pytest.approx(edge, rel=0.03)
     var = oe.online_sgd_stationary_variance(eta, B, M, s)
@@ -139,8 +145,8 @@ def test_noise_edge_hypothesis_fails_near_critical_lr() -> None:
     rho = oe.online_sgd_contraction(eta, B, M)
     tau = 1.0 / (1.0 - rho)
     burn, steps = int(6 * tau), int(16 * tau)
-    run = train_linear_student(np.zeros((N, M)), method="online", lr=eta, steps=steps,
-                               B=B, noise_std=s, checkpoints=np.arange(burn, steps + 1,
+    run = train_linear_student(np.zeros((N, M)), sampling=Sampling("online", B=B, noise_std=s),
+                               lr=eta, steps=steps, checkpoints=np.arange(burn, steps + 1,
                                int(tau)), overlaps=False, top_k=1, seed=9)
     edge = oe.online_sgd_noise_edge(eta, B, N, M, s)
     assert run.singular_values[:, 0].mean() > 1.10 * edge
@@ -152,17 +158,17 @@ def test_full_batch_gd_threshold_from_sample_covariance() -> None:
     X = rng.standard_normal((n, M))
     eta_c = oe.full_batch_critical_lr(X)
     W_star, _, _ = rank_one_teacher(N, M, 1.0, seed=1)
-    below = train_linear_student(W_star, method="gd", lr=0.97 * eta_c, steps=1500, inputs=X,
-                                 checkpoints=[0], overlaps=False, seed=11)
+    below = train_linear_student(W_star, sampling=Sampling("gd"), lr=0.97 * eta_c, steps=1500,
+                                 inputs=X, checkpoints=[0], overlaps=False, seed=11)
     assert below.sq_error[-1, 0] < 1e-6 * below.sq_error[0, 0]
     with pytest.raises(DivergenceError):
-        train_linear_student(W_star, method="gd", lr=1.03 * eta_c, steps=1500, inputs=X,
-                             checkpoints=[0], overlaps=False, seed=11)
+        train_linear_student(W_star, sampling=Sampling("gd"), lr=1.03 * eta_c, steps=1500,
+                             inputs=X, checkpoints=[0], overlaps=False, seed=11)
 
 
 def test_sgd_on_a_data_set_and_replicas_are_reproducible() -> None:
     W_star, _, _ = rank_one_teacher(10, 20, 1.0, seed=1)
-    kw = dict(method="sgd", lr=0.05, steps=30, M=40, B=5, replicas=2,
+    kw = dict(sampling=Sampling("sgd", M=40, B=5), lr=0.05, steps=30, replicas=2,
               checkpoints=Schedule.every(10), seed=3)
     a = train_linear_student(W_star, **kw)
     b = train_linear_student(W_star, **kw)
@@ -172,16 +178,27 @@ def test_sgd_on_a_data_set_and_replicas_are_reproducible() -> None:
 
 
 @pytest.mark.parametrize("kwargs, name", [
-    (dict(method="population", lr=0.0, steps=5), "lr"),
-    (dict(method="population", lr=-1.0, steps=5), "lr"),
-    (dict(method="sgd", lr=0.1, steps=5, M=10, B=11), "^B "),
-    (dict(method="sgd", lr=0.1, steps=5, M=10, B=0), "^B "),
-    (dict(method="online", lr=0.1, steps=5), "^B "),
-    (dict(method="gd", lr=0.1, steps=5), "M"),
-    (dict(method="population", lr=0.1, steps=0), "steps"),
-    (dict(method="newton", lr=0.1, steps=5), "method"),
-    (dict(method="population", lr=0.1, steps=5, sigma0=0.0), "sigma0"),
+    (dict(lr=0.0, steps=5), "^lr "),
+    (dict(lr=-1.0, steps=5), "^lr "),
+    (dict(lr=0.1, steps=5, sampling=Sampling("sgd", M=10, B=11)), "^B "),  # B <= M: at the run
+    (dict(lr=0.1, steps=5, sampling=Sampling("gd")), "^M "),  # M or inputs: at the run
+    (dict(lr=0.1, steps=0), "^steps "),
+    (dict(lr=0.1, steps=5, sigma0=0.0), "^sigma0 "),
+    (dict(lr=0.1, steps=5, sampling="online"), "^sampling "),
 ])
 def test_bad_input_raises_naming_argument(kwargs, name) -> None:
     with pytest.raises(ValueError, match=name):
         train_linear_student(np.ones((4, 6)), **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(method="sgd", M=10, B=0), "^B "),
+    (dict(method="online"), "^B "),  # a batch method without its batch
+    (dict(method="sgd", M=10), "^B "),
+    (dict(method="newton"), "^method "),
+    (dict(method="gd", M=0), "^M "),
+    (dict(noise_std=-0.1), "^noise_std "),
+])
+def test_bad_sampling_is_refused_when_made_naming_the_field(kwargs, name) -> None:
+    with pytest.raises(ValueError, match=name):
+        Sampling(**kwargs)

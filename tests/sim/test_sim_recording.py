@@ -29,10 +29,12 @@ from specdyn import Schedule
 from specdyn.models import AtomTeacher
 from specdyn.settings import PowerLawSetting
 from specdyn.sim import (
+    DeepLinearRecording,
     EntryPoint,
     GramState,
     LangevinUpdate,
     Outcome,
+    Sampling,
     Setup,
     entry_points,
     gd_steps,
@@ -65,12 +67,13 @@ RUNS: dict[str, tuple[str, Callable[[], Any]]] = {
     "deep-network": ("deep_network", lambda: train_deep_network(
         S, "tanh", depth=2, N=12, M=16, steps=25, checkpoints=EVERY, **CPU)),
     **{f"student-{m}": ("linear_student", lambda m=m: train_linear_student(
-        W_STAR, method=m, lr=0.2, steps=25, M=30, B=4, noise_std=0.1, replicas=2,
+        W_STAR, lr=0.2, steps=25, sampling=Sampling(m, M=30, B=4, noise_std=0.1), replicas=2,
         checkpoints=EVERY, **CPU)) for m in ("population", "gd", "sgd", "online")},
     **{f"deep-linear-{m}": ("deep_linear", lambda m=m: train_deep_linear(
-        W_STAR, depth=3, N=9, parameterization="mup", lr=0.05, steps=25, method=m, M=30, B=4,
-        noise_std=0.1, spectra="subspace", top_k=2, checkpoints=EVERY, sharpness=EVERY,
-        **CPU)) for m in ("population", "gd", "sgd", "online")},
+        W_STAR, depth=3, N=9, parameterization="mup", lr=0.05, steps=25,
+        sampling=Sampling(m, M=30, B=4, noise_std=0.1), checkpoints=EVERY,
+        recording=DeepLinearRecording(spectra="subspace", top_k=2, sharpness=EVERY), **CPU))
+       for m in ("population", "gd", "sgd", "online")},
     "langevin": ("langevin", lambda: mean_field_langevin(
         "tanh", ATOMS, 12, 3, 20, update=LangevinUpdate(steps=25), checkpoints=EVERY, **CPU)),
     "chaos": ("chaos", lambda: propagation_of_chaos(

@@ -14,6 +14,7 @@ from specdyn.settings import PowerLawSetting
 from specdyn.sim import (
     DivergenceError,
     RunOptions,
+    Sampling,
     SimConfig,
     rank_one_teacher,
     train_linear,
@@ -48,6 +49,17 @@ def test_entry_points_show_every_parameter_and_take_the_run_options_as_typed_key
     var = [p for p in params.values() if p.kind is inspect.Parameter.VAR_KEYWORD]
     assert [p.name for p in var] == ["shorthands"]
     assert set(sim.RunKeywords.__annotations__) == set(SHORTHANDS)
+
+
+@pytest.mark.parametrize("entry", sim.entry_points(), ids=lambda e: e.name)
+def test_entry_points_show_at_most_twelve_parameters(entry: sim.EntryPoint) -> None:
+    # help() stays readable: a concept of several parameters is one object (the students'
+    # Sampling, the deep student's DeepLinearRecording, the particle runs' LangevinUpdate);
+    # options and shorthands not counted
+    params = inspect.signature(entry.function).parameters.values()
+    named = [p.name for p in params
+             if p.kind is not inspect.Parameter.VAR_KEYWORD and p.name != "options"]
+    assert len(named) <= 12, (entry.name, named)
 
 
 def test_one_progress_default() -> None:
@@ -86,8 +98,8 @@ def test_divergence_factor_through_options_changes_the_boundary() -> None:
     # online SGD just above its critical rate: the student's own factor (1e8) and a smaller
     # one through RunOptions; the smaller limit is crossed first
     W_star, _, _ = rank_one_teacher(32, 32, 1.0, seed=0)
-    kw: dict[str, Any] = dict(method="online", lr=0.5, steps=2000, B=1, checkpoints=[0],
-                              overlaps=False, seed=1, device="cpu")
+    kw: dict[str, Any] = dict(sampling=Sampling("online", B=1), lr=0.5, steps=2000,
+                              checkpoints=[0], overlaps=False, seed=1, device="cpu")
     steps = []
     for options in (None, RunOptions(divergence_factor=1e2, check_every=1)):
         with pytest.raises(DivergenceError) as info:

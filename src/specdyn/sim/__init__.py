@@ -14,10 +14,14 @@ run's inputs (:class:`RunInputs`: the seed, dtype, device and every stream, reso
 :func:`train_linear_student` (:class:`LinearStudentConfig`; :class:`LinearStudentEngine`),
 :func:`train_deep_linear` (:class:`DeepLinearConfig`; :class:`DeepLinearEngine`),
 :func:`mean_field_langevin` and :func:`propagation_of_chaos` (:class:`LangevinConfig`,
-:class:`ChaosConfig`, their shared :class:`LangevinUpdate`; :class:`ParticleEngine`),
-:func:`gd_steps` and :func:`gd_steps_row` (:class:`TwoStepConfig`; :class:`TwoStepEngine`).
-The registries (:func:`entry_points`, :func:`engines`; :mod:`specdyn.sim.registry`) list
-them.
+:class:`ChaosConfig`; :class:`ParticleEngine`), :func:`gd_steps` and
+:func:`gd_steps_row` (:class:`TwoStepConfig`; :class:`TwoStepEngine`). The registries
+(:func:`entry_points`, :func:`engines`; :mod:`specdyn.sim.registry`) list them. A concept
+that several parameters share is one small checked object: the particle runs take their
+update as one :class:`LangevinUpdate` (``dt``, temperature, weight decay, steps), both
+linear students how they see their teacher as one :class:`Sampling` (method, ``M``,
+``B``, label noise), and the deep one what it records as one
+:class:`DeepLinearRecording`.
 Sizes follow the vocabulary of ``docs/concepts.md``: ``D`` inputs, ``P``
 outputs, ``N`` width, ``M`` samples, ``B`` batch, ``dt`` flow step, ``lr``
 plain step size.
@@ -25,7 +29,13 @@ plain step size.
 
 from specdyn.sim.chaos import ChaosConfig, ChaosRun, propagation_of_chaos
 from specdyn.sim.config import SimConfig
-from specdyn.sim.deep_linear import DeepLinearConfig, DeepLinearRun, escape_step, train_deep_linear
+from specdyn.sim.deep_linear import (
+    DeepLinearConfig,
+    DeepLinearRecording,
+    DeepLinearRun,
+    escape_step,
+    train_deep_linear,
+)
 from specdyn.sim.deep_linear_engine import (
     DeepLinearEngine,
     DeepLinearScaling,
@@ -46,6 +56,7 @@ from specdyn.sim.linear import LinearConfig, WeightEngine, WeightState, train_li
 from specdyn.sim.linear_student import (
     LinearStudentConfig,
     LinearStudentRun,
+    Sampling,
     rank_one_teacher,
     train_linear_student,
 )
@@ -118,6 +129,7 @@ __all__ = [
     "DIAGONALS",
     "DeepLinearConfig",
     "DeepLinearEngine",
+    "DeepLinearRecording",
     "DeepLinearRun",
     "DeepLinearScaling",
     "DeepLinearState",
@@ -155,6 +167,7 @@ __all__ = [
     "RunInputs",
     "RunKeywords",
     "RunOptions",
+    "Sampling",
     "Setup",
     "SimConfig",
     "SpectrumRecorder",

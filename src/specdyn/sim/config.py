@@ -15,7 +15,7 @@ merged into the config's ``options`` (:func:`~specdyn.sim.options.run_options`);
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -54,7 +54,8 @@ class SimConfig:
         unknown = sorted(set(given) - set(fields) - set(SHORTHANDS))
         if unknown:
             names = ", ".join(sorted(set(fields) | set(SHORTHANDS)))
-            raise ValueError(f"{unknown[0]} is not a parameter of {entry} (its parameters: "
+            raise ValueError(f"{unknown[0]} is not a parameter of {entry}"
+                             f"{_lives_in(unknown[0], fields.values())} (its parameters: "
                              f"{names})")
         rules = v.constraints_of(cls)
         for name, f in fields.items():
@@ -76,3 +77,14 @@ class SimConfig:
         fields = {f.name for f in dataclasses.fields(cls)}
         return cls.of({**{k: x for k, x in call.items() if k in fields},
                        **call.get("shorthands", {})}, entry=entry)
+
+
+def _lives_in(name: str, fields: Iterable[dataclasses.Field[Any]]) -> str:
+    """Where ``name`` lives when it is a field of a concept object a config takes (the
+    students' ``sampling``): ``": it is a field of sampling, a Sampling"``, else ``""``."""
+    for f in fields:
+        concept: Any = f.default
+        if dataclasses.is_dataclass(concept) and name in {g.name for g in
+                                                          dataclasses.fields(concept)}:
+            return f": it is a field of {f.name}, a {type(concept).__name__}"
+    return ""

@@ -59,7 +59,7 @@ from specdyn.sim.deep_linear_engine import (
     scaling,
 )
 from specdyn.sim.inputs import RunInputs, Setup
-from specdyn.sim.linear_student import StudentConfig, teacher_matrix
+from specdyn.sim.linear_student import Sampling, StudentConfig, teacher_matrix
 from specdyn.sim.loop import run
 from specdyn.sim.options import RunOptions
 from specdyn.sim.protocol import Outcome
@@ -72,7 +72,8 @@ if TYPE_CHECKING:
 
     from specdyn.sim.options import RunKeywords
 
-__all__ = ["DeepLinearConfig", "DeepLinearRun", "escape_step", "train_deep_linear"]
+__all__ = ["DeepLinearConfig", "DeepLinearRecording", "DeepLinearRun", "escape_step",
+           "train_deep_linear"]
 
 @dataclass(frozen=True)
 class DeepLinearRun(protocol.Record):
@@ -132,24 +133,22 @@ def escape_step(steps: ArrayLike, top_singular_value: ArrayLike, edge: float,
 
 
 @dataclass(frozen=True, kw_only=True)
-@v.constrained_fields(depth=v.SIZE, N=v.SIZE, parameterization=v.Choice(*DEEP_PARAMETERIZATIONS),
-                      gamma0=v.POSITIVE, layers=v.Tuple(v.Int(0), optional=True),
-                      top_k=v.SIZE, spectra=v.Choice("auto", "exact", "subspace"),
+@v.constrained_fields(layers=v.Tuple(v.Int(0), optional=True), top_k=v.SIZE,
+                      spectra=v.Choice("auto", "exact", "subspace"),
                       sharpness=v.Free("a schedule (as checkpoints), or None"),
                       power_iters=v.SIZE)
-class DeepLinearConfig(StudentConfig):
-    """How :func:`train_deep_linear` trains: :class:`~specdyn.sim.linear_student.StudentConfig`
-    's fields (``method`` default ``"population"``; ``lr`` is the base rate ``eta0``, the
-    applied rate ``scaling(...).lr_eff``; ``sigma0`` the init scale) and these.
+class DeepLinearRecording:
+    """What a :func:`train_deep_linear` run records besides its loss, and how (its
+    ``recording=``; checked when made, the layer indices against the depth when run).
+
+    The singular values are recorded at the run's ``checkpoints`` (its
+    :class:`~specdyn.sim.options.RunOptions`), the sharpness on its own schedule:
+    ``DeepLinearRecording(layers=[1], top_k=2)`` keeps the top two singular values of the
+    second layer; ``DeepLinearRecording(sharpness=Schedule.every(10))`` adds the
+    Gauss-Newton top eigenvalue every 10 steps.
 
     Attributes
     ----------
-    depth, N
-        ``L >= 1`` weight matrices, hidden width ``N >= 1``.
-    parameterization
-        ``"mup"``, ``"ntk"`` or ``"standard"`` (module table).
-    gamma0
-        The muP output scale (``> 0``).
     layers
         Which layers (0-based) to record (default all).
     top_k
@@ -165,6 +164,36 @@ class DeepLinearConfig(StudentConfig):
         ``checkpoints``; ``None``: never).
     power_iters
         Power-iteration steps per sharpness evaluation (warm-started).
+    """
+
+    layers: Sequence[int] | None = None
+    top_k: int = 4
+    spectra: str = "auto"
+    sharpness: ScheduleLike = None
+    power_iters: int = 60
+
+
+@dataclass(frozen=True, kw_only=True)
+@v.constrained_fields(depth=v.SIZE, N=v.SIZE, parameterization=v.Choice(*DEEP_PARAMETERIZATIONS),
+                      gamma0=v.POSITIVE, recording=v.Instance(DeepLinearRecording))
+class DeepLinearConfig(StudentConfig):
+    """How :func:`train_deep_linear` trains: :class:`~specdyn.sim.linear_student.StudentConfig`
+    's fields (``lr`` is the base rate ``eta0``, the applied rate ``scaling(...).lr_eff``;
+    ``steps``; ``sigma0`` the init scale; ``sampling``, a
+    :class:`~specdyn.sim.linear_student.Sampling`: ``method``, ``M``, ``B``,
+    ``noise_std``) and these.
+
+    Attributes
+    ----------
+    depth, N
+        ``L >= 1`` weight matrices, hidden width ``N >= 1``.
+    parameterization
+        ``"mup"``, ``"ntk"`` or ``"standard"`` (module table).
+    gamma0
+        The muP output scale (``> 0``).
+    recording
+        What is recorded and how: a :class:`DeepLinearRecording` (``layers``, ``top_k``,
+        ``spectra``, ``sharpness``, ``power_iters``), documented there.
     options
         The run's options (:class:`~specdyn.sim.config.SimConfig`): ``checkpoints``,
         when to record singular values, a :class:`~specdyn.schedule.Schedule` (e.g.
@@ -173,30 +202,24 @@ class DeepLinearConfig(StudentConfig):
         its start, checked every 20 steps.
     """
 
-    method: str = "population"
     depth: int
     N: int
     parameterization: str
     gamma0: float = 1.0
-    layers: Sequence[int] | None = None
-    top_k: int = 4
-    spectra: str = "auto"
-    sharpness: ScheduleLike = None
-    power_iters: int = 60
+    recording: DeepLinearRecording = DeepLinearRecording()
 
 
 def _example() -> Any:
     return (np.eye(3, 4),), {"depth": 2, "N": 4, "parameterization": "mup", "lr": 0.1,
-                             "steps": 40, "method": "gd", "M": 10, "device": "cpu"}
+                             "steps": 40, "sampling": Sampling("gd", M=10), "device": "cpu"}
 
 
 @entry_point(DeepLinearConfig, example=_example)
 def train_deep_linear(teacher: ArrayLike, *, depth: int, N: int, parameterization: str,
-                      lr: float, steps: int, method: str = "population", sigma0: float = 1.0,
-                      M: int | None = None, B: int | None = None, noise_std: float = 0.0,
-                      gamma0: float = 1.0, layers: Sequence[int] | None = None, top_k: int = 4,
-                      spectra: str = "auto", sharpness: ScheduleLike = None,
-                      power_iters: int = 60, init: Sequence[ArrayLike] | None = None,
+                      lr: float, steps: int, sigma0: float = 1.0, gamma0: float = 1.0,
+                      sampling: Sampling = Sampling(),
+                      recording: DeepLinearRecording = DeepLinearRecording(),
+                      init: Sequence[ArrayLike] | None = None,
                       options: RunOptions | None = None,
                       **shorthands: Unpack[RunKeywords]) -> DeepLinearRun:
     """Train a deep linear student on ``teacher`` (``P x D``) and record spectra.
@@ -205,11 +228,17 @@ def train_deep_linear(teacher: ArrayLike, *, depth: int, N: int, parameterizatio
     ----------
     teacher
         ``W*``, a ``P x D`` array.
-    depth, N, parameterization, lr, steps, method, sigma0, M, B, noise_std, gamma0
+    depth, N, parameterization, lr, steps, sigma0, gamma0
         The student and its training (:class:`DeepLinearConfig`, where each is
         documented).
-    layers, top_k, spectra, sharpness, power_iters
-        What is recorded, and how (:class:`DeepLinearConfig`).
+    sampling
+        How the student sees the teacher (:class:`~specdyn.sim.linear_student.Sampling`:
+        ``method``, ``M``, ``B``, ``noise_std``); default ``Sampling()``, the exact
+        population gradient.
+    recording
+        What is recorded, and how (:class:`DeepLinearRecording`: ``layers``, ``top_k``,
+        ``spectra``, ``sharpness``, ``power_iters``); default every layer's top 4
+        singular values at the checkpoints, no sharpness.
     init
         Optional initial weights (one array per layer, shapes ``dims[l+1] x dims[l]``)
         replacing the random init (the scaling's multipliers and rates still apply).
@@ -226,20 +255,21 @@ def train_deep_linear(teacher: ArrayLike, *, depth: int, N: int, parameterizatio
         of the steps before it (``weights`` empty).
     """
     cfg = DeepLinearConfig.of_call(locals(), entry="train_deep_linear")
+    smp, want = cfg.sampling, cfg.recording
     W_star = teacher_matrix(teacher)
     P, D = W_star.shape
     sc = scaling(cfg.parameterization, depth=cfg.depth, N=cfg.N, D=D, P=P, lr=cfg.lr,
                  sigma0=cfg.sigma0, gamma0=cfg.gamma0)
     L, T, opts = len(sc.multipliers), cfg.steps, cfg.options
-    n = cfg.data_size()
-    batch = cfg.batch_size(n)
-    lay = list(range(L)) if cfg.layers is None else [int(x) for x in cfg.layers]
+    n = smp.data_size()
+    batch = smp.batch_size(n)
+    lay = list(range(L)) if want.layers is None else [int(x) for x in want.layers]
     for li in lay:
         if not 0 <= li < L:
-            raise ValueError(f"layers must hold indices in [0, {L - 1}], got {cfg.layers!r}")
+            raise ValueError(f"layers must hold indices in [0, {L - 1}], got {want.layers!r}")
     none = np.zeros(0, dtype=np.int64)
     rec = none if opts.checkpoints is None else opts.schedule(T)
-    shp = none if cfg.sharpness is None else Schedule.of(cfg.sharpness).resolve(T)
+    shp = none if want.sharpness is None else Schedule.of(want.sharpness).resolve(T)
 
     dims = sc.dims
     init_w = None
@@ -260,19 +290,19 @@ def train_deep_linear(teacher: ArrayLike, *, depth: int, N: int, parameterizatio
         torch = _torch.torch()
         eng = DeepLinearEngine(sc, torch.as_tensor(W_star, dtype=given.dtype,
                                                    device=given.device),
-                               cfg.method, M=n, B=batch, noise_std=cfg.noise_std,
+                               smp.method, M=n, B=batch, noise_std=smp.noise_std,
                                weights=init_w)
         draws = _RecordDraws(given.generators(eng).record, eng)
-        top = _TopSingularValues(draws, lay, cfg.top_k, cfg.spectra)
+        top = _TopSingularValues(draws, lay, want.top_k, want.spectra)
         return eng, SpectrumRecorder({
             "singular_values": Observable(lambda st: st.weights, top, when=set(rec.tolist())),
             "sharpness": Observable(lambda st: st, lambda st: draws.sharpness(
-                st, cfg.power_iters), when=set(shp.tolist()))},
+                st, want.power_iters), when=set(shp.tolist()))},
             record=lambda recorded, outcome: _deep_run(recorded, outcome, eng, edges[lay],
-                                                       cfg.top_k, rec, len(lay)),
-            meta={"method": cfg.method, "depth": L, "N": int(cfg.N), "D": D, "P": P,
+                                                       want.top_k, rec, len(lay)),
+            meta={"method": smp.method, "depth": L, "N": int(cfg.N), "D": D, "P": P,
                   "layers": lay, "M": n or None, "B": batch or None,
-                  "noise_std": cfg.noise_std, "lr_eff": sc.lr_eff})
+                  "noise_std": smp.noise_std, "lr_eff": sc.lr_eff})
 
     return run(Setup("deep_linear", DeepLinearEngine.streams, build), steps=T, options=opts,
                checkpoints=np.union1d(rec, shp))

@@ -6,6 +6,9 @@ student ``W`` (``P x D``), input ``x ~ N(0, I_D)``, teacher labels
 ``(1 / 2B) sum_b ||W x_b - y_b||^2`` over a batch of ``B``; the update is
 ``W <- W - lr * grad``. ``W0`` has i.i.d. ``N(0, sigma0^2 / D)`` entries.
 
+How a student sees its teacher is one :class:`Sampling` (the ``sampling=`` of both linear
+students): its ``method``, the data set's ``M``, the batch ``B`` and ``noise_std``.
+
 Methods
 -------
 ``"population"``
@@ -29,7 +32,7 @@ when finite).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -54,8 +57,8 @@ if TYPE_CHECKING:
 
     from specdyn.sim.options import RunKeywords
 
-__all__ = ["LinearStudentConfig", "LinearStudentRun", "StudentConfig", "rank_one_teacher",
-           "teacher_matrix", "train_linear_student"]
+__all__ = ["LinearStudentConfig", "LinearStudentRun", "Sampling", "StudentConfig",
+           "rank_one_teacher", "teacher_matrix", "train_linear_student"]
 
 Tensor = Any
 
@@ -108,41 +111,44 @@ class LinearStudentRun(protocol.Record):
         return np.asarray(self.sq_error.mean(axis=1))
 
 
-@dataclass(frozen=True, kw_only=True)
-@v.constrained_fields(method=v.Choice(*METHODS), lr=v.POSITIVE, steps=v.SIZE,
-                      sigma0=v.POSITIVE, M=v.Int(1, optional=True), B=v.Int(1, optional=True),
-                      noise_std=v.NONNEGATIVE)
-class StudentConfig(SimConfig):
-    """What the linear students' configs share (:class:`LinearStudentConfig`,
-    :class:`~specdyn.sim.deep_linear.DeepLinearConfig`): the method, its data and rate.
+@dataclass(frozen=True)
+@v.constrained_fields(method=v.Choice(*METHODS), M=v.Int(1, optional=True),
+                      B=v.Int(1, optional=True), noise_std=v.NONNEGATIVE)
+class Sampling:
+    """How a linear student sees its teacher: the method, its data set and batch, the label
+    noise. One object for both linear students (:func:`train_linear_student`,
+    :func:`~specdyn.sim.deep_linear.train_deep_linear`, their ``sampling=``); checked when
+    made, ``B`` against the data set's size when the run knows it.
+
+    ``Sampling()`` is the exact population gradient; ``Sampling("gd", M=1000)`` full-batch
+    GD on 1000 samples; ``Sampling("sgd", M=1000, B=32, noise_std=0.1)`` mini-batches of a
+    noisy data set; ``Sampling("online", B=32)`` a fresh batch every step.
 
     Attributes
     ----------
     method
-        One of :data:`METHODS`: ``"population"`` (exact population gradient), ``"gd"``
-        (full batch on ``M`` samples), ``"sgd"`` (batch ``B`` in ``[1, M]``) or
-        ``"online"`` (a fresh batch of ``B`` every step).
-    lr
-        Step size ``> 0`` (the deep students' base rate ``eta0``).
-    steps
-        Number of updates, ``>= 1`` (all are run).
-    sigma0
-        Init scale ``> 0`` (each student's model says how it scales the draw).
+        One of :data:`~specdyn.sim.linear_student_engine.METHODS`: ``"population"`` (exact
+        population gradient, the default), ``"gd"`` (full batch on ``M`` samples),
+        ``"sgd"`` (batch ``B`` in ``[1, M]``) or ``"online"`` (a fresh batch of ``B``
+        every step).
     M
-        Data-set size for ``"gd"`` and ``"sgd"`` (``>= 1``; ignored otherwise).
+        Data-set size for ``"gd"`` and ``"sgd"`` (``>= 1``; ignored otherwise). The single
+        layer's given ``inputs`` set it (``M``, if given too, must match).
     B
-        Batch size for ``"sgd"`` (in ``[1, M]``) and ``"online"`` (``>= 1``).
+        Batch size, required for ``"sgd"`` (in ``[1, M]``) and ``"online"`` (``>= 1``;
+        ignored otherwise).
     noise_std
         Label noise standard deviation (``>= 0``).
     """
 
-    method: str
-    lr: float
-    steps: int
-    sigma0: float = 1.0
-    M: int | None = None
-    B: int | None = None
-    noise_std: float = 0.0
+    method: str = "population"
+    M: int | None = field(default=None, kw_only=True)
+    B: int | None = field(default=None, kw_only=True)
+    noise_std: float = field(default=0.0, kw_only=True)
+
+    def __post_init__(self) -> None:
+        if self.method in ("sgd", "online") and self.B is None:
+            raise ValueError(f"B (the batch size) must be given for method {self.method!r}")
 
     def data_size(self, rows: int | None = None) -> int:
         """The data set's size for ``"gd"``/``"sgd"``: the ``rows`` of given inputs (which
@@ -158,21 +164,50 @@ class StudentConfig(SimConfig):
         return self.M
 
     def batch_size(self, M: int) -> int:
-        """The validated batch ``B`` of ``"sgd"`` (in ``[1, M]``) and ``"online"``; 0
-        otherwise."""
+        """The batch ``B`` of ``"sgd"`` (checked to lie in ``[1, M]``, ``M`` the data set's
+        size) and ``"online"``; 0 otherwise."""
         if self.method not in ("sgd", "online"):
             return 0
-        if self.B is None:
-            raise ValueError(f"B (the batch size) must be given for method {self.method!r}")
+        assert self.B is not None  # required for these methods (checked when made)
         if self.method == "sgd" and self.B > M:
             raise ValueError(f"B must lie in [1, M={M}], got {self.B!r}")
         return self.B
 
 
 @dataclass(frozen=True, kw_only=True)
+@v.constrained_fields(lr=v.POSITIVE, steps=v.SIZE, sigma0=v.POSITIVE,
+                      sampling=v.Instance(Sampling))
+class StudentConfig(SimConfig):
+    """What the linear students' configs share (:class:`LinearStudentConfig`,
+    :class:`~specdyn.sim.deep_linear.DeepLinearConfig`): the rate, the length, the init
+    scale and how the data are seen.
+
+    Attributes
+    ----------
+    lr
+        Step size ``> 0`` (the deep students' base rate ``eta0``).
+    steps
+        Number of updates, ``>= 1`` (all are run).
+    sigma0
+        Init scale ``> 0`` (each student's model says how it scales the draw).
+    sampling
+        The method, its data set ``M`` and batch ``B``, the label noise ``noise_std``: a
+        :class:`Sampling`, documented there (default ``Sampling()``, the exact population
+        gradient).
+    """
+
+    lr: float
+    steps: int
+    sigma0: float = 1.0
+    sampling: Sampling = Sampling()
+
+
+@dataclass(frozen=True, kw_only=True)
 @v.constrained_fields(replicas=v.SIZE, top_k=v.Int(1, optional=True), overlaps=v.Bool())
 class LinearStudentConfig(StudentConfig):
-    """How :func:`train_linear_student` trains: :class:`StudentConfig` 's fields and these.
+    """How :func:`train_linear_student` trains: :class:`StudentConfig` 's fields (``lr``,
+    ``steps``, ``sigma0``, ``sampling``: a :class:`Sampling`'s ``method``, ``M``, ``B``,
+    ``noise_std``) and these.
 
     Attributes
     ----------
@@ -195,16 +230,15 @@ class LinearStudentConfig(StudentConfig):
 
 
 def _example() -> Any:
-    return (np.eye(3, 4),), {"method": "sgd", "lr": 0.1, "steps": 40, "M": 10, "B": 2,
+    return (np.eye(3, 4),), {"lr": 0.1, "steps": 40, "sampling": Sampling("sgd", M=10, B=2),
                              "device": "cpu"}
 
 
 @entry_point(LinearStudentConfig, example=_example)
-def train_linear_student(teacher: ArrayLike, *, method: str, lr: float, steps: int,
-                         sigma0: float = 1.0, M: int | None = None, B: int | None = None,
-                         noise_std: float = 0.0, replicas: int = 1, top_k: int | None = 8,
-                         overlaps: bool = True, inputs: ArrayLike | None = None,
-                         options: RunOptions | None = None,
+def train_linear_student(teacher: ArrayLike, *, lr: float, steps: int, sigma0: float = 1.0,
+                         sampling: Sampling = Sampling(), replicas: int = 1,
+                         top_k: int | None = 8, overlaps: bool = True,
+                         inputs: ArrayLike | None = None, options: RunOptions | None = None,
                          **shorthands: Unpack[RunKeywords]) -> LinearStudentRun:
     """Train a single-layer linear student on ``teacher`` and record its spectrum.
 
@@ -212,9 +246,12 @@ def train_linear_student(teacher: ArrayLike, *, method: str, lr: float, steps: i
     ----------
     teacher
         ``W*``, a ``P x D`` array (any rank).
-    method, lr, steps, sigma0, M, B, noise_std, replicas, top_k, overlaps
+    lr, steps, sigma0, replicas, top_k, overlaps
         The training and what is recorded (:class:`LinearStudentConfig`, where each is
         documented).
+    sampling
+        How the student sees the teacher (:class:`Sampling`: ``method``, ``M``, ``B``,
+        ``noise_std``); default ``Sampling()``, the exact population gradient.
     inputs
         Optional fixed inputs ``X`` (``M x D``) for ``"gd"``/``"sgd"``, shared by
         all replicas (then ``M`` may be omitted); drawn from the seed otherwise.
@@ -227,23 +264,24 @@ def train_linear_student(teacher: ArrayLike, *, method: str, lr: float, steps: i
         ``.step`` is the first bad step, ``.record`` the run before it.
     """
     cfg = LinearStudentConfig.of_call(locals(), entry="train_linear_student")
+    smp = cfg.sampling
     W_star = teacher_matrix(teacher)
     P, D = W_star.shape
     X_in = None
-    if inputs is not None and cfg.method in ("gd", "sgd"):
+    if inputs is not None and smp.method in ("gd", "sgd"):
         X_in = v.real_array("inputs", inputs)
         if X_in.ndim != 2 or X_in.shape[1] != D:
             raise ValueError(f"inputs must be an M x D={D} array, got shape {X_in.shape}")
-    n = cfg.data_size(None if X_in is None else X_in.shape[0])
-    batch = cfg.batch_size(n)
+    n = smp.data_size(None if X_in is None else X_in.shape[0])
+    batch = smp.batch_size(n)
     k = min(P, D) if cfg.top_k is None else min(cfg.top_k, min(P, D))
 
     def build(given: RunInputs) -> tuple[LinearStudentEngine,
                                          SpectrumRecorder[LinearStudentState,
                                                           LinearStudentRun]]:
         torch, dt, dev = _torch.torch(), given.dtype, given.device
-        eng = LinearStudentEngine(torch.as_tensor(W_star, dtype=dt, device=dev), cfg.method,
-                                  cfg.lr, M=n, B=batch, noise_std=cfg.noise_std,
+        eng = LinearStudentEngine(torch.as_tensor(W_star, dtype=dt, device=dev), smp.method,
+                                  cfg.lr, M=n, B=batch, noise_std=smp.noise_std,
                                   replicas=cfg.replicas, sigma0=cfg.sigma0,
                                   inputs=None if X_in is None
                                   else torch.as_tensor(X_in, dtype=dt, device=dev))
@@ -252,8 +290,8 @@ def train_linear_student(teacher: ArrayLike, *, method: str, lr: float, steps: i
             {"svd": Observable(lambda st: st.W[0], lambda w0: _top_svd(w0, k, pair,
                                                                       cfg.overlaps))},
             record=lambda rec, outcome: _student_run(rec, outcome, k),
-            meta={"method": cfg.method, "P": P, "D": D, "lr": cfg.lr, "sigma0": cfg.sigma0,
-                  "M": n or None, "B": batch or None, "noise_std": cfg.noise_std,
+            meta={"method": smp.method, "P": P, "D": D, "lr": cfg.lr, "sigma0": cfg.sigma0,
+                  "M": n or None, "B": batch or None, "noise_std": smp.noise_std,
                   "replicas": cfg.replicas})
 
     return run(Setup("linear_student", LinearStudentEngine.streams, build), steps=cfg.steps,

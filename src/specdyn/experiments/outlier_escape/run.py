@@ -44,7 +44,9 @@ from specdyn.plot import outlier_escape as oplot
 from specdyn.plot import save_figure
 from specdyn.runs.registry import ExperimentResult, Measured, register
 from specdyn.sim import (
+    DeepLinearRecording,
     DivergenceError,
+    Sampling,
     escape_step,
     rank_one_teacher,
     train_deep_linear,
@@ -83,7 +85,7 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
     # Schedule kind spells (Schedule.every would add the last step), so explicit steps
     rec = np.unique(np.r_[np.arange(0, steps + 1, max(steps // 60, 1)),
                           np.arange(int(0.9 * t_star), min(int(1.15 * t_star), steps) + 1)])
-    run = train_linear_student(W_star, method="population", lr=cfg.lr, steps=steps,
+    run = train_linear_student(W_star, lr=cfg.lr, steps=steps,
                                sigma0=cfg.sigma0, checkpoints=rec, top_k=None,
                                seed=derive_seed(cfg.seed, "run"))  # independent of the teacher's
     flags = np.array([find_outliers(sv**2 / cfg.P, cfg.D / cfg.P, alpha=cfg.alpha).n_outliers
@@ -168,9 +170,10 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
     cells = [(i, var, j, lr) for i, var in enumerate(vars_) for j, lr in enumerate(lrs)]
     for i, var, j, lr in progress(cells, total=len(cells), desc="trainability: single layer"):
         run, div = _run_or_partial(
-            train_linear_student, W_star, method="online", lr=float(lr), steps=cfg.steps,
-            sigma0=float(np.sqrt(var)), B=cfg.B,
-            noise_std=cfg.noise_std, replicas=cfg.replicas, checkpoints=[0],
+            train_linear_student, W_star, lr=float(lr), steps=cfg.steps,
+            sigma0=float(np.sqrt(var)),
+            sampling=Sampling("online", B=cfg.B, noise_std=cfg.noise_std),
+            replicas=cfg.replicas, checkpoints=[0],
             overlaps=False, options=_BOUNDARY, seed=derive_seed(cfg.seed, "cell", i, j))
         ms = run.mean_sq_error
         rel = float(ms[-1] / ms[0])
@@ -210,7 +213,8 @@ def run_trainability(cfg: TrainabilityConfig, out_dir: Path) -> ExperimentResult
             drun, div = _run_or_partial(
                 train_deep_linear, teacher, depth=2, N=cfg.two_layer_N,
                 parameterization="standard", lr=float(lr), steps=cfg.two_layer_steps,
-                sigma0=float(np.sqrt(var)), sharpness=[0, cfg.two_layer_steps],
+                sigma0=float(np.sqrt(var)),
+                recording=DeepLinearRecording(sharpness=[0, cfg.two_layer_steps]),
                 options=_BOUNDARY,  # the same boundary as the single layer
                 seed=derive_seed(cfg.seed, "row", i))  # no column in the key: one init a row
             if j == 0:
@@ -298,8 +302,9 @@ def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
             for s in range(cfg.escape_seeds):
                 run, div = _run_or_partial(
                     train_deep_linear, spike, depth=cfg.depth, N=N, parameterization=par,
-                    lr=lr, steps=cfg.escape_steps, checkpoints=Schedule.every(1), layers=[1],
-                    top_k=2, seed=derive_seed(cfg.seed, "rep", s))
+                    lr=lr, steps=cfg.escape_steps, checkpoints=Schedule.every(1),
+                    recording=DeepLinearRecording(layers=[1], top_k=2),
+                    seed=derive_seed(cfg.seed, "rep", s))
                 e = None if div is not None else escape_step(
                     run.steps, run.singular_values[0][:, 0], run.bulk_edge[0],
                     margin=cfg.escape_margin)

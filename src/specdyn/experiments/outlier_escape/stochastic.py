@@ -31,6 +31,7 @@ from specdyn.models import get_activation
 from specdyn.sim import (
     Outcome,
     RunOptions,
+    Sampling,
     StreamLayout,
     Streams,
     TwoStepEngine,
@@ -64,8 +65,9 @@ def sgd_run(cfg: BBPEscapeConfig) -> list[dict[str, Any]]:
     """The linear student under online SGD with label noise: its rows of the table."""
     W_star, _, _ = rank_one_teacher(cfg.sgd_P, cfg.sgd_D, cfg.sgd_theta,
                                     seed=derive_seed(cfg.seed, "sgd-teacher"))
-    run = train_linear_student(W_star, method="online", lr=cfg.sgd_lr, steps=cfg.sgd_steps,
-                               B=cfg.sgd_B, noise_std=cfg.sgd_noise, sigma0=cfg.sigma0,
+    run = train_linear_student(W_star, lr=cfg.sgd_lr, steps=cfg.sgd_steps, sigma0=cfg.sigma0,
+                               sampling=Sampling("online", B=cfg.sgd_B,
+                                                 noise_std=cfg.sgd_noise),
                                checkpoints=list(range(0, cfg.sgd_steps + 1, RECORD_EVERY)),
                                top_k=cfg.top_k,
                                seed=derive_seed(cfg.seed, "sgd"))
