@@ -444,12 +444,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="specdyn-out", type=output_folder,
                    help="output folder (default ./specdyn-out)")
     p.add_argument("--config", default=None, help="TOML file with the experiment's config")
-    p.add_argument("--threads", type=positive_int, default=None,
-                   help="torch and BLAS threads, >= 1 (default: 1 at quick sizes; with "
-                        "--full the cores the load leaves free)")
-    p.add_argument("--jobs", type=positive_int, default=None,
-                   help="experiments run at once, each in its own process, >= 1 (default: "
-                        "at quick sizes one per core, with --full 1)")
+    cores = p.add_argument_group("cores (the numbers do not depend on either)")
+    cores.add_argument("--threads", type=positive_int,  # None: the defaults below
+                       help="torch and BLAS threads, >= 1 (default: 1 at quick sizes; with "
+                            "--full the cores the load leaves free)")
+    cores.add_argument("--jobs", type=positive_int,
+                       help="experiments run at once, each in its own process, >= 1 "
+                            "(default: at quick sizes one per core, with --full 1)")
     p.add_argument("--print-config", action="store_true",
                    help="print the config (TOML) that would be used, and exit")
     p.add_argument("--verbose", action="store_true",
