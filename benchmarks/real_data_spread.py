@@ -11,7 +11,8 @@ beside the expectation in the code. With ``--model-networks`` the linear network
 trains on every task where the model applies (``text-denoise`` trains only at ``--full``
 otherwise), for their tolerances. About 45-70 s of one core a seed.
 
-    python benchmarks/real_data_spread.py [--seeds 1 2 3 4 5] [--out DIR] [--model-networks]
+    python benchmarks/real_data_spread.py [--seeds 1 2 3 4 5] [--out DIR] [--full]
+                                          [--model-networks]
 """
 
 from __future__ import annotations
@@ -53,13 +54,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
     ap.add_argument("--out", type=Path, default=None, help="folder for the runs (default: temp)")
+    ap.add_argument("--full", action="store_true",
+                    help="the --full config (about 20 min of one core a seed), for the "
+                         "tolerances of claims whose value depends on the size")
     ap.add_argument("--model-networks", action="store_true",
                     help="train the linear network on every task where the model applies")
     args = ap.parse_args()
 
     import torch
 
-    from specdyn.experiments.real_data.config import MODEL_TASKS, RealDataConfig
+    from specdyn.experiments.real_data.config import MODEL_TASKS, RealDataConfig, full_real_data
     from specdyn.runs import run_experiment
 
     torch.set_num_threads(1)
@@ -68,7 +72,8 @@ def main() -> None:
     expected: dict[str, str] = {}
     for seed in args.seeds:
         start = time.perf_counter()
-        cfg = dataclasses.replace(RealDataConfig(), seed=seed, figure=False)
+        base = full_real_data() if args.full else RealDataConfig()
+        cfg = dataclasses.replace(base, seed=seed, figure=False)
         if args.model_networks:
             cfg = dataclasses.replace(cfg, model_task_networks=MODEL_TASKS)
         cpu = time.process_time()
