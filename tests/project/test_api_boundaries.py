@@ -70,6 +70,8 @@ ALLOWED = {
     # the reader of the built-in experiments' names from their source, tested on trees of
     # its own (a module of the package root, so that --help imports nothing heavy)
     ("tests/project/test_experiment_modules.py", "specdyn._experiment_index"),
+    # the results' one-line repr (a private module of the package root), on a class of its own
+    ("tests/test_repr.py", "specdyn._repr.array_result"),
     # accuracy of the fast Tracy-Widom tail against the Fredholm determinant
     ("tests/measure/test_measure_outliers.py", "specdyn.measure.outliers._tw1_sf"),
     ("tests/measure/test_measure_outliers.py", "specdyn.measure.outliers._tw1_sf_deconvolved"),

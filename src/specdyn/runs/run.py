@@ -86,7 +86,7 @@ def run_experiment(name: str, out_root: str | Path = "specdyn-out", *, full: boo
 ROW_EXTRAS = ("error", "out_dir", "files", "output")
 
 
-def experiment_row(name: str, out_root: str | Path, config: Any) -> dict[str, Any]:
+def _experiment_row(name: str, out_root: str | Path, config: Any) -> dict[str, Any]:
     """Run one experiment (:func:`run_experiment`) and describe it as a plain row; never
     raises but for a cancel.
 
@@ -115,7 +115,7 @@ def _row_in_worker(task: tuple[str, str, Any]) -> dict[str, Any]:
     # experiment's line (two experiments' output would interleave on one terminal)
     buf = _io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
-        row = experiment_row(*task)
+        row = _experiment_row(*task)
     return {**row, "output": buf.getvalue()}
 
 
@@ -131,20 +131,24 @@ def _worker_died(task: tuple[str, str, Any], deaths: int) -> dict[str, Any]:
 
 def run_experiments(names: Sequence[str], out_root: str | Path, configs: Mapping[str, Any],
                     *, jobs: int = 1, threads: int = 1) -> Iterator[dict[str, Any]]:
-    """Run experiments into ``out_root``, yielding :func:`experiment_row`'s row of each.
+    """Run experiments into ``out_root`` (:func:`run_experiment` each), yielding a plain row
+    for each: ``experiment``, ``status`` (``"finished"`` or ``"failed"``), ``wall_time_s``,
+    ``claims`` (their dicts) and, not recorded in ``claims.json`` (:data:`ROW_EXTRAS`),
+    ``error`` (one line, naming the traceback's file), ``out_dir``, ``files`` and
+    ``output``. A failed experiment is a row, not an exception (a cancel still stops all).
 
     ``jobs == 1``: one after another in this process, in order. ``jobs > 1``: each in a
     worker process of its own, ``jobs`` at once with ``threads`` threads each, rows
     yielded as the experiments finish, with ``output`` (what the experiment printed);
-    a worker that dies is tried again (at most :data:`~specdyn.runs.executors
-    .MAX_WORKER_DEATHS` times), then its row is a failure. The numbers do not depend on
+    a worker that dies is tried again (three times in all, as a sweep's point is), then
+    its row is a failure. The numbers do not depend on
     ``jobs``: every experiment draws from its own seed. Closing the iterator stops the
     workers (a killed experiment leaves its folder's previous result).
     """
     if jobs <= 1 or len(names) <= 1:
         for name in names:
             raise_if_cancelled()  # a cancel that a callback swallowed in the last one
-            yield experiment_row(name, out_root, configs[name])
+            yield _experiment_row(name, out_root, configs[name])
         return
     tasks = [(name, str(out_root), configs[name]) for name in names]
     yield from run_local(tasks, _row_in_worker, jobs, key=_task_name, died=_worker_died,
