@@ -1,7 +1,7 @@
 """``specdyn data`` on real arrays: its cost against the floor, measured in the same run.
 
 Run:  python benchmarks/data_cli.py [--rounds 3] [--M 20000] [--patch 16]
-                                    [--d784] [--blocks ROWS] [--no-budget]
+                                    [--d784] [--blocks ROWS] [--no-budget] [--threads T]
 
 The budget (always): 20000 x 256 arrays, 16 x 16 grey patches of the sample photographs
 with the blurred patch as target (:func:`specdyn.data.real.image_patches`,
@@ -16,6 +16,9 @@ wall time of each, its ratio to the floor's best, and the 1-minute load before a
 ``--d784``: 28 x 28 patches (784 inputs), once with a 10-output target (ten fixed random
 projections of the blurred patch: rank 10, like labels) and once with the blurred patch
 itself (784 outputs), one round each beside the floor.
+
+``--threads T``: every process (the floor's too) at ``T`` BLAS threads instead of one,
+e.g. the cores of an idle machine, which ``specdyn data`` takes by default.
 
 ``--blocks ROWS``: an ``X`` of ``ROWS x 512`` float32 and a 10-output ``Y`` written as
 ``.npy`` (2 GB at a million rows), read by rows in blocks: wall time and the peak
@@ -45,6 +48,12 @@ PEAK = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
         "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
         "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def _threads(n: int) -> None:
+    """Every measured process at ``n`` BLAS threads."""
+    ENV.update({v: str(n) for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                     "MKL_NUM_THREADS")})
 
 
 def _wall(cmd: list[str]) -> float:
@@ -107,7 +116,7 @@ def d784(d: Path, entry: list[str], M: int) -> None:
     for name, (x, y) in cases.items():
         times[f"floor ({name})"] = [_wall([sys.executable, "-c", FLOOR, x, y])]
         times[f"specdyn data ({name})"] = [_wall([*entry, "data", x, y])]
-    print(f"X {data.X.shape}; one round each, one thread")
+    print(f"X {data.X.shape}; one round each, {ENV['OMP_NUM_THREADS']} thread(s)")
     _table(times, "floor (784 -> 10)")
 
 
@@ -145,7 +154,9 @@ def main() -> None:
     ap.add_argument("--d784", action="store_true")
     ap.add_argument("--blocks", type=int, default=0, metavar="ROWS")
     ap.add_argument("--no-budget", action="store_true", help="only --d784 / --blocks")
+    ap.add_argument("--threads", type=int, default=1, help="BLAS threads of every process")
     args = ap.parse_args()
+    _threads(args.threads)
     script = shutil.which("specdyn")
     entry = [script] if script else [sys.executable, "-m", "specdyn"]
     load0 = os.getloadavg()[0]
