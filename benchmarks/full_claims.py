@@ -80,9 +80,6 @@ NOT_RECHECKED: dict[str, str] = {
     "error-budget": "its claims gained a clock, the Gibbs temperature and the seed mean of the "
                     "statistical part after its --full run (2026-12-05, 48 min at load 2-4); "
                     "rerun: python benchmarks/full_claims.py error-budget",
-    "lr-transfer": "its NTK claims became the project's own and gained a muP escape clock "
-                   "after its --full run (2026-12-05, 35 min); rerun: python "
-                   "benchmarks/full_claims.py lr-transfer",
 }
 
 
