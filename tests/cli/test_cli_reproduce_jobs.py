@@ -7,7 +7,6 @@ must stop its workers and leave no result folder half written.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import subprocess
@@ -21,12 +20,8 @@ from specdyn import io
 from specdyn.cli import main
 from specdyn.cli.reproduce import default_jobs
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("compare_outputs",
-                                               ROOT / "scripts" / "compare_outputs.py")
-assert _spec is not None and _spec.loader is not None
-compare_outputs = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(compare_outputs)
+#: Compares two output folders bit for bit (exit 0: identical).
+COMPARE = Path(__file__).resolve().parents[2] / "scripts" / "compare_outputs.py"
 
 
 def test_two_jobs_write_what_one_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -46,7 +41,9 @@ def test_two_jobs_write_what_one_does(tmp_path: Path, capsys: pytest.CaptureFixt
     assert [r["experiment"] for r in rec["experiments"]] == ["fig6", "fig5"]
     assert all(set(r) == {"experiment", "status", "wall_time_s", "claims"}
                for r in rec["experiments"])
-    assert compare_outputs.main([str(one), str(two)]) == 0
+    same = subprocess.run([sys.executable, str(COMPARE), str(one), str(two)],
+                          capture_output=True, text=True)
+    assert same.returncode == 0 and "all identical" in same.stdout, same.stdout
 
 
 def test_default_jobs_is_one_with_full_and_at_least_one_at_quick_sizes() -> None:
