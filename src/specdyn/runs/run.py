@@ -87,13 +87,8 @@ ROW_EXTRAS = ("error", "out_dir", "files", "output")
 
 
 def _experiment_row(name: str, out_root: str | Path, config: Any) -> dict[str, Any]:
-    """Run one experiment (:func:`run_experiment`) and describe it as a plain row; never
-    raises but for a cancel.
-
-    The row: ``experiment``, ``status`` (``"finished"`` or ``"failed"``), ``wall_time_s``,
-    ``claims`` (their dicts), and, not recorded in ``claims.json`` (:data:`ROW_EXTRAS`),
-    ``error`` (one line, naming the traceback's file), ``out_dir`` and ``files``.
-    """
+    """Run one experiment (:func:`run_experiment`) as the row :func:`run_experiments`
+    yields (without ``output``); never raises but for a cancel."""
     start = time.perf_counter()
     try:
         res = run_experiment(name, out_root, config=config)
@@ -141,9 +136,9 @@ def run_experiments(names: Sequence[str], out_root: str | Path, configs: Mapping
     worker process of its own, ``jobs`` at once with ``threads`` threads each, rows
     yielded as the experiments finish, with ``output`` (what the experiment printed);
     a worker that dies is tried again (three times in all, as a sweep's point is), then
-    its row is a failure. The numbers do not depend on
-    ``jobs``: every experiment draws from its own seed. Closing the iterator stops the
-    workers (a killed experiment leaves its folder's previous result).
+    its row is a failure. The numbers do not depend on ``jobs``: every experiment draws
+    from its own seed. Closing the iterator stops the workers (a killed experiment leaves
+    its folder's previous result).
     """
     if jobs <= 1 or len(names) <= 1:
         for name in names:
@@ -153,7 +148,6 @@ def run_experiments(names: Sequence[str], out_root: str | Path, configs: Mapping
     tasks = [(name, str(out_root), configs[name]) for name in names]
     yield from run_local(tasks, _row_in_worker, jobs, key=_task_name, died=_worker_died,
                          threads=threads)
-
 
 
 def recheck_claims(folder: str | Path) -> list[Claim]:
