@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 from quick_runs import QuickRuns
@@ -264,6 +265,29 @@ def test_claim_needs_a_source_and_nan_is_never_held() -> None:
     assert not c.held and "nan" in c.note and "why" in c.note
     assert c.to_dict()["measured"] is None
     assert within("x", 1.0, 0.0, 1.0, source="own").held
+
+
+def test_rank_correlation_is_scipys_spearman_bit_for_bit() -> None:
+    """The claims' Spearman (pandas ranks, no scipy.stats import) against scipy's, ties
+    included; NaN where it means nothing."""
+    from scipy.stats import spearmanr
+
+    from specdyn.runs.claims import rank_correlation
+
+    rng = np.random.default_rng(3)
+    for n in (3, 4, 7, 20, 101):
+        for ties in (False, True):
+            x = rng.standard_normal(n)
+            y = x + rng.standard_normal(n)
+            if ties:
+                x, y = np.round(x), np.round(2 * y) / 2
+            if np.ptp(x) == 0 or np.ptp(y) == 0:
+                continue
+            assert rank_correlation(x, y) == float(spearmanr(x, y).statistic)
+    assert rank_correlation([1, 2, 3], [3, 2, 1]) == -1.0
+    assert np.isnan(rank_correlation([1, 2], [1, 2]))
+    assert np.isnan(rank_correlation([1, 1, 1], [1, 2, 3]))
+    assert np.isnan(rank_correlation([1, np.nan, 3], [1, 2, 3]))
 
 
 def test_bad_name_and_empty_folder_are_one_line_errors(
