@@ -11,8 +11,14 @@ beside the expectation in the code. With ``--model-networks`` the linear network
 trains on every task where the model applies (``text-denoise`` trains only at ``--full``
 otherwise), for their tolerances. About 45-70 s of one core a seed.
 
+With ``--full``, a last column says whether the band the code applies at that size holds
+every seed's value: where it does not, the claim needs a ``--full`` band of its own
+(:mod:`specdyn.experiments.real_data.full_bands`), the ``rule`` or ``band`` printed.
+``--from DIR`` checks the claims of the finished folders ``DIR/seedN`` again instead of
+running (the values are the same; the code's tolerances may be newer).
+
     python benchmarks/real_data_spread.py [--seeds 1 2 3 4 5] [--out DIR] [--full]
-                                          [--model-networks]
+                                          [--model-networks] [--from DIR]
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import argparse
 import dataclasses
 import math
 import os
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -59,12 +66,14 @@ def main() -> None:
                          "tolerances of claims whose value depends on the size")
     ap.add_argument("--model-networks", action="store_true",
                     help="train the linear network on every task where the model applies")
+    ap.add_argument("--from", dest="from_dir", type=Path, default=None,
+                    help="check the claims of DIR/seedN again, no run")
     args = ap.parse_args()
 
     import torch
 
     from specdyn.experiments.real_data.config import MODEL_TASKS, RealDataConfig, full_real_data
-    from specdyn.runs import run_experiment
+    from specdyn.runs import recheck_claims, run_experiment
 
     torch.set_num_threads(1)
     out = args.out or Path(tempfile.mkdtemp(prefix="real-data-spread-"))
@@ -76,22 +85,33 @@ def main() -> None:
         cfg = dataclasses.replace(base, seed=seed, figure=False)
         if args.model_networks:
             cfg = dataclasses.replace(cfg, model_task_networks=MODEL_TASKS)
-        cpu = time.process_time()
-        res = run_experiment("real-data", out / f"seed{seed}", config=cfg)
-        print(f"seed {seed}: {time.perf_counter() - start:.0f} s wall, "
-              f"{time.process_time() - cpu:.0f} s CPU", flush=True)
-        for c in res.claims:
+        if args.from_dir is not None:
+            claims = recheck_claims(args.from_dir / f"seed{seed}" / "real-data")
+        else:
+            cpu = time.process_time()
+            claims = run_experiment("real-data", out / f"seed{seed}", config=cfg).claims
+            print(f"seed {seed}: {time.perf_counter() - start:.0f} s wall, "
+                  f"{time.process_time() - cpu:.0f} s CPU", flush=True)
+        for c in claims:
             values.setdefault(c.key or c.name, []).append(float(c.measured))
             expected[c.key or c.name] = c.expected
     print(f"\n{'claim':45s} {'values':48s} {'mean':>8s} {'sd':>8s} {'max|x|':>8s} "
-          f"{'rule':>8s} {'band':>18s}  in the code")
+          f"{'rule':>8s} {'band':>18s}  in the code"
+          + ("  (holds every seed?)" if args.full else ""))
     for key, v in values.items():
         a = np.asarray(v)
         lo, hi = band(v) if np.isfinite(a).all() else (np.nan, np.nan)
         r = rule(v) if np.isfinite(a).all() else np.nan
+        holds = ""
+        if args.full:
+            q = re.fullmatch(r"in \[(\S+), (\S+)\]", expected[key])
+            inside = q is not None and bool(np.all((a >= float(q[1])) & (a <= float(q[2]))))
+            holds = "  ?" if q is None else "  NaN at a seed (not judged)" if not \
+                np.isfinite(a).all() else "  yes" if inside else \
+                "  NO: needs a band of its own at this size"
         print(f"{key:45s} {' '.join(f'{x:8.4f}' for x in a):48s} {a.mean():8.4f} "
               f"{a.std(ddof=1):8.4f} {np.abs(a).max():8.4f} {r:8.3g} [{lo:7.3g}, {hi:7.3g}]"
-              f"  {expected[key]}")
+              f"  {expected[key]}{holds}")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from specdyn.experiments.real_data.config import (
     MODEL_TASKS,
     VALIDATION_TASKS,
     RealDataConfig,
+    full_real_data,
     tiny,
 )
 from specdyn.experiments.real_data.run import TIMES
@@ -167,6 +168,33 @@ def test_claims_are_not_held_on_nan_tables(tiny_run: tuple[Path, list]) -> None:
     t["widths"] = t["widths"].assign(value=np.nan)
     held = [c.name for c in real_data_claims(t, tiny()) if c.held and not c.partner]
     assert held == ["blurred target: beta clearly above 0"] or held == [], held
+
+
+def test_full_bands_judge_only_a_run_at_full_size(tiny_run: tuple[Path, list]) -> None:
+    """A --full band names a claim the experiment makes, is read only at --full's size, and
+    every claim it applies to says so (rule and revision) at every size."""
+    from specdyn.experiments.real_data.full_bands import FULL_BANDS, at_size, is_full_size
+    from specdyn.runs.claims import OWN, REVISED_HOW, within
+
+    full = full_real_data()
+    assert is_full_size(full) and is_full_size(dataclasses.replace(full, seed=3, figure=False))
+    assert not is_full_size(RealDataConfig()) and not is_full_size(tiny())
+    assert not is_full_size(dataclasses.replace(full, net_steps=5000))
+    assert FULL_BANDS and set(FULL_BANDS) <= {c.key for c in tiny_run[1]}
+    assert all(lo < hi and how in REVISED_HOW for lo, hi, how in FULL_BANDS.values())
+    c = within("MLP transient", 0.28, 0.13, 0.20, source=OWN, key="mlp-transient-size")
+    (quick,), (at_full,) = at_size([c], RealDataConfig()), at_size([c], full)
+    lo, hi, _ = FULL_BANDS["mlp-transient-size"]
+    assert not quick.held and quick.expected == "in [0.13, 0.2]"
+    assert at_full.held and at_full.expected == f"in [{lo:g}, {hi:g}]" and lo <= 0.28 <= hi
+    for d in (quick, at_full):
+        assert "--full seeds 1-3" in d.rule and "--full seed 0" in d.revised and d.revised_how
+        assert d.measured == 0.28 and d.note == c.note
+    nan = within("MLP transient", float("nan"), 0.13, 0.20, source=OWN, key="mlp-transient-size")
+    (j,) = at_size([nan], full)
+    assert not j.held and "nan" in j.note
+    other = within("x", 0.5, 0.0, 1.0, source=OWN)
+    assert at_size([other], full) == [other]
 
 
 @pytest.mark.parametrize(("changes", "start"), [

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from specdyn.experiments.real_data.config import VALIDATION_TASKS, RealDataConfig
+from specdyn.experiments.real_data.full_bands import at_size
 from specdyn.experiments.real_data.readings import (
     clock_error,
     end_after_plateau,
@@ -134,7 +135,7 @@ def real_data_claims(tables: dict[str, pd.DataFrame], cfg: RealDataConfig) -> li
     claims += _spectrum_claims(dyn, tasks, cfg, kd)
     claims += network_claims.relu_claims(dyn, tables["widths"], fits, cfg)
     claims += network_claims.sgd_claims(dyn, fits, cfg)
-    return claims
+    return at_size(claims, cfg)
 
 
 def _small_overlap_claim(tasks: pd.DataFrame) -> Claim:
