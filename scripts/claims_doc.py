@@ -190,6 +190,9 @@ def _full_result(entry: dict[str, Any] | None, claim: dict[str, Any],
         return "no --full value" + (f" ({why_missing})" if why_missing else
                                     ": claim added after the --full run")
     text = f"{fmt_measured(c.get('measured'))}, {mark(c, full=True)}"
+    if c.get("expected") and c["expected"] != claim.get("expected"):
+        # a tolerance computed from the config, or a band of the --full size's own
+        text += f"; tolerance at --full {c['expected']}"
     if definition(c) != definition(claim):
         text += " (recorded under an earlier definition)"
     return text
