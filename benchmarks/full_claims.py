@@ -77,12 +77,6 @@ NOT_RECHECKED: dict[str, str] = {
             "benchmarks/gpu_fig4.sh); its t = 0 slope became a sanity check since, and the "
             "claims added since (the slope peak's time, the effective theory against an "
             "independent evaluation, the t = 0 deviation's size) have no --full value",
-    "error-budget": "its claims gained a clock, the Gibbs temperature and the seed mean of the "
-                    "statistical part (three seeds) after its --full run (2026-12-05, 48 min "
-                    "at load 2-4); a rerun on 2026-12-07 was stopped unfinished after 45 "
-                    "CPU-minutes still in its population run (4000 steps of 1000 particles "
-                    "on 8192 samples, about 0.8 s a step at load 2-3); rerun: python "
-                    "benchmarks/full_claims.py error-budget --limit-min 240",
 }
 
 
