@@ -28,7 +28,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg.blas import daxpy as axpy
 
 __all__ = ["WSolution", "ros34pw2"]
 
@@ -120,8 +119,14 @@ def ros34pw2(f: Callable[[np.ndarray], np.ndarray], y0: np.ndarray, t_eval: np.n
     d0 = math.sqrt(float(np.mean((y / scale) ** 2)))
     d1 = math.sqrt(float(np.mean((fy / scale) ** 2)))
     h = 0.01 * d0 / d1 if d0 > 1e-5 and d1 > 1e-5 else 1e-6 * max(t_end, 1.0)
-    ks = [np.empty_like(y) for _ in range(4)]
-    ys, y_new, err_vec, sc = (np.empty_like(y) for _ in range(4))
+    # the stages as rows, so that every combination of them is one product of numpy's BLAS
+    # (scipy's daxpy ran its own thread pool, whose spinning threads halved the speed of
+    # the right-hand side's products at 2 threads: 784 inputs, 94 ms against 47 a call)
+    ks = np.empty((4, y.size))
+    alphas, gammas = [np.array(a) for a in ALPHA], [np.array(g) for g in GAMMAS]
+    weights = np.array([B, np.subtract(B, B_HAT)])
+    y_err = np.empty((2, y.size))  # y_new and the error estimate
+    ys, sc = np.empty_like(y), np.empty_like(y)
     stiff_n = y[sl].size
     gk = np.empty(stiff_n)
     while idx < ts.size:
@@ -135,23 +140,17 @@ def ros34pw2(f: Callable[[np.ndarray], np.ndarray], y0: np.ndarray, t_eval: np.n
             if i == 0:
                 np.multiply(fy, h, out=k)
             else:
-                np.copyto(ys, y)
-                for a, kj in zip(ALPHA[i], ks, strict=False):
-                    if a:
-                        axpy(kj, ys, a=a)
+                np.dot(alphas[i], ks[:i], out=ys)
+                ys += y  # y + sum_j alpha_ij k_j
                 np.multiply(f(ys), h, out=k)
                 nfev += 1
-                gk.fill(0.0)
-                for g, kj in zip(GAMMAS[i], ks, strict=False):
-                    axpy(kj[sl], gk, a=g)
+                np.dot(gammas[i], ks[:i, sl], out=gk)
                 gk *= hd
                 k[sl] += gk  # h J~ sum_j gamma_ij k_j
             k[sl] *= inv
-        np.copyto(y_new, y)
-        err_vec.fill(0.0)
-        for b, bh, k in zip(B, B_HAT, ks, strict=True):
-            axpy(k, y_new, a=b)
-            axpy(k, err_vec, a=b - bh)
+        np.dot(weights, ks, out=y_err)
+        y_new, err_vec = y_err
+        y_new += y
         np.abs(y, out=sc)
         np.maximum(sc, np.abs(y_new, out=ys), out=sc)  # ys is free until the next step
         sc *= rtol
@@ -179,7 +178,7 @@ def ros34pw2(f: Callable[[np.ndarray], np.ndarray], y0: np.ndarray, t_eval: np.n
         if passed is not None and idx > before:
             passed(idx - before)
         t, fy = t_new, f_new
-        y, y_new = y_new, y  # the buffers swap: y_new is overwritten next step
+        np.copyto(y, y_new)  # y_err is overwritten next step
         h *= min(5.0, max(0.2, 0.9 * max(err, 1e-12) ** (-1.0 / 3.0)))
     back = np.empty_like(order)
     back[order] = np.arange(order.size)
