@@ -23,7 +23,7 @@ def test_finite_size_experiment_tables_claims_and_figure(tmp_path: Path) -> None
     m = theory.finite_size_moments(cfg.setting(), 2, 10.0, N=2048)
     assert np.isclose(row["std_theory"], m.std) and np.isclose(row["shift_theory"], m.mean_shift)
     names = [c.name for c in res.claims]
-    assert len(names) == 10 and names[-1].startswith("relu lazy")
+    assert len(names) == 11 and names[-1].startswith("relu lazy")
     by = {c.key: c for c in res.claims}
     assert by["t = 0 std oracle"].held and by["t = 0 std oracle"].aspect == "oracle"
     assert all(p.exists() for p in res.figures) and {p.suffix for p in res.figures} == {".png",

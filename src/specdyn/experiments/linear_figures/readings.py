@@ -10,6 +10,8 @@ finite-size's slopes (:func:`upper_half_slope`, :func:`falling_upper_half`).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import pandas as pd
 
@@ -199,6 +201,27 @@ def initial_deviation_draws(s: PowerLawSetting, N: int | None, M: int | None, dr
         dev = np.log(eig[keep] / (s.sigma_w**2 * lam[keep]))
         out[i] = np.sqrt(np.mean(dev * dev))
     return out
+
+
+@lru_cache(maxsize=16)
+def initial_deviation_level(s: PowerLawSetting, N: int | None, M: int | None, draws: int,
+                            seed: int) -> tuple[float, float]:
+    """Mean and sd of :func:`initial_deviation_draws` (cached: the claims of a folder and of
+    its wrong models ask for the same): the size a run's ``t = 0`` deviation must have."""
+    d = initial_deviation_draws(s, N, M, draws, seed)
+    return float(d.mean()), float(d.std(ddof=1))
+
+
+def initial_deviation(spectra: pd.DataFrame, s: PowerLawSetting, value: str) -> float:
+    """:func:`rms_log_deviation` of a table's earliest spectrum (``t, k, value``) from its
+    initial theory ``sigma_w^2 lambda_k``; NaN where a rank lies beyond ``D`` (a table with
+    more ranks than the theory has modes is not a spectrum of this setting)."""
+    lam, _ = s.spectra()
+    t0 = spectra[spectra.t == spectra.t.min()]
+    k = t0.k.to_numpy(dtype=np.int64)
+    if not k.size or k.min() < 1 or k.max() > lam.size:
+        return float("nan")
+    return rms_log_deviation(t0[value].to_numpy(dtype=float), s.sigma_w**2 * lam[k - 1])
 
 
 def rms_log_deviation(sim: np.ndarray, th: np.ndarray) -> float:

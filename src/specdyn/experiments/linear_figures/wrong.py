@@ -187,6 +187,36 @@ def _fig2_sim_from(change: Any) -> Any:
     return apply
 
 
+def paper_theta0_is_mu0(sigma_w: float, gamma0_ratio: float, *, alpha: float = 1.0,
+                        beta: float = 1.0, sigma_a: float = 1.0,
+                        D: int | None = None) -> PowerLawSetting:
+    """``PowerLawSetting.paper`` with a convention slip: ``gamma0 = ratio S / mu0`` where App.
+    G has ``S / theta0``, ``theta0 = sqrt(mu0)`` (gamma0 1.28 times too large at alpha = beta
+    = 1); the network, the theory and the claims all build their setting through it."""
+    s = _PAPER(sigma_w, gamma0_ratio, alpha=alpha, beta=beta, sigma_a=sigma_a, D=D)
+    return dataclasses.replace(s, gamma0=float(gamma0_ratio * s.S / s.mu0))
+
+
+_PAPER = PowerLawSetting.paper
+#: The patch of :func:`paper_theta0_is_mu0`: every ``PowerLawSetting.paper`` call.
+THETA0_PATCH = {"specdyn.settings.PowerLawSetting.paper": staticmethod(paper_theta0_is_mu0)}
+
+
+def _fig2_spread_too(factor: float) -> Any:
+    """Deviations from Eq. (12) ``factor`` times their size in the judged run and in every
+    spread seed (one simulation code makes both)."""
+    def apply(cfg: Any, folder: Path) -> None:
+        th = pd.read_parquet(folder / "fig2.parquet").set_index(["t", "k"]).rho_theory
+
+        def spread(df: pd.DataFrame) -> pd.DataFrame:
+            t = th.reindex(pd.MultiIndex.from_arrays([df["t"], df["k"]])).to_numpy()
+            return df.assign(rho_sim=t * (df["rho_sim"].to_numpy() / t) ** factor)
+
+        edit_table(folder, "fig2_spread.parquet", spread)
+        _fig2_sim_from(lambda sim, th: th * (sim / th) ** factor)(cfg, folder)
+    return apply
+
+
 def _one_checkpoint_late(t: np.ndarray, rho: np.ndarray) -> np.ndarray:
     out = rho.copy()
     out[:-1] = rho[1:]
@@ -220,6 +250,19 @@ FIG2_WRONG = (
                    folder, _one_checkpoint_late), kind="attribution"),
     *theory_models(_fig2_rewrite, "theory column: ODE oracle",
                    "the theory that the figure draws and the claims read"),
+    WrongModel("fluctuations x1.5, spread seeds too", "finite-size deviations from Eq. (12) "
+               "1.5 times their size in the judged run and in the spread seeds (the same "
+               "simulation code makes both, so the spread claim's prediction moves with it)",
+               _fig2_spread_too(1.5), catches=("t = 0 deviation: finite-size size",),
+               kind="fluctuation-size"),
+    WrongModel("fluctuations x0.7, spread seeds too", "finite-size deviations 0.7 times their "
+               "size in the judged run and the spread seeds (a size larger than configured)",
+               _fig2_spread_too(0.7), catches=("t = 0 deviation: finite-size size",),
+               kind="fluctuation-size"),
+    WrongModel("theta0 = mu0", "gamma0 = ratio S / mu0, not S / sqrt(mu0), in the setting the "
+               "network, the theory and the claims all build (PowerLawSetting.paper, patched)",
+               _fig2_rewrite(lambda s, k, t: theory.rho(s, k, t), sim_follows=True),
+               catches=("theory column: ODE oracle",), kind="convention", patch=THETA0_PATCH),
 )
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from specdyn import theory
-from specdyn.experiments.linear_figures.wrong import slowed
+from specdyn.experiments.linear_figures.wrong import THETA0_PATCH, slowed
 from specdyn.experiments.nonlinear_figures.readings import theory_slopes
 from specdyn.measure.exponents import fit_exponents
 from specdyn.runs.registry import WrongModel
@@ -117,6 +117,26 @@ def _theory_column(setting_of: Any, *, sim_follows: bool) -> Any:
     return apply
 
 
+def _setting_slip(cfg: Any, folder: Path) -> None:
+    """Both theories' slopes from the settings ``cfg.settings()`` gives under the wrong
+    model's patch, the students keeping their distance from the effective one (a network
+    built from the same wrong setting)."""
+    settings = cfg.settings()
+
+    def change(df: pd.DataFrame) -> pd.DataFrame:
+        for regime, s in settings.items():
+            m = df["regime"] == regime
+            t = df.loc[m, "t"].to_numpy(dtype=float)
+            new = theory_slopes(effective_setting(s, cfg.activation), t, cfg.kmin, cfg.kmax)
+            old = df.loc[m, "slope_linear_theory_effective_gamma0"].to_numpy()
+            df.loc[m, "slope_sim"] = df.loc[m, "slope_sim"].to_numpy() + new - old
+            df.loc[m, "slope_linear_theory"] = theory_slopes(s, t, cfg.kmin, cfg.kmax)
+            df.loc[m, "slope_linear_theory_effective_gamma0"] = new
+        return df
+
+    edit_table(folder, "fig4_slopes.parquet", change)
+
+
 def _swapped(df: pd.DataFrame) -> pd.DataFrame:
     """The two runs' regime labels exchanged."""
     fl = df["regime"] == "feature-learning"
@@ -152,4 +172,8 @@ FIG4_WRONG = FIG4_WRONG + (
                _theory_column(lambda s, act: effective_setting(
                    dataclasses.replace(s, mu0=1.0), act), sim_follows=True),
                catches=("effective theory: oracle",), kind="wrong-inputs"),
+    WrongModel("theta0 = mu0", "gamma0 = ratio S / mu0, not S / sqrt(mu0), in the setting the "
+               "students, the theories and the claims all build (PowerLawSetting.paper, "
+               "patched)", _setting_slip, catches=("effective theory: oracle",),
+               kind="convention", patch=THETA0_PATCH),
 )

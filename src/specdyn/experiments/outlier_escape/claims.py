@@ -86,6 +86,20 @@ _PILOT_SIZES = {"location": 600, "overlaps": 600, "sgd location": 600,
 #: Marchenko-Pastur law (Benaych-Georges & Nadakuditi 2012, Thm 2.9): an independent
 #: evaluation of the formula the claims and the figure call.
 DTRANSFORM_TOL = 1e-8
+#: Smallest of the four deviations over its pilot size: each run off its own prediction, so
+#: that one run equal to its theory fails though the pooled RMS holds. Seeds 1-3's smallest
+#: ratio to the pilot mean: location 0.23 (seed 2), overlaps 0.67, SGD 0.58, nonlinear
+#: 0.63; 0.1 is 2.3 times below the least of them.
+DEVIATION_FLOOR = 0.1
+FLOOR_REVISED = ("added after a referee's wrong model (issue 47: population GD returning "
+                 "its path, the SGD and nonlinear runs real) passed the pooled claim; floor "
+                 "from seeds 1-3's pilot values, seed 0's not read for it")
+#: |t* / the root of the population GD map's strength at the BBP threshold - 1|: the closed
+#: form ln(1 + x) / -ln|1 - lr| against a root found numerically (brentq, xtol 1e-14).
+CROSSING_TOL = 1e-9
+CROSSING_REVISED = ("added after a referee's wrong model (issue 47: t* with the spiked-"
+                    "covariance threshold c^(1/2) for the rectangular c^(1/4)) passed every "
+                    "claim")
 
 
 def _pilot(name: str, D: int, D_pilot: int) -> float:
@@ -135,6 +149,28 @@ def dtransform_location(theta: float, c: float, n_quad: int = 400) -> float:
     if not dt(lo) > 0:  # D(edge) = 1 / c^(1/2) at the threshold: no outlier below it
         return float("nan")
     return float(brentq(dt, lo, max(10.0 * theta + 10.0, 2 * edge), xtol=1e-14, rtol=1e-14))
+
+
+def crossing_root(theta: float, sigma0: float, c: float, lr: float) -> float:
+    """The BBP crossing time of population GD found numerically, not by
+    :func:`~specdyn.theory.outlier_escape.bbp_crossing_time`: ``W_t = a_t W0 + (1 - a_t)
+    W*`` with ``a_t = (1 - lr)^t`` (``0 < lr < 1``) carries a spike of strength ``(1 - a_t)
+    theta / (a_t sigma0)`` on a bulk of scale ``a_t sigma0``, and an outlier once that
+    passes the rectangular threshold ``c^(1/4)`` (Benaych-Georges & Nadakuditi 2012,
+    ``c = P / D <= 1``); NaN outside ``0 < lr < 1``."""
+    from scipy.optimize import brentq
+
+    if not 0.0 < lr < 1.0 or theta <= 0.0:
+        return float("nan")
+
+    def gap(t: float) -> float:
+        a = (1.0 - lr) ** t
+        return (1.0 - a) * theta / (a * sigma0) - c ** 0.25
+
+    hi = 1.0
+    while gap(hi) < 0.0:
+        hi *= 2.0
+    return float(brentq(gap, 0.0, hi, xtol=1e-14, rtol=1e-15))
 
 
 def _measured_series(df: pd.DataFrame, quantity: str) -> pd.Series:
@@ -202,6 +238,7 @@ def bbp_claims(df: pd.DataFrame, cfg: BBPEscapeConfig,
                     "sgd location": (_location_rms(sgd), cfg.sgd_D),
                     "nonlinear location": (_location_rms(nl), cfg.nonlinear_D)}
         ratios = {k: m / _pilot(k, d, _PILOT_SIZES[k]) for k, (m, d) in measured.items()}
+        least = min(ratios, key=lambda k: ratios[k])
         pooled.append(sized(
             "outliers - predictions, once clear: RMS deviation / its pilot size (pooled)",
             _rms(np.array(list(ratios.values()))), 1.0, DEVIATION_FACTOR,
@@ -212,7 +249,28 @@ def bbp_claims(df: pd.DataFrame, cfg: BBPEscapeConfig,
                  f"{CLEAR_FACTOR:g} x the edge, divided by its pilot size: "
                  + ", ".join(f"{k} {m:.3g} / {_pilot(k, d, _PILOT_SIZES[k]):.3g}"
                              for k, (m, d) in measured.items())))
+        pooled.append(within(
+            "outliers - predictions, once clear: smallest RMS deviation / its pilot size",
+            float(ratios[least]), DEVIATION_FLOOR, np.inf,
+            source="Benaych-Georges & Nadakuditi 2012 (rectangular spike); own",
+            revised=FLOOR_REVISED, revised_how="tighter", partner=pooled[0].name,
+            note=f"the least of the four ratios above ({least}): each run is off its own "
+                 "prediction by a finite-size amount, so one run equal to its theory fails "
+                 "though the pooled RMS of the four holds; floor from seeds 1-3 (their least "
+                 "ratio 0.23); a table scrambled in time keeps its floor: its partner is the "
+                 "pooled RMS"))
+    root = crossing_root(cfg.theta, cfg.sigma0, c, cfg.lr)
     return pooled + [
+        within("t*: closed form = the root of the GD map's strength at c^(1/4)",
+               abs(t_star / root - 1.0), 0.0, CROSSING_TOL,
+               source="Benaych-Georges & Nadakuditi 2012 (rectangular threshold c^(1/4)); own",
+               aspect="oracle", partner="measured escape / t* - 1",
+               revised=CROSSING_REVISED, revised_how="tighter",
+               note=f"theory.outlier_escape.bbp_crossing_time ({t_star:.6g}, which the escape "
+                    f"claim and the figure read) against the root ({root:.6g}) of (1 - a_t) "
+                    "theta / (a_t sigma0) = c^(1/4), a_t = (1 - lr)^t, found by brentq: a "
+                    "threshold or rate convention inside the closed form fails here; it reads "
+                    "no measured value: its partner is the escape time"),
         within("outliers flagged before t*", flagged_before, 0.0, 0.0,
                source='abstract 1: "isolated eigenvalues detach from the random bulk"; own',
                partner="measured escape / t* - 1",

@@ -90,15 +90,17 @@ def _bbp_clear_rows(df: pd.DataFrame, quantity: str) -> tuple[pd.Series, np.ndar
     return rows, th.loc[df.loc[rows, "step"], name].to_numpy()
 
 
-def _bbp_towards_theory(factor: float) -> Any:
+def _bbp_towards_theory(factor: float, *, stochastic: bool = True) -> Any:
     """Every measured outlier (population GD's with its overlaps, SGD's, the nonlinear
-    layer's), once clear, ``factor`` times as far from its prediction as the run's (0: the
-    simulations return their theories)."""
+    layer's; population GD's alone without ``stochastic``), once clear, ``factor`` times as
+    far from its prediction as the run's (0: the simulations return their theories)."""
     def population(df: pd.DataFrame) -> pd.DataFrame:
         for q in ("sv1", "left_overlap2", "right_overlap2"):
             rows, th = _bbp_clear_rows(df, q)
             df.loc[rows, "value"] = th + factor * (df.loc[rows, "value"].to_numpy() - th)
         return df
+
+    with_stochastic = stochastic
 
     def apply(cfg: Any, folder: Path) -> None:
         from specdyn.experiments.outlier_escape.readings import nonlinear_reading, sgd_reading
@@ -116,7 +118,7 @@ def _bbp_towards_theory(factor: float) -> Any:
                 df.loc[rows, "value"] = th + factor * (df.loc[rows, "value"].to_numpy() - th)
             return df
 
-        if (folder / _STOCHASTIC).exists():
+        if with_stochastic and (folder / _STOCHASTIC).exists():
             edit_table(folder, _STOCHASTIC, stochastic)
     return apply
 
@@ -140,6 +142,12 @@ def _sgd_noise_high(cfg: Any, folder: Path) -> None:
 
 _REAL_PATH = oe.population_gd_path
 _REAL_CROSSING = oe.bbp_crossing_time
+
+
+def _crossing_c_half(theta: float, sigma0: float, c: float, lr: float) -> float:
+    """The convention error: the crossing time with the spiked-covariance threshold
+    ``c^(1/2)`` for the rectangular ``c^(1/4)`` (the notes list both)."""
+    return _REAL_CROSSING(theta, sigma0, c * c, lr)
 
 
 def _path_c_inverted(theta: float, sigma0: float, c: float, lr: float, t: Any) -> Any:
@@ -188,6 +196,16 @@ BBP_WRONG = (
                patch={"specdyn.theory.outlier_escape.population_gd_path": _path_theta_squared,
                       "specdyn.theory.outlier_escape.bbp_crossing_time":
                           _crossing_theta_squared}),
+    WrongModel("population GD is its path", "population GD returns its predicted path once "
+               "the outlier is clear (location and overlaps), the SGD and nonlinear runs real",
+               _bbp_towards_theory(0.0, stochastic=False),
+               catches=("outliers - predictions, once clear: smallest RMS deviation / its "
+                        "pilot size",), kind="is-theory"),
+    WrongModel("t* at c^(1/2)", "the BBP crossing time with the spiked-covariance threshold "
+               "c^(1/2) for the rectangular c^(1/4), in the function the claims and the "
+               "figure call", lambda cfg, folder: None, kind="convention",
+               catches=("t*: closed form = the root of the GD map's strength at c^(1/4)",),
+               patch={"specdyn.theory.outlier_escape.bbp_crossing_time": _crossing_c_half}),
     WrongModel("outlier 10 % high", "the top singular value 10 % above the run's once it "
                "is flagged (a location formula 10 % off)", table_edit(_BBP, _bbp_outlier_high),
                catches=("top singular value / BBP outlier path - 1, once clear",)),

@@ -192,6 +192,22 @@ def _fluctuation_of_n(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _linear_at_twice_the_width(df: pd.DataFrame) -> pd.DataFrame:
+    """Every linear network's per-mode rho and spectrum with their log-deviation from the
+    exact reference times ``1/sqrt 2`` at every step (a network of width ``2N`` recorded as
+    ``N``)."""
+    keys = ["task", "regime", "step", "k"]
+    lin = df.student == "linear"
+    for q, ref in (("rho_sim", "rho_reference"), ("spectrum_sim", "spectrum_reference")):
+        sim = df[lin & (df.quantity == q)]
+        th = df[lin & (df.quantity == ref)].set_index(keys).value
+        th = th.reindex(pd.MultiIndex.from_frame(sim[keys])).to_numpy()
+        v = sim.value.to_numpy()
+        new = th * (v / th) ** (1 / np.sqrt(2.0))
+        df.loc[sim.index, "value"] = np.where(np.isfinite(new), new, v)
+    return df
+
+
 def _lazy_as_mlp(df: pd.DataFrame) -> pd.DataFrame:
     keys = ["task", "regime", "step", "k", "quantity"]
     net = df.task == "net"
@@ -307,6 +323,10 @@ REAL_DATA_WRONG = (
                "theory is that of N independent units, not N/2 (1/sqrt 2 in log rho)",
                table_edit("real-data_widths.parquet", _fluctuation_of_n),
                catches=("relu-lazy-zero-level",), kind="fluctuation-size"),
+    WrongModel("linear networks at width 2N", "every linear network's deviation from its "
+               "exact reference that of twice its width (1/sqrt 2 in log rho, every step)",
+               table_edit("real-data.parquet", _linear_at_twice_the_width),
+               catches=("start-level",), kind="fluctuation-size"),
     WrongModel("lazy baseline as the MLP", "the MLP's per-mode rho and losses are its lazy "
                "baseline's", table_edit("real-data.parquet", _lazy_as_mlp),
                catches=("mlp-transient-size",), kind="attribution"),

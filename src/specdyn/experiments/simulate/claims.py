@@ -7,7 +7,6 @@ The tolerances are fixed here before the run; :func:`simulate_claims` checks the
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +16,7 @@ from specdyn import theory
 from specdyn.experiments.linear_figures.claims import oracle_claim
 from specdyn.experiments.linear_figures.readings import (
     crossing_time,
-    initial_deviation_draws,
+    initial_deviation_level,
     oracle_ranks,
     rms_log_deviation,
 )
@@ -67,13 +66,6 @@ CLOCK_BAND = (1 / 1.12, 1.12)
 CLOCK_RANKS = 8
 
 
-@lru_cache(maxsize=8)
-def _initial_prediction(cfg: SimulateConfig) -> tuple[float, float]:
-    """Mean and sd of :func:`initial_deviation_draws` for ``cfg`` (seeded by its seed)."""
-    d = initial_deviation_draws(cfg.setting(), cfg.N, cfg.M, INIT_DRAWS, cfg.seed)
-    return float(d.mean()), float(d.std(ddof=1))
-
-
 def simulate_claims(df: pd.DataFrame, cfg: SimulateConfig) -> list[Claim]:
     """simulate's claims, a pure function of its table ``simulate.parquet``.
 
@@ -87,7 +79,6 @@ def simulate_claims(df: pd.DataFrame, cfg: SimulateConfig) -> list[Claim]:
     def wide(q: str) -> pd.DataFrame:
         return series(q).pivot(index="t", columns="k", values="value").sort_index()
 
-    s = cfg.setting()
     sim, th = series("preact"), series("rho_theory")
     t_end = sim.t.max()
     last_sim = sim[sim.t == t_end].value.to_numpy()
@@ -103,7 +94,8 @@ def simulate_claims(df: pd.DataFrame, cfg: SimulateConfig) -> list[Claim]:
     t0 = sim.t.min()
     init_dev = rms_log_deviation(sim[sim.t == t0].value.to_numpy(),
                                  th[th.t == t0].value.to_numpy())
-    init_mean, init_sd = _initial_prediction(cfg)
+    init_mean, init_sd = initial_deviation_level(cfg.setting(), cfg.N, cfg.M, INIT_DRAWS,
+                                                 cfg.seed)
     return [
         within("end: median |log rho_sim/rho_theory|", med, 0.0, SPECTRUM_TOL,
                source="core Sec. 3.1",
@@ -134,7 +126,7 @@ def simulate_claims(df: pd.DataFrame, cfg: SimulateConfig) -> list[Claim]:
               key="t = 0 deviation: finite-size size"),
         _drift_claim(df, cfg),
         _clock_claim(df, cfg),
-        replace(oracle_claim(th.rename(columns={"value": "rho_theory"}), s, cfg.D,
+        replace(oracle_claim(th.rename(columns={"value": "rho_theory"}), cfg,
                              what="the closed form the figure draws and the claims read",
                              partner="end: median |log rho_sim/rho_theory|"),
                 name=f"theory rows = ODE integration of Eqs. (144)-(145), ranks "

@@ -65,6 +65,34 @@ LIMIT_SLOPE_TOL = 0.02
 CELLS_TABLE = "two-step-phase_cells.parquet"
 
 
+#: The step-1 update's top singular value against its spike's strength ``lr1 theta``
+#: (:func:`~.rank_one.rank_one_ratio_bound`: ``theta = |mu1| ||a|| ||g||`` at unit step,
+#: from the config): by Weyl, ``|s1 - lr1 theta| <= lr1 ||Delta||``, so the largest
+#: ``|s1 / (lr1 theta) - 1|`` over the runs is at most ``delta / theta`` (the conservative
+#: remainder bound, derived: 0.41 quick, 0.22 --full). An update read at the wrong step (W2 -
+#: W0, which carries the step-2 spikes) is up to 13 times it at the quick size.
+SPIKE1_REVISED = ("added after a referee's wrong model (issue 47: s*_dW1 computed from W2 - W0) "
+                  "passed the rank-one claim; seed 0's ratios (1.08 in every run) were seen in "
+                  "that test; the band is the derived Weyl bound, not fitted")
+
+
+def _step1_spike_error(df: pd.DataFrame, cfg: PhaseConfig) -> float:
+    """Largest ``|s1_dW1 / (N^alpha1 theta) - 1|`` over the runs (NaN without the columns)."""
+    if "s1_dW1" not in df.columns or not len(df):
+        return float("nan")
+    theta = rank_one_ratio_bound(cfg)[2]
+    spike = float(cfg.N) ** df["alpha1"].to_numpy(dtype=np.float64) * theta
+    err = np.abs(df["s1_dW1"].to_numpy(dtype=np.float64) / spike - 1.0)
+    return float(err.max()) if np.all(np.isfinite(err)) else float("nan")
+
+
+def _step1_spike_tolerance(cfg: PhaseConfig) -> float:
+    """``delta / theta`` of :func:`~.rank_one.rank_one_ratio_bound` (``bound = delta /
+    (theta - delta)``); inf where the bound is."""
+    bound = rank_one_ratio_bound(cfg)[0]
+    return bound / (1.0 + bound) if np.isfinite(bound) else float("inf")
+
+
 def _with_theory(df: pd.DataFrame, cfg: PhaseConfig) -> pd.DataFrame:
     """``df`` with the finite-N theory's columns (:func:`~.spikes.theory_columns`) and the
     sizes ``N`` (the grid's from the config where the table has none)."""
@@ -321,6 +349,19 @@ def phase_claims(df: pd.DataFrame, cfg: PhaseConfig,
                         f"0.030-0.032: rank one, not detectable; reason written after that "
                         f"run). Here the smallest "
                         f"alpha1 = {min(cfg.alpha1):g} gives {dw_spike[0]:.3g}"),
+        within("step-1 update: s1 / its spike's strength lr1 |mu1| ||a|| ||g|| - 1 (largest "
+               "|.|)", _step1_spike_error(df, cfg), 0.0, _step1_spike_tolerance(cfg),
+               rule="in [0, delta / theta] (Weyl, the remainder bound of "
+                    "claims.rank_one_ratio_bound)",
+               source='abstract 2: "the update to the weights is approximately rank-one"; '
+                      'own (the spike\'s strength)', aspect="prefactor",
+               revised=SPIKE1_REVISED, revised_how="tighter", key="step-1 spike strength",
+               partner=rise_name,
+               note="over the grid's runs: the top singular value of W1 - W0 against lr1 "
+                    "theta, theta = |mu1| sqrt(c1^2 + (D/M) E[y^2]) from the config (the "
+                    "spike the abstract's count adds to): the level of the step-1 update, not "
+                    "only its rank; an update read at another step (W2 - W0) or at another lr1 "
+                    "fails"),
         within("abstract's rank-one step: s2/s1 of the step-1 update W1 - W0, largest run",
                float(np.max(ratio)) if ratio.size else float("nan"), 0.0,
                rank_one_tolerance(cfg),

@@ -131,6 +131,11 @@ PHASE_WRONG = (
     WrongModel("step-1 spike counted at step 2", "the outlier along a, made by step 1, counted "
                "among the second step's outliers", _on_both(_step1_counted_at_step2),
                catches=("step-2 count = the finite-N theory's count",), kind="attribution"),
+    WrongModel("step 1 at lr1 / 2", "the first step half its size (lr1 = N^alpha1 / 2, a clock "
+               "off by 2 in step 1): the update as rank one as before, its spike half as strong",
+               table_edit(_PHASE, lambda df: df.assign(s1_dW1=0.5 * df["s1_dW1"],
+                                                       s2_dW1=0.5 * df["s2_dW1"])),
+               catches=("step-1 spike strength",), kind="clock"),
 )
 
 #: The classes of mistake that cannot occur in ``two-step-phase``, and why.
