@@ -477,12 +477,14 @@ def _on_atoms(cfg: AtomsConfig, theory: pd.DataFrame, which: str, n: int = 200,
     return _atoms_table(cfg, dirs, a)
 
 
-def test_atoms_claims_hold_on_the_lasso_atoms() -> None:
+def test_atoms_claims_on_the_lasso_atoms_fail_only_the_width() -> None:
+    """Particles exactly on the lasso's atoms meet every claim but the temperature's width
+    (zero at tau = 0, which a run at tau > 0 does not have)."""
     cfg = AtomsConfig()
     theory = _theory(cfg)
     claims = atoms_claims(_on_atoms(cfg, theory, "two-atom"), cfg,
                           _on_atoms(cfg, theory, "weak"), theory)
-    assert _all_expected_hold(claims), _failed(claims)
+    assert [c.key for c in claims if not c.held] == ["atoms' angular spread"], _failed(claims)
     names = [c.name for c in claims]
     assert any(n.startswith("S* threshold: atoms holding") and "= 2 (teacher: 3" in n
                for n in names), names

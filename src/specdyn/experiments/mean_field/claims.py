@@ -27,7 +27,7 @@ from specdyn.experiments.mean_field.readings import (
     part_trend,
     uniform_growth,
 )
-from specdyn.runs.claims import Claim, loglog_slope, sized, within
+from specdyn.runs.claims import OWN, Claim, loglog_slope, sized, within
 
 # Claim tolerances of ``propagation-of-chaos`` (fixed before any run).
 #: The O(1/N) rate: fitted log-log slope against N within this of -1.
@@ -39,6 +39,15 @@ UNIFORM_GROWTH_MAX = 0.25
 #: the judged 0-2) measured per-seed ratios 0.95-1.09 (first step) and 0.94-1.09 (t = 0),
 #: the 1/N-weighted pool over N; the seed mean of three is within about 5 %.
 LEVEL_FACTOR = 1.25
+#: The t = 0 function gap's scatter about its exact level: the RMS over (seed, N) of
+#: measured / exact - 1 against its derived size (levels.initial_gap_scatter), within this
+#: factor: 1000 Monte-Carlo draws of the initial law on pilot seeds 3-5's inputs put the
+#: ratio's 0.1 % and 99.9 % quantiles at 0.31 and 2.43 (median 0.90); pilot seed triples
+#: 3-5, 6-8, 9-11 measured 1.24, 1.05, 0.78 (checked after, not tuned).
+SCATTER_FACTOR = 2.5
+SCATTER_REVISED = ("added after a referee's wrong model (issue 47: the t = 0 gap and the "
+                   "first-step distances written as their exact levels) passed every claim; "
+                   "the level claims compare only sums over N")
 #: The uniform-in-time claim's quantity, changed after the runs (and a study to t = 100).
 UNIFORM_REVISED = (
     "issue 47: N x W2^2 of the coupled empirical measures (disputed: it grew 0.84 from t = 10 "
@@ -148,11 +157,33 @@ def chaos_levels(df: pd.DataFrame, cfg: ChaosConfig,
     return (mean(meas1), mean(pred1)), (mean(meas0), mean(pred0))
 
 
+def gap_scatter(df: pd.DataFrame, cfg: ChaosConfig,
+                inputs: pd.DataFrame) -> tuple[float, float]:
+    """``(measured, predicted)``: the RMS over (seed, N) of the t = 0 function gap over its
+    exact level minus 1, and the square root of the mean over (seed, N) of its derived
+    relative variance (:func:`.levels.initial_gap_scatter`)."""
+    dev, var = [], []
+    for seed, g in df.groupby("seed"):
+        x = inputs_of(inputs, cfg.D, int(seed))
+        at0 = g[g["step"] == 0].sort_values("N")
+        Ns = tuple(int(n) for n in at0["N"])
+        exact = _level(levels.initial_function_gap, cfg.activation, x, (1.0, 1.0), Ns,
+                       cfg.reference_N)
+        dev.append(at0["function_gap"].to_numpy(float) / exact - 1.0)
+        var.append(_level(levels.initial_gap_scatter, cfg.activation, x, (1.0, 1.0), Ns,
+                          cfg.reference_N, max(Ns) * cfg.replicas))
+    if not dev:
+        return float("nan"), float("nan")
+    return (float(np.sqrt(np.mean(np.concatenate(dev) ** 2))),
+            float(np.sqrt(np.mean(np.concatenate(var)))))
+
+
 def chaos_level_claims(df: pd.DataFrame, cfg: ChaosConfig, inputs: pd.DataFrame) -> list[Claim]:
     """The levels of :func:`chaos_levels` within ``LEVEL_FACTOR``: one step of a run at
     another speed (``dt^2``), a distance of the right law at another level, or a system
     equal to its copies fails."""
     (m1, p1), (m0, p0) = chaos_levels(df, cfg, inputs)
+    s_meas, s_pred = gap_scatter(df, cfg, inputs)
     how = "mean over seeds of the sum over N (weights 1/N)"
     return [
         sized(_FIRST_STEP, m1, p1, LEVEL_FACTOR, source=_CHAOS_RATE, aspect="clock",
@@ -165,6 +196,15 @@ def chaos_level_claims(df: pd.DataFrame, cfg: ChaosConfig, inputs: pd.DataFrame)
                       predicted_by="(1/N + 1/N_ref) s_a^2 E sigma(w . x)^2 "
                                    "(levels.initial_function_gap)",
                       note=f"{how}; tolerance from pilot seeds 3-6"), partner=_FIRST_STEP),
+        sized("function gap at t = 0: scatter about its exact level", s_meas, s_pred,
+              SCATTER_FACTOR, source=OWN, key="t = 0 gap scatter about its exact level",
+              predicted_by="the relative variance of R_N systems' mean gap against a shared "
+                           "reference, from the initial law (levels.initial_gap_scatter)",
+              note="RMS over seeds and N of measured / exact - 1: each size's gap is a draw, "
+                   "so gaps written as their levels (zero scatter) fail, and so do gaps "
+                   "scattering far more than R_N independent systems allow; factor from "
+                   "Monte-Carlo draws of the initial law (0.1-99.9 % quantiles 0.31-2.43)",
+              revised=SCATTER_REVISED, revised_how="tighter"),
     ]
 
 

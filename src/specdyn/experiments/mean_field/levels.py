@@ -115,6 +115,46 @@ def first_step_distance(activation: str, x: np.ndarray, init_scale: tuple[float,
     return dt ** 2 * (((N - 1) / N ** 2 + 1.0 / reference_N) * cross + own / N ** 2)
 
 
+def initial_gap_scatter(activation: str, x: np.ndarray, init_scale: tuple[float, float],
+                        N_values: Any, reference_N: int, pool: int,
+                        samples: int = SAMPLES) -> np.ndarray:
+    """``Var g_N / (E g_N)^2`` of the measured function gap at ``t = 0``, one value per ``N``.
+
+    ``g_N = (1/R) sum_r |e_r - u|^2 / M`` over the ``R = pool / N`` systems partitioning
+    ``pool`` i.i.d. initial particles, ``e_r = (1/N) sum_i xi_i`` with ``xi_i = a_i
+    sigma(w_i . x)`` (mean zero, covariance ``K``), against one reference ``u`` of
+    ``reference_N`` particles shared by every system. The three terms' cross moments vanish
+    (odd in ``a``), so ``M^2 Var g_N = V(N) / R + 4 tr(K^2) / (pool N_ref) + V(N_ref)``, with
+    ``V(n) = Var |e|^2 = [E|xi|^4 - (tr K)^2 + 2 (n - 1) tr(K^2)] / n^3`` (exact, not
+    Gaussian: ``E|xi|^4 = 3 s_a^4 E (sum_m sigma_m^2)^2``), and ``M E g_N = (1/N + 1/N_ref)
+    tr K``. Monte Carlo over ``w`` as :func:`first_step_distance` (``tr(K^2)`` from two
+    independent halves, unbiased).
+    """
+    sigma, _ = numpy_activation(activation)
+    s_a, s_w = init_scale
+    M, D = x.shape
+    half = max(samples // 2, 1)
+    W = _weights(D, s_w, 2 * half, "gap scatter")
+    Ks, q2 = [], 0.0
+    for part in (W[:half], W[half:]):
+        S = np.zeros((M, M))
+        for lo in range(0, half, _CHUNK):
+            s = sigma(x @ part[lo:lo + _CHUNK].T)
+            S += s @ s.T
+            q2 += float(np.sum(np.sum(s * s, axis=0) ** 2))
+        Ks.append(s_a ** 2 * S / half)
+    tr = 0.5 * float(np.trace(Ks[0]) + np.trace(Ks[1]))
+    tr2 = float(np.sum(Ks[0] * Ks[1]))
+    xi4 = 3 * s_a ** 4 * q2 / (2 * half)
+    N = np.asarray(N_values, dtype=np.float64)
+
+    def V(n: Any) -> Any:
+        return (xi4 - tr ** 2 + 2 * (n - 1) * tr2) / n ** 3
+
+    var = V(N) * N / pool + 4 * tr2 / (pool * reference_N) + V(float(reference_N))
+    return var / ((1.0 / N + 1.0 / reference_N) * tr) ** 2
+
+
 def initial_rate(activation: str, x: np.ndarray, y: np.ndarray, x_test: np.ndarray,
                  y_test: np.ndarray, init_scale: tuple[float, float],
                  samples: int = RATE_SAMPLES) -> float:

@@ -122,3 +122,17 @@ def share_near(p: np.ndarray, u: np.ndarray, threshold_deg: float, odd: bool) ->
         near |= (np.abs(sim) if odd else sim) >= np.cos(np.radians(threshold_deg))
     total = float(np.abs(p[:, 0]).sum())
     return float(np.abs(p[near, 0]).sum()) / total if total > 0 else float("nan")
+
+
+def angular_spread(p: np.ndarray, clusters: AtomClusters, s: int) -> np.ndarray:
+    """Per cluster among the ``s`` heaviest: the ``|a|``-weighted RMS angle (deg) of its
+    particles' directions to its centre; NaN for a cluster without mass or a missing one."""
+    dirs = p[:, 1:] / np.maximum(np.linalg.norm(p[:, 1:], axis=1, keepdims=True), 1e-300)
+    out = np.full(s, np.nan)
+    for j in range(min(s, clusters.K)):
+        idx = clusters.labels == j
+        wts = np.abs(p[idx, 0])
+        if wts.sum() > 0:
+            ang = np.degrees(np.arccos(np.clip(dirs[idx] @ clusters.centers[j], -1.0, 1.0)))
+            out[j] = np.sqrt(np.sum(wts * ang ** 2) / wts.sum())
+    return out
