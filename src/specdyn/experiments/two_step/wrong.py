@@ -13,9 +13,10 @@ import numpy as np
 import pandas as pd
 from numpy.polynomial.hermite_e import hermegauss, hermeval
 
-from specdyn.experiments.two_step import spikes
+from specdyn.experiments.two_step import spikes, tables
 from specdyn.runs.registry import WrongModel
 from specdyn.runs.wrong import edit_table, table_edit
+from specdyn.sim import two_step as two_step_sim
 from specdyn.theory.two_step_spikes import StepTwoSpikes
 
 # --------------------------------------------------------------------------
@@ -190,6 +191,20 @@ def _fresh_learns_nothing(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _fresh_at_level(cfg: Any, folder: Path) -> None:
+    """The fresh batch's learned overlaps (information exponent >= 2) written at their
+    predicted noise level (a stub that returns the theory's size, not a draw)."""
+    from specdyn.experiments.two_step.reuse_claims import fresh_noise_level
+
+    def change(df: pd.DataFrame) -> pd.DataFrame:
+        rows = _fresh_rows(df)
+        df.loc[rows, "max_overlap_identified"] = [
+            fresh_noise_level(str(t), cfg.D) for t in df.loc[rows, "target"]]
+        return df
+
+    edit_table(folder, _REUSE, change)
+
+
 def _fresh_noise_tripled(df: pd.DataFrame) -> pd.DataFrame:
     """The fresh batch's noise overlaps three times the run's (the right law, the wrong
     level)."""
@@ -215,7 +230,28 @@ def _z2_moment_as_second(target: Any) -> float:
     return float(target.second_moment)
 
 
+def _steps_halved(N: int, lrs: Any, alphas: Any) -> Any:
+    """Both GD steps at half their size, ``lr = N^alpha / 2`` (a clock off by 2)."""
+    (lr1, lr2), al = _RESOLVE(N, lrs, alphas)
+    return (0.5 * lr1, 0.5 * lr2), al
+
+
+#: The engine's own step sizes (the wrong model patches the name, this keeps the function).
+_RESOLVE = two_step_sim._resolve_steps
+
+
+def _reuse_again(cfg: Any, folder: Path) -> None:
+    """``batch-reuse``'s table written again from the config (under the model's patch): the
+    quick grid is a few seconds."""
+    df = tables.reuse_table(cfg)
+    edit_table(folder, _REUSE, lambda old: df[old.columns])
+
+
 REUSE_WRONG = (
+    WrongModel("both steps at half size", "both GD steps at half their size (lr = N^alpha / "
+               "2): the directions a step captures depend on its size", _reuse_again,
+               catches=("He3: reused min overlap - fresh max overlap",), kind="clock",
+               patch={"specdyn.sim.two_step._resolve_steps": _steps_halved}),
     WrongModel("reuse changes nothing", "a reused batch learns what a fresh one does (the "
                "second step's correlation with the first batch lost)",
                table_edit("batch-reuse.parquet", _reuse_useless),
@@ -228,6 +264,10 @@ REUSE_WRONG = (
                "simulation: the fresh batch's learned directions at overlap 0 (information "
                "exponent >= 2)", table_edit(_REUSE, _fresh_learns_nothing),
                catches=(_FRESH,), kind="is-theory"),
+    WrongModel("fresh overlaps at their level", "the fresh batch's learned directions' "
+               "overlaps (information exponent >= 2) written at their predicted noise level, "
+               "not drawn", _fresh_at_level, catches=("fresh overlaps' scatter",),
+               kind="is-theory"),
     WrongModel("fresh noise x3", "the fresh batch's noise overlaps three times the run's",
                table_edit(_REUSE, _fresh_noise_tripled), catches=(_FRESH,),
                kind="fluctuation-size"),
@@ -247,9 +287,6 @@ REUSE_WRONG = (
 REUSE_WRONG_NA = {
     "temperature": "two deterministic GD steps on clean labels: no temperature and no label "
                    "noise",
-    "clock": "the claims read directions (overlaps with the target), which a constant "
-             "factor on a step size does not turn; the step sizes' clock of the same engine "
-             "is checked by two-step-phase's strength claim",
     "wrong-inputs": "no theory is built from a measured spectrum: the noise level comes from "
                     "the target's Hermite coefficients and D",
 }
