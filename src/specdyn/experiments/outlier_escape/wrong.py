@@ -307,7 +307,29 @@ def _theory_status_normalised_lr(cfg: Any, folder: Path) -> None:
     edit_table(folder, _TR, edit)
 
 
+def _naive_from_final(df: pd.DataFrame) -> pd.DataFrame:
+    """Each two-layer row's naive line read off the final sharpness (at the smallest lr's
+    solution) instead of the initial one."""
+    two = df["model"] == "two-layer"
+    df.loc[two, "naive_lr"] = df.loc[two, "naive_lr_final"]
+    return df
+
+
+def _naive_halved(df: pd.DataFrame) -> pd.DataFrame:
+    """The naive line 1 / sharpness: the sharpness of ||.||^2 taken for that of ||.||^2 / 2."""
+    two = df["model"] == "two-layer"
+    df.loc[two, "naive_lr"] = 0.5 * df.loc[two, "naive_lr"]
+    return df
+
+
 TRAINABILITY_WRONG = (
+    WrongModel("naive line from the final sharpness", "each two-layer row's line 2/sharpness "
+               "read off the sharpness at the end of the smallest lr's run, not at "
+               "initialisation", table_edit("trainability.parquet", _naive_from_final),
+               catches=("naive line",), kind="attribution"),
+    WrongModel("naive line halved", "the naive line 1/sharpness (a loss's 1/2 counted in the "
+               "sharpness)", table_edit("trainability.parquet", _naive_halved),
+               catches=("naive line",), kind="convention"),
     WrongModel("boundary one lr step low", "every single-layer cell shows the outcome of "
                "the next larger learning rate (the boundary one grid step off)",
                table_edit("trainability.parquet", _single_layer_step),
@@ -342,10 +364,7 @@ TRAINABILITY_WRONG = (
 )
 
 #: The classes of mistake that cannot occur in ``trainability``, and why.
-TRAINABILITY_WRONG_NA = {
-    "attribution": "every cell's error is read at the one final step of its own run, "
-                   "against its own start; no held-out quantity, no rescaling with a size",
-}
+TRAINABILITY_WRONG_NA: dict[str, str] = {}
 
 # --------------------------------------------------------------------------
 # lr-transfer
