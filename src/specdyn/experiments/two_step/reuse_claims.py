@@ -15,6 +15,7 @@ import pandas as pd
 from specdyn.data.hermite import HermiteTarget, gaussian_expectation
 from specdyn.experiments.two_step.config import ReuseConfig
 from specdyn.runs.claims import OWN, Claim, sized, within
+from specdyn.sim.protocol import derive_seed
 
 # Claim tolerances of ``batch-reuse`` (fixed before any run).
 FRESH_SOURCE = ('abstract 2: "independent batches restrict learning to directions with an '
@@ -58,7 +59,7 @@ def half_normal_cv_band(n: int, draws: int = 200_000) -> tuple[float, float]:
     """The :data:`FRESH_CV_QUANTILES` of the coefficient of variation of ``n`` independent
     half-normal draws ``|Z|`` (the overlap of a random direction with ``beta`` over its RMS),
     by Monte Carlo with a fixed seed."""
-    rng = np.random.default_rng(np.random.SeedSequence([47, n]))
+    rng = np.random.default_rng(derive_seed(47, "half-normal cv", n))  # fixed: a band
     z = np.abs(rng.standard_normal((draws, n)))
     cv = z.std(axis=1, ddof=1) / z.mean(axis=1)
     lo, hi = np.quantile(cv, FRESH_CV_QUANTILES)

@@ -5,6 +5,7 @@ own table."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -13,10 +14,9 @@ import numpy as np
 import pandas as pd
 from numpy.polynomial.hermite_e import hermegauss, hermeval
 
-from specdyn.experiments.two_step import spikes, tables
+from specdyn.experiments.two_step import spikes
 from specdyn.runs.registry import WrongModel
 from specdyn.runs.wrong import edit_table, table_edit
-from specdyn.sim import two_step as two_step_sim
 from specdyn.theory.two_step_spikes import StepTwoSpikes
 
 # --------------------------------------------------------------------------
@@ -230,28 +230,21 @@ def _z2_moment_as_second(target: Any) -> float:
     return float(target.second_moment)
 
 
-def _steps_halved(N: int, lrs: Any, alphas: Any) -> Any:
-    """Both GD steps at half their size, ``lr = N^alpha / 2`` (a clock off by 2)."""
-    (lr1, lr2), al = _RESOLVE(N, lrs, alphas)
-    return (0.5 * lr1, 0.5 * lr2), al
+def _steps_halved(cfg: Any, folder: Path) -> None:
+    """``batch-reuse``'s table written again with both GD steps at half their size: ``lr =
+    N^alpha / 2`` is ``N^alpha'`` with ``alpha' = alpha - log 2 / log N`` (the quick grid is
+    a few seconds)."""
+    from specdyn.experiments.two_step import tables
 
-
-#: The engine's own step sizes (the wrong model patches the name, this keeps the function).
-_RESOLVE = two_step_sim._resolve_steps
-
-
-def _reuse_again(cfg: Any, folder: Path) -> None:
-    """``batch-reuse``'s table written again from the config (under the model's patch): the
-    quick grid is a few seconds."""
-    df = tables.reuse_table(cfg)
+    shift = math.log(2.0) / math.log(cfg.N)
+    df = tables.reuse_table(replace(cfg, alpha1=cfg.alpha1 - shift, alpha2=cfg.alpha2 - shift))
     edit_table(folder, _REUSE, lambda old: df[old.columns])
 
 
 REUSE_WRONG = (
     WrongModel("both steps at half size", "both GD steps at half their size (lr = N^alpha / "
-               "2): the directions a step captures depend on its size", _reuse_again,
-               catches=("He3: reused min overlap - fresh max overlap",), kind="clock",
-               patch={"specdyn.sim.two_step._resolve_steps": _steps_halved}),
+               "2): the directions a step captures depend on its size", _steps_halved,
+               catches=("He3: reused min overlap - fresh max overlap",), kind="clock"),
     WrongModel("reuse changes nothing", "a reused batch learns what a fresh one does (the "
                "second step's correlation with the first batch lost)",
                table_edit("batch-reuse.parquet", _reuse_useless),
