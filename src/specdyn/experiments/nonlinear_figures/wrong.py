@@ -93,10 +93,11 @@ def effective_setting_c1_squared(s: Any, activation: Any) -> Any:
     return dataclasses.replace(s, gamma0=s.gamma0 / c1**2)
 
 
-def _theory_column(setting_of: Any, *, sim_follows: bool) -> Any:
-    """A wrong model whose linear theory at gamma0/c1 is that of ``setting_of(cfg, s)``;
-    with ``sim_follows`` the student's slope keeps its distance from it (a network of the
-    same wrong inputs) and the theory at gamma0 is that of the same inputs."""
+def _theory_column(setting_of: Any, *, plain_of: Any = None) -> Any:
+    """A wrong model whose linear theory at gamma0/c1 is that of ``setting_of(s, activation)``
+    (``s`` each run's setting, as ``cfg.settings()`` gives it under the model's patch); with
+    ``plain_of`` the student's slope keeps its distance from it (a network of the same wrong
+    inputs) and the theory at gamma0 is that of ``plain_of(s)``."""
     def apply(cfg: Any, folder: Path) -> None:
         settings = cfg.settings()
 
@@ -105,36 +106,16 @@ def _theory_column(setting_of: Any, *, sim_follows: bool) -> Any:
                 m = df["regime"] == regime
                 t = df.loc[m, "t"].to_numpy(dtype=float)
                 new = theory_slopes(setting_of(s, cfg.activation), t, cfg.kmin, cfg.kmax)
-                if sim_follows:
+                if plain_of is not None:
                     old = df.loc[m, "slope_linear_theory_effective_gamma0"].to_numpy()
                     df.loc[m, "slope_sim"] = df.loc[m, "slope_sim"].to_numpy() + new - old
-                    df.loc[m, "slope_linear_theory"] = theory_slopes(
-                        dataclasses.replace(s, mu0=1.0), t, cfg.kmin, cfg.kmax)
+                    df.loc[m, "slope_linear_theory"] = theory_slopes(plain_of(s), t, cfg.kmin,
+                                                                     cfg.kmax)
                 df.loc[m, "slope_linear_theory_effective_gamma0"] = new
             return df
 
         edit_table(folder, "fig4_slopes.parquet", change)
     return apply
-
-
-def _setting_slip(cfg: Any, folder: Path) -> None:
-    """Both theories' slopes from the settings ``cfg.settings()`` gives under the wrong
-    model's patch, the students keeping their distance from the effective one (a network
-    built from the same wrong setting)."""
-    settings = cfg.settings()
-
-    def change(df: pd.DataFrame) -> pd.DataFrame:
-        for regime, s in settings.items():
-            m = df["regime"] == regime
-            t = df.loc[m, "t"].to_numpy(dtype=float)
-            new = theory_slopes(effective_setting(s, cfg.activation), t, cfg.kmin, cfg.kmax)
-            old = df.loc[m, "slope_linear_theory_effective_gamma0"].to_numpy()
-            df.loc[m, "slope_sim"] = df.loc[m, "slope_sim"].to_numpy() + new - old
-            df.loc[m, "slope_linear_theory"] = theory_slopes(s, t, cfg.kmin, cfg.kmax)
-            df.loc[m, "slope_linear_theory_effective_gamma0"] = new
-        return df
-
-    edit_table(folder, "fig4_slopes.parquet", change)
 
 
 def _swapped(df: pd.DataFrame) -> pd.DataFrame:
@@ -158,7 +139,7 @@ FIG4_WRONG = FIG4_WRONG + (
                catches=("clock: slope peak",), kind="clock"),
     WrongModel("gamma0 / c1^2", "the effective theory with gamma0 / c1^2 (the linear part "
                "counted in both layers), in the function the figure draws and the claims read "
-               "(patched)", _theory_column(effective_setting_c1_squared, sim_follows=False),
+               "(patched)", _theory_column(effective_setting_c1_squared),
                catches=("effective theory: oracle",), kind="convention",
                patch={"specdyn.theory.effective_setting": effective_setting_c1_squared,
                       "specdyn.experiments.nonlinear_figures.run.effective_setting":
@@ -170,10 +151,12 @@ FIG4_WRONG = FIG4_WRONG + (
                "normalisation 1/zeta(alpha + beta): the student keeps its distance from the "
                "(wrong) effective theory",
                _theory_column(lambda s, act: effective_setting(
-                   dataclasses.replace(s, mu0=1.0), act), sim_follows=True),
+                   dataclasses.replace(s, mu0=1.0), act),
+                   plain_of=lambda s: dataclasses.replace(s, mu0=1.0)),
                catches=("effective theory: oracle",), kind="wrong-inputs"),
     WrongModel("theta0 = mu0", "gamma0 = ratio S / mu0, not S / sqrt(mu0), in the setting the "
                "students, the theories and the claims all build (PowerLawSetting.paper, "
-               "patched)", _setting_slip, catches=("effective theory: oracle",),
+               "patched)", _theory_column(effective_setting, plain_of=lambda s: s),
+               catches=("effective theory: oracle",),
                kind="convention", patch=THETA0_PATCH),
 )
