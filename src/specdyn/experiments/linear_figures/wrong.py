@@ -187,6 +187,10 @@ def _fig2_sim_from(change: Any) -> Any:
     return apply
 
 
+#: The unpatched constructor (the patch replaces the name; this keeps the function).
+_PAPER = PowerLawSetting.paper
+
+
 def paper_theta0_is_mu0(sigma_w: float, gamma0_ratio: float, *, alpha: float = 1.0,
                         beta: float = 1.0, sigma_a: float = 1.0,
                         D: int | None = None) -> PowerLawSetting:
@@ -197,7 +201,6 @@ def paper_theta0_is_mu0(sigma_w: float, gamma0_ratio: float, *, alpha: float = 1
     return dataclasses.replace(s, gamma0=float(gamma0_ratio * s.S / s.mu0))
 
 
-_PAPER = PowerLawSetting.paper
 #: The patch of :func:`paper_theta0_is_mu0`: every ``PowerLawSetting.paper`` call.
 THETA0_PATCH = {"specdyn.settings.PowerLawSetting.paper": staticmethod(paper_theta0_is_mu0)}
 
