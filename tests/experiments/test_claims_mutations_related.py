@@ -23,7 +23,8 @@ from specdyn.experiments.mean_field.atoms import (
     teacher,
     threshold_claims,
 )
-from specdyn.experiments.mean_field.claims import budget_claims, chaos_claims
+from specdyn.experiments.mean_field.budget import budget_claims
+from specdyn.experiments.mean_field.claims import chaos_claims
 from specdyn.experiments.mean_field.config import AtomsConfig
 from specdyn.experiments.mean_field.readings import orbit_changes
 from specdyn.experiments.outlier_escape.claims import (

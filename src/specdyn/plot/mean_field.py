@@ -310,7 +310,7 @@ def plot_error_budget(parts: Mapping[str, tuple[np.ndarray, np.ndarray]], total:
                       init_scale: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
                       init_claim: tuple[tuple[float, float], tuple[float, float]] | None = None,
                       particle_level: tuple[tuple[np.ndarray, np.ndarray], float] | None = None,
-                      clock: tuple[tuple[float, float, float], float] | None = None,
+                      clock: tuple[tuple[float, float, float], tuple[float, float]] | None = None,
                       temperature: tuple[tuple[list[str], np.ndarray], float, float]
                       | None = None) -> Figure:
     """The four parts of the error against their own knob, plus Hermite coefficients.
@@ -326,9 +326,9 @@ def plot_error_budget(parts: Mapping[str, tuple[np.ndarray, np.ndarray]], total:
     bound))`` of the ``t_end`` spread ``(max - min) / mean`` and of its ratio to the spread
     at ``t_early``; the band drawn around the ``t_end`` points is as tall as the spread
     bound allows. The level claims: ``particle_level`` (``((N, exact gap at t = 0),
-    factor)``), ``clock`` (``((t_c, measured rate, predicted rate), factor)``: the initial
-    rate's line from ``E(0)``), ``temperature`` (``((run labels, configurational
-    temperatures), tau, factor)``, a panel).
+    factor)``), ``clock`` (``((t_c, measured rate, predicted rate), (lo, hi))``: the
+    initial rate's line from ``E(0)``, the claim's band of their ratio), ``temperature``
+    (``((run labels, configurational temperatures), tau, factor)``, a panel).
     """
     if init_scale is None:
         fig, axes = new_figure(3, 2, width=4.2, height=3.4)
@@ -368,14 +368,14 @@ def plot_error_budget(parts: Mapping[str, tuple[np.ndarray, np.ndarray]], total:
             ax.plot(x0, y0, "s", mfc="none", color="C2", label="at t = 0")
             ax.plot(n0, pred0, "--", color="C2", lw=1, label=f"exact at t = 0 (claim: x{factor:g})")
         if name == "optimisation" and clock is not None:
-            (t_c, rate, pred), factor = clock
+            (t_c, rate, pred), (lo, hi) = clock
             x_all, y_all = parts[name]
             if np.isfinite(pred) and (x_all == 0).any():
                 e0 = float(y_all[x_all == 0][0])
                 tt = np.linspace(x[0], min(4 * t_c, x[-1]), 30)
                 ax.plot(tt, e0 + pred * tt, "--", color="C3", lw=1,
                         label=f"initial rate (theory); measured to t = {t_c:g}: "
-                              f"{rate / pred:.2f} x (claim: x{factor:g})")
+                              f"{rate / pred:.2f} x (claim: {lo:g}-{hi:g} x)")
         ax.axhline(total, color="k", ls=":", lw=1, label="total test error")
         if logx:
             ax.set_xscale("log")

@@ -10,7 +10,9 @@ the data, computed without the particle engine.
   initial law's neural tangent kernel fitting the labels): the clock of a run;
 * :func:`configurational_temperature`: ``E[theta . grad V(theta)] / (D + 1)`` over the particles,
   which equals the temperature ``tau`` for the Gibbs measure ``exp(-N F(mu_N) / tau)`` of the
-  ``N``-particle system (integration by parts: equipartition), at every ``N``.
+  ``N``-particle system (integration by parts: equipartition), at every ``N``;
+* :func:`step_noise_temperature`: the temperature one step injected, read off the particles
+  before and after it less the drift.
 
 Notation as :mod:`specdyn.sim.langevin`: particles ``theta = (a, w)``, initial law
 ``a ~ N(0, s_a^2)``, ``w ~ N(0, s_w^2 I_D / D)``, ``V(theta) = dF/dmu(mu, theta) =
@@ -183,6 +185,21 @@ def initial_rate(activation: str, x: np.ndarray, y: np.ndarray, x_test: np.ndarr
     return float(-2.0 * np.mean(y_test * dfdt))
 
 
+def _grad_V(p: np.ndarray, x: np.ndarray, y: np.ndarray, activation: str,
+            weight_decay: float) -> np.ndarray:
+    """``grad V(theta_i)`` of the ``(N, D+1)`` particles on ``(x, y)``, rows ``(d/da,
+    d/dw)``, in numpy (not the engine's): ``V = (1/M) sum_m r_m a sigma(w . x_m) +
+    (lambda'/2) |theta|^2``, ``r = f_mu - y`` of the particles' own measure."""
+    sigma, dsigma = numpy_activation(activation)
+    a, w = p[:, 0], p[:, 1:]
+    Z = x @ w.T
+    s = sigma(Z)
+    r = s @ a / len(p) - y
+    grad_a = s.T @ r / len(x) + weight_decay * a
+    grad_w = (dsigma(Z) * r[:, None]).T @ x / len(x) * a[:, None] + weight_decay * w
+    return np.column_stack([grad_a, grad_w])
+
+
 def configurational_temperature(particles: np.ndarray, x: np.ndarray, y: np.ndarray,
                                 activation: str, weight_decay: float) -> float:
     """``(1/N) sum_i theta_i . grad V(theta_i) / (D + 1)`` of the ``(N, D+1)`` particles on
@@ -191,12 +208,21 @@ def configurational_temperature(particles: np.ndarray, x: np.ndarray, y: np.ndar
     ``div(theta e^{-U/tau})`` gives ``E theta . grad U = tau`` per coordinate), up to the
     ``O(dt)`` bias of the Euler-Maruyama step; 0 at a zero-temperature stationary point.
     The gradient is written here again, in numpy, not taken from the engine."""
-    sigma, dsigma = numpy_activation(activation)
     p = np.asarray(particles, dtype=np.float64)
-    a, w = p[:, 0], p[:, 1:]
-    Z = x @ w.T
-    s = sigma(Z)
-    r = s @ a / len(p) - y
-    grad_a = s.T @ r / len(x) + weight_decay * a
-    grad_w = (dsigma(Z) * r[:, None]).T @ x / len(x) * a[:, None] + weight_decay * w
-    return float(np.mean(a * grad_a + np.sum(w * grad_w, axis=1)) / p.shape[1])
+    return float(np.mean(np.sum(p * _grad_V(p, x, y, activation, weight_decay), axis=1))
+                 / p.shape[1])
+
+
+def step_noise_temperature(before: np.ndarray, after: np.ndarray, x: np.ndarray,
+                           y: np.ndarray, activation: str, weight_decay: float,
+                           dt: float) -> float:
+    """The temperature one Euler-Maruyama step ``theta' = theta - dt grad V(theta) +
+    sqrt(2 tau dt) xi`` injected: ``mean |theta' - theta + dt grad V(theta)|^2 / (2 dt)`` per
+    coordinate, over the ``(N, D+1)`` particles ``before`` and ``after`` the step, with the
+    drift of :func:`_grad_V` (the particles' own measure: a subset of a population gives its
+    drift to ``O(1/sqrt(N))`` of ``r``, which moves the result by ``O(dt^2 / N)``). Exact in
+    expectation; its relative sd is ``sqrt(2 / (N (D+1)))`` (a chi-square mean)."""
+    p0 = np.asarray(before, dtype=np.float64)
+    xi = np.asarray(after, dtype=np.float64) - p0 + dt * _grad_V(p0, x, y, activation,
+                                                                 weight_decay)
+    return float(np.mean(xi * xi) / (2.0 * dt))

@@ -4,7 +4,7 @@ The growth of ``N x`` a distance over a propagation-of-chaos run, the realisatio
 moves of a sparse-atoms measure (and the activations whose particles are identified up
 to sign), its atoms' effective coefficients and the mass near a direction, and the trends
 and spreads of the error-budget parts, with the names the error-budget table's ``init
-scale`` rows carry.
+scale`` rows carry; the rows of propagation-of-chaos's first-step table.
 """
 
 from __future__ import annotations
@@ -136,3 +136,20 @@ def angular_spread(p: np.ndarray, clusters: AtomClusters, s: int) -> np.ndarray:
             ang = np.degrees(np.arccos(np.clip(dirs[idx] @ clusters.centers[j], -1.0, 1.0)))
             out[j] = np.sqrt(np.sum(wts * ang ** 2) / wts.sum())
     return out
+
+
+#: Reference particles kept before and after the first step (the temperature claim): their
+#: ``(D + 1)`` coordinates resolve the injected temperature to ``sqrt(2 / (n (D + 1)))``,
+#: 1.8 % a seed at 1000.
+NOISE_PARTICLES = 1000
+
+
+def noise_rows(seed: int, particles: np.ndarray, steps: np.ndarray) -> pd.DataFrame:
+    """Rows ``seed, step, particle, a, w1..wD`` of the first :data:`NOISE_PARTICLES`
+    reference particles at each of ``steps`` (``particles``: ``(len(steps), N_ref, D+1)``)."""
+    n = min(NOISE_PARTICLES, particles.shape[1])
+    D = particles.shape[2] - 1
+    return pd.concat([pd.DataFrame({"seed": seed, "step": int(st), "particle": np.arange(n),
+                                    "a": p[:n, 0],
+                                    **{f"w{k + 1}": p[:n, k + 1] for k in range(D)}})
+                      for st, p in zip(steps, particles, strict=True)], ignore_index=True)

@@ -3,7 +3,8 @@ tables, figures and summaries.
 
 Each run drives the particle engine (:mod:`specdyn.sim`, imported inside the run so that
 importing the experiments stays light), writes the tables its claims read
-(:mod:`specdyn.experiments.mean_field.claims`) and draws the figure.
+(:mod:`specdyn.experiments.mean_field.claims`, :mod:`~specdyn.experiments.mean_field.budget`)
+and draws the figure.
 """
 
 from __future__ import annotations
@@ -16,15 +17,13 @@ import pandas as pd
 from specdyn import io
 from specdyn.experiments.mean_field import levels
 from specdyn.experiments.mean_field.atoms import TEACHERS, atoms_figure_readings, theory_rows
-from specdyn.experiments.mean_field.claims import (
-    atoms_claims_of,
+from specdyn.experiments.mean_field.budget import (
     budget_claims_of,
     budget_figure_readings,
-    chaos_claims_of,
-    chaos_levels,
     clock_reading,
     statistical_mean,
 )
+from specdyn.experiments.mean_field.claims import atoms_claims_of, chaos_claims_of, chaos_levels
 from specdyn.experiments.mean_field.config import (
     AtomsConfig,
     BudgetConfig,
@@ -37,6 +36,7 @@ from specdyn.experiments.mean_field.config import (
 from specdyn.experiments.mean_field.readings import (
     INIT_EARLY,
     INIT_END,
+    noise_rows,
     odd_activation,
     uniform_growth,
 )
@@ -73,7 +73,8 @@ def _inputs_table(seeds: list[int], xs: list[np.ndarray]) -> pd.DataFrame:
           ChaosConfig, full=full_chaos, claims=chaos_claims_of, wrong_models=CHAOS_WRONG,
           wrong_na=CHAOS_NA,
           measured={"propagation-of-chaos.parquet": Measured(
-              ("sq_distance", "w2_distance", "function_gap"))})
+              ("sq_distance", "w2_distance", "function_gap")),
+              "propagation-of-chaos_noise.parquet": Measured(("a",), by=("step",))})
 def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
     """Synchronous coupling (same start, same noise) to copies driven by a reference."""
     from specdyn import Schedule
@@ -86,15 +87,18 @@ def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
     scaled = []
     gaps = []
     xs = []
+    noise = []
     # the even checkpoints and the first step (the level claim's)
     ckpt = np.union1d(Schedule.even(cfg.even_checkpoints).resolve(cfg.steps), [1])
     for seed in cfg.seeds:
         run = propagation_of_chaos(cfg.activation, target, cfg.N_values, cfg.D, cfg.M,
                                    update=cfg.langevin_update(), seed=seed,
                                    reference_N=cfg.reference_N, replicas=cfg.replicas,
-                                   checkpoints=ckpt.tolist(), record="w2_distance",
+                                   checkpoints=ckpt.tolist(),
+                                   record=("w2_distance", "reference_particles"),
                                    progress=True)
-        assert run.w2_distance is not None
+        assert run.w2_distance is not None and run.reference_particles is not None
+        noise.append(noise_rows(seed, run.reference_particles[:2], run.steps[:2]))
         for i, N in enumerate(run.N):
             for j, t in enumerate(run.times):
                 rows.append({"seed": seed, "N": int(N), "step": int(run.steps[j]),
@@ -123,7 +127,9 @@ def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
     slope_w2 = loglog_fit(Ns, np.mean(w2s, axis=0))[0]
     figures = save_figure(fig, out_dir / "propagation-of-chaos")
     tables = [io.write_table(df, out_dir / "propagation-of-chaos.parquet"),
-              io.write_table(inputs, out_dir / "propagation-of-chaos_inputs.parquet")]
+              io.write_table(inputs, out_dir / "propagation-of-chaos_inputs.parquet"),
+              io.write_table(pd.concat(noise, ignore_index=True),
+                             out_dir / "propagation-of-chaos_noise.parquet")]
     summary = {"slope": float(slope), "slope_w2": slope_w2, "slope_per_seed": per_seed,
                "slope_spread": float(np.ptp(per_seed)),
                "first_step_level": list(first), "initial_gap_level": list(at0),
@@ -135,7 +141,8 @@ def run_chaos(cfg: ChaosConfig, out_dir: Path) -> ExperimentResult:
           "mean-field Langevin: particles concentrate on the atoms of a two-atom teacher",
           AtomsConfig, full=full_atoms, claims=atoms_claims_of, wrong_models=ATOMS_WRONG,
           wrong_na=ATOMS_NA, measured={"sparse-atoms.parquet": Measured(("a",)),
-                    "sparse-atoms_weak.parquet": Measured(("a",))})
+                    "sparse-atoms_weak.parquet": Measured(("a",)),
+                    "sparse-atoms_mass.parquet": Measured(("top_mass",), by=("k",))})
 def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
     """Train, cluster directions weighted by |a|, compare with the teacher's atoms and with
     the zero-temperature lasso on the run's own data (the theory table, ReLU)."""

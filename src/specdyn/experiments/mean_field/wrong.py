@@ -14,7 +14,7 @@ import pandas as pd
 
 from specdyn.experiments.mean_field import levels
 from specdyn.experiments.mean_field.atoms import TEACHERS, teacher, theory_rows
-from specdyn.experiments.mean_field.readings import INIT_EARLY, INIT_END
+from specdyn.experiments.mean_field.readings import INIT_EARLY, INIT_END, noise_rows
 from specdyn.measure.atoms import cluster_directions
 from specdyn.runs.registry import WrongModel
 from specdyn.runs.wrong import edit_table, table_edit
@@ -111,6 +111,26 @@ def _gap_at_level(cfg: Any, folder: Path) -> None:
     edit_table(folder, _CHAOS, change)
 
 
+def _twice_the_temperature(cfg: Any, folder: Path) -> None:
+    """The reference's first step rerun at twice the temperature (the table the temperature
+    claim reads; the coupling cancels the noise from every other claim's first step)."""
+    from dataclasses import replace
+
+    from specdyn.experiments.mean_field.config import notes_target
+    from specdyn.sim import propagation_of_chaos
+
+    hot = replace(cfg, temperature=2 * cfg.temperature)
+    rows = []
+    for seed in cfg.seeds:
+        run = propagation_of_chaos(cfg.activation, notes_target(), cfg.N_values, cfg.D, cfg.M,
+                                   update=hot.langevin_update(1), seed=seed,
+                                   reference_N=cfg.reference_N, replicas=cfg.replicas,
+                                   checkpoints=[0, 1], record=("reference_particles",))
+        assert run.reference_particles is not None
+        rows.append(noise_rows(seed, run.reference_particles, run.steps))
+    pd.concat(rows, ignore_index=True).to_parquet(folder / "propagation-of-chaos_noise.parquet")
+
+
 CHAOS_WRONG = (
     WrongModel("rate N^-1/2", "the coupled distance falls as N^(-1/2) (the fluctuations' "
                "size taken for their square)", table_edit(_CHAOS, _chaos_rate),
@@ -150,19 +170,13 @@ CHAOS_WRONG = (
     WrongModel("gaps written as their levels", "the t = 0 function gap of each seed and N "
                "written as its exact level instead of measured", _gap_at_level,
                kind="is-theory", catches=("t = 0 gap scatter about its exact level",)),
+    WrongModel("twice the temperature", "every run at temperature 2 tau while the config "
+               "says tau (the noise sqrt(4 tau dt))", _twice_the_temperature,
+               kind="temperature",
+               catches=("temperature: the first step's noise against tau",)),
 )
 
-CHAOS_NA = {
-    "temperature": "the synchronous coupling gives a system and its copies the same noise, "
-                   "which cancels from the claimed distances and gaps at the first step and "
-                   "leaves only the drifts later; the temperature's claim is error-budget's "
-                   "configurational temperature (tau = 0.02 at its Gibbs measure). The "
-                   "systems' own noise does move the late gap (a referee's rerun at 2 tau: N x "
-                   "gap at t = 3 0.357 against 0.275), but no claim predicts that level at every "
-                   "size: pilot seed triples 3-5, 6-8 measured 0.307, 0.257 at the quick size, "
-                   "and the noise's share of the first step's change of N x gap (0.004 of "
-                   "-0.010) has no derived level yet",
-}
+CHAOS_NA: dict[str, str] = {}
 
 # --------------------------------------------------------------------------
 # sparse-atoms
@@ -272,6 +286,21 @@ def _gram_without_half(directions: Any) -> np.ndarray:
 
 _RELU_GRAM = mft.relu_gram
 
+
+def _half_speed(cfg: Any, folder: Path) -> None:
+    """The run made again at half the speed its config says (the update's dt / 2, the same
+    steps, data and seed: at the quick size t = 25 reached where the tables say t = 50),
+    every table as that run writes it, its checkpoints at the config's t = step x dt (a
+    --full folder's is a --full run again)."""
+    from dataclasses import replace
+
+    from specdyn.experiments.mean_field.run import run_atoms
+
+    run_atoms(replace(cfg, dt=cfg.dt / 2), folder)
+    edit_table(folder, "sparse-atoms_mass.parquet",
+               lambda df: df.assign(t=df["step"] * cfg.dt))
+
+
 ATOMS_WRONG = (
     WrongModel("untrained particles", "untrained random particles (the network never "
                "learns): a ~ N(0, 1), w ~ N(0, I/D)", _untrained,
@@ -292,6 +321,9 @@ ATOMS_WRONG = (
     WrongModel("temperature x10", "the Langevin noise at ten times tau: each particle twice "
                "as far from its atom's direction (a referee's rerun: 2.0 times the width)",
                _widened, kind="temperature", catches=(_SPREAD,)),
+    WrongModel("half the speed", "the run at half the speed its config says (dt / 2 in the "
+               "update: t = 25 reached where the tables say t = 50)", _half_speed,
+               kind="clock", catches=("clock: unclaimed mass",)),
     WrongModel("ReLU kernel x2", "the arc-cosine kernel normalised to E relu(z)^2 = 1 "
                "inside relu_gram (the population lasso, the claims and the figure call it)",
                _no_change, kind="convention",
@@ -304,11 +336,10 @@ ATOMS_WRONG = (
 )
 
 ATOMS_NA = {
-    "clock": "the claims read the long-time measure only (the final particles); the "
-             "concentration over time is drawn, not claimed",
-    "attribution": "the claims read one state, the final particles, clustered the same way "
-                   "for every claim: no step, width rescaling or held-out split to misread "
-                   "(a scale error of a is the 'output x1.25' model)",
+    "attribution": "the claims read the final particles and (the clock) the |a|-mass at "
+                   "the checkpoints, clustered the same way for every claim: no width "
+                   "rescaling or held-out split to misread (a scale error of a is the "
+                   "'output x1.25' model, a misread time the clock's 'half the speed')",
 }
 
 # --------------------------------------------------------------------------
@@ -342,6 +373,21 @@ def _init_kept(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _particle0_at_level(cfg: Any, folder: Path) -> None:
+    """The particle part at t = 0 written as its exact level (a theory for a measurement)."""
+    from specdyn.experiments.mean_field.claims import inputs_of
+
+    x = inputs_of(pd.read_parquet(folder / "error-budget_inputs.parquet"), cfg.D, cfg.seed)
+
+    def change(df: pd.DataFrame) -> pd.DataFrame:
+        at0 = df[df["part"] == "particle at t = 0"].sort_values("x")
+        df.loc[at0.index, "value"] = levels.initial_function_gap(
+            cfg.activation, x, (1.0, 1.0), tuple(int(n) for n in at0["x"]),
+            cfg.chaos_reference_N)
+        return df
+    edit_table(folder, _BUDGET, change)
+
+
 def _twice_as_fast(df: pd.DataFrame) -> pd.DataFrame:
     """The population run at twice the speed: E(t) - E(t_end) read at 2 t."""
     opt = df[df["part"] == "optimisation"]
@@ -364,6 +410,10 @@ BUDGET_WRONG = (
                "measure: no particle error at any N or time",
                _budget_part(_PARTICLE, lambda r: 0.0 * r["value"]), kind="is-theory",
                catches=(_LEVEL0,)),
+    WrongModel("particle part at t = 0 written as its level", "the particle part at t = 0 "
+               "of each N written as its exact level instead of measured", _particle0_at_level,
+               kind="is-theory",
+               catches=("particle part at t = 0: scatter about its exact level",)),
     WrongModel("particle part x1.5", "the particle error of the right 1/N law at 1.5 times "
                "its level", _budget_part(_PARTICLE, lambda r: 1.5 * r["value"]),
                kind="fluctuation-size", catches=(_LEVEL0,)),

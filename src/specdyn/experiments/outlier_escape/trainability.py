@@ -29,18 +29,43 @@ AGREEMENT_REVISED = ("issue 40: >= 0.8 -> >= 0.95, after the quick (0.983) and -
 CATAPULT_MIN = 1
 #: The single layer's final error against the exact mean-square theory
 #: (``predict_trainability``'s ``rel_error``) on the cells where neither diverges: the RMS of
-#: ``log(measured / theory)`` has the size seeds 1-3 (not the judged seed 0) showed, within
+#: ``log(measured / theory)`` has the size seeds 1-40 (not the judged seed 0) showed, within
 #: :data:`LEVEL_DEV_FACTOR` (two-sided: a table equal to the theory fails, and so do
-#: fluctuations several times too large), and their mean (the level: a label noise, a
-#: temperature, or a clock off by a constant factor moves it) lies within
-#: :data:`LEVEL_BIAS_TOL` of 0. Seeds 1-3 at the quick size: LEVEL_PILOT (RMS, mean), 54
-#: cells each. The RMS is scaled to a run's size like the relative fluctuation of a squared
-#: error summed over ``P D`` entries and ``replicas`` runs, ``(P D replicas)^(-1/2)``; the
-#: level's tolerance is 4 standard errors of a mean of 54 such values,
-#: ``4 x 0.055 / sqrt(54) = 0.03`` (the seeds' means are at most 0.0062 from 0).
-LEVEL_PILOT = {1: (0.0533, -0.0062), 2: (0.0647, 0.0027), 3: (0.0471, 0.0032)}
+#: fluctuations too large), and their mean (the level: a label noise, a temperature, or a
+#: clock off by a constant factor moves it) lies within :data:`LEVEL_BIAS_TOL` of 0. Seeds
+#: 1-40 at the quick size: LEVEL_PILOT (RMS, mean), 54 cells each. The RMS is scaled to a
+#: run's size like the relative fluctuation of a squared error summed over ``P D`` entries
+#: and ``replicas`` runs, ``(P D replicas)^(-1/2)``; the level's tolerance is 4 standard
+#: errors of a mean of 54 such values, ``4 x 0.055 / sqrt(54) = 0.03`` (from seeds 1-3;
+#: seeds 1-40's means are at most 0.016 from 0).
+LEVEL_PILOT = {1: (0.0533, -0.0062), 2: (0.0647, 0.0027), 3: (0.0471, 0.0032),
+               4: (0.0412, -0.0013), 5: (0.0466, -0.0076), 6: (0.0437, 0.0092),
+               7: (0.0461, 0.0005), 8: (0.0445, -0.0017), 9: (0.0607, 0.0026),
+               10: (0.0412, -0.0039), 11: (0.0632, 0.0010), 12: (0.0486, -0.0055),
+               13: (0.0325, 0.0012), 14: (0.0567, -0.0043), 15: (0.0534, -0.0023),
+               16: (0.0621, -0.0104), 17: (0.0537, 0.0051), 18: (0.0397, -0.0010),
+               19: (0.0338, -0.0093), 20: (0.0623, -0.0161), 21: (0.0414, 0.0014),
+               22: (0.0520, 0.0021), 23: (0.0469, -0.0055), 24: (0.0428, -0.0128),
+               25: (0.0517, 0.0111), 26: (0.0632, -0.0003), 27: (0.0560, -0.0010),
+               28: (0.0354, 0.0013), 29: (0.0662, 0.0005), 30: (0.0468, 0.0114),
+               31: (0.0365, 0.0013), 32: (0.0577, 0.0118), 33: (0.0402, -0.0005),
+               34: (0.0612, 0.0082), 35: (0.0496, 0.0041), 36: (0.0531, -0.0008),
+               37: (0.0497, -0.0015), 38: (0.0423, -0.0134), 39: (0.0489, 0.0049),
+               40: (0.0538, -0.0087)}
 LEVEL_DEV_PILOT_SIZE = 32 * 32 * 4  # P D replicas of the quick size
-LEVEL_DEV_FACTOR = 2.0
+#: The RMS band, a factor either way: 2.5 standard deviations of one seed's ``log RMS``
+#: about the pilot mean, ``exp(2.5 x 0.187 x sqrt(1 + 1/40)) = 1.6``. 0.187 is seeds
+#: 1-40's sd, as the cells' fourth moment predicts (0.19): Gaussian cells would give
+#: ``1/sqrt(2 x 54) = 0.096``, but the cells at the largest converging lr fluctuate 3-4
+#: times as much as the rest and carry most of it. Seeds 1-40 lie at 0.65-1.33 of the mean;
+#: the same runs with one replica for four at 1.29-2.79 (mean 1.94), 34 of the 40 beyond
+#: 1.6 (3 sd, 1.76, would catch 26): no band on this RMS separates the two on every seed.
+#: --full: 0.99 (the record, seed 0), 1.11 and 1.07 (seeds 1, 2).
+LEVEL_DEV_FACTOR = 1.6
+LEVEL_DEV_REVISED = ("issue 47: factor 2 -> 1.6, after a referee's wrong model (one replica "
+                     "for four, about twice the RMS) passed at 2; seed 0's value had been "
+                     "seen; the band is 2.5 sd of seeds 1-40's spread, the pilot extended "
+                     "to them")
 LEVEL_BIAS_TOL = 0.03
 #: The two-layer rows' naive line ``2 / sharpness`` at initialisation against the same line
 #: from the Marchenko-Pastur edges of the initial weights (standard parameterisation:
@@ -204,24 +229,29 @@ def _level_claims(single: pd.DataFrame, cfg: TrainabilityConfig) -> list[Claim]:
               else float("nan"))
     src = ('abstract 1: "a phase diagram of trainability governed by the step size (or '
            'learning rate) and initial weight variance"; own (the exact mean-square theory)')
-    pilot = "; ".join(f"seed {k}: RMS {a:.3g}, mean {b:.3g}" for k, (a, b) in LEVEL_PILOT.items())
-    predicted = float(np.mean([a for a, _ in LEVEL_PILOT.values()])) * math.sqrt(
+    seeds = f"seeds {min(LEVEL_PILOT)}-{max(LEVEL_PILOT)}"
+    rms_p, mean_p = (np.array(v) for v in zip(*LEVEL_PILOT.values(), strict=True))
+    pilot = (f"{seeds}: RMS {rms_p.mean():.3g} on average, {rms_p.min():.3g}-"
+             f"{rms_p.max():.3g}; means {mean_p.min():.2g} to {mean_p.max():.2g}")
+    predicted = float(rms_p.mean()) * math.sqrt(
         LEVEL_DEV_PILOT_SIZE / (cfg.P * cfg.D * cfg.replicas))
     dev_name = "single layer: RMS of log(final error / exact theory)"
     return [
         sized(dev_name, rms, predicted, LEVEL_DEV_FACTOR, source=src,
-              predicted_by=f"seeds 1-3 at the quick size, not the judged seed ({pilot}), "
+              predicted_by=f"{seeds} at the quick size, not the judged seed ({pilot}), "
                            "scaled by (P D replicas)^(-1/2)",
+              revised=LEVEL_DEV_REVISED, revised_how="tighter",
               note=f"over the {logr.size} single-layer cells where neither the run nor the "
                    f"theory diverges; {cfg.replicas} replicas a cell; a table equal to the "
-                   "theory fails, and so do fluctuations several times too large"),
+                   "theory fails, and so do fluctuations twice too large (a quarter of the "
+                   "replicas); band: 2.5 sd of the pilot seeds' log RMS"),
         within("single layer: mean of log(final error / exact theory)", bias,
                -LEVEL_BIAS_TOL, LEVEL_BIAS_TOL, source=src, aspect="prefactor",
                partner=dev_name,
                note=f"the level over the same cells: label noise s (the stationary error "
                     f"lr s^2 / (2B - lr (B + D + 1)) per entry), the steps (the transient "
-                    f"rho^t) and the start sigma0^2 P + theta^2 all set it; tolerance from "
-                    f"seeds 1-3 ({pilot})"),
+                    f"rho^t) and the start sigma0^2 P + theta^2 all set it; tolerance 4 "
+                    f"standard errors of seeds 1-3's cells, checked on {pilot}"),
         within("trainability theory: closed form - step-by-step recursion (largest relative)",
                oracle, 0.0, RECURSION_TOL, source="own", aspect="oracle", partner=dev_name,
                note="predict_trainability (the claims and the figure's boundary call it) "

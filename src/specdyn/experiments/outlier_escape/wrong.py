@@ -307,6 +307,28 @@ def _theory_status_normalised_lr(cfg: Any, folder: Path) -> None:
     edit_table(folder, _TR, edit)
 
 
+def _one_replica(cfg: Any, folder: Path) -> None:
+    """The single layer run with one replica a cell, the config still saying its
+    ``replicas``: the experiment's own run re-done at ``replicas = 1`` (a few seconds at the
+    quick size) and its single-layer rows written over the run's. Replicas do not touch the
+    two layers: their rows are kept, and the rerun's cut to one step."""
+    import tempfile
+
+    from specdyn.experiments.outlier_escape.run import run_trainability
+
+    with tempfile.TemporaryDirectory(dir=folder.parent, prefix="one-replica-") as tmp:
+        run_trainability(replace(cfg, replicas=1, two_layer_steps=1), Path(tmp))
+        rerun = pd.read_parquet(Path(tmp) / _TR)
+    one = rerun[rerun["model"] == "single-layer"]
+
+    def edit(df: pd.DataFrame) -> pd.DataFrame:
+        if len(one) != int((df["model"] == "single-layer").sum()):
+            raise ValueError("the rerun's single-layer grid differs from the run's")
+        return pd.concat([one[df.columns], df[df["model"] != "single-layer"]],
+                         ignore_index=True)
+    edit_table(folder, _TR, edit)
+
+
 def _naive_from_final(df: pd.DataFrame) -> pd.DataFrame:
     """Each two-layer row's naive line read off the final sharpness (at the smallest lr's
     solution) instead of the initial one."""
@@ -343,6 +365,10 @@ TRAINABILITY_WRONG = (
                catches=(_LEVEL,), kind="is-theory"),
     WrongModel("deviations x3", "the single layer's deviations from the exact theory three "
                "times the run's (in log)", _single_towards_theory(3.0), catches=(_LEVEL,),
+               kind="fluctuation-size"),
+    WrongModel("one replica for four", "the single-layer cells run with one replica each "
+               "for the config's four (the table written by 1, the config still saying 4): "
+               "fluctuations about twice the size", _one_replica, catches=(_LEVEL,),
                kind="fluctuation-size"),
     WrongModel("label noise x1.5", "the single layer at 1.5 times its label noise",
                _label_noise_high, kind="temperature",
