@@ -175,3 +175,21 @@ def test_configurational_temperature_is_the_temperature_at_equilibrium() -> None
     assert got == pytest.approx(tau, rel=0.12)
     zero = levels.configurational_temperature(np.zeros((5, 3)), run.x, run.y, "tanh-shift", 1.0)
     assert zero == 0.0
+
+
+def test_step_noise_temperature_reads_the_injected_noise() -> None:
+    """One Euler-Maruyama step written here with a known temperature: the reading less the
+    drift is that temperature within its chi-square resolution, and the drift matters."""
+    rng = np.random.default_rng(5)
+    x = _inputs(M=30, D=3)
+    y = np.tanh(x[:, 0])
+    p0 = np.column_stack([rng.standard_normal(4000), rng.standard_normal((4000, 3)) / np.sqrt(3)])
+    dt, tau, wd = 0.05, 0.03, 0.05
+    drift = levels._grad_V(p0, x, y, "tanh-shift", wd)
+    p1 = p0 - dt * drift + np.sqrt(2 * tau * dt) * rng.standard_normal(p0.shape)
+    got = levels.step_noise_temperature(p0, p1, x, y, "tanh-shift", wd, dt)
+    assert abs(got / tau - 1) < 4 * np.sqrt(2 / p0.size)  # 4 sd of a mean of 16000 squares
+    # without the drift the reading is off by more than that resolution
+    p1_still = p0 + np.sqrt(2 * tau * dt) * rng.standard_normal(p0.shape)
+    assert abs(levels.step_noise_temperature(p0, p1_still, x, y, "tanh-shift", wd, dt)
+               / tau - 1) > 4 * np.sqrt(2 / p0.size)

@@ -294,9 +294,9 @@ def _half_speed(cfg: Any, folder: Path) -> None:
     --full folder's is a --full run again)."""
     from dataclasses import replace
 
-    from specdyn.experiments.mean_field.run import run_atoms
+    from specdyn.runs.registry import get  # the registered run: run.py imports this module
 
-    run_atoms(replace(cfg, dt=cfg.dt / 2), folder)
+    get("sparse-atoms").run(replace(cfg, dt=cfg.dt / 2), folder)
     edit_table(folder, "sparse-atoms_mass.parquet",
                lambda df: df.assign(t=df["step"] * cfg.dt))
 

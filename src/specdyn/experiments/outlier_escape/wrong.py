@@ -314,10 +314,10 @@ def _one_replica(cfg: Any, folder: Path) -> None:
     two layers: their rows are kept, and the rerun's cut to one step."""
     import tempfile
 
-    from specdyn.experiments.outlier_escape.run import run_trainability
+    from specdyn.runs.registry import get  # the registered run: run.py imports this module
 
     with tempfile.TemporaryDirectory(dir=folder.parent, prefix="one-replica-") as tmp:
-        run_trainability(replace(cfg, replicas=1, two_layer_steps=1), Path(tmp))
+        get("trainability").run(replace(cfg, replicas=1, two_layer_steps=1), Path(tmp))
         rerun = pd.read_parquet(Path(tmp) / _TR)
     one = rerun[rerun["model"] == "single-layer"]
 
