@@ -41,6 +41,7 @@ from specdyn.runs.claims import claim_key, definition, fmt_measured, mark, md_ce
 ROOT = Path(__file__).resolve().parents[1]
 FULL = ROOT / "benchmarks" / "full_claims.json"
 DOC = ROOT / "docs" / "claims.md"
+SEED_SCAN = ROOT / "benchmarks" / "seed_scan.json"
 
 
 def _full_claims_module() -> Any:
@@ -339,9 +340,46 @@ def _wrong_table(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def seed_scan_section(scan: dict[str, Any]) -> list[str]:
+    """Lines of "Other seeds": per experiment, the seeds ``scripts/seed_scan.py`` ran and
+    each claim expected to hold that failed on some of them, with the measured values."""
+    if not scan:
+        return []
+    out = ["## Other seeds\n",
+           "The quick runs at seeds other than the judged 0 (`python scripts/seed_scan.py "
+           "--seeds ...`, recorded in `benchmarks/seed_scan.json`): a band set on a few pilot "
+           "seeds can be narrower than the seeds' spread. Each claim expected to hold that "
+           "failed on one of them, and on which.\n",
+           "| experiment | seeds run | claim | failed on (measured; expected) |",
+           "|---|---|---|---|"]
+    for exp in sorted(scan):
+        seeds = sorted(scan[exp], key=int)
+        fails: dict[str, list[str]] = {}
+        for sd in seeds:
+            for name, measured, expected in scan[exp][sd]["failed"]:
+                fails.setdefault(name, []).append(
+                    f"{sd} ({fmt_measured(measured)}; {expected})")
+        span = _seed_span([int(x) for x in seeds])
+        if not fails:
+            out.append(f"| {exp} | {span} | every claim held | - |")
+        for name, where in fails.items():
+            out.append(f"| {exp} | {span} | {md_cell(name)} | {len(where)} of {len(seeds)}: "
+                       f"{md_cell(', '.join(where))} |")
+    out.append("")
+    return out
+
+
+def _seed_span(seeds: list[int]) -> str:
+    """``21-33`` for a run of consecutive seeds, else the list."""
+    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ", ".join(str(x) for x in seeds)
+
+
 def render(quick: dict[str, Any], full: dict[str, Any],
            wrong: list[dict[str, Any]] | None = None,
-           not_rechecked: dict[str, str] | None = None) -> str:
+           not_rechecked: dict[str, str] | None = None,
+           seed_scan: dict[str, Any] | None = None) -> str:
     """The page for a quick run's ``claims.json``, the --full record, the wrong-model rows
     (:func:`wrong_rows`) and the record's entries not checked by today's code (why)."""
     flags = {(e, c) for e, c, _ in flagged(quick, full)}
@@ -387,6 +425,7 @@ def render(quick: dict[str, Any], full: dict[str, Any],
     out += [f"| {e} | {k} | {md_cell(m)} | {md_cell(why)} | {md_cell(fix)} |"
             for e, k, m, why, fix in KNOWN_MISSES]
     out.append("")
+    out += seed_scan_section(seed_scan or {})
     out.append("## Not checked\n")
     out.append("Seed statements that no claim checks, and why.\n")
     out.append("| statement | source | why not checked | checked instead |")
@@ -441,8 +480,9 @@ def main() -> None:
         p.error(f"{path} is of a --full run; the page needs a quick one")
     full = json.loads(args.full.read_text()) if args.full.exists() else {}
     names = [r["experiment"] for r in quick["experiments"]]
+    scan = json.loads(SEED_SCAN.read_text()) if SEED_SCAN.exists() else {}
     args.out.write_text(render(quick, full, wrong_rows(path.parent, names),
-                               _full_claims_module().NOT_RECHECKED))
+                               _full_claims_module().NOT_RECHECKED, scan))
     print(f"wrote {args.out} (from {path})")
     for exp, name, res in flagged(quick, full):
         print(f"FLAG {exp}: {name!r} is marked quick size but its --full run: {res}")

@@ -36,8 +36,8 @@ def seed_list(text: str) -> list[int]:
     """``"21"``, ``"22-33"`` or ``"3,6,9"`` as a list of seeds (each >= 1: 0 is judged)."""
     seeds: list[int] = []
     for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        if not (lo.isdigit() and (hi.isdigit() or not hi)):
+        lo, dash, hi = part.partition("-")
+        if not (lo.isdigit() and (hi.isdigit() if dash else True)):
             raise ValueError(f"--seeds must be seeds >= 1 like 21, 22-33 or 3,6,9, got {text!r}")
         seeds += list(range(int(lo), int(hi or lo) + 1))
     if not seeds or min(seeds) < 1:

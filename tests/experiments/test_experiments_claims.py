@@ -661,3 +661,27 @@ def test_revised_how_and_aspect_are_validated() -> None:
         Claim("c", "in [0, 1]", 0.5, True, source="own", revised="x", revised_how="easier")
     with pytest.raises(ValueError, match="aspect"):
         Claim("c", "in [0, 1]", 0.5, True, source="own", aspect="speed")
+
+
+def test_seed_scan_parses_seeds_and_the_page_lists_what_failed_where() -> None:
+    scan = _script("scripts/seed_scan.py")
+    assert scan.seed_list("21") == [21]
+    assert scan.seed_list("22-24,30") == [22, 23, 24, 30]
+    for bad in ("0", "x", "3-", ""):
+        with pytest.raises(ValueError, match="--seeds"):
+            scan.seed_list(bad)
+    claims = [{"name": "a", "held": False, "measured": 0.5, "expected": "in [0, 0.1]"},
+              {"name": "b", "held": False, "sanity": True},
+              {"name": "c", "held": False, "disputed": "why"},
+              {"name": "d", "held": False, "full_only": True},
+              {"name": "e", "held": True}]
+    assert scan.expected_failures(claims) == [["a", 0.5, "in [0, 0.1]"]]
+    doc = _script("scripts/claims_doc.py")
+    record = {"x": {"21": {"commit": "c", "failed": []},
+                    "22": {"commit": "c", "failed": [["a", 0.5, "in [0, 0.1]"]]},
+                    "23": {"commit": "c", "failed": []}},
+              "y": {"21": {"commit": "c", "failed": []}}}
+    page = "\n".join(doc.seed_scan_section(record))
+    assert "| x | 21-23 | a | 1 of 3: 22 (0.5; in [0, 0.1]) |" in page
+    assert "| y | 21 | every claim held | - |" in page
+    assert doc.seed_scan_section({}) == []

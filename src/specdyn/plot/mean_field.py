@@ -111,9 +111,13 @@ def plot_sparse_atoms(initial: np.ndarray, final: np.ndarray, labels: np.ndarray
                       coef: Mapping[str, tuple[np.ndarray, ...]] | None = None,
                       coef_tol: float = 0.1, orbit: tuple[float, float] | None = None,
                       symmetry_tol: float = 1e-10, off_orbit_min: float = 1e-6,
-                      lasso_directions: np.ndarray | None = None) -> Figure:
+                      lasso_directions: np.ndarray | None = None,
+                      flow: tuple[np.ndarray, np.ndarray, float] | None = None) -> Figure:
     """Particles at the start and the end, coloured by cluster, against the teacher's atoms;
     with ``mass`` given, a second row draws the S*, coefficient and symmetry claims.
+    ``flow`` ``(times, mass, factor)``: the population mean-field flow's |a|-mass in the two
+    heaviest clusters over the transient, drawn with the clock claim's band (its unclaimed
+    mass within ``factor``).
 
     Particles are ``(N, d+1)`` rows ``[a, w]``; the scatter shows ``w`` in the
     plane of input coordinates ``coords`` with marker area proportional to
@@ -172,6 +176,12 @@ def plot_sparse_atoms(initial: np.ndarray, final: np.ndarray, labels: np.ndarray
     for k in range(top_mass.shape[1]):
         ax2.plot(times, top_mass[:, k], marker=".", label=f"{k + 1} heaviest cluster(s)")
     ax2.axhline(0.9, color="k", ls=":", lw=1, label="90%")
+    if flow is not None:
+        t_f, m_f, factor = flow
+        u = 1.0 - np.asarray(m_f)
+        ax2.fill_between(t_f, 1.0 - u * factor, 1.0 - u / factor, color="C1", alpha=0.2, lw=0,
+                         label=f"clock claim: unclaimed mass within x{factor:g}")
+        ax2.plot(t_f, m_f, "x--", color="C1", lw=1, label="mean-field flow, 2 heaviest")
     ax2.set_ylim(0, 1.02)
     ax2.set_xlabel("time t")
     ax2.set_ylabel("|a|-mass fraction")
@@ -180,7 +190,7 @@ def plot_sparse_atoms(initial: np.ndarray, final: np.ndarray, labels: np.ndarray
     axl.plot(loss_times, loss, color="0.3", lw=0.8, ls="--")
     axl.set_yscale("log")
     axl.set_ylabel("training loss (dashed)")
-    ax2.legend(fontsize=7, loc="center right")
+    ax2.legend(fontsize=6.5, loc="lower right")
     return fig
 
 

@@ -175,17 +175,18 @@ def noise_temperature(noise: pd.DataFrame, cfg: ChaosConfig,
 def noise_claim(noise: pd.DataFrame, cfg: ChaosConfig, inputs: pd.DataFrame) -> Claim:
     """The first step's injected temperature against the config's (:data:`NOISE_SDS`)."""
     tau, n = noise_temperature(noise, cfg, inputs)
-    factor = 1.0 + NOISE_SDS * math.sqrt(2.0 / n) if n else 2.0
-    return sized("temperature: the first step's noise against tau", tau, cfg.temperature,
-                 factor, source=GIBBS_SOURCE, aspect="prefactor",
-                 predicted_by="the config's temperature tau",
-                 note=f"mean |theta' - theta + dt grad V(theta)|^2 / (2 dt) per coordinate over "
-                      f"the reference's first step, {n} coordinates pooled over seeds, the "
-                      f"drift in numpy (levels.step_noise_temperature); exact in expectation, "
-                      f"so the factor is {NOISE_SDS:g} sd of a chi-square mean, "
-                      f"sqrt(2 / {n}); the coupling cancels the noise from every distance "
-                      f"above, so this is where a run's temperature shows",
-                 revised=NOISE_REVISED, revised_how="tighter")
+    half = NOISE_SDS * math.sqrt(2.0 / n) if n else 1.0
+    return within("temperature: the first step's noise against tau", tau,
+                  cfg.temperature * (1.0 - half), cfg.temperature * (1.0 + half),
+                  source=GIBBS_SOURCE, aspect="prefactor",
+                  rule=f"in tau x (1 +- {NOISE_SDS:g} sqrt(2 / n)), n the coordinates read",
+                  note=f"mean |theta' - theta + dt grad V(theta)|^2 / (2 dt) per coordinate "
+                       f"over the reference's first step, n = {n} coordinates pooled over "
+                       f"seeds, the drift in numpy (levels.step_noise_temperature), against "
+                       f"tau = {cfg.temperature:g}; exact in expectation, so the band is "
+                       f"{NOISE_SDS:g} sd of a chi-square mean; the coupling cancels the noise "
+                       f"from every distance above, so this is where a run's temperature shows",
+                  revised=NOISE_REVISED, revised_how="tighter")
 
 
 def chaos_level_claims(df: pd.DataFrame, cfg: ChaosConfig, inputs: pd.DataFrame) -> list[Claim]:

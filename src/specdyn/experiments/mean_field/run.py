@@ -16,7 +16,14 @@ import pandas as pd
 
 from specdyn import io
 from specdyn.experiments.mean_field import levels
-from specdyn.experiments.mean_field.atoms import TEACHERS, atoms_figure_readings, theory_rows
+from specdyn.experiments.mean_field.atoms import CLOCK_FACTOR as ATOMS_CLOCK_FACTOR
+from specdyn.experiments.mean_field.atoms import CLOCK_T as ATOMS_CLOCK_T
+from specdyn.experiments.mean_field.atoms import (
+    TEACHERS,
+    atoms_figure_readings,
+    flow_unclaimed,
+    theory_rows,
+)
 from specdyn.experiments.mean_field.budget import (
     budget_claims_of,
     budget_figure_readings,
@@ -186,8 +193,11 @@ def run_atoms(cfg: AtomsConfig, out_dir: Path) -> ExperimentResult:
                         for which, r in zip(TEACHERS, (run, weak_run), strict=True)],
                        ignore_index=True)
     # the claims' panels are drawn from the tables, with the claims' own readings
+    t_clock = np.array([float(t) for t in run.times if 0 < t <= ATOMS_CLOCK_T])
     fig = mplot.plot_sparse_atoms(run.particles[0], run.final, end.labels, atoms, run.times,
                                   top, np.arange(cfg.steps + 1) * cfg.dt, run.loss,
+                                  flow=(t_clock, 1.0 - flow_unclaimed(cfg, tuple(t_clock)),
+                                        ATOMS_CLOCK_FACTOR),
                                   **atoms_figure_readings(df, weak_df, theory, cfg))
     figures = save_figure(fig, out_dir / "sparse-atoms")
     tables = [io.write_table(df, out_dir / "sparse-atoms.parquet"),
