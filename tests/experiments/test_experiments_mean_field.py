@@ -185,7 +185,7 @@ def test_step_noise_temperature_reads_the_injected_noise() -> None:
     y = np.tanh(x[:, 0])
     p0 = np.column_stack([rng.standard_normal(4000), rng.standard_normal((4000, 3)) / np.sqrt(3)])
     dt, tau, wd = 0.05, 0.03, 0.05
-    drift = levels._grad_V(p0, x, y, "tanh-shift", wd)
+    drift = levels.grad_V(p0, x, y, "tanh-shift", wd)
     p1 = p0 - dt * drift + np.sqrt(2 * tau * dt) * rng.standard_normal(p0.shape)
     got = levels.step_noise_temperature(p0, p1, x, y, "tanh-shift", wd, dt)
     assert abs(got / tau - 1) < 4 * np.sqrt(2 / p0.size)  # 4 sd of a mean of 16000 squares

@@ -8,8 +8,8 @@ import pandas as pd
 
 from specdyn.experiments.mean_field.atoms import (
     CLOCK_T,
-    _flow_drift,
     clock_claim,
+    flow_drift,
     flow_unclaimed,
 )
 from specdyn.experiments.mean_field.config import AtomsConfig
@@ -31,7 +31,7 @@ def test_flow_drift_is_minus_n_times_the_gradient_of_the_population_risk() -> No
     atoms = cfg.teacher_atoms()
     theta = np.random.default_rng(7).standard_normal((6, cfg.D + 1))
     others = np.vstack([theta / [len(theta), *np.ones(cfg.D)], atoms * [-1.0, *np.ones(cfg.D)]])
-    drift = _flow_drift(theta, others, cfg.weight_decay)
+    drift = flow_drift(theta, others, cfg.weight_decay)
     h = 1e-6
     fd = np.zeros_like(theta)
     for i in range(theta.shape[0]):

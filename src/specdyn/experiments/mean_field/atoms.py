@@ -419,7 +419,7 @@ def spread_claim(p: np.ndarray, clusters: AtomClusters, weak: np.ndarray,
                  revised=SPREAD_REVISED, revised_how="tighter")
 
 
-def _flow_drift(theta: np.ndarray, others: np.ndarray, lam: float) -> np.ndarray:
+def flow_drift(theta: np.ndarray, others: np.ndarray, lam: float) -> np.ndarray:
     """``-grad V`` of each particle ``[a, w]`` under the population flow (ReLU,
     ``x ~ N(0, I)``): ``V = a E[(f - f*) relu(w . x)] + (lam/2) |theta|^2`` with ``others``
     the rows ``[c_j, v_j]`` of ``f - f* = sum_j c_j relu(v_j . x)``. Closed forms, ``t`` the
@@ -458,10 +458,10 @@ def flow_unclaimed(cfg: AtomsConfig, times: tuple[float, ...]) -> np.ndarray:
             for _ in range(n):
                 others = np.vstack([theta / [len(theta), *np.ones(cfg.D)],
                                     atoms * [-1.0, *np.ones(cfg.D)]])
-                k1 = _flow_drift(theta, others, cfg.weight_decay)
+                k1 = flow_drift(theta, others, cfg.weight_decay)
                 ahead = theta + h * k1  # the Euler step, then the trapezoid
                 others[:len(theta)] = ahead / [len(ahead), *np.ones(cfg.D)]
-                theta = theta + 0.5 * h * (k1 + _flow_drift(ahead, others, cfg.weight_decay))
+                theta = theta + 0.5 * h * (k1 + flow_drift(ahead, others, cfg.weight_decay))
             now = t
             out[r, j] = 1.0 - cluster_directions(
                 theta, threshold_deg=cfg.threshold_deg).top_mass(len(atoms))

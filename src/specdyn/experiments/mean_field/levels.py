@@ -185,7 +185,7 @@ def initial_rate(activation: str, x: np.ndarray, y: np.ndarray, x_test: np.ndarr
     return float(-2.0 * np.mean(y_test * dfdt))
 
 
-def _grad_V(p: np.ndarray, x: np.ndarray, y: np.ndarray, activation: str,
+def grad_V(p: np.ndarray, x: np.ndarray, y: np.ndarray, activation: str,
             weight_decay: float) -> np.ndarray:
     """``grad V(theta_i)`` of the ``(N, D+1)`` particles on ``(x, y)``, rows ``(d/da,
     d/dw)``, in numpy (not the engine's): ``V = (1/M) sum_m r_m a sigma(w . x_m) +
@@ -209,7 +209,7 @@ def configurational_temperature(particles: np.ndarray, x: np.ndarray, y: np.ndar
     ``O(dt)`` bias of the Euler-Maruyama step; 0 at a zero-temperature stationary point.
     The gradient is written here again, in numpy, not taken from the engine."""
     p = np.asarray(particles, dtype=np.float64)
-    return float(np.mean(np.sum(p * _grad_V(p, x, y, activation, weight_decay), axis=1))
+    return float(np.mean(np.sum(p * grad_V(p, x, y, activation, weight_decay), axis=1))
                  / p.shape[1])
 
 
@@ -219,10 +219,10 @@ def step_noise_temperature(before: np.ndarray, after: np.ndarray, x: np.ndarray,
     """The temperature one Euler-Maruyama step ``theta' = theta - dt grad V(theta) +
     sqrt(2 tau dt) xi`` injected: ``mean |theta' - theta + dt grad V(theta)|^2 / (2 dt)`` per
     coordinate, over the ``(N, D+1)`` particles ``before`` and ``after`` the step, with the
-    drift of :func:`_grad_V` (the particles' own measure: a subset of a population gives its
+    drift of :func:`grad_V` (the particles' own measure: a subset of a population gives its
     drift to ``O(1/sqrt(N))`` of ``r``, which moves the result by ``O(dt^2 / N)``). Exact in
     expectation; its relative sd is ``sqrt(2 / (N (D+1)))`` (a chi-square mean)."""
     p0 = np.asarray(before, dtype=np.float64)
-    xi = np.asarray(after, dtype=np.float64) - p0 + dt * _grad_V(p0, x, y, activation,
+    xi = np.asarray(after, dtype=np.float64) - p0 + dt * grad_V(p0, x, y, activation,
                                                                  weight_decay)
     return float(np.mean(xi * xi) / (2.0 * dt))
