@@ -128,7 +128,8 @@ def _twice_the_temperature(cfg: Any, folder: Path) -> None:
                                    checkpoints=[0, 1], record=("reference_particles",))
         assert run.reference_particles is not None
         rows.append(noise_rows(seed, run.reference_particles, run.steps))
-    pd.concat(rows, ignore_index=True).to_parquet(folder / "propagation-of-chaos_noise.parquet")
+    hot_rows = pd.concat(rows, ignore_index=True)
+    edit_table(folder, "propagation-of-chaos_noise.parquet", lambda _: hot_rows)
 
 
 CHAOS_WRONG = (
