@@ -22,17 +22,22 @@ def plot_bbp_escape(steps: np.ndarray, singular_values: np.ndarray, *, theory_st
                     bulk_edge: np.ndarray, outlier: np.ndarray, detected: np.ndarray,
                     t_star: float, t_measured: float | None, left_overlap2: np.ndarray,
                     right_overlap2: np.ndarray, theory_left2: np.ndarray,
-                    theory_right2: np.ndarray) -> Figure:
+                    theory_right2: np.ndarray,
+                    replicas: tuple[np.ndarray, np.ndarray, np.ndarray, str] | None = None
+                    ) -> Figure:
     """Top singular values against the predicted bulk edge and outlier path, and overlaps.
 
     Left: singular values (log axis) with the Marchenko-Pastur edge
     ``|a_t| sigma0 (1 + sqrt c)`` and the BBP outlier path; right: the same divided
-    by the edge; bottom: squared overlaps of the top singular vectors with the
-    teacher, measured and predicted. Vertical lines: predicted ``t*`` and the
-    first step flagged by the Tracy-Widom test.
+    by the edge; then squared overlaps of the top singular vectors with the teacher,
+    measured and predicted. Vertical lines: predicted ``t*`` and the first step flagged by
+    the Tracy-Widom test. With ``replicas`` (steps, top singular values, their predicted
+    outliers, a label: other students at a few steps), a fourth panel shows each one's
+    relative deviation from its prediction beside the run's.
     """
-    fig, axes = new_figure(3, 1, width=4.6, height=3.6)
-    ax, axr, axo = axes
+    fig, axes = new_figure(2, 2, width=4.6, height=3.2) if replicas is not None \
+        else new_figure(3, 1, width=4.6, height=3.6)
+    ax, axr, axo = axes[:3]
     k = singular_values.shape[1]
     for j in range(k):
         ax.plot(steps, singular_values[:, j], color="0.6" if j else "C0", lw=1.2 if j == 0 else 0.7,
@@ -58,6 +63,19 @@ def plot_bbp_escape(steps: np.ndarray, singular_values: np.ndarray, *, theory_st
     axo.set_ylabel("squared overlap with teacher")
     axo.set_ylim(-0.02, 1.02)
     axo.set_title("top singular vectors vs the teacher", fontsize=9)
+    if replicas is not None:
+        axd = axes[3]
+        r_steps, r_sv, r_pred, r_label = replicas
+        axd.plot(r_steps, r_sv / r_pred - 1.0, ".", color="C4", ms=3, alpha=0.7,
+                 label=r_label)
+        own = steps >= r_steps.min()
+        axd.plot(steps[own], singular_values[own, 0]
+                 / np.interp(steps[own], theory_steps, outlier) - 1.0, "C0", lw=1.2,
+                 label="this run")
+        axd.axhline(0.0, color="C3", ls=":", lw=1.2)
+        axd.set_ylabel("top singular value / predicted - 1")
+        axd.set_title("finite-size deviation from the outlier path", fontsize=9)
+        axd.legend(fontsize=7)
     for a in axes:
         a.axvline(t_star, color="C3", lw=0.8, label="predicted t*")
         if t_measured is not None:

@@ -19,6 +19,8 @@ import pandas as pd
 
 from specdyn.experiments.outlier_escape.config import BBPEscapeConfig
 from specdyn.experiments.outlier_escape.readings import nonlinear_reading, sgd_reading
+from specdyn.experiments.outlier_escape.replicas import TABLE as REPLICA_TABLE
+from specdyn.experiments.outlier_escape.replicas import replica_claims
 from specdyn.experiments.outlier_escape.trainability import (
     catapult_rows,
     measured_status,
@@ -403,9 +405,10 @@ def stochastic_claims(df: pd.DataFrame, cfg: BBPEscapeConfig) -> list[Claim]:
 
 def bbp_claims_of(cfg: BBPEscapeConfig, folder: Path) -> list[Claim]:
     """The claims of ``bbp-escape`` on the tables in a run's ``folder`` (for the registry):
-    population GD's, then the SGD and nonlinear runs' (a folder written before those were
-    recorded has only the first)."""
-    extra = folder / "bbp-escape_stochastic.parquet"
+    population GD's, its replicas', then the SGD and nonlinear runs' (a folder written
+    before the replicas or those runs were recorded has only the first)."""
+    extra, reps = folder / "bbp-escape_stochastic.parquet", folder / REPLICA_TABLE
     stoch = pd.read_parquet(extra) if extra.exists() else None
     claims = bbp_claims(pd.read_parquet(folder / "bbp-escape.parquet"), cfg, stoch)
+    claims += replica_claims(pd.read_parquet(reps), cfg) if reps.exists() else []
     return claims + (stochastic_claims(stoch, cfg) if stoch is not None else [])

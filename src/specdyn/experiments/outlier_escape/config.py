@@ -29,12 +29,16 @@ from specdyn import _validate as v
                       sgd_noise=v.NONNEGATIVE, sgd_steps=v.SIZE, nonlinear_N=v.Int(3),
                       nonlinear_D=v.Int(3), nonlinear_B=v.SIZE,
                       nonlinear_lr=v.POSITIVE, nonlinear_steps=v.SIZE,
-                      nonlinear_activation=v.Choice("tanh", "relu"), seed=v.SEED)
+                      nonlinear_activation=v.Choice("tanh", "relu"), replicas=v.Int(2),
+                      seed=v.SEED)
 class BBPEscapeConfig:
     """Population GD, rank-one ``P x D`` teacher; beside it the same escape under online SGD
     (``sgd_*``: a linear student, batch ``sgd_B``, label noise ``sgd_noise``) and through a
     nonlinear layer (``nonlinear_*``: online SGD on the first layer of ``f(x) = N^(-1/2) a^T
-    phi(W x)``, a fresh batch of ``nonlinear_B`` samples of a He1 teacher each step).
+    phi(W x)``, a fresh batch of ``nonlinear_B`` samples of a He1 teacher each step), and
+    ``replicas`` more population GD students with their own ``W0``, whose outliers' spread
+    about the path sizes its finite-size deviation
+    (:mod:`~specdyn.experiments.outlier_escape.replicas`).
     Defaults: quick (~25 s); ``--full``: P = 1500.
     """
 
@@ -59,6 +63,7 @@ class BBPEscapeConfig:
     nonlinear_lr: float = 0.1
     nonlinear_steps: int = 40
     nonlinear_activation: str = "tanh"
+    replicas: int = 32
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -74,7 +79,8 @@ def full_bbp_escape() -> BBPEscapeConfig:
     # SGD: D and B doubled together keep the stationary bulk sqrt(v D) of the quick size
     # (v = lr s^2 / (2B - lr (B + D + 1))), so the outlier clears it as at the quick size
     return BBPEscapeConfig(P=1500, D=3000, theta=0.0005, lr=0.02, sgd_P=600, sgd_D=1200,
-                           sgd_B=128, nonlinear_N=1000, nonlinear_D=1000, nonlinear_B=1000)
+                           sgd_B=128, nonlinear_N=1000, nonlinear_D=1000, nonlinear_B=1000,
+                           replicas=32)
 
 
 # --------------------------------------------------------------------------

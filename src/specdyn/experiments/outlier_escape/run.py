@@ -14,6 +14,7 @@ import pandas as pd
 from specdyn import Schedule, io
 from specdyn._progress import progress
 from specdyn.experiments.outlier_escape.claims import (
+    CLEAR_FACTOR,
     ESCAPE_WIDTH_TOL,
     bbp_claims_of,
     best_lr_grid_shift,
@@ -29,6 +30,13 @@ from specdyn.experiments.outlier_escape.config import (
     full_lr_transfer,
     full_trainability,
     parse_escape_runs,
+)
+from specdyn.experiments.outlier_escape.replicas import TABLE as REPLICA_TABLE
+from specdyn.experiments.outlier_escape.replicas import (
+    level_factor,
+    predicted_level,
+    replica_level,
+    replica_table,
 )
 from specdyn.experiments.outlier_escape.stochastic import TABLE as STOCHASTIC_TABLE
 from specdyn.experiments.outlier_escape.stochastic import stochastic_panels, stochastic_table
@@ -75,7 +83,8 @@ def _run_or_partial(train: Any, *args: Any, **kwargs: Any) -> tuple[Any, int | N
           measured={"bbp-escape.parquet": Measured(("value", "flagged"), by=("quantity",),
                                                    where={"source": ("measured",)}),
                     "bbp-escape_stochastic.parquet": Measured(("value", "flagged"),
-                                                              by=("run", "quantity"))})
+                                                              by=("run", "quantity")),
+                    REPLICA_TABLE: Measured(("value",), by=("quantity",))})
 def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
     c = cfg.P / cfg.D
     W_star, _, _ = rank_one_teacher(cfg.P, cfg.D, cfg.theta, seed=cfg.seed)
@@ -120,14 +129,22 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
         ]
     df = pd.DataFrame(rows)
     stoch = stochastic_table(cfg)
+    reps = replica_table(cfg, CLEAR_FACTOR)
     tables = [io.write_table(df, out_dir / "bbp-escape.parquet"),
-              io.write_table(stoch, out_dir / STOCHASTIC_TABLE)]
+              io.write_table(stoch, out_dir / STOCHASTIC_TABLE),
+              io.write_table(reps, out_dir / REPLICA_TABLE)]
     fig = oplot.plot_bbp_escape(
         run.steps, run.singular_values[:, :k], theory_steps=fine_t,
         bulk_edge=fine.bulk_edge, outlier=fine.singular_value, detected=fine.detected,
         t_star=t_star, t_measured=t_meas, left_overlap2=run.left_overlap2,
         right_overlap2=run.right_overlap2, theory_left2=fine.left_overlap2,
-        theory_right2=fine.right_overlap2)
+        theory_right2=fine.right_overlap2,
+        replicas=(reps["step"].to_numpy(), reps["value"].to_numpy(),
+                  oe.population_gd_path(cfg.theta, cfg.sigma0, c, cfg.lr,
+                                        reps["step"].to_numpy(dtype=float)).singular_value,
+                  f"{cfg.replicas} replicas: RMS level "
+                  f"{replica_level(reps, cfg) / predicted_level(cfg)[0]:.2f} x its pilot "
+                  f"(claim: 1/{level_factor(cfg):.2f}-{level_factor(cfg):.2f})"))
     figures = save_figure(fig, out_dir / "bbp-escape")
     figures += save_figure(oplot.plot_stochastic_escape(stochastic_panels(stoch, cfg)),
                            out_dir / "bbp-escape_stochastic")
@@ -138,6 +155,7 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
         "escape_rel_error": None if t_meas is None else t_meas / t_star - 1.0,
         "flagged_before_t_star": flagged_before,
         "outlier_location_max_rel_error_when_clear": loc_err,
+        "replicas_deviation_level": replica_level(reps, cfg),
     }
     return ExperimentResult("bbp-escape", out_dir, figures=figures, tables=tables,
                             summary=summary)

@@ -22,6 +22,7 @@ from specdyn.theory import outlier_escape as oe
 
 _BBP = "bbp-escape.parquet"
 _STOCHASTIC = "bbp-escape_stochastic.parquet"
+_REPLICAS = "bbp-escape_replicas.parquet"
 _POOLED = "outliers - predictions, once clear: RMS deviation / its pilot size (pooled)"
 
 
@@ -91,9 +92,10 @@ def _bbp_clear_rows(df: pd.DataFrame, quantity: str) -> tuple[pd.Series, np.ndar
 
 
 def _bbp_towards_theory(factor: float, *, stochastic: bool = True) -> Any:
-    """Every measured outlier (population GD's with its overlaps, SGD's, the nonlinear
-    layer's; population GD's alone without ``stochastic``), once clear, ``factor`` times as
-    far from its prediction as the run's (0: the simulations return their theories)."""
+    """Every measured outlier (population GD's with its overlaps and its replicas', SGD's,
+    the nonlinear layer's; population GD's alone without ``stochastic``), once clear,
+    ``factor`` times as far from its prediction as the run's (0: the simulations return
+    their theories)."""
     def population(df: pd.DataFrame) -> pd.DataFrame:
         for q in ("sv1", "left_overlap2", "right_overlap2"):
             rows, th = _bbp_clear_rows(df, q)
@@ -106,6 +108,15 @@ def _bbp_towards_theory(factor: float, *, stochastic: bool = True) -> Any:
         from specdyn.experiments.outlier_escape.readings import nonlinear_reading, sgd_reading
 
         edit_table(folder, _BBP, population)
+
+        def replicas(df: pd.DataFrame) -> pd.DataFrame:
+            th = oe.population_gd_path(cfg.theta, cfg.sigma0, cfg.P / cfg.D, cfg.lr,
+                                       df["step"].to_numpy(dtype=float)).singular_value
+            df["value"] = th + factor * (df["value"].to_numpy() - th)
+            return df
+
+        if (folder / _REPLICAS).exists():  # every replica's step is a clear one
+            edit_table(folder, _REPLICAS, replicas)
 
         def stochastic(df: pd.DataFrame) -> pd.DataFrame:
             for run, read in (("sgd", sgd_reading), ("nonlinear", nonlinear_reading)):
@@ -179,6 +190,11 @@ BBP_WRONG = (
                _bbp_towards_theory(0.0), catches=(_POOLED,), kind="is-theory"),
     WrongModel("deviations x3", "every outlier's deviation from its prediction, once clear, "
                "three times the run's", _bbp_towards_theory(3.0), catches=(_POOLED,),
+               kind="fluctuation-size"),
+    WrongModel("deviations x0.5", "every outlier's deviation from its prediction, once "
+               "clear, half the run's (population GD's, its replicas', SGD's, the nonlinear "
+               "layer's)", _bbp_towards_theory(0.5),
+               catches=("population GD replicas: outlier - prediction, RMS level / its pilot",),
                kind="fluctuation-size"),
     WrongModel("SGD label noise x1.5", "the SGD run at 1.5 times its label noise (its bulk "
                "the recursion's at 1.5 s)", _sgd_noise_high,
