@@ -16,7 +16,8 @@ from specdyn.experiments.paper_setting import PaperSettingConfig
                       dt=v.Real(0.0, lo_open=True, optional=True),
                       method=v.Choice("gd", "flow"), engine=v.Choice("gram", "weights"),
                       checkpoints=v.Int(2), kmin=v.SIZE, kmax=v.SIZE,
-                      dtype=v.Choice("float64", "float32"), figure=v.Bool())
+                      dtype=v.Choice("float64", "float32"), figure=v.Bool(),
+                      init_replicas=v.Int(0))
 class SimulateConfig(PaperSettingConfig):
     """One linear-network run (quick default: D = 32, N = 512, 2000 GD steps).
 
@@ -25,7 +26,10 @@ class SimulateConfig(PaperSettingConfig):
     ``dt = None`` picks the step from the setting (:meth:`time_step`), so the
     same ``steps`` covers the same number of relaxation times of the fastest
     mode whatever ``gamma0`` is. ``checkpoints`` is a count of log-spaced steps
-    (``Schedule.log``), as everywhere.
+    (``Schedule.log``), as everywhere. ``init_replicas`` more networks are initialised by
+    the same engine with their own seeds (one step each, the ``t = 0`` spectrum kept) so
+    that the size of the finite-width deviation at ``t = 0`` is read off many draws, not
+    one (0: the run's own alone).
     """
 
     N: int | None = 512
@@ -39,6 +43,7 @@ class SimulateConfig(PaperSettingConfig):
     kmax: int = 16
     dtype: Literal["float64", "float32"] = "float64"
     figure: bool = True
+    init_replicas: int = 16
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -14,6 +14,9 @@ Table (tidy rows ``step, t, k, quantity, value``): the trajectory's
 (``k = 0``): the power-law exponent fitted over ranks ``kmin..kmax``
 (:func:`specdyn.measure.exponents.fit_exponents`, weights ``1/k``).
 
+Beside it, ``simulate_init.parquet`` (``replica, k, value``): the ``t = 0`` spectra of
+``init_replicas`` more networks from the same engine (:func:`init_replica_table`).
+
 Summary: final loss, the fitted exponent at ``t = 0`` and at the end, the
 largest change ``delta_alpha = max_t |alpha_fit(t) - alpha_fit(0)|`` in the
 simulation and in the theory, and the theory's regime label.
@@ -28,10 +31,30 @@ import numpy as np
 import pandas as pd
 
 from specdyn import io
-from specdyn.experiments.simulate.claims import simulate_claims_of
+from specdyn.experiments.simulate.claims import INIT_TABLE, simulate_claims_of
 from specdyn.experiments.simulate.config import SimulateConfig, full_simulate
 from specdyn.experiments.simulate.wrong import SIMULATE_WRONG
 from specdyn.runs.registry import ExperimentResult, Measured, register
+from specdyn.sim.protocol import derive_seed
+
+
+def init_replica_table(cfg: SimulateConfig) -> pd.DataFrame:
+    """The ``t = 0`` spectra (``replica, k, value``) of ``cfg.init_replicas`` networks
+    initialised by the run's engine, each from its own node ``("init-replica", r)`` of the
+    run seed: one step of :func:`specdyn.sim.linear.train_linear` each, its first
+    checkpoint kept."""
+    from specdyn.sim.linear import train_linear
+
+    s = cfg.setting()
+    frames = []
+    for r in range(cfg.init_replicas):
+        traj = train_linear(s, cfg.N, cfg.M, 1, dt=cfg.time_step(), method=cfg.method,
+                            engine=cfg.engine, checkpoints=2, dtype=cfg.dtype,
+                            seed=derive_seed(cfg.seed, "init-replica", r), progress=False)
+        frames.append(pd.DataFrame({"replica": r, "k": np.arange(1, cfg.D + 1),
+                                    "value": traj.spectra[0]}))
+    return (pd.concat(frames, ignore_index=True) if frames
+            else pd.DataFrame({"replica": [], "k": [], "value": []}))
 
 
 @register("simulate", "two-layer linear network on a power-law setting, beside the exact "
@@ -41,7 +64,8 @@ from specdyn.runs.registry import ExperimentResult, Measured, register
                                    "population: no noise, no temperature"},
           measured={"simulate.parquet": Measured(
               ("value",), by=("quantity",),
-              where={"quantity": ("preact", "alpha_fit", "xi", "eta", "zeta")})})
+              where={"quantity": ("preact", "alpha_fit", "xi", "eta", "zeta")}),
+              INIT_TABLE: Measured(("value",))})
 def run_simulate(cfg: SimulateConfig, out_dir: Path) -> ExperimentResult:
     """Train, compare with the theory, write the tidy table (and a figure)."""
     from specdyn import theory
@@ -68,7 +92,8 @@ def run_simulate(cfg: SimulateConfig, out_dir: Path) -> ExperimentResult:
                       "k": 0, "value": a_th}),
     ]
     df = pd.concat(frames, ignore_index=True)[["step", "t", "k", "quantity", "value"]]
-    table = io.write_table(df, out_dir / "simulate.parquet")
+    tables = [io.write_table(df, out_dir / "simulate.parquet"),
+              io.write_table(init_replica_table(cfg), out_dir / INIT_TABLE)]
     figures: list[Path] = []
     if cfg.figure:
         from specdyn.plot import save_figure
@@ -97,5 +122,5 @@ def run_simulate(cfg: SimulateConfig, out_dir: Path) -> ExperimentResult:
     ok = traj.spectra[-1] > 0
     summary["final_median_abs_log"] = float(
         np.median(np.abs(np.log(traj.spectra[-1, ok] / rho_th[-1, ok]))))
-    return ExperimentResult("simulate", out_dir, figures=figures, tables=[table],
+    return ExperimentResult("simulate", out_dir, figures=figures, tables=tables,
                             summary=summary)

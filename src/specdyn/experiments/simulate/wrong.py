@@ -3,7 +3,9 @@
 
 The simulated spectrum (``preact`` rows) is rewritten and its fitted exponent
 (``alpha_fit`` rows) computed again from it, as the run computes it
-(:func:`specdyn.measure.exponents.fit_exponents` over ``kmin..kmax``).
+(:func:`specdyn.measure.exponents.fit_exponents` over ``kmin..kmax``); a mistake of the
+simulation changes the replicas' ``t = 0`` spectra (``simulate_init.parquet``) as it
+changes the run's.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pandas as pd
 
 from specdyn import theory
 from specdyn.experiments.linear_figures.wrong import slowed, theory_models
+from specdyn.experiments.simulate.claims import INIT_TABLE
 from specdyn.measure.exponents import fit_exponents
 from specdyn.runs.registry import WrongModel
 from specdyn.runs.wrong import edit_table
@@ -62,8 +65,32 @@ def _rewrite(change: Any, diagonals: Any = None) -> Any:
             _refit(df, cfg, "preact", "alpha_fit")
             return df
 
+        def init(df: pd.DataFrame) -> pd.DataFrame:
+            s = cfg.setting()
+            lam, _ = s.spectra()
+            t0 = np.zeros(1)
+            for r in df["replica"].unique():
+                m = (df["replica"] == r).to_numpy()
+                th0 = s.sigma_w**2 * lam[df.loc[m, "k"].to_numpy(dtype=np.int64) - 1]
+                df.loc[m, "value"] = change(t0, df.loc[m, "value"].to_numpy(dtype=float)[None],
+                                            th0[None])[0]
+            return df
+
         edit_table(folder, "simulate.parquet", table)
+        if (folder / INIT_TABLE).exists():
+            edit_table(folder, INIT_TABLE, init)
     return apply
+
+
+def _twice_the_width(cfg: Any, folder: Path) -> None:
+    """The run (and its replicas) made again at width 2N, the config still saying N, every
+    table as that run writes it (a few seconds at the quick size)."""
+    from dataclasses import replace
+
+    from specdyn.runs.registry import get  # the registered run: run.py imports this module
+
+    if cfg.N is not None:
+        get("simulate").run(replace(cfg, N=2 * cfg.N, figure=False), folder)
 
 
 def _jump(t: np.ndarray, rho: np.ndarray, th: np.ndarray) -> np.ndarray:
@@ -132,6 +159,10 @@ SIMULATE_WRONG = (
                "(log rho_sim - log rho_theory doubled at every rank and checkpoint)",
                _rewrite(lambda t, rho, th: th * (rho / th) ** 2.0),
                catches=("t = 0 deviation: finite-size size",), kind="fluctuation-size"),
+    WrongModel("width 2N", "the network (and every replica) at twice the configured width: "
+               "finite-size deviations 0.71 times their size, learned as the run's",
+               _twice_the_width, catches=("t = 0 deviation: finite-size size",),
+               kind="fluctuation-size"),
     WrongModel("half speed", "the network learns at half the speed (a time unit off by 2): "
                "spectrum and Gram diagonals at t are the real ones at t / 2",
                _rewrite(lambda t, rho, th: slowed(2.0)(t, rho), _slowed_diagonals),
