@@ -3,10 +3,12 @@
     python scripts/seed_scan.py --seeds 21 [NAME ...]            # every experiment with a seed
     python scripts/seed_scan.py --seeds 22-33 two-step-phase batch-reuse
 
-Each experiment is run at its quick config with ``seed`` replaced (experiments whose config
-has no ``seed`` field, a tuple of seeds or none, are skipped and said so), one after another
-on one thread, into a temporary folder. The claims expected to hold (not sanity checks, not
-disputed, not ``quick size``) that fail are merged into ``benchmarks/seed_scan.json``:
+Each experiment is run at its quick config with ``seed`` replaced, or a ``seeds`` tuple of
+``n`` seeds by ``n s, ..., n s + n - 1`` (disjoint sets for distinct scan seeds ``s >= 1``,
+none holding a judged seed; experiments whose config has neither, the theory figures, are
+skipped and said so), one after another on one thread, into a temporary folder. The
+claims expected to hold (not sanity checks, not disputed, not ``quick size``) that fail
+are merged into ``benchmarks/seed_scan.json``:
 ``{experiment: {seed: {"commit": ..., "failed": [[claim, measured, expected], ...]}}}``.
 ``scripts/claims_doc.py`` renders it as docs/claims.md's "Other seeds": a claim's band is
 set on pilot seeds, so this is where a band too narrow for the seeds' spread shows.
@@ -45,6 +47,18 @@ def seed_list(text: str) -> list[int]:
     return seeds
 
 
+def seeded(cfg: Any, seed: int) -> Any | None:
+    """``cfg`` at scan seed ``seed``: its ``seed`` field replaced, or its ``seeds`` tuple of
+    ``n`` by ``(n seed, ..., n seed + n - 1)``; ``None`` if it has neither."""
+    fields = {f.name for f in dataclasses.fields(cfg)}
+    if "seed" in fields:
+        return dataclasses.replace(cfg, seed=seed)
+    if "seeds" in fields and isinstance(cfg.seeds, tuple):
+        n = len(cfg.seeds)
+        return dataclasses.replace(cfg, seeds=tuple(range(n * seed, n * seed + n)))
+    return None
+
+
 def expected_failures(claims: list[dict[str, Any]]) -> list[list[Any]]:
     """``[name, measured, expected]`` of each claim expected to hold that did not."""
     return [[c["name"], c.get("measured"), c.get("expected")] for c in claims
@@ -74,9 +88,9 @@ def main() -> None:
     for seed in seeds:
         configs = {}
         for name in names:
-            cfg = get(name).config(False)
-            if "seed" in {f.name for f in dataclasses.fields(cfg)}:
-                configs[name] = dataclasses.replace(cfg, seed=seed)
+            cfg = seeded(get(name).config(False), seed)
+            if cfg is not None:
+                configs[name] = cfg
             else:
                 print(f"{name}: its config has no seed field; skipped", flush=True)
         with tempfile.TemporaryDirectory(prefix="seed-scan-") as tmp:

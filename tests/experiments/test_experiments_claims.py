@@ -676,6 +676,9 @@ def test_seed_scan_parses_seeds_and_the_page_lists_what_failed_where() -> None:
               {"name": "d", "held": False, "full_only": True},
               {"name": "e", "held": True}]
     assert scan.expected_failures(claims) == [["a", 0.5, "in [0, 0.1]"]]
+    assert scan.seeded(get("bbp-escape").config(False), 21).seed == 21
+    assert scan.seeded(get("propagation-of-chaos").config(False), 21).seeds == (63, 64, 65)
+    assert scan.seeded(get("fig3").config(False), 21) is None
     doc = _script("scripts/claims_doc.py")
     record = {"x": {"21": {"commit": "c", "failed": []},
                     "22": {"commit": "c", "failed": [["a", 0.5, "in [0, 0.1]"]]},
