@@ -244,11 +244,11 @@ def _steps_halved(cfg: Any, folder: Path) -> None:
 REUSE_WRONG = (
     WrongModel("both steps at half size", "both GD steps at half their size (lr = N^alpha / "
                "2): the directions a step captures depend on its size", _steps_halved,
-               catches=("He3: reused min overlap - fresh max overlap",), kind="clock"),
+               catches=("He3: reused mean overlap - fresh mean overlap",), kind="clock"),
     WrongModel("reuse changes nothing", "a reused batch learns what a fresh one does (the "
                "second step's correlation with the first batch lost)",
                table_edit("batch-reuse.parquet", _reuse_useless),
-               catches=("He3: reused min overlap - fresh max overlap",)),
+               catches=("He3: reused mean overlap - fresh mean overlap",)),
     WrongModel("He2 helped by reuse", "reuse helps He2 as it helps He3 (the reuse quantity "
                "E[z sigma*(z)^(k+1)] = 0 of He2 ignored)",
                table_edit("batch-reuse.parquet", _he2_helped),
@@ -266,7 +266,7 @@ REUSE_WRONG = (
                kind="fluctuation-size"),
     WrongModel("batches swapped", "each run's overlap read from the other batch mode (fresh "
                "attributed to reuse and back)", table_edit(_REUSE, _batches_swapped),
-               catches=("He3: reused min overlap - fresh max overlap",), kind="attribution"),
+               catches=("He3: reused mean overlap - fresh mean overlap",), kind="attribution"),
     WrongModel("noise level 1/sqrt(D)", "the fresh noise level's moment E[z^2 sigma*^2] / "
                "E[sigma*^2] taken as 1 (a random direction's 1/sqrt(D)), inside the "
                "function the claim calls", lambda cfg, folder: None,
