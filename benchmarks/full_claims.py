@@ -77,6 +77,16 @@ NOT_RECHECKED: dict[str, str] = {
             "benchmarks/gpu_fig4.sh); its t = 0 slope became a sanity check since, and the "
             "claims added since (the slope peak's time, the effective theory against an "
             "independent evaluation, the t = 0 deviation's size) have no --full value",
+    "batch-reuse": "its --full table (data 3d00959) is not on this disk: the reuse gains, "
+                   "restated as 'reused mean - fresh mean >= 1/sqrt(D)', have no --full value; "
+                   "the record's 'reused min - fresh max' (0.254 and 0.268 against 0.016) "
+                   "bounds them from below, so they held there",
+    "two-step-phase": "its --full table (data 3d00959) is not on this disk: the a^2 "
+                      "strength's deviation, restated as an RMS over the independent runs "
+                      "(each alpha1 row of a seed and width once) in a band calibrated on the "
+                      "quick config's seeds 40-59, has no --full value; the record's RMS over "
+                      "every run (0.041) is not the same number, and the band was set at the "
+                      "quick sizes",
 }
 
 

@@ -43,15 +43,32 @@ RISE_MIN = 0.5
 #: Smallest fraction of runs whose identified step-2 count equals the finite-N theory's
 #: (the former claim against the BBP-resolved measured strengths had the same bound).
 THEORY_MATCH_MIN = 0.75
-#: The ``a^2`` strength's RMS relative deviation from the finite-N theory, over a table's
-#: runs, has this size (within :data:`STRENGTH_DEV_FACTOR`): seeds 1 and 2 of a 4 x 3
-#: validation grid (alpha1 0.2-0.44, alpha2 0.29-0.49; not the judged seed 0, not the
-#: quick grid) measured STRENGTH_DEV_PILOT.
-STRENGTH_DEV_PILOT = {500: (0.0385, 0.0332), 1000: (0.0239, 0.0257), 2000: (0.0399, 0.0210)}
-#: Their mean; the factor 2 holds all six (0.021-0.040) and fails a table whose deviations
-#: are 3 times the run's or none at all.
-STRENGTH_DEV_PREDICTED = 0.0304
-STRENGTH_DEV_FACTOR = 2.0
+#: The ``a^2`` strength's relative deviation from the finite-N theory, RMS over a table's
+#: independent runs (:func:`_strength_deviation`). Its size is calibrated on the quick
+#: config at seeds 40-59 (not the judged seed 0, not the seeds 21-33 of the seed scan that
+#: found the former band too narrow, which held it out): STRENGTH_DEV_CAL. The band is
+#: their geometric mean times ``exp(+-k sd)`` of their logs, k = STRENGTH_DEV_K (sd with
+#: ddof 1): [0.036, 0.116] (k = 2 would put the held-out seed 22, 0.0401, on its edge);
+#: seeds 0 and 21-33 measured 0.040-0.093. Deviations 1.8 times the run's fail it on seed 0
+#: (0.156) but on only 10 of these 20 seeds, 0.6 times on 7 (not on seed 0): no wrong model.
+STRENGTH_DEV_CAL = {40: 0.0695, 41: 0.0906, 42: 0.0541, 43: 0.0672, 44: 0.0348,
+                    45: 0.0502, 46: 0.0607, 47: 0.0777, 48: 0.0634, 49: 0.0541,
+                    50: 0.0571, 51: 0.0735, 52: 0.0586, 53: 0.0734, 54: 0.0728,
+                    55: 0.0669, 56: 0.0927, 57: 0.0915, 58: 0.0625, 59: 0.0497}
+STRENGTH_DEV_K = 2.5
+#: Why the claim changed (issue 47, the seed scan).
+STRENGTH_DEV_REVISED = (
+    "issue 47, the seed scan: 'RMS over all runs within a factor 2 of 0.0304' (a 4 x 3 "
+    "validation grid's seeds 1-2, not the quick grid) failed on 6 of seeds 21-33 of the "
+    "quick config (0.024-0.109): a seed's deviations are one draw shared by every alpha2 of "
+    "an alpha1 row (lr2 scales one G2) and, through the batches and a's sample moments, "
+    "correlated across alpha1 (0.6-0.95), so that RMS rested on about 2 independent "
+    "numbers and spanned a factor 4.5; a per-cell size from the finite-N theory (the "
+    "second batch's chi-square and kurtosis, the first batch's g1, a's sample moments: "
+    "0.04-0.06 a run at N = 1000, as the seeds show) evens the weights but not that. Now: "
+    "the quick config's chosen cells at six widths (500-1000, each an independent draw, "
+    "cells_N; the grid and --full unchanged), each (alpha1, seed, width) counted once, and "
+    "a band calibrated on seeds 40-59, the scan's seeds held out")
 #: Widths between which the theory's ``a^2`` and ``a^3`` rows must grow with the abstract's
 #: exponents ``alpha2 - k (1/2 - alpha1)``, on the cells with ``alpha1 <= LIMIT_ALPHA1_MAX``,
 #: and how closely: the terms the theory resums beyond the leading one are
@@ -152,6 +169,30 @@ def _limit_slope_error(cfg: PhaseConfig) -> tuple[float, str]:
     return worst, where
 
 
+def _strength_deviation(runs: pd.DataFrame) -> tuple[float, int]:
+    """RMS relative deviation of ``strength_a2`` from the theory's ``theory_a2`` over the
+    independent runs, and their number (NaN, 0 without runs).
+
+    The runs of one ``(alpha1, seed, N)`` share their deviation (``lr2`` scales one ``G2``:
+    every ``alpha2`` of a grid row reads the same number), so each such group counts once,
+    by its mean square; the widths of the chosen cells are independent draws.
+    """
+    if runs.empty:
+        return float("nan"), 0
+    dev = runs["strength_a2"].to_numpy(np.float64) / runs["theory_a2"].to_numpy(np.float64) - 1
+    keys = [runs["alpha1"], runs["seed"], runs["N"]] if "seed" in runs.columns else \
+        [runs["alpha1"], runs["N"]]
+    group = pd.Series(dev ** 2, index=runs.index).groupby(keys).mean()
+    return float(np.sqrt(group.mean())), len(group)
+
+
+def _strength_dev_band() -> tuple[float, float]:
+    """``(predicted, factor)`` of the ``a^2`` deviation's band: the geometric mean of
+    :data:`STRENGTH_DEV_CAL` and ``exp(STRENGTH_DEV_K sd)`` of their logs."""
+    logs = np.log(np.array(list(STRENGTH_DEV_CAL.values()), dtype=np.float64))
+    return float(np.exp(logs.mean())), float(np.exp(STRENGTH_DEV_K * logs.std(ddof=1)))
+
+
 def _count_table(pairs: pd.DataFrame) -> str:
     """``(alpha1, alpha2) N: measured / floor`` of each run, for a claim's note."""
     return "; ".join(f"({r.alpha1:g}, {r.alpha2:g}) N = {int(r.N)}: {int(r.count_W2_step2)} "
@@ -221,8 +262,8 @@ def phase_claims(df: pd.DataFrame, cfg: PhaseConfig,
     seen2 = seen[seen["formula_abstract"] >= 2]
     expect1, expect2 = _testable_pairs(cfg), _testable_pairs(cfg, least=2)
     theory_match = frac(runs["count_W2_step2"] == runs["theory_step2"])
-    dev = runs["strength_a2"].to_numpy(np.float64) / runs["theory_a2"].to_numpy(np.float64) - 1
-    rms = float(np.sqrt(np.mean(dev ** 2))) if dev.size else float("nan")
+    rms, n_groups = _strength_deviation(runs)
+    dev_pred, dev_factor = _strength_dev_band()
     limit_err, limit_where = _limit_slope_error(cfg)
     # the step-1 spike a W1 outlier needs: N^alpha1 theta0 > (N/D)^(1/4) once N^alpha1 >
     # (N/D)^(1/4) / theta0
@@ -295,14 +336,20 @@ def phase_claims(df: pd.DataFrame, cfg: PhaseConfig,
                     "validation grid (3 seeds, 36 runs a width) matched in 35 of 36 cells' "
                     "medians"),
         sized("a^2 strength: RMS relative deviation from the finite-N theory", rms,
-              STRENGTH_DEV_PREDICTED, STRENGTH_DEV_FACTOR, source=OWN,
-              predicted_by="seeds 1-2 of the N = 500-2000 validation grid: "
-                           + ", ".join(f"N = {n}: {a:g}, {b:g}"
-                                       for n, (a, b) in STRENGTH_DEV_PILOT.items()),
-              note=f"over all {len(runs)} runs: strength_a2 (the projection of W2 - W1 on "
-                   "a^2 orthogonalised against a) against the theory's sqrt(rows^2 + bulk^2); "
-                   "a table equal to the theory fails, and so do deviations several times "
-                   "too large (a step size or a noise off by a factor)"),
+              dev_pred, dev_factor, source=OWN,
+              predicted_by=f"seeds {min(STRENGTH_DEV_CAL)}-{max(STRENGTH_DEV_CAL)} of the "
+                           "quick config, not the judged seed (geometric mean; factor exp("
+                           f"{STRENGTH_DEV_K:g} sd) of their logs; "
+                           f"{min(STRENGTH_DEV_CAL.values()):.3g}-"
+                           f"{max(STRENGTH_DEV_CAL.values()):.3g})",
+              revised=STRENGTH_DEV_REVISED, revised_how="restated",
+              note=f"over the {n_groups} independent runs of the {len(runs)} (each "
+                   "(alpha1, seed, width) once: every alpha2 of a row shares the deviation): "
+                   "strength_a2 (the projection of W2 - W1 on a^2 orthogonalised against a) "
+                   "against the theory's sqrt(rows^2 + bulk^2); a table equal to the theory "
+                   "fails, and so do deviations 3 times the run's or a step 1.5 times too "
+                   "long; the band was set at the quick config's sizes (its chosen cells at "
+                   "six widths)"),
         within("theory: a^2, a^3 strengths grow like N^(alpha2 - k(1/2 - alpha1)) at large N",
                limit_err, 0.0, LIMIT_SLOPE_TOL, source=headline_src + "; own (the limit)",
                partner="a^2 strength: RMS relative deviation from the finite-N theory",
