@@ -134,10 +134,6 @@ def header(quick: dict[str, Any]) -> str:
 #: registered wrong model. The rest, ``(experiment, class, the mistake, why no claim catches
 #: it, what would)``: a known miss is a weaker result than a catch, and is listed as one.
 KNOWN_MISSES: tuple[tuple[str, str, str, str, str], ...] = (
-    ("bbp-escape", "fluctuation-size", "every outlier's deviation from its prediction 0.3 or "
-     "0.5 times the run's", "one seed's population deviation spans a factor 10 over seeds "
-     "(0.0010-0.0098 at the quick size), so the pooled band is a factor 2.5 and the floor 0.1",
-     "replicas of the population run (about 5 s each) to resolve the level to a few %"),
     ("two-step-phase", "fluctuation-size", "the a^2 strengths' deviations from the finite-N "
      "theory 1.8 or 0.6 times the run's", "within a row of alpha1 the deviation is the same "
      "for every alpha2 (lr2 scales one G2), so the RMS over 16 runs rests on about 8 numbers; "
@@ -153,9 +149,6 @@ KNOWN_MISSES: tuple[tuple[str, str, str, str, str], ...] = (
      "is the 98 % range of an RMS of 9 chi values", "more seeds (15 values at --full)"),
     ("simulate", "clock", "a learning rate 5 % off", "the clock's seed spread is 0.99-1.05; "
      "10 % is caught by 0.002", "a longer run or more ranks in the clock"),
-    ("simulate", "fluctuation-size", "the network at width 2N", "the t = 0 deviation over "
-     "D = 32 ranks has an sd of 14 % a seed; 0.71 of it is 2.4 sd", "more ranks (D) or "
-     "replicas"),
     ("finite-size", "fluctuation-size", "finite-N or finite-M deviations 1.2-1.25 times "
      "their size", "the level band (1.25) comes from 3 seeds", "more seeds"),
     ("regime-map", "fluctuation-size", "every network, the spread seeds' too, at width N/2",
