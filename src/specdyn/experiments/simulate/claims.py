@@ -38,7 +38,7 @@ CHANGE_TOL = 0.15
 #: 0.033, 0.027; 0.1 is 2.3 times the largest (a quarter of the 0.44 by which an exponent
 #: that jumps to its final value is off at the first checkpoint).
 TRACK_TOL = 0.1
-#: The table of the ``init_replicas`` networks' ``t = 0`` spectra (``replica, k, value``).
+#: The table of the ``init_replicas`` networks' ``t = 0`` spectra (``replica, k, value``, ...).
 INIT_TABLE = "simulate_init.parquet"
 #: Independent initialisations (numpy, not the engine) whose deviation from Eq. (12) at
 #: t = 0 sets the size the run's must have (:func:`initial_deviation_draws`).
@@ -79,7 +79,7 @@ CLOCK_RANKS = 8
 def simulate_claims(df: pd.DataFrame, cfg: SimulateConfig,
                     init: pd.DataFrame | None = None) -> list[Claim]:
     """simulate's claims, a pure function of its table ``simulate.parquet`` and the
-    replicas' ``t = 0`` spectra ``init`` (``replica, k, value``; ``None`` or empty: the
+    replicas' ``t = 0`` spectra ``init`` (``replica, k, value``, ...; ``None`` or empty: the
     run's own ``t = 0`` alone).
 
     Uses the rows ``preact`` (simulated spectrum by rank), ``rho_theory``, the Gram

@@ -14,8 +14,9 @@ Table (tidy rows ``step, t, k, quantity, value``): the trajectory's
 (``k = 0``): the power-law exponent fitted over ranks ``kmin..kmax``
 (:func:`specdyn.measure.exponents.fit_exponents`, weights ``1/k``).
 
-Beside it, ``simulate_init.parquet`` (``replica, k, value``): the ``t = 0`` spectra of
-``init_replicas`` more networks from the same engine (:func:`init_replica_table`).
+Beside it, ``simulate_init.parquet`` (``replica`` and the same columns): the ``t = 0``
+spectra of ``init_replicas`` more networks from the same engine (:func:`init_replica_table`;
+none at infinite width and samples).
 
 Summary: final loss, the fitted exponent at ``t = 0`` and at the end, the
 largest change ``delta_alpha = max_t |alpha_fit(t) - alpha_fit(0)|`` in the
@@ -39,22 +40,25 @@ from specdyn.sim.protocol import derive_seed
 
 
 def init_replica_table(cfg: SimulateConfig) -> pd.DataFrame:
-    """The ``t = 0`` spectra (``replica, k, value``) of ``cfg.init_replicas`` networks
-    initialised by the run's engine, each from its own node ``("init-replica", r)`` of the
-    run seed: one step of :func:`specdyn.sim.linear.train_linear` each, its first
-    checkpoint kept."""
+    """The ``t = 0`` spectra of ``cfg.init_replicas`` networks initialised by the run's
+    engine, each from its own node ``("init-replica", r)`` of the run seed: one step of
+    :func:`specdyn.sim.linear.train_linear` each, its first checkpoint kept. Tidy rows
+    ``replica, step (0), t (0), k, quantity ("preact"), value``; none at ``N = M = inf``,
+    where every network starts on Eq. (12) exactly."""
     from specdyn.sim.linear import train_linear
 
     s = cfg.setting()
+    reps = cfg.init_replicas if cfg.N is not None or cfg.M is not None else 0
     frames = []
-    for r in range(cfg.init_replicas):
+    for r in range(reps):
         traj = train_linear(s, cfg.N, cfg.M, 1, dt=cfg.time_step(), method=cfg.method,
                             engine=cfg.engine, checkpoints=2, dtype=cfg.dtype,
                             seed=derive_seed(cfg.seed, "init-replica", r), progress=False)
-        frames.append(pd.DataFrame({"replica": r, "k": np.arange(1, cfg.D + 1),
+        frames.append(pd.DataFrame({"replica": r, "step": 0, "t": 0.0,
+                                    "k": np.arange(1, cfg.D + 1), "quantity": "preact",
                                     "value": traj.spectra[0]}))
-    return (pd.concat(frames, ignore_index=True) if frames
-            else pd.DataFrame({"replica": [], "k": [], "value": []}))
+    cols = ["replica", "step", "t", "k", "quantity", "value"]
+    return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
 
 
 @register("simulate", "two-layer linear network on a power-law setting, beside the exact "
@@ -92,8 +96,10 @@ def run_simulate(cfg: SimulateConfig, out_dir: Path) -> ExperimentResult:
                       "k": 0, "value": a_th}),
     ]
     df = pd.concat(frames, ignore_index=True)[["step", "t", "k", "quantity", "value"]]
-    tables = [io.write_table(df, out_dir / "simulate.parquet"),
-              io.write_table(init_replica_table(cfg), out_dir / INIT_TABLE)]
+    tables = [io.write_table(df, out_dir / "simulate.parquet")]
+    init = init_replica_table(cfg)
+    if len(init):
+        tables.append(io.write_table(init, out_dir / INIT_TABLE))
     figures: list[Path] = []
     if cfg.figure:
         from specdyn.plot import save_figure
