@@ -20,7 +20,11 @@ import pandas as pd
 from specdyn.experiments.outlier_escape.config import BBPEscapeConfig
 from specdyn.experiments.outlier_escape.readings import nonlinear_reading, sgd_reading
 from specdyn.experiments.outlier_escape.replicas import TABLE as REPLICA_TABLE
-from specdyn.experiments.outlier_escape.replicas import replica_claims
+from specdyn.experiments.outlier_escape.replicas import (
+    predicted_level,
+    replica_claims,
+    replica_level,
+)
 from specdyn.experiments.outlier_escape.trainability import (
     catapult_rows,
     measured_status,
@@ -96,6 +100,10 @@ DEVIATION_FLOOR = 0.1
 FLOOR_REVISED = ("added after a referee's wrong model (issue 47: population GD returning "
                  "its path, the SGD and nonlinear runs real) passed the pooled claim; floor "
                  "from seeds 1-3's pilot values, seed 0's not read for it")
+POOLED_REVISED = ("issue 47 (seed scan): population GD's location term, its one run's RMS "
+                  "deviation (one draw of W0: 3.5 times its pilot on seed 0, the pooled RMS "
+                  "2.92 against 2.5 on seed 24), is its 32 replicas' level over that level's "
+                  "pilot where the replicas are recorded")
 #: |t* / the root of the population GD map's strength at the BBP threshold - 1|: the closed
 #: form ln(1 + x) / -ln|1 - lr| against a root found numerically (brentq, xtol 1e-14).
 CROSSING_TOL = 1e-9
@@ -182,8 +190,10 @@ def _measured_series(df: pd.DataFrame, quantity: str) -> pd.Series:
 
 
 def bbp_claims(df: pd.DataFrame, cfg: BBPEscapeConfig,
-               stochastic: pd.DataFrame | None = None) -> list[Claim]:
-    """The claims of ``bbp-escape``, a pure function of its long table and config.
+               stochastic: pd.DataFrame | None = None,
+               replicas: pd.DataFrame | None = None) -> list[Claim]:
+    """The claims of ``bbp-escape``, a pure function of its long table and config (and,
+    when given, the SGD and nonlinear runs' table and the population run's replicas').
 
     ``df`` has one row per (step, quantity, source): measured ``sv1..``,
     ``left_overlap2`` and ``right_overlap2`` with the per-step Tracy-Widom
@@ -240,17 +250,25 @@ def bbp_claims(df: pd.DataFrame, cfg: BBPEscapeConfig,
                     "sgd location": (_location_rms(sgd), cfg.sgd_D),
                     "nonlinear location": (_location_rms(nl), cfg.nonlinear_D)}
         ratios = {k: m / _pilot(k, d, _PILOT_SIZES[k]) for k, (m, d) in measured.items()}
+        pilots = {k: f"{m:.3g} / {_pilot(k, d, _PILOT_SIZES[k]):.3g}"
+                  for k, (m, d) in measured.items()}
+        if replicas is not None and len(replicas):
+            # one run's location is one draw of W0 (seeds 0-3, 24: 0.23-3.5 of its pilot);
+            # its replicas' level is the location's size, resolved
+            level, (pred, _) = replica_level(replicas, cfg), predicted_level(cfg)
+            ratios["location"] = level / pred
+            pilots["location"] = f"{level:.3g} / {pred:.3g} (the replicas' level)"
         least = min(ratios, key=lambda k: ratios[k])
         pooled.append(sized(
             "outliers - predictions, once clear: RMS deviation / its pilot size (pooled)",
             _rms(np.array(list(ratios.values()))), 1.0, DEVIATION_FACTOR,
             source="Benaych-Georges & Nadakuditi 2012 (rectangular spike); own",
             predicted_by="seeds 1-3 of the quick size, scaled by sqrt(D_quick / D)",
-            note="population GD's location and overlaps, SGD's and the nonlinear layer's "
-                 "locations, each over the steps where its predicted outlier exceeds "
-                 f"{CLEAR_FACTOR:g} x the edge, divided by its pilot size: "
-                 + ", ".join(f"{k} {m:.3g} / {_pilot(k, d, _PILOT_SIZES[k]):.3g}"
-                             for k, (m, d) in measured.items())))
+            revised=POOLED_REVISED, revised_how="restated",
+            note="population GD's location (its replicas' level where recorded) and "
+                 "overlaps, SGD's and the nonlinear layer's locations, each over the steps "
+                 f"where its predicted outlier exceeds {CLEAR_FACTOR:g} x the edge, divided "
+                 "by its pilot size: " + ", ".join(f"{k} {v}" for k, v in pilots.items())))
         pooled.append(within(
             "outliers - predictions, once clear: smallest RMS deviation / its pilot size",
             float(ratios[least]), DEVIATION_FLOOR, np.inf,
@@ -409,6 +427,7 @@ def bbp_claims_of(cfg: BBPEscapeConfig, folder: Path) -> list[Claim]:
     before the replicas or those runs were recorded has only the first)."""
     extra, reps = folder / "bbp-escape_stochastic.parquet", folder / REPLICA_TABLE
     stoch = pd.read_parquet(extra) if extra.exists() else None
-    claims = bbp_claims(pd.read_parquet(folder / "bbp-escape.parquet"), cfg, stoch)
-    claims += replica_claims(pd.read_parquet(reps), cfg) if reps.exists() else []
+    rep = pd.read_parquet(reps) if reps.exists() else None
+    claims = bbp_claims(pd.read_parquet(folder / "bbp-escape.parquet"), cfg, stoch, rep)
+    claims += replica_claims(rep, cfg) if rep is not None else []
     return claims + (stochastic_claims(stoch, cfg) if stoch is not None else [])
