@@ -81,12 +81,6 @@ NOT_RECHECKED: dict[str, str] = {
                    "restated as 'reused mean - fresh mean >= 1/sqrt(D)', have no --full value; "
                    "the record's 'reused min - fresh max' (0.254 and 0.268 against 0.016) "
                    "bounds them from below, so they held there",
-    "two-step-phase": "its --full table (data 3d00959) is not on this disk: the a^2 "
-                      "strength's deviation, restated as an RMS over the independent runs "
-                      "(each alpha1 row of a seed and width once) in a band calibrated on the "
-                      "quick config's seeds 40-59, has no --full value; the record's RMS over "
-                      "every run (0.041) is not the same number, and the band was set at the "
-                      "quick sizes",
 }
 
 
