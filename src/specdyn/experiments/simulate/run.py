@@ -43,7 +43,7 @@ def init_replica_table(cfg: SimulateConfig) -> pd.DataFrame:
     """The ``t = 0`` spectra of ``cfg.init_replicas`` networks initialised by the run's
     engine, each from its own node ``("init-replica", r)`` of the run seed: one step of
     :func:`specdyn.sim.linear.train_linear` each, its first checkpoint kept. Tidy rows
-    ``replica, step (0), t (0), k, quantity ("preact"), value``; none at ``N = M = inf``,
+    ``replica, step (0), t (0), k, quantity ("preact_init"), value``; none at ``N = M = inf``,
     where every network starts on Eq. (12) exactly."""
     from specdyn.sim.linear import train_linear
 
@@ -55,7 +55,7 @@ def init_replica_table(cfg: SimulateConfig) -> pd.DataFrame:
                             engine=cfg.engine, checkpoints=2, dtype=cfg.dtype,
                             seed=derive_seed(cfg.seed, "init-replica", r), progress=False)
         frames.append(pd.DataFrame({"replica": r, "step": 0, "t": 0.0,
-                                    "k": np.arange(1, cfg.D + 1), "quantity": "preact",
+                                    "k": np.arange(1, cfg.D + 1), "quantity": "preact_init",
                                     "value": traj.spectra[0]}))
     cols = ["replica", "step", "t", "k", "quantity", "value"]
     return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
