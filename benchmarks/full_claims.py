@@ -77,10 +77,6 @@ NOT_RECHECKED: dict[str, str] = {
             "benchmarks/gpu_fig4.sh); its t = 0 slope became a sanity check since, and the "
             "claims added since (the slope peak's time, the effective theory against an "
             "independent evaluation, the t = 0 deviation's size) have no --full value",
-    "batch-reuse": "its --full table (data 3d00959) is not on this disk: the reuse gains, "
-                   "restated as 'reused mean - fresh mean >= 1/sqrt(D)', have no --full value; "
-                   "the record's 'reused min - fresh max' (0.254 and 0.268 against 0.016) "
-                   "bounds them from below, so they held there",
 }
 
 

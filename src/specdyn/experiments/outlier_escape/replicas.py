@@ -16,11 +16,14 @@ Table ``bbp-escape_replicas.parquet``: ``replica, step, quantity ("sv1"), value`
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
 from specdyn import _torch
 from specdyn.experiments.outlier_escape.config import BBPEscapeConfig
+from specdyn.measure.eigen import device_eigenvalues
 from specdyn.runs.claims import Claim, sized
 from specdyn.sim import LinearStudentEngine, rank_one_teacher
 from specdyn.sim.protocol import derive_seed
@@ -94,7 +97,7 @@ def replica_table(cfg: BBPEscapeConfig, clear_factor: float) -> pd.DataFrame:
             W = state.W  # R x P x D
             wide = W.shape[1] <= W.shape[2]
             gram = W @ W.transpose(1, 2) if wide else W.transpose(1, 2) @ W
-            top = np.sqrt(_torch.to_numpy(torch.linalg.eigvalsh(gram)[:, -1], np.float64))
+            top = np.sqrt(_torch.to_numpy(device_eigenvalues(gram)[:, 0], np.float64))
             rows += [{"replica": r, "step": t, "quantity": "sv1", "value": float(s)}
                      for r, s in enumerate(top)]
     return pd.DataFrame(rows, columns=["replica", "step", "quantity", "value"])
@@ -157,7 +160,8 @@ def replica_claims(df: pd.DataFrame, cfg: BBPEscapeConfig) -> list[Claim]:
     pilot's size (two-sided)."""
     pred, how = predicted_level(cfg)
     n = int(df["replica"].nunique()) if not df.empty else 0
-    return [sized(
+    # the factor follows the size (replicas, pilot): the rule names it, not its value
+    return [replace(sized(
         LEVEL_NAME, replica_level(df, cfg) / pred, 1.0, level_factor(cfg),
         source="Benaych-Georges & Nadakuditi 2012 (rectangular spike: fluctuations "
                "O(D^(-1/2))); own",
@@ -171,4 +175,5 @@ def replica_claims(df: pd.DataFrame, cfg: BBPEscapeConfig) -> list[Claim]:
              f"singular value at {RECORDS} steps over the clear part of the path; each "
              "one's RMS relative deviation from the predicted outlier, their RMS "
              f"({replica_level(df, cfg):.4g}) over the pilot's ({pred:.4g}): a simulation "
-             "equal to its theory fails, and so do deviations half or twice the run's")]
+             "equal to its theory fails, and so do deviations half or twice the run's"),
+        rule="in [predicted / f, predicted x f], f = exp(3.3 sd of the log ratio)")]

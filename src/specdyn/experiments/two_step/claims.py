@@ -56,7 +56,7 @@ STRENGTH_DEV_CAL = {40: 0.0695, 41: 0.0906, 42: 0.0541, 43: 0.0672, 44: 0.0348,
                     50: 0.0571, 51: 0.0735, 52: 0.0586, 53: 0.0734, 54: 0.0728,
                     55: 0.0669, 56: 0.0927, 57: 0.0915, 58: 0.0625, 59: 0.0497}
 STRENGTH_DEV_K = 2.5
-#: Why the claim changed (issue 47, the seed scan).
+#: Why the claim changed (the seed scan).
 STRENGTH_DEV_REVISED = (
     "issue 47, the seed scan: 'RMS over all runs within a factor 2 of 0.0304' (a 4 x 3 "
     "validation grid's seeds 1-2, not the quick grid) failed on 6 of seeds 21-33 of the "

@@ -69,8 +69,8 @@ class PhaseConfig:
     ``N = 600`` on a 6 x 6 grid, counted 1 in every cell).
 
     The chosen cells run at six widths (``cells_N``): each width is an independent draw,
-    and the ``a^2`` strength's deviation from the theory needs several (issue 47: with
-    two, that claim's RMS spanned a factor 4.5 over seeds; ``claims.STRENGTH_DEV_REVISED``).
+    and the ``a^2`` strength's deviation from the theory needs several (with two, that
+    claim's RMS spanned a factor 4.5 over seeds; ``claims.STRENGTH_DEV_REVISED``).
     """
 
     N: int = 1000
