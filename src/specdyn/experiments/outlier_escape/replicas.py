@@ -159,10 +159,11 @@ def replica_claims(df: pd.DataFrame, cfg: BBPEscapeConfig) -> list[Claim]:
     """The claim on ``bbp-escape_replicas.parquet``: the replicas' deviation level has its
     pilot's size (two-sided)."""
     pred, how = predicted_level(cfg)
+    level = replica_level(df, cfg)
     n = int(df["replica"].nunique()) if not df.empty else 0
     # the factor follows the size (replicas, pilot): the rule names it, not its value
     return [replace(sized(
-        LEVEL_NAME, replica_level(df, cfg) / pred, 1.0, level_factor(cfg),
+        LEVEL_NAME, level / pred, 1.0, level_factor(cfg),
         source="Benaych-Georges & Nadakuditi 2012 (rectangular spike: fluctuations "
                "O(D^(-1/2))); own",
         predicted_by=how,
@@ -174,6 +175,6 @@ def replica_claims(df: pd.DataFrame, cfg: BBPEscapeConfig) -> list[Claim]:
         note=f"{n} population GD students with their own W0 on the run's teacher, top "
              f"singular value at {RECORDS} steps over the clear part of the path; each "
              "one's RMS relative deviation from the predicted outlier, their RMS "
-             f"({replica_level(df, cfg):.4g}) over the pilot's ({pred:.4g}): a simulation "
+             f"({level:.4g}) over the pilot's ({pred:.4g}): a simulation "
              "equal to its theory fails, and so do deviations half or twice the run's"),
         rule="in [predicted / f, predicted x f], f = exp(3.3 sd of the log ratio)")]

@@ -130,6 +130,7 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
     df = pd.DataFrame(rows)
     stoch = stochastic_table(cfg)
     reps = replica_table(cfg, CLEAR_FACTOR)
+    level, factor = replica_level(reps, cfg), level_factor(cfg)
     tables = [io.write_table(df, out_dir / "bbp-escape.parquet"),
               io.write_table(stoch, out_dir / STOCHASTIC_TABLE),
               io.write_table(reps, out_dir / REPLICA_TABLE)]
@@ -143,8 +144,8 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
                   oe.population_gd_path(cfg.theta, cfg.sigma0, c, cfg.lr,
                                         reps["step"].to_numpy(dtype=float)).singular_value,
                   f"{cfg.replicas} replicas: RMS level "
-                  f"{replica_level(reps, cfg) / predicted_level(cfg)[0]:.2f} x its pilot "
-                  f"(claim: 1/{level_factor(cfg):.2f}-{level_factor(cfg):.2f})"))
+                  f"{level / predicted_level(cfg)[0]:.2f} x its pilot "
+                  f"(claim: 1/{factor:.2f}-{factor:.2f})"))
     figures = save_figure(fig, out_dir / "bbp-escape")
     figures += save_figure(oplot.plot_stochastic_escape(stochastic_panels(stoch, cfg)),
                            out_dir / "bbp-escape_stochastic")
@@ -155,7 +156,7 @@ def run_bbp_escape(cfg: BBPEscapeConfig, out_dir: Path) -> ExperimentResult:
         "escape_rel_error": None if t_meas is None else t_meas / t_star - 1.0,
         "flagged_before_t_star": flagged_before,
         "outlier_location_max_rel_error_when_clear": loc_err,
-        "replicas_deviation_level": replica_level(reps, cfg),
+        "replicas_deviation_level": level,
     }
     return ExperimentResult("bbp-escape", out_dir, figures=figures, tables=tables,
                             summary=summary)
