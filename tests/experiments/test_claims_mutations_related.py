@@ -33,6 +33,7 @@ from specdyn.experiments.outlier_escape.claims import (
     trainability_claims,
 )
 from specdyn.experiments.outlier_escape.config import BBPEscapeConfig, LRTransferConfig
+from specdyn.experiments.outlier_escape.transfer import MUP_LOSS_LR, MUP_LOSS_PILOT
 from specdyn.experiments.two_step.claims import (
     phase_claims,
     rank_one_ratio_bound,
@@ -346,16 +347,19 @@ def test_trainability_claims_fail_on_wrong_tables(mutation: str) -> None:
 
 def _lr_tables(cfg: LRTransferConfig) -> tuple[pd.DataFrame, pd.DataFrame]:
     """muP and NTK: the best lr at the same grid index for every width (NTK one index
-    lower: another scale, the same transfer). Escape: 19 steps under muP at every width
-    (the reference, 18.67, within 10 %), growing under NTK."""
+    lower: another scale, the same transfer); muP's loss at the grid's first lr (0.025) is
+    its pilot's. Escape: 19 steps under muP at every width (the reference, 18.67, within
+    10 %), growing under NTK."""
+    assert np.isclose(cfg.mup_lr_min, MUP_LOSS_LR)
     rows = []
     for par, lr0 in (("mup", cfg.mup_lr_min), ("ntk", cfg.ntk_lr_min)):
         grid = lr0 * cfg.lr_step ** np.arange(cfg.n_lr)
         for N in cfg.N_values:
             best = cfg.n_lr - 2 - (1 if par == "ntk" else 0)
+            scale = np.mean(MUP_LOSS_PILOT[N]) / (0.1 + best**2) if par == "mup" else 1.0
             for j, lr in enumerate(grid):
                 rows.append({"parameterization": par, "width": N, "seed": 0, "lr": lr,
-                             "diverged": False, "loss": 0.1 + (j - best) ** 2})
+                             "diverged": False, "loss": scale * (0.1 + (j - best) ** 2)})
     erows = []
     for r in cfg.escape_runs:
         par = r.split(":")[0]
@@ -379,7 +383,8 @@ def test_lr_transfer_claims_hold_when_mup_transfers() -> None:
 
 
 @pytest.mark.parametrize("mutation", ["NTK lr drifts", "muP escape grows",
-                                      "NTK escape flat", "every escape 1.3x later"])
+                                      "NTK escape flat", "every escape 1.3x later",
+                                      "sweep at twice the lr"])
 def test_lr_transfer_claims_fail_on_wrong_tables(mutation: str) -> None:
     raw, eraw = _lr_tables(_LR_CFG)
     if mutation == "NTK lr drifts":  # the NTK best lr one grid step lower per doubling
@@ -389,6 +394,8 @@ def test_lr_transfer_claims_fail_on_wrong_tables(mutation: str) -> None:
         w = np.log2(raw.loc[ntk, "width"].to_numpy() / raw["width"].min())
         best = _LR_CFG.n_lr - 3 - w
         raw.loc[ntk, "loss"] = 0.1 + (i - best) ** 2
+    elif mutation == "sweep at twice the lr":  # each cell shows the one 2 grid steps up
+        raw["loss"] = raw.groupby(["parameterization", "width"])["loss"].shift(-2)
     elif mutation == "every escape 1.3x later":  # a run at another speed
         eraw["escape_step"] = (1.3 * eraw["escape_step"].astype("float64")).round()
     else:

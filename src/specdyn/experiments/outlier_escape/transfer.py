@@ -5,6 +5,7 @@ tolerances and revision records fixed before the runs they judge.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +44,22 @@ MUP_ESCAPE_PILOT = {256: (19, 20, 18), 512: (18, 20, 20), 1024: (18, 18, 18),
                     2048: (18, 19, 18)}
 #: Their mean (224 / 12).
 MUP_ESCAPE_REFERENCE = 18.67
+#: The muP learning rate whose final loss is the sweep's clock: the quick grid's smallest
+#: (index 2 of the --full grid), where 30 steps leave the loss steep in lr (about 6.2 here
+#: against 1.7 at twice it), so a sweep trained at another lr than it records fails.
+MUP_LOSS_LR = 0.025
+#: The muP loss at :data:`MUP_LOSS_LR` after the quick 30 steps, measured with the quick
+#: teacher (seed 0) on reps 5-9, which no quick (rep 0) or --full (reps 0-2) run judges:
+#: width -> the five reps' final losses. The loss law does not depend on the teacher's
+#: rotations (the init is isotropic), so the pilot holds for every seed.
+MUP_LOSS_PILOT = {256: (6.8098, 6.3667, 6.0547, 6.1571, 5.9991),
+                  512: (6.1272, 6.1828, 6.4864, 5.8223, 5.9439),
+                  1024: (6.2021, 6.1628, 6.1358, 5.9270, 6.0219),
+                  2048: (6.4294, 6.2505, 5.9242, 6.2571, 5.9940),
+                  4096: (6.1317, 6.1675, 6.1986, 6.2008, 6.2329)}
+#: The muP loss clock's tolerance on the mean of loss / pilot - 1 over the widths: 3.5
+#: times its spread over seeds 21-40 at the quick size (sd 0.034, one rep at N = 256-1024).
+MUP_LOSS_TOL = 0.12
 #: The name of the NTK escape claim.
 NTK_GROWTH = "NTK: escape step growth, widest / narrowest - 1 (smallest over runs)"
 #: The escape run the reference belongs to.
@@ -104,6 +121,33 @@ def escape_by_width(eraw: pd.DataFrame, label: str, *, censor: float | None = No
     return e.groupby(sub["width"]).mean().sort_index()
 
 
+@dataclass(frozen=True)
+class LossClock:
+    """The muP loss at :data:`MUP_LOSS_LR` against its pilot: ``value`` the mean over the
+    ``widths`` (a comma list) of seed-mean loss / pilot mean - 1; ``n_widths`` NaN where the
+    table has no such cell (no claim is made)."""
+
+    value: float
+    widths: str
+    n_widths: float
+
+
+def mup_loss_over_pilot(raw: pd.DataFrame) -> LossClock:
+    """The muP loss at :data:`MUP_LOSS_LR`, per width with a pilot, against its pilot.
+
+    A diverged seed at that lr makes the value NaN (the pilot never diverged there).
+    """
+    sub = raw[(raw["parameterization"] == "mup") & np.isclose(raw["lr"], MUP_LOSS_LR)
+              & raw["width"].isin(list(MUP_LOSS_PILOT))]
+    if sub.empty:
+        return LossClock(float("nan"), "", float("nan"))
+    loss = sub.groupby("width")["loss"].agg(
+        lambda x: float(x.mean()) if x.notna().all() else float("nan")).sort_index()
+    ratios = [loss[n] / float(np.mean(MUP_LOSS_PILOT[int(n)])) for n in loss.index]
+    return LossClock(float(np.mean(ratios) - 1.0), ", ".join(str(int(n)) for n in loss.index),
+                     float(len(ratios)))
+
+
 def lr_transfer_claims(raw: pd.DataFrame, eraw: pd.DataFrame,
                        cfg: LRTransferConfig) -> list[Claim]:
     """The claims of ``lr-transfer``, a pure function of its two tables and config.
@@ -137,6 +181,19 @@ def lr_transfer_claims(raw: pd.DataFrame, eraw: pd.DataFrame,
                     "kernel's scale fixed (lr_eff = eta0), so its best lr stays put like "
                     "muP's; it differs from muP in the escape (below), not in the lr"),
     ]
+    loss_clock = mup_loss_over_pilot(raw)
+    if np.isfinite(loss_clock.n_widths):
+        claims.append(within(
+            f"muP: loss at lr {MUP_LOSS_LR:g} / its pilot - 1 (mean over widths)",
+            loss_clock.value, -MUP_LOSS_TOL, MUP_LOSS_TOL, source=OWN, aspect="clock",
+            key="muP loss at a fixed lr against its pilot",
+            partner="muP: best lr moves across widths (grid steps)",
+            note=f"the seed-mean final loss at lr {MUP_LOSS_LR:g} over the widths with a pilot "
+                 f"({loss_clock.widths}), each against its pilot (the mean of reps 5-9, which no "
+                 "judged run uses); the best-lr claims read positions on the grid, which a "
+                 f"sweep trained at another lr than it records keeps: at twice the lr the "
+                 "loss is 0.28 of the pilot; a constant table can sit at the pilot: its partner "
+                 "needs a bracketed best lr"))
     runs = [(par, escape_label(par, lr, th)) for par, lr, th in
             parse_escape_runs(cfg.escape_runs)]
     escape_src = ('"Outlier Escape, and Learning Rate Transfer" (abstract 1, title); '

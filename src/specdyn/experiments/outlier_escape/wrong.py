@@ -442,6 +442,19 @@ def _mup_lr_drifts(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _sweep_at_twice_lr(df: pd.DataFrame) -> pd.DataFrame:
+    """The sweep trained at twice the lr its table records: each cell shows the real cell
+    at 2 lr (same parameterisation, width, seed); where 2 lr is off the grid, diverged."""
+    by = df.set_index(["parameterization", "width", "seed", "lr"])
+    out = []
+    for r in df.itertuples():
+        grid = by.loc[(r.parameterization, r.width, r.seed)].index.to_numpy()
+        hit = grid[np.isclose(grid, 2.0 * r.lr)]
+        src = by.loc[(r.parameterization, r.width, r.seed, hit[0])] if hit.size else None
+        out.append((src["loss"], src["diverged"]) if src is not None else (np.nan, True))
+    return df.assign(loss=[o[0] for o in out], diverged=[bool(o[1]) for o in out])
+
+
 LR_TRANSFER_WRONG = (
     WrongModel("NTK as muP", "the NTK runs escape as the muP ones do (the width scaling of "
                "the parameterisation lost)", table_edit("lr-transfer_escape.parquet", _ntk_as_mup),
@@ -456,6 +469,11 @@ LR_TRANSFER_WRONG = (
                table_edit("lr-transfer_escape.parquet",
                           lambda df: df.assign(escape_step=1.3 * df["escape_step"])),
                catches=("muP escape step against the reference",), kind="clock"),
+    WrongModel("sweep at lr x2", "the sweep trained at twice the learning rate its table "
+               "records (the best lr's shift across widths, which a uniform factor keeps, "
+               "is all the other sweep claims read)",
+               table_edit("lr-transfer.parquet", _sweep_at_twice_lr),
+               catches=("muP loss at a fixed lr against its pilot",), kind="clock"),
 )
 
 #: The classes of mistake that cannot occur in ``lr-transfer``, and why.
