@@ -124,6 +124,25 @@ def test_tw_sf_is_complement_and_accurate_in_tail() -> None:
     assert rmt.tw_cdf(np.inf, 1) == 1.0 and rmt.tw_cdf(-np.inf, 2) == 0.0
 
 
+def test_tw1_moments_are_the_laws() -> None:
+    """TW1_MEAN and TW1_SD against the law itself: E[s] = int_0^inf sf - int_-inf^0 cdf and
+    E[s^2] = 2 (int_0^inf s sf + int_-inf^0 |s| cdf), by quadrature of the Fredholm
+    determinant (the constants are Bornemann's tables, typed in)."""
+    def sf(s: float) -> float:
+        return float(rmt.tw_sf(s, 1))
+
+    def cdf(s: float) -> float:
+        return float(rmt.tw_cdf(s, 1))
+
+    pos = integrate.quad(sf, 0.0, 15.0, epsabs=1e-12)[0]
+    neg = integrate.quad(cdf, -12.0, 0.0, epsabs=1e-12)[0]
+    m2 = 2 * (integrate.quad(lambda s: s * sf(s), 0.0, 15.0, epsabs=1e-12)[0]
+              + integrate.quad(lambda s: -s * cdf(s), -12.0, 0.0, epsabs=1e-12)[0])
+    mean = pos - neg
+    assert mean == pytest.approx(rmt.TW1_MEAN, abs=1e-8)
+    assert np.sqrt(m2 - mean**2) == pytest.approx(rmt.TW1_SD, abs=1e-8)
+
+
 def test_tw_bad_input() -> None:
     with pytest.raises(ValueError, match="beta"):
         rmt.tw_cdf(0.0, beta=4)

@@ -42,6 +42,7 @@ Wishart edge scaling (Johnstone 2001, with the half-integer corrections of Ma 20
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +53,8 @@ from scipy import optimize, special
 from specdyn import _validate as v
 
 __all__ = [
+    "TW1_MEAN",
+    "TW1_SD",
     "RectangularSpike",
     "SpikePrediction",
     "mp_cdf",
@@ -68,6 +71,12 @@ __all__ = [
     "tw_sf",
     "wishart_edge_scaling",
 ]
+
+
+#: The Tracy-Widom (beta = 1) law's mean and standard deviation (Bornemann 2010, Table 6:
+#: mean -1.2065335745820, variance 1.6077810345810; tests integrate :func:`tw_sf`).
+TW1_MEAN = -1.2065335745820
+TW1_SD = math.sqrt(1.6077810345810)
 
 
 def _scalar_or_array(x: np.ndarray) -> Any:

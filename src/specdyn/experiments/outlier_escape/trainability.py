@@ -14,6 +14,7 @@ import pandas as pd
 from specdyn.experiments.outlier_escape.config import TrainabilityConfig
 from specdyn.runs.claims import Claim, sized, within
 from specdyn.theory import outlier_escape as oe
+from specdyn.theory.rmt import TW1_MEAN
 
 # Claim tolerances of ``trainability`` (fixed before any run).
 #: Smallest fraction of single-layer cells whose status matches the exact theory. Seeds 1-3
@@ -80,8 +81,6 @@ NAIVE_TOL = math.log(1.5)
 NAIVE_REVISED = ("added after a referee's wrong models (issue 47: the naive line halved, "
                  "doubled or read off the final sharpness) passed the one-sided catapult "
                  "claim; seed 0's lines were seen in that test; the band is derived")
-#: The Tracy-Widom (beta = 1) law's mean.
-TW1_MEAN = -1.2065
 #: Largest relative difference between ``predict_trainability``'s closed form and the
 #: mean-square recursion iterated step by step (``E_(t+1) = rho E_t + q``).
 RECURSION_TOL = 1e-9

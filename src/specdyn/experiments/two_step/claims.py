@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from specdyn.experiments.two_step.config import IDENTIFIED_OVERLAP2, PhaseConfig, full_phase
+from specdyn.experiments.two_step.edge import EDGE_TABLE, edge_claim
 from specdyn.experiments.two_step.rank_one import (
     RANK_REVISED,
     RANK_TYPICAL_FACTOR,
@@ -438,6 +439,7 @@ def phase_claims(df: pd.DataFrame, cfg: PhaseConfig,
 def phase_claims_of(cfg: PhaseConfig, folder: Path) -> list[Claim]:
     """The claims of ``two-step-phase`` on the tables in a run's ``folder`` (for the
     registry; a folder written before the chosen cells were recorded has only the grid)."""
-    cells = folder / CELLS_TABLE
-    return phase_claims(pd.read_parquet(folder / "two-step-phase.parquet"), cfg,
-                        pd.read_parquet(cells) if cells.exists() else None)
+    cells, edge = folder / CELLS_TABLE, folder / EDGE_TABLE
+    claims = phase_claims(pd.read_parquet(folder / "two-step-phase.parquet"), cfg,
+                          pd.read_parquet(cells) if cells.exists() else None)
+    return claims + ([edge_claim(pd.read_parquet(edge))] if edge.exists() else [])

@@ -26,6 +26,7 @@ from specdyn.experiments.two_step.config import (
     full_reuse,
     parse_cells,
 )
+from specdyn.experiments.two_step.edge import EDGE_TABLE, edge_table
 from specdyn.experiments.two_step.readings import phase_agreement, phase_cells, step2_rise
 from specdyn.experiments.two_step.reuse_claims import fresh_noise_level
 from specdyn.experiments.two_step.spikes import cell_spikes, theory_columns, width_resolving
@@ -52,7 +53,8 @@ from specdyn.theory.two_step import formula_count
                "s2_W2", "threshold_W2", "edge_W2", "mp_edge_W2", "strength_a1",
                "strength_a2", "strength_a3", "strength_a4", "s1_dW1", "s2_dW1", "s3_dW1")),
               CELLS_TABLE: Measured(("count_W2", "count_W2_step2", "s2_W2", "s3_W2",
-                                     "strength_a2", "strength_a3"))})
+                                     "strength_a2", "strength_a3")),
+              EDGE_TABLE: Measured(("s_max",))})
 def run_phase(cfg: PhaseConfig, out_dir: Path) -> ExperimentResult:
     """Phase grid of the number of outliers after two GD steps."""
     df = phase_table(cfg)
@@ -74,7 +76,7 @@ def run_phase(cfg: PhaseConfig, out_dir: Path) -> ExperimentResult:
     cells = phase_cells(with_theory).set_index(["alpha1", "alpha2"])
     step2, theory = (np.array([[cells.loc[(x, y), col] for y in a2] for x in a1],
                               dtype=np.float64) for col in ("step2", "theory"))
-    tables = [table]
+    tables = [table, io.write_table(edge_table(cfg), out_dir / EDGE_TABLE)]
     study = None
     if cfg.cells:
         chosen = cells_table(cfg)

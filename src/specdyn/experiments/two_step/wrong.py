@@ -95,6 +95,14 @@ def _cell_spikes_hermite(*args: Any) -> StepTwoSpikes:
 
 
 _DEV = "a^2 strength: RMS relative deviation from the finite-N theory"
+_EDGE_MARGIN = StepTwoSpikes.edge_margin
+
+
+def _margin_doubled(self: StepTwoSpikes, sigmas: float = 3.0) -> float:
+    """The count's Tracy-Widom margin twice its size (the 1/2 of ``ds = d(lambda) / (2
+    sqrt(lambda D))`` lost)."""
+    return 2.0 * _EDGE_MARGIN(self, sigmas)
+
 
 PHASE_WRONG = (
     WrongModel("rank-two step 1", "a rank-two step-1 update, s2/s1 = 0.6 (the first step "
@@ -137,6 +145,12 @@ PHASE_WRONG = (
                table_edit(_PHASE, lambda df: df.assign(s1_dW1=0.5 * df["s1_dW1"],
                                                        s2_dW1=0.5 * df["s2_dW1"])),
                catches=("step-1 spike strength",), kind="clock"),
+    WrongModel("TW margin x2", "the Tracy-Widom margin by which the theory counts a spike "
+               "as resolved twice its size: a convention error inside the theory function "
+               "the count claims and the figure call", lambda cfg, folder: None,
+               catches=("Tracy-Widom margin against sampled W0",), kind="convention",
+               patch={"specdyn.theory.two_step_spikes.StepTwoSpikes.edge_margin":
+                      _margin_doubled}),
 )
 
 #: The classes of mistake that cannot occur in ``two-step-phase``, and why.
