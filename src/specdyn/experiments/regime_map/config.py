@@ -65,7 +65,8 @@ class RegimeMapConfig:
             "N": self.N, "steps": self.steps, "checkpoints": self.checkpoints,
             "kmin": self.kmin, "kmax": self.kmax,
             "seed": self.seed, "figure": False, "dt": None,
-            "init_replicas": 0,  # a cell reads its own run; no claim of its reads replicas
+            # a cell reads its own run; no claim of its reads replicas
+            "init_replicas": 0, "clock_replicas": 0,
         }
         SimulateConfig(**base)  # type: ignore[arg-type]  # checked at run time
         return base

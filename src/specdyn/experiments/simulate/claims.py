@@ -1,7 +1,8 @@
 """simulate's claims: pure functions of its table and config.
 
 The tolerances are fixed here before the run; :func:`simulate_claims` checks them on
-``simulate.parquet`` and the replicas' ``t = 0`` spectra, ``simulate_init.parquet``.
+``simulate.parquet``, the replicas' ``t = 0`` spectra, ``simulate_init.parquet``, and the
+clock replicas' ``xi_k``, ``simulate_clock.parquet`` (:mod:`~specdyn.experiments.simulate.clock`).
 """
 
 from __future__ import annotations
@@ -12,14 +13,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from specdyn import theory
 from specdyn.experiments.linear_figures.claims import oracle_claim
 from specdyn.experiments.linear_figures.readings import (
-    crossing_time,
     initial_deviation_level,
     oracle_ranks,
     rms_log_deviation,
 )
+from specdyn.experiments.simulate.clock import CLOCK_TABLE, clock_claim
 from specdyn.experiments.simulate.config import SimulateConfig
 from specdyn.runs.claims import Claim, sized, within
 from specdyn.theory.discrete import grams_gd
@@ -66,21 +66,15 @@ DRIFT_FACTOR = 1.15
 #: Under the flow (``method="flow"``) the drift is the solver's: |drift| / |sum (eta -
 #: zeta)| at most this.
 FLOW_DRIFT_TOL = 1e-6
-#: The clock: median over the learned ranks of the time xi_k reaches half of gamma0 theta_k,
-#: simulation over the discrete-time theory (the flow's Eq. 174 under ``method="flow"``).
-#: Seeds 1-8 of the quick size (not the judged seed 0), ranks 1-8: medians 0.987-1.046
-#: (single ranks 0.88-1.12); a run at half or twice the speed gives 2 or 1/2.
-CLOCK_BAND = (1 / 1.12, 1.12)
-#: The ranks the clock reads, at most (those the theory has half-learned a decade before the
-#: end).
-CLOCK_RANKS = 8
 
 
 def simulate_claims(df: pd.DataFrame, cfg: SimulateConfig,
-                    init: pd.DataFrame | None = None) -> list[Claim]:
+                    init: pd.DataFrame | None = None,
+                    clock: pd.DataFrame | None = None) -> list[Claim]:
     """simulate's claims, a pure function of its table ``simulate.parquet`` and the
     replicas' ``t = 0`` spectra ``init`` (``replica, k, value``, ...; ``None`` or empty: the
-    run's own ``t = 0`` alone).
+    run's own ``t = 0`` alone) and the clock replicas' ``xi_k`` ``clock`` (``replica, step, k,
+    quantity, value``; ``None`` or empty: the run's own clock alone).
 
     Uses the rows ``preact`` (simulated spectrum by rank), ``rho_theory``, the Gram
     diagonals ``xi, eta, zeta`` (teacher basis) and the fitted exponents ``alpha_fit`` /
@@ -150,7 +144,7 @@ def simulate_claims(df: pd.DataFrame, cfg: SimulateConfig,
                    "(13.7 %, seeds 1-16) over the networks and draws",
               key="t = 0 deviation: finite-size size"),
         _drift_claim(df, cfg),
-        _clock_claim(df, cfg),
+        clock_claim(df, cfg, clock),
         replace(oracle_claim(th.rename(columns={"value": "rho_theory"}), cfg,
                              what="the closed form the figure draws and the claims read",
                              partner="end: median |log rho_sim/rho_theory|"),
@@ -188,38 +182,10 @@ def _drift_claim(df: pd.DataFrame, cfg: SimulateConfig) -> Claim:
                       "(0.944-1.033)", key="eta - zeta: drift")
 
 
-def _clock_claim(df: pd.DataFrame, cfg: SimulateConfig) -> Claim:
-    """The time each of the first ranks reaches half its learned xi_k, simulation over the
-    theory with the run's clock (the discrete-time theory for GD, Eq. 174 for the flow)."""
-    s = cfg.setting()
-    xi = _diagonal(df, "xi")
-    steps = xi.index.to_numpy(dtype=np.int64)
-    dt = cfg.time_step()
-    t = steps * dt
-    ranks = np.arange(1, min(CLOCK_RANKS, cfg.D) + 1, dtype=float)
-    if cfg.method == "gd":
-        ref = grams_gd(s, ranks, steps, dt)["xi"]
-    else:
-        ref = theory.xi(s, ranks[None, :], t[:, None])
-    ratios = []
-    for j, k in enumerate(ranks):
-        half = 0.5 * s.gamma0 * float(np.sqrt(s.mu(np.array([k]))[0]))
-        t_ref = crossing_time(t, ref[:, j], half)
-        if np.isfinite(t_ref) and t_ref <= t[-1] / 10:
-            ratios.append(crossing_time(t, xi[int(k)].to_numpy(dtype=float), half) / t_ref)
-    ratio = float(np.median(ratios)) if ratios else float("nan")
-    return within("clock: half-learning time of xi_k, simulation / theory", ratio,
-                  *CLOCK_BAND, source="core Eq. (174)", aspect="clock",
-                  note=f"median over the {len(ratios)} ranks the theory half-learns a decade "
-                       f"before the end (of the first {CLOCK_RANKS}) of the time xi_k reaches "
-                       f"gamma0 theta_k / 2, read between checkpoints; against the "
-                       f"{'discrete-time theory (the same dt)' if cfg.method == 'gd' else 'flow'}"
-                       f"; seeds 1-8: medians 0.987-1.046", key="clock: half-learning time")
-
-
 def simulate_claims_of(cfg: SimulateConfig, folder: Path) -> list[Claim]:
     """simulate's claims on the tables a run wrote to ``folder`` (for the registry; a folder
-    written before the replicas were recorded has the run's own ``t = 0`` alone)."""
-    init = folder / INIT_TABLE
+    written before the replicas were recorded has the run's own ``t = 0`` and clock alone)."""
+    init, clock = folder / INIT_TABLE, folder / CLOCK_TABLE
     return simulate_claims(pd.read_parquet(folder / "simulate.parquet"), cfg,
-                           pd.read_parquet(init) if init.exists() else None)
+                           pd.read_parquet(init) if init.exists() else None,
+                           pd.read_parquet(clock) if clock.exists() else None)

@@ -17,7 +17,7 @@ from specdyn.experiments.paper_setting import PaperSettingConfig
                       method=v.Choice("gd", "flow"), engine=v.Choice("gram", "weights"),
                       checkpoints=v.Int(2), kmin=v.SIZE, kmax=v.SIZE,
                       dtype=v.Choice("float64", "float32"), figure=v.Bool(),
-                      init_replicas=v.Int(0))
+                      init_replicas=v.Int(0), clock_replicas=v.Int(0))
 class SimulateConfig(PaperSettingConfig):
     """One linear-network run (quick default: D = 32, N = 512, 2000 GD steps).
 
@@ -29,7 +29,8 @@ class SimulateConfig(PaperSettingConfig):
     (``Schedule.log``), as everywhere. ``init_replicas`` more networks are initialised by
     the same engine with their own seeds (one step each, the ``t = 0`` spectrum kept) so
     that the size of the finite-width deviation at ``t = 0`` is read off many draws, not
-    one (0: the run's own alone).
+    one (0: the run's own alone). ``clock_replicas`` more are trained the whole run (their
+    ``xi_k`` kept) so that the clock is read off several networks (0: the run alone).
     """
 
     N: int | None = 512
@@ -44,6 +45,7 @@ class SimulateConfig(PaperSettingConfig):
     dtype: Literal["float64", "float32"] = "float64"
     figure: bool = True
     init_replicas: int = 16
+    clock_replicas: int = 8
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -77,4 +79,5 @@ class SimulateConfig(PaperSettingConfig):
 
 def full_simulate() -> SimulateConfig:
     """The paper-sized run (``--full``): D = 256, N = 4096, 20000 steps."""
-    return SimulateConfig(D=256, N=4096, M=None, steps=20000, checkpoints=60, kmax=64)
+    return SimulateConfig(D=256, N=4096, M=None, steps=20000, checkpoints=60, kmax=64,
+                          clock_replicas=4)

@@ -16,7 +16,9 @@ Table (tidy rows ``step, t, k, quantity, value``): the trajectory's
 
 Beside it, ``simulate_init.parquet`` (``replica`` and the same columns): the ``t = 0``
 spectra of ``init_replicas`` more networks from the same engine (:func:`init_replica_table`;
-none at infinite width and samples).
+none at infinite width and samples); ``simulate_clock.parquet``: ``xi_k`` of the first ranks
+of ``clock_replicas`` networks trained the whole run, for the clock
+(:func:`~specdyn.experiments.simulate.clock.clock_replica_table`).
 
 Summary: final loss, the fitted exponent at ``t = 0`` and at the end, the
 largest change ``delta_alpha = max_t |alpha_fit(t) - alpha_fit(0)|`` in the
@@ -33,6 +35,7 @@ import pandas as pd
 
 from specdyn import io
 from specdyn.experiments.simulate.claims import INIT_TABLE, simulate_claims_of
+from specdyn.experiments.simulate.clock import CLOCK_TABLE, clock_replica_table
 from specdyn.experiments.simulate.config import SimulateConfig, full_simulate
 from specdyn.experiments.simulate.wrong import SIMULATE_WRONG
 from specdyn.runs.registry import ExperimentResult, Measured, register
@@ -69,7 +72,7 @@ def init_replica_table(cfg: SimulateConfig) -> pd.DataFrame:
           measured={"simulate.parquet": Measured(
               ("value",), by=("quantity",),
               where={"quantity": ("preact", "alpha_fit", "xi", "eta", "zeta")}),
-              INIT_TABLE: Measured(("value",))})
+              INIT_TABLE: Measured(("value",)), CLOCK_TABLE: Measured(("value",))})
 def run_simulate(cfg: SimulateConfig, out_dir: Path) -> ExperimentResult:
     """Train, compare with the theory, write the tidy table (and a figure)."""
     from specdyn import theory
@@ -97,9 +100,10 @@ def run_simulate(cfg: SimulateConfig, out_dir: Path) -> ExperimentResult:
     ]
     df = pd.concat(frames, ignore_index=True)[["step", "t", "k", "quantity", "value"]]
     tables = [io.write_table(df, out_dir / "simulate.parquet")]
-    init = init_replica_table(cfg)
-    if len(init):
-        tables.append(io.write_table(init, out_dir / INIT_TABLE))
+    for table, name in ((init_replica_table(cfg), INIT_TABLE),
+                        (clock_replica_table(cfg), CLOCK_TABLE)):
+        if len(table):
+            tables.append(io.write_table(table, out_dir / name))
     figures: list[Path] = []
     if cfg.figure:
         from specdyn.plot import save_figure

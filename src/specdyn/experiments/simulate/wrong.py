@@ -93,6 +93,16 @@ def _twice_the_width(cfg: Any, folder: Path) -> None:
         get("simulate").run(replace(cfg, N=2 * cfg.N, figure=False), folder)
 
 
+def _lr_off(cfg: Any, folder: Path) -> None:
+    """The run (and its replicas) made again with a step 5 % larger than the config's, the
+    config still saying its own, every table as that run writes it."""
+    from dataclasses import replace
+
+    from specdyn.runs.registry import get  # the registered run: run.py imports this module
+
+    get("simulate").run(replace(cfg, dt=1.05 * cfg.time_step(), figure=False), folder)
+
+
 def _jump(t: np.ndarray, rho: np.ndarray, th: np.ndarray) -> np.ndarray:
     out = rho.copy()
     out[1:] = rho[-1]
@@ -166,6 +176,9 @@ SIMULATE_WRONG = (
     WrongModel("half speed", "the network learns at half the speed (a time unit off by 2): "
                "spectrum and Gram diagonals at t are the real ones at t / 2",
                _rewrite(lambda t, rho, th: slowed(2.0)(t, rho), _slowed_diagonals),
+               catches=("clock: half-learning time",), kind="clock"),
+    WrongModel("lr x1.05", "the network trained with a learning rate 5 % above the one its "
+               "config and theory use (every replica too)", _lr_off,
                catches=("clock: half-learning time",), kind="clock"),
     *theory_models(_theory_from, "theory rows: ODE oracle",
                    "the theory the figure draws and the claims read"),
