@@ -11,6 +11,7 @@ expects to hold. Synthetic tables, no simulation: seconds in all.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -380,6 +381,10 @@ _LR_CFG = LRTransferConfig(N_values=(256, 512, 1024, 2048, 4096), n_lr=12,
 def test_lr_transfer_claims_hold_when_mup_transfers() -> None:
     claims = lr_transfer_claims(*_lr_tables(_LR_CFG), _LR_CFG)
     assert _all_expected_hold(claims), _failed(claims)
+    # the loss clock's pilot is at 30 steps of a depth-3 network on D = 16: elsewhere no claim
+    for other in (replace(_LR_CFG, steps=40), replace(_LR_CFG, depth=2), replace(_LR_CFG, D=8)):
+        names = [c.name for c in lr_transfer_claims(*_lr_tables(other), other)]
+        assert not any("loss at lr" in n for n in names), other
 
 
 @pytest.mark.parametrize("mutation", ["NTK lr drifts", "muP escape grows",

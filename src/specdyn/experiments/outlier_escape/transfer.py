@@ -57,6 +57,9 @@ MUP_LOSS_PILOT = {256: (6.8098, 6.3667, 6.0547, 6.1571, 5.9991),
                   1024: (6.2021, 6.1628, 6.1358, 5.9270, 6.0219),
                   2048: (6.4294, 6.2505, 5.9242, 6.2571, 5.9940),
                   4096: (6.1317, 6.1675, 6.1986, 6.2008, 6.2329)}
+#: The sweep settings the pilot was measured at: another depth, input size or number of
+#: steps has another loss, and the claim is not made.
+MUP_LOSS_PILOT_AT = {"depth": 3, "D": 16, "steps": 30}
 #: The muP loss clock's tolerance on the mean of loss / pilot - 1 over the widths: 3.5
 #: times its spread over seeds 21-40 at the quick size (sd 0.034, one rep at N = 256-1024).
 MUP_LOSS_TOL = 0.12
@@ -124,28 +127,29 @@ def escape_by_width(eraw: pd.DataFrame, label: str, *, censor: float | None = No
 @dataclass(frozen=True)
 class LossClock:
     """The muP loss at :data:`MUP_LOSS_LR` against its pilot: ``value`` the mean over the
-    ``widths`` (a comma list) of seed-mean loss / pilot mean - 1; ``n_widths`` NaN where the
-    table has no such cell (no claim is made)."""
+    ``widths`` (a comma list) of seed-mean loss / pilot mean - 1; ``n_widths`` 0 where the
+    table has no such cell or the sweep is not at the pilot's settings (no claim is made)."""
 
     value: float
     widths: str
-    n_widths: float
+    n_widths: int
 
 
-def mup_loss_over_pilot(raw: pd.DataFrame) -> LossClock:
+def mup_loss_over_pilot(raw: pd.DataFrame, cfg: LRTransferConfig) -> LossClock:
     """The muP loss at :data:`MUP_LOSS_LR`, per width with a pilot, against its pilot.
 
     A diverged seed at that lr makes the value NaN (the pilot never diverged there).
     """
     sub = raw[(raw["parameterization"] == "mup") & np.isclose(raw["lr"], MUP_LOSS_LR)
               & raw["width"].isin(list(MUP_LOSS_PILOT))]
-    if sub.empty:
-        return LossClock(float("nan"), "", float("nan"))
+    at = {f: getattr(cfg, f) for f in MUP_LOSS_PILOT_AT}
+    if sub.empty or at != MUP_LOSS_PILOT_AT:
+        return LossClock(float("nan"), "", 0)
     loss = sub.groupby("width")["loss"].agg(
         lambda x: float(x.mean()) if x.notna().all() else float("nan")).sort_index()
     ratios = [loss[n] / float(np.mean(MUP_LOSS_PILOT[int(n)])) for n in loss.index]
     return LossClock(float(np.mean(ratios) - 1.0), ", ".join(str(int(n)) for n in loss.index),
-                     float(len(ratios)))
+                     len(ratios))
 
 
 def lr_transfer_claims(raw: pd.DataFrame, eraw: pd.DataFrame,
@@ -181,8 +185,8 @@ def lr_transfer_claims(raw: pd.DataFrame, eraw: pd.DataFrame,
                     "kernel's scale fixed (lr_eff = eta0), so its best lr stays put like "
                     "muP's; it differs from muP in the escape (below), not in the lr"),
     ]
-    loss_clock = mup_loss_over_pilot(raw)
-    if np.isfinite(loss_clock.n_widths):
+    loss_clock = mup_loss_over_pilot(raw, cfg)
+    if loss_clock.n_widths:
         claims.append(within(
             f"muP: loss at lr {MUP_LOSS_LR:g} / its pilot - 1 (mean over widths)",
             loss_clock.value, -MUP_LOSS_TOL, MUP_LOSS_TOL, source=OWN, aspect="clock",
