@@ -179,7 +179,8 @@ def plot_trainability(single: pd.DataFrame, theory_grid: dict[str, np.ndarray],
 def plot_lr_transfer(sweep: pd.DataFrame, escape: pd.DataFrame,
                      parameterizations: Sequence[str] = ("mup", "ntk"),
                      escape_series: Sequence[str] | None = None,
-                     flat_band: Mapping[str, float] | None = None) -> Figure:
+                     flat_band: Mapping[str, float] | None = None,
+                     loss_pilot: tuple[float, float, float] | None = None) -> Figure:
     """Loss after a fixed budget against learning rate, per width, and escape time vs width.
 
     ``sweep``: columns ``parameterization``, ``width``, ``lr``, ``loss``,
@@ -187,7 +188,9 @@ def plot_lr_transfer(sweep: pd.DataFrame, escape: pd.DataFrame,
     ``escape_step`` (nullable: no escape within the budget), ``budget``; hollow
     markers at the budget mean no escape. ``flat_band``: per escape series, a
     relative tolerance ``tol`` drawn as the band ``[min, (1 + tol) min]`` of its
-    escape steps (the claim "width-independent within tol").
+    escape steps (the claim "width-independent within tol"). ``loss_pilot``: ``(lr, loss,
+    tol)``, the muP loss a pilot put at ``lr`` (mean over its widths) and the claim's
+    relative tolerance, drawn on the muP panel (the sweep's clock).
     """
     fig, axes = new_figure(len(parameterizations) + 1, 1, width=4.4, height=3.6)
     widths = sorted(sweep["width"].unique())
@@ -206,6 +209,11 @@ def plot_lr_transfer(sweep: pd.DataFrame, escape: pd.DataFrame,
             if len(bad):
                 ax.plot(bad, np.full(len(bad), ax.get_ylim()[1] if ok.any() else 1.0), "x",
                         color=colour)
+        if par == "mup" and loss_pilot is not None:
+            lr, loss, tol = loss_pilot
+            ax.errorbar([lr], [loss], yerr=[[loss * tol], [loss * tol]], fmt="D", ms=4,
+                        color="k", capsize=3, zorder=5,
+                        label=f"claim: loss at lr {lr:g} within {tol:.0%} of a pilot")
         ax.set_xscale("log")
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_yscale("log")

@@ -40,6 +40,7 @@ from specdyn.experiments.outlier_escape.replicas import (
 )
 from specdyn.experiments.outlier_escape.stochastic import TABLE as STOCHASTIC_TABLE
 from specdyn.experiments.outlier_escape.stochastic import stochastic_panels, stochastic_table
+from specdyn.experiments.outlier_escape.transfer import loss_pilot
 from specdyn.experiments.outlier_escape.wrong import (
     BBP_WRONG,
     LR_TRANSFER_WRONG,
@@ -343,7 +344,8 @@ def run_lr_transfer(cfg: LRTransferConfig, out_dir: Path) -> ExperimentResult:
     fig = oplot.plot_lr_transfer(
         sweep, escape, escape_series=list(dict.fromkeys(escape["parameterization"])),
         flat_band={escape_label(par, lr, th): ESCAPE_WIDTH_TOL
-                   for par, lr, th in parse_escape_runs(cfg.escape_runs) if par == "mup"})
+                   for par, lr, th in parse_escape_runs(cfg.escape_runs) if par == "mup"},
+        loss_pilot=loss_pilot(raw, cfg))
     figures = save_figure(fig, out_dir / "lr-transfer")
 
     def spread(label: str) -> float | None:

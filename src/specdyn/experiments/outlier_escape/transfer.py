@@ -152,6 +152,16 @@ def mup_loss_over_pilot(raw: pd.DataFrame, cfg: LRTransferConfig) -> LossClock:
                      len(ratios))
 
 
+def loss_pilot(raw: pd.DataFrame, cfg: LRTransferConfig) -> tuple[float, float, float] | None:
+    """``(lr, loss, tol)`` for the figure: :data:`MUP_LOSS_LR`, the pilot's mean loss over
+    the widths the claim reads, :data:`MUP_LOSS_TOL`; ``None`` where no claim is made."""
+    clock = mup_loss_over_pilot(raw, cfg)
+    if not clock.n_widths:
+        return None
+    widths = [int(n) for n in clock.widths.split(", ")]
+    return MUP_LOSS_LR, float(np.mean([np.mean(MUP_LOSS_PILOT[n]) for n in widths])), MUP_LOSS_TOL
+
+
 def lr_transfer_claims(raw: pd.DataFrame, eraw: pd.DataFrame,
                        cfg: LRTransferConfig) -> list[Claim]:
     """The claims of ``lr-transfer``, a pure function of its two tables and config.
