@@ -353,12 +353,19 @@ SLOPE_REVISED = ("9aa3bc7 (issue 30): the upper-half slope -> that slope where t
 
 #: The error level against the finite-size theory: the RMS of log rho_sim / rho_theory over
 #: the cells (size in the upper half, seed, checkpoint, rank) where the theory is valid,
-#: over the theory's RMS there, sqrt(mean(shift^2 + std^2)), within this factor. Base seeds
-#: 1-3 of the quick size (not the judged 0), measured before this claim: N 0.917, 1.017,
-#: 0.956; M 1.088, 0.912, 0.903 (log-sd 0.07 about a mean of 0.97): 1.25 is 3 log-sd. A
+#: over the theory's RMS there, sqrt(mean(shift^2 + std^2)), within this factor per axis.
+#: With 3 seeds a run base seeds 1-3 of the quick size (not the judged 0) measured N 0.917,
+#: 1.017, 0.956; M 1.088, 0.912, 0.903 (log-sd 0.07): 1.25 for both let finite-N errors 1.2
+#: or 1.25 times their size pass. With 8 seeds (the quick default since), base seeds 1-12:
+#: N 0.941-1.082 (log-sd 0.040), M 0.883-1.139 (log-sd 0.063, a heavier tail: the sample
+#: covariance's top modes): N within 1.15 (3.5 log-sd; errors 1.25 times their size fail
+#: on all 12, 1.2 on 9), M within 1.25 as before (3.5 log-sd; 1.25 fails on 8 of 12). A
 #: simulation equal to its theory (0) fails; errors 1.5 times their size, or every run
 #: recorded at twice its size (the level sqrt 2 too high), fail.
-LEVEL_FACTOR = 1.25
+LEVEL_FACTOR = {"N": 1.15, "M": 1.25}
+LEVEL_REVISED = ("issue 47: the finite-N level within 1.25 -> 1.15 with 8 seeds a run for "
+                 "3, after a referee's wrong model (finite-N errors 1.2-1.25 times their "
+                 "size) passed; the quick run's 0.847 (3 seeds) had been seen")
 
 
 def finite_size_level_claims(cells: pd.DataFrame, cfg: FiniteSizeConfig) -> list[Claim]:
@@ -371,13 +378,16 @@ def finite_size_level_claims(cells: pd.DataFrame, cfg: FiniteSizeConfig) -> list
         measured, predicted, n = finite_size_level(cells, s, axis, sizes)
         claims.append(sized(
             f"error level against the finite-size theory, finite {axis}", measured, predicted,
-            LEVEL_FACTOR, source=OWN, aspect="prefactor",
+            LEVEL_FACTOR[axis], source=OWN, aspect="prefactor",
+            revised=LEVEL_REVISED if axis == "N" else "",
+            revised_how="tighter" if axis == "N" else "",
             predicted_by=f"theory.finite_size_moments at each run's {axis} ({other} = inf), "
                          f"RMS of sqrt(shift^2 + std^2) over the same {n} valid cells",
             note=f"RMS of log rho_sim / rho_theory over the cells where the finite-size "
                  f"theory is valid, {axis} = {', '.join(str(int(z)) for z in sizes)} (the "
                  f"slope's sizes), every seed, checkpoint and rank: the level of the errors "
-                 f"whose slope the claim above reads; factor from base seeds 1-3 (0.90-1.09)",
+                 f"whose slope the claim above reads; factor from base seeds 1-12 at 8 seeds a "
+                 f"run ({'0.94-1.08' if axis == 'N' else '0.88-1.14'})",
             key=f"error level, finite {axis}"))
     big = cells[cells["size"] == cells["size"].max()]
     first = big[(big.axis == "N") & (big.seed == big.seed.min())]

@@ -65,11 +65,11 @@ class FiniteSizeConfig(PaperSettingConfig):
     sizes: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096)
     t_max: float = 1000.0
     checkpoints: int = 12
-    n_seeds: int = 3
+    n_seeds: int = 8
 
 
 
 def full_finite_size() -> FiniteSizeConfig:
-    """finite-size at a larger size (``--full``): D = 64, sizes to 16384, 5 seeds."""
+    """finite-size at a larger size (``--full``): D = 64, sizes to 16384, 8 seeds."""
     return FiniteSizeConfig(D=64, sizes=(64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384),
-                            t_max=2000.0, n_seeds=5)
+                            t_max=2000.0)
