@@ -338,7 +338,7 @@ FINITE_SIZE_WRONG = (
                _finite_size(lambda n, e: e * np.sqrt(n.min() / n))),
     WrongModel("error floor", "a size-independent error floor the size of the largest "
                "size's error (a theory off by a fixed amount, e.g. a few % in sigma_w)",
-               _finite_size(lambda n, e: e + e.min()),
+               _finite_size(lambda n, e: e + e[n == n.max()].mean()),
                catches=("error slope against N, upper half of the sizes",)),
     WrongModel("is its theory", "every run returns Eq. (12) itself (rho_sim = rho_theory)",
                _cells_sim(lambda sim, th: th.copy()),
@@ -348,6 +348,10 @@ FINITE_SIZE_WRONG = (
                _cells_sim(lambda sim, th: th * (sim / th) ** 1.5),
                catches=("error level, finite N", "error level, finite M"),
                kind="fluctuation-size"),
+    WrongModel("fluctuations x1.25", "finite-size errors 1.25 times their size at every "
+               "size (log rho_sim - log rho_theory scaled by 1.25): a modest factor",
+               _cells_sim(lambda sim, th: th * (sim / th) ** 1.25),
+               catches=("error level, finite N",), kind="fluctuation-size"),
     WrongModel("half speed", "every run learns at half the speed (a time unit off by 2)",
                _cells(_cells_slowed), kind="clock"),
     WrongModel("sizes doubled", "each run recorded at twice the width or sample count that "
