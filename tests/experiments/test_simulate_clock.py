@@ -14,8 +14,8 @@ from specdyn.experiments.simulate.clock import (
     CLOCK_BAND,
     CLOCK_K,
     CLOCK_PILOT,
-    _pilot,
     clock_claim,
+    clock_pilot,
     clock_ratio,
     clock_replica_table,
 )
@@ -35,10 +35,10 @@ def _run(cfg: SimulateConfig, dt_factor: float = 1.0) -> tuple[pd.DataFrame, pd.
 
 
 def test_pilot_is_the_runs_size_whatever_its_seed_and_replicas() -> None:
-    assert _pilot(replace(_CFG, seed=7, clock_replicas=0)) == CLOCK_PILOT["quick"]
-    assert _pilot(replace(_CFG, N=1024)) is None  # another size: no pilot
+    assert clock_pilot(replace(_CFG, seed=7, clock_replicas=0)) == CLOCK_PILOT["quick"]
+    assert clock_pilot(replace(_CFG, N=1024)) is None  # another size: no pilot
     full = CLOCK_PILOT["full"]
-    assert _pilot(full_simulate()) == (full if math.isfinite(full[0]) else None)
+    assert clock_pilot(full_simulate()) == (full if math.isfinite(full[0]) else None)
 
 
 def test_clock_holds_on_the_run_and_its_replicas_and_narrows_with_them() -> None:

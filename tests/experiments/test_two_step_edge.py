@@ -10,7 +10,8 @@ import pytest
 
 from specdyn.experiments.two_step.config import PhaseConfig
 from specdyn.experiments.two_step.edge import EDGE_D, EDGE_DRAWS, edge_claim, edge_table
-from specdyn.experiments.two_step.wrong import _margin_doubled
+from specdyn.runs import get
+from specdyn.runs.wrong import patched
 from specdyn.theory.rmt import TW1_SD
 from specdyn.theory.two_step_spikes import StepTwoSpikes
 
@@ -37,12 +38,11 @@ def test_edge_claim_holds_on_the_sample_at_the_runs_aspect_ratio(table: pd.DataF
     assert abs(wide["s_max"].mean() - (1 + np.sqrt(2.0))) < 0.05  # the edge 1 + sqrt(N / D)
 
 
-def test_edge_claim_fails_on_a_margin_off_by_a_modest_factor(table: pd.DataFrame,
-                                                             monkeypatch: pytest.MonkeyPatch
-                                                             ) -> None:
-    monkeypatch.setattr(StepTwoSpikes, "edge_margin", _margin_doubled)
-    assert not edge_claim(table).held
-    monkeypatch.undo()
+def test_edge_claim_fails_on_a_margin_off_by_a_modest_factor(table: pd.DataFrame) -> None:
+    doubled = next(m for m in get("two-step-phase").wrong_models if m.name == "TW margin x2")
+    with patched(doubled.patch):
+        assert not edge_claim(table).held
+    assert edge_claim(table).held
     for factor in (0.7, 1.4):  # the sample's spread off by 1.4 either way
         mean = table["s_max"].mean()
         assert not edge_claim(table.assign(s_max=mean + factor * (table["s_max"] - mean))).held

@@ -19,7 +19,8 @@ from specdyn.runs.claims import Claim, within
 from specdyn.sim.protocol import derive_seed
 from specdyn.theory.discrete import grams_gd
 
-__all__ = ["CLOCK_RANKS", "CLOCK_TABLE", "clock_claim", "clock_ratio", "clock_replica_table"]
+__all__ = ["CLOCK_RANKS", "CLOCK_TABLE", "clock_claim", "clock_pilot", "clock_ratio",
+           "clock_replica_table"]
 
 #: The table of the clock replicas' ``xi_k`` (``replica, step, t, k, quantity, value``).
 CLOCK_TABLE = "simulate_clock.parquet"
@@ -45,7 +46,7 @@ CLOCK_REVISED = ("issue 47: the run's own ratio in [1/1.12, 1.12] -> the mean ov
                  "1.046) had been seen")
 
 
-def _pilot(cfg: SimulateConfig) -> tuple[float, float] | None:
+def clock_pilot(cfg: SimulateConfig) -> tuple[float, float] | None:
     """The pilot ``(mean, sd)`` of one network's ratio at the run's size, if one was measured
     (the quick or the --full config, whatever its seed and replica counts)."""
     for name, ref in (("quick", SimulateConfig()), ("full", full_simulate())):
@@ -110,7 +111,7 @@ def clock_claim(df: pd.DataFrame, cfg: SimulateConfig, clock: pd.DataFrame | Non
     ratios = [ratio] + [clock_ratio(_wide(rep), cfg)[0]
                         for _, rep in (clock.groupby("replica") if clock is not None else [])]
     mean = float(np.mean(ratios))
-    pilot = _pilot(cfg)
+    pilot = clock_pilot(cfg)
     if pilot is not None:
         m, sd = pilot
         half = CLOCK_K * sd / math.sqrt(len(ratios))

@@ -19,7 +19,7 @@ from specdyn.experiments.two_step.config import PhaseConfig
 from specdyn.measure.eigen import decompose
 from specdyn.runs.claims import OWN, Claim, sized
 from specdyn.sim.protocol import derive_seed
-from specdyn.theory.rmt import TW1_SD
+from specdyn.theory.rmt import TW1_SD, rectangular_bulk_edge
 from specdyn.theory.two_step_spikes import StepTwoSpikes
 
 __all__ = ["EDGE_DRAWS", "EDGE_FACTOR", "EDGE_TABLE", "edge_claim", "edge_table"]
@@ -71,7 +71,8 @@ def edge_claim(edge: pd.DataFrame) -> Claim:
         aspect="oracle", key="Tracy-Widom margin against sampled W0",
         note=f"{len(s)} draws of a {N} x {D} standard Gaussian matrix / sqrt(D) (W0's law); "
              f"the theory resolves a spike 3 of these scales above the edge; their mean sits "
-             f"{(float(np.mean(s)) - (1 + math.sqrt(N / D))) / scale:.2f} scales from the edge "
+             f"{(float(np.mean(s)) - float(rectangular_bulk_edge(N / D))) / scale:.2f} scales "
+             "from the edge "
              "(TW1's mean: -1.21); an oracle of the theory, not of the run: the run's tables "
              "meet it whatever they hold, its partner is the count the margin sets")
     return replace(claim, partner="step-2 count = the finite-N theory's count")
