@@ -18,6 +18,7 @@ from specdyn.experiments.simulate.clock import (
     clock_pilot,
     clock_ratio,
     clock_replica_table,
+    diagonal,
 )
 from specdyn.experiments.simulate.config import SimulateConfig, full_simulate
 from specdyn.sim.linear import train_linear
@@ -47,10 +48,8 @@ def test_clock_holds_on_the_run_and_its_replicas_and_narrows_with_them() -> None
     assert set(clock["quantity"]) == {"xi"}
     claim = clock_claim(df, _CFG, clock)
     assert claim.held, claim
-    ratios = [clock_ratio(df[df.quantity == "xi"].pivot(index="step", columns="k",
-                                                        values="value"), _CFG)[0]]
-    ratios += [clock_ratio(g.pivot(index="step", columns="k", values="value"), _CFG)[0]
-               for _, g in clock.groupby("replica")]
+    ratios = [clock_ratio(diagonal(df, "xi"), _CFG)[0]]
+    ratios += [clock_ratio(diagonal(g, "xi"), _CFG)[0] for _, g in clock.groupby("replica")]
     assert claim.measured == pytest.approx(np.mean(ratios))
     m, sd = CLOCK_PILOT["quick"]
     assert claim.expected == f"in [{m - CLOCK_K * sd / 2:g}, {m + CLOCK_K * sd / 2:g}]"

@@ -127,12 +127,11 @@ def escape_by_width(eraw: pd.DataFrame, label: str, *, censor: float | None = No
 @dataclass(frozen=True)
 class LossClock:
     """The muP loss at :data:`MUP_LOSS_LR` against its pilot: ``value`` the mean over the
-    ``widths`` (a comma list) of seed-mean loss / pilot mean - 1; ``n_widths`` 0 where the
-    table has no such cell or the sweep is not at the pilot's settings (no claim is made)."""
+    ``widths`` of seed-mean loss / pilot mean - 1; no widths where the table has no such
+    cell or the sweep is not at the pilot's settings (no claim is made)."""
 
     value: float
-    widths: str
-    n_widths: int
+    widths: tuple[int, ...]
 
 
 def mup_loss_over_pilot(raw: pd.DataFrame, cfg: LRTransferConfig) -> LossClock:
@@ -144,22 +143,21 @@ def mup_loss_over_pilot(raw: pd.DataFrame, cfg: LRTransferConfig) -> LossClock:
               & raw["width"].isin(list(MUP_LOSS_PILOT))]
     at = {f: getattr(cfg, f) for f in MUP_LOSS_PILOT_AT}
     if sub.empty or at != MUP_LOSS_PILOT_AT:
-        return LossClock(float("nan"), "", 0)
+        return LossClock(float("nan"), ())
     loss = sub.groupby("width")["loss"].agg(
         lambda x: float(x.mean()) if x.notna().all() else float("nan")).sort_index()
     ratios = [loss[n] / float(np.mean(MUP_LOSS_PILOT[int(n)])) for n in loss.index]
-    return LossClock(float(np.mean(ratios) - 1.0), ", ".join(str(int(n)) for n in loss.index),
-                     len(ratios))
+    return LossClock(float(np.mean(ratios) - 1.0), tuple(int(n) for n in loss.index))
 
 
 def loss_pilot(raw: pd.DataFrame, cfg: LRTransferConfig) -> tuple[float, float, float] | None:
     """``(lr, loss, tol)`` for the figure: :data:`MUP_LOSS_LR`, the pilot's mean loss over
     the widths the claim reads, :data:`MUP_LOSS_TOL`; ``None`` where no claim is made."""
     clock = mup_loss_over_pilot(raw, cfg)
-    if not clock.n_widths:
+    if not clock.widths:
         return None
-    widths = [int(n) for n in clock.widths.split(", ")]
-    return MUP_LOSS_LR, float(np.mean([np.mean(MUP_LOSS_PILOT[n]) for n in widths])), MUP_LOSS_TOL
+    return (MUP_LOSS_LR, float(np.mean([np.mean(MUP_LOSS_PILOT[n]) for n in clock.widths])),
+            MUP_LOSS_TOL)
 
 
 def lr_transfer_claims(raw: pd.DataFrame, eraw: pd.DataFrame,
@@ -196,16 +194,17 @@ def lr_transfer_claims(raw: pd.DataFrame, eraw: pd.DataFrame,
                     "muP's; it differs from muP in the escape (below), not in the lr"),
     ]
     loss_clock = mup_loss_over_pilot(raw, cfg)
-    if loss_clock.n_widths:
+    if loss_clock.widths:
         claims.append(within(
             f"muP: loss at lr {MUP_LOSS_LR:g} / its pilot - 1 (mean over widths)",
             loss_clock.value, -MUP_LOSS_TOL, MUP_LOSS_TOL, source=OWN, aspect="clock",
             key="muP loss at a fixed lr against its pilot",
             partner="muP: best lr moves across widths (grid steps)",
             note=f"the seed-mean final loss at lr {MUP_LOSS_LR:g} over the widths with a pilot "
-                 f"({loss_clock.widths}), each against its pilot (the mean of reps 5-9, which no "
-                 "judged run uses); the best-lr claims read positions on the grid, which a "
-                 f"sweep trained at another lr than it records keeps: at twice the lr the "
+                 f"({', '.join(map(str, loss_clock.widths))}), each against its pilot (the "
+                 "mean of reps 5-9, which no judged run uses); the best-lr claims read "
+                 "positions on the grid, which a sweep trained at another lr than it "
+                 "records keeps: at twice the lr the "
                  "loss is 0.28 of the pilot; a constant table can sit at the pilot: its partner "
                  "needs a bracketed best lr"))
     runs = [(par, escape_label(par, lr, th)) for par, lr, th in

@@ -19,7 +19,7 @@ from specdyn.experiments.linear_figures.readings import (
     oracle_ranks,
     rms_log_deviation,
 )
-from specdyn.experiments.simulate.clock import CLOCK_TABLE, clock_claim
+from specdyn.experiments.simulate.clock import CLOCK_TABLE, clock_claim, diagonal
 from specdyn.experiments.simulate.config import SimulateConfig
 from specdyn.runs.claims import Claim, sized, within
 from specdyn.theory.discrete import grams_gd
@@ -153,13 +153,9 @@ def simulate_claims(df: pd.DataFrame, cfg: SimulateConfig,
     ]
 
 
-def _diagonal(df: pd.DataFrame, q: str) -> pd.DataFrame:
-    return df[df.quantity == q].pivot(index="step", columns="k", values="value").sort_index()
-
-
 def _drift_claim(df: pd.DataFrame, cfg: SimulateConfig) -> Claim:
     """App. D, Eq. (148): the drift of sum_k (eta_k - zeta_k) from t = 0 to the end."""
-    eta, zeta = _diagonal(df, "eta"), _diagonal(df, "zeta")
+    eta, zeta = diagonal(df, "eta"), diagonal(df, "zeta")
     inv = (eta - zeta).sum(axis=1).to_numpy(dtype=float)
     drift = float(inv[-1] - inv[0]) if inv.size else float("nan")
     name = "App. D, Eq. (148): sum_k (eta_k - zeta_k) moves only by the GD step"

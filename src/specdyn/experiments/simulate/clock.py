@@ -20,7 +20,7 @@ from specdyn.sim.protocol import derive_seed
 from specdyn.theory.discrete import grams_gd
 
 __all__ = ["CLOCK_RANKS", "CLOCK_TABLE", "clock_claim", "clock_pilot", "clock_ratio",
-           "clock_replica_table"]
+           "clock_replica_table", "diagonal"]
 
 #: The table of the clock replicas' ``xi_k`` (``replica, step, t, k, quantity, value``).
 CLOCK_TABLE = "simulate_clock.parquet"
@@ -100,15 +100,17 @@ def clock_ratio(xi: pd.DataFrame, cfg: SimulateConfig) -> tuple[float, int]:
     return (float(np.median(ratios)) if ratios else float("nan")), len(ratios)
 
 
-def _wide(df: pd.DataFrame) -> pd.DataFrame:
-    return df[df.quantity == "xi"].pivot(index="step", columns="k", values="value").sort_index()
+def diagonal(df: pd.DataFrame, q: str) -> pd.DataFrame:
+    """One Gram diagonal (``xi``, ``eta`` or ``zeta``) of a tidy table, wide: index ``step``,
+    columns ``k``."""
+    return df[df.quantity == q].pivot(index="step", columns="k", values="value").sort_index()
 
 
 def clock_claim(df: pd.DataFrame, cfg: SimulateConfig, clock: pd.DataFrame | None) -> Claim:
     """The mean clock ratio over the run and its replicas, within :data:`CLOCK_K` sd of the
     pilot at the run's size (else one network's :data:`CLOCK_BAND`)."""
-    ratio, n_ranks = clock_ratio(_wide(df), cfg)
-    ratios = [ratio] + [clock_ratio(_wide(rep), cfg)[0]
+    ratio, n_ranks = clock_ratio(diagonal(df, "xi"), cfg)
+    ratios = [ratio] + [clock_ratio(diagonal(rep, "xi"), cfg)[0]
                         for _, rep in (clock.groupby("replica") if clock is not None else [])]
     mean = float(np.mean(ratios))
     pilot = clock_pilot(cfg)
