@@ -249,9 +249,9 @@ def bbp_claims(df: pd.DataFrame, cfg: BBPEscapeConfig,
         measured = {"location": (loc_rms, cfg.D), "overlaps": (ov_rms, cfg.D),
                     "sgd location": (_location_rms(sgd), cfg.sgd_D),
                     "nonlinear location": (_location_rms(nl), cfg.nonlinear_D)}
-        ratios = {k: m / _pilot(k, d, _PILOT_SIZES[k]) for k, (m, d) in measured.items()}
-        pilots = {k: f"{m:.3g} / {_pilot(k, d, _PILOT_SIZES[k]):.3g}"
-                  for k, (m, d) in measured.items()}
+        sizes = {k: (m, _pilot(k, d, _PILOT_SIZES[k])) for k, (m, d) in measured.items()}
+        ratios = {k: m / p for k, (m, p) in sizes.items()}
+        pilots = {k: f"{m:.3g} / {p:.3g}" for k, (m, p) in sizes.items()}
         if replicas is not None and len(replicas):
             # one run's location is one draw of W0 (seeds 0-3, 24: 0.23-3.5 of its pilot);
             # its replicas' level is the location's size, resolved
