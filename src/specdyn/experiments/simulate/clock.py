@@ -64,7 +64,7 @@ def clock_replica_table(cfg: SimulateConfig) -> pd.DataFrame:
     ``N = M = inf`` (every network is the theory's there)."""
     from specdyn.sim.linear import train_linear
 
-    reps = cfg.clock_replicas if cfg.N is not None or cfg.M is not None else 0
+    reps = cfg.clock_replicas if cfg.finite() else 0
     frames = []
     for r in range(reps):
         traj = train_linear(cfg.setting(), cfg.N, cfg.M, cfg.steps, dt=cfg.time_step(),

@@ -62,6 +62,11 @@ class SimulateConfig(PaperSettingConfig):
                     f"the measured spectrum has at most {size} nonzero eigenvalues; raise {name} "
                     f"or lower kmax")
 
+    def finite(self) -> bool:
+        """Whether the width or the sample count is finite: only then does a replica (another
+        seed) differ from the run; at ``N = M = inf`` every network is the theory's."""
+        return self.N is not None or self.M is not None
+
     def time_step(self) -> float:
         """``dt``, or when it is ``None``: ``0.5 / b_1``.
 

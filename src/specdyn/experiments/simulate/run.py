@@ -51,7 +51,7 @@ def init_replica_table(cfg: SimulateConfig) -> pd.DataFrame:
     from specdyn.sim.linear import train_linear
 
     s = cfg.setting()
-    reps = cfg.init_replicas if cfg.N is not None or cfg.M is not None else 0
+    reps = cfg.init_replicas if cfg.finite() else 0
     frames = []
     for r in range(reps):
         traj = train_linear(s, cfg.N, cfg.M, 1, dt=cfg.time_step(), method=cfg.method,
