@@ -101,7 +101,8 @@ def test_finite_size_quick_run(tmp_path: Path) -> None:
 
 def test_finite_size_level_reads_valid_cells_against_the_theory() -> None:
     """The level claim's reading: cells drawn from the finite-size theory's own moments
-    measure its RMS; a table equal to Eq. (12) measures 0."""
+    measure its RMS, and 1 in units of each cell's predicted size; errors twice theirs read
+    2; a table equal to Eq. (12) measures 0."""
     from specdyn.experiments.linear_figures.readings import finite_size_level
 
     s = PowerLawSetting.paper(0.1, 2.0, D=8)
@@ -119,11 +120,15 @@ def test_finite_size_level_reads_valid_cells_against_the_theory() -> None:
                                       "rho_sim": (th * np.exp(log_dev)).ravel(),
                                       "rho_theory": th.ravel()}))
     cells = pd.concat(rows, ignore_index=True)
-    measured, predicted, n = finite_size_level(cells, s, "N", np.array([1024, 4096]))
-    assert n > 0 and measured == pytest.approx(predicted, rel=0.05)
-    zero, _, _ = finite_size_level(cells.assign(rho_sim=cells.rho_theory), s, "N",
-                                   np.array([1024, 4096]))
-    assert zero == 0.0
+    lv = finite_size_level(cells, s, "N", np.array([1024, 4096]))
+    assert lv.cells > 0 and lv.measured == pytest.approx(lv.predicted, rel=0.05)
+    assert lv.standardized == pytest.approx(1.0, rel=0.05)
+    doubled = finite_size_level(cells.assign(rho_sim=cells.rho_theory * (
+        cells.rho_sim / cells.rho_theory) ** 2), s, "N", np.array([1024, 4096]))
+    assert doubled.standardized == pytest.approx(2.0 * lv.standardized, rel=1e-9)
+    zero = finite_size_level(cells.assign(rho_sim=cells.rho_theory), s, "N",
+                             np.array([1024, 4096]))
+    assert zero.measured == 0.0 and zero.standardized == 0.0
 
 
 @pytest.mark.parametrize("name, cls", [("fig2", Fig2Config), ("finite-size", FiniteSizeConfig)])

@@ -5,11 +5,13 @@ fig2's windows (:func:`late_start`, :func:`spread_end`), its deviations from the
 (:func:`transient_deviation`, :func:`spread_prediction`, :func:`oracle_deviation`,
 :func:`gd_exponent`) and the features of its curves (:func:`peak_reading`,
 :func:`early_growth_exponent`, :func:`curve_correlation`, :func:`learned_ranks`);
-finite-size's slopes (:func:`upper_half_slope`, :func:`falling_upper_half`).
+finite-size's slopes (:func:`upper_half_slope`, :func:`falling_upper_half`) and error
+level (:func:`finite_size_level`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -254,15 +256,38 @@ def upper_sizes(sizes: np.ndarray) -> np.ndarray:
     return sizes[-n:]
 
 
+@dataclass(frozen=True)
+class ErrorLevel:
+    """The size of finite-size's errors against the finite-size theory
+    (:func:`finite_size_level`), over the valid cells of one axis.
+
+    Attributes
+    ----------
+    measured, predicted
+        The RMS of ``log rho_sim / rho_theory`` and the theory's RMS there,
+        ``sqrt(mean(shift^2 + std^2))``.
+    standardized
+        The RMS of each cell's log error in units of its own predicted RMS
+        ``sqrt(shift^2 + std^2)``: 1 where the theory has the errors' size, whichever cells
+        are large (the claim's reading: the sample covariance's top modes, whose errors
+        are largest and heaviest-tailed, weigh as much as any other cell).
+    cells
+        The number of valid cells (0: the readings are NaN).
+    """
+
+    measured: float
+    predicted: float
+    standardized: float
+    cells: int
+
+
 def finite_size_level(cells: pd.DataFrame, s: PowerLawSetting, axis: str,
-                      sizes: np.ndarray) -> tuple[float, float, int]:
-    """``(measured, predicted, cells)``: the RMS of ``log rho_sim / rho_theory`` over the
-    cells of ``axis`` at ``sizes`` (every seed, checkpoint and rank) where the finite-size
-    theory is valid, and that theory's RMS there, ``sqrt(mean(shift^2 + std^2))``
+                      sizes: np.ndarray) -> ErrorLevel:
+    """The errors of the cells of ``axis`` at ``sizes`` (every seed, checkpoint and rank)
+    where the finite-size theory is valid against that theory
     (:func:`specdyn.theory.finite_size_moments` at each cell's ``N`` or ``M``).
 
-    ``cells`` has ``axis, size, seed, t, k, rho_sim, rho_theory``. NaN without a valid
-    cell.
+    ``cells`` has ``axis, size, seed, t, k, rho_sim, rho_theory``.
     """
     meas, pred = [], []
     for size in sizes:
@@ -272,10 +297,12 @@ def finite_size_level(cells: pd.DataFrame, s: PowerLawSetting, axis: str,
         t, k = d.t.to_numpy(dtype=float), d.k.to_numpy(dtype=float)
         kw = {"N": int(size)} if axis == "N" else {"M": int(size)}
         m = theory.finite_size_moments(s, k, t, **kw)
-        ok = m.valid & (d.rho_sim.to_numpy() > 0)
+        size2 = m.mean_shift**2 + m.std**2
+        ok = m.valid & (d.rho_sim.to_numpy() > 0) & (size2 > 0)
         meas.append(np.log(d.rho_sim.to_numpy()[ok] / d.rho_theory.to_numpy()[ok]))
-        pred.append((m.mean_shift**2 + m.std**2)[ok])
+        pred.append(size2[ok])
     x, p = (np.concatenate(meas), np.concatenate(pred)) if meas else (np.array([]),) * 2
     if not x.size:
-        return float("nan"), float("nan"), 0
-    return float(np.sqrt(np.mean(x * x))), float(np.sqrt(np.mean(p))), int(x.size)
+        return ErrorLevel(float("nan"), float("nan"), float("nan"), 0)
+    return ErrorLevel(float(np.sqrt(np.mean(x * x))), float(np.sqrt(np.mean(p))),
+                      float(np.sqrt(np.mean(x * x / p))), int(x.size))

@@ -351,7 +351,8 @@ FINITE_SIZE_WRONG = (
     WrongModel("fluctuations x1.25", "finite-size errors 1.25 times their size at every "
                "size (log rho_sim - log rho_theory scaled by 1.25): a modest factor",
                _cells_sim(lambda sim, th: th * (sim / th) ** 1.25),
-               catches=("error level, finite N",), kind="fluctuation-size"),
+               catches=("error level, finite N", "error level, finite M"),
+               kind="fluctuation-size"),
     WrongModel("half speed", "every run learns at half the speed (a time unit off by 2)",
                _cells(_cells_slowed), kind="clock"),
     WrongModel("sizes doubled", "each run recorded at twice the width or sample count that "

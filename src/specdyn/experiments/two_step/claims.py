@@ -18,6 +18,7 @@ import pandas as pd
 
 from specdyn.experiments.two_step.config import IDENTIFIED_OVERLAP2, PhaseConfig, full_phase
 from specdyn.experiments.two_step.edge import EDGE_TABLE, edge_claim
+from specdyn.experiments.two_step.oracle_cell import ORACLE_TABLE, oracle_claims
 from specdyn.experiments.two_step.rank_one import (
     RANK_REVISED,
     RANK_TYPICAL_FACTOR,
@@ -439,7 +440,8 @@ def phase_claims(df: pd.DataFrame, cfg: PhaseConfig,
 def phase_claims_of(cfg: PhaseConfig, folder: Path) -> list[Claim]:
     """The claims of ``two-step-phase`` on the tables in a run's ``folder`` (for the
     registry; a folder written before the chosen cells were recorded has only the grid)."""
-    cells, edge = folder / CELLS_TABLE, folder / EDGE_TABLE
+    cells, edge, oracle = folder / CELLS_TABLE, folder / EDGE_TABLE, folder / ORACLE_TABLE
     claims = phase_claims(pd.read_parquet(folder / "two-step-phase.parquet"), cfg,
                           pd.read_parquet(cells) if cells.exists() else None)
-    return claims + ([edge_claim(pd.read_parquet(edge))] if edge.exists() else [])
+    claims += [edge_claim(pd.read_parquet(edge))] if edge.exists() else []
+    return claims + (oracle_claims(pd.read_parquet(oracle), cfg) if oracle.exists() else [])

@@ -27,6 +27,7 @@ from specdyn.experiments.two_step.config import (
     parse_cells,
 )
 from specdyn.experiments.two_step.edge import EDGE_TABLE, edge_table
+from specdyn.experiments.two_step.oracle_cell import ORACLE_TABLE, oracle_table
 from specdyn.experiments.two_step.readings import phase_agreement, phase_cells, step2_rise
 from specdyn.experiments.two_step.reuse_claims import fresh_noise_level
 from specdyn.experiments.two_step.spikes import cell_spikes, theory_columns, width_resolving
@@ -54,7 +55,8 @@ from specdyn.theory.two_step import formula_count
                "strength_a2", "strength_a3", "strength_a4", "s1_dW1", "s2_dW1", "s3_dW1")),
               CELLS_TABLE: Measured(("count_W2", "count_W2_step2", "s2_W2", "s3_W2",
                                      "strength_a2", "strength_a3")),
-              EDGE_TABLE: Measured(("s_max",))})
+              EDGE_TABLE: Measured(("s_max",)),
+              ORACLE_TABLE: Measured(("strength_a2",))})
 def run_phase(cfg: PhaseConfig, out_dir: Path) -> ExperimentResult:
     """Phase grid of the number of outliers after two GD steps."""
     df = phase_table(cfg)
@@ -76,7 +78,8 @@ def run_phase(cfg: PhaseConfig, out_dir: Path) -> ExperimentResult:
     cells = phase_cells(with_theory).set_index(["alpha1", "alpha2"])
     step2, theory = (np.array([[cells.loc[(x, y), col] for y in a2] for x in a1],
                               dtype=np.float64) for col in ("step2", "theory"))
-    tables = [table, io.write_table(edge_table(cfg), out_dir / EDGE_TABLE)]
+    tables = [table, io.write_table(edge_table(cfg), out_dir / EDGE_TABLE),
+              io.write_table(oracle_table(cfg), out_dir / ORACLE_TABLE)]
     study = None
     if cfg.cells:
         chosen = cells_table(cfg)

@@ -104,6 +104,19 @@ def _margin_doubled(self: StepTwoSpikes, sigmas: float = 3.0) -> float:
     return 2.0 * _EDGE_MARGIN(self, sigmas)
 
 
+def _without_row_spread(s: Any, rho2: float) -> np.ndarray:
+    """A row's preactivation spread without its own step-1 part: ``W0``'s 1 alone."""
+    return np.ones_like(np.asarray(s, dtype=np.float64))
+
+
+def _oracle_is_theory(cfg: Any, folder: Path) -> None:
+    """The oracle cell's strengths written as the theory given each draw's ``a``."""
+    from specdyn.experiments.two_step import oracle_cell
+
+    edit_table(folder, oracle_cell.ORACLE_TABLE,
+               lambda df: df.assign(strength_a2=oracle_cell.theory_given_a(df, cfg)))
+
+
 PHASE_WRONG = (
     WrongModel("rank-two step 1", "a rank-two step-1 update, s2/s1 = 0.6 (the first step "
                "learns two directions)",
@@ -151,6 +164,15 @@ PHASE_WRONG = (
                catches=("Tracy-Widom margin against sampled W0",), kind="convention",
                patch={"specdyn.theory.two_step_spikes.StepTwoSpikes.edge_margin":
                       _margin_doubled}),
+    WrongModel("spikes without their own spread", "the theory's step-2 spikes with each "
+               "row's preactivation spread sqrt(1 + s^2 rho^2) taken as 1 (the row's own "
+               "step-1 part dropped): a convention error inside the theory function the "
+               "count and strength claims and the figure call", lambda cfg, folder: None,
+               catches=("spikes' theory against a Monte-Carlo cell",), kind="convention",
+               patch={"specdyn.theory.two_step_spikes.row_spread": _without_row_spread}),
+    WrongModel("oracle cell is its theory", "the Monte-Carlo oracle's strengths written as "
+               "the theory given each draw's a", _oracle_is_theory,
+               catches=("spikes' oracle spread",), kind="is-theory"),
 )
 
 #: The classes of mistake that cannot occur in ``two-step-phase``, and why.
