@@ -16,8 +16,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from specdyn.experiments.two_step.config import IDENTIFIED_OVERLAP2, PhaseConfig, full_phase
+from specdyn.experiments.two_step.config import (
+    IDENTIFIED_OVERLAP2,
+    PhaseConfig,
+    ReuseConfig,
+    full_phase,
+)
 from specdyn.experiments.two_step.edge import EDGE_TABLE, edge_claim
+from specdyn.experiments.two_step.fresh_replicas import FRESH_TABLE, fresh_replica_claim
 from specdyn.experiments.two_step.oracle_cell import ORACLE_TABLE, oracle_claims
 from specdyn.experiments.two_step.rank_one import (
     RANK_REVISED,
@@ -28,7 +34,7 @@ from specdyn.experiments.two_step.rank_one import (
     step1_spike_detectable,
 )
 from specdyn.experiments.two_step.readings import phase_cells, step2_rise
-from specdyn.experiments.two_step.reuse_claims import reuse_claims, reuse_claims_of
+from specdyn.experiments.two_step.reuse_claims import reuse_claims
 from specdyn.experiments.two_step.spikes import cell_spikes, theory_columns
 from specdyn.runs.claims import OWN, Claim, sized, within
 
@@ -445,3 +451,12 @@ def phase_claims_of(cfg: PhaseConfig, folder: Path) -> list[Claim]:
                           pd.read_parquet(cells) if cells.exists() else None)
     claims += [edge_claim(pd.read_parquet(edge))] if edge.exists() else []
     return claims + (oracle_claims(pd.read_parquet(oracle), cfg) if oracle.exists() else [])
+
+
+def reuse_claims_of(cfg: ReuseConfig, folder: Path) -> list[Claim]:
+    """The claims of ``batch-reuse`` on the tables in a run's ``folder`` (for the registry;
+    a folder written before the fresh replicas were recorded has only the main table)."""
+    claims = reuse_claims(pd.read_parquet(folder / "batch-reuse.parquet"), cfg)
+    replicas = folder / FRESH_TABLE
+    return claims + ([fresh_replica_claim(pd.read_parquet(replicas))] if replicas.exists()
+                     else [])

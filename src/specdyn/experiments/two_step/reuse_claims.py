@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -246,8 +245,3 @@ def reuse_claims(df: pd.DataFrame, cfg: ReuseConfig) -> list[Claim]:
              "Hermite-coefficient formula, largest over the targets; it reads no table: its "
              "partner is the gain of a target reuse helps"))
     return claims
-
-
-def reuse_claims_of(cfg: ReuseConfig, folder: Path) -> list[Claim]:
-    """The claims of ``batch-reuse`` on the table in a run's ``folder`` (for the registry)."""
-    return reuse_claims(pd.read_parquet(folder / "batch-reuse.parquet"), cfg)

@@ -27,6 +27,11 @@ from specdyn.experiments.two_step.config import (
     parse_cells,
 )
 from specdyn.experiments.two_step.edge import EDGE_TABLE, edge_table
+from specdyn.experiments.two_step.fresh_replicas import (
+    FRESH_TABLE,
+    fresh_replica_rms,
+    fresh_replica_table,
+)
 from specdyn.experiments.two_step.oracle_cell import ORACLE_TABLE, oracle_table
 from specdyn.experiments.two_step.readings import phase_agreement, phase_cells, step2_rise
 from specdyn.experiments.two_step.reuse_claims import fresh_noise_level
@@ -168,11 +173,14 @@ def _chosen_summary(chosen: pd.DataFrame, cfg: PhaseConfig) -> dict[str, object]
           ReuseConfig, full=full_reuse, claims=reuse_claims_of, wrong_models=REUSE_WRONG,
           wrong_na=REUSE_WRONG_NA,
           measured={"batch-reuse.parquet": Measured(
-              ("count_W2", "max_overlap", "max_overlap_identified", "overlap_top"))})
+              ("count_W2", "max_overlap", "max_overlap_identified", "overlap_top")),
+              FRESH_TABLE: Measured(("overlap_a2",), by=("target",))})
 def run_reuse(cfg: ReuseConfig, out_dir: Path) -> ExperimentResult:
     """Alignment bars for targets of information exponent 1, 2 and 3."""
     df = reuse_table(cfg)
     table = io.write_table(df, out_dir / "batch-reuse.parquet")
+    replicas = fresh_replica_table(cfg)
+    tables = [table, io.write_table(replicas, out_dir / FRESH_TABLE)]
     labels: list[str] = []
     fresh: dict[str, np.ndarray] = {}
     reused: dict[str, np.ndarray] = {}
@@ -207,4 +215,6 @@ def run_reuse(cfg: ReuseConfig, out_dir: Path) -> ExperimentResult:
                                 fresh_all=fresh_all, reused_all=reused_all,
                                 noise_levels=levels)
     figures = save_figure(fig, out_dir / "batch-reuse")
-    return ExperimentResult("batch-reuse", out_dir, figures, [table], summary)
+    summary["fresh_replicas"] = {"runs": len(replicas),
+                                 "rms_overlap_over_level": fresh_replica_rms(replicas)}
+    return ExperimentResult("batch-reuse", out_dir, figures, tables, summary)

@@ -109,6 +109,23 @@ def _without_row_spread(s: Any, rho2: float) -> np.ndarray:
     return np.ones_like(np.asarray(s, dtype=np.float64))
 
 
+def _a2_deviations_scaled(factor: float) -> Any:
+    """A wrong model's ``apply``: every run's ``a^2`` strength ``factor`` times as far from
+    the finite-N theory as the run's (a simulation whose fluctuations have the wrong size:
+    the grid, the chosen cells and the oracle cell alike, each against its own theory)."""
+    def apply(cfg: Any, folder: Path) -> None:
+        from specdyn.experiments.two_step import oracle_cell
+
+        def scaled(df: pd.DataFrame, th: Any) -> pd.DataFrame:
+            return df.assign(strength_a2=th + factor * (df["strength_a2"] - th))
+
+        _on_both(lambda df, c: scaled(df, _theory(df, c)["theory_a2"]))(cfg, folder)
+        if (folder / oracle_cell.ORACLE_TABLE).exists():
+            edit_table(folder, oracle_cell.ORACLE_TABLE,
+                       lambda df: scaled(df, oracle_cell.theory_given_a(df, cfg)))
+    return apply
+
+
 def _oracle_is_theory(cfg: Any, folder: Path) -> None:
     """The oracle cell's strengths written as the theory given each draw's ``a``."""
     from specdyn.experiments.two_step import oracle_cell
@@ -170,6 +187,13 @@ PHASE_WRONG = (
                "count and strength claims and the figure call", lambda cfg, folder: None,
                catches=("spikes' theory against a Monte-Carlo cell",), kind="convention",
                patch={"specdyn.theory.two_step_spikes.row_spread": _without_row_spread}),
+    WrongModel("a^2 deviations x1.8", "every run's a^2 strength 1.8 times as far from the "
+               "finite-N theory as the run's (fluctuations of the right law, the wrong size)",
+               _a2_deviations_scaled(1.8), catches=("spikes' oracle spread",),
+               kind="fluctuation-size"),
+    WrongModel("a^2 deviations x0.6", "every run's a^2 strength 0.6 times as far from the "
+               "finite-N theory as the run's", _a2_deviations_scaled(0.6),
+               catches=("spikes' oracle spread",), kind="fluctuation-size"),
     WrongModel("oracle cell is its theory", "the Monte-Carlo oracle's strengths written as "
                "the theory given each draw's a", _oracle_is_theory,
                catches=("spikes' oracle spread",), kind="is-theory"),
@@ -250,6 +274,20 @@ def _fresh_noise_tripled(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _fresh_noise_scaled(cfg: Any, folder: Path) -> None:
+    """The fresh batch's noise overlaps (information exponent >= 2) 0.7 times the run's, in
+    the run's table and in its fresh replicas alike (the right law, a modest factor off)."""
+    from specdyn.experiments.two_step.fresh_replicas import FRESH_TABLE
+
+    def main(df: pd.DataFrame) -> pd.DataFrame:
+        df.loc[_fresh_rows(df), "max_overlap_identified"] *= 0.7
+        return df
+
+    edit_table(folder, _REUSE, main)
+    if (folder / FRESH_TABLE).exists():
+        edit_table(folder, FRESH_TABLE, lambda df: df.assign(overlap_a2=0.7 * df["overlap_a2"]))
+
+
 def _batches_swapped(df: pd.DataFrame) -> pd.DataFrame:
     """Each run's overlap read from the other batch mode of its seed (the fresh runs'
     attributed to reuse and back)."""
@@ -300,6 +338,9 @@ REUSE_WRONG = (
     WrongModel("fresh noise x3", "the fresh batch's noise overlaps three times the run's",
                table_edit(_REUSE, _fresh_noise_tripled), catches=(_FRESH,),
                kind="fluctuation-size"),
+    WrongModel("fresh noise x0.7", "the fresh batch's noise overlaps 0.7 times their size, "
+               "in the run's table and its fresh replicas", _fresh_noise_scaled,
+               catches=("fresh replicas' noise level",), kind="fluctuation-size"),
     WrongModel("batches swapped", "each run's overlap read from the other batch mode (fresh "
                "attributed to reuse and back)", table_edit(_REUSE, _batches_swapped),
                catches=("He3: reused mean overlap - fresh mean overlap",), kind="attribution"),
