@@ -21,6 +21,7 @@ from specdyn.experiments.two_step.fresh_replicas import (
 )
 from specdyn.experiments.two_step.oracle_cell import (
     ORACLE_MEAN_TOL,
+    ORACLE_N_QUAD,
     ORACLE_SD_PILOT,
     oracle_claims,
     theory_given_a,
@@ -51,7 +52,8 @@ def test_theory_given_a_is_the_spikes_theory_of_each_draw(cell: pd.DataFrame) ->
     th = theory_given_a(cell, cfg)
     sigma, dsigma = numpy_activation(cfg.activation)
     one = step_two_spikes(64, 64, 64, 0.44, 0.49, sigma=sigma, dsigma=dsigma,
-                          link=lambda z: np.asarray(z), K=5, a=cell["a"].iloc[3])
+                          link=lambda z: np.asarray(z), K=5, n_quad=ORACLE_N_QUAD,
+                          a=cell["a"].iloc[3])
     assert th[3] == pytest.approx(float(one.measured_rows[1]), rel=1e-12)
     assert np.all(np.isfinite(th)) and np.ptp(th) > 0  # each draw's own a
 

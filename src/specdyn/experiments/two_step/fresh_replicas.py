@@ -27,8 +27,9 @@ from specdyn.runs.claims import Claim, sized
 from specdyn.sim.protocol import derive_seed
 from specdyn.sim.two_step import gd_steps
 
-__all__ = ["FRESH_REPLICAS", "FRESH_REPLICA_N", "FRESH_TABLE", "fresh_replica_claim",
-           "fresh_replica_table", "replica_targets"]
+__all__ = ["FRESH_REPLICAS", "FRESH_REPLICA_FACTOR", "FRESH_REPLICA_N", "FRESH_REPLICA_PILOT",
+           "FRESH_TABLE", "fresh_replica_claim", "fresh_replica_rms", "fresh_replica_table",
+           "replica_targets"]
 
 #: The replicas' table: one row a run.
 FRESH_TABLE = "batch-reuse_fresh.parquet"

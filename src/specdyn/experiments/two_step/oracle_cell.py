@@ -29,7 +29,8 @@ from specdyn.sim.protocol import derive_seed
 from specdyn.sim.two_step import gd_steps
 from specdyn.theory.two_step_spikes import step_two_spikes
 
-__all__ = ["ORACLE_CELL", "ORACLE_DRAWS", "ORACLE_TABLE", "oracle_claims", "oracle_table"]
+__all__ = ["ORACLE_CELL", "ORACLE_DRAWS", "ORACLE_MEAN_TOL", "ORACLE_N_QUAD", "ORACLE_SD_PILOT",
+           "ORACLE_TABLE", "oracle_claims", "oracle_table", "theory_given_a"]
 
 #: The oracle's table: one row a draw, with its ``a`` (to condition the theory on).
 ORACLE_TABLE = "two-step-phase_oracle.parquet"
@@ -40,6 +41,10 @@ ORACLE_TABLE = "two-step-phase_oracle.parquet"
 ORACLE_CELL = (500, 0.44, 0.49)
 #: Independent runs (about 0.1 s each, the theory's evaluation included).
 ORACLE_DRAWS = 80
+#: Gauss-Hermite nodes of the theory's evaluations here: 30 move the ``a^2`` strength by
+#: 2.5e-5 relative against the default 60 (at 24: 2.4e-4), at a sixth of the cost (80
+#: draws are evaluated at every recheck of the claims, the wrong models' included).
+ORACLE_N_QUAD = 30
 #: The mean relative deviation of the ``a^2`` strength from the theory given ``a``, within
 #: this of 0. Pilot (seeds 5000-5199 of ``gd_steps``, not derived from a run's seed): mean
 #: +0.0031, sd 0.0637 a draw, so 80 draws have a standard error of 0.0071 and 0.03 is 4.2
@@ -80,7 +85,7 @@ def oracle_table(cfg: PhaseConfig) -> pd.DataFrame:
 
 def theory_given_a(table: pd.DataFrame, cfg: PhaseConfig) -> np.ndarray:
     """The theory's measured ``a^2`` strength (``sqrt(rows^2 + bulk^2)``) of each draw of
-    ``table``, conditioned on that draw's ``a``."""
+    ``table``, conditioned on that draw's ``a`` (:data:`ORACLE_N_QUAD` nodes)."""
     sigma, dsigma = numpy_activation(cfg.activation)
     tgt = HermiteTarget.named(cfg.target)
     out = []
@@ -88,7 +93,7 @@ def theory_given_a(table: pd.DataFrame, cfg: PhaseConfig) -> np.ndarray:
         sp = step_two_spikes(int(row.N), int(row.D), int(row.M), float(row.alpha1),
                              float(row.alpha2), sigma=sigma, dsigma=dsigma,
                              link=lambda z: np.asarray(tgt.link(z)), K=THEORY_POWERS,
-                             a=np.asarray(row.a, dtype=np.float64))
+                             n_quad=ORACLE_N_QUAD, a=np.asarray(row.a, dtype=np.float64))
         out.append(float(sp.measured_rows[1]))
     return np.array(out, dtype=np.float64)
 
