@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 from numpy.polynomial.hermite_e import hermegauss, hermeval
 
-from specdyn.experiments.two_step import spikes
+from specdyn.experiments.two_step import oracle_cell, spikes
+from specdyn.experiments.two_step.fresh_replicas import FRESH_TABLE
 from specdyn.runs.registry import WrongModel
 from specdyn.runs.wrong import edit_table, table_edit
 from specdyn.theory.two_step_spikes import StepTwoSpikes
@@ -114,8 +115,6 @@ def _a2_deviations_scaled(factor: float) -> Any:
     the finite-N theory as the run's (a simulation whose fluctuations have the wrong size:
     the grid, the chosen cells and the oracle cell alike, each against its own theory)."""
     def apply(cfg: Any, folder: Path) -> None:
-        from specdyn.experiments.two_step import oracle_cell
-
         def scaled(df: pd.DataFrame, th: Any) -> pd.DataFrame:
             return df.assign(strength_a2=th + factor * (df["strength_a2"] - th))
 
@@ -128,8 +127,6 @@ def _a2_deviations_scaled(factor: float) -> Any:
 
 def _oracle_is_theory(cfg: Any, folder: Path) -> None:
     """The oracle cell's strengths written as the theory given each draw's ``a``."""
-    from specdyn.experiments.two_step import oracle_cell
-
     edit_table(folder, oracle_cell.ORACLE_TABLE,
                lambda df: df.assign(strength_a2=oracle_cell.theory_given_a(df, cfg)))
 
@@ -277,8 +274,6 @@ def _fresh_noise_tripled(df: pd.DataFrame) -> pd.DataFrame:
 def _fresh_noise_scaled(cfg: Any, folder: Path) -> None:
     """The fresh batch's noise overlaps (information exponent >= 2) 0.7 times the run's, in
     the run's table and in its fresh replicas alike (the right law, a modest factor off)."""
-    from specdyn.experiments.two_step.fresh_replicas import FRESH_TABLE
-
     def main(df: pd.DataFrame) -> pd.DataFrame:
         df.loc[_fresh_rows(df), "max_overlap_identified"] *= 0.7
         return df
