@@ -117,7 +117,8 @@ def test_fresh_replica_claim_fails_noise_of_another_size() -> None:
     table = pd.DataFrame({"target": "He3", "draw": np.arange(n), "N": 500, "D": 500,
                           "M": 500, "overlap_a2": level * ratio, "level": level})
     assert fresh_replica_rms(table) == pytest.approx(FRESH_REPLICA_PILOT)
-    assert fresh_replica_claim(table).held
+    claim = fresh_replica_claim(table, ReuseConfig())
+    assert claim.held and claim.partner == "He1: fresh-batch mean overlap"
     for factor in (0.7, 1.5):
         scaled = table.assign(overlap_a2=factor * table["overlap_a2"])
-        assert not fresh_replica_claim(scaled).held
+        assert not fresh_replica_claim(scaled, ReuseConfig()).held

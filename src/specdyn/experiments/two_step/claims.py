@@ -458,5 +458,5 @@ def reuse_claims_of(cfg: ReuseConfig, folder: Path) -> list[Claim]:
     a folder written before the fresh replicas were recorded has only the main table)."""
     claims = reuse_claims(pd.read_parquet(folder / "batch-reuse.parquet"), cfg)
     replicas = folder / FRESH_TABLE
-    return claims + ([fresh_replica_claim(pd.read_parquet(replicas))] if replicas.exists()
+    return claims + ([fresh_replica_claim(pd.read_parquet(replicas), cfg)] if replicas.exists()
                      else [])

@@ -21,7 +21,7 @@ import pandas as pd
 
 from specdyn.data.hermite import HermiteTarget
 from specdyn.experiments.two_step.config import ReuseConfig
-from specdyn.experiments.two_step.reuse_claims import fresh_noise_level
+from specdyn.experiments.two_step.reuse_claims import fresh_learns_name, fresh_noise_level
 from specdyn.measure.weight_outliers import orthonormal_powers
 from specdyn.runs.claims import Claim, sized
 from specdyn.sim.protocol import derive_seed
@@ -50,8 +50,6 @@ FRESH_REPLICA_PILOT = 1.169
 #: first, 5 of the second. Overlaps 0.7 times their size fail on all 23 seeds (0, 21-32,
 #: 40-49; they would pass above 1.34).
 FRESH_REPLICA_FACTOR = 1.25
-#: The claim that fails on a shuffled or constant main table (the replicas' is not it).
-_PARTNER = "He3: reused mean overlap - fresh mean overlap"
 
 
 def replica_targets(cfg: ReuseConfig) -> list[str]:
@@ -87,9 +85,11 @@ def fresh_replica_rms(table: pd.DataFrame) -> float:
     return float(np.sqrt(np.mean(r * r))) if r.size else float("nan")
 
 
-def fresh_replica_claim(table: pd.DataFrame) -> Claim:
+def fresh_replica_claim(table: pd.DataFrame, cfg: ReuseConfig) -> Claim:
     """The replicas' RMS of ``overlap / level`` against the pilot's, within
-    :data:`FRESH_REPLICA_FACTOR`."""
+    :data:`FRESH_REPLICA_FACTOR`; its partner, which a shuffled or constant main table
+    fails, is the claim that a fresh batch learns the run's information-exponent-1 target
+    (replicas shuffled within a target keep their RMS)."""
     n = len(table)
     N, D, M = (int(table[c].iloc[0]) if n else 0 for c in ("N", "D", "M"))
     claim = sized(
@@ -109,5 +109,6 @@ def fresh_replica_claim(table: pd.DataFrame) -> Claim:
              "of the second step's direction along a^2 over the noise level sqrt(E[z^2 "
              "sigma*^2] / (D E[sigma*^2])); the run's own 9 fresh overlaps resolve their "
              f"size to a factor 2, these {n} to about {1 / math.sqrt(2 * max(n, 1)):.0%}: "
-             "noise of the wrong size fails; its partner is the gain of a target reuse helps")
-    return replace(claim, partner=_PARTNER)
+             "noise of the wrong size fails; replicas shuffled within a target keep their RMS: "
+             "its partner is the information-exponent-1 target's fresh claim")
+    return replace(claim, partner=fresh_learns_name(cfg))

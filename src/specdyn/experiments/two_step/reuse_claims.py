@@ -124,6 +124,13 @@ GAIN_REVISED = (
     "it); " + QUICK_SEEDS_REVISED)
 
 
+def fresh_learns_name(cfg: ReuseConfig) -> str:
+    """The name of the claim that a fresh batch learns the run's first target of information
+    exponent 1 (``""`` without one): the partner of claims a shuffled table keeps."""
+    return next((f"{n}: fresh-batch mean overlap" for n in cfg.targets
+                 if (HermiteTarget.named(n).information_exponent or 0) < 2), "")
+
+
 def reuse_claims(df: pd.DataFrame, cfg: ReuseConfig) -> list[Claim]:
     """The claims of ``batch-reuse``, a pure function of its table and config.
 
@@ -153,8 +160,7 @@ def reuse_claims(df: pd.DataFrame, cfg: ReuseConfig) -> list[Claim]:
               if (HermiteTarget.named(n).information_exponent or 0) >= 2
               and max(abs(HermiteTarget.named(n).reuse_quantity(k)) for k in (1, 2, 3)) > 1e-8]
     gain_name = "{}: reused mean overlap - fresh mean overlap"
-    control = next((f"{n}: fresh-batch mean overlap" for n in cfg.targets
-                    if (HermiteTarget.named(n).information_exponent or 0) < 2), "")
+    control = fresh_learns_name(cfg)
     claims = []
     ratios: list[np.ndarray] = []
     levels: dict[str, float] = {}
