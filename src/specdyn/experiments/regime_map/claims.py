@@ -39,8 +39,17 @@ FEATURE_R_REVISED = ("issue 40: >= 10 -> > 1, after the --full run measured 6.5 
 #: seed 0) measured 0.062, 0.088, 0.075, pair ratios within 1.41: a factor 2;
 #: (b) of the exponent change, the root mean square over the cells of (simulation - theory);
 #: seeds 1-3 measured 0.036, 0.029, 0.020, pair ratios up to 1.79 (the cells share one
-#: initial draw per seed, so they do not average it out): a factor 2.5.
-SPECTRUM_FACTOR, CHANGE_FACTOR = 2.0, 2.5
+#: initial draw per seed, so they do not average it out): a factor 2.5 was set. The seed
+#: scan then measured the ratio (judged seed over its spread seed) at 0.32 on seed 25 and
+#: 0.31 on seed 33: over seeds 0-3 and 25-34 the ratios span 0.31-1.93 with a log sd of
+#: 0.62 (one seed's RMS alone: log sd 0.42, over 15 seeds), so the factor is exp(3 x 0.62)
+#: rounded, 6: a size claim on one draw resolves little more than "not zero, not several
+#: times too large" (the spectrum's, factor 2, resolves far more: its log sd is 0.12).
+SPECTRUM_FACTOR, CHANGE_FACTOR = 2.0, 6.0
+CHANGE_REVISED = ("issue 47 (seed scan): within a factor 2.5 of the spread seed's -> 6, after "
+                  "seeds 25 and 33 measured 0.32 and 0.31 of their spread seeds' (seeds 0-3, "
+                  "25-34: 0.31-1.93, log sd 0.62); the factor 2.5 had come from three pilot "
+                  "seeds' pair ratios; seed 0's 0.53 had been seen")
 #: The exponent's clock: |log10(t_half simulation / t_half theory)| over the cells whose
 #: theory changes by at least CLOCK_MIN_CHANGE (below, the half time of a change of a few
 #: hundredths is noise). Seeds 1-3 (not the judged seed 0) measured at most 0.064, 0.050
@@ -124,9 +133,12 @@ def regime_map_claims(points: pd.DataFrame, cfg: RegimeMapConfig) -> list[Claim]
         sized("exponent change, simulation - theory: root mean square over the cells",
               measured, predicted, CHANGE_FACTOR, source=OWN,
               predicted_by=f"the same over the spread seed(s) {spread_seeds} of every cell",
+              revised=CHANGE_REVISED, revised_how="looser",
               note=f"the deviation has the size finite width N = {cfg.N} and GD give it, on "
-                   "both sides; factor from seeds 1-3 (not the judged one), wider than the "
-                   "spectrum's: the cells share one initial draw per seed"),
+                   "both sides; factor from the ratios of seeds 0-3 and 25-34 (0.31-1.93, "
+                   "log sd 0.62), far wider than the spectrum's: the cells share one initial "
+                   "draw per seed, so one run is one draw of this RMS; a simulation that is "
+                   "its theory (0) still fails, and so does a deviation 10 times its size"),
         within("exponent change's half time: simulation / theory (max decades off)",
                float(np.max(clock)) if clock.size else float("nan"), 0.0, CLOCK_TOL,
                source="core Sec. 3.1", aspect="clock",
