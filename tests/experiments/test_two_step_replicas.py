@@ -10,13 +10,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from specdyn.experiments.two_step.config import PhaseConfig, ReuseConfig
+from specdyn.experiments.two_step.config import PhaseConfig, ReuseConfig, full_reuse
 from specdyn.experiments.two_step.fresh_replicas import (
     FRESH_REPLICA_N,
     FRESH_REPLICA_PILOT,
     fresh_replica_claim,
     fresh_replica_rms,
     fresh_replica_table,
+    pilot_applies,
     replica_targets,
 )
 from specdyn.experiments.two_step.oracle_cell import (
@@ -122,3 +123,17 @@ def test_fresh_replica_claim_fails_noise_of_another_size() -> None:
     for factor in (0.7, 1.5):
         scaled = table.assign(overlap_a2=factor * table["overlap_a2"])
         assert not fresh_replica_claim(scaled, ReuseConfig()).held
+
+
+def test_pilots_are_claimed_only_at_their_settings(cell: pd.DataFrame) -> None:
+    """The replicas' and the oracle sd's pilots hold at the quick and --full configs only;
+    elsewhere the replicas make no claim and the oracle only its mean (0 at any setting)."""
+    assert pilot_applies(ReuseConfig()) and pilot_applies(full_reuse())
+    assert not pilot_applies(replace(ReuseConfig(), alpha1=0.3))
+    assert not pilot_applies(replace(ReuseConfig(), targets=("He1", "He3")))
+    assert not pilot_applies(replace(ReuseConfig(), D=2000))
+    cfg = PhaseConfig()
+    table = cell.assign(strength_a2=1.0)  # N = D = M = 64: the pilot's aspect ratios
+    assert len(oracle_claims(table, cfg)) == 2
+    assert len(oracle_claims(table, replace(cfg, target="He3"))) == 1
+    assert len(oracle_claims(table.assign(D=32), cfg)) == 1

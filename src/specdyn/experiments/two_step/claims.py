@@ -23,7 +23,11 @@ from specdyn.experiments.two_step.config import (
     full_phase,
 )
 from specdyn.experiments.two_step.edge import EDGE_TABLE, edge_claim
-from specdyn.experiments.two_step.fresh_replicas import FRESH_TABLE, fresh_replica_claim
+from specdyn.experiments.two_step.fresh_replicas import (
+    FRESH_TABLE,
+    fresh_replica_claim,
+    pilot_applies,
+)
 from specdyn.experiments.two_step.oracle_cell import ORACLE_TABLE, oracle_claims
 from specdyn.experiments.two_step.rank_one import (
     RANK_REVISED,
@@ -458,5 +462,5 @@ def reuse_claims_of(cfg: ReuseConfig, folder: Path) -> list[Claim]:
     a folder written before the fresh replicas were recorded has only the main table)."""
     claims = reuse_claims(pd.read_parquet(folder / "batch-reuse.parquet"), cfg)
     replicas = folder / FRESH_TABLE
-    return claims + ([fresh_replica_claim(pd.read_parquet(replicas), cfg)] if replicas.exists()
-                     else [])
+    return claims + ([fresh_replica_claim(pd.read_parquet(replicas), cfg)]
+                     if replicas.exists() and pilot_applies(cfg) else [])

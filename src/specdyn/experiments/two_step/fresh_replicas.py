@@ -29,7 +29,7 @@ from specdyn.sim.two_step import gd_steps
 
 __all__ = ["FRESH_REPLICAS", "FRESH_REPLICA_FACTOR", "FRESH_REPLICA_N", "FRESH_REPLICA_PILOT",
            "FRESH_TABLE", "fresh_replica_claim", "fresh_replica_rms", "fresh_replica_table",
-           "replica_targets"]
+           "pilot_applies", "replica_targets"]
 
 #: The replicas' table: one row a run.
 FRESH_TABLE = "batch-reuse_fresh.parquet"
@@ -45,6 +45,10 @@ FRESH_REPLICAS = 50
 #: target; so the pilot, not the formula, predicts this reading. The seed scan's 21-32,
 #: held out, read 1.10-1.32 (log sd over the 22 seeds with 40-49: 0.044).
 FRESH_REPLICA_PILOT = 1.169
+#: The settings the pilot was measured at (the quick and ``--full`` configs'); the
+#: replicas' reading depends on each of them, so at others no claim is made.
+FRESH_REPLICA_PILOT_AT = {"alpha1": 0.35, "alpha2": 0.45, "activation": "tanh-shift",
+                          "targets": ("He2", "He2+He3", "He3"), "aspect": (1.0, 1.0)}
 #: The claim's factor: the RMS of ``n`` Gaussian coordinates has a log sd of
 #: ``1 / sqrt(2 n)``, 0.058 for 150 overlaps (over seeds: 0.044); 1.25 is 3.9 of the
 #: first, 5 of the second. Overlaps 0.7 times their size fail on all 23 seeds (0, 21-32,
@@ -79,6 +83,13 @@ def fresh_replica_table(cfg: ReuseConfig, draws: int = FRESH_REPLICAS) -> pd.Dat
     return pd.DataFrame(rows)
 
 
+def pilot_applies(cfg: ReuseConfig) -> bool:
+    """Whether ``cfg`` has the settings :data:`FRESH_REPLICA_PILOT` was measured at."""
+    at = {"alpha1": cfg.alpha1, "alpha2": cfg.alpha2, "activation": cfg.activation,
+          "targets": tuple(replica_targets(cfg)), "aspect": (cfg.D / cfg.N, cfg.M / cfg.N)}
+    return at == FRESH_REPLICA_PILOT_AT
+
+
 def fresh_replica_rms(table: pd.DataFrame) -> float:
     """The RMS of ``overlap_a2 / level`` over the replicas (NaN without any)."""
     r = table["overlap_a2"].to_numpy(np.float64) / table["level"].to_numpy(np.float64)
@@ -87,9 +98,10 @@ def fresh_replica_rms(table: pd.DataFrame) -> float:
 
 def fresh_replica_claim(table: pd.DataFrame, cfg: ReuseConfig) -> Claim:
     """The replicas' RMS of ``overlap / level`` against the pilot's, within
-    :data:`FRESH_REPLICA_FACTOR`; its partner, which a shuffled or constant main table
-    fails, is the claim that a fresh batch learns the run's information-exponent-1 target
-    (replicas shuffled within a target keep their RMS)."""
+    :data:`FRESH_REPLICA_FACTOR` (the registry makes it where :func:`pilot_applies`). Its
+    partner, which a shuffled or constant main table fails, is the claim that a fresh batch
+    learns the run's information-exponent-1 target (replicas shuffled within a target keep
+    their RMS)."""
     n = len(table)
     N, D, M = (int(table[c].iloc[0]) if n else 0 for c in ("N", "D", "M"))
     claim = sized(
@@ -107,7 +119,7 @@ def fresh_replica_claim(table: pd.DataFrame, cfg: ReuseConfig) -> Claim:
         note=f"{n} fresh-batch runs at N = {N}, D = {D}, M = {M} "
              f"({', '.join(sorted(set(table['target'])) if n else [])}): |<v, beta>| / |v| "
              "of the second step's direction along a^2 over the noise level sqrt(E[z^2 "
-             "sigma*^2] / (D E[sigma*^2])); the run's own 9 fresh overlaps resolve their "
+             "sigma*^2] / (D E[sigma*^2])); the run's own few fresh overlaps resolve their "
              f"size to a factor 2, these {n} to about {1 / math.sqrt(2 * max(n, 1)):.0%}: "
              "noise of the wrong size fails; replicas shuffled within a target keep their RMS: "
              "its partner is the information-exponent-1 target's fresh claim")
