@@ -77,12 +77,6 @@ NOT_RECHECKED: dict[str, str] = {
             "benchmarks/gpu_fig4.sh); its t = 0 slope became a sanity check since, and the "
             "claims added since (the slope peak's time, the effective theory against an "
             "independent evaluation, the t = 0 deviation's size) have no --full value",
-    "regime-map": "its --full folder (data f89a243) is gone from this disk, and a rerun is "
-                  "75 min: the exponent change's size claim was loosened since (a factor 2.5 "
-                  "of the spread seed's -> 6, after the seed scan), and its --full value, "
-                  "0.00663 against the spread seed's 0.00478 (ratio 1.39), held at 2.5 so "
-                  "holds at 6; the other claims are unchanged (rerun: python "
-                  "benchmarks/full_claims.py regime-map)",
 }
 
 
