@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 
 from specdyn import io
-from specdyn.data.hermite import HermiteTarget
 from specdyn.experiments.two_step.claims import (
     CELLS_TABLE,
     phase_claims_of,
@@ -34,6 +33,8 @@ from specdyn.experiments.two_step.fresh_replicas import (
     FRESH_TABLE,
     fresh_replica_rms,
     fresh_replica_table,
+    pilot_applies,
+    replica_targets,
 )
 from specdyn.experiments.two_step.oracle_cell import (
     ORACLE_CELL,
@@ -193,6 +194,7 @@ def run_reuse(cfg: ReuseConfig, out_dir: Path) -> ExperimentResult:
     df = reuse_table(cfg)
     table = io.write_table(df, out_dir / "batch-reuse.parquet")
     replicas = fresh_replica_table(cfg)
+    replica_rms = fresh_replica_rms(replicas)
     tables = [table, io.write_table(replicas, out_dir / FRESH_TABLE)]
     labels: list[str] = []
     fresh: dict[str, np.ndarray] = {}
@@ -221,17 +223,17 @@ def run_reuse(cfg: ReuseConfig, out_dir: Path) -> ExperimentResult:
     title = (f"N = {cfg.N}, D = {cfg.D}, M = {cfg.M}, "
              f"$(\\alpha_1, \\alpha_2) = ({cfg.alpha1:g}, {cfg.alpha2:g})$, {cfg.seeds} seeds\n"
              f"fresh replicas ({len(replicas)} runs at N = {FRESH_REPLICA_N}, the step-2 "
-             f"direction along $a^2$): RMS overlap / noise level "
-             f"{fresh_replica_rms(replicas):.3g}, pilot {FRESH_REPLICA_PILOT:.3g} (claim: "
-             f"within x{FRESH_REPLICA_FACTOR:g})")
-    levels = {lab: fresh_noise_level(name, cfg.D) for lab, name in zip(labels, cfg.targets,
-                                                                        strict=True)
-              if (HermiteTarget.named(name).information_exponent or 0) >= 2}
+             f"direction along $a^2$): RMS overlap / noise level {replica_rms:.3g}"
+             + (f", pilot {FRESH_REPLICA_PILOT:.3g} (claim: within x{FRESH_REPLICA_FACTOR:g})"
+                if pilot_applies(cfg) else " (no pilot at these settings: not judged)"))
+    noise = replica_targets(cfg)  # information exponent >= 2: a fresh batch learns noise
+    levels = {lab: fresh_noise_level(name, cfg.D)
+              for lab, name in zip(labels, cfg.targets, strict=True) if name in noise}
     fig = tsplot.alignment_bars(labels, fresh, reused, quantity,
                                 noise_floor=1.0 / math.sqrt(cfg.D), title=title,
                                 fresh_all=fresh_all, reused_all=reused_all,
                                 noise_levels=levels)
     figures = save_figure(fig, out_dir / "batch-reuse")
     summary["fresh_replicas"] = {"runs": len(replicas),
-                                 "rms_overlap_over_level": fresh_replica_rms(replicas)}
+                                 "rms_overlap_over_level": replica_rms}
     return ExperimentResult("batch-reuse", out_dir, figures, tables, summary)
